@@ -1,0 +1,152 @@
+/* The ops table: the only contract between the core and a backend.
+ *
+ * Each backend (backends/<name>/) defines one `const gpo_backend` and the
+ * registry (src/registry.c) lists it. The core never includes a vendor
+ * header; a backend opens its vendor library with dlopen in `load`, so the
+ * library builds and runs without any vendor SDK.
+ *
+ * Life of a backend inside one context:
+ *   load      once, on first need (lazily): dlopen + dlsym + driver init.
+ *             Returns GPUOPT_OK with state (available, maybe zero devices),
+ *             or fills st->reason and returns GPUOPT_ERR_UNAVAILABLE (library
+ *             or driver missing) / GPUOPT_ERR_DRIVER (present but broken).
+ *             Must not create device contexts or allocate device memory.
+ *   enumerate once after a successful load: pushes one gpuopt_device per
+ *             device, in the backend's native order, routes[0] filled
+ *             (backend, index, priv, info); the core sets backend_state.
+ *   tier0/1/2 per plan: set knobs through gpo_knob_set_* (src/knob.h).
+ *   unload    at context destruction: frees the backend's memory. Vendor
+ *             libraries are never dlclose'd (driver teardown at exit is a
+ *             known source of crashes).
+ * Every function reports failures through gpo_fail()/gpo_detail_set() in
+ * words and never aborts, exits or prints.
+ */
+#ifndef GPO_BACKEND_H
+#define GPO_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "device.h"
+#include "knob.h"
+#include "log.h"
+
+/* Bumped whenever this struct changes shape. */
+#define GPO_BACKEND_ABI 1
+
+/* What a backend may read while loading and enumerating. */
+typedef struct gpo_backend_env {
+    const gpo_config *cfg; /* fs root, library overrides, reduced precision, ... */
+    const gpo_logger *log;
+} gpo_backend_env;
+
+/* Filled by load (reason, library, versions); the core adds timing. */
+typedef struct gpo_backend_report {
+    char reason[512];          /* why unavailable/error; may also hold a note when available */
+    char library[512];         /* path actually loaded (gpo_dl_path) */
+    char driver_version[64];
+    char runtime_version[64];
+} gpo_backend_report;
+
+/* ---- Runtime ops for tier 2 (NULL table when a backend cannot run code) --
+ *
+ * A session is a device context plus an in-order queue with timing on.
+ * Objects are the backend's own; the core only passes them back. Every
+ * function releases what it created on failure. */
+typedef struct gpo_rt gpo_rt;
+typedef struct gpo_rt_buf gpo_rt_buf;
+typedef struct gpo_rt_prog gpo_rt_prog;
+typedef struct gpo_rt_kernel gpo_rt_kernel;
+
+typedef struct gpo_runtime_ops {
+    const char *language; /* source accepted by program_build: "opencl-c", "cuda", "hip" */
+
+    gpuopt_status (*open)(void *backend_state, const gpo_route *route, gpo_rt **rt);
+    void (*close)(gpo_rt *rt);
+
+    gpuopt_status (*buffer_alloc)(gpo_rt *rt, size_t bytes, gpo_rt_buf **buf);
+    void (*buffer_free)(gpo_rt *rt, gpo_rt_buf *buf);
+    /* Blocking copies. */
+    gpuopt_status (*buffer_write)(gpo_rt *rt, gpo_rt_buf *buf, size_t offset, const void *src,
+                                  size_t bytes);
+    gpuopt_status (*buffer_read)(gpo_rt *rt, gpo_rt_buf *buf, size_t offset, void *dst,
+                                 size_t bytes);
+    /* Device-to-device copy, timed when device_ns is not NULL. May be NULL. */
+    gpuopt_status (*buffer_copy)(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
+                                 double *device_ns);
+    /* Page-locked host memory for transfer tests; both NULL when the backend
+     * has none. */
+    gpuopt_status (*host_alloc_pinned)(gpo_rt *rt, size_t bytes, void **ptr);
+    void (*host_free_pinned)(gpo_rt *rt, void *ptr);
+
+    /* Builds `source` with `options`. On failure returns GPUOPT_ERR_BUILD
+     * with *log holding the compiler's full log (malloc'd; caller frees). On
+     * success *log may hold warnings or be NULL. */
+    gpuopt_status (*program_build)(gpo_rt *rt, const char *source, const char *options,
+                                   gpo_rt_prog **prog, char **log);
+    void (*program_free)(gpo_rt *rt, gpo_rt_prog *prog);
+
+    gpuopt_status (*kernel_create)(gpo_rt *rt, gpo_rt_prog *prog, const char *name,
+                                   gpo_rt_kernel **kernel);
+    void (*kernel_free)(gpo_rt *rt, gpo_rt_kernel *kernel);
+    gpuopt_status (*kernel_set_buffer)(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t index,
+                                       gpo_rt_buf *buf);
+    gpuopt_status (*kernel_set_scalar)(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t index,
+                                       const void *value, size_t size);
+    /* Dynamic local/shared memory argument of `bytes`; NULL when unsupported. */
+    gpuopt_status (*kernel_set_local)(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t index,
+                                      size_t bytes);
+    /* Largest work-group this kernel can launch with on this device. */
+    gpuopt_status (*kernel_max_group)(gpo_rt *rt, gpo_rt_kernel *kernel, size_t *max_items);
+
+    /* Enqueues one launch. global[] counts work items (OpenCL convention:
+     * a multiple of local[] in each dimension); local NULL lets the runtime
+     * choose. With device_ns non-NULL the call waits for completion and
+     * stores the device-side duration (events/profiling); with NULL it
+     * returns once enqueued. */
+    gpuopt_status (*launch)(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t dims,
+                            const size_t global[3], const size_t *local, double *device_ns);
+    gpuopt_status (*finish)(gpo_rt *rt);
+
+    /* Compiler identity for cache keys ("PoCL 3.1+debian LLVM 15"). Never NULL. */
+    const char *(*compiler_version)(gpo_rt *rt);
+} gpo_runtime_ops;
+
+/* ---- The backend ---------------------------------------------------------- */
+
+typedef struct gpo_backend {
+    uint32_t abi;             /* GPO_BACKEND_ABI */
+    const char *name;         /* "cpu", "opencl", "cuda", "rocm" */
+    const char *description;  /* "host CPU", "OpenCL (ICD loader)" */
+    int native_gpu;           /* 1: a vendor's own GPU API (wins merges and ties) */
+    int fork_sensitive;       /* 1: driver state is stale in a fork()ed child */
+
+    gpuopt_status (*load)(const gpo_backend_env *env, void **state, gpo_backend_report *report);
+    void (*unload)(void *state);
+    gpuopt_status (*enumerate)(void *state, const gpo_backend_env *env, gpo_device_list *out);
+
+    /* Tier rules; tier2 may be NULL (the core's measured tier uses runtime). */
+    gpuopt_status (*tier0)(void *state, const gpo_route *route, const gpuopt_device *dev,
+                           struct gpuopt_plan *plan);
+    gpuopt_status (*tier1)(void *state, const gpo_route *route, const gpuopt_device *dev,
+                           struct gpuopt_plan *plan);
+    gpuopt_status (*tier2)(void *state, const gpo_route *route, const gpuopt_device *dev,
+                           struct gpuopt_plan *plan);
+
+    /* Free device memory now; may need a short-lived context. NULL when the
+     * backend cannot tell (the device's total is used instead). */
+    gpuopt_status (*memory_free)(void *state, const gpo_route *route, uint64_t *free_bytes);
+
+    const gpo_runtime_ops *runtime; /* NULL: cannot run code */
+
+    const gpo_knob_def *knobs; /* the knobs this backend's rules set */
+    size_t n_knobs;
+} gpo_backend;
+
+/* The registry: every compiled-in backend, in priority order
+ * (CUDA, ROCm, OpenCL, CPU). */
+extern const gpo_backend *const gpo_backends[];
+extern const size_t gpo_n_backends;
+
+#endif

@@ -1,0 +1,470 @@
+/*
+ * libgpuopt — which compute devices are here, which one to use, and how to
+ * set work up for it.
+ *
+ * This header is the whole public API and its documentation. It compiles as
+ * C99 and as C++, and it is the only header a program includes.
+ *
+ * ----------------------------------------------------------------------------
+ * Overview
+ * ----------------------------------------------------------------------------
+ *
+ *   gpuopt_context *ctx;
+ *   gpuopt_context_create(NULL, &ctx);          // reads config file + env
+ *   gpuopt_device *dev;
+ *   gpuopt_select(ctx, "auto", &dev);            // or NULL: GPUOPT_DEVICE
+ *   gpuopt_plan *plan;
+ *   gpuopt_plan_create(ctx, dev, GPUOPT_LEVEL_DEFAULT, &plan);
+ *   ... gpuopt_plan_knob_find(plan, "threads", &knob) ...
+ *   gpuopt_plan_destroy(plan);
+ *   gpuopt_context_destroy(ctx);
+ *
+ * Devices come from backends compiled into the library (CPU, and the GPU
+ * backends listed by gpuopt_backend_get). Vendor libraries are opened at run
+ * time; a backend that cannot find its library reports "unavailable" with the
+ * reason, never an error for the host program.
+ *
+ * A plan is an ordered list of knobs: named, typed settings with the tier that
+ * set them (0 safe defaults, 1 derived from detected hardware, 2 measured),
+ * their source and a reason in words.
+ *
+ * ----------------------------------------------------------------------------
+ * Conventions
+ * ----------------------------------------------------------------------------
+ *
+ * Status. Every fallible function returns a gpuopt_status. GPUOPT_OK is 0.
+ *   gpuopt_strerror() names a status; gpuopt_last_error() gives, for the
+ *   calling thread, the detail of the last failure (what was wrong, what is
+ *   accepted, the vendor library's own words). The detail is only meaningful
+ *   right after a call returned something other than GPUOPT_OK.
+ *
+ * NULL. A NULL handle or a NULL output pointer is GPUOPT_ERR_INVALID_ARGUMENT,
+ *   never a crash, except where a function documents what NULL means
+ *   (destroy functions accept NULL and do nothing).
+ *
+ * Ownership. Handles are created by *_create and released by *_destroy.
+ *   Strings returned through `char **` are allocated by the library and freed
+ *   with gpuopt_free(). `const char *` results point into the object they came
+ *   from and live as long as it does.
+ *
+ * Structs filled by the library (gpuopt_device_info, gpuopt_knob,
+ *   gpuopt_backend_info) and structs read by it (gpuopt_options) begin with
+ *   `size_t struct_size`, which the caller sets to sizeof(the struct) as the
+ *   caller's header declares it. The library reads or writes only that many
+ *   bytes, so a program built against an older header keeps working with a
+ *   newer library. A struct_size smaller than the first released layout is
+ *   GPUOPT_ERR_STRUCT_SIZE. Bindings can ask for the current sizes with the
+ *   gpuopt_*_size() functions.
+ *
+ * Thread safety. All functions may be called from any thread. A context
+ *   serialises its own work (discovery, selection, planning) with an internal
+ *   lock, so one context may be shared by threads. A plan is immutable once
+ *   created: any number of threads may read it; destroying it while another
+ *   thread reads it is the caller's bug. Device handles belong to their
+ *   context and stay valid until it is destroyed.
+ *
+ * Silence. The library never writes to stdout. Diagnostics go to the log
+ *   callback or, without one, to stderr, filtered by the log level (default
+ *   "warn"). "No device" is a normal answer, not a warning.
+ *
+ * Laziness. Nothing runs when the library is loaded. A context reads its
+ *   configuration when created; backends are opened on first need; selection
+ *   probes backends in priority order and stops as soon as it has its answer.
+ *
+ * fork(). Vendor driver state does not survive fork(); a context used in a
+ *   child process reports GPU backends as stale (GPUOPT_ERR_FORKED) rather
+ *   than trusting the parent's handles. Create a new context in the child.
+ */
+#ifndef GPUOPT_GPUOPT_H
+#define GPUOPT_GPUOPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* Export and versions                                                        */
+/* ------------------------------------------------------------------------- */
+
+/* The one export macro. The library is built with -fvisibility=hidden and a
+ * version script; only what carries GPUOPT_API leaves libgpuopt.so. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define GPUOPT_API __attribute__((visibility("default")))
+#else
+#define GPUOPT_API
+#endif
+
+/* Release version: changes with every release. */
+#define GPUOPT_VERSION_MAJOR 0
+#define GPUOPT_VERSION_MINOR 1
+#define GPUOPT_VERSION_PATCH 0
+#define GPUOPT_VERSION_STRING "0.1.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons. */
+#define GPUOPT_VERSION_NUMBER                                                                      \
+    (GPUOPT_VERSION_MAJOR * 10000 + GPUOPT_VERSION_MINOR * 100 + GPUOPT_VERSION_PATCH)
+
+/* API version: (X << 16) | (Y << 8) | Z, bumped only when the API changes
+ * (a function, type, enum value or struct field is added). A program may
+ * compare gpuopt_api_version() at run time with the value it was built with:
+ * the library's must be at least as large. */
+#define GPUOPT_API_VERSION 0x00000100u
+
+/* The release version of the loaded library, "MAJOR.MINOR.PATCH". Static
+ * string; never NULL. */
+GPUOPT_API const char *gpuopt_version(void);
+
+/* GPUOPT_API_VERSION of the loaded library. */
+GPUOPT_API uint32_t gpuopt_api_version(void);
+
+/* ------------------------------------------------------------------------- */
+/* Status                                                                     */
+/* ------------------------------------------------------------------------- */
+
+/* Values are pinned forever and grouped in ranges: 1xx the caller's input,
+ * 2xx the system, 3xx devices and backends, 4xx running code on a device.
+ * A retired value keeps its slot. */
+typedef enum gpuopt_status {
+    GPUOPT_OK = 0,
+
+    GPUOPT_ERR_INVALID_ARGUMENT = 100, /* NULL where a value is needed, or a malformed value */
+    GPUOPT_ERR_OUT_OF_RANGE = 101,     /* an index or number outside what is accepted */
+    GPUOPT_ERR_STRUCT_SIZE = 102,      /* struct_size not set, or smaller than any known layout */
+    GPUOPT_ERR_NOT_FOUND = 103,        /* no knob, device or entry of that name */
+    GPUOPT_ERR_CONFIG = 104,           /* a configuration value or file is malformed */
+
+    GPUOPT_ERR_NO_MEMORY = 200, /* an allocation failed */
+    GPUOPT_ERR_IO = 201,        /* reading or writing a file failed */
+    GPUOPT_ERR_FORKED = 202,    /* the context was created before fork(); GPU state is stale */
+
+    GPUOPT_ERR_NO_DEVICE = 300,   /* no device matches the request */
+    GPUOPT_ERR_UNAVAILABLE = 301, /* the backend cannot be used here (library missing, no driver) */
+    GPUOPT_ERR_UNSUPPORTED = 302, /* the backend or device cannot do what was asked */
+    GPUOPT_ERR_DRIVER = 303,      /* a vendor library call failed */
+    GPUOPT_ERR_DISABLED = 304,    /* the backend is excluded by configuration */
+
+    GPUOPT_ERR_BUILD = 400,  /* a kernel failed to compile; the detail carries the log */
+    GPUOPT_ERR_LAUNCH = 401, /* a kernel failed to launch or run */
+    GPUOPT_ERR_TIMEOUT = 402 /* a measurement ran past its budget */
+} gpuopt_status;
+
+/* A static, lower-case description of a status ("invalid argument").
+ * Unknown values give "unknown status". Never NULL. */
+GPUOPT_API const char *gpuopt_strerror(gpuopt_status status);
+
+/* The symbolic name of a status ("GPUOPT_ERR_INVALID_ARGUMENT"), or
+ * "GPUOPT_UNKNOWN_STATUS". Never NULL. */
+GPUOPT_API const char *gpuopt_status_name(gpuopt_status status);
+
+/* The detail of the calling thread's last failure, in words: what was wrong
+ * and what is accepted, the library path, the vendor's error name. Empty
+ * string when there is none. Valid until the thread's next call into the
+ * library. Never NULL. */
+GPUOPT_API const char *gpuopt_last_error(void);
+
+/* Frees a string or buffer the library returned through a `char **`.
+ * NULL does nothing. */
+GPUOPT_API void gpuopt_free(void *ptr);
+
+/* ------------------------------------------------------------------------- */
+/* Logging                                                                    */
+/* ------------------------------------------------------------------------- */
+
+typedef enum gpuopt_log_level {
+    GPUOPT_LOG_OFF = 0,
+    GPUOPT_LOG_ERROR = 1,
+    GPUOPT_LOG_WARN = 2, /* the default */
+    GPUOPT_LOG_INFO = 3,
+    GPUOPT_LOG_DEBUG = 4
+} gpuopt_log_level;
+
+/* Receives one message (no trailing newline) at `level`. Called on the thread
+ * that made the library call, while the context's lock is held: the callback
+ * must not call back into the same context. */
+typedef void (*gpuopt_log_fn)(int32_t level, const char *message, void *user);
+
+/* ------------------------------------------------------------------------- */
+/* Context                                                                    */
+/* ------------------------------------------------------------------------- */
+
+typedef struct gpuopt_context gpuopt_context;
+
+/* Options flags. */
+#define GPUOPT_OPTION_IGNORE_ENV 0x1u         /* do not read GPUOPT_* variables */
+#define GPUOPT_OPTION_IGNORE_CONFIG_FILE 0x2u /* do not read any config file */
+
+/* Options for gpuopt_context_create. Every field is optional: a zeroed struct
+ * (with struct_size set) changes nothing. String fields take exactly the
+ * values the matching environment variables take, and override them
+ * (precedence: built-in defaults < config file < environment < these
+ * options). A malformed value here makes gpuopt_context_create fail with
+ * GPUOPT_ERR_CONFIG and a detail naming the field, the value and what is
+ * accepted (the same value in the environment only logs a warning). */
+typedef struct gpuopt_options {
+    size_t struct_size; /* sizeof(gpuopt_options) */
+    uint32_t flags;     /* GPUOPT_OPTION_* */
+    const char *backends;    /* like GPUOPT_BACKEND: "auto", "cpu", "cuda,opencl" */
+    const char *device;      /* like GPUOPT_DEVICE: "auto", "cuda:1", "GPU-…", "0000:3b:00.0" */
+    const char *level;       /* like GPUOPT_LEVEL: "0", "1", "2" */
+    const char *log_level;   /* like GPUOPT_LOG: "off", "error", "warn", "info", "debug" */
+    const char *config_path; /* like GPUOPT_CONFIG; "" reads no file */
+    const char *sysfs_root;  /* like GPUOPT_SYSFS_ROOT */
+    const char *cache_dir;   /* like GPUOPT_CACHE_DIR */
+    const char *reduced_precision; /* "true"/"false": may plans trade precision for speed */
+    gpuopt_log_fn log_fn;    /* NULL: messages go to stderr */
+    void *log_user;          /* passed to log_fn */
+} gpuopt_options;
+
+/* sizeof(gpuopt_options) in this library. */
+GPUOPT_API size_t gpuopt_options_size(void);
+
+/* Creates a context. `options` may be NULL (defaults, config file and
+ * environment). On success *out holds the context; on failure *out is NULL.
+ * Reads the configuration only: no backend is opened here. */
+GPUOPT_API gpuopt_status gpuopt_context_create(const gpuopt_options *options,
+                                               gpuopt_context **out);
+
+/* Destroys a context, its devices and its backend state. Plans made from it
+ * must be destroyed first. NULL does nothing. Vendor libraries stay loaded
+ * (unloading them at run time is unsafe with several drivers). */
+GPUOPT_API void gpuopt_context_destroy(gpuopt_context *ctx);
+
+/* Changes the log level and callback of a context. `fn` NULL means stderr.
+ * GPUOPT_ERR_OUT_OF_RANGE for a level outside OFF..DEBUG. */
+GPUOPT_API gpuopt_status gpuopt_context_set_log(gpuopt_context *ctx, int32_t level,
+                                                gpuopt_log_fn fn, void *user);
+
+/* Overrides one knob in every plan this context makes afterwards (source
+ * "api", above config file and environment). `value` is parsed by the knob's
+ * type: "true"/"false" for bools, an integer for ints, a size such as
+ * "268435456", "256MiB" or "2e9" for bytes, any text for strings. Unknown
+ * knob names and values that do not parse are GPUOPT_ERR_NOT_FOUND and
+ * GPUOPT_ERR_INVALID_ARGUMENT. `value` NULL removes an API override. */
+GPUOPT_API gpuopt_status gpuopt_context_set_knob(gpuopt_context *ctx, const char *name,
+                                                 const char *value);
+
+/* ------------------------------------------------------------------------- */
+/* Backends                                                                   */
+/* ------------------------------------------------------------------------- */
+
+typedef enum gpuopt_backend_status {
+    GPUOPT_BACKEND_NOT_PROBED = 0,  /* not opened yet (laziness) */
+    GPUOPT_BACKEND_AVAILABLE = 1,   /* loaded; may have zero devices */
+    GPUOPT_BACKEND_UNAVAILABLE = 2, /* library or driver missing: the reason says which */
+    GPUOPT_BACKEND_ERROR = 3,       /* library present but broken: the reason says how */
+    GPUOPT_BACKEND_DISABLED = 4     /* excluded by GPUOPT_BACKEND or options */
+} gpuopt_backend_status;
+
+typedef struct gpuopt_backend_info {
+    size_t struct_size;
+    char name[16];            /* "cuda", "rocm", "opencl", "cpu" */
+    int32_t status;           /* gpuopt_backend_status */
+    int32_t device_count;     /* devices it found (before merging), 0 when not available */
+    double init_ms;           /* wall time of opening and enumerating, -1 when not probed */
+    char reason[512];         /* why it is not available; "" when it is */
+    char library[512];        /* path of the vendor library actually loaded; "" if none */
+    char driver_version[64];  /* "" when unknown */
+    char runtime_version[64]; /* "" when unknown */
+} gpuopt_backend_info;
+
+GPUOPT_API size_t gpuopt_backend_info_size(void);
+
+/* Number of backends compiled into the library (always at least 1, the CPU). */
+GPUOPT_API gpuopt_status gpuopt_backend_count(gpuopt_context *ctx, int32_t *count);
+
+/* Fills `info` for backend `index` (0 .. count-1, in priority order). Probes
+ * that backend first if it was not probed yet, unless it is disabled. */
+GPUOPT_API gpuopt_status gpuopt_backend_get(gpuopt_context *ctx, int32_t index,
+                                            gpuopt_backend_info *info);
+
+/* ------------------------------------------------------------------------- */
+/* Devices                                                                    */
+/* ------------------------------------------------------------------------- */
+
+typedef struct gpuopt_device gpuopt_device;
+
+typedef enum gpuopt_device_type {
+    GPUOPT_DEVICE_TYPE_OTHER = 0,
+    GPUOPT_DEVICE_TYPE_CPU = 1,
+    GPUOPT_DEVICE_TYPE_GPU = 2,
+    GPUOPT_DEVICE_TYPE_ACCELERATOR = 3
+} gpuopt_device_type;
+
+/* Feature bits of gpuopt_device_info.features / .features_known. */
+typedef enum gpuopt_feature {
+    GPUOPT_FEATURE_FP64 = 0x01,
+    GPUOPT_FEATURE_FP16 = 0x02,
+    GPUOPT_FEATURE_BF16 = 0x04,
+    GPUOPT_FEATURE_TF32 = 0x08,
+    GPUOPT_FEATURE_FP8 = 0x10,
+    GPUOPT_FEATURE_INT8 = 0x20,
+    GPUOPT_FEATURE_MATRIX_UNITS = 0x40 /* tensor cores, MFMA, WMMA, AMX */
+} gpuopt_feature;
+
+/* The normalised record of one physical device. Unknown or inapplicable
+ * facts are -1 (int32), 0 (uint64) or "" (strings). */
+typedef struct gpuopt_device_info {
+    size_t struct_size;
+    char id[32];        /* "cuda:0": primary backend and its native index */
+    char backend[16];   /* primary backend: the native one when several see the device */
+    char routes[64];    /* every backend that reaches it, primary first: "cuda,opencl" */
+    int32_t index;      /* native index within the primary backend */
+    int32_t type;       /* gpuopt_device_type */
+    char vendor[64];    /* "NVIDIA", "AMD", "Intel", "GenuineIntel", ... */
+    char name[256];     /* marketing or model name */
+    char arch_family[32];  /* lower case: "hopper", "cdna3", "rdna3"; a CPU's microarchitecture */
+    char arch_name[64];    /* "sm_90", "gfx942", "x86-64-v4" */
+    int32_t cc_major;      /* CUDA compute capability, -1 elsewhere */
+    int32_t cc_minor;
+    int32_t arch_extrapolated; /* 1: newer than the library's tables, facts extrapolated */
+    int32_t compute_units;     /* SMs, CUs, OpenCL compute units, usable CPU cores */
+    int32_t simd_width;        /* warp 32, wavefront 64/32, CPU 32-bit lanes per vector */
+    int32_t clock_mhz;         /* max clock */
+    int32_t integrated;        /* 1 shares memory with the host CPU, 0 discrete, -1 unknown */
+    int32_t unified_memory;    /* 1 unified addressing with the host, 0 no, -1 unknown */
+    int32_t ecc;               /* 1 on, 0 off, -1 unknown */
+    int32_t max_threads_per_block; /* max work-group size */
+    uint64_t memory_bytes;         /* total memory the device may use */
+    uint64_t memory_free_bytes;    /* free memory when last read, 0 unknown */
+    uint64_t l2_bytes;             /* L2 (GPU) or last-level cache (CPU) */
+    uint64_t shared_mem_per_block; /* shared / local memory per block */
+    char pci_bus_id[32];           /* "0000:17:00.0" */
+    char uuid[64];                 /* "GPU-xxxxxxxx-…" (NVIDIA), vendor form elsewhere */
+    char driver_version[64];
+    char runtime_version[64];
+    uint32_t features;       /* gpuopt_feature bits present */
+    uint32_t features_known; /* gpuopt_feature bits the backend could determine */
+} gpuopt_device_info;
+
+GPUOPT_API size_t gpuopt_device_info_size(void);
+
+/* Number of devices of every enabled backend, after merging devices seen by
+ * several backends. Probes every enabled backend not probed yet. */
+GPUOPT_API gpuopt_status gpuopt_device_count(gpuopt_context *ctx, int32_t *count);
+
+/* Device `index` (0 .. count-1): GPUs of native backends first (CUDA, ROCm),
+ * then OpenCL, then the CPU, each in its backend's native order. */
+GPUOPT_API gpuopt_status gpuopt_device_get(gpuopt_context *ctx, int32_t index,
+                                           gpuopt_device **device);
+
+/* Copies the device's record into `info` (struct_size bytes at most). */
+GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
+                                                gpuopt_device_info *info);
+
+/* Picks a device by policy:
+ *   NULL        the context's policy (GPUOPT_DEVICE, config file, else "auto")
+ *   "auto"      discrete GPU over integrated GPU over CPU; among GPUs the
+ *               higher estimated throughput, then more memory, then order
+ *   "gpu"       like auto, but only GPUs (GPUOPT_ERR_NO_DEVICE if none)
+ *   "cpu", "opencl", "cuda", "rocm"     the best device of that backend
+ *   "cuda:1"    backend and native index
+ *   "GPU-…"     a UUID (or a unique prefix of at least 8 characters)
+ *   "0000:3b:00.0" or "3b:00.0"        a PCI bus id
+ * "auto" probes backends in priority order and stops once a native backend
+ * offers a discrete GPU. A malformed policy is GPUOPT_ERR_INVALID_ARGUMENT;
+ * a well-formed one that matches nothing is GPUOPT_ERR_NO_DEVICE; the detail
+ * says which and lists what is accepted or present. */
+GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
+                                       gpuopt_device **device);
+
+/* All backends and devices as one JSON object (see docs/json.md):
+ * {gpuopt_version, backends: [...], devices: [...]}, the selected device
+ * marked. Probes every enabled backend. Free *json with gpuopt_free. */
+GPUOPT_API gpuopt_status gpuopt_devices_to_json(gpuopt_context *ctx, char **json);
+
+/* ------------------------------------------------------------------------- */
+/* Plans and knobs                                                            */
+/* ------------------------------------------------------------------------- */
+
+typedef struct gpuopt_plan gpuopt_plan;
+
+#define GPUOPT_LEVEL_DEFAULT (-1) /* the context's level (GPUOPT_LEVEL, else 1) */
+#define GPUOPT_LEVEL_MAX 2
+
+typedef enum gpuopt_knob_type {
+    GPUOPT_KNOB_BOOL = 1,   /* int_value 0 or 1; text "true"/"false" */
+    GPUOPT_KNOB_INT = 2,    /* int_value */
+    GPUOPT_KNOB_BYTES = 3,  /* int_value in bytes; text the plain number */
+    GPUOPT_KNOB_STRING = 4  /* text */
+} gpuopt_knob_type;
+
+typedef enum gpuopt_knob_source {
+    GPUOPT_SOURCE_DEFAULT = 0,   /* tier 0 rule */
+    GPUOPT_SOURCE_DETECTED = 1,  /* tier 1 rule on detected facts */
+    GPUOPT_SOURCE_BENCHMARK = 2, /* tier 2, measured now */
+    GPUOPT_SOURCE_CACHE = 3,     /* tier 2, measured earlier and cached */
+    GPUOPT_SOURCE_CONFIG = 4,    /* the config file's "knobs" */
+    GPUOPT_SOURCE_ENV = 5,       /* GPUOPT_KNOBS */
+    GPUOPT_SOURCE_API = 6        /* gpuopt_context_set_knob */
+} gpuopt_knob_source;
+
+/* One knob as read from a plan. Pointers live as long as the plan. */
+typedef struct gpuopt_knob {
+    size_t struct_size;
+    const char *name;    /* dotted stable name: "threads", "launch.block_size" */
+    int32_t type;        /* gpuopt_knob_type */
+    int32_t tier;        /* the tier that set it: 0, 1, 2; -1 when only a user set it */
+    int32_t source;      /* gpuopt_knob_source */
+    int32_t reserved;    /* 0 */
+    int64_t int_value;   /* bools, ints and bytes; 0 for strings */
+    const char *value;   /* the value as text, always set */
+    const char *env;     /* environment variable it exports to, or NULL */
+    const char *reason;  /* why, with the fact behind it */
+} gpuopt_knob;
+
+GPUOPT_API size_t gpuopt_knob_size(void);
+
+/* Builds a plan for `device` (NULL: the context's selected device) at
+ * `level` 0..2 (GPUOPT_LEVEL_DEFAULT: the context's level). A tier that
+ * cannot run leaves the plan at the last tier that succeeded: the plan is
+ * still returned with GPUOPT_OK, gpuopt_plan_level() tells the level applied
+ * and gpuopt_plan_warning_at() why. A level outside -1..2 is
+ * GPUOPT_ERR_OUT_OF_RANGE. */
+GPUOPT_API gpuopt_status gpuopt_plan_create(gpuopt_context *ctx, gpuopt_device *device,
+                                            int32_t level, gpuopt_plan **out);
+
+/* NULL does nothing. */
+GPUOPT_API void gpuopt_plan_destroy(gpuopt_plan *plan);
+
+/* The level asked for and the level the plan reached. Either pointer may be
+ * NULL when that value is not wanted (not both). */
+GPUOPT_API gpuopt_status gpuopt_plan_level(const gpuopt_plan *plan, int32_t *requested,
+                                           int32_t *applied);
+
+/* The device the plan is for. */
+GPUOPT_API gpuopt_status gpuopt_plan_device(const gpuopt_plan *plan, gpuopt_device **device);
+
+GPUOPT_API gpuopt_status gpuopt_plan_knob_count(const gpuopt_plan *plan, int32_t *count);
+
+/* Knob `index` in plan order (0 .. count-1). */
+GPUOPT_API gpuopt_status gpuopt_plan_knob_at(const gpuopt_plan *plan, int32_t index,
+                                             gpuopt_knob *knob);
+
+/* The knob called `name`; GPUOPT_ERR_NOT_FOUND when the plan has none. */
+GPUOPT_API gpuopt_status gpuopt_plan_knob_find(const gpuopt_plan *plan, const char *name,
+                                               gpuopt_knob *knob);
+
+GPUOPT_API gpuopt_status gpuopt_plan_warning_count(const gpuopt_plan *plan, int32_t *count);
+
+/* Warning `index`: why a tier was not applied, a user override that did not
+ * apply, ... *text lives as long as the plan. */
+GPUOPT_API gpuopt_status gpuopt_plan_warning_at(const gpuopt_plan *plan, int32_t index,
+                                                const char **text);
+
+/* The plan as JSON: {level_requested, level_applied, device, knobs:
+ * [{name, type, value, tier, source, reason, env}], warnings}. Free with
+ * gpuopt_free. */
+GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **json);
+
+/* The plan's environment knobs as POSIX shell lines
+ * ("export OMP_NUM_THREADS='8'\n"), values single-quoted. Free with
+ * gpuopt_free; an empty string when the plan exports nothing. */
+GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GPUOPT_GPUOPT_H */

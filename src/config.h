@@ -1,0 +1,94 @@
+/* The configuration of a context, merged once at creation from four layers:
+ * built-in defaults < config file (JSON) < environment < API options.
+ * Backends read it (through gpo_backend_env) but never change it. */
+#ifndef GPO_CONFIG_H
+#define GPO_CONFIG_H
+
+#include <stdint.h>
+
+#include "fs.h"
+#include "log.h"
+
+#define GPO_MAX_BACKENDS 8
+#define GPO_POLICY_MAX 256
+
+/* Where a configuration value came from, for log lines and knob sources. */
+typedef enum gpo_origin {
+    GPO_ORIGIN_DEFAULT = 0,
+    GPO_ORIGIN_FILE = 1,
+    GPO_ORIGIN_ENV = 2,
+    GPO_ORIGIN_API = 3
+} gpo_origin;
+
+/* A user's override of one knob (config file "knobs", GPUOPT_KNOBS, API). */
+typedef struct gpo_knob_override {
+    char *name;
+    char *value;       /* text, parsed by the knob's type when applied */
+    int32_t source;    /* GPUOPT_SOURCE_CONFIG / _ENV / _API */
+    char *origin_text; /* "config file /x.json", "GPUOPT_KNOBS", "gpuopt_context_set_knob" */
+} gpo_knob_override;
+
+/* Vendor libraries whose path the user may override (GPUOPT_<NAME>_LIBRARY,
+ * read with secure_getenv; config file "libraries": {"cuda": "..."}). */
+typedef enum gpo_library_id {
+    GPO_LIB_CUDA = 0,
+    GPO_LIB_NVRTC = 1,
+    GPO_LIB_HIP = 2,
+    GPO_LIB_HIPRTC = 3,
+    GPO_LIB_OPENCL = 4,
+    GPO_LIB_COUNT = 5
+} gpo_library_id;
+
+typedef struct gpo_config {
+    /* Allowed backends in priority order. all_backends = 1 for "auto". */
+    int all_backends;
+    char backends[GPO_MAX_BACKENDS][16];
+    int n_backends;
+    gpo_origin backends_origin;
+
+    char device[GPO_POLICY_MAX]; /* selection policy, default "auto" */
+    gpo_origin device_origin;
+
+    int32_t level; /* 0..2, default 1 */
+    gpo_origin level_origin;
+
+    int32_t log_level; /* gpuopt_log_level, default WARN */
+
+    int reduced_precision; /* 0 (default) or 1 */
+    gpo_origin reduced_precision_origin;
+
+    char config_path[GPO_PATH_MAX]; /* the file read, "" when none */
+    char cache_dir[GPO_PATH_MAX];   /* resolved: option/env/file, else $XDG_CACHE_HOME/gpuopt */
+    gpo_fs fs;                      /* GPUOPT_SYSFS_ROOT */
+
+    char libraries[GPO_LIB_COUNT][GPO_PATH_MAX]; /* "" = the backend's default sonames */
+
+    gpo_knob_override *knobs; /* in precedence order: file, env, api */
+    int n_knobs;
+} gpo_config;
+
+/* Builds the configuration. Warnings (bad env values, a malformed config
+ * file) go to `log` and the default is kept; a bad API option fails with
+ * GPUOPT_ERR_CONFIG. On failure the config holds nothing to free. */
+gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log);
+
+void gpo_config_free(gpo_config *cfg);
+
+/* 1 when `backend` ("cuda") may be used. */
+int gpo_config_backend_allowed(const gpo_config *cfg, const char *backend);
+
+/* The user's path for a vendor library, or NULL for the default sonames. */
+const char *gpo_config_library(const gpo_config *cfg, gpo_library_id id);
+
+/* Adds or removes (value NULL) an override; replaces one of the same name
+ * and source. */
+gpuopt_status gpo_config_set_knob(gpo_config *cfg, const char *name, const char *value,
+                                  int32_t source, const char *origin_text);
+
+/* Parsers shared by env, file and options; each returns 0 or -1 and, on -1,
+ * writes what is accepted into `why`. */
+int gpo_config_parse_level(const char *s, int32_t *out, char *why, size_t cap);
+int gpo_config_parse_log_level(const char *s, int32_t *out, char *why, size_t cap);
+int gpo_config_parse_backends(const char *s, gpo_config *cfg, char *why, size_t cap);
+
+#endif

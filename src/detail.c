@@ -1,0 +1,35 @@
+/* Per-thread last-failure detail. */
+#include "detail.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#define DETAIL_CAP 1024
+
+static _Thread_local char detail_text[DETAIL_CAP];
+
+static void detail_vset(const char *fmt, va_list ap)
+{
+    vsnprintf(detail_text, sizeof detail_text, fmt, ap);
+}
+
+void gpo_detail_set(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    detail_vset(fmt, ap);
+    va_end(ap);
+}
+
+void gpo_detail_clear(void) { detail_text[0] = '\0'; }
+
+const char *gpo_detail_get(void) { return detail_text; }
+
+gpuopt_status gpo_fail(gpuopt_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    detail_vset(fmt, ap);
+    va_end(ap);
+    return status;
+}

@@ -1,0 +1,82 @@
+/* The device record shared by core and backends: the public
+ * gpuopt_device_info plus what the core needs to route work to a backend.
+ * A physical device seen by several backends is one record with several
+ * routes (routes[0] is the primary, the native backend when there is one). */
+#ifndef GPO_DEVICE_H
+#define GPO_DEVICE_H
+
+#include <cjson/cJSON.h>
+
+#include "gpuopt/gpuopt.h"
+
+struct gpo_backend;
+struct gpuopt_context;
+
+#define GPO_MAX_ROUTES 4
+
+/* One backend's way to reach a device. */
+typedef struct gpo_route {
+    const struct gpo_backend *backend;
+    void *backend_state;      /* the backend's loaded state (set by the core) */
+    int32_t index;            /* native index within that backend */
+    void *priv;               /* the backend's per-device data (cl_device_id, ordinal, ...) */
+    void (*priv_free)(void *priv);
+    gpuopt_device_info info;  /* what this backend saw (kept for merging and details) */
+} gpo_route;
+
+struct gpuopt_device {
+    gpuopt_device_info info; /* the merged, public record */
+    gpo_route routes[GPO_MAX_ROUTES];
+    int n_routes;
+    /* Backend-specific facts, shown under "details" in JSON
+     * ({"opencl": {"platform": ..., ...}, "cuda": {...}}). Owned. */
+    cJSON *details;
+    /* Estimated peak throughput in GFLOP/s (fp32) from the architecture
+     * tables, 0 when unknown. Only ordering uses it. */
+    double est_gflops;
+    struct gpuopt_context *ctx;
+};
+
+/* A new record with every fact "unknown" (-1, 0, "") and struct_size set.
+ * NULL on allocation failure. */
+gpuopt_device *gpo_device_new(void);
+
+/* Frees the record, its details and every route's priv. NULL is fine. */
+void gpo_device_free(gpuopt_device *dev);
+
+/* The details object for `backend` ("opencl"), created on first use. NULL
+ * on allocation failure. */
+cJSON *gpo_device_details(gpuopt_device *dev, const char *backend);
+
+/* Growable list of records; the list owns what is pushed. */
+typedef struct gpo_device_list {
+    gpuopt_device **items;
+    size_t n;
+    size_t cap;
+} gpo_device_list;
+
+/* Appends `dev`; on allocation failure frees dev and returns
+ * GPUOPT_ERR_NO_MEMORY. */
+gpuopt_status gpo_device_list_push(gpo_device_list *list, gpuopt_device *dev);
+void gpo_device_list_free(gpo_device_list *list);
+
+/* 1 when a and b are the same physical device: equal UUIDs when both have
+ * one (compared without the "GPU-" prefix, case-insensitively), else equal
+ * PCI bus ids (normalised to dddd:bb:dd.f). */
+int gpo_device_same_physical(const gpuopt_device_info *a, const gpuopt_device_info *b);
+
+/* Merges `extra` (found by a secondary backend such as OpenCL) into `into`
+ * as an extra route: the primary's facts win; empty facts are filled from
+ * the extra's; details are combined. `extra` is consumed (freed). Returns
+ * GPUOPT_ERR_OUT_OF_RANGE (and keeps extra intact) when `into` has no route
+ * left. */
+gpuopt_status gpo_device_merge(gpuopt_device *into, gpuopt_device *extra);
+
+/* Normalises a PCI bus id ("3B:00.0", "0000:3b:00.0", "00000000:3B:00.0")
+ * to "0000:3b:00.0". Returns -1 when it is not one. */
+int gpo_pci_normalise(const char *in, char *out, size_t cap);
+
+/* Rebuilds info.routes ("cuda,opencl") from the routes. */
+void gpo_device_update_routes(gpuopt_device *dev);
+
+#endif

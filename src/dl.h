@@ -1,0 +1,40 @@
+/* Opening vendor libraries at run time. Each backend lists its vendor
+ * symbols once (an X-macro of field, symbol name, required/optional); that
+ * list generates its function-pointer struct and a gpo_dl_sym table, and
+ * gpo_dl_resolve fills the struct and names every missing required symbol. */
+#ifndef GPO_DL_H
+#define GPO_DL_H
+
+#include <stddef.h>
+
+#include "detail.h"
+
+typedef struct gpo_dl_sym {
+    const char *symbol; /* the exported name, versioned where the ABI is ("cuDeviceTotalMem_v2") */
+    size_t offset;      /* offsetof the function pointer in the backend's table */
+    int required;       /* 1: missing means the backend cannot work */
+} gpo_dl_sym;
+
+#define GPO_DL_REQUIRED 1
+#define GPO_DL_OPTIONAL 0
+
+/* Opens `name` (a soname such as "libcuda.so.1" or a path) with
+ * RTLD_NOW | RTLD_LOCAL. NULL on failure with dlerror()'s words in err. */
+void *gpo_dl_open(const char *name, char *err, size_t errcap);
+
+/* Opens the first of `names` (NULL-terminated) that loads. On failure err
+ * holds every name tried with its dlerror text. */
+void *gpo_dl_open_first(const char *const *names, char *err, size_t errcap);
+
+/* Resolves every symbol of `syms` into `table` (a struct of function
+ * pointers). Optional symbols that are missing are left NULL. Returns
+ * GPUOPT_OK, or GPUOPT_ERR_UNAVAILABLE with `missing` holding the missing
+ * required symbols' names, comma-separated. */
+gpuopt_status gpo_dl_resolve(void *handle, const gpo_dl_sym *syms, size_t count, void *table,
+                             char *missing, size_t missing_cap);
+
+/* The absolute path of the file behind `handle` (what was really loaded).
+ * Empty string when the loader cannot say. */
+void gpo_dl_path(void *handle, char *out, size_t cap);
+
+#endif
