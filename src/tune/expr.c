@@ -118,10 +118,12 @@ static const struct {
     op code;
     int prec;
 } binary_ops[] = {
-    {T_OR, "||", OP_OR_JUMP, P_OR},  {T_AND, "&&", OP_AND_JUMP, P_AND}, {T_EQ, "==", OP_EQ, P_EQ},
-    {T_NE, "!=", OP_NE, P_EQ},       {T_LT, "<", OP_LT, P_REL},         {T_LE, "<=", OP_LE, P_REL},
-    {T_GT, ">", OP_GT, P_REL},       {T_GE, ">=", OP_GE, P_REL},        {T_PLUS, "+", OP_ADD, P_ADD},
-    {T_MINUS, "-", OP_SUB, P_ADD},   {T_STAR, "*", OP_MUL, P_MUL},      {T_SLASH, "/", OP_DIV, P_MUL},
+    {T_OR, "||", OP_OR_JUMP, P_OR},  {T_AND, "&&", OP_AND_JUMP, P_AND},
+    {T_EQ, "==", OP_EQ, P_EQ},       {T_NE, "!=", OP_NE, P_EQ},
+    {T_LT, "<", OP_LT, P_REL},       {T_LE, "<=", OP_LE, P_REL},
+    {T_GT, ">", OP_GT, P_REL},       {T_GE, ">=", OP_GE, P_REL},
+    {T_PLUS, "+", OP_ADD, P_ADD},    {T_MINUS, "-", OP_SUB, P_ADD},
+    {T_STAR, "*", OP_MUL, P_MUL},    {T_SLASH, "/", OP_DIV, P_MUL},
     {T_PERCENT, "%", OP_MOD, P_MUL},
 };
 
@@ -249,10 +251,10 @@ static void lex(parser *p)
             const char *text;
             tok t;
         } punct[] = {
-            {"<=", T_LE}, {">=", T_GE}, {"==", T_EQ},    {"!=", T_NE},       {"&&", T_AND},
-            {"||", T_OR}, {"(", T_LPAREN}, {")", T_RPAREN}, {",", T_COMMA},  {"+", T_PLUS},
-            {"-", T_MINUS}, {"*", T_STAR}, {"/", T_SLASH}, {"%", T_PERCENT}, {"<", T_LT},
-            {">", T_GT},  {"!", T_NOT},    {"?", T_QUESTION}, {":", T_COLON},
+            {"<=", T_LE},   {">=", T_GE},    {"==", T_EQ},      {"!=", T_NE},     {"&&", T_AND},
+            {"||", T_OR},   {"(", T_LPAREN}, {")", T_RPAREN},   {",", T_COMMA},   {"+", T_PLUS},
+            {"-", T_MINUS}, {"*", T_STAR},   {"/", T_SLASH},    {"%", T_PERCENT}, {"<", T_LT},
+            {">", T_GT},    {"!", T_NOT},    {"?", T_QUESTION}, {":", T_COLON},
         };
         p->t = T_BAD;
         for (size_t i = 0; i < sizeof punct / sizeof punct[0]; i++) {
@@ -395,8 +397,7 @@ static piece parse_call(parser *p, size_t name_start, size_t name_len)
         }
         lex(p);
     }
-    if (args < functions[f].min_args ||
-        (functions[f].max_args && args > functions[f].max_args)) {
+    if (args < functions[f].min_args || (functions[f].max_args && args > functions[f].max_args)) {
         char msg[128];
         int want = functions[f].min_args;
         gpo_snprintf(msg, sizeof msg, "%s takes %s%d argument%s, found %d", functions[f].name,
@@ -669,8 +670,8 @@ static int ceildiv(int64_t a, int64_t b, int64_t *out)
     return GPO_EXPR_OK;
 }
 
-int gpo_expr_eval(const gpo_expr *e, const int64_t *params, int32_t nparams,
-                  const int64_t *sizes, int32_t nsizes, int64_t *out)
+int gpo_expr_eval(const gpo_expr *e, const int64_t *params, int32_t nparams, const int64_t *sizes,
+                  int32_t nsizes, int64_t *out)
 {
     if (!e || !out)
         return GPO_EXPR_UNDEFINED;
@@ -698,7 +699,10 @@ int gpo_expr_eval(const gpo_expr *e, const int64_t *params, int32_t nparams,
             continue;
         case OP_NOT: st[sp - 1] = !st[sp - 1]; continue;
         case OP_BOOL: st[sp - 1] = st[sp - 1] != 0; continue;
-        case OP_POW2: a = st[sp - 1]; st[sp - 1] = a > 0 && (a & (a - 1)) == 0; continue;
+        case OP_POW2:
+            a = st[sp - 1];
+            st[sp - 1] = a > 0 && (a & (a - 1)) == 0;
+            continue;
         case OP_AND_JUMP:
             if (st[sp - 1] == 0)
                 pc = in->arg - 1;

@@ -30,9 +30,9 @@
 
 #include "gpuopt/gpuopt.h"
 
-#define GPO_EXPR_MAX_TEXT 4096   /* characters of source */
-#define GPO_EXPR_MAX_NESTING 64  /* parentheses, unary operators, calls, ?: */
-#define GPO_EXPR_MAX_NAME 63     /* characters of a name */
+#define GPO_EXPR_MAX_TEXT 4096  /* characters of source */
+#define GPO_EXPR_MAX_NESTING 64 /* parentheses, unary operators, calls, ?: */
+#define GPO_EXPR_MAX_NAME 63    /* characters of a name */
 
 typedef struct gpo_expr gpo_expr;
 
@@ -66,7 +66,7 @@ int32_t gpo_expr_var_index(const gpo_expr *e, int32_t i);
 /* Evaluates with parameter and size values (an index outside either array
  * is undefined, never a read out of bounds). GPO_EXPR_OK with *out set, or
  * GPO_EXPR_UNDEFINED. A NULL expression or out is undefined too. */
-int gpo_expr_eval(const gpo_expr *e, const int64_t *params, int32_t nparams,
-                  const int64_t *sizes, int32_t nsizes, int64_t *out);
+int gpo_expr_eval(const gpo_expr *e, const int64_t *params, int32_t nparams, const int64_t *sizes,
+                  int32_t nsizes, int64_t *out);
 
 #endif

@@ -126,8 +126,8 @@ GPUOPT_API void gpuopt_space_destroy(gpuopt_space *space)
 
 /* ---- parameters ----------------------------------------------------------- */
 
-static gpuopt_status add_param(gpuopt_space *s, const char *name, int32_t kind,
-                               const int64_t *ints, const char *const *texts, int32_t count)
+static gpuopt_status add_param(gpuopt_space *s, const char *name, int32_t kind, const int64_t *ints,
+                               const char *const *texts, int32_t count)
 {
     gpuopt_status st;
     gpo_param p;
@@ -139,8 +139,8 @@ static gpuopt_status add_param(gpuopt_space *s, const char *name, int32_t kind,
     if ((kind == GPO_PARAM_INT && !ints) || (kind == GPO_PARAM_ENUM && !texts))
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "parameter %s: NULL values", name);
     if (count < 1 || count > GPO_SPACE_MAX_VALUES)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "parameter %s: %d values; 1 to %d accepted",
-                        name, (int)count, GPO_SPACE_MAX_VALUES);
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "parameter %s: %d values; 1 to %d accepted", name,
+                        (int)count, GPO_SPACE_MAX_VALUES);
     if (s->nparams >= GPO_SPACE_MAX_PARAMS)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "parameter %s: a space holds at most %d", name,
                         GPO_SPACE_MAX_PARAMS);
@@ -243,8 +243,7 @@ GPUOPT_API gpuopt_status gpuopt_space_add_enum(gpuopt_space *space, const char *
 
 /* ---- sizes ---------------------------------------------------------------- */
 
-GPUOPT_API gpuopt_status gpuopt_space_set_size(gpuopt_space *space, const char *name,
-                                               int64_t value)
+GPUOPT_API gpuopt_status gpuopt_space_set_size(gpuopt_space *space, const char *name, int64_t value)
 {
     gpo_detail_clear();
     if (!space || !name)
@@ -335,7 +334,8 @@ GPUOPT_API gpuopt_status gpuopt_space_add_constraint(gpuopt_space *space, const 
         goto out;
     c.depth = -1;
     for (int32_t v = 0; v < gpo_expr_var_count(c.expr); v++)
-        if (gpo_expr_var_kind(c.expr, v) == GPO_EXPR_PARAM && gpo_expr_var_index(c.expr, v) > c.depth)
+        if (gpo_expr_var_kind(c.expr, v) == GPO_EXPR_PARAM &&
+            gpo_expr_var_index(c.expr, v) > c.depth)
             c.depth = gpo_expr_var_index(c.expr, v);
     st = push_constraint(space, &c);
 out:
@@ -401,9 +401,8 @@ int64_t gpo_space_value(const gpuopt_space *s, int32_t p, uint32_t k)
 
 const char *gpo_space_value_text(const gpuopt_space *s, int32_t p, uint32_t k)
 {
-    return s && p >= 0 && p < s->nparams && k < (uint32_t)s->params[p].count
-               ? s->params[p].text[k]
-               : NULL;
+    return s && p >= 0 && p < s->nparams && k < (uint32_t)s->params[p].count ? s->params[p].text[k]
+                                                                             : NULL;
 }
 
 int32_t gpo_space_size_count(const gpuopt_space *s)

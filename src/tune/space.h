@@ -63,8 +63,7 @@ gpuopt_status gpo_space_bind(const gpuopt_space *space, gpo_expr *e, const char 
 
 /* Evaluates a bound expression for configuration `idx` (GPO_EXPR_OK or
  * GPO_EXPR_UNDEFINED). */
-int gpo_space_eval(const gpuopt_space *space, const uint32_t *idx, const gpo_expr *e,
-                   int64_t *out);
+int gpo_space_eval(const gpuopt_space *space, const uint32_t *idx, const gpo_expr *e, int64_t *out);
 
 /* 1 when every index is in range and every constraint holds. */
 int gpo_space_is_legal(const gpuopt_space *space, const uint32_t *idx);
@@ -96,13 +95,13 @@ uint64_t gpo_space_idx_hash(const gpuopt_space *space, const uint32_t *idx);
 
 typedef struct gpo_space_iter {
     const gpuopt_space *space;
-    uint32_t *idx;  /* the current legal configuration after a 1 from next */
-    int64_t *vals;  /* its values as expressions see them */
+    uint32_t *idx; /* the current legal configuration after a 1 from next */
+    int64_t *vals; /* its values as expressions see them */
     /* private */
-    int32_t depth;  /* deepest parameter walked (counting stops early) */
-    int32_t level;  /* parameter being decided */
-    int state;      /* see space_walk.c */
-    int seeking;    /* keep deeper positions given to seek */
+    int32_t depth; /* deepest parameter walked (counting stops early) */
+    int32_t level; /* parameter being decided */
+    int state;     /* see space_walk.c */
+    int seeking;   /* keep deeper positions given to seek */
     /* Work bound: walk steps so far, and the most allowed (0: none). A
      * walk past it stops as if done with gave_up set. Constraints are
      * tested when their last parameter is set, so one that reads every

@@ -6,8 +6,7 @@
 #include "strutil.h"
 #include "tune/space_impl.h"
 
-gpuopt_status gpo_config_create(const gpuopt_space *space, const uint32_t *idx,
-                                gpuopt_config **out)
+gpuopt_status gpo_config_create(const gpuopt_space *space, const uint32_t *idx, gpuopt_config **out)
 {
     if (out)
         *out = NULL;
@@ -63,8 +62,7 @@ const uint32_t *gpo_config_indices(const gpuopt_config *c)
 }
 
 /* Finds the parameter for a public read; sets the detail on failure. */
-static gpuopt_status lookup(const gpuopt_config *c, const char *name, const void *value,
-                            int32_t *p)
+static gpuopt_status lookup(const gpuopt_config *c, const char *name, const void *value, int32_t *p)
 {
     if (!c || !c->space || !name || !value)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "config read: NULL argument");
@@ -72,8 +70,7 @@ static gpuopt_status lookup(const gpuopt_config *c, const char *name, const void
     if (*p < 0)
         return gpo_fail(GPUOPT_ERR_NOT_FOUND, "the configuration has no parameter '%.80s'", name);
     if (!c->idx || c->idx[*p] >= (uint32_t)c->space->params[*p].count)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "configuration value of %s is out of range",
-                        name);
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "configuration value of %s is out of range", name);
     return GPUOPT_OK;
 }
 

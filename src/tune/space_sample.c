@@ -44,7 +44,7 @@ struct gpo_sampler {
     uint64_t tries, hits;
     uint64_t *index;
     uint64_t nindex;
-    int32_t prefix;   /* last parameter stored in the index */
+    int32_t prefix; /* last parameter stored in the index */
     uint8_t bits[GPO_SPACE_MAX_PARAMS];
     gpo_space_iter walk;
     int walk_ready;

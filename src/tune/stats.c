@@ -112,8 +112,7 @@ gpuopt_status gpo_timing_check(const gpo_timing_settings *t)
     return GPUOPT_OK;
 }
 
-gpuopt_status gpo_timing_begin(gpo_timing *t, const gpo_timing_settings *settings,
-                               double best_ns)
+gpuopt_status gpo_timing_begin(gpo_timing *t, const gpo_timing_settings *settings, double best_ns)
 {
     if (!t)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "timing: NULL controller");
@@ -152,7 +151,8 @@ int gpo_timing_next(const gpo_timing *t)
         return GPO_TIMING_WARMUP;
     if (t->n >= t->set.max_runs)
         return GPO_TIMING_DONE;
-    if (t->n >= t->set.min_runs && t->n >= t->set.probe_runs && t->timed_ns >= t->set.repeat_ms * 1e6)
+    if (t->n >= t->set.min_runs && t->n >= t->set.probe_runs &&
+        t->timed_ns >= t->set.repeat_ms * 1e6)
         return GPO_TIMING_DONE;
     return GPO_TIMING_TIMED;
 }
@@ -204,8 +204,8 @@ gpuopt_status gpo_retime_begin(gpo_retime *r, int32_t k, int32_t rounds)
     memset(r, 0, sizeof *r);
     if (k < 1 || k > 64 || rounds < 2 || rounds > 10000)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "re-timing: %d candidates, %d rounds; 1..64 and 2..10000 accepted",
-                        (int)k, (int)rounds);
+                        "re-timing: %d candidates, %d rounds; 1..64 and 2..10000 accepted", (int)k,
+                        (int)rounds);
     r->samples = malloc((size_t)k * (size_t)(rounds - 1) * sizeof *r->samples);
     r->count = calloc((size_t)k, sizeof *r->count);
     if (!r->samples || !r->count) {

@@ -44,12 +44,12 @@ int gpo_stats_beats(const gpo_stats *incumbent, const gpo_stats *challenger, dou
 /* ---- per-candidate timing ------------------------------------------------ */
 
 typedef struct gpo_timing_settings {
-    double warmup_ms;    /* warm up until this much run time (>= 1 run); default 5 */
-    double repeat_ms;    /* then time runs until this much run time; default 50 */
-    int32_t min_runs;    /* ... but at least this many timed runs; default 3 */
-    int32_t max_runs;    /* ... and at most this many; default 100 */
-    int32_t probe_runs;  /* the probe: first timed runs; default 3 */
-    double prune_ratio;  /* probe median > ratio * best: PRUNED; default 2; 0 disables */
+    double warmup_ms;   /* warm up until this much run time (>= 1 run); default 5 */
+    double repeat_ms;   /* then time runs until this much run time; default 50 */
+    int32_t min_runs;   /* ... but at least this many timed runs; default 3 */
+    int32_t max_runs;   /* ... and at most this many; default 100 */
+    int32_t probe_runs; /* the probe: first timed runs; default 3 */
+    double prune_ratio; /* probe median > ratio * best: PRUNED; default 2; 0 disables */
 } gpo_timing_settings;
 
 void gpo_timing_defaults(gpo_timing_settings *t);
@@ -89,8 +89,7 @@ typedef struct gpo_timing {
     int pruned;
 } gpo_timing;
 
-gpuopt_status gpo_timing_begin(gpo_timing *t, const gpo_timing_settings *settings,
-                               double best_ns);
+gpuopt_status gpo_timing_begin(gpo_timing *t, const gpo_timing_settings *settings, double best_ns);
 int gpo_timing_next(const gpo_timing *t);
 /* Records the run gpo_timing_next asked for; negative or NaN durations are
  * taken as 0. */

@@ -8,9 +8,9 @@
 #include "strutil.h"
 #include "tune/strategy_impl.h"
 
-#define CHUNK 1024             /* history entries per block: pointers stay put */
-#define COUNT_LIMIT (1u << 24) /* legal configurations counted for progress */
-#define COUNT_STEPS (1ull << 26) /* walk steps spent counting them */
+#define CHUNK 1024                /* history entries per block: pointers stay put */
+#define COUNT_LIMIT (1u << 24)    /* legal configurations counted for progress */
+#define COUNT_STEPS (1ull << 26)  /* walk steps spent counting them */
 #define UNSEEN_STEPS (1ull << 24) /* walk steps looking for an unseen one */
 #define UNSEEN_DRAWS 64
 #define ELITE_MAX 64
@@ -53,8 +53,7 @@ struct gpo_search {
     uint32_t *scratch;
 };
 
-static const char *const strategy_names[] = {"auto", "exhaustive", "random", "annealing",
-                                             "model"};
+static const char *const strategy_names[] = {"auto", "exhaustive", "random", "annealing", "model"};
 
 const char *gpo_strategy_name(int32_t strategy)
 {
@@ -181,9 +180,9 @@ int gpo_search_known(const gpo_search *s, const uint32_t *idx, double *value)
         return 0;
     if (value) {
         const entry *en = at(s, e);
-        *value = en->status < 0                                            ? NAN
+        *value = en->status < 0                                               ? NAN
                  : en->status == GPO_CAND_OK || en->status == GPO_CAND_PRUNED ? en->value
-                                                                           : INFINITY;
+                                                                              : INFINITY;
     }
     return 1;
 }
@@ -324,8 +323,8 @@ gpuopt_status gpo_search_create(const gpuopt_space *space, const gpo_search_sett
     s->legal = exact ? count : 0;
     s->strategy = set->strategy;
     if (s->strategy == GPO_STRATEGY_AUTO)
-        s->strategy = set->max_evaluations == 0 || exact ? GPO_STRATEGY_EXHAUSTIVE
-                                                         : GPO_STRATEGY_RANDOM;
+        s->strategy =
+            set->max_evaluations == 0 || exact ? GPO_STRATEGY_EXHAUSTIVE : GPO_STRATEGY_RANDOM;
     s->budget = set->max_evaluations;
     if (s->budget == 0 && s->strategy != GPO_STRATEGY_EXHAUSTIVE && exact) {
         double b = ceil(GPO_DEFAULT_FRACTION * (double)count);
@@ -428,8 +427,7 @@ static int out_of_budget(gpo_search *s)
         s->stop = "evaluation budget";
     else if (s->set.max_failures > 0 && s->failures >= s->set.max_failures)
         s->stop = "failure budget";
-    else if (s->set.max_seconds > 0 &&
-             (double)(now(s) - s->start_ns) >= s->set.max_seconds * 1e9)
+    else if (s->set.max_seconds > 0 && (double)(now(s) - s->start_ns) >= s->set.max_seconds * 1e9)
         s->stop = "time budget";
     return s->stop[0] != '\0';
 }

@@ -56,7 +56,7 @@ enum {
 typedef struct gpo_search gpo_search;
 
 typedef struct gpo_search_settings {
-    int32_t strategy;        /* GPO_STRATEGY_* */
+    int32_t strategy; /* GPO_STRATEGY_* */
     uint64_t seed;
     int32_t max_evaluations; /* 0: none */
     double max_seconds;      /* 0: none */

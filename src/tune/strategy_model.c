@@ -54,7 +54,7 @@ typedef struct tree {
 
 typedef struct mstate {
     int32_t np, n_init;
-    uint32_t *bins;  /* bins per feature */
+    uint32_t *bins; /* bins per feature */
     tree trees[TREES];
     int32_t fitted_n;
     /* training set */

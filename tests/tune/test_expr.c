@@ -159,8 +159,8 @@ static void malformed_expressions_say_where_what_and_what_was_expected(void **st
         gpuopt_status st = gpo_expr_parse(cases[i].text, &e);
         if (st != GPUOPT_ERR_INVALID_ARGUMENT || e != NULL ||
             !strstr(gpo_detail_get(), cases[i].detail))
-            fail_msg("'%s': status %d, detail '%s', want '%s'", cases[i].text, st,
-                     gpo_detail_get(), cases[i].detail);
+            fail_msg("'%s': status %d, detail '%s', want '%s'", cases[i].text, st, gpo_detail_get(),
+                     cases[i].detail);
     }
     /* The expression itself is quoted in the detail. */
     gpo_expr *e;
@@ -330,16 +330,23 @@ static void null_arguments_are_refused(void **state)
 static void gen(gpo_rng *rng, char *buf, size_t *n, size_t cap, int depth)
 {
     static const char *const leaves[] = {"a", "b", "c", "N", "0", "1", "3", "0x10", "-2"};
-    static const char *const ops[] = {"+", "-", "*", "/", "%", "<", "<=", ">", ">=",
-                                      "==", "!=", "&&", "||"};
+    static const char *const ops[] = {
+        "+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||"};
     if (*n + 64 >= cap)
         return;
     uint64_t kind = depth > 4 ? 0 : gpo_rng_below(rng, 7);
 #define PUT(str) (*n += (size_t)snprintf(buf + *n, cap - *n, "%s", (str)))
     switch (kind) {
     case 0: PUT(leaves[gpo_rng_below(rng, sizeof leaves / sizeof leaves[0])]); break;
-    case 1: PUT(gpo_rng_below(rng, 2) ? "-" : "!"); gen(rng, buf, n, cap, depth + 1); break;
-    case 2: PUT("("); gen(rng, buf, n, cap, depth + 1); PUT(")"); break;
+    case 1:
+        PUT(gpo_rng_below(rng, 2) ? "-" : "!");
+        gen(rng, buf, n, cap, depth + 1);
+        break;
+    case 2:
+        PUT("(");
+        gen(rng, buf, n, cap, depth + 1);
+        PUT(")");
+        break;
     case 3:
         gen(rng, buf, n, cap, depth + 1);
         PUT(" ? ");
@@ -376,10 +383,11 @@ static void random_input_never_crashes_and_canonical_text_round_trips(void **sta
 {
     (void)state;
     static const char *const tokens[] = {
-        "a",  "b",  "c",   "N",    "0",    "1",     "7",   "-1",   "9223372036854775807",
-        "+",  "-",  "*",   "/",    "%",    "<",     "<=",  ">",    ">=",
-        "==", "!=", "&&",  "||",   "!",    "?",     ":",   "(",    ")",
-        ",",  "min(", "max(", "ceildiv(", "pow2(", "0x7f", " ", "=", "&", "$", "\xff",
+        "a",  "b",    "c",    "N",        "0",     "1",    "7",  "-1", "9223372036854775807",
+        "+",  "-",    "*",    "/",        "%",     "<",    "<=", ">",  ">=",
+        "==", "!=",   "&&",   "||",       "!",     "?",    ":",  "(",  ")",
+        ",",  "min(", "max(", "ceildiv(", "pow2(", "0x7f", " ",  "=",  "&",
+        "$",  "\xff",
     };
     gpo_rng rng;
     gpo_rng_seed(&rng, 42);

@@ -123,9 +123,12 @@ static void random_spaces_prune_exactly_what_brute_force_rejects(void **state)
 {
     (void)state;
     static const char *const templates[] = {
-        "P0 * P1 <= 24", "P1 % P0 == 0",       "P2 != P0",        "P0 + P2 < 9",
-        "N % P1 == 0",   "P3 == 0 || P2 > 1",  "pow2(P0 * P3)",   "min(P1, P2) >= 2",
-        "P1 / (P2 - 2) > 1", "ceildiv(N, P0) % 2 == 0", "P4 <= P0", "N > 3",
+        "P0 * P1 <= 24",     "P1 % P0 == 0",
+        "P2 != P0",          "P0 + P2 < 9",
+        "N % P1 == 0",       "P3 == 0 || P2 > 1",
+        "pow2(P0 * P3)",     "min(P1, P2) >= 2",
+        "P1 / (P2 - 2) > 1", "ceildiv(N, P0) % 2 == 0",
+        "P4 <= P0",          "N > 3",
     };
     gpo_rng rng;
     gpo_rng_seed(&rng, 7);
@@ -255,8 +258,8 @@ static void cltune_sized_space_walks_lazily_in_constant_memory(void **state)
     assert_int_equal(n, 241600);
     /* Materialising even the legal list as index vectors would take
      * 241600 * 14 * 4 = 13.5 MB; the walk holds a few hundred bytes. */
-    print_message("walk: %llu legal of %llu raw, heap growth %zu bytes\n",
-                  (unsigned long long)n, (unsigned long long)raw, peak - before);
+    print_message("walk: %llu legal of %llu raw, heap growth %zu bytes\n", (unsigned long long)n,
+                  (unsigned long long)raw, peak - before);
     assert_true(peak - before < 64 * 1024);
     gpuopt_space_destroy(s);
 }
@@ -503,8 +506,9 @@ static void bad_names_values_and_constraints_are_refused_with_reasons(void **sta
     static const int64_t v[] = {1, 2, 4};
     static const int64_t dup[] = {1, 2, 1};
     assert_int_equal(gpuopt_space_create(NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    static const char *const bad_names[] = {"", "1A", "a-b", "a b", "é",
-                                            "x123456789012345678901234567890123456789012345678901234567890123"};
+    static const char *const bad_names[] = {
+        "",    "1A", "a-b",
+        "a b", "é",  "x123456789012345678901234567890123456789012345678901234567890123"};
     for (size_t i = 0; i < sizeof bad_names / sizeof bad_names[0]; i++)
         assert_int_equal(gpuopt_space_add_int(s, bad_names[i], v, 3), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuopt_space_add_int(s, NULL, v, 3), GPUOPT_ERR_INVALID_ARGUMENT);
@@ -527,7 +531,8 @@ static void bad_names_values_and_constraints_are_refused_with_reasons(void **sta
 
     static const char *const bad_enum[][2] = {{"on", "on"}, {"a b", "c"}, {"", "x"}, {"x\n", "y"}};
     for (size_t i = 0; i < sizeof bad_enum / sizeof bad_enum[0]; i++)
-        assert_int_equal(gpuopt_space_add_enum(s, "E", bad_enum[i], 2), GPUOPT_ERR_INVALID_ARGUMENT);
+        assert_int_equal(gpuopt_space_add_enum(s, "E", bad_enum[i], 2),
+                         GPUOPT_ERR_INVALID_ARGUMENT);
     const char *with_null[] = {"x", NULL};
     assert_int_equal(gpuopt_space_add_enum(s, "E", with_null, 2), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuopt_space_add_enum(s, "E", NULL, 2), GPUOPT_ERR_INVALID_ARGUMENT);
@@ -600,12 +605,16 @@ static void callback_constraints_run_after_expressions_and_count_in_the_hash(voi
 
     assert_int_equal(gpuopt_space_add_constraint_fn(s, even_sum, &calls, "even-sum v1"),
                      GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuopt_space_add_constraint_fn(s, NULL, NULL, "x"), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuopt_space_add_constraint_fn(s, even_sum, NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuopt_space_add_constraint_fn(s, even_sum, NULL, ""), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_space_add_constraint_fn(s, NULL, NULL, "x"),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_space_add_constraint_fn(s, even_sum, NULL, NULL),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_space_add_constraint_fn(s, even_sum, NULL, ""),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuopt_space_add_constraint_fn(s, even_sum, NULL, "a\nb"),
                      GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuopt_space_add_constraint_fn(NULL, even_sum, NULL, "x"), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_space_add_constraint_fn(NULL, even_sum, NULL, "x"),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
     gpuopt_space_destroy(s);
 }
 

@@ -127,8 +127,9 @@ static void exhaustive_finds_the_planted_optimum_over_every_legal_configuration(
         gpuopt_config cfg;
         gpo_config_borrow(&cfg, s, opt_idx);
         assert_int_equal(gpuopt_config_to_string(&cfg, &text), GPUOPT_OK);
-        assert_string_equal(text, big ? "MWG=64 NWG=128 KWG=32 MDIMC=16 NDIMC=16 VWM=4 VWN=4 SA=1 SB=1"
-                                      : "MWG=64 NWG=128 MDIMC=16 NDIMC=16 VW=4 STAGE=on");
+        assert_string_equal(text,
+                            big ? "MWG=64 NWG=128 KWG=32 MDIMC=16 NDIMC=16 VWM=4 VWN=4 SA=1 SB=1"
+                                : "MWG=64 NWG=128 MDIMC=16 NDIMC=16 VW=4 STAGE=on");
         gpuopt_free(text);
         int within[3] = {0};
         gpo_space_iter it;
@@ -392,8 +393,8 @@ static void preloaded_results_are_never_proposed_and_may_win(void **state)
         const gpuopt_config *c;
         int n = 0;
         while (gpo_search_next(search, &c) == GPUOPT_OK) {
-            assert_false(memcmp(gpo_config_indices(c), opt_idx,
-                                (size_t)gpo_space_param_count(s) * 4) == 0);
+            assert_false(
+                memcmp(gpo_config_indices(c), opt_idx, (size_t)gpo_space_param_count(s) * 4) == 0);
             double ns;
             int32_t status = landscape_eval(s, gpo_config_indices(c), &ns);
             assert_int_equal(gpo_search_report(search, c, status, ns < 0 ? 0 : ns), GPUOPT_OK);
@@ -442,11 +443,13 @@ static void top_k_and_history_report_what_happened(void **state)
     double v;
     assert_int_equal(gpo_search_history_at(search, 0, &c, &status, &v), GPUOPT_OK);
     assert_true(status >= 0);
-    assert_int_equal(gpo_search_history_at(search, gpo_search_history_count(search), &c, &status, &v),
-                     GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(
+        gpo_search_history_at(search, gpo_search_history_count(search), &c, &status, &v),
+        GPUOPT_ERR_OUT_OF_RANGE);
     assert_int_equal(gpo_search_history_at(search, -1, &c, &status, &v), GPUOPT_ERR_OUT_OF_RANGE);
     assert_int_equal(gpo_search_history_at(NULL, 0, &c, &status, &v), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_search_history_at(search, 0, NULL, &status, &v), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_search_history_at(search, 0, NULL, &status, &v),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
     /* Over: next keeps saying so. */
     assert_int_equal(gpo_search_next(search, &c), GPUOPT_ERR_NOT_FOUND);
     assert_null(c);
@@ -493,12 +496,14 @@ static void misuse_of_the_search_is_refused(void **state)
     uint32_t unknown[16] = {0};
     gpuopt_config never;
     gpo_config_borrow(&never, s, unknown);
-    assert_int_equal(gpo_search_report(search, &never, GPO_CAND_OK, 1), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_search_report(search, &never, GPO_CAND_OK, 1),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
     /* A failed candidate's time is ignored. */
     assert_int_equal(gpo_search_report(search, c, GPO_CAND_COMPILE_FAILED, NAN), GPUOPT_OK);
     assert_int_equal(gpo_search_report(search, c, GPO_CAND_OK, 1), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(gpuopt_last_error(), "already reported"));
-    assert_int_equal(gpo_search_preload(NULL, unknown, GPO_CAND_OK, 1), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_search_preload(NULL, unknown, GPO_CAND_OK, 1),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
     gpo_search_destroy(search);
     gpo_search_destroy(NULL);
     /* Readers of NULL answer neutrally. */

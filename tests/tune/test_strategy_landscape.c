@@ -86,9 +86,9 @@ static int planted_distance(const gpuopt_space *s, const uint32_t *idx)
     struct {
         const char *name;
         int64_t v;
-    } const want[] = {{"MWG", 64}, {"NWG", 128}, {"KWG", 32}, {"MDIMC", 16}, {"NDIMC", 16},
-                      {"VWM", 4},  {"VWN", 4},   {"SA", 1},   {"SB", 1},     {"VW", 4},
-                      {"STAGE", 1}};
+    } const want[] = {{"MWG", 64},   {"NWG", 128}, {"KWG", 32}, {"MDIMC", 16},
+                      {"NDIMC", 16}, {"VWM", 4},   {"VWN", 4},  {"SA", 1},
+                      {"SB", 1},     {"VW", 4},    {"STAGE", 1}};
     int d = 0;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         d += get(s, idx, want[i].name, want[i].v) != want[i].v;
