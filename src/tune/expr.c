@@ -1,6 +1,7 @@
-/* Expression parser (recursive descent, one pass: it emits the stack
- * program and the canonical text as it goes) and evaluator. */
-#include "tune/expr.h"
+/* Expression parser: recursive descent in one pass, emitting the stack
+ * program and the canonical text as it goes. Evaluation is in
+ * expr_eval.c. */
+#include "tune/expr_impl.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -8,58 +9,6 @@
 
 #include "detail.h"
 #include "strutil.h"
-
-/* The evaluator's stack holds at most this many values; nesting is bounded,
- * so only a pathological expression comes near it, and it is refused. */
-#define MAX_STACK 256
-
-typedef enum op {
-    OP_NUM,
-    OP_VAR,
-    OP_NEG,
-    OP_NOT,
-    OP_BOOL,
-    OP_ADD,
-    OP_SUB,
-    OP_MUL,
-    OP_DIV,
-    OP_MOD,
-    OP_LT,
-    OP_LE,
-    OP_GT,
-    OP_GE,
-    OP_EQ,
-    OP_NE,
-    OP_MIN,
-    OP_MAX,
-    OP_CEILDIV,
-    OP_POW2,
-    OP_AND_JUMP, /* top == 0: leave 0 and jump; else pop */
-    OP_OR_JUMP,  /* top != 0: leave 1 and jump; else pop */
-    OP_JUMP_IF_ZERO,
-    OP_JUMP
-} op;
-
-typedef struct instr {
-    int32_t op;
-    int32_t arg; /* variable index or jump target */
-    int64_t value;
-} instr;
-
-typedef struct var {
-    char *name;
-    int32_t kind;
-    int32_t index;
-} var;
-
-struct gpo_expr {
-    char *source;
-    char *text;
-    instr *code;
-    int32_t ncode;
-    var *vars;
-    int32_t nvars;
-};
 
 /* Binding strength, loosest first; used to decide where the canonical text
  * needs parentheses. */
@@ -99,10 +48,10 @@ typedef struct parser {
     int64_t number;
     int nesting;
     int failed;
-    instr *code;
+    expr_instr *code;
     int32_t ncode, cap;
     int depth, max_depth;
-    var *vars;
+    expr_var *vars;
     int32_t nvars;
 } parser;
 
@@ -115,7 +64,7 @@ typedef struct piece {
 static const struct {
     tok t;
     const char *text;
-    op code;
+    expr_op code;
     int prec;
 } binary_ops[] = {
     {T_OR, "||", OP_OR_JUMP, P_OR},  {T_AND, "&&", OP_AND_JUMP, P_AND},
@@ -129,7 +78,7 @@ static const struct {
 
 static const struct {
     const char *name;
-    op code;
+    expr_op code;
     int min_args, max_args; /* max 0: any number >= min */
 } functions[] = {
     {"min", OP_MIN, 2, 0},
@@ -271,13 +220,13 @@ static void lex(parser *p)
 
 /* ---- code emission ----------------------------------------------------- */
 
-static int32_t emit(parser *p, op code, int32_t arg, int64_t value, int stack_effect)
+static int32_t emit(parser *p, expr_op code, int32_t arg, int64_t value, int stack_effect)
 {
     if (p->failed)
         return -1;
     if (p->ncode == p->cap) {
         int32_t cap = p->cap ? p->cap * 2 : 32;
-        instr *c = realloc(p->code, (size_t)cap * sizeof *c);
+        expr_instr *c = realloc(p->code, (size_t)cap * sizeof *c);
         if (!c) {
             p->failed = 2;
             gpo_detail_set("out of memory compiling an expression");
@@ -286,7 +235,7 @@ static int32_t emit(parser *p, op code, int32_t arg, int64_t value, int stack_ef
         p->code = c;
         p->cap = cap;
     }
-    p->code[p->ncode] = (instr){code, arg, value};
+    p->code[p->ncode] = (expr_instr){code, arg, value};
     p->depth += stack_effect;
     if (p->depth > p->max_depth)
         p->max_depth = p->depth;
@@ -304,7 +253,7 @@ static int32_t variable(parser *p, const char *name, size_t len)
     for (int32_t i = 0; i < p->nvars; i++)
         if (strlen(p->vars[i].name) == len && memcmp(p->vars[i].name, name, len) == 0)
             return i;
-    var *v = realloc(p->vars, (size_t)(p->nvars + 1) * sizeof *v);
+    expr_var *v = realloc(p->vars, (size_t)(p->nvars + 1) * sizeof *v);
     char *copy = malloc(len + 1);
     if (v)
         p->vars = v;
@@ -316,7 +265,7 @@ static int32_t variable(parser *p, const char *name, size_t len)
     }
     memcpy(copy, name, len);
     copy[len] = '\0';
-    p->vars[p->nvars] = (var){copy, GPO_EXPR_UNBOUND, -1};
+    p->vars[p->nvars] = (expr_var){copy, GPO_EXPR_UNBOUND, -1};
     return p->nvars++;
 }
 
@@ -551,7 +500,7 @@ gpuopt_status gpo_expr_parse(const char *text, gpo_expr **out)
     if (!p.failed && p.t != T_END)
         fail_expected(&p, p.t == T_RPAREN ? "end of text (unbalanced ')')"
                                           : "an operator or end of text");
-    if (!p.failed && p.max_depth > MAX_STACK)
+    if (!p.failed && p.max_depth > EXPR_MAX_STACK)
         fail_at(&p, 0, "too complex (evaluation stack over 256 values)");
     if (p.failed) {
         st = p.failed == 2 ? GPUOPT_ERR_NO_MEMORY : GPUOPT_ERR_INVALID_ARGUMENT;
@@ -614,155 +563,4 @@ gpuopt_status gpo_expr_clone(const gpo_expr *e, gpo_expr **out)
         c->vars[i].kind = e->vars[i].kind, c->vars[i].index = e->vars[i].index;
     *out = c;
     return GPUOPT_OK;
-}
-
-const char *gpo_expr_text(const gpo_expr *e)
-{
-    return e ? e->text : NULL;
-}
-
-const char *gpo_expr_source(const gpo_expr *e)
-{
-    return e ? e->source : NULL;
-}
-
-int32_t gpo_expr_var_count(const gpo_expr *e)
-{
-    return e ? e->nvars : 0;
-}
-
-const char *gpo_expr_var_name(const gpo_expr *e, int32_t i)
-{
-    return e && i >= 0 && i < e->nvars ? e->vars[i].name : NULL;
-}
-
-int gpo_expr_bind(gpo_expr *e, int32_t i, int32_t kind, int32_t index)
-{
-    if (!e || i < 0 || i >= e->nvars || kind < GPO_EXPR_UNBOUND || kind > GPO_EXPR_SIZE)
-        return -1;
-    e->vars[i].kind = kind;
-    e->vars[i].index = index;
-    return 0;
-}
-
-int32_t gpo_expr_var_kind(const gpo_expr *e, int32_t i)
-{
-    return e && i >= 0 && i < e->nvars ? e->vars[i].kind : GPO_EXPR_UNBOUND;
-}
-
-int32_t gpo_expr_var_index(const gpo_expr *e, int32_t i)
-{
-    return e && i >= 0 && i < e->nvars ? e->vars[i].index : -1;
-}
-
-/* ---- evaluation -------------------------------------------------------- */
-
-static int ceildiv(int64_t a, int64_t b, int64_t *out)
-{
-    if (b == 0 || (a == INT64_MIN && b == -1))
-        return GPO_EXPR_UNDEFINED;
-    int64_t q = a / b;
-    /* Truncation rounded toward zero; step up when the exact quotient is
-     * positive and had a fraction. */
-    if (a % b != 0 && ((a < 0) == (b < 0)))
-        q++;
-    *out = q;
-    return GPO_EXPR_OK;
-}
-
-int gpo_expr_eval(const gpo_expr *e, const int64_t *params, int32_t nparams, const int64_t *sizes,
-                  int32_t nsizes, int64_t *out)
-{
-    if (!e || !out)
-        return GPO_EXPR_UNDEFINED;
-    int64_t st[MAX_STACK];
-    int sp = 0;
-    for (int32_t pc = 0; pc < e->ncode; pc++) {
-        const instr *in = &e->code[pc];
-        int64_t a, b, r = 0;
-        switch ((op)in->op) {
-        case OP_NUM: st[sp++] = in->value; continue;
-        case OP_VAR: {
-            const var *v = &e->vars[in->arg];
-            if (v->kind == GPO_EXPR_PARAM && params && v->index >= 0 && v->index < nparams)
-                st[sp++] = params[v->index];
-            else if (v->kind == GPO_EXPR_SIZE && sizes && v->index >= 0 && v->index < nsizes)
-                st[sp++] = sizes[v->index];
-            else
-                return GPO_EXPR_UNDEFINED;
-            continue;
-        }
-        case OP_NEG:
-            if (st[sp - 1] == INT64_MIN)
-                return GPO_EXPR_UNDEFINED;
-            st[sp - 1] = -st[sp - 1];
-            continue;
-        case OP_NOT: st[sp - 1] = !st[sp - 1]; continue;
-        case OP_BOOL: st[sp - 1] = st[sp - 1] != 0; continue;
-        case OP_POW2:
-            a = st[sp - 1];
-            st[sp - 1] = a > 0 && (a & (a - 1)) == 0;
-            continue;
-        case OP_AND_JUMP:
-            if (st[sp - 1] == 0)
-                pc = in->arg - 1;
-            else
-                sp--;
-            continue;
-        case OP_OR_JUMP:
-            if (st[sp - 1] != 0) {
-                st[sp - 1] = 1;
-                pc = in->arg - 1;
-            } else {
-                sp--;
-            }
-            continue;
-        case OP_JUMP_IF_ZERO:
-            if (st[--sp] == 0)
-                pc = in->arg - 1;
-            continue;
-        case OP_JUMP: pc = in->arg - 1; continue;
-        default: break;
-        }
-        b = st[--sp];
-        a = st[sp - 1];
-        switch ((op)in->op) {
-        case OP_ADD:
-            if (__builtin_add_overflow(a, b, &r))
-                return GPO_EXPR_UNDEFINED;
-            break;
-        case OP_SUB:
-            if (__builtin_sub_overflow(a, b, &r))
-                return GPO_EXPR_UNDEFINED;
-            break;
-        case OP_MUL:
-            if (__builtin_mul_overflow(a, b, &r))
-                return GPO_EXPR_UNDEFINED;
-            break;
-        case OP_DIV:
-        case OP_MOD:
-            if (b == 0 || (a == INT64_MIN && b == -1))
-                return GPO_EXPR_UNDEFINED;
-            r = in->op == OP_DIV ? a / b : a % b;
-            break;
-        case OP_CEILDIV:
-            if (ceildiv(a, b, &r) != GPO_EXPR_OK)
-                return GPO_EXPR_UNDEFINED;
-            break;
-        case OP_LT: r = a < b; break;
-        case OP_LE: r = a <= b; break;
-        case OP_GT: r = a > b; break;
-        case OP_GE: r = a >= b; break;
-        case OP_EQ: r = a == b; break;
-        case OP_NE: r = a != b; break;
-        case OP_MIN: r = a < b ? a : b; break;
-        case OP_MAX: r = a > b ? a : b; break;
-        default: return GPO_EXPR_UNDEFINED;
-        }
-        st[sp - 1] = r;
-    }
-    if (sp != 1)
-        return GPO_EXPR_UNDEFINED;
-    *out = st[0];
-    return GPO_EXPR_OK;
 }
