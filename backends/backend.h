@@ -10,6 +10,11 @@
  *             Returns GPUOPT_OK with state (available, maybe zero devices),
  *             or fills st->reason and returns GPUOPT_ERR_UNAVAILABLE (library
  *             or driver missing) / GPUOPT_ERR_DRIVER (present but broken).
+ *             Kernel-only case: when the vendor library cannot be used but
+ *             the kernel driver lists devices (/proc/driver/nvidia/gpus, KFD
+ *             topology), load returns GPUOPT_OK with report->reason filled
+ *             and report->kernel_only_status set to what it would have
+ *             returned; see gpo_backend_report.
  *             Must not create device contexts or allocate device memory.
  *   enumerate once after a successful load: pushes one gpuopt_device per
  *             device, in the backend's native order, routes[0] filled
@@ -47,6 +52,14 @@ typedef struct gpo_backend_report {
     char library[512];         /* path actually loaded (gpo_dl_path) */
     char driver_version[64];
     char runtime_version[64];
+    /* 0 normally. Otherwise the vendor library is unusable (reason says
+     * why) but the kernel driver lists devices, and this holds the status
+     * load would have returned (GPUOPT_ERR_UNAVAILABLE or GPUOPT_ERR_DRIVER).
+     * The core then reports the backend with that status and reason, still
+     * calls enumerate (which lists the kernel's devices, facts it cannot
+     * know left unknown), and neither selects those devices nor plans for
+     * them: the user learns a GPU is there and what to install. */
+    int32_t kernel_only_status;
 } gpo_backend_report;
 
 /* ---- Runtime ops for tier 2 (NULL table when a backend cannot run code) --
