@@ -113,16 +113,10 @@ gpuopt_status gpo_cuda_device_new(int index, gpuopt_device **out)
     *out = NULL;
     if (!dev)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda: out of memory for device %d", index);
-    gpuopt_device_info *in = &dev->info;
-    gpo_snprintf(in->id, sizeof in->id, "cuda:%d", index);
-    gpo_strlcpy(in->backend, "cuda", sizeof in->backend);
-    gpo_strlcpy(in->routes, "cuda", sizeof in->routes);
-    gpo_strlcpy(in->vendor, "NVIDIA", sizeof in->vendor);
-    in->index = index;
-    in->type = GPUOPT_DEVICE_TYPE_GPU;
-    dev->routes[0].backend = &gpo_backend_cuda;
-    dev->routes[0].index = index;
-    dev->n_routes = 1;
+    /* The core fills id, backend, routes and routes[0] (backend.h). */
+    dev->info.index = index;
+    dev->info.type = GPUOPT_DEVICE_TYPE_GPU;
+    gpo_strlcpy(dev->info.vendor, "NVIDIA", sizeof dev->info.vendor);
     *out = dev;
     return GPUOPT_OK;
 }
@@ -303,7 +297,6 @@ static gpuopt_status one_device(gpo_cuda_state *s, int index, gpo_device_list *o
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "%s: out of memory for its details", what);
         goto out;
     }
-    dev->routes[0].info = dev->info;
     st = gpo_device_list_push(out, dev);
     dev = NULL; /* the list owns it now, or freed it on failure */
     if (st)

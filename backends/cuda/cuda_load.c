@@ -96,9 +96,11 @@ static void state_free(gpo_cuda_state *s)
 
 void gpo_cuda_unload(void *state) { state_free(state); }
 
-/* The library is unusable for `why` (already in words). When the kernel
- * module lists GPUs, keep a kernel-only state so they are still shown, with
- * `status` in report->kernel_only_status; otherwise fail with `status`. */
+/* The library is unusable for `why` (already in words). With
+ * GPUOPT_ERR_UNAVAILABLE (no driver library) and GPUs listed by the kernel
+ * module, the state turns kernel-only and load returns it with the status,
+ * so the core still lists those GPUs (the contract in backend.h). A broken
+ * driver (GPUOPT_ERR_DRIVER) lists nothing: its reason counts the GPUs. */
 static gpuopt_status unusable(const gpo_backend_env *env, gpo_cuda_state *s,
                               gpo_backend_report *rep, gpuopt_status status, const char *why,
                               const char *advice)
@@ -107,18 +109,22 @@ static gpuopt_status unusable(const gpo_backend_env *env, gpo_cuda_state *s,
     gpo_strlcpy(s->why_unusable, why, sizeof s->why_unusable);
     if (gpo_cuda_procfs_scan(fs, s) != GPUOPT_OK) {
         gpo_snprintf(rep->reason, sizeof rep->reason, "%s", why);
-        return gpo_fail(status, "%s", why);
+        return gpo_fail(status, "cuda: %s", why);
     }
     gpo_cuda_procfs_version(fs, s->kernel_version, sizeof s->kernel_version);
-    gpo_strlcpy(rep->driver_version, s->kernel_version, sizeof rep->driver_version);
+    char kernel[128];
+    gpo_snprintf(kernel, sizeof kernel, "the NVIDIA kernel driver%s%s lists %zu GPU%s",
+                 s->kernel_version[0] ? " " : "", s->kernel_version, s->n_kernel_gpus,
+                 s->n_kernel_gpus == 1 ? "" : "s");
+    if (status != GPUOPT_ERR_UNAVAILABLE) {
+        gpo_snprintf(rep->reason, sizeof rep->reason, "%s; %s", why, kernel);
+        return gpo_fail(status, "cuda: %s", rep->reason);
+    }
     s->kernel_only = 1;
-    rep->kernel_only_status = status;
-    gpo_snprintf(rep->reason, sizeof rep->reason,
-                 "%s; the NVIDIA kernel driver%s%s%s lists %zu GPU%s, shown without CUDA%s%s", why,
-                 s->kernel_version[0] ? " (" : "", s->kernel_version,
-                 s->kernel_version[0] ? ")" : "", s->n_kernel_gpus,
-                 s->n_kernel_gpus == 1 ? "" : "s", advice ? ": " : "", advice ? advice : "");
-    return GPUOPT_OK;
+    gpo_strlcpy(rep->driver_version, s->kernel_version, sizeof rep->driver_version);
+    gpo_snprintf(rep->reason, sizeof rep->reason, "%s; %s, shown without CUDA%s%s", why, kernel,
+                 advice ? ": " : "", advice ? advice : "");
+    return gpo_fail(status, "cuda: %s", rep->reason);
 }
 
 /* What to install when libcuda.so.1 is missing but the kernel module is
@@ -271,10 +277,10 @@ gpuopt_status gpo_cuda_load(const gpo_backend_env *env, void **state, gpo_backen
                   report->library);
 
 out:
-    if (st == GPUOPT_OK) {
+    /* A kernel-only state goes back with GPUOPT_ERR_UNAVAILABLE. */
+    if (st == GPUOPT_OK || s->kernel_only)
         *state = s;
-    } else {
+    else
         state_free(s);
-    }
     return st;
 }

@@ -176,7 +176,6 @@ static gpuopt_status kernel_device(gpo_cuda_state *s, const gpo_fs *fs, size_t i
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda: out of memory describing GPU %s", busdir);
         goto out;
     }
-    dev->routes[0].info = dev->info;
     st = gpo_device_list_push(out, dev);
     dev = NULL;
     if (st)

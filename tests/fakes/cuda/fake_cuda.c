@@ -12,6 +12,9 @@
  *   GPUOPT_FAKE_CUDA_DRIVER_VERSION  cuDriverGetVersion's answer (13000)
  *   GPUOPT_FAKE_CUDA_FAIL            sym:N:RESULT[,...]: the Nth call (from 1,
  *                                    or '*' for every call) of sym returns RESULT
+ *   CUDA_VISIBLE_DEVICES             as the driver reads it, indices only: the
+ *                                    listed devices in that order, up to the
+ *                                    first index that is not one; "" hides all
  * Which symbols are exported is the linker map's business (full.map,
  * legacy.map, broken.map), so one source builds every flavour. */
 #include <cjson/cJSON.h>
@@ -226,6 +229,29 @@ static void parse_rules(const char *text)
     }
 }
 
+/* CUDA_VISIBLE_DEVICES with indices (the CUDA C++ Programming Guide,
+ * "CUDA Environment Variables": devices not listed are hidden, the order is
+ * the listed one, and an invalid index ends the list). */
+static void apply_visibility(const char *text)
+{
+    static fake_device all[FAKE_MAX_DEVICES];
+    int n_all = n_devices, n = 0;
+    memcpy(all, devices, sizeof all);
+    const char *p = text;
+    while (*p && n < FAKE_MAX_DEVICES) {
+        char *end;
+        long idx = strtol(p, &end, 10);
+        if (end == p || idx < 0 || idx >= n_all)
+            break;
+        devices[n++] = all[idx];
+        p = end;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    n_devices = n;
+}
+
 /* Reads the environment; called with the lock held. */
 static void configure(void)
 {
@@ -250,6 +276,8 @@ static void configure(void)
             n_devices++;
         }
     }
+    if ((env = getenv("CUDA_VISIBLE_DEVICES")))
+        apply_visibility(env);
     if ((env = getenv("GPUOPT_FAKE_CUDA_INIT")) && *env) {
         if (parse_result(env, &init_result) != 0)
             snprintf(config_error, sizeof config_error, "GPUOPT_FAKE_CUDA_INIT: unknown %s", env);
