@@ -20,7 +20,7 @@ static const struct {
 #define NAME_ROW_(name, value) {value, #name},
     GPO_CUDA_RESULTS(NAME_ROW_)
 #undef NAME_ROW_
-    {GPO_CUDA_ERROR_INSUFFICIENT_DRIVER, "CUDA_ERROR_INSUFFICIENT_DRIVER"},
+        {GPO_CUDA_ERROR_INSUFFICIENT_DRIVER, "CUDA_ERROR_INSUFFICIENT_DRIVER"},
 };
 
 const char *gpo_cuda_result_name(gpo_cu_result r)

@@ -29,108 +29,108 @@ typedef struct gpo_cu_uuid {
  * Every value of cuda.h 13.0's enum cudaError_enum, so a result can be named
  * even when the library's own cuGetErrorName is missing or is the toolkit's
  * stub (which fails every call with CUDA_ERROR_STUB_LIBRARY). */
-#define GPO_CUDA_RESULTS(X)                                                \
-    X(CUDA_SUCCESS, 0)                                                \
-    X(CUDA_ERROR_INVALID_VALUE, 1)                                    \
-    X(CUDA_ERROR_OUT_OF_MEMORY, 2)                                    \
-    X(CUDA_ERROR_NOT_INITIALIZED, 3)                                  \
-    X(CUDA_ERROR_DEINITIALIZED, 4)                                    \
-    X(CUDA_ERROR_PROFILER_DISABLED, 5)                                \
-    X(CUDA_ERROR_PROFILER_NOT_INITIALIZED, 6)                         \
-    X(CUDA_ERROR_PROFILER_ALREADY_STARTED, 7)                         \
-    X(CUDA_ERROR_PROFILER_ALREADY_STOPPED, 8)                         \
-    X(CUDA_ERROR_STUB_LIBRARY, 34)                                    \
-    X(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, 36)                      \
-    X(CUDA_ERROR_DEVICE_UNAVAILABLE, 46)                              \
-    X(CUDA_ERROR_NO_DEVICE, 100)                                      \
-    X(CUDA_ERROR_INVALID_DEVICE, 101)                                 \
-    X(CUDA_ERROR_DEVICE_NOT_LICENSED, 102)                            \
-    X(CUDA_ERROR_INVALID_IMAGE, 200)                                  \
-    X(CUDA_ERROR_INVALID_CONTEXT, 201)                                \
-    X(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, 202)                        \
-    X(CUDA_ERROR_MAP_FAILED, 205)                                     \
-    X(CUDA_ERROR_UNMAP_FAILED, 206)                                   \
-    X(CUDA_ERROR_ARRAY_IS_MAPPED, 207)                                \
-    X(CUDA_ERROR_ALREADY_MAPPED, 208)                                 \
-    X(CUDA_ERROR_NO_BINARY_FOR_GPU, 209)                              \
-    X(CUDA_ERROR_ALREADY_ACQUIRED, 210)                               \
-    X(CUDA_ERROR_NOT_MAPPED, 211)                                     \
-    X(CUDA_ERROR_NOT_MAPPED_AS_ARRAY, 212)                            \
-    X(CUDA_ERROR_NOT_MAPPED_AS_POINTER, 213)                          \
-    X(CUDA_ERROR_ECC_UNCORRECTABLE, 214)                              \
-    X(CUDA_ERROR_UNSUPPORTED_LIMIT, 215)                              \
-    X(CUDA_ERROR_CONTEXT_ALREADY_IN_USE, 216)                         \
-    X(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, 217)                        \
-    X(CUDA_ERROR_INVALID_PTX, 218)                                    \
-    X(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, 219)                       \
-    X(CUDA_ERROR_NVLINK_UNCORRECTABLE, 220)                           \
-    X(CUDA_ERROR_JIT_COMPILER_NOT_FOUND, 221)                         \
-    X(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, 222)                        \
-    X(CUDA_ERROR_JIT_COMPILATION_DISABLED, 223)                       \
-    X(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY, 224)                      \
-    X(CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC, 225)                       \
-    X(CUDA_ERROR_CONTAINED, 226)                                      \
-    X(CUDA_ERROR_INVALID_SOURCE, 300)                                 \
-    X(CUDA_ERROR_FILE_NOT_FOUND, 301)                                 \
-    X(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, 302)                 \
-    X(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, 303)                      \
-    X(CUDA_ERROR_OPERATING_SYSTEM, 304)                               \
-    X(CUDA_ERROR_INVALID_HANDLE, 400)                                 \
-    X(CUDA_ERROR_ILLEGAL_STATE, 401)                                  \
-    X(CUDA_ERROR_LOSSY_QUERY, 402)                                    \
-    X(CUDA_ERROR_NOT_FOUND, 500)                                      \
-    X(CUDA_ERROR_NOT_READY, 600)                                      \
-    X(CUDA_ERROR_ILLEGAL_ADDRESS, 700)                                \
-    X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701)                        \
-    X(CUDA_ERROR_LAUNCH_TIMEOUT, 702)                                 \
-    X(CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, 703)                  \
-    X(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, 704)                    \
-    X(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, 705)                        \
-    X(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, 708)                         \
-    X(CUDA_ERROR_CONTEXT_IS_DESTROYED, 709)                           \
-    X(CUDA_ERROR_ASSERT, 710)                                         \
-    X(CUDA_ERROR_TOO_MANY_PEERS, 711)                                 \
-    X(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, 712)                 \
-    X(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, 713)                     \
-    X(CUDA_ERROR_HARDWARE_STACK_ERROR, 714)                           \
-    X(CUDA_ERROR_ILLEGAL_INSTRUCTION, 715)                            \
-    X(CUDA_ERROR_MISALIGNED_ADDRESS, 716)                             \
-    X(CUDA_ERROR_INVALID_ADDRESS_SPACE, 717)                          \
-    X(CUDA_ERROR_INVALID_PC, 718)                                     \
-    X(CUDA_ERROR_LAUNCH_FAILED, 719)                                  \
-    X(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, 720)                   \
-    X(CUDA_ERROR_TENSOR_MEMORY_LEAK, 721)                             \
-    X(CUDA_ERROR_NOT_PERMITTED, 800)                                  \
-    X(CUDA_ERROR_NOT_SUPPORTED, 801)                                  \
-    X(CUDA_ERROR_SYSTEM_NOT_READY, 802)                               \
-    X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)                         \
-    X(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804)                 \
-    X(CUDA_ERROR_MPS_CONNECTION_FAILED, 805)                          \
-    X(CUDA_ERROR_MPS_RPC_FAILURE, 806)                                \
-    X(CUDA_ERROR_MPS_SERVER_NOT_READY, 807)                           \
-    X(CUDA_ERROR_MPS_MAX_CLIENTS_REACHED, 808)                        \
-    X(CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED, 809)                    \
-    X(CUDA_ERROR_MPS_CLIENT_TERMINATED, 810)                          \
-    X(CUDA_ERROR_CDP_NOT_SUPPORTED, 811)                              \
-    X(CUDA_ERROR_CDP_VERSION_MISMATCH, 812)                           \
-    X(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900)                     \
-    X(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, 901)                     \
-    X(CUDA_ERROR_STREAM_CAPTURE_MERGE, 902)                           \
-    X(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, 903)                       \
-    X(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, 904)                        \
-    X(CUDA_ERROR_STREAM_CAPTURE_ISOLATION, 905)                       \
-    X(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, 906)                        \
-    X(CUDA_ERROR_CAPTURED_EVENT, 907)                                 \
-    X(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, 908)                    \
-    X(CUDA_ERROR_TIMEOUT, 909)                                        \
-    X(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, 910)                      \
-    X(CUDA_ERROR_EXTERNAL_DEVICE, 911)                                \
-    X(CUDA_ERROR_INVALID_CLUSTER_SIZE, 912)                           \
-    X(CUDA_ERROR_FUNCTION_NOT_LOADED, 913)                            \
-    X(CUDA_ERROR_INVALID_RESOURCE_TYPE, 914)                          \
-    X(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, 915)                 \
-    X(CUDA_ERROR_KEY_ROTATION, 916)                                   \
-    X(CUDA_ERROR_UNKNOWN, 999)                                        \
+#define GPO_CUDA_RESULTS(X)                                                                        \
+    X(CUDA_SUCCESS, 0)                                                                             \
+    X(CUDA_ERROR_INVALID_VALUE, 1)                                                                 \
+    X(CUDA_ERROR_OUT_OF_MEMORY, 2)                                                                 \
+    X(CUDA_ERROR_NOT_INITIALIZED, 3)                                                               \
+    X(CUDA_ERROR_DEINITIALIZED, 4)                                                                 \
+    X(CUDA_ERROR_PROFILER_DISABLED, 5)                                                             \
+    X(CUDA_ERROR_PROFILER_NOT_INITIALIZED, 6)                                                      \
+    X(CUDA_ERROR_PROFILER_ALREADY_STARTED, 7)                                                      \
+    X(CUDA_ERROR_PROFILER_ALREADY_STOPPED, 8)                                                      \
+    X(CUDA_ERROR_STUB_LIBRARY, 34)                                                                 \
+    X(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, 36)                                                   \
+    X(CUDA_ERROR_DEVICE_UNAVAILABLE, 46)                                                           \
+    X(CUDA_ERROR_NO_DEVICE, 100)                                                                   \
+    X(CUDA_ERROR_INVALID_DEVICE, 101)                                                              \
+    X(CUDA_ERROR_DEVICE_NOT_LICENSED, 102)                                                         \
+    X(CUDA_ERROR_INVALID_IMAGE, 200)                                                               \
+    X(CUDA_ERROR_INVALID_CONTEXT, 201)                                                             \
+    X(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, 202)                                                     \
+    X(CUDA_ERROR_MAP_FAILED, 205)                                                                  \
+    X(CUDA_ERROR_UNMAP_FAILED, 206)                                                                \
+    X(CUDA_ERROR_ARRAY_IS_MAPPED, 207)                                                             \
+    X(CUDA_ERROR_ALREADY_MAPPED, 208)                                                              \
+    X(CUDA_ERROR_NO_BINARY_FOR_GPU, 209)                                                           \
+    X(CUDA_ERROR_ALREADY_ACQUIRED, 210)                                                            \
+    X(CUDA_ERROR_NOT_MAPPED, 211)                                                                  \
+    X(CUDA_ERROR_NOT_MAPPED_AS_ARRAY, 212)                                                         \
+    X(CUDA_ERROR_NOT_MAPPED_AS_POINTER, 213)                                                       \
+    X(CUDA_ERROR_ECC_UNCORRECTABLE, 214)                                                           \
+    X(CUDA_ERROR_UNSUPPORTED_LIMIT, 215)                                                           \
+    X(CUDA_ERROR_CONTEXT_ALREADY_IN_USE, 216)                                                      \
+    X(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, 217)                                                     \
+    X(CUDA_ERROR_INVALID_PTX, 218)                                                                 \
+    X(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, 219)                                                    \
+    X(CUDA_ERROR_NVLINK_UNCORRECTABLE, 220)                                                        \
+    X(CUDA_ERROR_JIT_COMPILER_NOT_FOUND, 221)                                                      \
+    X(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, 222)                                                     \
+    X(CUDA_ERROR_JIT_COMPILATION_DISABLED, 223)                                                    \
+    X(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY, 224)                                                   \
+    X(CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC, 225)                                                    \
+    X(CUDA_ERROR_CONTAINED, 226)                                                                   \
+    X(CUDA_ERROR_INVALID_SOURCE, 300)                                                              \
+    X(CUDA_ERROR_FILE_NOT_FOUND, 301)                                                              \
+    X(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, 302)                                              \
+    X(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, 303)                                                   \
+    X(CUDA_ERROR_OPERATING_SYSTEM, 304)                                                            \
+    X(CUDA_ERROR_INVALID_HANDLE, 400)                                                              \
+    X(CUDA_ERROR_ILLEGAL_STATE, 401)                                                               \
+    X(CUDA_ERROR_LOSSY_QUERY, 402)                                                                 \
+    X(CUDA_ERROR_NOT_FOUND, 500)                                                                   \
+    X(CUDA_ERROR_NOT_READY, 600)                                                                   \
+    X(CUDA_ERROR_ILLEGAL_ADDRESS, 700)                                                             \
+    X(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, 701)                                                     \
+    X(CUDA_ERROR_LAUNCH_TIMEOUT, 702)                                                              \
+    X(CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, 703)                                               \
+    X(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, 704)                                                 \
+    X(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, 705)                                                     \
+    X(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, 708)                                                      \
+    X(CUDA_ERROR_CONTEXT_IS_DESTROYED, 709)                                                        \
+    X(CUDA_ERROR_ASSERT, 710)                                                                      \
+    X(CUDA_ERROR_TOO_MANY_PEERS, 711)                                                              \
+    X(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, 712)                                              \
+    X(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, 713)                                                  \
+    X(CUDA_ERROR_HARDWARE_STACK_ERROR, 714)                                                        \
+    X(CUDA_ERROR_ILLEGAL_INSTRUCTION, 715)                                                         \
+    X(CUDA_ERROR_MISALIGNED_ADDRESS, 716)                                                          \
+    X(CUDA_ERROR_INVALID_ADDRESS_SPACE, 717)                                                       \
+    X(CUDA_ERROR_INVALID_PC, 718)                                                                  \
+    X(CUDA_ERROR_LAUNCH_FAILED, 719)                                                               \
+    X(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, 720)                                                \
+    X(CUDA_ERROR_TENSOR_MEMORY_LEAK, 721)                                                          \
+    X(CUDA_ERROR_NOT_PERMITTED, 800)                                                               \
+    X(CUDA_ERROR_NOT_SUPPORTED, 801)                                                               \
+    X(CUDA_ERROR_SYSTEM_NOT_READY, 802)                                                            \
+    X(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, 803)                                                      \
+    X(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, 804)                                              \
+    X(CUDA_ERROR_MPS_CONNECTION_FAILED, 805)                                                       \
+    X(CUDA_ERROR_MPS_RPC_FAILURE, 806)                                                             \
+    X(CUDA_ERROR_MPS_SERVER_NOT_READY, 807)                                                        \
+    X(CUDA_ERROR_MPS_MAX_CLIENTS_REACHED, 808)                                                     \
+    X(CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED, 809)                                                 \
+    X(CUDA_ERROR_MPS_CLIENT_TERMINATED, 810)                                                       \
+    X(CUDA_ERROR_CDP_NOT_SUPPORTED, 811)                                                           \
+    X(CUDA_ERROR_CDP_VERSION_MISMATCH, 812)                                                        \
+    X(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 900)                                                  \
+    X(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, 901)                                                  \
+    X(CUDA_ERROR_STREAM_CAPTURE_MERGE, 902)                                                        \
+    X(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, 903)                                                    \
+    X(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, 904)                                                     \
+    X(CUDA_ERROR_STREAM_CAPTURE_ISOLATION, 905)                                                    \
+    X(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, 906)                                                     \
+    X(CUDA_ERROR_CAPTURED_EVENT, 907)                                                              \
+    X(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, 908)                                                 \
+    X(CUDA_ERROR_TIMEOUT, 909)                                                                     \
+    X(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, 910)                                                   \
+    X(CUDA_ERROR_EXTERNAL_DEVICE, 911)                                                             \
+    X(CUDA_ERROR_INVALID_CLUSTER_SIZE, 912)                                                        \
+    X(CUDA_ERROR_FUNCTION_NOT_LOADED, 913)                                                         \
+    X(CUDA_ERROR_INVALID_RESOURCE_TYPE, 914)                                                       \
+    X(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, 915)                                              \
+    X(CUDA_ERROR_KEY_ROTATION, 916)                                                                \
+    X(CUDA_ERROR_UNKNOWN, 999)
 
 #define GPO_CU_RESULT_ENUM_(name, value) GPO_##name = value,
 enum { GPO_CUDA_RESULTS(GPO_CU_RESULT_ENUM_) };
@@ -142,58 +142,58 @@ enum { GPO_CUDA_RESULTS(GPO_CU_RESULT_ENUM_) };
 
 /* ---- CUdevice_attribute ------------------------------------------------------
  * Only the attributes the backend reads (cuda.h 13.0, enum CUdevice_attribute_enum). */
-#define GPO_CU_DEVICE_ATTRIBUTES(X)                                        \
-    X(MAX_THREADS_PER_BLOCK, 1)                                            \
-    X(MAX_BLOCK_DIM_X, 2)                                                  \
-    X(MAX_BLOCK_DIM_Y, 3)                                                  \
-    X(MAX_BLOCK_DIM_Z, 4)                                                  \
-    X(MAX_GRID_DIM_X, 5)                                                   \
-    X(MAX_GRID_DIM_Y, 6)                                                   \
-    X(MAX_GRID_DIM_Z, 7)                                                   \
-    X(MAX_SHARED_MEMORY_PER_BLOCK, 8)                                      \
-    X(TOTAL_CONSTANT_MEMORY, 9)                                            \
-    X(WARP_SIZE, 10)                                                       \
-    X(MAX_REGISTERS_PER_BLOCK, 12)                                         \
-    X(CLOCK_RATE, 13)                                                      \
-    X(MULTIPROCESSOR_COUNT, 16)                                            \
-    X(KERNEL_EXEC_TIMEOUT, 17)                                             \
-    X(INTEGRATED, 18)                                                      \
-    X(CAN_MAP_HOST_MEMORY, 19)                                             \
-    X(COMPUTE_MODE, 20)                                                    \
-    X(CONCURRENT_KERNELS, 31)                                              \
-    X(ECC_ENABLED, 32)                                                     \
-    X(PCI_BUS_ID, 33)                                                      \
-    X(PCI_DEVICE_ID, 34)                                                   \
-    X(MEMORY_CLOCK_RATE, 36)                                               \
-    X(GLOBAL_MEMORY_BUS_WIDTH, 37)                                         \
-    X(L2_CACHE_SIZE, 38)                                                   \
-    X(MAX_THREADS_PER_MULTIPROCESSOR, 39)                                  \
-    X(ASYNC_ENGINE_COUNT, 40)                                              \
-    X(UNIFIED_ADDRESSING, 41)                                              \
-    X(PCI_DOMAIN_ID, 50)                                                   \
-    X(COMPUTE_CAPABILITY_MAJOR, 75)                                        \
-    X(COMPUTE_CAPABILITY_MINOR, 76)                                        \
-    X(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 81)                            \
-    X(MAX_REGISTERS_PER_MULTIPROCESSOR, 82)                                \
-    X(MANAGED_MEMORY, 83)                                                  \
-    X(MULTI_GPU_BOARD, 84)                                                 \
-    X(SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO, 87)                           \
-    X(PAGEABLE_MEMORY_ACCESS, 88)                                          \
-    X(CONCURRENT_MANAGED_ACCESS, 89)                                       \
-    X(COOPERATIVE_LAUNCH, 95)                                              \
-    X(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 97)                               \
-    X(MAX_BLOCKS_PER_MULTIPROCESSOR, 106)                                  \
-    X(MAX_PERSISTING_L2_CACHE_SIZE, 108)                                   \
-    X(CLUSTER_LAUNCH, 120)                                                 \
+#define GPO_CU_DEVICE_ATTRIBUTES(X)                                                                \
+    X(MAX_THREADS_PER_BLOCK, 1)                                                                    \
+    X(MAX_BLOCK_DIM_X, 2)                                                                          \
+    X(MAX_BLOCK_DIM_Y, 3)                                                                          \
+    X(MAX_BLOCK_DIM_Z, 4)                                                                          \
+    X(MAX_GRID_DIM_X, 5)                                                                           \
+    X(MAX_GRID_DIM_Y, 6)                                                                           \
+    X(MAX_GRID_DIM_Z, 7)                                                                           \
+    X(MAX_SHARED_MEMORY_PER_BLOCK, 8)                                                              \
+    X(TOTAL_CONSTANT_MEMORY, 9)                                                                    \
+    X(WARP_SIZE, 10)                                                                               \
+    X(MAX_REGISTERS_PER_BLOCK, 12)                                                                 \
+    X(CLOCK_RATE, 13)                                                                              \
+    X(MULTIPROCESSOR_COUNT, 16)                                                                    \
+    X(KERNEL_EXEC_TIMEOUT, 17)                                                                     \
+    X(INTEGRATED, 18)                                                                              \
+    X(CAN_MAP_HOST_MEMORY, 19)                                                                     \
+    X(COMPUTE_MODE, 20)                                                                            \
+    X(CONCURRENT_KERNELS, 31)                                                                      \
+    X(ECC_ENABLED, 32)                                                                             \
+    X(PCI_BUS_ID, 33)                                                                              \
+    X(PCI_DEVICE_ID, 34)                                                                           \
+    X(MEMORY_CLOCK_RATE, 36)                                                                       \
+    X(GLOBAL_MEMORY_BUS_WIDTH, 37)                                                                 \
+    X(L2_CACHE_SIZE, 38)                                                                           \
+    X(MAX_THREADS_PER_MULTIPROCESSOR, 39)                                                          \
+    X(ASYNC_ENGINE_COUNT, 40)                                                                      \
+    X(UNIFIED_ADDRESSING, 41)                                                                      \
+    X(PCI_DOMAIN_ID, 50)                                                                           \
+    X(COMPUTE_CAPABILITY_MAJOR, 75)                                                                \
+    X(COMPUTE_CAPABILITY_MINOR, 76)                                                                \
+    X(MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 81)                                                    \
+    X(MAX_REGISTERS_PER_MULTIPROCESSOR, 82)                                                        \
+    X(MANAGED_MEMORY, 83)                                                                          \
+    X(MULTI_GPU_BOARD, 84)                                                                         \
+    X(SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO, 87)                                                   \
+    X(PAGEABLE_MEMORY_ACCESS, 88)                                                                  \
+    X(CONCURRENT_MANAGED_ACCESS, 89)                                                               \
+    X(COOPERATIVE_LAUNCH, 95)                                                                      \
+    X(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 97)                                                       \
+    X(MAX_BLOCKS_PER_MULTIPROCESSOR, 106)                                                          \
+    X(MAX_PERSISTING_L2_CACHE_SIZE, 108)                                                           \
+    X(CLUSTER_LAUNCH, 120)                                                                         \
     X(MPS_ENABLED, 133)
 
 #define GPO_CU_ATTRIBUTE_ENUM_(name, value) GPO_CU_DEVICE_ATTRIBUTE_##name = value,
 enum { GPO_CU_DEVICE_ATTRIBUTES(GPO_CU_ATTRIBUTE_ENUM_) };
 
 /* CUcomputemode (cuda.h 13.0): the values CU_DEVICE_ATTRIBUTE_COMPUTE_MODE returns. */
-#define GPO_CU_COMPUTEMODES(X)                                             \
-    X(DEFAULT, 0)                                                          \
-    X(PROHIBITED, 2)                                                       \
+#define GPO_CU_COMPUTEMODES(X)                                                                     \
+    X(DEFAULT, 0)                                                                                  \
+    X(PROHIBITED, 2)                                                                               \
     X(EXCLUSIVE_PROCESS, 3)
 
 #define GPO_CU_COMPUTEMODE_ENUM_(name, value) GPO_CU_COMPUTEMODE_##name = value,
@@ -218,36 +218,36 @@ enum { GPO_CU_COMPUTEMODES(GPO_CU_COMPUTEMODE_ENUM_) };
  * cuCtxPushCurrent_v2/cuCtxPopCurrent_v2 4.0, cuGetErrorName/String 6.0,
  * cuDevicePrimaryCtx* 7.0, cuDevicePrimaryCtxRelease_v2 11.0,
  * cuDeviceGetUuid 9.2, cuDeviceGetUuid_v2 11.4. */
-#define GPO_CUDA_API(X)                                                                        \
-    X(cuInit, cuInit, GPO_DL_REQUIRED, 1, (unsigned int flags))                               \
-    X(cuDriverGetVersion, cuDriverGetVersion, GPO_DL_REQUIRED, 1, (int *version))             \
-    X(cuDeviceGetCount, cuDeviceGetCount, GPO_DL_REQUIRED, 1, (int *count))                   \
-    X(cuDeviceGet, cuDeviceGet, GPO_DL_REQUIRED, 1, (gpo_cu_device * device, int ordinal))    \
-    X(cuDeviceGetName, cuDeviceGetName, GPO_DL_REQUIRED, 1,                                    \
-      (char *name, int len, gpo_cu_device dev))                                                \
-    X(cuDeviceGetAttribute, cuDeviceGetAttribute, GPO_DL_REQUIRED, 1,                          \
-      (int *value, gpo_cu_device_attribute attrib, gpo_cu_device dev))                         \
-    X(cuDeviceTotalMem, cuDeviceTotalMem_v2, GPO_DL_REQUIRED, 1,                               \
-      (size_t * bytes, gpo_cu_device dev))                                                     \
-    X(cuDeviceGetUuid, cuDeviceGetUuid_v2, GPO_DL_OPTIONAL, 1,                                 \
-      (gpo_cu_uuid * uuid, gpo_cu_device dev))                                                 \
-    X(cuDeviceGetUuid_v1, cuDeviceGetUuid, GPO_DL_OPTIONAL, 0,                                 \
-      (gpo_cu_uuid * uuid, gpo_cu_device dev))                                                 \
-    X(cuGetErrorName, cuGetErrorName, GPO_DL_OPTIONAL, 1,                                      \
-      (gpo_cu_result error, const char **text))                                                \
-    X(cuGetErrorString, cuGetErrorString, GPO_DL_OPTIONAL, 1,                                  \
-      (gpo_cu_result error, const char **text))                                                \
-    X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, GPO_DL_OPTIONAL, 1,                  \
-      (gpo_cu_context * ctx, gpo_cu_device dev))                                               \
-    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, GPO_DL_OPTIONAL, 1,             \
-      (gpo_cu_device dev))                                                                     \
-    X(cuCtxPushCurrent, cuCtxPushCurrent_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_context ctx))         \
-    X(cuCtxPopCurrent, cuCtxPopCurrent_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_context * ctx))         \
-    X(cuMemGetInfo, cuMemGetInfo_v2, GPO_DL_OPTIONAL, 1,                                       \
+#define GPO_CUDA_API(X)                                                                            \
+    X(cuInit, cuInit, GPO_DL_REQUIRED, 1, (unsigned int flags))                                    \
+    X(cuDriverGetVersion, cuDriverGetVersion, GPO_DL_REQUIRED, 1, (int *version))                  \
+    X(cuDeviceGetCount, cuDeviceGetCount, GPO_DL_REQUIRED, 1, (int *count))                        \
+    X(cuDeviceGet, cuDeviceGet, GPO_DL_REQUIRED, 1, (gpo_cu_device * device, int ordinal))         \
+    X(cuDeviceGetName, cuDeviceGetName, GPO_DL_REQUIRED, 1,                                        \
+      (char *name, int len, gpo_cu_device dev))                                                    \
+    X(cuDeviceGetAttribute, cuDeviceGetAttribute, GPO_DL_REQUIRED, 1,                              \
+      (int *value, gpo_cu_device_attribute attrib, gpo_cu_device dev))                             \
+    X(cuDeviceTotalMem, cuDeviceTotalMem_v2, GPO_DL_REQUIRED, 1,                                   \
+      (size_t * bytes, gpo_cu_device dev))                                                         \
+    X(cuDeviceGetUuid, cuDeviceGetUuid_v2, GPO_DL_OPTIONAL, 1,                                     \
+      (gpo_cu_uuid * uuid, gpo_cu_device dev))                                                     \
+    X(cuDeviceGetUuid_v1, cuDeviceGetUuid, GPO_DL_OPTIONAL, 0,                                     \
+      (gpo_cu_uuid * uuid, gpo_cu_device dev))                                                     \
+    X(cuGetErrorName, cuGetErrorName, GPO_DL_OPTIONAL, 1,                                          \
+      (gpo_cu_result error, const char **text))                                                    \
+    X(cuGetErrorString, cuGetErrorString, GPO_DL_OPTIONAL, 1,                                      \
+      (gpo_cu_result error, const char **text))                                                    \
+    X(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, GPO_DL_OPTIONAL, 1,                      \
+      (gpo_cu_context * ctx, gpo_cu_device dev))                                                   \
+    X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, GPO_DL_OPTIONAL, 1,                 \
+      (gpo_cu_device dev))                                                                         \
+    X(cuCtxPushCurrent, cuCtxPushCurrent_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_context ctx))             \
+    X(cuCtxPopCurrent, cuCtxPopCurrent_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_context * ctx))             \
+    X(cuMemGetInfo, cuMemGetInfo_v2, GPO_DL_OPTIONAL, 1,                                           \
       (size_t * free_bytes, size_t * total_bytes))
 
 /* One function-pointer type per entry: gpo_pfn_cuInit, ... */
-#define GPO_CUDA_PFN_(field, symbol, required, checked, params)                                \
+#define GPO_CUDA_PFN_(field, symbol, required, checked, params)                                    \
     typedef gpo_cu_result(*gpo_pfn_##field) params;
 GPO_CUDA_API(GPO_CUDA_PFN_)
 

@@ -16,51 +16,49 @@ enum { K_INFO, K_NUM, K_BOOL, K_MHZ, K_MODE };
  * essential: even "unknown attribute" (CUDA_ERROR_INVALID_VALUE, which an
  * older driver answers for attributes newer than itself) fails the listing;
  * every attribute here except those exists since CUDA 2.x-7.x. */
-#define CUDA_READ_ATTRS(X)                                                                     \
-    X(CC_MAJOR, COMPUTE_CAPABILITY_MAJOR, NULL, K_INFO, 1)                                     \
-    X(CC_MINOR, COMPUTE_CAPABILITY_MINOR, NULL, K_INFO, 1)                                     \
-    X(SMS, MULTIPROCESSOR_COUNT, NULL, K_INFO, 0)                                              \
-    X(WARP, WARP_SIZE, NULL, K_INFO, 0)                                                        \
-    X(CLOCK, CLOCK_RATE, NULL, K_INFO, 0)                                                      \
-    X(MAX_TPB, MAX_THREADS_PER_BLOCK, NULL, K_INFO, 0)                                         \
-    X(SHMEM_BLOCK, MAX_SHARED_MEMORY_PER_BLOCK, NULL, K_INFO, 0)                               \
-    X(L2, L2_CACHE_SIZE, NULL, K_INFO, 0)                                                      \
-    X(ECC, ECC_ENABLED, NULL, K_INFO, 0)                                                       \
-    X(INTEGRATED, INTEGRATED, NULL, K_INFO, 0)                                                 \
-    X(UNIFIED, UNIFIED_ADDRESSING, NULL, K_INFO, 0)                                            \
-    X(PCI_DOMAIN, PCI_DOMAIN_ID, NULL, K_INFO, 0)                                              \
-    X(PCI_BUS, PCI_BUS_ID, NULL, K_INFO, 0)                                                    \
-    X(PCI_DEVICE, PCI_DEVICE_ID, NULL, K_INFO, 0)                                              \
-    X(MEM_CLOCK, MEMORY_CLOCK_RATE, "memory_clock_mhz", K_MHZ, 0)                              \
-    X(BUS_WIDTH, GLOBAL_MEMORY_BUS_WIDTH, "memory_bus_width_bits", K_NUM, 0)                   \
-    X(SHMEM_OPTIN, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "shared_mem_per_block_optin", K_NUM, 0)  \
-    X(SHMEM_SM, MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, "shared_mem_per_multiprocessor", K_NUM,  \
-      0)                                                                                       \
-    X(TPSM, MAX_THREADS_PER_MULTIPROCESSOR, "max_threads_per_multiprocessor", K_NUM, 0)        \
-    X(BPSM, MAX_BLOCKS_PER_MULTIPROCESSOR, "max_blocks_per_multiprocessor", K_NUM, 0)          \
-    X(REG_BLOCK, MAX_REGISTERS_PER_BLOCK, "registers_per_block", K_NUM, 0)                     \
-    X(REG_SM, MAX_REGISTERS_PER_MULTIPROCESSOR, "registers_per_multiprocessor", K_NUM, 0)      \
-    X(CONST_MEM, TOTAL_CONSTANT_MEMORY, "total_constant_memory", K_NUM, 0)                     \
-    X(BLOCK_X, MAX_BLOCK_DIM_X, "max_block_dim_x", K_NUM, 0)                                   \
-    X(BLOCK_Y, MAX_BLOCK_DIM_Y, "max_block_dim_y", K_NUM, 0)                                   \
-    X(BLOCK_Z, MAX_BLOCK_DIM_Z, "max_block_dim_z", K_NUM, 0)                                   \
-    X(GRID_X, MAX_GRID_DIM_X, "max_grid_dim_x", K_NUM, 0)                                      \
-    X(GRID_Y, MAX_GRID_DIM_Y, "max_grid_dim_y", K_NUM, 0)                                      \
-    X(GRID_Z, MAX_GRID_DIM_Z, "max_grid_dim_z", K_NUM, 0)                                      \
-    X(ASYNC, ASYNC_ENGINE_COUNT, "async_engine_count", K_NUM, 0)                               \
-    X(FP64_RATIO, SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO, "single_to_double_perf_ratio", K_NUM, \
-      0)                                                                                       \
-    X(PERSIST_L2, MAX_PERSISTING_L2_CACHE_SIZE, "max_persisting_l2_bytes", K_NUM, 0)           \
-    X(MODE, COMPUTE_MODE, "compute_mode", K_MODE, 0)                                           \
-    X(MANAGED, MANAGED_MEMORY, "managed_memory", K_BOOL, 0)                                    \
-    X(CONC_MANAGED, CONCURRENT_MANAGED_ACCESS, "concurrent_managed_access", K_BOOL, 0)         \
-    X(PAGEABLE, PAGEABLE_MEMORY_ACCESS, "pageable_memory_access", K_BOOL, 0)                   \
-    X(TIMEOUT, KERNEL_EXEC_TIMEOUT, "kernel_exec_timeout", K_BOOL, 0)                          \
-    X(MAP_HOST, CAN_MAP_HOST_MEMORY, "can_map_host_memory", K_BOOL, 0)                         \
-    X(CONC_KERNELS, CONCURRENT_KERNELS, "concurrent_kernels", K_BOOL, 0)                       \
-    X(MULTI_BOARD, MULTI_GPU_BOARD, "multi_gpu_board", K_BOOL, 0)                              \
-    X(COOP, COOPERATIVE_LAUNCH, "cooperative_launch", K_BOOL, 0)                               \
-    X(CLUSTER, CLUSTER_LAUNCH, "cluster_launch", K_BOOL, 0)                                    \
+#define CUDA_READ_ATTRS(X)                                                                         \
+    X(CC_MAJOR, COMPUTE_CAPABILITY_MAJOR, NULL, K_INFO, 1)                                         \
+    X(CC_MINOR, COMPUTE_CAPABILITY_MINOR, NULL, K_INFO, 1)                                         \
+    X(SMS, MULTIPROCESSOR_COUNT, NULL, K_INFO, 0)                                                  \
+    X(WARP, WARP_SIZE, NULL, K_INFO, 0)                                                            \
+    X(CLOCK, CLOCK_RATE, NULL, K_INFO, 0)                                                          \
+    X(MAX_TPB, MAX_THREADS_PER_BLOCK, NULL, K_INFO, 0)                                             \
+    X(SHMEM_BLOCK, MAX_SHARED_MEMORY_PER_BLOCK, NULL, K_INFO, 0)                                   \
+    X(L2, L2_CACHE_SIZE, NULL, K_INFO, 0)                                                          \
+    X(ECC, ECC_ENABLED, NULL, K_INFO, 0)                                                           \
+    X(INTEGRATED, INTEGRATED, NULL, K_INFO, 0)                                                     \
+    X(UNIFIED, UNIFIED_ADDRESSING, NULL, K_INFO, 0)                                                \
+    X(PCI_DOMAIN, PCI_DOMAIN_ID, NULL, K_INFO, 0)                                                  \
+    X(PCI_BUS, PCI_BUS_ID, NULL, K_INFO, 0)                                                        \
+    X(PCI_DEVICE, PCI_DEVICE_ID, NULL, K_INFO, 0)                                                  \
+    X(MEM_CLOCK, MEMORY_CLOCK_RATE, "memory_clock_mhz", K_MHZ, 0)                                  \
+    X(BUS_WIDTH, GLOBAL_MEMORY_BUS_WIDTH, "memory_bus_width_bits", K_NUM, 0)                       \
+    X(SHMEM_OPTIN, MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "shared_mem_per_block_optin", K_NUM, 0)      \
+    X(SHMEM_SM, MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, "shared_mem_per_multiprocessor", K_NUM, 0)   \
+    X(TPSM, MAX_THREADS_PER_MULTIPROCESSOR, "max_threads_per_multiprocessor", K_NUM, 0)            \
+    X(BPSM, MAX_BLOCKS_PER_MULTIPROCESSOR, "max_blocks_per_multiprocessor", K_NUM, 0)              \
+    X(REG_BLOCK, MAX_REGISTERS_PER_BLOCK, "registers_per_block", K_NUM, 0)                         \
+    X(REG_SM, MAX_REGISTERS_PER_MULTIPROCESSOR, "registers_per_multiprocessor", K_NUM, 0)          \
+    X(CONST_MEM, TOTAL_CONSTANT_MEMORY, "total_constant_memory", K_NUM, 0)                         \
+    X(BLOCK_X, MAX_BLOCK_DIM_X, "max_block_dim_x", K_NUM, 0)                                       \
+    X(BLOCK_Y, MAX_BLOCK_DIM_Y, "max_block_dim_y", K_NUM, 0)                                       \
+    X(BLOCK_Z, MAX_BLOCK_DIM_Z, "max_block_dim_z", K_NUM, 0)                                       \
+    X(GRID_X, MAX_GRID_DIM_X, "max_grid_dim_x", K_NUM, 0)                                          \
+    X(GRID_Y, MAX_GRID_DIM_Y, "max_grid_dim_y", K_NUM, 0)                                          \
+    X(GRID_Z, MAX_GRID_DIM_Z, "max_grid_dim_z", K_NUM, 0)                                          \
+    X(ASYNC, ASYNC_ENGINE_COUNT, "async_engine_count", K_NUM, 0)                                   \
+    X(FP64_RATIO, SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO, "single_to_double_perf_ratio", K_NUM, 0)  \
+    X(PERSIST_L2, MAX_PERSISTING_L2_CACHE_SIZE, "max_persisting_l2_bytes", K_NUM, 0)               \
+    X(MODE, COMPUTE_MODE, "compute_mode", K_MODE, 0)                                               \
+    X(MANAGED, MANAGED_MEMORY, "managed_memory", K_BOOL, 0)                                        \
+    X(CONC_MANAGED, CONCURRENT_MANAGED_ACCESS, "concurrent_managed_access", K_BOOL, 0)             \
+    X(PAGEABLE, PAGEABLE_MEMORY_ACCESS, "pageable_memory_access", K_BOOL, 0)                       \
+    X(TIMEOUT, KERNEL_EXEC_TIMEOUT, "kernel_exec_timeout", K_BOOL, 0)                              \
+    X(MAP_HOST, CAN_MAP_HOST_MEMORY, "can_map_host_memory", K_BOOL, 0)                             \
+    X(CONC_KERNELS, CONCURRENT_KERNELS, "concurrent_kernels", K_BOOL, 0)                           \
+    X(MULTI_BOARD, MULTI_GPU_BOARD, "multi_gpu_board", K_BOOL, 0)                                  \
+    X(COOP, COOPERATIVE_LAUNCH, "cooperative_launch", K_BOOL, 0)                                   \
+    X(CLUSTER, CLUSTER_LAUNCH, "cluster_launch", K_BOOL, 0)                                        \
     X(MPS, MPS_ENABLED, "mps_enabled", K_BOOL, 0)
 
 enum {
@@ -133,9 +131,9 @@ static void format_uuid(const gpo_cu_uuid *u, char *out, size_t cap)
     }
     /* nvidia-smi's form: GPU- then the 16 bytes as 8-4-4-4-12 hex digits. */
     gpo_snprintf(out, cap,
-                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-                 b[13], b[14], b[15]);
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                 b[14], b[15]);
 }
 
 /* Adds a number or bool to the details; 0 on success, -1 when cJSON runs
@@ -271,8 +269,9 @@ static gpuopt_status one_device(gpo_cuda_state *s, int index, gpo_device_list *o
 
     gpo_cuda_arch_info arch;
     if (gpo_cuda_arch_lookup(in->cc_major, in->cc_minor, &arch) != 0) {
-        st = gpo_fail(GPUOPT_ERR_DRIVER, "%s: the driver reports compute capability %d.%d, "
-                                         "which is not one",
+        st = gpo_fail(GPUOPT_ERR_DRIVER,
+                      "%s: the driver reports compute capability %d.%d, "
+                      "which is not one",
                       what, in->cc_major, in->cc_minor);
         goto out;
     }

@@ -14,16 +14,16 @@ typedef struct gpo_cuda_state {
     /* Driver mode: the library loaded and cuInit succeeded. */
     void *handle;
     gpo_cuda_api api;
-    int driver_version;        /* cuDriverGetVersion (13000), -1 when it failed */
-    char kernel_version[64];   /* "580.65.06" from /proc/driver/nvidia/version, "" */
-    pid_t pid;                 /* the process that initialised the driver */
+    int driver_version;      /* cuDriverGetVersion (13000), -1 when it failed */
+    char kernel_version[64]; /* "580.65.06" from /proc/driver/nvidia/version, "" */
+    pid_t pid;               /* the process that initialised the driver */
 
     /* Kernel-only mode: no usable driver library, but the kernel module
      * lists GPUs under /proc/driver/nvidia/gpus (bus ids, sorted). */
     int kernel_only;
     char **kernel_gpus;
     size_t n_kernel_gpus;
-    char why_unusable[512];    /* the reason the library is not used */
+    char why_unusable[512]; /* the reason the library is not used */
 } gpo_cuda_state;
 
 extern const gpo_backend gpo_backend_cuda;

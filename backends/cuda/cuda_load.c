@@ -94,7 +94,10 @@ static void state_free(gpo_cuda_state *s)
     free(s);
 }
 
-void gpo_cuda_unload(void *state) { state_free(state); }
+void gpo_cuda_unload(void *state)
+{
+    state_free(state);
+}
 
 /* The library is unusable for `why` (already in words). With
  * GPUOPT_ERR_UNAVAILABLE (no driver library) and GPUs listed by the kernel
@@ -138,12 +141,11 @@ static void install_advice(const gpo_fs *fs, char *out, size_t cap)
     if (dot)
         *dot = '\0';
     if (version[0])
-        gpo_snprintf(match, sizeof match, " of the kernel module's version %s", version);
+        gpo_snprintf(match, sizeof match, " of version %s", version);
     gpo_snprintf(out, cap,
-                 "install the NVIDIA driver's user-space CUDA library libcuda.so.1%s (Debian: "
-                 "libcuda1; Ubuntu: libnvidia-compute-%s; NVIDIA's repositories: "
-                 "nvidia-driver-cuda-libs), or in a container start it with the NVIDIA "
-                 "Container Toolkit (--gpus)",
+                 "install the driver's libcuda.so.1%s (Debian: libcuda1; Ubuntu: "
+                 "libnvidia-compute-%s), or in a container use the NVIDIA Container Toolkit "
+                 "(--gpus)",
                  match, branch);
 }
 

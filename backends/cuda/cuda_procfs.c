@@ -84,11 +84,13 @@ static const struct info_key {
     const char *key;
     size_t offset, size;
 } info_keys[] = {
-#define KEY_(k, f) {k, offsetof(gpu_info, f), sizeof(((gpu_info *)0)->f)}
-    KEY_("Model", model),          KEY_("GPU UUID", uuid),     KEY_("Bus Location", bus),
-    KEY_("Video BIOS", vbios),     KEY_("Bus Type", bus_type), KEY_("IRQ", irq),
-    KEY_("Device Minor", minor),   KEY_("GPU Firmware", firmware),
-    KEY_("GPU Excluded", excluded),
+#define KEY_(k, f)                                                                                 \
+    {                                                                                              \
+        k, offsetof(gpu_info, f), sizeof(((gpu_info *)0)->f)                                       \
+    }
+    KEY_("Model", model),        KEY_("GPU UUID", uuid),         KEY_("Bus Location", bus),
+    KEY_("Video BIOS", vbios),   KEY_("Bus Type", bus_type),     KEY_("IRQ", irq),
+    KEY_("Device Minor", minor), KEY_("GPU Firmware", firmware), KEY_("GPU Excluded", excluded),
 #undef KEY_
 };
 
@@ -154,8 +156,7 @@ static gpuopt_status kernel_device(gpo_cuda_state *s, const gpo_fs *fs, size_t i
         in->pci_bus_id[0] = '\0';
     gpo_strlcpy(in->driver_version, s->kernel_version, sizeof in->driver_version);
     if (in->pci_bus_id[0])
-        gpo_fs_readf(fs, pci_id, sizeof pci_id, "/sys/bus/pci/devices/%s/device",
-                     in->pci_bus_id);
+        gpo_fs_readf(fs, pci_id, sizeof pci_id, "/sys/bus/pci/devices/%s/device", in->pci_bus_id);
 
     cJSON *d = gpo_device_details(dev, "cuda");
     int bad = !d;

@@ -27,8 +27,8 @@ int fake_cuda_open(fake_cuda *f, const char *path)
     f->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!f->handle)
         return -1;
-    /* POSIX lets a dlsym result become a function pointer; copy the bytes
-     * so -Wpedantic stays quiet. */
+        /* POSIX lets a dlsym result become a function pointer; copy the bytes
+         * so -Wpedantic stays quiet. */
 #define SYM_(field, name)                                                                          \
     do {                                                                                           \
         void *p_ = dlsym(f->handle, name);                                                         \

@@ -31,12 +31,12 @@ _Static_assert(GPO_CUDA_ERROR_INSUFFICIENT_DRIVER == (int)cudaErrorInsufficientD
                "CUDA_ERROR_INSUFFICIENT_DRIVER must be the runtime's cudaErrorInsufficientDriver");
 
 #define ATTR_CHECK_(name, value)                                                                   \
-    _Static_assert(GPO_CU_DEVICE_ATTRIBUTE_##name == (int)CU_DEVICE_ATTRIBUTE_##name,               \
+    _Static_assert(GPO_CU_DEVICE_ATTRIBUTE_##name == (int)CU_DEVICE_ATTRIBUTE_##name,              \
                    "CU_DEVICE_ATTRIBUTE_" #name " differs from cuda.h");
 GPO_CU_DEVICE_ATTRIBUTES(ATTR_CHECK_)
 
 #define MODE_CHECK_(name, value)                                                                   \
-    _Static_assert(GPO_CU_COMPUTEMODE_##name == (int)CU_COMPUTEMODE_##name,                         \
+    _Static_assert(GPO_CU_COMPUTEMODE_##name == (int)CU_COMPUTEMODE_##name,                        \
                    "CU_COMPUTEMODE_" #name " differs from cuda.h");
 GPO_CU_COMPUTEMODES(MODE_CHECK_)
 
@@ -58,7 +58,7 @@ _Static_assert(sizeof(gpo_cu_device_attribute) == sizeof(CUdevice_attribute), "a
  * cuDeviceTotalMem_v2); entries not checked are legacy symbols cuda.h no
  * longer declares. */
 #define PROTO_CHECK_1(field, params)                                                               \
-    _Static_assert(__builtin_types_compatible_p(__typeof__(&field), CUresult(*) params),            \
+    _Static_assert(__builtin_types_compatible_p(__typeof__(&field), CUresult(*) params),           \
                    #field " prototype differs from cuda.h");
 #define PROTO_CHECK_0(field, params)
 #define PROTO_CHECK_(field, symbol, required, checked, params) PROTO_CHECK_##checked(field, params)

@@ -141,11 +141,11 @@ static void listing_creates_no_context(void **state)
     void *st = NULL;
     gpo_device_list list;
     char why[512];
-    assert_int_equal(list_with(FAKE_CUDA_FULL,
-                               fake_devices("h100-sxm5.json", "a100-sxm4-40gb.json", "t4.json",
-                                            NULL),
-                               &st, &list, why, sizeof why),
-                     GPUOPT_OK);
+    assert_int_equal(
+        list_with(FAKE_CUDA_FULL,
+                  fake_devices("h100-sxm5.json", "a100-sxm4-40gb.json", "t4.json", NULL), &st,
+                  &list, why, sizeof why),
+        GPUOPT_OK);
     assert_int_equal(list.n, 3);
     assert_int_equal(full.calls("cuDevicePrimaryCtxRetain"), 0);
     assert_int_equal(full.calls("cuCtxPushCurrent_v2"), 0);
@@ -172,10 +172,9 @@ static void device_order_and_visibility_are_the_drivers(void **state)
     gpo_device_list list;
     char why[512];
     setenv("CUDA_VISIBLE_DEVICES", "2,0", 1);
-    gpuopt_status s = list_with(FAKE_CUDA_FULL,
-                                fake_devices("h100-sxm5.json", "a100-sxm4-40gb.json", "t4.json",
-                                             NULL),
-                                &st, &list, why, sizeof why);
+    gpuopt_status s = list_with(
+        FAKE_CUDA_FULL, fake_devices("h100-sxm5.json", "a100-sxm4-40gb.json", "t4.json", NULL), &st,
+        &list, why, sizeof why);
     unsetenv("CUDA_VISIBLE_DEVICES");
     assert_int_equal(s, GPUOPT_OK);
     assert_int_equal(list.n, 2);
@@ -192,9 +191,9 @@ static void details_hold_what_the_record_has_no_field_for(void **state)
     void *st = NULL;
     gpo_device_list list;
     char why[512];
-    assert_int_equal(
-        list_with(FAKE_CUDA_FULL, fake_devices("h100-sxm5.json", NULL), &st, &list, why, sizeof why),
-        GPUOPT_OK);
+    assert_int_equal(list_with(FAKE_CUDA_FULL, fake_devices("h100-sxm5.json", NULL), &st, &list,
+                               why, sizeof why),
+                     GPUOPT_OK);
     gpuopt_device *d = list.items[0];
     assert_true(cuda_detail_number(d, "memory_bus_width_bits") == 5120);
     assert_true(cuda_detail_number(d, "memory_clock_mhz") == 2619);
@@ -273,9 +272,9 @@ static void old_driver_uuid_comes_from_the_unversioned_call(void **state)
     void *st = NULL;
     gpo_device_list list;
     char why[512];
-    assert_int_equal(list_with(FAKE_CUDA_LEGACY, fake_devices("k80.json", NULL), &st, &list, why,
-                               sizeof why),
-                     GPUOPT_OK);
+    assert_int_equal(
+        list_with(FAKE_CUDA_LEGACY, fake_devices("k80.json", NULL), &st, &list, why, sizeof why),
+        GPUOPT_OK);
     assert_string_equal(list.items[0]->info.uuid, "GPU-6d5f3c1e-2b8a-4f0e-9c71-0a3b5e7d9f21");
     assert_int_equal(legacy.calls("cuDeviceGetUuid"), 1);
     assert_int_equal(legacy.calls("cuDeviceGetUuid_v2"), 0);

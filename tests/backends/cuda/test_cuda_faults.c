@@ -34,9 +34,9 @@ static int setup(void **state)
 /* One session's outcome: the first failing step and its words. */
 typedef struct session {
     gpuopt_status status;
-    char step[16];     /* "load", "enumerate", "memory_free" or "" */
+    char step[16]; /* "load", "enumerate", "memory_free" or "" */
     char message[1024];
-    char note[512];    /* report reason of a successful load */
+    char note[512]; /* report reason of a successful load */
     size_t devices;
 } session;
 

@@ -28,8 +28,7 @@ static int setup(void **state)
     return 0;
 }
 
-static gpuopt_status load(const char *library, const char *root, void **st,
-                          gpo_backend_report *rep)
+static gpuopt_status load(const char *library, const char *root, void **st, gpo_backend_report *rep)
 {
     cuda_env e;
     cuda_env_init(&e, library, root);
@@ -53,7 +52,8 @@ static const struct init_case {
     {"CUDA_ERROR_NOT_INITIALIZED", GPUOPT_ERR_DRIVER, "fork()ed from one that had already"},
     {"CUDA_ERROR_OPERATING_SYSTEM", GPUOPT_ERR_DRIVER, "/dev/nvidia"},
     {"CUDA_ERROR_SYSTEM_NOT_READY", GPUOPT_ERR_DRIVER, "nvidia-fabricmanager"},
-    {"CUDA_ERROR_UNKNOWN", GPUOPT_ERR_DRIVER, "cuInit failed with CUDA_ERROR_UNKNOWN (unknown error)"},
+    {"CUDA_ERROR_UNKNOWN", GPUOPT_ERR_DRIVER,
+     "cuInit failed with CUDA_ERROR_UNKNOWN (unknown error)"},
     {"12345", GPUOPT_ERR_DRIVER, "cuInit failed with CUresult 12345"},
 };
 
@@ -172,8 +172,8 @@ static void old_driver_results_are_named_from_the_built_in_table(void **state)
     gpo_backend_report rep;
     void *st = NULL;
     /* The legacy flavour has no cuGetErrorName/cuGetErrorString. */
-    fake_cuda_configure(&legacy, fake_devices("k80.json", NULL), "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-                        NULL);
+    fake_cuda_configure(&legacy, fake_devices("k80.json", NULL),
+                        "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", NULL);
     assert_int_equal(load(FAKE_CUDA_LEGACY, NO_KERNEL_DRIVER, &st, &rep), GPUOPT_ERR_DRIVER);
     assert_non_null(strstr(rep.reason, "cuInit failed with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:"));
     assert_int_equal(legacy.calls("cuGetErrorName"), 0);

@@ -90,8 +90,7 @@ static void driver_without_the_v2_release_cannot_tell(void **state)
     gpo_route route;
     memset(&route, 0, sizeof route);
     uint64_t free_bytes = 7;
-    assert_int_equal(gpo_backend_cuda.memory_free(st, &route, &free_bytes),
-                     GPUOPT_ERR_UNSUPPORTED);
+    assert_int_equal(gpo_backend_cuda.memory_free(st, &route, &free_bytes), GPUOPT_ERR_UNSUPPORTED);
     assert_int_equal(free_bytes, 0);
     assert_non_null(strstr(gpo_detail_get(), "lacks cuDevicePrimaryCtxRelease_v2"));
     assert_int_equal(legacy.calls("cuDevicePrimaryCtxRetain"), 0);
@@ -110,8 +109,7 @@ static void kernel_only_state_cannot_read_free_memory(void **state)
     gpo_route route;
     memset(&route, 0, sizeof route);
     uint64_t free_bytes = 7;
-    assert_int_equal(gpo_backend_cuda.memory_free(st, &route, &free_bytes),
-                     GPUOPT_ERR_UNSUPPORTED);
+    assert_int_equal(gpo_backend_cuda.memory_free(st, &route, &free_bytes), GPUOPT_ERR_UNSUPPORTED);
     assert_int_equal(free_bytes, 0);
     assert_non_null(strstr(gpo_detail_get(), "needs the CUDA driver library"));
     gpo_backend_cuda.unload(st);

@@ -17,55 +17,45 @@
  *                                    first index that is not one; "" hides all
  * Which symbols are exported is the linker map's business (full.map,
  * legacy.map, broken.map), so one source builds every flavour. */
-#include <cjson/cJSON.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda/cuda_api.h"
+#include "fake_cuda.h"
 
-#define FAKE_MAX_DEVICES 16
-#define FAKE_MAX_RULES 16
 #define FAKE_STACK 16
-
-typedef struct fake_device {
-    char name[256];
-    int attrs_set[160]; /* 1 when attrs[i] comes from the file */
-    int attrs[160];
-    size_t total, free_mem;
-    gpo_cu_uuid uuid;
-    int refcount; /* primary context retains minus releases */
-} fake_device;
-
-typedef struct fake_rule {
-    char sym[64];
-    long nth; /* 0: every call */
-    gpo_cu_result result;
-} fake_rule;
 
 /* Every symbol the fake implements, so calls are counted by name. */
 static const char *const fake_syms[] = {
-    "cuInit",           "cuDriverGetVersion",  "cuDeviceGetCount",
-    "cuDeviceGet",      "cuDeviceGetName",     "cuDeviceGetAttribute",
-    "cuDeviceTotalMem", "cuDeviceTotalMem_v2", "cuDeviceGetUuid",
-    "cuDeviceGetUuid_v2", "cuGetErrorName",    "cuGetErrorString",
-    "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2",
-    "cuCtxPushCurrent", "cuCtxPushCurrent_v2", "cuCtxPopCurrent",
-    "cuCtxPopCurrent_v2", "cuMemGetInfo",      "cuMemGetInfo_v2",
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuDeviceGetCount",
+    "cuDeviceGet",
+    "cuDeviceGetName",
+    "cuDeviceGetAttribute",
+    "cuDeviceTotalMem",
+    "cuDeviceTotalMem_v2",
+    "cuDeviceGetUuid",
+    "cuDeviceGetUuid_v2",
+    "cuGetErrorName",
+    "cuGetErrorString",
+    "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuCtxPushCurrent",
+    "cuCtxPushCurrent_v2",
+    "cuCtxPopCurrent",
+    "cuCtxPopCurrent_v2",
+    "cuMemGetInfo",
+    "cuMemGetInfo_v2",
 };
 #define N_SYMS (sizeof fake_syms / sizeof fake_syms[0])
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int configured;
-static char config_error[512];
-static fake_device devices[FAKE_MAX_DEVICES];
-static int n_devices;
-static gpo_cu_result init_result;
-static int driver_version;
-static fake_rule rules[FAKE_MAX_RULES];
-static int n_rules;
+static fake_config cfg;
 static long calls[N_SYMS];
 static int initialised;
 static pid_t init_pid;
@@ -74,223 +64,16 @@ static int contexts_created;
 static _Thread_local fake_device *stack[FAKE_STACK];
 static _Thread_local int depth;
 
-static const struct {
-    int value;
-    const char *name;
-} attr_names[] = {
-#define ATTR_NAME_(name, value) {value, #name},
-    GPO_CU_DEVICE_ATTRIBUTES(ATTR_NAME_)
-#undef ATTR_NAME_
-};
-
-static const struct {
-    gpo_cu_result value;
-    const char *name;
-} result_names[] = {
-#define RESULT_NAME_(name, value) {value, #name},
-    GPO_CUDA_RESULTS(RESULT_NAME_)
-#undef RESULT_NAME_
-};
-
-static const char *result_name(gpo_cu_result r)
-{
-    for (size_t i = 0; i < sizeof result_names / sizeof result_names[0]; i++)
-        if (result_names[i].value == r)
-            return result_names[i].name;
-    return NULL;
-}
-
-static int parse_result(const char *text, gpo_cu_result *out)
-{
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*text && !*end) {
-        *out = (gpo_cu_result)v;
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof result_names / sizeof result_names[0]; i++)
-        if (strcmp(result_names[i].name, text) == 0) {
-            *out = result_names[i].value;
-            return 0;
-        }
-    return -1;
-}
-
-static int attr_index(const char *name)
-{
-    for (size_t i = 0; i < sizeof attr_names / sizeof attr_names[0]; i++)
-        if (strcmp(attr_names[i].name, name) == 0)
-            return attr_names[i].value;
-    return -1;
-}
-
-static int parse_uuid(const char *text, gpo_cu_uuid *u)
-{
-    int n = 0;
-    if (strncmp(text, "GPU-", 4) != 0)
-        return -1;
-    for (const char *p = text + 4; *p && n < 32; p++) {
-        if (*p == '-')
-            continue;
-        unsigned v;
-        if (sscanf(p, "%1x", &v) != 1)
-            return -1;
-        u->bytes[n / 2] = (char)((unsigned char)u->bytes[n / 2] | (v << (n % 2 ? 0 : 4)));
-        n++;
-    }
-    return n == 32 ? 0 : -1;
-}
-
-static int load_device(const char *path, fake_device *d)
-{
-    int rc = -1;
-    char *text = NULL;
-    cJSON *root = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(config_error, sizeof config_error, "cannot open %s", path);
-        return -1;
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    text = calloc(1, (size_t)len + 1);
-    if (!text || fread(text, 1, (size_t)len, f) != (size_t)len)
-        goto out;
-    root = cJSON_Parse(text);
-    const cJSON *name = cJSON_GetObjectItem(root, "name");
-    const cJSON *cc = cJSON_GetObjectItem(root, "compute_capability");
-    const cJSON *total = cJSON_GetObjectItem(root, "total_memory_bytes");
-    const cJSON *free_mem = cJSON_GetObjectItem(root, "free_memory_bytes");
-    const cJSON *uuid = cJSON_GetObjectItem(root, "uuid");
-    const cJSON *attrs = cJSON_GetObjectItem(root, "attributes");
-    if (!cJSON_IsString(name) || !cJSON_IsArray(cc) || cJSON_GetArraySize(cc) != 2 ||
-        !cJSON_IsNumber(total) || !cJSON_IsString(uuid) || !cJSON_IsObject(attrs)) {
-        snprintf(config_error, sizeof config_error,
-                 "%s: needs name, compute_capability [major, minor], total_memory_bytes, uuid, "
-                 "attributes",
-                 path);
-        goto out;
-    }
-    memset(d, 0, sizeof *d);
-    snprintf(d->name, sizeof d->name, "%s", name->valuestring);
-    d->total = (size_t)total->valuedouble;
-    d->free_mem = cJSON_IsNumber(free_mem) ? (size_t)free_mem->valuedouble : d->total;
-    if (parse_uuid(uuid->valuestring, &d->uuid) != 0) {
-        snprintf(config_error, sizeof config_error, "%s: malformed uuid", path);
-        goto out;
-    }
-    d->attrs[GPO_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] = cJSON_GetArrayItem(cc, 0)->valueint;
-    d->attrs[GPO_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR] = cJSON_GetArrayItem(cc, 1)->valueint;
-    d->attrs_set[GPO_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] = 1;
-    d->attrs_set[GPO_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR] = 1;
-    const cJSON *a;
-    cJSON_ArrayForEach(a, attrs)
-    {
-        int idx = attr_index(a->string);
-        if (idx < 0 || !cJSON_IsNumber(a)) {
-            snprintf(config_error, sizeof config_error, "%s: unknown attribute or value %s", path,
-                     a->string);
-            goto out;
-        }
-        d->attrs[idx] = a->valueint;
-        d->attrs_set[idx] = 1;
-    }
-    rc = 0;
-out:
-    if (rc && !config_error[0])
-        snprintf(config_error, sizeof config_error, "%s: not valid JSON", path);
-    cJSON_Delete(root);
-    free(text);
-    fclose(f);
-    return rc;
-}
-
-static void parse_rules(const char *text)
-{
-    char buf[1024];
-    char *save = NULL;
-    snprintf(buf, sizeof buf, "%s", text);
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        char *c1 = strchr(tok, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        fake_rule *r = &rules[n_rules];
-        if (!c2 || n_rules == FAKE_MAX_RULES) {
-            snprintf(config_error, sizeof config_error, "GPUOPT_FAKE_CUDA_FAIL: bad rule %s", tok);
-            return;
-        }
-        *c1 = *c2 = '\0';
-        snprintf(r->sym, sizeof r->sym, "%s", tok);
-        r->nth = strcmp(c1 + 1, "*") == 0 ? 0 : strtol(c1 + 1, NULL, 10);
-        if ((r->nth < 1 && strcmp(c1 + 1, "*") != 0) || parse_result(c2 + 1, &r->result) != 0) {
-            snprintf(config_error, sizeof config_error, "GPUOPT_FAKE_CUDA_FAIL: bad rule %s", tok);
-            return;
-        }
-        n_rules++;
-    }
-}
-
-/* CUDA_VISIBLE_DEVICES with indices (the CUDA C++ Programming Guide,
- * "CUDA Environment Variables": devices not listed are hidden, the order is
- * the listed one, and an invalid index ends the list). */
-static void apply_visibility(const char *text)
-{
-    static fake_device all[FAKE_MAX_DEVICES];
-    int n_all = n_devices, n = 0;
-    memcpy(all, devices, sizeof all);
-    const char *p = text;
-    while (*p && n < FAKE_MAX_DEVICES) {
-        char *end;
-        long idx = strtol(p, &end, 10);
-        if (end == p || idx < 0 || idx >= n_all)
-            break;
-        devices[n++] = all[idx];
-        p = end;
-        if (*p != ',')
-            break;
-        p++;
-    }
-    n_devices = n;
-}
-
-/* Reads the environment; called with the lock held. */
+/* Reads the environment and starts afresh; called with the lock held. */
 static void configure(void)
 {
-    const char *env;
-    config_error[0] = '\0';
-    n_devices = 0;
-    n_rules = 0;
+    fake_config_read(&cfg);
     initialised = 0;
     init_pid = 0;
     contexts_created = 0;
     memset(calls, 0, sizeof calls);
-    memset(devices, 0, sizeof devices);
-    init_result = GPO_CUDA_SUCCESS;
-    driver_version = 13000;
-    if ((env = getenv("GPUOPT_FAKE_CUDA_DEVICES")) && *env) {
-        char buf[8192];
-        char *save = NULL;
-        snprintf(buf, sizeof buf, "%s", env);
-        for (char *p = strtok_r(buf, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
-            if (n_devices == FAKE_MAX_DEVICES || load_device(p, &devices[n_devices]) != 0)
-                break;
-            n_devices++;
-        }
-    }
-    if ((env = getenv("CUDA_VISIBLE_DEVICES")))
-        apply_visibility(env);
-    if ((env = getenv("GPUOPT_FAKE_CUDA_INIT")) && *env) {
-        if (parse_result(env, &init_result) != 0)
-            snprintf(config_error, sizeof config_error, "GPUOPT_FAKE_CUDA_INIT: unknown %s", env);
-    } else {
-        /* What the real driver answers on a machine without an NVIDIA GPU. */
-        init_result = n_devices ? GPO_CUDA_SUCCESS : GPO_CUDA_ERROR_NO_DEVICE;
-    }
-    if ((env = getenv("GPUOPT_FAKE_CUDA_DRIVER_VERSION")) && *env)
-        driver_version = atoi(env);
-    if ((env = getenv("GPUOPT_FAKE_CUDA_FAIL")) && *env)
-        parse_rules(env);
-    if (config_error[0])
-        fprintf(stderr, "fake libcuda: %s\n", config_error);
+    if (cfg.error[0])
+        fprintf(stderr, "fake libcuda: %s\n", cfg.error);
     configured = 1;
 }
 
@@ -306,13 +89,14 @@ static int enter(const char *sym, gpo_cu_result *r)
         if (strcmp(fake_syms[i], sym) != 0)
             continue;
         long n = ++calls[i];
-        for (int k = 0; k < n_rules; k++)
-            if (strcmp(rules[k].sym, sym) == 0 && (rules[k].nth == 0 || rules[k].nth == n)) {
-                *r = rules[k].result;
+        for (int k = 0; k < cfg.n_rules; k++)
+            if (strcmp(cfg.rules[k].sym, sym) == 0 &&
+                (cfg.rules[k].nth == 0 || cfg.rules[k].nth == n)) {
+                *r = cfg.rules[k].result;
                 fail = 1;
             }
     }
-    if (config_error[0]) {
+    if (cfg.error[0]) {
         *r = GPO_CUDA_ERROR_UNKNOWN;
         fail = 1;
     }
@@ -335,9 +119,9 @@ static int enter(const char *sym, gpo_cu_result *r)
 
 #define DEVICE(d, dev)                                                                             \
     do {                                                                                           \
-        if ((dev) < 0 || (dev) >= n_devices)                                                       \
+        if ((dev) < 0 || (dev) >= cfg.n_devices)                                                   \
             return GPO_CUDA_ERROR_INVALID_DEVICE;                                                  \
-        (d) = &devices[(dev)];                                                                     \
+        (d) = &cfg.devices[(dev)];                                                                 \
     } while (0)
 
 /* ---- The driver API slice ------------------------------------------------ */
@@ -350,8 +134,8 @@ gpo_cu_result cuInit(unsigned int flags)
     /* NVIDIA's driver refuses a child of a process that initialised it. */
     if (initialised && init_pid != getpid())
         return GPO_CUDA_ERROR_NOT_INITIALIZED;
-    if (init_result != GPO_CUDA_SUCCESS)
-        return init_result;
+    if (cfg.init_result != GPO_CUDA_SUCCESS)
+        return cfg.init_result;
     if (!initialised) {
         initialised = 1;
         init_pid = getpid();
@@ -364,7 +148,7 @@ gpo_cu_result cuDriverGetVersion(int *version)
     ENTER("cuDriverGetVersion");
     if (!version)
         return GPO_CUDA_ERROR_INVALID_VALUE;
-    *version = driver_version;
+    *version = cfg.driver_version;
     return GPO_CUDA_SUCCESS;
 }
 
@@ -374,7 +158,7 @@ gpo_cu_result cuDeviceGetCount(int *count)
     NEED_INIT();
     if (!count)
         return GPO_CUDA_ERROR_INVALID_VALUE;
-    *count = n_devices;
+    *count = cfg.n_devices;
     return GPO_CUDA_SUCCESS;
 }
 
@@ -384,7 +168,7 @@ gpo_cu_result cuDeviceGet(gpo_cu_device *device, int ordinal)
     NEED_INIT();
     if (!device)
         return GPO_CUDA_ERROR_INVALID_VALUE;
-    if (ordinal < 0 || ordinal >= n_devices)
+    if (ordinal < 0 || ordinal >= cfg.n_devices)
         return GPO_CUDA_ERROR_INVALID_DEVICE;
     *device = ordinal;
     return GPO_CUDA_SUCCESS;
@@ -473,7 +257,7 @@ gpo_cu_result cuGetErrorName(gpo_cu_result error, const char **text)
     ENTER("cuGetErrorName");
     if (!text)
         return GPO_CUDA_ERROR_INVALID_VALUE;
-    *text = result_name(error);
+    *text = fake_result_name(error);
     return *text ? GPO_CUDA_SUCCESS : GPO_CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -497,7 +281,7 @@ gpo_cu_result cuGetErrorString(gpo_cu_result error, const char **text)
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (words[i].r == error)
             *text = words[i].text;
-    if (!*text && result_name(error))
+    if (!*text && fake_result_name(error))
         *text = "described in cuda.h";
     return *text ? GPO_CUDA_SUCCESS : GPO_CUDA_ERROR_INVALID_VALUE;
 }
@@ -657,8 +441,8 @@ int gpo_fake_cuda_live_contexts(void)
 {
     int n = 0;
     pthread_mutex_lock(&lock);
-    for (int i = 0; i < n_devices; i++)
-        n += devices[i].refcount;
+    for (int i = 0; i < cfg.n_devices; i++)
+        n += cfg.devices[i].refcount;
     pthread_mutex_unlock(&lock);
     return n;
 }
@@ -672,5 +456,5 @@ int gpo_fake_cuda_stack_depth(void)
 /* Why the configuration is broken; "" when it is fine. */
 const char *gpo_fake_cuda_config_error(void)
 {
-    return config_error;
+    return cfg.error;
 }
