@@ -197,6 +197,28 @@ static void result_words_cover_names_library_words_and_unknown_values(void **sta
     gpo_cuda_result_words(NULL, 0, out, 0);
 }
 
+static void version_text_and_call_failures_read_as_words(void **state)
+{
+    (void)state;
+    char out[16];
+    gpo_cuda_version_text(13000, out, sizeof out);
+    assert_string_equal(out, "13.0");
+    gpo_cuda_version_text(12040, out, sizeof out);
+    assert_string_equal(out, "12.4");
+    gpo_cuda_version_text(11080, out, sizeof out);
+    assert_string_equal(out, "11.8");
+    gpo_cuda_version_text(0, out, sizeof out);
+    assert_string_equal(out, "");
+    gpo_cuda_version_text(-1, out, sizeof out);
+    assert_string_equal(out, "");
+    gpo_cuda_version_text(2147483647, out, 4);
+    assert_int_equal(strlen(out), 3);
+    /* Without a state the built-in names are used. */
+    assert_int_equal(gpo_cuda_fail_call(NULL, GPUOPT_ERR_DRIVER, "cuda: x", "cuFoo", 999),
+                     GPUOPT_ERR_DRIVER);
+    assert_string_equal(gpo_detail_get(), "cuda: x: cuFoo failed: CUDA_ERROR_UNKNOWN");
+}
+
 static void null_and_malformed_inputs_are_refused_in_words(void **state)
 {
     (void)state;
@@ -279,6 +301,7 @@ int main(void)
         cmocka_unit_test(library_without_a_required_symbol_is_a_driver_error),
         cmocka_unit_test(old_driver_results_are_named_from_the_built_in_table),
         cmocka_unit_test(result_words_cover_names_library_words_and_unknown_values),
+        cmocka_unit_test(version_text_and_call_failures_read_as_words),
         cmocka_unit_test(null_and_malformed_inputs_are_refused_in_words),
         cmocka_unit_test(the_ops_table_is_complete_and_honest),
     };
