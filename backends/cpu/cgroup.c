@@ -353,6 +353,7 @@ static void read_memory(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *
     char dir[GPO_PATH_MAX], buf[128], file[GPO_PATH_MAX + 32];
     const char *limit_name = w->version == 2 ? "memory.max" : "memory.limit_in_bytes";
     const char *usage_name = w->version == 2 ? "memory.current" : "memory.usage_in_bytes";
+    f->mem_cgroup_version = w->version;
     gpo_strlcpy(dir, w->dir, sizeof dir);
     do {
         uint64_t limit, usage;

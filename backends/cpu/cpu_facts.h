@@ -23,7 +23,7 @@
  * server). CPUs beyond are ignored with a note. */
 #define GPO_CPU_MAX 4096
 #define GPO_CPU_SET_BYTES (GPO_CPU_MAX / 8)
-#define GPO_CPU_SRC_CAP 256
+#define GPO_CPU_SRC_CAP 512
 #define GPO_CPU_NOTES_CAP 1024
 
 typedef enum gpo_cpu_arch {
@@ -117,13 +117,14 @@ typedef struct gpo_cpu_facts {
     int64_t quota_us;        /* tightest CPU quota; -1 none */
     int64_t period_us;
     double quota_cpus;       /* quota_us / period_us; 0 when none */
-    char quota_path[GPO_CPU_SRC_CAP];     /* cgroup directory holding it */
+    char quota_path[GPO_PATH_MAX];        /* cgroup directory holding it */
     int32_t usable_cpus;     /* affinity bounded by the quota rounded up */
 
     uint64_t mem_total, mem_available;    /* /proc/meminfo, bytes; 0 unknown */
+    int32_t mem_cgroup_version; /* of the memory controller: 0 none found, 1, 2 */
     uint64_t cg_mem_limit;   /* tightest cgroup memory limit; 0 none */
     uint64_t cg_mem_usage;   /* usage of the cgroup holding that limit */
-    char mem_limit_path[GPO_CPU_SRC_CAP];
+    char mem_limit_path[GPO_PATH_MAX];
     uint64_t memory_bytes, memory_free_bytes; /* capped by the cgroup */
 
     char src_isa[GPO_CPU_SRC_CAP];
@@ -261,6 +262,12 @@ int gpo_cpu_parse_meminfo(const char *text, uint64_t *total, uint64_t *available
 /* /proc/meminfo, then memory_bytes / memory_free_bytes capped by the
  * cgroup limit (read first). */
 gpuopt_status gpo_cpu_memory_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f);
+
+/* Free memory now: MemAvailable, capped by the limit minus the current
+ * usage of the cgroup holding f->cg_mem_limit. GPUOPT_ERR_IO when
+ * /proc/meminfo cannot be read. */
+gpuopt_status gpo_cpu_memory_free_now(const gpo_fs *fs, const gpo_cpu_facts *f,
+                                      uint64_t *free_bytes);
 
 /* ---- derived facts (cpu_facts.c) ----------------------------------------- */
 

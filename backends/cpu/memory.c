@@ -84,3 +84,34 @@ gpuopt_status gpo_cpu_memory_read(const gpo_fs *fs, const gpo_logger *log, gpo_c
     }
     return GPUOPT_OK;
 }
+
+gpuopt_status gpo_cpu_memory_free_now(const gpo_fs *fs, const gpo_cpu_facts *f,
+                                      uint64_t *free_bytes)
+{
+    if (!fs || !f || !free_bytes)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_cpu_memory_free_now: NULL argument");
+    char *text = NULL;
+    uint64_t total, avail;
+    gpuopt_status st = gpo_fs_read_alloc(fs, "/proc/meminfo", &text, NULL);
+    if (st)
+        return st;
+    int bad = gpo_cpu_parse_meminfo(text, &total, &avail) || avail == 0;
+    free(text);
+    if (bad)
+        return gpo_fail(GPUOPT_ERR_IO, "/proc/meminfo has no usable MemTotal/MemAvailable");
+    if (f->cg_mem_limit && f->mem_limit_path[0]) {
+        char path[GPO_PATH_MAX + 32];
+        uint64_t usage;
+        snprintf(path, sizeof path, "%s/%s", f->mem_limit_path,
+                 f->mem_cgroup_version == 1 ? "memory.usage_in_bytes" : "memory.current");
+        if (gpo_fs_read_u64(fs, path, &usage) == GPUOPT_OK) {
+            uint64_t room = usage < f->cg_mem_limit ? f->cg_mem_limit - usage : 0;
+            if (room < avail)
+                avail = room;
+        } else if (f->cg_mem_limit < avail) {
+            avail = f->cg_mem_limit;
+        }
+    }
+    *free_bytes = avail;
+    return GPUOPT_OK;
+}
