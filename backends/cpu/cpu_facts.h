@@ -98,6 +98,7 @@ typedef struct gpo_cpu_facts {
     char microarch[32];    /* GCC -march / -mcpu style: "sapphirerapids", "neoverse-n1" */
     char isa_level[32];    /* "x86-64-v4", "armv8.2-a" */
     int32_t x86_level;     /* 1..4 on x86-64, 0 elsewhere */
+    uint32_t cpuid_max_leaf; /* highest basic cpuid leaf, live x86 only; 0 otherwise */
     int32_t sve_bits;      /* arm64 SVE vector length in bits, 0 none or unknown */
 
     unsigned char online[GPO_CPU_SET_BYTES];
@@ -180,9 +181,10 @@ gpuopt_status gpo_x86_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_fact
  * Returns 0, or -1 when not built for x86 or cpuid is missing. */
 int gpo_x86_cpuid_live(gpo_cpu_facts *f);
 
-/* Maximum core frequency from cpuid leaf 0x16 (live x86 only), -1 when
- * the leaf is absent or reports 0 (common under hypervisors). */
-int32_t gpo_x86_cpuid_max_mhz(void);
+/* Maximum core frequency from cpuid leaf 0x16 (live x86 only, after
+ * gpo_x86_cpuid_live filled f->cpuid_max_leaf), -1 when the leaf is absent
+ * or reports 0 (common under hypervisors). */
+int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f);
 
 /* ---- arm64 (cpuinfo_arm.c) ----------------------------------------------- */
 

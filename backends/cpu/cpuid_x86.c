@@ -469,51 +469,78 @@ static uint64_t xgetbv0(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-/* The highest leaf of the basic (0) or extended (0x80000000) range; -1
- * when the range is absent. Every leaf read below is checked against it,
- * so the unchecked __cpuid_count is safe there. */
-static int cpuid_max(uint32_t base, uint32_t *max)
+/* Every cpuid traps to the hypervisor in a virtual machine (several
+ * microseconds each on a nested KVM guest), so each leaf is asked once and
+ * the feature table reads the cached registers. */
+typedef struct cpuid_cache {
+    uint32_t max_basic, max_ext;
+    int n;
+    struct {
+        uint32_t leaf, sub;
+        unsigned r[4];
+    } e[12];
+} cpuid_cache;
+
+static const unsigned *cpuid_leaf(cpuid_cache *c, uint32_t leaf, uint32_t sub)
 {
-    unsigned m = __get_cpuid_max(base, NULL);
-    if (m == 0 || (base && m < base))
-        return -1;
-    *max = m;
-    return 0;
+    static const unsigned zero[4] = {0, 0, 0, 0};
+    if ((leaf < 0x80000000u && leaf > c->max_basic) ||
+        (leaf >= 0x80000000u && leaf > c->max_ext))
+        return zero;
+    for (int i = 0; i < c->n; i++)
+        if (c->e[i].leaf == leaf && c->e[i].sub == sub)
+            return c->e[i].r;
+    if (c->n == (int)(sizeof c->e / sizeof c->e[0]))
+        return zero;
+    unsigned *r = c->e[c->n].r;
+    __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+    c->e[c->n].leaf = leaf;
+    c->e[c->n].sub = sub;
+    c->n++;
+    return r;
 }
 
 int gpo_x86_cpuid_live(gpo_cpu_facts *f)
 {
-    unsigned r[4];
-    uint32_t max_basic, max_ext;
-    if (!f || cpuid_max(0, &max_basic) || max_basic < 1)
+    if (!f)
         return -1;
-    __cpuid_count(0, 0, r[0], r[1], r[2], r[3]);
+    cpuid_cache c;
+    memset(&c, 0, sizeof c);
+    unsigned r[4];
+    /* cpuid itself is part of x86-64 (AMD64 architecture). */
+    __cpuid(0, r[0], r[1], r[2], r[3]);
+    if (r[0] < 1)
+        return -1;
+    c.max_basic = r[0];
     memcpy(f->vendor_id, &r[1], 4);
     memcpy(f->vendor_id + 4, &r[3], 4);
     memcpy(f->vendor_id + 8, &r[2], 4);
     f->vendor_id[12] = '\0';
+    f->cpuid_max_leaf = c.max_basic;
+    __cpuid(0x80000000u, r[0], r[1], r[2], r[3]);
+    c.max_ext = r[0] >= 0x80000000u && r[0] < 0x80000100u ? r[0] : 0;
 
     /* Display family/model: Intel SDM vol. 2A, CPUID leaf 1 EAX. */
-    __cpuid_count(1, 0, r[0], r[1], r[2], r[3]);
-    uint32_t base_family = (r[0] >> 8) & 0xf, base_model = (r[0] >> 4) & 0xf;
+    const unsigned *l1 = cpuid_leaf(&c, 1, 0);
+    uint32_t base_family = (l1[0] >> 8) & 0xf, base_model = (l1[0] >> 4) & 0xf;
     f->family = (int32_t)base_family;
     f->model = (int32_t)base_model;
     if (base_family == 0xf)
-        f->family += (int32_t)((r[0] >> 20) & 0xff);
+        f->family += (int32_t)((l1[0] >> 20) & 0xff);
     if (base_family == 0x6 || base_family == 0xf)
-        f->model += (int32_t)(((r[0] >> 16) & 0xf) << 4);
-    f->stepping = (int32_t)(r[0] & 0xf);
-    int osxsave = (r[2] >> 27) & 1;
+        f->model += (int32_t)(((l1[0] >> 16) & 0xf) << 4);
+    f->stepping = (int32_t)(l1[0] & 0xf);
+    int osxsave = (l1[2] >> 27) & 1;
 
-    if (cpuid_max(0x80000000u, &max_ext))
-        max_ext = 0;
     uint64_t isa = 0;
     for (size_t i = 0; i < sizeof cpuid_bits / sizeof cpuid_bits[0]; i++) {
-        uint32_t leaf = cpuid_bits[i].leaf;
-        if ((leaf < 0x80000000u && leaf > max_basic) || (leaf >= 0x80000000u && leaf > max_ext))
+        /* Leaf 7 subleaf 1 exists when leaf 7.0 EAX says so; CLZERO
+         * (8000_0008h) is AMD's and only names Zen parts. */
+        if (cpuid_bits[i].leaf == 7 && cpuid_bits[i].sub == 1 && cpuid_leaf(&c, 7, 0)[0] < 1)
             continue;
-        unsigned v[4];
-        __cpuid_count(leaf, cpuid_bits[i].sub, v[0], v[1], v[2], v[3]);
+        if (cpuid_bits[i].leaf == 0x80000008u && vendor_code(f->vendor_id, NULL) == V_INTEL)
+            continue;
+        const unsigned *v = cpuid_leaf(&c, cpuid_bits[i].leaf, cpuid_bits[i].sub);
         if ((v[cpuid_bits[i].reg] >> cpuid_bits[i].bit) & 1)
             isa |= GPO_BIT(cpuid_bits[i].feature);
     }
@@ -534,24 +561,21 @@ int gpo_x86_cpuid_live(gpo_cpu_facts *f)
     f->isa = isa;
 
     /* Brand string: leaves 8000_0002h..8000_0004h. */
-    if (max_ext >= 0x80000004u) {
+    if (c.max_ext >= 0x80000004u) {
         char brand[49];
-        for (uint32_t i = 0; i < 3; i++) {
-            __cpuid_count(0x80000002u + i, 0, r[0], r[1], r[2], r[3]);
-            memcpy(brand + 16 * i, r, 16);
-        }
+        for (uint32_t i = 0; i < 3; i++)
+            memcpy(brand + 16 * i, cpuid_leaf(&c, 0x80000002u + i, 0), 16);
         brand[48] = '\0';
         gpo_strlcpy(f->model_name, gpo_trim(brand), sizeof f->model_name);
     }
     return 0;
 }
 
-int32_t gpo_x86_cpuid_max_mhz(void)
+int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f)
 {
-    uint32_t max_basic;
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (cpuid_max(0, &max_basic) || max_basic < 0x16)
+    if (!f || f->cpuid_max_leaf < 0x16)
         return -1;
+    unsigned a, b, c, d;
     /* Leaf 16h EBX: maximum frequency in MHz (Intel SDM vol. 2A). */
     __cpuid_count(0x16, 0, a, b, c, d);
     (void)a, (void)c, (void)d;
@@ -564,7 +588,11 @@ int gpo_x86_cpuid_live(gpo_cpu_facts *f)
     return -1;
 }
 
-int32_t gpo_x86_cpuid_max_mhz(void) { return -1; }
+int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f)
+{
+    (void)f;
+    return -1;
+}
 #endif
 
 /* ---- Reading ------------------------------------------------------------ */

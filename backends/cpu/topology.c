@@ -204,44 +204,44 @@ static void read_nodes(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f
     f->numa_nodes = 1;
 }
 
+/* The kernel numbers a CPU's caches index0, index1, ... without gaps
+ * (drivers/base/cacheinfo.c); more than 8 levels/types exist nowhere. */
+#define MAX_CACHE_INDEX 8
+
 static void read_caches(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
 {
     int cpu = first_cpu(f->online);
     char dir[128];
     snprintf(dir, sizeof dir, SYS_CPU "/cpu%d/cache", cpu < 0 ? 0 : cpu);
-    char **names = NULL;
-    size_t count = 0;
-    if (gpo_fs_list(fs, dir, &names, &count)) {
-        gpo_cpu_note(f, log, GPUOPT_LOG_INFO, "no %s: cache sizes unknown", dir);
-        gpo_strlcpy(f->src_caches, "unknown", sizeof f->src_caches);
-        return;
-    }
-    for (size_t i = 0; i < count; i++) {
-        if (strncmp(names[i], "index", 5) != 0)
-            continue;
-        char level[16], type[32], size[32], shared[4096];
-        if (gpo_fs_readf(fs, level, sizeof level, "%s/%s/level", dir, names[i]) ||
-            gpo_fs_readf(fs, type, sizeof type, "%s/%s/type", dir, names[i]) ||
-            gpo_fs_readf(fs, size, sizeof size, "%s/%s/size", dir, names[i]))
+    int found = 0;
+    for (int i = 0; i < MAX_CACHE_INDEX; i++) {
+        char type[32], level[16], size[32], shared[4096];
+        /* "type" first: a missing index ends the list, and instruction
+         * caches need no further read. */
+        if (gpo_fs_readf(fs, type, sizeof type, "%s/index%d/type", dir, i))
+            break;
+        found++;
+        if (strcmp(type, "Instruction") == 0 ||
+            gpo_fs_readf(fs, level, sizeof level, "%s/index%d/level", dir, i))
             continue;
         gpo_cpu_cache *c = NULL;
         if (strcmp(level, "1") == 0 && strcmp(type, "Data") == 0)
             c = &f->l1d;
-        else if (strcmp(level, "2") == 0 && strcmp(type, "Instruction") != 0)
+        else if (strcmp(level, "2") == 0)
             c = &f->l2;
-        else if (strcmp(level, "3") == 0 && strcmp(type, "Instruction") != 0)
+        else if (strcmp(level, "3") == 0)
             c = &f->l3;
-        if (!c)
+        if (!c || gpo_fs_readf(fs, size, sizeof size, "%s/index%d/size", dir, i))
             continue;
         if (gpo_cpu_parse_cache_size(size, &c->size_bytes)) {
-            gpo_cpu_note(f, log, GPUOPT_LOG_WARN, "%s/%s/size holds '%.20s': ignored", dir,
-                         names[i], size);
+            gpo_cpu_note(f, log, GPUOPT_LOG_WARN, "%s/index%d/size holds '%.20s': ignored", dir,
+                         i, size);
             c->size_bytes = 0;
             continue;
         }
         unsigned char set[GPO_CPU_SET_BYTES];
         int n = -1;
-        if (gpo_fs_readf(fs, shared, sizeof shared, "%s/%s/shared_cpu_list", dir, names[i]) ==
+        if (gpo_fs_readf(fs, shared, sizeof shared, "%s/index%d/shared_cpu_list", dir, i) ==
             GPUOPT_OK)
             n = gpo_parse_cpulist(shared, set, GPO_CPU_MAX);
         /* Instances: one per group of sharing CPUs, assuming every group is
@@ -249,7 +249,11 @@ static void read_caches(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *
         c->shared_cpus = n > 0 ? n : 1;
         c->instances = (f->logical_cpus + c->shared_cpus - 1) / c->shared_cpus;
     }
-    gpo_fs_list_free(names, count);
+    if (!found) {
+        gpo_cpu_note(f, log, GPUOPT_LOG_INFO, "no %s: cache sizes unknown", dir);
+        gpo_strlcpy(f->src_caches, "unknown", sizeof f->src_caches);
+        return;
+    }
     gpo_snprintf(f->src_caches, sizeof f->src_caches, "%s", dir);
 }
 
@@ -265,7 +269,7 @@ static void read_clock(const gpo_fs *fs, gpo_cpu_facts *f)
         return;
     }
     if (!gpo_fs_is_recorded(fs) && f->arch == GPO_CPU_ARCH_X86_64) {
-        int32_t mhz = gpo_x86_cpuid_max_mhz();
+        int32_t mhz = gpo_x86_cpuid_max_mhz(f);
         if (mhz > 0) {
             f->clock_mhz = mhz;
             gpo_strlcpy(f->src_clock, "cpuid leaf 0x16 maximum frequency", sizeof f->src_clock);
@@ -312,6 +316,13 @@ void gpo_cpu_topology_span(const gpo_fs *fs, gpo_cpu_facts *f)
 {
     if (!fs || !f)
         return;
+    /* The usual case, a mask of every online CPU, needs no more reads. */
+    if (memcmp(f->affinity, f->online, sizeof f->online) == 0 && f->physical_cores > 0 &&
+        f->numa_nodes > 0) {
+        f->affinity_cores = f->physical_cores;
+        f->affinity_nodes = f->numa_nodes;
+        return;
+    }
     f->affinity_cores = count_groups(fs, f->affinity, "thread_siblings_list");
     if (f->affinity_cores < 0 && f->logical_cpus > 0 && f->physical_cores > 0)
         f->affinity_cores = (f->affinity_cpus * f->physical_cores + f->logical_cpus - 1) /
