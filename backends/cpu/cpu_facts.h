@@ -165,8 +165,22 @@ gpuopt_status gpo_cpu_facts_read(const gpo_fs *fs, const gpo_logger *log, gpo_cp
 uint64_t gpo_x86_features_from_flags(const char *flags);
 
 /* 1..4: the highest x86-64 psABI level whose features are all present;
- * 0 when not even x86-64-v1. */
+ * 0 when not even x86-64-v1 (x86_uarch.c). */
 int32_t gpo_x86_level(uint64_t isa);
+
+/* Every feature levels 1..level need (0 for level < 1). */
+uint64_t gpo_x86_level_features(int32_t level);
+
+enum {
+    GPO_X86_VENDOR_OTHER = 0,
+    GPO_X86_VENDOR_INTEL = 1,
+    GPO_X86_VENDOR_AMD = 2,
+    GPO_X86_VENDOR_HYGON = 3
+};
+
+/* GPO_X86_VENDOR_* of a cpuid vendor string; *name (may be NULL) gets the
+ * normalised vendor name ("Intel") or NULL when unknown. */
+int gpo_x86_vendor(const char *vendor_id, const char **name);
 
 /* Fills microarch from the vendor/family/model table, falling back to the
  * feature set (and saying why in src_microarch). */

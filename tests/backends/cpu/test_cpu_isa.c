@@ -62,6 +62,26 @@ static void x86_levels_need_every_feature_up_to_the_level(void **state)
     assert_int_equal(gpo_x86_level(V1 | V3 | V4), 1);
 }
 
+static void x86_level_features_and_vendors_are_tabled(void **state)
+{
+    (void)state;
+    assert_int_equal(gpo_x86_level_features(0), 0);
+    assert_int_equal(gpo_x86_level_features(-5), 0);
+    assert_int_equal(gpo_x86_level_features(1), V1);
+    assert_int_equal(gpo_x86_level_features(3), V1 | V2 | V3);
+    assert_int_equal(gpo_x86_level_features(99), V1 | V2 | V3 | V4);
+    const char *name = "x";
+    assert_int_equal(gpo_x86_vendor("AuthenticAMD", &name), GPO_X86_VENDOR_AMD);
+    assert_string_equal(name, "AMD");
+    assert_int_equal(gpo_x86_vendor("GenuineIntel", NULL), GPO_X86_VENDOR_INTEL);
+    assert_int_equal(gpo_x86_vendor("  Shanghai  ", &name), GPO_X86_VENDOR_OTHER);
+    assert_string_equal(name, "Zhaoxin");
+    assert_int_equal(gpo_x86_vendor("Nobody", &name), GPO_X86_VENDOR_OTHER);
+    assert_null(name);
+    assert_int_equal(gpo_x86_vendor(NULL, &name), GPO_X86_VENDOR_OTHER);
+    assert_null(name);
+}
+
 static void x86_family_model_table_names_the_part(void **state)
 {
     (void)state;
@@ -272,6 +292,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(x86_flags_map_known_names_and_skip_the_rest),
         cmocka_unit_test(x86_levels_need_every_feature_up_to_the_level),
+        cmocka_unit_test(x86_level_features_and_vendors_are_tabled),
         cmocka_unit_test(x86_family_model_table_names_the_part),
         cmocka_unit_test(x86_features_beyond_the_model_row_rename_by_features),
         cmocka_unit_test(x86_unknown_models_and_vendors_fall_back_to_features_or_level),
