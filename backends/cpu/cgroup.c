@@ -158,8 +158,8 @@ static void copy_field(const char *s, size_t n, char *out, size_t cap)
 {
     size_t o = 0;
     for (size_t i = 0; i < n && o + 1 < cap; i++) {
-        if (s[i] == '\\' && i + 3 < n && s[i + 1] >= '0' && s[i + 1] <= '3' &&
-            s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+        if (s[i] == '\\' && i + 3 < n && s[i + 1] >= '0' && s[i + 1] <= '3' && s[i + 2] >= '0' &&
+            s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
             out[o++] = (char)((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
             i += 3;
         } else {
@@ -269,8 +269,8 @@ static int locate(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f, con
         rel = path + rl;
     } else {
         gpo_cpu_note(f, log, GPUOPT_LOG_INFO,
-                     "cgroup %s is outside the mounted part %s of the %s hierarchy: using %s",
-                     path, root, controller, w->mount);
+                     "cgroup %s is outside the mounted part %s of the %s hierarchy: using %s", path,
+                     root, controller, w->mount);
         rel = "";
     }
     if (strcmp(rel, "/") == 0)
@@ -317,8 +317,7 @@ static void read_cpu(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f, 
             snprintf(pfile, sizeof pfile, "%s/cpu.cfs_period_us", dir);
             const char *e1, *e2;
             if (parse_i64(buf, &e1, &quota) || *e1 || gpo_fs_read(fs, pfile, pbuf, sizeof pbuf) ||
-                parse_i64(pbuf, &e2, &period) || *e2 || period <= 0 || quota == 0 ||
-                quota < -1) {
+                parse_i64(pbuf, &e2, &period) || *e2 || period <= 0 || quota == 0 || quota < -1) {
                 gpo_cpu_note(f, log, GPUOPT_LOG_WARN,
                              "%s '%.40s' with its cpu.cfs_period_us is not a quota: ignored", file,
                              buf);
@@ -343,9 +342,8 @@ static void read_cpu(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f, 
                      w->version == 2 ? "cpu.max" : "cpu.cfs_quota_us/cpu.cfs_period_us",
                      (long long)f->quota_us, (long long)f->period_us, f->quota_path, levels);
     else
-        gpo_snprintf(f->src_quota, sizeof f->src_quota,
-                     "cgroup v%d: no CPU quota on %s or its %s", w->version, w->dir,
-                     "ancestors");
+        gpo_snprintf(f->src_quota, sizeof f->src_quota, "cgroup v%d: no CPU quota on %s or its %s",
+                     w->version, w->dir, "ancestors");
 }
 
 static void read_memory(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f, cg_where *w)

@@ -18,8 +18,7 @@ const gpo_cpu_facts *gpo_cpu_state_facts(const void *state)
     return state ? &((const cpu_state *)state)->facts : NULL;
 }
 
-static gpuopt_status cpu_load(const gpo_backend_env *env, void **state,
-                              gpo_backend_report *report)
+static gpuopt_status cpu_load(const gpo_backend_env *env, void **state, gpo_backend_report *report)
 {
     if (!state || !report)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cpu load: NULL %s",
@@ -40,15 +39,17 @@ static gpuopt_status cpu_load(const gpo_backend_env *env, void **state,
     /* No vendor library; the kernel is the CPU's "driver". */
     struct utsname u;
     if (!gpo_fs_is_recorded(&s->fs) && uname(&u) == 0)
-        gpo_snprintf(report->driver_version, sizeof report->driver_version, "Linux %s",
-                     u.release);
+        gpo_snprintf(report->driver_version, sizeof report->driver_version, "Linux %s", u.release);
     if (s->facts.notes[0])
         gpo_strlcpy(report->reason, s->facts.notes, sizeof report->reason);
     *state = s;
     return GPUOPT_OK;
 }
 
-static void cpu_unload(void *state) { free(state); }
+static void cpu_unload(void *state)
+{
+    free(state);
+}
 
 /* ---- the device record -------------------------------------------------- */
 
@@ -66,8 +67,8 @@ static uint32_t features_of(const gpo_cpu_facts *f, uint32_t *known)
             on |= GPUOPT_FEATURE_FP16;
         if (i & (GPO_BIT(GPO_X86_AVX512BF16) | GPO_BIT(GPO_X86_AMX_BF16)))
             on |= GPUOPT_FEATURE_BF16;
-        if (i & (GPO_BIT(GPO_X86_AVX512VNNI) | GPO_BIT(GPO_X86_AVXVNNI) |
-                 GPO_BIT(GPO_X86_AMX_INT8)))
+        if (i &
+            (GPO_BIT(GPO_X86_AVX512VNNI) | GPO_BIT(GPO_X86_AVXVNNI) | GPO_BIT(GPO_X86_AMX_INT8)))
             on |= GPUOPT_FEATURE_INT8;
         if (i & GPO_BIT(GPO_X86_AMX_TILE))
             on |= GPUOPT_FEATURE_MATRIX_UNITS;
@@ -88,9 +89,8 @@ static uint32_t features_of(const gpo_cpu_facts *f, uint32_t *known)
         return 0;
     }
     /* TF32 and FP8 are GPU formats no CPU ISA above computes in. */
-    *known = GPUOPT_FEATURE_FP64 | GPUOPT_FEATURE_FP16 | GPUOPT_FEATURE_BF16 |
-             GPUOPT_FEATURE_TF32 | GPUOPT_FEATURE_FP8 | GPUOPT_FEATURE_INT8 |
-             GPUOPT_FEATURE_MATRIX_UNITS;
+    *known = GPUOPT_FEATURE_FP64 | GPUOPT_FEATURE_FP16 | GPUOPT_FEATURE_BF16 | GPUOPT_FEATURE_TF32 |
+             GPUOPT_FEATURE_FP8 | GPUOPT_FEATURE_INT8 | GPUOPT_FEATURE_MATRIX_UNITS;
     return on;
 }
 
@@ -162,7 +162,8 @@ static int fill_details(const gpo_cpu_facts *f, cJSON *d)
         const gpo_cpu_cache *c[3] = {&f->l1d, &f->l2, &f->l3};
         const char *names[3] = {"l1d", "l2", "l3"};
         for (int k = 0; k < 3; k++) {
-            bad |= add(caches, names[k], num_or_null((double)c[k]->size_bytes, c[k]->size_bytes > 0));
+            bad |=
+                add(caches, names[k], num_or_null((double)c[k]->size_bytes, c[k]->size_bytes > 0));
             bad |= add(inst, names[k], num_or_null(c[k]->instances, c[k]->size_bytes > 0));
         }
     }
@@ -214,8 +215,7 @@ gpuopt_status gpo_cpu_fill_device(const gpo_cpu_facts *f, gpuopt_device *dev)
     return GPUOPT_OK;
 }
 
-static gpuopt_status cpu_enumerate(void *state, const gpo_backend_env *env,
-                                   gpo_device_list *out)
+static gpuopt_status cpu_enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out)
 {
     (void)env;
     if (!state || !out)

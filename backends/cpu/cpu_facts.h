@@ -37,31 +37,95 @@ typedef enum gpo_cpu_arch {
  * (arch/x86/include/asm/cpufeatures.h); cpuid_x86.c maps both the flags
  * and the cpuid bits onto them. */
 typedef enum gpo_x86_feature {
-    GPO_X86_CMOV, GPO_X86_CX8, GPO_X86_FXSR, GPO_X86_MMX, GPO_X86_SSE, GPO_X86_SSE2,
-    GPO_X86_LM, GPO_X86_SSE3, GPO_X86_SSSE3, GPO_X86_SSE4_1, GPO_X86_SSE4_2,
-    GPO_X86_POPCNT, GPO_X86_CX16, GPO_X86_LAHF, GPO_X86_PCLMUL, GPO_X86_AES,
-    GPO_X86_AVX, GPO_X86_F16C, GPO_X86_FMA, GPO_X86_AVX2, GPO_X86_BMI1, GPO_X86_BMI2,
-    GPO_X86_LZCNT, GPO_X86_MOVBE, GPO_X86_XSAVE, GPO_X86_ADX, GPO_X86_SHA,
-    GPO_X86_CLFLUSHOPT, GPO_X86_CLWB, GPO_X86_CLZERO, GPO_X86_GFNI, GPO_X86_VAES,
-    GPO_X86_SSE4A, GPO_X86_XOP, GPO_X86_FMA4,
-    GPO_X86_AVX512F, GPO_X86_AVX512DQ, GPO_X86_AVX512CD, GPO_X86_AVX512BW,
-    GPO_X86_AVX512VL, GPO_X86_AVX512IFMA, GPO_X86_AVX512VBMI, GPO_X86_AVX512VBMI2,
-    GPO_X86_AVX512VNNI, GPO_X86_AVX512BITALG, GPO_X86_AVX512VPOPCNTDQ,
-    GPO_X86_AVX512BF16, GPO_X86_AVX512FP16, GPO_X86_AVX512VP2INTERSECT, GPO_X86_AVX512ER,
-    GPO_X86_AVXVNNI, GPO_X86_AMX_TILE, GPO_X86_AMX_INT8, GPO_X86_AMX_BF16,
-    GPO_X86_AMX_FP16, GPO_X86_HYPERVISOR,
+    GPO_X86_CMOV,
+    GPO_X86_CX8,
+    GPO_X86_FXSR,
+    GPO_X86_MMX,
+    GPO_X86_SSE,
+    GPO_X86_SSE2,
+    GPO_X86_LM,
+    GPO_X86_SSE3,
+    GPO_X86_SSSE3,
+    GPO_X86_SSE4_1,
+    GPO_X86_SSE4_2,
+    GPO_X86_POPCNT,
+    GPO_X86_CX16,
+    GPO_X86_LAHF,
+    GPO_X86_PCLMUL,
+    GPO_X86_AES,
+    GPO_X86_AVX,
+    GPO_X86_F16C,
+    GPO_X86_FMA,
+    GPO_X86_AVX2,
+    GPO_X86_BMI1,
+    GPO_X86_BMI2,
+    GPO_X86_LZCNT,
+    GPO_X86_MOVBE,
+    GPO_X86_XSAVE,
+    GPO_X86_ADX,
+    GPO_X86_SHA,
+    GPO_X86_CLFLUSHOPT,
+    GPO_X86_CLWB,
+    GPO_X86_CLZERO,
+    GPO_X86_GFNI,
+    GPO_X86_VAES,
+    GPO_X86_SSE4A,
+    GPO_X86_XOP,
+    GPO_X86_FMA4,
+    GPO_X86_AVX512F,
+    GPO_X86_AVX512DQ,
+    GPO_X86_AVX512CD,
+    GPO_X86_AVX512BW,
+    GPO_X86_AVX512VL,
+    GPO_X86_AVX512IFMA,
+    GPO_X86_AVX512VBMI,
+    GPO_X86_AVX512VBMI2,
+    GPO_X86_AVX512VNNI,
+    GPO_X86_AVX512BITALG,
+    GPO_X86_AVX512VPOPCNTDQ,
+    GPO_X86_AVX512BF16,
+    GPO_X86_AVX512FP16,
+    GPO_X86_AVX512VP2INTERSECT,
+    GPO_X86_AVX512ER,
+    GPO_X86_AVXVNNI,
+    GPO_X86_AMX_TILE,
+    GPO_X86_AMX_INT8,
+    GPO_X86_AMX_BF16,
+    GPO_X86_AMX_FP16,
+    GPO_X86_HYPERVISOR,
     GPO_X86_FEATURE_COUNT
 } gpo_x86_feature;
 
 /* arm64 ISA features, bit numbers of gpo_cpu_facts.isa on arm64; names of
  * the "Features" line of /proc/cpuinfo (arch/arm64/kernel/cpuinfo.c). */
 typedef enum gpo_arm_feature {
-    GPO_ARM_FP, GPO_ARM_ASIMD, GPO_ARM_AES, GPO_ARM_CRC32, GPO_ARM_ATOMICS,
-    GPO_ARM_FPHP, GPO_ARM_ASIMDHP, GPO_ARM_ASIMDRDM, GPO_ARM_JSCVT, GPO_ARM_FCMA,
-    GPO_ARM_LRCPC, GPO_ARM_DCPOP, GPO_ARM_SHA3, GPO_ARM_ASIMDDP, GPO_ARM_SVE,
-    GPO_ARM_ASIMDFHM, GPO_ARM_DIT, GPO_ARM_USCAT, GPO_ARM_ILRCPC, GPO_ARM_FLAGM,
-    GPO_ARM_PACA, GPO_ARM_SVE2, GPO_ARM_SVEI8MM, GPO_ARM_SVEBF16, GPO_ARM_I8MM,
-    GPO_ARM_BF16, GPO_ARM_SME,
+    GPO_ARM_FP,
+    GPO_ARM_ASIMD,
+    GPO_ARM_AES,
+    GPO_ARM_CRC32,
+    GPO_ARM_ATOMICS,
+    GPO_ARM_FPHP,
+    GPO_ARM_ASIMDHP,
+    GPO_ARM_ASIMDRDM,
+    GPO_ARM_JSCVT,
+    GPO_ARM_FCMA,
+    GPO_ARM_LRCPC,
+    GPO_ARM_DCPOP,
+    GPO_ARM_SHA3,
+    GPO_ARM_ASIMDDP,
+    GPO_ARM_SVE,
+    GPO_ARM_ASIMDFHM,
+    GPO_ARM_DIT,
+    GPO_ARM_USCAT,
+    GPO_ARM_ILRCPC,
+    GPO_ARM_FLAGM,
+    GPO_ARM_PACA,
+    GPO_ARM_SVE2,
+    GPO_ARM_SVEI8MM,
+    GPO_ARM_SVEBF16,
+    GPO_ARM_I8MM,
+    GPO_ARM_BF16,
+    GPO_ARM_SME,
     GPO_ARM_FEATURE_COUNT
 } gpo_arm_feature;
 
@@ -88,43 +152,43 @@ typedef struct gpo_cpu_cache {
 } gpo_cpu_cache;
 
 typedef struct gpo_cpu_facts {
-    int32_t arch;          /* gpo_cpu_arch */
-    char vendor_id[32];    /* raw: "GenuineIntel", "AuthenticAMD", "0x41" */
-    char vendor[64];       /* normalised: "Intel", "AMD", "Arm" */
+    int32_t arch;       /* gpo_cpu_arch */
+    char vendor_id[32]; /* raw: "GenuineIntel", "AuthenticAMD", "0x41" */
+    char vendor[64];    /* normalised: "Intel", "AMD", "Arm" */
     char model_name[256];
-    int32_t family, model, stepping;                /* x86 display values; -1 unknown */
-    int32_t implementer, part, variant, revision;   /* arm64 MIDR fields; -1 unknown */
-    uint64_t isa;          /* GPO_BIT(GPO_X86_*) or GPO_BIT(GPO_ARM_*) by arch */
-    char microarch[32];    /* GCC -march / -mcpu style: "sapphirerapids", "neoverse-n1" */
-    char isa_level[32];    /* "x86-64-v4", "armv8.2-a" */
-    int32_t x86_level;     /* 1..4 on x86-64, 0 elsewhere */
+    int32_t family, model, stepping;              /* x86 display values; -1 unknown */
+    int32_t implementer, part, variant, revision; /* arm64 MIDR fields; -1 unknown */
+    uint64_t isa;            /* GPO_BIT(GPO_X86_*) or GPO_BIT(GPO_ARM_*) by arch */
+    char microarch[32];      /* GCC -march / -mcpu style: "sapphirerapids", "neoverse-n1" */
+    char isa_level[32];      /* "x86-64-v4", "armv8.2-a" */
+    int32_t x86_level;       /* 1..4 on x86-64, 0 elsewhere */
     uint32_t cpuid_max_leaf; /* highest basic cpuid leaf, live x86 only; 0 otherwise */
-    int32_t sve_bits;      /* arm64 SVE vector length in bits, 0 none or unknown */
+    int32_t sve_bits;        /* arm64 SVE vector length in bits, 0 none or unknown */
 
     unsigned char online[GPO_CPU_SET_BYTES];
-    int32_t logical_cpus;   /* online */
+    int32_t logical_cpus; /* online */
     int32_t physical_cores;
     int32_t sockets;
     int32_t numa_nodes;
     gpo_cpu_cache l1d, l2, l3;
-    int32_t clock_mhz;      /* max; -1 unknown */
+    int32_t clock_mhz; /* max; -1 unknown */
 
     unsigned char affinity[GPO_CPU_SET_BYTES];
     int32_t affinity_cpus;  /* CPUs this process may run on (nproc) */
     int32_t affinity_cores; /* physical cores those CPUs belong to; -1 unknown */
     int32_t affinity_nodes; /* NUMA nodes those CPUs belong to; -1 unknown */
 
-    int32_t cgroup_version;  /* of the cpu controller: 0 none found, 1, 2 */
-    int64_t quota_us;        /* tightest CPU quota; -1 none */
+    int32_t cgroup_version; /* of the cpu controller: 0 none found, 1, 2 */
+    int64_t quota_us;       /* tightest CPU quota; -1 none */
     int64_t period_us;
-    double quota_cpus;       /* quota_us / period_us; 0 when none */
-    char quota_path[GPO_PATH_MAX];        /* cgroup directory holding it */
-    int32_t usable_cpus;     /* affinity bounded by the quota rounded up */
+    double quota_cpus;             /* quota_us / period_us; 0 when none */
+    char quota_path[GPO_PATH_MAX]; /* cgroup directory holding it */
+    int32_t usable_cpus;           /* affinity bounded by the quota rounded up */
 
-    uint64_t mem_total, mem_available;    /* /proc/meminfo, bytes; 0 unknown */
-    int32_t mem_cgroup_version; /* of the memory controller: 0 none found, 1, 2 */
-    uint64_t cg_mem_limit;   /* tightest cgroup memory limit; 0 none */
-    uint64_t cg_mem_usage;   /* usage of the cgroup holding that limit */
+    uint64_t mem_total, mem_available; /* /proc/meminfo, bytes; 0 unknown */
+    int32_t mem_cgroup_version;        /* of the memory controller: 0 none found, 1, 2 */
+    uint64_t cg_mem_limit;             /* tightest cgroup memory limit; 0 none */
+    uint64_t cg_mem_usage;             /* usage of the cgroup holding that limit */
     char mem_limit_path[GPO_PATH_MAX];
     uint64_t memory_bytes, memory_free_bytes; /* capped by the cgroup */
 

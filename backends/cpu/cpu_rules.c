@@ -13,7 +13,8 @@ const gpo_knob_def gpo_cpu_knobs[GPO_CPU_N_KNOBS] = {
     {"omp.num_threads", GPUOPT_KNOB_INT, "OMP_NUM_THREADS", "OpenMP team size"},
     {"omp.proc_bind", GPUOPT_KNOB_STRING, "OMP_PROC_BIND",
      "OpenMP thread binding: close, spread, or false (no binding)"},
-    {"omp.places", GPUOPT_KNOB_STRING, "OMP_PLACES", "what an OpenMP thread binds to: cores or threads"},
+    {"omp.places", GPUOPT_KNOB_STRING, "OMP_PLACES",
+     "what an OpenMP thread binds to: cores or threads"},
     {"cpu.vector_bits", GPUOPT_KNOB_INT, NULL, "widest usable SIMD vector, in bits"},
     {"cpu.tile_bytes", GPUOPT_KNOB_BYTES, NULL, "cache-blocking tile per thread, in bytes"},
     {"numa.placement", GPUOPT_KNOB_STRING, NULL,
@@ -43,7 +44,9 @@ static const gpo_cpu_facts *facts_of(void *state, const gpuopt_device *dev,
 {
     if (!state || !dev || !plan) {
         gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cpu rules: NULL %s",
-                 !state ? "backend state" : !dev ? "device" : "plan");
+                 !state ? "backend state"
+                 : !dev ? "device"
+                        : "plan");
         return NULL;
     }
     return gpo_cpu_state_facts(state);
@@ -138,21 +141,20 @@ static gpuopt_status set_vector(const gpo_cpu_facts *f, struct gpuopt_plan *plan
     int32_t bits = gpo_cpu_simd_lanes(f) * 32;
     if (f->arch == GPO_CPU_ARCH_X86_64) {
         const char *what = (f->isa & GPO_BIT(GPO_X86_AVX512F)) ? "avx512f"
-                           : (f->isa & GPO_BIT(GPO_X86_AVX)) ? "avx, no avx512f"
-                                                              : "SSE2 only, no avx";
+                           : (f->isa & GPO_BIT(GPO_X86_AVX))   ? "avx, no avx512f"
+                                                               : "SSE2 only, no avx";
         return gpo_knob_set_int(plan, "cpu.vector_bits", bits,
-                                "%s (%s) => %d-bit vectors, %d fp32 lanes", what, f->src_isa,
-                                bits, bits / 32);
+                                "%s (%s) => %d-bit vectors, %d fp32 lanes", what, f->src_isa, bits,
+                                bits / 32);
     }
     if (f->arch == GPO_CPU_ARCH_ARM64) {
         if (bits > 128)
             return gpo_knob_set_int(plan, "cpu.vector_bits", bits,
                                     "sve with a %d-bit vector length (%s) => %d fp32 lanes", bits,
                                     f->src_isa, bits / 32);
-        return gpo_knob_set_int(plan, "cpu.vector_bits", bits,
-                                "%s (%s) => 128-bit NEON vectors",
+        return gpo_knob_set_int(plan, "cpu.vector_bits", bits, "%s (%s) => 128-bit NEON vectors",
                                 (f->isa & GPO_BIT(GPO_ARM_SVE)) ? "sve of unknown or 128-bit length"
-                                                                 : "asimd, no sve",
+                                                                : "asimd, no sve",
                                 f->src_isa);
     }
     return GPUOPT_OK;

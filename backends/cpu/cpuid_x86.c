@@ -120,35 +120,61 @@ static const struct {
     uint8_t reg, bit;
     uint8_t feature;
 } cpuid_bits[] = {
-    {1, 0, R_EDX, 8, GPO_X86_CX8},          {1, 0, R_EDX, 15, GPO_X86_CMOV},
-    {1, 0, R_EDX, 23, GPO_X86_MMX},         {1, 0, R_EDX, 24, GPO_X86_FXSR},
-    {1, 0, R_EDX, 25, GPO_X86_SSE},         {1, 0, R_EDX, 26, GPO_X86_SSE2},
-    {1, 0, R_ECX, 0, GPO_X86_SSE3},         {1, 0, R_ECX, 1, GPO_X86_PCLMUL},
-    {1, 0, R_ECX, 9, GPO_X86_SSSE3},        {1, 0, R_ECX, 12, GPO_X86_FMA},
-    {1, 0, R_ECX, 13, GPO_X86_CX16},        {1, 0, R_ECX, 19, GPO_X86_SSE4_1},
-    {1, 0, R_ECX, 20, GPO_X86_SSE4_2},      {1, 0, R_ECX, 22, GPO_X86_MOVBE},
-    {1, 0, R_ECX, 23, GPO_X86_POPCNT},      {1, 0, R_ECX, 25, GPO_X86_AES},
-    {1, 0, R_ECX, 26, GPO_X86_XSAVE},       {1, 0, R_ECX, 28, GPO_X86_AVX},
-    {1, 0, R_ECX, 29, GPO_X86_F16C},        {1, 0, R_ECX, 31, GPO_X86_HYPERVISOR},
-    {7, 0, R_EBX, 3, GPO_X86_BMI1},         {7, 0, R_EBX, 5, GPO_X86_AVX2},
-    {7, 0, R_EBX, 8, GPO_X86_BMI2},         {7, 0, R_EBX, 16, GPO_X86_AVX512F},
-    {7, 0, R_EBX, 17, GPO_X86_AVX512DQ},    {7, 0, R_EBX, 19, GPO_X86_ADX},
-    {7, 0, R_EBX, 21, GPO_X86_AVX512IFMA},  {7, 0, R_EBX, 23, GPO_X86_CLFLUSHOPT},
-    {7, 0, R_EBX, 24, GPO_X86_CLWB},        {7, 0, R_EBX, 27, GPO_X86_AVX512ER},
-    {7, 0, R_EBX, 28, GPO_X86_AVX512CD},    {7, 0, R_EBX, 29, GPO_X86_SHA},
-    {7, 0, R_EBX, 30, GPO_X86_AVX512BW},    {7, 0, R_EBX, 31, GPO_X86_AVX512VL},
-    {7, 0, R_ECX, 1, GPO_X86_AVX512VBMI},   {7, 0, R_ECX, 6, GPO_X86_AVX512VBMI2},
-    {7, 0, R_ECX, 8, GPO_X86_GFNI},         {7, 0, R_ECX, 9, GPO_X86_VAES},
-    {7, 0, R_ECX, 11, GPO_X86_AVX512VNNI},  {7, 0, R_ECX, 12, GPO_X86_AVX512BITALG},
+    {1, 0, R_EDX, 8, GPO_X86_CX8},
+    {1, 0, R_EDX, 15, GPO_X86_CMOV},
+    {1, 0, R_EDX, 23, GPO_X86_MMX},
+    {1, 0, R_EDX, 24, GPO_X86_FXSR},
+    {1, 0, R_EDX, 25, GPO_X86_SSE},
+    {1, 0, R_EDX, 26, GPO_X86_SSE2},
+    {1, 0, R_ECX, 0, GPO_X86_SSE3},
+    {1, 0, R_ECX, 1, GPO_X86_PCLMUL},
+    {1, 0, R_ECX, 9, GPO_X86_SSSE3},
+    {1, 0, R_ECX, 12, GPO_X86_FMA},
+    {1, 0, R_ECX, 13, GPO_X86_CX16},
+    {1, 0, R_ECX, 19, GPO_X86_SSE4_1},
+    {1, 0, R_ECX, 20, GPO_X86_SSE4_2},
+    {1, 0, R_ECX, 22, GPO_X86_MOVBE},
+    {1, 0, R_ECX, 23, GPO_X86_POPCNT},
+    {1, 0, R_ECX, 25, GPO_X86_AES},
+    {1, 0, R_ECX, 26, GPO_X86_XSAVE},
+    {1, 0, R_ECX, 28, GPO_X86_AVX},
+    {1, 0, R_ECX, 29, GPO_X86_F16C},
+    {1, 0, R_ECX, 31, GPO_X86_HYPERVISOR},
+    {7, 0, R_EBX, 3, GPO_X86_BMI1},
+    {7, 0, R_EBX, 5, GPO_X86_AVX2},
+    {7, 0, R_EBX, 8, GPO_X86_BMI2},
+    {7, 0, R_EBX, 16, GPO_X86_AVX512F},
+    {7, 0, R_EBX, 17, GPO_X86_AVX512DQ},
+    {7, 0, R_EBX, 19, GPO_X86_ADX},
+    {7, 0, R_EBX, 21, GPO_X86_AVX512IFMA},
+    {7, 0, R_EBX, 23, GPO_X86_CLFLUSHOPT},
+    {7, 0, R_EBX, 24, GPO_X86_CLWB},
+    {7, 0, R_EBX, 27, GPO_X86_AVX512ER},
+    {7, 0, R_EBX, 28, GPO_X86_AVX512CD},
+    {7, 0, R_EBX, 29, GPO_X86_SHA},
+    {7, 0, R_EBX, 30, GPO_X86_AVX512BW},
+    {7, 0, R_EBX, 31, GPO_X86_AVX512VL},
+    {7, 0, R_ECX, 1, GPO_X86_AVX512VBMI},
+    {7, 0, R_ECX, 6, GPO_X86_AVX512VBMI2},
+    {7, 0, R_ECX, 8, GPO_X86_GFNI},
+    {7, 0, R_ECX, 9, GPO_X86_VAES},
+    {7, 0, R_ECX, 11, GPO_X86_AVX512VNNI},
+    {7, 0, R_ECX, 12, GPO_X86_AVX512BITALG},
     {7, 0, R_ECX, 14, GPO_X86_AVX512VPOPCNTDQ},
     {7, 0, R_EDX, 8, GPO_X86_AVX512VP2INTERSECT},
-    {7, 0, R_EDX, 22, GPO_X86_AMX_BF16},    {7, 0, R_EDX, 23, GPO_X86_AVX512FP16},
-    {7, 0, R_EDX, 24, GPO_X86_AMX_TILE},    {7, 0, R_EDX, 25, GPO_X86_AMX_INT8},
-    {7, 1, R_EAX, 4, GPO_X86_AVXVNNI},      {7, 1, R_EAX, 5, GPO_X86_AVX512BF16},
+    {7, 0, R_EDX, 22, GPO_X86_AMX_BF16},
+    {7, 0, R_EDX, 23, GPO_X86_AVX512FP16},
+    {7, 0, R_EDX, 24, GPO_X86_AMX_TILE},
+    {7, 0, R_EDX, 25, GPO_X86_AMX_INT8},
+    {7, 1, R_EAX, 4, GPO_X86_AVXVNNI},
+    {7, 1, R_EAX, 5, GPO_X86_AVX512BF16},
     {7, 1, R_EAX, 21, GPO_X86_AMX_FP16},
-    {0x80000001u, 0, R_ECX, 0, GPO_X86_LAHF},  {0x80000001u, 0, R_ECX, 5, GPO_X86_LZCNT},
-    {0x80000001u, 0, R_ECX, 6, GPO_X86_SSE4A}, {0x80000001u, 0, R_ECX, 11, GPO_X86_XOP},
-    {0x80000001u, 0, R_ECX, 16, GPO_X86_FMA4}, {0x80000001u, 0, R_EDX, 29, GPO_X86_LM},
+    {0x80000001u, 0, R_ECX, 0, GPO_X86_LAHF},
+    {0x80000001u, 0, R_ECX, 5, GPO_X86_LZCNT},
+    {0x80000001u, 0, R_ECX, 6, GPO_X86_SSE4A},
+    {0x80000001u, 0, R_ECX, 11, GPO_X86_XOP},
+    {0x80000001u, 0, R_ECX, 16, GPO_X86_FMA4},
+    {0x80000001u, 0, R_EDX, 29, GPO_X86_LM},
     {0x80000008u, 0, R_EBX, 0, GPO_X86_CLZERO},
 };
 
@@ -181,8 +207,7 @@ typedef struct cpuid_cache {
 static const unsigned *cpuid_leaf(cpuid_cache *c, uint32_t leaf, uint32_t sub)
 {
     static const unsigned zero[4] = {0, 0, 0, 0};
-    if ((leaf < 0x80000000u && leaf > c->max_basic) ||
-        (leaf >= 0x80000000u && leaf > c->max_ext))
+    if ((leaf < 0x80000000u && leaf > c->max_basic) || (leaf >= 0x80000000u && leaf > c->max_ext))
         return zero;
     for (int i = 0; i < c->n; i++)
         if (c->e[i].leaf == leaf && c->e[i].sub == sub)
@@ -247,13 +272,12 @@ int gpo_x86_cpuid_live(gpo_cpu_facts *f)
      * rule by which Linux hides the flags (arch/x86/kernel/fpu/xstate.c). */
     uint64_t xcr0 = osxsave ? xgetbv0() : 0;
     if ((xcr0 & XCR0_AVX) != XCR0_AVX)
-        isa &= ~(B(AVX) | B(F16C) | B(FMA) | B(AVX2) | B(VAES) | B(XOP) | B(FMA4) |
-                 B(AVXVNNI));
+        isa &= ~(B(AVX) | B(F16C) | B(FMA) | B(AVX2) | B(VAES) | B(XOP) | B(FMA4) | B(AVXVNNI));
     if ((xcr0 & XCR0_AVX512) != XCR0_AVX512)
         isa &= ~(B(AVX512F) | B(AVX512DQ) | B(AVX512CD) | B(AVX512BW) | B(AVX512VL) |
-                 B(AVX512IFMA) | B(AVX512VBMI) | B(AVX512VBMI2) | B(AVX512VNNI) |
-                 B(AVX512BITALG) | B(AVX512VPOPCNTDQ) | B(AVX512BF16) | B(AVX512FP16) |
-                 B(AVX512VP2INTERSECT) | B(AVX512ER));
+                 B(AVX512IFMA) | B(AVX512VBMI) | B(AVX512VBMI2) | B(AVX512VNNI) | B(AVX512BITALG) |
+                 B(AVX512VPOPCNTDQ) | B(AVX512BF16) | B(AVX512FP16) | B(AVX512VP2INTERSECT) |
+                 B(AVX512ER));
     if ((xcr0 & XCR0_AMX) != XCR0_AMX)
         isa &= ~(B(AMX_TILE) | B(AMX_INT8) | B(AMX_BF16) | B(AMX_FP16));
     f->isa = isa;

@@ -57,15 +57,15 @@ static const struct {
     uint8_t bit;
     uint8_t feature;
 } hwcap_bits[] = {
-    {1, 0, GPO_ARM_FP},       {1, 1, GPO_ARM_ASIMD},     {1, 3, GPO_ARM_AES},
-    {1, 7, GPO_ARM_CRC32},    {1, 8, GPO_ARM_ATOMICS},   {1, 9, GPO_ARM_FPHP},
-    {1, 10, GPO_ARM_ASIMDHP}, {1, 12, GPO_ARM_ASIMDRDM}, {1, 13, GPO_ARM_JSCVT},
-    {1, 14, GPO_ARM_FCMA},    {1, 15, GPO_ARM_LRCPC},    {1, 16, GPO_ARM_DCPOP},
-    {1, 17, GPO_ARM_SHA3},    {1, 20, GPO_ARM_ASIMDDP},  {1, 22, GPO_ARM_SVE},
-    {1, 23, GPO_ARM_ASIMDFHM}, {1, 24, GPO_ARM_DIT},     {1, 25, GPO_ARM_USCAT},
-    {1, 26, GPO_ARM_ILRCPC},  {1, 27, GPO_ARM_FLAGM},    {1, 30, GPO_ARM_PACA},
-    {2, 1, GPO_ARM_SVE2},     {2, 9, GPO_ARM_SVEI8MM},   {2, 12, GPO_ARM_SVEBF16},
-    {2, 13, GPO_ARM_I8MM},    {2, 14, GPO_ARM_BF16},     {2, 23, GPO_ARM_SME},
+    {1, 0, GPO_ARM_FP},        {1, 1, GPO_ARM_ASIMD},     {1, 3, GPO_ARM_AES},
+    {1, 7, GPO_ARM_CRC32},     {1, 8, GPO_ARM_ATOMICS},   {1, 9, GPO_ARM_FPHP},
+    {1, 10, GPO_ARM_ASIMDHP},  {1, 12, GPO_ARM_ASIMDRDM}, {1, 13, GPO_ARM_JSCVT},
+    {1, 14, GPO_ARM_FCMA},     {1, 15, GPO_ARM_LRCPC},    {1, 16, GPO_ARM_DCPOP},
+    {1, 17, GPO_ARM_SHA3},     {1, 20, GPO_ARM_ASIMDDP},  {1, 22, GPO_ARM_SVE},
+    {1, 23, GPO_ARM_ASIMDFHM}, {1, 24, GPO_ARM_DIT},      {1, 25, GPO_ARM_USCAT},
+    {1, 26, GPO_ARM_ILRCPC},   {1, 27, GPO_ARM_FLAGM},    {1, 30, GPO_ARM_PACA},
+    {2, 1, GPO_ARM_SVE2},      {2, 9, GPO_ARM_SVEI8MM},   {2, 12, GPO_ARM_SVEBF16},
+    {2, 13, GPO_ARM_I8MM},     {2, 14, GPO_ARM_BF16},     {2, 23, GPO_ARM_SME},
 };
 
 uint64_t gpo_arm_features_from_hwcap(uint64_t hwcap, uint64_t hwcap2)
@@ -108,9 +108,9 @@ static const struct {
     int32_t code;
     const char *name;
 } arm_implementers[] = {
-    {0x41, "Arm"},     {0x42, "Broadcom"}, {0x43, "Cavium"},    {0x46, "Fujitsu"},
-    {0x48, "HiSilicon"}, {0x4e, "NVIDIA"}, {0x50, "APM"},       {0x51, "Qualcomm"},
-    {0x61, "Apple"},   {0x6d, "Microsoft"}, {0xc0, "Ampere"},
+    {0x41, "Arm"},       {0x42, "Broadcom"},  {0x43, "Cavium"}, {0x46, "Fujitsu"},
+    {0x48, "HiSilicon"}, {0x4e, "NVIDIA"},    {0x50, "APM"},    {0x51, "Qualcomm"},
+    {0x61, "Apple"},     {0x6d, "Microsoft"}, {0xc0, "Ampere"},
 };
 
 /* Cores: part numbers from Linux arch/arm64/include/asm/cputype.h, names

@@ -77,8 +77,7 @@ gpuopt_status gpo_cpu_memory_read(const gpo_fs *fs, const gpo_logger *log, gpo_c
         gpo_snprintf(f->src_memory, sizeof f->src_memory,
                      "/proc/meminfo capped by cgroup limit %s on %s", lim, f->mem_limit_path);
     } else if (f->mem_total) {
-        gpo_strlcpy(f->src_memory, "/proc/meminfo (no cgroup memory limit)",
-                    sizeof f->src_memory);
+        gpo_strlcpy(f->src_memory, "/proc/meminfo (no cgroup memory limit)", sizeof f->src_memory);
     } else {
         gpo_strlcpy(f->src_memory, "unknown", sizeof f->src_memory);
     }

@@ -32,9 +32,18 @@ int gpo_cpu_parse_cache_size(const char *text, uint64_t *bytes)
     unsigned long long v = strtoull(p, &end, 10);
     uint64_t mult = 1;
     switch (*end) {
-    case 'K': mult = 1024; end++; break;
-    case 'M': mult = 1024 * 1024; end++; break;
-    case 'G': mult = 1024 * 1024 * 1024; end++; break;
+    case 'K':
+        mult = 1024;
+        end++;
+        break;
+    case 'M':
+        mult = 1024 * 1024;
+        end++;
+        break;
+    case 'G':
+        mult = 1024 * 1024 * 1024;
+        end++;
+        break;
     default: break;
     }
     while (*end == ' ' || *end == '\n')
@@ -55,8 +64,8 @@ static int first_cpu(const unsigned char *set)
 
 /* Reads a CPU list file into `set`; returns the count, -1 when missing or
  * malformed (with a note saying which). */
-static int read_cpulist(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f,
-                        const char *path, unsigned char *set)
+static int read_cpulist(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f, const char *path,
+                        unsigned char *set)
 {
     char buf[4096];
     if (gpo_fs_read(fs, path, buf, sizeof buf))
@@ -117,7 +126,8 @@ static int count_groups(const gpo_fs *fs, const unsigned char *cpus, const char 
             continue;
         char path[128], buf[4096];
         snprintf(path, sizeof path, SYS_CPU "/cpu%d/topology/%s", c, leaf);
-        if (gpo_fs_read(fs, path, buf, sizeof buf) || gpo_parse_cpulist(buf, group, GPO_CPU_MAX) < 1)
+        if (gpo_fs_read(fs, path, buf, sizeof buf) ||
+            gpo_parse_cpulist(buf, group, GPO_CPU_MAX) < 1)
             return -1;
         for (size_t i = 0; i < sizeof done; i++)
             done[i] |= group[i];
@@ -187,9 +197,10 @@ static void read_cores(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f
     }
     f->physical_cores = f->logical_cpus;
     f->sockets = 1;
-    gpo_cpu_note(f, log, GPUOPT_LOG_INFO,
-                 "no CPU topology in sysfs or /proc/cpuinfo: assuming one core per CPU (%d), 1 socket",
-                 f->logical_cpus);
+    gpo_cpu_note(
+        f, log, GPUOPT_LOG_INFO,
+        "no CPU topology in sysfs or /proc/cpuinfo: assuming one core per CPU (%d), 1 socket",
+        f->logical_cpus);
 }
 
 static void read_nodes(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
@@ -234,8 +245,8 @@ static void read_caches(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *
         if (!c || gpo_fs_readf(fs, size, sizeof size, "%s/index%d/size", dir, i))
             continue;
         if (gpo_cpu_parse_cache_size(size, &c->size_bytes)) {
-            gpo_cpu_note(f, log, GPUOPT_LOG_WARN, "%s/index%d/size holds '%.20s': ignored", dir,
-                         i, size);
+            gpo_cpu_note(f, log, GPUOPT_LOG_WARN, "%s/index%d/size holds '%.20s': ignored", dir, i,
+                         size);
             c->size_bytes = 0;
             continue;
         }
@@ -325,8 +336,8 @@ void gpo_cpu_topology_span(const gpo_fs *fs, gpo_cpu_facts *f)
     }
     f->affinity_cores = count_groups(fs, f->affinity, "thread_siblings_list");
     if (f->affinity_cores < 0 && f->logical_cpus > 0 && f->physical_cores > 0)
-        f->affinity_cores = (f->affinity_cpus * f->physical_cores + f->logical_cpus - 1) /
-                            f->logical_cpus;
+        f->affinity_cores =
+            (f->affinity_cpus * f->physical_cores + f->logical_cpus - 1) / f->logical_cpus;
 
     char **names = NULL;
     size_t count = 0;

@@ -19,8 +19,7 @@ static const struct {
 } x86_levels[] = {
     {1, B(CMOV) | B(CX8) | B(FXSR) | B(MMX) | B(SSE) | B(SSE2) | B(LM)},
     {2, B(CX16) | B(LAHF) | B(POPCNT) | B(SSE3) | B(SSE4_1) | B(SSE4_2) | B(SSSE3)},
-    {3, B(AVX) | B(AVX2) | B(BMI1) | B(BMI2) | B(F16C) | B(FMA) | B(LZCNT) | B(MOVBE) |
-            B(XSAVE)},
+    {3, B(AVX) | B(AVX2) | B(BMI1) | B(BMI2) | B(F16C) | B(FMA) | B(LZCNT) | B(MOVBE) | B(XSAVE)},
     {4, B(AVX512F) | B(AVX512BW) | B(AVX512CD) | B(AVX512DQ) | B(AVX512VL)},
 };
 
@@ -82,8 +81,8 @@ int gpo_x86_vendor(const char *vendor_id, const char **name)
  * family/model row does not list, the model number is not the silicon's
  * (a hypervisor's virtual CPU model, or a new stepping): name by features. */
 #define SIGNATURE                                                                                  \
-    (B(AVX) | B(AVX2) | B(AVX512F) | B(AVX512VNNI) | B(AVX512BF16) | B(AVX512FP16) |            \
-     B(AMX_TILE) | B(AVXVNNI))
+    (B(AVX) | B(AVX2) | B(AVX512F) | B(AVX512VNNI) | B(AVX512BF16) | B(AVX512FP16) | B(AMX_TILE) | \
+     B(AVXVNNI))
 
 #define E_AVX (B(AVX))
 #define E_AVX2 (B(AVX) | B(AVX2))

@@ -385,8 +385,7 @@ static void ops_reject_null_arguments(void **state)
     gpo_fs_init(&fs, NULL);
     assert_int_equal(gpo_cpu_memory_free_now(NULL, gpo_cpu_state_facts(st), &free_bytes),
                      GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_cpu_memory_free_now(&fs, NULL, &free_bytes),
-                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_cpu_memory_free_now(&fs, NULL, &free_bytes), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpo_cpu_memory_free_now(&fs, gpo_cpu_state_facts(st), NULL),
                      GPUOPT_ERR_INVALID_ARGUMENT);
     gpo_device_list_free(&list);

@@ -30,7 +30,10 @@ static void read_fixture(const char *name)
     read_tree(root);
 }
 
-static int has_x86(gpo_x86_feature f) { return (facts.isa & GPO_BIT(f)) != 0; }
+static int has_x86(gpo_x86_feature f)
+{
+    return (facts.isa & GPO_BIT(f)) != 0;
+}
 
 static void two_socket_server_reads_sockets_nodes_cores_and_caches(void **state)
 {
@@ -237,7 +240,8 @@ static void garbage_v1_quota_is_skipped_with_a_note(void **state)
     test_tree t;
     assert_int_equal(tree_new(&t), 0);
     tree_write(&t, "/proc/self/cgroup", "3:cpu:/a\n");
-    tree_write(&t, "/proc/self/mountinfo", "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n");
+    tree_write(&t, "/proc/self/mountinfo",
+               "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n");
     tree_write(&t, "/sys/fs/cgroup/cpu/a/cpu.cfs_quota_us", "fast\n");
     tree_write(&t, "/sys/fs/cgroup/cpu/a/cpu.cfs_period_us", "100000\n");
     tree_write(&t, "/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "0\n");

@@ -16,10 +16,10 @@
 #define A(f) GPO_BIT(GPO_ARM_##f)
 
 static const uint64_t V1 = X(CMOV) | X(CX8) | X(FXSR) | X(MMX) | X(SSE) | X(SSE2) | X(LM);
-static const uint64_t V2 = X(CX16) | X(LAHF) | X(POPCNT) | X(SSE3) | X(SSE4_1) | X(SSE4_2) |
-                           X(SSSE3);
-static const uint64_t V3 = X(AVX) | X(AVX2) | X(BMI1) | X(BMI2) | X(F16C) | X(FMA) | X(LZCNT) |
-                           X(MOVBE) | X(XSAVE);
+static const uint64_t V2 =
+    X(CX16) | X(LAHF) | X(POPCNT) | X(SSE3) | X(SSE4_1) | X(SSE4_2) | X(SSSE3);
+static const uint64_t V3 =
+    X(AVX) | X(AVX2) | X(BMI1) | X(BMI2) | X(F16C) | X(FMA) | X(LZCNT) | X(MOVBE) | X(XSAVE);
 static const uint64_t V4 = X(AVX512F) | X(AVX512BW) | X(AVX512CD) | X(AVX512DQ) | X(AVX512VL);
 
 static gpo_cpu_facts f;
@@ -85,8 +85,8 @@ static void x86_level_features_and_vendors_are_tabled(void **state)
 static void x86_family_model_table_names_the_part(void **state)
 {
     (void)state;
-    uint64_t spr = V1 | V2 | V3 | V4 | X(AVX512VNNI) | X(AVX512BF16) | X(AVX512FP16) |
-                   X(AMX_TILE) | X(AVXVNNI);
+    uint64_t spr = V1 | V2 | V3 | V4 | X(AVX512VNNI) | X(AVX512BF16) | X(AVX512FP16) | X(AMX_TILE) |
+                   X(AVXVNNI);
     x86("GenuineIntel", 6, 0x8f, spr);
     assert_string_equal(f.microarch, "sapphirerapids");
     assert_string_equal(f.isa_level, "x86-64-v4");
@@ -98,8 +98,7 @@ static void x86_family_model_table_names_the_part(void **state)
     assert_string_equal(f.microarch, "znver2");
     x86("AuthenticAMD", 0x19, 0x11, V1 | V2 | V3 | V4 | X(AVX512VNNI) | X(AVX512BF16));
     assert_string_equal(f.microarch, "znver4");
-    x86("AuthenticAMD", 0x1a, 0x02, V1 | V2 | V3 | V4 | X(AVX512VNNI) | X(AVX512BF16) |
-                                        X(AVXVNNI));
+    x86("AuthenticAMD", 0x1a, 0x02, V1 | V2 | V3 | V4 | X(AVX512VNNI) | X(AVX512BF16) | X(AVXVNNI));
     assert_string_equal(f.microarch, "znver5");
     x86("HygonGenuine", 0x18, 0x01, V1 | V2 | V3);
     assert_string_equal(f.microarch, "znver1");
@@ -117,8 +116,8 @@ static void x86_features_beyond_the_model_row_rename_by_features(void **state)
     assert_string_equal(f.microarch, "cascadelake");
     x86("GenuineIntel", 6, 0x55, V1 | V2 | V3 | V4 | X(AVX512VNNI) | X(AVX512BF16));
     assert_string_equal(f.microarch, "cooperlake");
-    x86("GenuineIntel", 6, 0xa7, V1 | V2 | V3 | V4 | X(AVX512VNNI) | X(AVX512FP16) |
-                                     X(AMX_TILE) | X(AVX512BF16));
+    x86("GenuineIntel", 6, 0xa7,
+        V1 | V2 | V3 | V4 | X(AVX512VNNI) | X(AVX512FP16) | X(AMX_TILE) | X(AVX512BF16));
     assert_string_equal(f.microarch, "sapphirerapids");
     assert_non_null(strstr(f.src_microarch, "rocketlake"));
     assert_non_null(strstr(f.src_microarch, "amx_tile"));
@@ -145,11 +144,11 @@ static void arm_hwcaps_map_to_features(void **state)
     (void)state;
     /* AT_HWCAP: FP 0, ASIMD 1, ASIMDHP 10, ASIMDDP 20, SVE 22; AT_HWCAP2:
      * SVE2 1, I8MM 13, BF16 14, SME 23 (uapi asm/hwcap.h). */
-    uint64_t isa = gpo_arm_features_from_hwcap((1u << 0) | (1u << 1) | (1u << 10) | (1u << 20) |
-                                                   (1u << 22),
-                                               (1u << 1) | (1u << 13) | (1u << 14) | (1u << 23));
-    assert_int_equal(isa, A(FP) | A(ASIMD) | A(ASIMDHP) | A(ASIMDDP) | A(SVE) | A(SVE2) |
-                              A(I8MM) | A(BF16) | A(SME));
+    uint64_t isa =
+        gpo_arm_features_from_hwcap((1u << 0) | (1u << 1) | (1u << 10) | (1u << 20) | (1u << 22),
+                                    (1u << 1) | (1u << 13) | (1u << 14) | (1u << 23));
+    assert_int_equal(isa, A(FP) | A(ASIMD) | A(ASIMDHP) | A(ASIMDDP) | A(SVE) | A(SVE2) | A(I8MM) |
+                              A(BF16) | A(SME));
     assert_int_equal(gpo_arm_features_from_hwcap(0, 0), 0);
     assert_int_equal(gpo_arm_features_from_names("fp asimd bogus sve2"),
                      A(FP) | A(ASIMD) | A(SVE2));

@@ -178,12 +178,11 @@ static void live_isa_agrees_with_cpuinfo_flags(void **state)
     /* cpuid (with XCR0) and the kernel must agree on the features the
      * tiers use; a kernel older than the CPU may hide newer flags, so only
      * these are compared. */
-    const gpo_x86_feature checked[] = {GPO_X86_SSE4_2, GPO_X86_AVX,     GPO_X86_AVX2,
-                                       GPO_X86_FMA,    GPO_X86_F16C,    GPO_X86_AVX512F,
+    const gpo_x86_feature checked[] = {GPO_X86_SSE4_2,   GPO_X86_AVX,   GPO_X86_AVX2,
+                                       GPO_X86_FMA,      GPO_X86_F16C,  GPO_X86_AVX512F,
                                        GPO_X86_AVX512BW, GPO_X86_POPCNT};
     for (size_t i = 0; i < sizeof checked / sizeof checked[0]; i++)
-        assert_int_equal(!!(live.isa & GPO_BIT(checked[i])),
-                         !!(from_flags & GPO_BIT(checked[i])));
+        assert_int_equal(!!(live.isa & GPO_BIT(checked[i])), !!(from_flags & GPO_BIT(checked[i])));
     assert_int_equal(live.x86_level, gpo_x86_level(from_flags));
     assert_string_equal(live.src_isa, "cpuid instruction (XCR0-checked)");
 }

@@ -30,9 +30,9 @@ static void cpu_max_garbage_is_rejected(void **state)
 {
     (void)state;
     int64_t q = 7, p = 7;
-    const char *bad[] = {"",        "garbage",        "150000 abc",   "-5 100000",
-                         "0 100000", "150000 0",      "150000 -100",  "max max",
-                         "1.5 1",   "150000 100000 9", "150000x100000", "99999999999999999999 1"};
+    const char *bad[] = {"",         "garbage",         "150000 abc",    "-5 100000",
+                         "0 100000", "150000 0",        "150000 -100",   "max max",
+                         "1.5 1",    "150000 100000 9", "150000x100000", "99999999999999999999 1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(gpo_cgroup_parse_cpu_max(bad[i], &q, &p), -1);
     assert_int_equal(q, 7); /* outputs untouched on failure */
@@ -79,9 +79,8 @@ static void self_cgroup_prefers_v1_controller_line_then_v2(void **state)
                      0);
     assert_string_equal(path, "/y");
     assert_int_equal(v, 2);
-    assert_int_equal(gpo_cgroup_parse_self("0::/kubepods.slice/pod.slice", "memory", path,
-                                           sizeof path, &v),
-                     0);
+    assert_int_equal(
+        gpo_cgroup_parse_self("0::/kubepods.slice/pod.slice", "memory", path, sizeof path, &v), 0);
     assert_string_equal(path, "/kubepods.slice/pod.slice");
     assert_int_equal(v, 2);
 }
@@ -95,8 +94,7 @@ static void self_cgroup_without_match_or_room_fails(void **state)
     assert_int_equal(gpo_cgroup_parse_self("", "cpu", path, sizeof path, &v), -1);
     assert_int_equal(gpo_cgroup_parse_self("0::/a/very/long/path", "cpu", path, sizeof path, &v),
                      -1);
-    assert_int_equal(gpo_cgroup_parse_self("4:cpu:/a/very/long/path", "cpu", path, sizeof path,
-                                           &v),
+    assert_int_equal(gpo_cgroup_parse_self("4:cpu:/a/very/long/path", "cpu", path, sizeof path, &v),
                      -1);
     assert_int_equal(gpo_cgroup_parse_self(NULL, "cpu", path, sizeof path, &v), -1);
     assert_int_equal(gpo_cgroup_parse_self("0::/", NULL, path, sizeof path, &v), -1);
@@ -110,20 +108,19 @@ static void mountinfo_finds_v1_controller_and_v2_mounts(void **state)
     (void)state;
     const char *mi =
         "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
-        "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime shared:5 - cgroup cgroup rw,cpu,cpuacct\n"
+        "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime shared:5 - cgroup cgroup "
+        "rw,cpu,cpuacct\n"
         "35 31 0:32 /docker/abc /sys/fs/cgroup/mem\\040ory rw - cgroup cgroup rw,memory\n"
         "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
     char mp[256], root[256];
-    assert_int_equal(gpo_cgroup_parse_mountinfo(mi, "cpu", 1, mp, sizeof mp, root, sizeof root),
-                     0);
+    assert_int_equal(gpo_cgroup_parse_mountinfo(mi, "cpu", 1, mp, sizeof mp, root, sizeof root), 0);
     assert_string_equal(mp, "/sys/fs/cgroup/cpu,cpuacct");
     assert_string_equal(root, "/");
-    assert_int_equal(
-        gpo_cgroup_parse_mountinfo(mi, "memory", 1, mp, sizeof mp, root, sizeof root), 0);
+    assert_int_equal(gpo_cgroup_parse_mountinfo(mi, "memory", 1, mp, sizeof mp, root, sizeof root),
+                     0);
     assert_string_equal(mp, "/sys/fs/cgroup/mem ory"); /* \040 decoded */
     assert_string_equal(root, "/docker/abc");
-    assert_int_equal(gpo_cgroup_parse_mountinfo(mi, "cpu", 2, mp, sizeof mp, root, sizeof root),
-                     0);
+    assert_int_equal(gpo_cgroup_parse_mountinfo(mi, "cpu", 2, mp, sizeof mp, root, sizeof root), 0);
     assert_string_equal(mp, "/sys/fs/cgroup/unified");
 }
 
@@ -131,15 +128,15 @@ static void mountinfo_without_cgroup_or_malformed_fails(void **state)
 {
     (void)state;
     char mp[64], root[64];
-    assert_int_equal(gpo_cgroup_parse_mountinfo("22 27 0:21 / /proc rw - proc proc rw\n", "cpu",
-                                                1, mp, sizeof mp, root, sizeof root),
+    assert_int_equal(gpo_cgroup_parse_mountinfo("22 27 0:21 / /proc rw - proc proc rw\n", "cpu", 1,
+                                                mp, sizeof mp, root, sizeof root),
                      -1);
     assert_int_equal(gpo_cgroup_parse_mountinfo("garbage without fields", "cpu", 2, mp, sizeof mp,
                                                 root, sizeof root),
                      -1);
-    assert_int_equal(gpo_cgroup_parse_mountinfo("1 2 3 - cgroup2", "cpu", 2, mp, sizeof mp, root,
-                                                sizeof root),
-                     -1);
+    assert_int_equal(
+        gpo_cgroup_parse_mountinfo("1 2 3 - cgroup2", "cpu", 2, mp, sizeof mp, root, sizeof root),
+        -1);
     assert_int_equal(gpo_cgroup_parse_mountinfo("", "cpu", 2, mp, sizeof mp, root, sizeof root),
                      -1);
     assert_int_equal(gpo_cgroup_parse_mountinfo(NULL, "cpu", 2, mp, sizeof mp, root, sizeof root),
