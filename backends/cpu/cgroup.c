@@ -263,7 +263,13 @@ static int locate(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f, con
      * sees its own cgroup at the mount point). */
     const char *rel = path;
     size_t rl = strlen(root);
-    if (strcmp(root, "/") == 0) {
+    if (strstr(path, "/..")) {
+        /* Seen from inside a cgroup namespace, a cgroup outside it reads
+         * "/../..": never walk above the mount. */
+        gpo_cpu_note(f, log, GPUOPT_LOG_INFO,
+                     "cgroup %s lies outside this cgroup namespace: using %s", path, w->mount);
+        rel = "";
+    } else if (strcmp(root, "/") == 0) {
         rel = path;
     } else if (strncmp(path, root, rl) == 0 && (path[rl] == '/' || path[rl] == '\0')) {
         rel = path + rl;
@@ -346,6 +352,10 @@ static void read_cpu(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f, 
                      w->version, w->dir, "ancestors");
 }
 
+/* Under v1 a parent's limit binds its children only with
+ * memory.use_hierarchy=1 (deprecated, and the only behaviour of current
+ * kernels); the tightest limit is taken either way, erring on the small
+ * side. */
 static void read_memory(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f, cg_where *w)
 {
     char dir[GPO_PATH_MAX], buf[128], file[GPO_PATH_MAX + 32];

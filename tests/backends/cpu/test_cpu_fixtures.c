@@ -270,6 +270,21 @@ static void cgroup_outside_the_mounted_part_uses_the_mount(void **state)
     tree_free(&t);
 }
 
+static void cgroup_outside_the_namespace_never_walks_above_the_mount(void **state)
+{
+    (void)state;
+    test_tree t;
+    assert_int_equal(tree_new(&t), 0);
+    tree_write(&t, "/proc/self/cgroup", "0::/../../etc\n");
+    tree_write(&t, "/proc/self/mountinfo", CG2);
+    tree_write(&t, "/sys/fs/cgroup/cpu.max", "200000 100000\n");
+    tree_write(&t, "/etc/cpu.max", "100000 100000\n"); /* must not be read */
+    read_tree(t.root);
+    assert_int_equal(facts.quota_us, 200000);
+    assert_non_null(strstr(facts.notes, "outside this cgroup namespace"));
+    tree_free(&t);
+}
+
 static void mount_root_prefix_is_stripped_from_the_cgroup_path(void **state)
 {
     (void)state;
@@ -396,6 +411,7 @@ int main(void)
         cmocka_unit_test(cgroup_v1_quota_and_limit_on_ancestor_bind),
         cmocka_unit_test(garbage_v1_quota_is_skipped_with_a_note),
         cmocka_unit_test(cgroup_outside_the_mounted_part_uses_the_mount),
+        cmocka_unit_test(cgroup_outside_the_namespace_never_walks_above_the_mount),
         cmocka_unit_test(mount_root_prefix_is_stripped_from_the_cgroup_path),
         cmocka_unit_test(missing_mountinfo_falls_back_to_usual_mount_points),
         cmocka_unit_test(garbage_cpulists_fall_back_to_cpuinfo_and_online),
