@@ -322,6 +322,8 @@ static void read_cpu(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f, 
             char pbuf[64], pfile[GPO_PATH_MAX + 32];
             snprintf(pfile, sizeof pfile, "%s/cpu.cfs_period_us", dir);
             const char *e1, *e2;
+            if (parse_i64(buf, &e1, &quota) == 0 && !*e1 && quota == -1)
+                continue; /* no quota here: the period does not matter */
             if (parse_i64(buf, &e1, &quota) || *e1 || gpo_fs_read(fs, pfile, pbuf, sizeof pbuf) ||
                 parse_i64(pbuf, &e2, &period) || *e2 || period <= 0 || quota == 0 || quota < -1) {
                 gpo_cpu_note(f, log, GPUOPT_LOG_WARN,

@@ -81,21 +81,48 @@ int gpo_cpuinfo_field(const char *text, const char *key, char *val, size_t vcap)
     return -1;
 }
 
+gpuopt_status gpo_cpu_cpuinfo(const gpo_fs *fs, gpo_cpu_facts *f, const char **text)
+{
+    if (text)
+        *text = NULL;
+    if (!fs || !f || !text)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_cpu_cpuinfo: NULL argument");
+    if (!f->cpuinfo_read) {
+        f->cpuinfo_read = 1;
+        f->cpuinfo_status = gpo_fs_read_alloc(fs, "/proc/cpuinfo", &f->cpuinfo, NULL);
+        if (f->cpuinfo_status)
+            return (gpuopt_status)f->cpuinfo_status; /* fs.c's detail names the path */
+    }
+    if (f->cpuinfo_status)
+        return gpo_fail((gpuopt_status)f->cpuinfo_status, "%s/proc/cpuinfo could not be read",
+                        fs->root);
+    *text = f->cpuinfo;
+    return GPUOPT_OK;
+}
+
+void gpo_cpu_cpuinfo_release(gpo_cpu_facts *f)
+{
+    if (!f)
+        return;
+    free(f->cpuinfo);
+    f->cpuinfo = NULL;
+    f->cpuinfo_read = 0;
+    f->cpuinfo_status = 0;
+}
+
 /* Which architecture a recorded tree describes: its /proc/cpuinfo tells
  * (arm64 prints MIDR fields, x86 prints vendor_id and flags). */
-static int recorded_arch(const gpo_fs *fs)
+static int recorded_arch(const gpo_fs *fs, gpo_cpu_facts *f)
 {
-    char *text = NULL;
-    if (gpo_fs_read_alloc(fs, "/proc/cpuinfo", &text, NULL))
+    const char *text;
+    if (gpo_cpu_cpuinfo(fs, f, &text))
         return GPO_CPU_ARCH_UNKNOWN;
     char val[16];
-    int arch = GPO_CPU_ARCH_UNKNOWN;
     if (gpo_cpuinfo_field(text, "CPU implementer", val, sizeof val) == 0)
-        arch = GPO_CPU_ARCH_ARM64;
-    else if (gpo_cpuinfo_field(text, "vendor_id", val, sizeof val) == 0)
-        arch = GPO_CPU_ARCH_X86_64;
-    free(text);
-    return arch;
+        return GPO_CPU_ARCH_ARM64;
+    if (gpo_cpuinfo_field(text, "vendor_id", val, sizeof val) == 0)
+        return GPO_CPU_ARCH_X86_64;
+    return GPO_CPU_ARCH_UNKNOWN;
 }
 
 static int build_arch(void)
@@ -114,7 +141,7 @@ gpuopt_status gpo_cpu_facts_read(const gpo_fs *fs, const gpo_logger *log, gpo_cp
     if (!fs || !f)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_cpu_facts_read: NULL argument");
     gpo_cpu_facts_init(f);
-    int arch = gpo_fs_is_recorded(fs) ? recorded_arch(fs) : build_arch();
+    int arch = gpo_fs_is_recorded(fs) ? recorded_arch(fs, f) : build_arch();
     if (arch == GPO_CPU_ARCH_UNKNOWN)
         arch = build_arch();
     gpuopt_status st = GPUOPT_OK;
@@ -134,6 +161,7 @@ gpuopt_status gpo_cpu_facts_read(const gpo_fs *fs, const gpo_logger *log, gpo_cp
     }
     if (!st)
         st = gpo_cpu_memory_read(fs, log, f);
+    gpo_cpu_cpuinfo_release(f);
     if (st)
         return st;
     f->usable_cpus = gpo_cpu_usable_from_quota(f->affinity_cpus, f->quota_us, f->period_us);

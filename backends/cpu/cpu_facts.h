@@ -201,6 +201,12 @@ typedef struct gpo_cpu_facts {
     char src_quota[GPO_CPU_SRC_CAP];
     char src_memory[GPO_CPU_SRC_CAP];
     char notes[GPO_CPU_NOTES_CAP]; /* fallbacks taken, "; "-separated */
+
+    /* /proc/cpuinfo, read at most once per gpo_cpu_facts_read (it can be
+     * hundreds of KiB on a large host) and released at its end. */
+    char *cpuinfo;
+    int32_t cpuinfo_read;   /* 1 once tried */
+    int32_t cpuinfo_status; /* gpuopt_status of that read */
 } gpo_cpu_facts;
 
 /* Every fact unknown. */
@@ -210,6 +216,13 @@ void gpo_cpu_facts_init(gpo_cpu_facts *f);
  * `level`. */
 void gpo_cpu_note(gpo_cpu_facts *f, const gpo_logger *log, int32_t level, const char *fmt, ...)
     GPO_PRINTF(4, 5);
+
+/* /proc/cpuinfo of f's tree, read on first use and kept in f->cpuinfo.
+ * Returns the read's status (the same one on later calls) with *text set,
+ * or *text NULL on failure. gpo_cpu_facts_read releases it; a caller
+ * running the readers one by one calls gpo_cpu_cpuinfo_release. */
+gpuopt_status gpo_cpu_cpuinfo(const gpo_fs *fs, gpo_cpu_facts *f, const char **text);
+void gpo_cpu_cpuinfo_release(gpo_cpu_facts *f);
 
 /* Iterates the "key : value" lines of /proc/cpuinfo text: returns 1 with
  * the trimmed key and value (truncated to their caps), 0 at the end. A
@@ -256,6 +269,8 @@ gpuopt_status gpo_x86_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_fact
 
 /* Live cpuid only (x86 builds): fills vendor, family/model/stepping, brand
  * and isa (with OS support for AVX/AVX-512/AMX state checked in XCR0).
+ * Under a hypervisor the brand is left empty (each cpuid traps there; the
+ * caller reads it from /proc/cpuinfo).
  * Returns 0, or -1 when not built for x86 or cpuid is missing. */
 int gpo_x86_cpuid_live(gpo_cpu_facts *f);
 

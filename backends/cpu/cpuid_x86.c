@@ -282,8 +282,10 @@ int gpo_x86_cpuid_live(gpo_cpu_facts *f)
         isa &= ~(B(AMX_TILE) | B(AMX_INT8) | B(AMX_BF16) | B(AMX_FP16));
     f->isa = isa;
 
-    /* Brand string: leaves 8000_0002h..8000_0004h. */
-    if (c.max_ext >= 0x80000004u) {
+    /* Brand string: leaves 8000_0002h..8000_0004h. Under a hypervisor
+     * (leaf 1 ECX bit 31) each leaf traps, and /proc/cpuinfo, read there
+     * anyway for the clock, has the same string: gpo_x86_read takes it. */
+    if (c.max_ext >= 0x80000004u && !(isa & B(HYPERVISOR))) {
         char brand[49];
         for (uint32_t i = 0; i < 3; i++)
             memcpy(brand + 16 * i, cpuid_leaf(&c, 0x80000002u + i, 0), 16);
@@ -295,7 +297,9 @@ int gpo_x86_cpuid_live(gpo_cpu_facts *f)
 
 int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f)
 {
-    if (!f || f->cpuid_max_leaf < 0x16)
+    /* Hypervisors leave leaf 16h zero or pass the host's through; a guest
+     * takes its clock from /proc/cpuinfo instead (and saves a trap). */
+    if (!f || f->cpuid_max_leaf < 0x16 || (f->isa & B(HYPERVISOR)))
         return -1;
     unsigned a, b, c, d;
     /* Leaf 16h EBX: maximum frequency in MHz (Intel SDM vol. 2A). */
@@ -353,9 +357,14 @@ gpuopt_status gpo_x86_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_fact
     f->arch = GPO_CPU_ARCH_X86_64;
     if (!gpo_fs_is_recorded(fs) && gpo_x86_cpuid_live(f) == 0) {
         gpo_strlcpy(f->src_isa, "cpuid instruction (XCR0-checked)", sizeof f->src_isa);
+        const char *text;
+        char name[256];
+        if (!f->model_name[0] && gpo_cpu_cpuinfo(fs, f, &text) == GPUOPT_OK &&
+            gpo_cpuinfo_field(text, "model name", name, sizeof name) == 0)
+            gpo_strlcpy(f->model_name, name, sizeof f->model_name);
     } else {
-        char *text = NULL;
-        gpuopt_status st = gpo_fs_read_alloc(fs, "/proc/cpuinfo", &text, NULL);
+        const char *text;
+        gpuopt_status st = gpo_cpu_cpuinfo(fs, f, &text);
         if (st == GPUOPT_ERR_NO_MEMORY)
             return st;
         if (st) {
@@ -367,7 +376,6 @@ gpuopt_status gpo_x86_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_fact
             gpo_strlcpy(f->src_isa, "assumed x86-64 baseline", sizeof f->src_isa);
         } else {
             parse_cpuinfo(text, f);
-            free(text);
             gpo_strlcpy(f->src_isa, "/proc/cpuinfo flags", sizeof f->src_isa);
         }
     }

@@ -276,8 +276,8 @@ gpuopt_status gpo_arm_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_fact
     if (!fs || !f)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_arm_read: NULL argument");
     f->arch = GPO_CPU_ARCH_ARM64;
-    char *text = NULL;
-    gpuopt_status st = gpo_fs_read_alloc(fs, "/proc/cpuinfo", &text, NULL);
+    const char *text;
+    gpuopt_status st = gpo_cpu_cpuinfo(fs, f, &text);
     if (st == GPUOPT_ERR_NO_MEMORY)
         return st;
     if (st || gpo_arm_parse_cpuinfo(text, f)) {
@@ -289,7 +289,6 @@ gpuopt_status gpo_arm_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_fact
     } else {
         gpo_strlcpy(f->src_isa, "/proc/cpuinfo Features", sizeof f->src_isa);
     }
-    free(text);
 #if defined(__aarch64__)
     if (!gpo_fs_is_recorded(fs)) {
         f->isa = gpo_arm_features_from_hwcap(getauxval(AT_HWCAP), getauxval(AT_HWCAP2));

@@ -87,9 +87,9 @@ static void read_online(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *
     }
     /* Without sysfs: count the processors /proc/cpuinfo lists. */
     memset(f->online, 0, sizeof f->online);
-    char *text = NULL;
+    const char *text;
     n = 0;
-    if (gpo_fs_read_alloc(fs, "/proc/cpuinfo", &text, NULL) == GPUOPT_OK) {
+    if (gpo_cpu_cpuinfo(fs, f, &text) == GPUOPT_OK) {
         const char *cur = text;
         char key[64], val[32];
         while (gpo_cpuinfo_next(&cur, key, sizeof key, val, sizeof val)) {
@@ -101,7 +101,6 @@ static void read_online(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *
                 n++;
             }
         }
-        free(text);
     }
     if (n > 0) {
         f->logical_cpus = n;
@@ -141,8 +140,8 @@ static int count_groups(const gpo_fs *fs, const unsigned char *cpus, const char 
  * core id) pairs. */
 static void cores_from_cpuinfo(const gpo_fs *fs, gpo_cpu_facts *f)
 {
-    char *text = NULL;
-    if (gpo_fs_read_alloc(fs, "/proc/cpuinfo", &text, NULL))
+    const char *text;
+    if (gpo_cpu_cpuinfo(fs, f, &text))
         return;
     enum { MAXP = 1024 };
     static const int none = -1;
@@ -177,7 +176,6 @@ static void cores_from_cpuinfo(const gpo_fs *fs, gpo_cpu_facts *f)
     }
 out:
     free(pairs);
-    free(text);
 }
 
 static void read_cores(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
@@ -289,8 +287,8 @@ static void read_clock(const gpo_fs *fs, gpo_cpu_facts *f)
     }
     /* Without cpufreq (virtual machines, some arm64 servers): the highest
      * "cpu MHz" the kernel shows, a current rather than a maximum clock. */
-    char *text = NULL;
-    if (gpo_fs_read_alloc(fs, "/proc/cpuinfo", &text, NULL))
+    const char *text;
+    if (gpo_cpu_cpuinfo(fs, f, &text))
         return;
     double best = 0;
     const char *cur = text;
@@ -303,7 +301,6 @@ static void read_clock(const gpo_fs *fs, gpo_cpu_facts *f)
         if (end != val && !*end && mhz > best && mhz < 100000)
             best = mhz;
     }
-    free(text);
     if (best >= 1) {
         f->clock_mhz = (int32_t)(best + 0.5);
         gpo_strlcpy(f->src_clock, "/proc/cpuinfo cpu MHz (current, no cpufreq)",

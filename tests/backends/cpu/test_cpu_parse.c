@@ -289,6 +289,34 @@ static void facts_helpers_accept_null(void **state)
     assert_int_equal(gpo_cgroup_read(NULL, NULL, &f), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpo_cpu_memory_read(&fs, NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_string_not_equal(gpo_detail_get(), "");
+    const char *text = "x";
+    assert_int_equal(gpo_cpu_cpuinfo(NULL, &f, &text), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_null(text);
+    assert_int_equal(gpo_cpu_cpuinfo(&fs, NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_cpu_cpuinfo(&fs, &f, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    gpo_cpu_cpuinfo_release(NULL);
+}
+
+static void cpuinfo_is_read_once_and_its_failure_remembered(void **state)
+{
+    (void)state;
+    static gpo_cpu_facts f;
+    gpo_cpu_facts_init(&f);
+    gpo_fs fs;
+    gpo_fs_init(&fs, "/nonexistent-gpuopt-root");
+    const char *text = "x";
+    assert_int_equal(gpo_cpu_cpuinfo(&fs, &f, &text), GPUOPT_ERR_NOT_FOUND);
+    assert_null(text);
+    assert_int_equal(gpo_cpu_cpuinfo(&fs, &f, &text), GPUOPT_ERR_NOT_FOUND);
+    assert_non_null(strstr(gpo_detail_get(), "/proc/cpuinfo"));
+    gpo_cpu_cpuinfo_release(&f);
+    gpo_fs_init(&fs, NULL);
+    assert_int_equal(gpo_cpu_cpuinfo(&fs, &f, &text), GPUOPT_OK);
+    const char *again = NULL;
+    assert_int_equal(gpo_cpu_cpuinfo(&fs, &f, &again), GPUOPT_OK);
+    assert_ptr_equal(text, again); /* the same buffer: read once */
+    gpo_cpu_cpuinfo_release(&f);
+    assert_null(f.cpuinfo);
 }
 
 static void notes_accumulate_and_truncate_without_overflow(void **state)
@@ -323,6 +351,7 @@ int main(void)
         cmocka_unit_test(status_affinity_reads_cpus_allowed_list),
         cmocka_unit_test(quota_rounds_up_and_never_exceeds_affinity),
         cmocka_unit_test(facts_helpers_accept_null),
+        cmocka_unit_test(cpuinfo_is_read_once_and_its_failure_remembered),
         cmocka_unit_test(notes_accumulate_and_truncate_without_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
