@@ -363,7 +363,10 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
  *   "GPU-…"     a UUID (or a unique prefix of at least 8 characters)
  *   "0000:3b:00.0" or "3b:00.0"        a PCI bus id
  * "auto" probes backends in priority order and stops once a native backend
- * offers a discrete GPU. A malformed policy is GPUOPT_ERR_INVALID_ARGUMENT;
+ * offers a discrete GPU. Devices listed only from the kernel's description
+ * (their backend is unavailable: driver library missing) are never chosen
+ * by "auto", "gpu" or a backend name; a UUID, PCI id or backend:index
+ * still names them. A malformed policy is GPUOPT_ERR_INVALID_ARGUMENT;
  * a well-formed one that matches nothing is GPUOPT_ERR_NO_DEVICE; the detail
  * says which and lists what is accepted or present. */
 GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
