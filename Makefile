@@ -22,10 +22,13 @@ DEPS := cmake pkg-config build-essential libcjson-dev libcmocka-dev \
 ifeq ($(shell dpkg --print-architecture 2>/dev/null),amd64)
 DEPS += libamdhip64-dev
 endif
-# Only the benchmarks (bench/, docs/benchmarks.md) need these.
+# Benchmark-only packages, kept out of run and check. Today's bench/ needs
+# neither (it times processes with its own bench_spawn); they are here for
+# cross-checking those timings (hyperfine) and for benchmarks against a
+# tuned CPU BLAS (OpenBLAS).
 BENCH_DEPS := hyperfine libopenblas-dev
 
-.PHONY: all deps bench-deps build build-asan run check test test-asan install clean
+.PHONY: all deps bench-deps build build-asan run check test test-asan bench install clean
 # Prerequisites run in the order written (deps before build), even under -j.
 .NOTPARALLEL:
 
@@ -73,6 +76,10 @@ test-asan: build-asan
 	$(CTEST) --preset asan -j $(JOBS)
 
 check: deps test test-asan
+
+# The figures of docs/benchmarks.md, as markdown on stdout.
+bench: build
+	bench/run.sh build
 
 install: build
 	$(CMAKE) --install build --prefix "$(PREFIX)"
