@@ -7,6 +7,8 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE ?= cmake
 CTEST ?= ctest
+# CMake's own makefiles run as sub-makes: keep their chatter out.
+MAKEFLAGS += --no-print-directory
 
 # Debian packages that `make run` and `make check` need. Vendor GPU SDKs are
 # not among them: the library opens vendor drivers at run time.
