@@ -33,7 +33,9 @@ endif()
 
 if(out MATCHES "\nplan: level 1 requested, level [0-2] applied, ([0-9]+) knob\\(s\\)\n")
   set(n_knobs ${CMAKE_MATCH_1})
-  string(REGEX MATCHALL "\n  [A-Za-z0-9_.]+ += [^\n]* tier -?[0-2], [a-z]+: [^\n]+" lines "${out}")
+  # Reasons may hold ';', which would split the match list: count without.
+  string(REPLACE ";" "," flat "${out}")
+  string(REGEX MATCHALL "\n  [A-Za-z0-9_.]+ += [^\n]* tier -?[0-2], [a-z]+: [^\n]+" lines "${flat}")
   list(LENGTH lines n_lines)
   if(n_knobs EQUAL 0 OR NOT n_lines EQUAL n_knobs)
     string(APPEND problems
