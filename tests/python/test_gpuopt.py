@@ -60,7 +60,8 @@ class Mirror(unittest.TestCase):
         for cname, mirror in (("gpuopt_options", gpuopt._Options),
                               ("gpuopt_backend_info", gpuopt._BackendInfo),
                               ("gpuopt_device_info", gpuopt._DeviceInfo),
-                              ("gpuopt_knob", gpuopt._Knob)):
+                              ("gpuopt_knob", gpuopt._Knob),
+                              ("gpuopt_workload", gpuopt._Workload)):
             with self.subTest(struct=cname):
                 want = header_struct_fields(text, cname)
                 got = []
@@ -75,6 +76,7 @@ class Mirror(unittest.TestCase):
         self.assertEqual(ctypes.sizeof(gpuopt._BackendInfo), lib.gpuopt_backend_info_size())
         self.assertEqual(ctypes.sizeof(gpuopt._DeviceInfo), lib.gpuopt_device_info_size())
         self.assertEqual(ctypes.sizeof(gpuopt._Knob), lib.gpuopt_knob_size())
+        self.assertEqual(ctypes.sizeof(gpuopt._Workload), lib.gpuopt_workload_size())
 
     @unittest.skipUnless(HEADER, "GPUOPT_TEST_HEADER not set")
     def test_versions_match_the_header(self):
@@ -273,6 +275,16 @@ class Plans(unittest.TestCase):
         self.assertEqual(over.source, "api")
         self.ctx.set_knob(k.name, None)
         self.assertEqual(self.ctx.plan(level=1).knob(k.name), k)
+
+    def test_workload_plan_is_made_and_checked(self):
+        small = gpuopt.Workload(model_bytes=4096, item_bytes=64, reduced_precision=False)
+        plan = self.ctx.plan(level=2, workload=small)
+        self.assertEqual(plan.level_requested, 2)
+        # Under 1 MiB of device footprint tier 2 is skipped, with a warning.
+        self.assertLess(plan.level_applied, 2)
+        self.assertTrue(any("workload" in w for w in plan.warnings), plan.warnings)
+        with self.assertRaises(ValueError):
+            self.ctx.plan(workload=gpuopt.Workload(objective="soon"))
 
     def test_unknown_knob_override_raises_not_found(self):
         with self.assertRaises(gpuopt.GpuoptError) as cm:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
 __all__ = [
-    "API_VERSION", "Backend", "Context", "Device", "GpuoptError", "Knob", "Plan",
+    "API_VERSION", "Backend", "Context", "Device", "GpuoptError", "Knob", "Plan", "Workload",
     "api_version", "last_error", "library_path", "status_name", "strerror", "version",
     "DEVICE_TYPE_OTHER", "DEVICE_TYPE_CPU", "DEVICE_TYPE_GPU", "DEVICE_TYPE_ACCELERATOR",
     "LOG_OFF", "LOG_ERROR", "LOG_WARN", "LOG_INFO", "LOG_DEBUG",
@@ -52,6 +52,7 @@ _BACKEND_STATUS = {0: "not probed", 1: "available", 2: "unavailable", 3: "error"
 _KNOB_TYPE = {1: "bool", 2: "int", 3: "bytes", 4: "string"}
 _KNOB_SOURCE = {0: "default", 1: "detected", 2: "benchmark", 3: "cache", 4: "config", 5: "env",
                 6: "api"}
+_OBJECTIVES = {"throughput": 0, "latency": 1}
 _FEATURES = (("fp64", 0x01), ("fp16", 0x02), ("bf16", 0x04), ("tf32", 0x08), ("fp8", 0x10),
              ("int8", 0x20), ("matrix_units", 0x40))
 
@@ -146,6 +147,18 @@ class _Knob(ctypes.Structure):
     ]
 
 
+class _Workload(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("model_bytes", ctypes.c_uint64),
+        ("item_bytes", ctypes.c_uint64),
+        ("reduced_precision", ctypes.c_int32),
+        ("quantized", ctypes.c_int32),
+        ("objective", ctypes.c_int32),
+        ("fixed_shapes", ctypes.c_int32),
+    ]
+
+
 def _sized(struct_type):
     s = struct_type()
     s.struct_size = ctypes.sizeof(struct_type)
@@ -202,6 +215,10 @@ _PROTOTYPES = {
     "gpuopt_devices_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_knob_size": (ctypes.c_size_t, [], False),
     "gpuopt_plan_create": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_p)], True),
+    "gpuopt_workload_size": (ctypes.c_size_t, [], False),
+    "gpuopt_workload_init": (None, [ctypes.POINTER(_Workload)], False),
+    "gpuopt_plan_create_for": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_Workload),
+                                           ctypes.POINTER(_p)], True),
     "gpuopt_plan_destroy": (None, [_p], False),
     "gpuopt_plan_level": (_c_status, [_p, _i32p, _i32p], True),
     "gpuopt_plan_device": (_c_status, [_p, ctypes.POINTER(_p)], True),
@@ -383,6 +400,33 @@ class Knob:
     source: str          # "default", "detected", "benchmark", "cache", "config", "env", "api"
     env: Optional[str]   # the environment variable it exports to
     reason: str
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the program will run (gpuopt_workload). None / False mean
+    unknown or no; the knobs that need an unknown fact are left out."""
+    model_bytes: Optional[int] = None    # weights resident on the device
+    item_bytes: Optional[int] = None     # device memory per batch item
+    reduced_precision: Optional[bool] = None  # None: the configuration decides
+    quantized: bool = False
+    objective: str = "throughput"        # or "latency"
+    fixed_shapes: bool = False
+
+    def _to_c(self):
+        w = _Workload()
+        _lib.gpuopt_workload_init(ctypes.byref(w))
+        w.model_bytes = self.model_bytes or 0
+        w.item_bytes = self.item_bytes or 0
+        if self.reduced_precision is not None:
+            w.reduced_precision = 1 if self.reduced_precision else 0
+        w.quantized = 1 if self.quantized else 0
+        if self.objective not in _OBJECTIVES:
+            raise ValueError(f"gpuopt: objective {self.objective!r}: accepted "
+                             + ", ".join(_OBJECTIVES))
+        w.objective = _OBJECTIVES[self.objective]
+        w.fixed_shapes = 1 if self.fixed_shapes else 0
+        return w
 
 
 @dataclass(frozen=True)
@@ -594,15 +638,20 @@ class Context:
         return _take_string(out)
 
     # -- plans -------------------------------------------------------------
-    def plan(self, device: Optional[Device] = None, level: Optional[int] = None) -> Plan:
+    def plan(self, device: Optional[Device] = None, level: Optional[int] = None,
+             workload: Optional[Workload] = None) -> Plan:
         """A plan for `device` (None: the selected one) at `level` 0..2 (None:
-        the context's level)."""
+        the context's level), for `workload` when given (gpuopt_plan_create_for)."""
         if device is not None and device._context is not self:
             raise ValueError("gpuopt: the device belongs to another Context")
         lvl = LEVEL_DEFAULT if level is None else int(level)
+        dev = device._handle if device is not None else None
         h = _p()
-        _lib.gpuopt_plan_create(self._h(), device._handle if device is not None else None, lvl,
-                                ctypes.byref(h))
+        if workload is None:
+            _lib.gpuopt_plan_create(self._h(), dev, lvl, ctypes.byref(h))
+        else:
+            w = workload._to_c()
+            _lib.gpuopt_plan_create_for(self._h(), dev, lvl, ctypes.byref(w), ctypes.byref(h))
         try:
             return self._read_plan(h.value)
         finally:
