@@ -33,8 +33,7 @@ static const char *source_name(int32_t source)
 {
     static const char *const names[] = {"default", "detected", "benchmark", "cache",
                                         "config",  "env",      "api"};
-    return source >= 0 && source < (int32_t)(sizeof names / sizeof names[0]) ? names[source]
-                                                                              : "?";
+    return source >= 0 && source < (int32_t)(sizeof names / sizeof names[0]) ? names[source] : "?";
 }
 
 static gpuopt_status print_devices(gpuopt_context *ctx, const gpuopt_device *selected)
@@ -57,8 +56,8 @@ static gpuopt_status print_devices(gpuopt_context *ctx, const gpuopt_device *sel
         printf("%c %-10s %-4s %s", dev == selected ? '*' : ' ', info.id, type_name(info.type),
                info.name);
         if (info.arch_family[0] || info.arch_name[0])
-            printf(" [%s%s%s]", info.arch_family, info.arch_family[0] && info.arch_name[0] ? " " : "",
-                   info.arch_name);
+            printf(" [%s%s%s]", info.arch_family,
+                   info.arch_family[0] && info.arch_name[0] ? " " : "", info.arch_name);
         if (info.compute_units > 0)
             printf(", %d compute units", (int)info.compute_units);
         if (info.memory_bytes > 0)
@@ -78,8 +77,8 @@ static gpuopt_status print_plan(const gpuopt_plan *plan)
         st = report("reading the plan", gpuopt_plan_warning_count(plan, &warnings));
     if (st != GPUOPT_OK)
         return st;
-    printf("plan: level %d requested, level %d applied, %d knob(s)\n", (int)requested,
-           (int)applied, (int)count);
+    printf("plan: level %d requested, level %d applied, %d knob(s)\n", (int)requested, (int)applied,
+           (int)count);
     for (int32_t i = 0; i < count; i++) {
         gpuopt_knob knob;
         memset(&knob, 0, sizeof knob);

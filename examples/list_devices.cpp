@@ -12,26 +12,37 @@
 #include <string>
 #include <vector>
 
-namespace {
+namespace
+{
 
 struct ContextDeleter {
-    void operator()(gpuopt_context *ctx) const { gpuopt_context_destroy(ctx); }
+    void operator()(gpuopt_context *ctx) const
+    {
+        gpuopt_context_destroy(ctx);
+    }
 };
 struct PlanDeleter {
-    void operator()(gpuopt_plan *plan) const { gpuopt_plan_destroy(plan); }
+    void operator()(gpuopt_plan *plan) const
+    {
+        gpuopt_plan_destroy(plan);
+    }
 };
 using Context = std::unique_ptr<gpuopt_context, ContextDeleter>;
 using Plan = std::unique_ptr<gpuopt_plan, PlanDeleter>;
 
-class Error : public std::runtime_error {
+class Error : public std::runtime_error
+{
   public:
     Error(const std::string &what, gpuopt_status status)
-        : std::runtime_error(what + ": " + gpuopt_strerror(status) + " (" +
-                             gpuopt_last_error() + ")"),
+        : std::runtime_error(what + ": " + gpuopt_strerror(status) + " (" + gpuopt_last_error() +
+                             ")"),
           status_(status)
     {
     }
-    gpuopt_status status() const { return status_; }
+    gpuopt_status status() const
+    {
+        return status_;
+    }
 
   private:
     gpuopt_status status_;
@@ -93,14 +104,14 @@ void print_plan(const gpuopt_plan *plan)
     check(gpuopt_plan_level(plan, &requested, &applied), "reading the plan");
     check(gpuopt_plan_knob_count(plan, &count), "reading the plan");
     check(gpuopt_plan_warning_count(plan, &warnings), "reading the plan");
-    std::cout << "plan: level " << requested << " requested, level " << applied
-              << " applied, " << count << " knob(s)\n";
+    std::cout << "plan: level " << requested << " requested, level " << applied << " applied, "
+              << count << " knob(s)\n";
     for (int32_t i = 0; i < count; i++) {
         auto knob = sized<gpuopt_knob>();
         check(gpuopt_plan_knob_at(plan, i, &knob), "reading a knob");
         std::cout << "  " << std::left << std::setw(24) << knob.name << " = " << std::setw(16)
-                  << knob.value << " tier " << knob.tier << ", " << source_name(knob.source)
-                  << ": " << knob.reason << "\n";
+                  << knob.value << " tier " << knob.tier << ", " << source_name(knob.source) << ": "
+                  << knob.reason << "\n";
     }
     for (int32_t i = 0; i < warnings; i++) {
         const char *text = nullptr;
@@ -126,8 +137,7 @@ int main()
             auto info = sized<gpuopt_device_info>();
             check(gpuopt_device_get_info(dev, &info), "reading a device");
             std::cout << (dev == selected ? '*' : ' ') << ' ' << std::left << std::setw(10)
-                      << info.id << ' ' << std::setw(4) << type_name(info.type) << ' '
-                      << info.name;
+                      << info.id << ' ' << std::setw(4) << type_name(info.type) << ' ' << info.name;
             std::string arch = std::string(info.arch_family) +
                                (info.arch_family[0] && info.arch_name[0] ? " " : "") +
                                info.arch_name;

@@ -7,12 +7,11 @@
 #if !defined(GPO_EXPECT_MAJOR) || !defined(GPO_EXPECT_MINOR) || !defined(GPO_EXPECT_PATCH)
 #error "the test passes the CMake project version as GPO_EXPECT_*"
 #endif
-#if GPUOPT_VERSION_MAJOR != GPO_EXPECT_MAJOR || GPUOPT_VERSION_MINOR != GPO_EXPECT_MINOR ||      \
+#if GPUOPT_VERSION_MAJOR != GPO_EXPECT_MAJOR || GPUOPT_VERSION_MINOR != GPO_EXPECT_MINOR ||        \
     GPUOPT_VERSION_PATCH != GPO_EXPECT_PATCH
 #error "gpuopt.h's GPUOPT_VERSION_* differ from the CMake project version"
 #endif
-#if GPUOPT_VERSION_NUMBER !=                                                                       \
-    (GPO_EXPECT_MAJOR * 10000 + GPO_EXPECT_MINOR * 100 + GPO_EXPECT_PATCH)
+#if GPUOPT_VERSION_NUMBER != (GPO_EXPECT_MAJOR * 10000 + GPO_EXPECT_MINOR * 100 + GPO_EXPECT_PATCH)
 #error "GPUOPT_VERSION_NUMBER does not follow the version macros"
 #endif
 
@@ -37,6 +36,8 @@ static size_t use_everything(void)
     gpuopt_backend_info backend;
     gpuopt_device_info device;
     gpuopt_knob knob;
+    gpuopt_workload workload;
+    gpuopt_objective objective = GPUOPT_OBJECTIVE_LATENCY;
     gpuopt_context *ctx = 0;
     gpuopt_device *dev = 0;
     gpuopt_plan *plan = 0;
@@ -50,10 +51,11 @@ static size_t use_everything(void)
     backend.struct_size = sizeof backend;
     device.struct_size = sizeof device;
     knob.struct_size = sizeof knob;
+    workload.struct_size = sizeof workload;
     return (size_t)st + (size_t)lv + (size_t)bs + (size_t)dt + (size_t)ft + (size_t)kt +
            (size_t)ks + options.struct_size + backend.struct_size + device.struct_size +
-           knob.struct_size + (ctx == 0) + (dev == 0) + (plan == 0) + (size_t)version[0] +
-           (size_t)api + (size_t)level + flags;
+           knob.struct_size + workload.struct_size + (size_t)objective + (ctx == 0) + (dev == 0) +
+           (plan == 0) + (size_t)version[0] + (size_t)api + (size_t)level + flags;
 }
 
 int main(void)

@@ -56,12 +56,11 @@ static void every_status_has_its_pinned_value_name_and_own_description(void **st
 
 static void unknown_status_values_get_the_fallback_name_and_description(void **state)
 {
-    static const int unknown[] = {INT32_MIN, -1, 1, 99, 105, 199, 203, 299, 305, 403, 999,
-                                  INT32_MAX};
+    static const int unknown[] = {INT32_MIN, -1,  1,   99,  105, 199,
+                                  203,       299, 305, 403, 999, INT32_MAX};
     (void)state;
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
-        assert_string_equal(gpuopt_status_name((gpuopt_status)unknown[i]),
-                            "GPUOPT_UNKNOWN_STATUS");
+        assert_string_equal(gpuopt_status_name((gpuopt_status)unknown[i]), "GPUOPT_UNKNOWN_STATUS");
         assert_string_equal(gpuopt_strerror((gpuopt_status)unknown[i]), "unknown status");
     }
 }

@@ -93,8 +93,16 @@ static void select_rejects_null_context_and_out(void **state)
 static void select_rejects_malformed_policies(void **state)
 {
     static const char *const policies[] = {
-        "",        "cpu:",       "cpu:x",      "cpu:-1",   ":0",
-        "cpu:0:0", "cpu:1.5",    "cpu:0x1",    "warp drive", "0000:zz:00.0",
+        "",
+        "cpu:",
+        "cpu:x",
+        "cpu:-1",
+        ":0",
+        "cpu:0:0",
+        "cpu:1.5",
+        "cpu:0x1",
+        "warp drive",
+        "0000:zz:00.0",
         "cpu:99999999999999999999",
     };
     gpuopt_device *dev = NULL;
@@ -128,8 +136,7 @@ static void select_reports_no_device_for_well_formed_policies_matching_nothing(v
     gpuopt_device *dev = NULL;
     for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
         print_message("policy \"%s\"\n", policies[i]);
-        EXPECT_STATUS(gpuopt_select(*state, policies[i], &dev), GPUOPT_ERR_NO_DEVICE,
-                      policies[i]);
+        EXPECT_STATUS(gpuopt_select(*state, policies[i], &dev), GPUOPT_ERR_NO_DEVICE, policies[i]);
     }
 }
 
@@ -150,8 +157,7 @@ static void select_accepts_the_documented_cpu_policies(void **state)
 static void devices_to_json_rejects_null(void **state)
 {
     char *json = NULL;
-    EXPECT_STATUS(gpuopt_devices_to_json(NULL, &json), GPUOPT_ERR_INVALID_ARGUMENT,
-                  "ctx|context");
+    EXPECT_STATUS(gpuopt_devices_to_json(NULL, &json), GPUOPT_ERR_INVALID_ARGUMENT, "ctx|context");
     EXPECT_STATUS(gpuopt_devices_to_json(*state, NULL), GPUOPT_ERR_INVALID_ARGUMENT, "json");
     EXPECT_OK(gpuopt_devices_to_json(*state, &json));
     assert_non_null(json);

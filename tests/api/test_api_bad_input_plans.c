@@ -59,6 +59,92 @@ static void plan_create_rejects_levels_outside_minus_1_to_2(void **state)
     }
 }
 
+static void plan_create_rejects_a_device_of_another_context(void **state)
+{
+    fixture *f = *state;
+    gpuopt_context *other = api_cpu_context();
+    gpuopt_device *foreign = NULL;
+    gpuopt_plan *plan = NULL;
+    EXPECT_OK(gpuopt_select(other, "cpu", &foreign));
+    EXPECT_STATUS(gpuopt_plan_create(f->ctx, foreign, 1, &plan), GPUOPT_ERR_INVALID_ARGUMENT,
+                  "context");
+    assert_null(plan);
+    gpuopt_context_destroy(other);
+}
+
+static void workload_init_sets_every_field_unknown_and_accepts_null(void **state)
+{
+    gpuopt_workload w;
+    (void)state;
+    assert_int_equal(gpuopt_workload_size(), sizeof(gpuopt_workload));
+    gpuopt_workload_init(NULL);
+    memset(&w, 0xA5, sizeof w);
+    gpuopt_workload_init(&w);
+    assert_int_equal(w.struct_size, sizeof w);
+    assert_int_equal(w.model_bytes, 0);
+    assert_int_equal(w.item_bytes, 0);
+    assert_int_equal(w.reduced_precision, -1);
+    assert_int_equal(w.quantized, 0);
+    assert_int_equal(w.objective, GPUOPT_OBJECTIVE_THROUGHPUT);
+    assert_int_equal(w.fixed_shapes, 0);
+}
+
+static void plan_create_for_rejects_null_and_malformed_workloads(void **state)
+{
+    static const struct {
+        const char *field;
+        size_t offset;
+        int32_t value;
+    } bad[] = {
+        {"reduced_precision", offsetof(gpuopt_workload, reduced_precision), -2},
+        {"reduced_precision", offsetof(gpuopt_workload, reduced_precision), 2},
+        {"quantized", offsetof(gpuopt_workload, quantized), -1},
+        {"quantized", offsetof(gpuopt_workload, quantized), 2},
+        {"objective", offsetof(gpuopt_workload, objective), -1},
+        {"objective", offsetof(gpuopt_workload, objective), GPUOPT_OBJECTIVE_LATENCY + 1},
+        {"fixed_shapes", offsetof(gpuopt_workload, fixed_shapes), 2},
+        {"fixed_shapes", offsetof(gpuopt_workload, fixed_shapes), INT32_MIN},
+    };
+    static const size_t sizes[] = {0, 1, sizeof(size_t), sizeof(gpuopt_workload) - 1};
+    fixture *f = *state;
+    gpuopt_workload w;
+    gpuopt_plan *plan = NULL;
+    gpuopt_workload_init(&w);
+
+    EXPECT_STATUS(gpuopt_plan_create_for(NULL, NULL, 1, &w, &plan), GPUOPT_ERR_INVALID_ARGUMENT,
+                  "ctx|context");
+    EXPECT_STATUS(gpuopt_plan_create_for(f->ctx, NULL, 1, &w, NULL), GPUOPT_ERR_INVALID_ARGUMENT,
+                  "out|plan");
+    EXPECT_STATUS(gpuopt_plan_create_for(f->ctx, NULL, 3, &w, &plan), GPUOPT_ERR_OUT_OF_RANGE, "3");
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        gpuopt_workload_init(&w);
+        w.struct_size = sizes[i];
+        EXPECT_STATUS(gpuopt_plan_create_for(f->ctx, NULL, 1, &w, &plan), GPUOPT_ERR_STRUCT_SIZE,
+                      "struct_size");
+        assert_null(plan);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gpuopt_workload_init(&w);
+        memcpy((char *)&w + bad[i].offset, &bad[i].value, sizeof bad[i].value);
+        print_message("workload.%s = %d\n", bad[i].field, (int)bad[i].value);
+        EXPECT_STATUS(gpuopt_plan_create_for(f->ctx, NULL, 1, &w, &plan), GPUOPT_ERR_OUT_OF_RANGE,
+                      bad[i].field);
+        assert_null(plan);
+    }
+    gpuopt_workload_init(&w);
+    w.model_bytes = UINT64_MAX;
+    EXPECT_STATUS(gpuopt_plan_create_for(f->ctx, NULL, 1, &w, &plan), GPUOPT_ERR_OUT_OF_RANGE,
+                  NULL);
+
+    /* No workload is plan_create; a zeroed one (but struct_size) is valid. */
+    EXPECT_OK(gpuopt_plan_create_for(f->ctx, NULL, 1, NULL, &plan));
+    gpuopt_plan_destroy(plan);
+    memset(&w, 0, sizeof w);
+    w.struct_size = sizeof w;
+    EXPECT_OK(gpuopt_plan_create_for(f->ctx, NULL, 1, &w, &plan));
+    gpuopt_plan_destroy(plan);
+}
+
 static void plan_level_rejects_null_plan_and_two_null_outputs(void **state)
 {
     fixture *f = *state;
@@ -150,8 +236,7 @@ static void knob_find_rejects_null_and_reports_unknown_names(void **state)
     const char *name = k.name;
     EXPECT_STATUS(gpuopt_plan_knob_find(NULL, name, &k), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
     EXPECT_STATUS(gpuopt_plan_knob_find(f->plan, NULL, &k), GPUOPT_ERR_INVALID_ARGUMENT, "name");
-    EXPECT_STATUS(gpuopt_plan_knob_find(f->plan, name, NULL), GPUOPT_ERR_INVALID_ARGUMENT,
-                  "knob");
+    EXPECT_STATUS(gpuopt_plan_knob_find(f->plan, name, NULL), GPUOPT_ERR_INVALID_ARGUMENT, "knob");
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
         EXPECT_STATUS(gpuopt_plan_knob_find(f->plan, unknown[i], &k), GPUOPT_ERR_NOT_FOUND,
                       unknown[i][0] && unknown[i][0] != '.' ? unknown[i] : NULL);
@@ -166,8 +251,7 @@ static void warnings_reject_null_and_indices_outside_the_plan(void **state)
     const char *text = NULL;
     char num[32];
     EXPECT_STATUS(gpuopt_plan_warning_count(NULL, &count), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
-    EXPECT_STATUS(gpuopt_plan_warning_count(f->plan, NULL), GPUOPT_ERR_INVALID_ARGUMENT,
-                  "count");
+    EXPECT_STATUS(gpuopt_plan_warning_count(f->plan, NULL), GPUOPT_ERR_INVALID_ARGUMENT, "count");
     EXPECT_OK(gpuopt_plan_warning_count(f->plan, &count));
     assert_true(count >= 0);
     EXPECT_STATUS(gpuopt_plan_warning_at(NULL, 0, &text), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
@@ -202,8 +286,7 @@ static void set_knob_rejects_null_context_and_name_and_unknown_names(void **stat
     fixture *f = *state;
     EXPECT_STATUS(gpuopt_context_set_knob(NULL, "threads", "1"), GPUOPT_ERR_INVALID_ARGUMENT,
                   "ctx|context");
-    EXPECT_STATUS(gpuopt_context_set_knob(f->ctx, NULL, "1"), GPUOPT_ERR_INVALID_ARGUMENT,
-                  "name");
+    EXPECT_STATUS(gpuopt_context_set_knob(f->ctx, NULL, "1"), GPUOPT_ERR_INVALID_ARGUMENT, "name");
     EXPECT_STATUS(gpuopt_context_set_knob(f->ctx, "", "1"), GPUOPT_ERR_NOT_FOUND, NULL);
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
         EXPECT_STATUS(gpuopt_context_set_knob(f->ctx, unknown[i], "1"), GPUOPT_ERR_NOT_FOUND,
@@ -214,8 +297,8 @@ static void set_knob_rejects_null_context_and_name_and_unknown_names(void **stat
  * the plan is tried, so the test follows the catalogue as it grows. */
 static const char *const bad_bool[] = {"", "maybe", "2", "yes please", "truefalse"};
 static const char *const bad_int[] = {"", "abc", "12abc", "1.5", "0x", "99999999999999999999999"};
-static const char *const bad_bytes[] = {"", "lots", "-1", "12 parsecs", "256XiB", "1e999",
-                                        "99999999999999999999999"};
+static const char *const bad_bytes[] = {
+    "", "lots", "-1", "12 parsecs", "256XiB", "1e999", "99999999999999999999999"};
 
 static void set_knob_rejects_values_that_do_not_parse_as_the_knobs_type(void **state)
 {
@@ -279,6 +362,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plan_create_rejects_null_context_and_out),
         cmocka_unit_test(plan_create_rejects_levels_outside_minus_1_to_2),
+        cmocka_unit_test(plan_create_rejects_a_device_of_another_context),
+        cmocka_unit_test(workload_init_sets_every_field_unknown_and_accepts_null),
+        cmocka_unit_test(plan_create_for_rejects_null_and_malformed_workloads),
         cmocka_unit_test(plan_level_rejects_null_plan_and_two_null_outputs),
         cmocka_unit_test(plan_device_rejects_null),
         cmocka_unit_test(knob_count_and_knob_at_reject_null_and_indices_outside_the_plan),
