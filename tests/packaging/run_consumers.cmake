@@ -88,8 +88,13 @@ must(pc_static_libs ${PKG_CONFIG} --static --libs gpuopt)
 separate_arguments(pc_cflags UNIX_COMMAND "${pc_cflags}")
 separate_arguments(pc_libs UNIX_COMMAND "${pc_libs}")
 separate_arguments(pc_static_libs UNIX_COMMAND "${pc_static_libs}")
-if(NOT "-L${libdir}" IN_LIST pc_libs OR NOT "-lgpuopt" IN_LIST pc_libs)
-  problem("pkg-config --libs gpuopt gives '${pc_libs}'")
+# gpuopt.h includes only standard headers: a consumer gets our include
+# directory and nothing of the libraries we link privately (cJSON).
+if(NOT pc_cflags STREQUAL "-I${prefix}/${INCLUDEDIR}")
+  problem("pkg-config --cflags gpuopt gives '${pc_cflags}', expected -I${prefix}/${INCLUDEDIR}")
+endif()
+if(NOT pc_libs STREQUAL "-L${libdir};-lgpuopt")
+  problem("pkg-config --libs gpuopt gives '${pc_libs}', expected -L${libdir} -lgpuopt")
 endif()
 
 set(src "${SOURCE_DIR}/consumer/consumer.c")
