@@ -6,6 +6,7 @@
  * See backends/rocm/README.md for the behaviour in words. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -17,11 +18,26 @@ typedef struct rocm_state {
     gpo_kfd kfd;
     gpo_hip hip;
     int hip_ok;    /* 1: devices come from HIP */
+    pid_t pid;     /* the process that loaded it */
     size_t *order; /* KFD path: visible GPUs, in HIP's order */
     size_t n_order;
     char driver_version[64];
     char runtime_version[64];
 } rocm_state;
+
+/* HIP state from before a fork() is stale in the child. */
+static gpuopt_status check_fork(const rocm_state *st, const char *what)
+{
+    pid_t now = getpid();
+    if (st->hip_ok && st->pid != now)
+        return gpo_fail(GPUOPT_ERR_FORKED,
+                        "rocm %s: the HIP runtime was initialised in process %ld and this is a "
+                        "fork()ed child (%ld), where the parent's runtime state is stale: "
+                        "create a new context in a process that has not inherited HIP (spawn "
+                        "instead of fork)",
+                        what, (long)st->pid, (long)now);
+    return GPUOPT_OK;
+}
 
 static void rocm_unload(void *state)
 {
@@ -124,12 +140,25 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
     if (!state || !rep)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm load: NULL state or report");
     *state = NULL;
+    memset(rep, 0, sizeof *rep);
     if (!env || !env->cfg)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm load: no configuration");
+    int init_pid = gpo_hip_init_pid();
+    if (init_pid && init_pid != (int)getpid()) {
+        /* Checked before touching the runtime: in such a child HIP calls
+         * may hang or fail in ways that say nothing. */
+        gpo_snprintf(rep->reason, sizeof rep->reason,
+                     "this process was fork()ed from process %d after it had initialised the "
+                     "HIP runtime, which cannot be used in such a child: use HIP only in "
+                     "processes started with spawn (or fork before initialising HIP)",
+                     init_pid);
+        return gpo_fail(GPUOPT_ERR_FORKED, "rocm: %s", rep->reason);
+    }
     st = calloc(1, sizeof *st);
     if (!st)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory loading the ROCm backend");
     st->fs = env->cfg->fs;
+    st->pid = getpid();
     status = gpo_kfd_scan(&st->fs, &st->kfd);
     if (status != GPUOPT_OK)
         goto out;
@@ -254,6 +283,9 @@ static gpuopt_status rocm_enumerate(void *state, const gpo_backend_env *env, gpo
     (void)env;
     if (!st || !out)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm enumerate: NULL state or list");
+    status = check_fork(st, "enumerate");
+    if (status != GPUOPT_OK)
+        return status;
     if (st->hip_ok)
         return enumerate_hip(st, out);
     for (size_t i = 0; i < st->n_order && status == GPUOPT_OK; i++) {
@@ -291,6 +323,9 @@ static gpuopt_status rocm_memory_free(void *state, const gpo_route *route, uint6
     rocm_state *st = state;
     if (!st || !route || !free_bytes)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm memory_free: NULL argument");
+    gpuopt_status status = check_fork(st, "memory_free");
+    if (status != GPUOPT_OK)
+        return status;
     if (st->hip_ok)
         return gpo_hip_memory(&st->hip, route->index, free_bytes, NULL);
     if (!route->info.pci_bus_id[0])

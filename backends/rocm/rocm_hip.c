@@ -7,8 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdatomic.h>
+#include <unistd.h>
+
 #include "rocm_internal.h"
 #include "strutil.h"
+
+/* The process in which the runtime was initialised here, 0 before. A
+ * fork()ed child inherits the value but not a usable runtime: the KFD file
+ * descriptor, queues and mappings the parent's ROCr set up are not the
+ * child's, so nothing the parent's HIP state says can be trusted there. */
+static atomic_int hip_init_pid;
+
+int gpo_hip_init_pid(void)
+{
+    return atomic_load(&hip_init_pid);
+}
 
 /* Newest first: a machine with several ROCm installs gets the newest
  * runtime. The unversioned name exists only with the development package
@@ -140,6 +154,7 @@ gpo_hip_failure gpo_hip_open(gpo_hip *hip, const char *path, char *reason, size_
         return GPO_HIP_BROKEN;
     }
     hip->device_count = count;
+    atomic_store(&hip_init_pid, (int)getpid());
     return GPO_HIP_OK;
 }
 

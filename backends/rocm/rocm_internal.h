@@ -118,6 +118,10 @@ typedef enum gpo_hip_failure {
  * created. On failure hip->handle may stay open (never dlclose'd). */
 gpo_hip_failure gpo_hip_open(gpo_hip *hip, const char *path, char *reason, size_t cap);
 
+/* The process that initialised the HIP runtime through this library, 0
+ * when none did. */
+int gpo_hip_init_pid(void);
+
 /* Words for a HIP error: "hipErrorNoDevice (100): no ROCm-capable device is
  * detected" (the runtime's own name and text when it has them). */
 void gpo_hip_error_text(const gpo_hip *hip, gpo_hip_error e, char *out, size_t cap);

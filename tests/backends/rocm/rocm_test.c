@@ -20,6 +20,17 @@ void rocm_env_init(rocm_env *e, const char *sysfs_root, const char *hip_path)
     e->env.log = &e->log;
 }
 
+int rocm_test_clean_env(void **state)
+{
+    static const char *const vars[] = {"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+                                       "CUDA_VISIBLE_DEVICES", "GPU_ENABLE_WGP_MODE",
+                                       "GPUOPT_FAKE_HIP_VERSION"};
+    (void)state;
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+    return 0;
+}
+
 const char *fake_hip_path(int major)
 {
     static char path[3][512];

@@ -20,6 +20,10 @@ typedef struct rocm_env {
  * default sonames). */
 void rocm_env_init(rocm_env *e, const char *sysfs_root, const char *hip_path);
 
+/* Unsets the variables that change what HIP or KFD show (visibility, WGP
+ * mode, the fake's version override): a group setup for every test. */
+int rocm_test_clean_env(void **state);
+
 /* Path of the test double of HIP major 5, 6 or 7. */
 const char *fake_hip_path(int major);
 

@@ -170,5 +170,5 @@ int main(void)
         cmocka_unit_test(every_hip_call_failing_gives_a_reason_and_no_crash),
         cmocka_unit_test(every_use_of_every_per_device_call_failing_still_lists_the_gpus),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, rocm_test_clean_env, NULL);
 }

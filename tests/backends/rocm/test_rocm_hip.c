@@ -445,5 +445,5 @@ int main(void)
         cmocka_unit_test(null_arguments_are_refused),
         cmocka_unit_test(hip_helpers_refuse_nonsense),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, rocm_test_clean_env, NULL);
 }

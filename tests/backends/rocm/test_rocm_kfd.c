@@ -358,5 +358,5 @@ int main(void)
         cmocka_unit_test(unknown_name_falls_back_to_target_and_pci_id),
         cmocka_unit_test(nothing_anywhere_is_unavailable_without_state),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, rocm_test_clean_env, NULL);
 }

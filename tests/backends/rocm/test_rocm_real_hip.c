@@ -54,5 +54,5 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(debian_hip_without_kfd_is_unavailable_in_words),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, rocm_test_clean_env, NULL);
 }

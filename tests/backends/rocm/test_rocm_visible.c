@@ -162,5 +162,5 @@ int main(void)
         cmocka_unit_test(null_and_empty_inputs),
         cmocka_unit_test(backend_kfd_listing_honours_the_variables),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, rocm_test_clean_env, NULL);
 }
