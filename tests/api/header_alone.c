@@ -44,7 +44,8 @@ static size_t use_everything(void)
     const char *version = GPUOPT_VERSION_STRING;
     unsigned long api = GPUOPT_API_VERSION;
     int level = GPUOPT_LEVEL_DEFAULT + GPUOPT_LEVEL_MAX;
-    unsigned int flags = GPUOPT_OPTION_IGNORE_ENV | GPUOPT_OPTION_IGNORE_CONFIG_FILE;
+    unsigned int flags = GPUOPT_OPTION_IGNORE_ENV | GPUOPT_OPTION_IGNORE_CONFIG_FILE |
+                         GPUOPT_APPLY_ENV | GPUOPT_APPLY_DEVICE;
 
     options.struct_size = sizeof options;
     options.log_fn = fn;

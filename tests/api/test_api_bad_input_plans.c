@@ -1,5 +1,7 @@
 /* Plans, knobs, warnings, exports and knob overrides, called through the
  * public API with NULL, out-of-range and malformed input. */
+#include <stdlib.h>
+
 #include "api_check.h"
 
 typedef struct fixture {
@@ -280,6 +282,59 @@ static void plan_exports_reject_null(void **state)
     gpuopt_free(text);
 }
 
+static void plan_apply_rejects_null_plan_and_unknown_flags(void **state)
+{
+    static const uint32_t bad[] = {0x4u, 0x80u, 0x80000000u, 0xFFFFFFFFu};
+    fixture *f = *state;
+    char *report = (char *)"untouched";
+    EXPECT_STATUS(gpuopt_plan_apply(NULL, GPUOPT_APPLY_ENV, &report), GPUOPT_ERR_INVALID_ARGUMENT,
+                  "plan");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        EXPECT_STATUS(gpuopt_plan_apply(f->plan, bad[i], &report), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "flags");
+    /* Nothing asked, nothing done; the report is optional. */
+    report = NULL;
+    EXPECT_OK(gpuopt_plan_apply(f->plan, 0, &report));
+    assert_non_null(report);
+    assert_string_equal(report, "");
+    gpuopt_free(report);
+    EXPECT_OK(gpuopt_plan_apply(f->plan, 0, NULL));
+}
+
+static void plan_apply_env_never_overwrites_a_variable_the_user_set(void **state)
+{
+    fixture *f = *state;
+    int32_t count = 0;
+    char *report = NULL;
+    const char *var = NULL;
+    EXPECT_OK(gpuopt_plan_knob_count(f->plan, &count));
+    for (int32_t i = 0; i < count && !var; i++) {
+        gpuopt_knob k = sized_knob();
+        EXPECT_OK(gpuopt_plan_knob_at(f->plan, i, &k));
+        var = k.env;
+    }
+    if (!var)
+        skip(); /* the plan exports nothing */
+    /* Set, even to "", is the user's choice. */
+    assert_int_equal(setenv(var, "", 1), 0);
+    EXPECT_OK(gpuopt_plan_apply(f->plan, GPUOPT_APPLY_ENV, &report));
+    assert_string_equal(getenv(var), "");
+    assert_non_null(strstr(report, var));
+    gpuopt_free(report);
+    unsetenv(var);
+}
+
+static void plan_build_options_rejects_null(void **state)
+{
+    fixture *f = *state;
+    char *options = NULL;
+    EXPECT_STATUS(gpuopt_plan_build_options(NULL, &options), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
+    EXPECT_STATUS(gpuopt_plan_build_options(f->plan, NULL), GPUOPT_ERR_INVALID_ARGUMENT, "options");
+    EXPECT_OK(gpuopt_plan_build_options(f->plan, &options));
+    assert_non_null(options);
+    gpuopt_free(options);
+}
+
 static void set_knob_rejects_null_context_and_name_and_unknown_names(void **state)
 {
     static const char *const unknown[] = {"no.such.knob", "threads.no.such", "x"};
@@ -373,6 +428,9 @@ int main(void)
         cmocka_unit_test(knob_find_rejects_null_and_reports_unknown_names),
         cmocka_unit_test(warnings_reject_null_and_indices_outside_the_plan),
         cmocka_unit_test(plan_exports_reject_null),
+        cmocka_unit_test(plan_apply_rejects_null_plan_and_unknown_flags),
+        cmocka_unit_test(plan_apply_env_never_overwrites_a_variable_the_user_set),
+        cmocka_unit_test(plan_build_options_rejects_null),
         cmocka_unit_test(set_knob_rejects_null_context_and_name_and_unknown_names),
         cmocka_unit_test(set_knob_rejects_values_that_do_not_parse_as_the_knobs_type),
         cmocka_unit_test(set_knob_override_reaches_the_next_plan_and_null_removes_it),

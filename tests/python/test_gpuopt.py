@@ -286,6 +286,41 @@ class Plans(unittest.TestCase):
         with self.assertRaises(ValueError):
             self.ctx.plan(workload=gpuopt.Workload(objective="soon"))
 
+    def test_apply_env_sets_unset_variables_and_keeps_the_users(self):
+        plan = self.ctx.plan(level=1)
+        envs = [k for k in plan.knobs if k.env]
+        if len(envs) < 2:
+            self.skipTest("the plan exports fewer than two variables")
+        kept, fresh = envs[0], envs[1]
+        saved = {k.env: os.environ.get(k.env) for k in envs}
+        try:
+            for k in envs:
+                os.environ.pop(k.env, None)
+            os.environ[kept.env] = "user-value"
+            applied = self.ctx.plan(level=1, apply=gpuopt.APPLY_ENV)
+            self.assertEqual(os.environ[kept.env], "user-value")
+            self.assertEqual(os.environ[fresh.env], fresh.text)
+            self.assertIn(kept.env, applied.apply_report)
+            self.assertIn(fresh.env, applied.apply_report)
+            out = subprocess.run([sys.executable, "-c",
+                                  f"import os; print(os.environ['{fresh.env}'])"],
+                                 capture_output=True, text=True, check=True).stdout
+            self.assertEqual(out.strip(), fresh.text)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+    def test_apply_with_unknown_flags_raises(self):
+        with self.assertRaises(gpuopt.GpuoptError) as cm:
+            self.ctx.plan(apply=0x80)
+        self.assertEqual(cm.exception.name, "GPUOPT_ERR_INVALID_ARGUMENT")
+
+    def test_cpu_plan_has_no_opencl_build_options(self):
+        self.assertEqual(self.ctx.plan(self.ctx.select("cpu")).build_options, "")
+
     def test_unknown_knob_override_raises_not_found(self):
         with self.assertRaises(gpuopt.GpuoptError) as cm:
             self.ctx.set_knob("no.such.knob", "1")

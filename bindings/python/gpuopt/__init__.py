@@ -47,6 +47,8 @@ LOG_OFF, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG = 0, 1, 2, 3, 4
 LEVEL_DEFAULT = -1
 OPTION_IGNORE_ENV = 0x1
 OPTION_IGNORE_CONFIG_FILE = 0x2
+APPLY_ENV = 0x1     # set the plan's environment knobs that are not set yet
+APPLY_DEVICE = 0x2  # device settings the backend owns, on the current device
 
 _BACKEND_STATUS = {0: "not probed", 1: "available", 2: "unavailable", 3: "error", 4: "disabled"}
 _KNOB_TYPE = {1: "bool", 2: "int", 3: "bytes", 4: "string"}
@@ -230,6 +232,8 @@ _PROTOTYPES = {
                                True),
     "gpuopt_plan_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_plan_to_env": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_plan_apply": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_p)], True),
+    "gpuopt_plan_build_options": (_c_status, [_p, ctypes.POINTER(_p)], True),
 }
 
 
@@ -438,6 +442,8 @@ class Plan:
     warnings: List[str]
     json: str = field(repr=False, default="")
     env: str = field(repr=False, default="")   # "export NAME='value'" lines
+    build_options: str = ""                    # for clBuildProgram; "" when none
+    apply_report: str = ""                     # what Context.plan(apply=...) did
 
     def knob(self, name: str) -> Knob:
         for k in self.knobs:
@@ -499,6 +505,21 @@ def _knob_from(k):
     return Knob(name=_text(k.name), type=kind, value=value, text=text, tier=k.tier,
                 source=_KNOB_SOURCE.get(k.source, str(k.source)),
                 env=_text(k.env) if k.env else None, reason=_text(k.reason))
+
+
+_libc_getenv = ctypes.CDLL(None).getenv
+_libc_getenv.restype = ctypes.c_char_p
+_libc_getenv.argtypes = [ctypes.c_char_p]
+
+
+def _sync_environ(plan):
+    """os.environ is a copy taken at start-up: show it what the library's
+    setenv changed, so Python code and subprocess(env=os.environ) see it."""
+    for k in plan.knobs:
+        if k.env:
+            raw = _libc_getenv(k.env.encode())
+            if raw is not None and os.environ.get(k.env) != _text(raw):
+                os.environ[k.env] = _text(raw)
 
 
 def _opt_text(v):
@@ -639,9 +660,14 @@ class Context:
 
     # -- plans -------------------------------------------------------------
     def plan(self, device: Optional[Device] = None, level: Optional[int] = None,
-             workload: Optional[Workload] = None) -> Plan:
+             workload: Optional[Workload] = None, apply: int = 0) -> Plan:
         """A plan for `device` (None: the selected one) at `level` 0..2 (None:
-        the context's level), for `workload` when given (gpuopt_plan_create_for)."""
+        the context's level), for `workload` when given (gpuopt_plan_create_for).
+
+        apply: APPLY_ENV and/or APPLY_DEVICE to apply the plan to this process
+        (gpuopt_plan_apply) before it is returned; Plan.apply_report says
+        what was set and what was kept. Variables the library sets are
+        mirrored into os.environ, which does not see C's setenv."""
         if device is not None and device._context is not self:
             raise ValueError("gpuopt: the device belongs to another Context")
         lvl = LEVEL_DEFAULT if level is None else int(level)
@@ -653,11 +679,21 @@ class Context:
             w = workload._to_c()
             _lib.gpuopt_plan_create_for(self._h(), dev, lvl, ctypes.byref(w), ctypes.byref(h))
         try:
-            return self._read_plan(h.value)
+            report = ""
+            if apply:
+                out = _p()
+                try:
+                    _lib.gpuopt_plan_apply(h.value, apply, ctypes.byref(out))
+                finally:
+                    report = _take_string(out)
+            plan = self._read_plan(h.value, report)
         finally:
             _lib.gpuopt_plan_destroy(h.value)
+        if apply & APPLY_ENV:
+            _sync_environ(plan)
+        return plan
 
-    def _read_plan(self, plan):
+    def _read_plan(self, plan, report=""):
         req, app = ctypes.c_int32(), ctypes.c_int32()
         _lib.gpuopt_plan_level(plan, ctypes.byref(req), ctypes.byref(app))
         dev = _p()
@@ -675,10 +711,13 @@ class Context:
             t = ctypes.c_char_p()
             _lib.gpuopt_plan_warning_at(plan, i, ctypes.byref(t))
             warnings.append(_text(t.value))
-        js, env = _p(), _p()
+        js, env, opts = _p(), _p(), _p()
         _lib.gpuopt_plan_to_json(plan, ctypes.byref(js))
         js_text = _take_string(js)
         _lib.gpuopt_plan_to_env(plan, ctypes.byref(env))
+        env_text = _take_string(env)
+        _lib.gpuopt_plan_build_options(plan, ctypes.byref(opts))
         return Plan(level_requested=req.value, level_applied=app.value,
                     device=_device_from(dev.value, self), knobs=knobs, warnings=warnings,
-                    json=js_text, env=_take_string(env))
+                    json=js_text, env=env_text, build_options=_take_string(opts),
+                    apply_report=report)
