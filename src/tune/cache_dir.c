@@ -60,18 +60,27 @@ static file_kind classify(const char *name, char *base, size_t cap)
     return kind;
 }
 
-/* The directory's names, sorted; ENOENT is an empty list. */
+/* The directory's names, sorted. Only a directory that does not exist is
+ * an empty list; a path that is something else is an I/O error. */
 static gpuopt_status list_dir(const char *dir, char ***names, size_t *n)
 {
+    *names = NULL;
+    *n = 0;
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return errno == ENOENT ? GPUOPT_OK
+                               : gpo_fail(GPUOPT_ERR_IO, "cannot read the cache directory %s: %s",
+                                          dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return gpo_fail(GPUOPT_ERR_IO, "the cache directory %s is not a directory", dir);
     gpo_fs fs;
     gpo_fs_init(&fs, NULL);
-    gpuopt_status st = gpo_fs_list(&fs, dir, names, n);
-    if (st == GPUOPT_ERR_NOT_FOUND) {
-        *names = NULL;
-        *n = 0;
+    gpuopt_status rc = gpo_fs_list(&fs, dir, names, n);
+    if (rc == GPUOPT_OK)
         return GPUOPT_OK;
-    }
-    return st ? gpo_fail(st, "cannot list the cache directory %s", dir) : GPUOPT_OK;
+    char why[512];
+    gpo_strlcpy(why, gpo_detail_get(), sizeof why); /* not the buffer gpo_fail writes */
+    return gpo_fail(rc, "cannot list the cache directory: %s", why);
 }
 
 typedef struct scanned {

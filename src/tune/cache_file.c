@@ -236,8 +236,15 @@ void gpo_cache_refresh(gpo_cache *c)
     if (locked)
         flock(fd, LOCK_UN);
     close(fd);
-    if (s == GPO_J_CORRUPT || s == GPO_J_OLDER)
+    if (s == GPO_J_CORRUPT || s == GPO_J_OLDER) {
         set_aside(c);
+        /* Read what replaced it (the salvaged records), once. */
+        if (!c->have_file && !c->refreshing) {
+            c->refreshing = 1;
+            gpo_cache_refresh(c);
+            c->refreshing = 0;
+        }
+    }
 }
 
 gpuopt_status gpo_cache_read_all(gpo_cache *c, char **buf, size_t *len)

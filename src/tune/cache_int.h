@@ -156,6 +156,7 @@ struct gpo_cache {
     off_t torn_warned_at;
 
     int dir_ready;
+    int refreshing;  /* re-reading after setting a file aside */
     uint64_t serial; /* for tune ids */
 };
 
