@@ -38,9 +38,12 @@ static gpuopt_status emit(gpo_cache *c, cJSON *o)
     size_t n = 0;
     char *line = o ? gpo_journal_print(o, &n) : NULL;
     cJSON_Delete(o);
-    if (!line)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a cache record (or over %u bytes)",
+    if (!line && n)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "a cache record of %zu bytes: at most %u are stored per line", n,
                         GPO_CACHE_LINE_MAX);
+    if (!line)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a cache record");
     gpo_cache_append(c, line, n);
     free(line);
     return GPUOPT_OK;

@@ -100,7 +100,8 @@ cJSON *gpo_journal_parse_line(const char *raw, size_t len);
 cJSON *gpo_journal_header(const gpo_cache_device *dev, int64_t now);
 
 /* Prints `obj` as one line with its newline (malloc'd, *len set); NULL on
- * allocation failure or when the line would pass GPO_CACHE_LINE_MAX. */
+ * allocation failure (*len 0) or when the line would pass
+ * GPO_CACHE_LINE_MAX (*len its length). */
 char *gpo_journal_print(const cJSON *obj, size_t *len);
 
 /* ---- Keys (cache_key.c) --------------------------------------------------------- */

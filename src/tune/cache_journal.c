@@ -113,11 +113,17 @@ cJSON *gpo_journal_parse_line(const char *raw, size_t len)
 
 char *gpo_journal_print(const cJSON *obj, size_t *len)
 {
+    *len = 0;
     char *s = cJSON_PrintUnformatted(obj);
     if (!s)
         return NULL;
     size_t n = strlen(s);
-    char *line = n + 1 <= GPO_CACHE_LINE_MAX ? realloc(s, n + 2) : NULL;
+    if (n + 1 > GPO_CACHE_LINE_MAX) {
+        free(s);
+        *len = n + 1; /* too long, not out of memory */
+        return NULL;
+    }
+    char *line = realloc(s, n + 2);
     if (!line) {
         free(s);
         return NULL;

@@ -9,8 +9,9 @@
 #include "cache_int.h"
 #include "strutil.h"
 
-/* Lower-case ASCII letters and digits stay, runs of anything else become one
- * '-', ends are trimmed: safe in a file name on every file system. */
+/* Lower-case ASCII letters, digits and inner dots stay, runs of anything
+ * else become one '-', ends are trimmed: safe in a file name on every file
+ * system, never hidden, never "..". */
 static void sanitise(const char *in, char *out, size_t cap)
 {
     size_t n = 0;
@@ -19,7 +20,7 @@ static void sanitise(const char *in, char *out, size_t cap)
         char ch = *p;
         if (ch >= 'A' && ch <= 'Z')
             ch = (char)(ch - 'A' + 'a');
-        if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '.') {
+        if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || (ch == '.' && n > 0)) {
             if (dash && n > 0 && n + 2 < cap)
                 out[n++] = '-';
             dash = 0;
@@ -183,8 +184,10 @@ gpuopt_status gpo_cache_hash_set(const char *const *items, size_t n, char *out, 
     const char **sorted = malloc((n ? n : 1) * sizeof *sorted);
     if (!sorted)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to sort %zu items", n);
-    memcpy(sorted, items, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, cmp_str);
+    if (n) {
+        memcpy(sorted, items, n * sizeof *sorted);
+        qsort(sorted, n, sizeof *sorted, cmp_str);
+    }
     gpo_sbuf b;
     gpo_sbuf_init(&b);
     for (size_t i = 0; i < n; i++)
