@@ -130,7 +130,9 @@ static void select_kept(kept **order, size_t n, size_t header_n, uint64_t max_by
     size_t taken = 0;
     for (size_t i = 0; i < n && taken < cap_entries; i++) {
         uint64_t b = order[i]->record_n + order[i]->begin_n;
-        if (bytes + b > cap_bytes)
+        /* The most recent key always stays, even alone over a tiny bound:
+         * evicting what was just measured would only measure it again. */
+        if (i > 0 && bytes + b > cap_bytes)
             continue;
         bytes += b;
         order[i]->keep = 1;

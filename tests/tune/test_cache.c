@@ -343,6 +343,23 @@ static void byte_bound_drops_candidates_before_records(void **state)
     gpo_cache_close(c);
 }
 
+static void most_recent_record_survives_a_bound_smaller_than_itself(void **state)
+{
+    (void)state;
+    gpo_cache_options o = tc_options(0, 300);
+    gpo_cache *c = open_in("tiny", &o, NULL);
+    tc_key a, b;
+    tc_now = 7000;
+    assert_int_equal(tc_tune(c, tc_key_init(&a, "N=1"), &soft1, 2), 0);
+    tc_now = 7001;
+    assert_int_equal(tc_tune(c, tc_key_init(&b, "N=2"), &soft1, 2), 0);
+    gpo_cache_hit *hit;
+    assert_int_equal(gpo_cache_lookup(c, &b.key, &soft1, &hit), GPUOPT_OK);
+    gpo_cache_hit_free(hit);
+    assert_int_equal(gpo_cache_lookup(c, &a.key, &soft1, &hit), GPUOPT_ERR_NOT_FOUND);
+    gpo_cache_close(c);
+}
+
 static void compaction_keeps_the_latest_and_is_idempotent(void **state)
 {
     (void)state;
@@ -491,6 +508,7 @@ int main(void)
         cmocka_unit_test(measurement_payloads_are_stored_under_their_key),
         cmocka_unit_test(least_recently_used_entries_are_evicted_first),
         cmocka_unit_test(byte_bound_drops_candidates_before_records),
+        cmocka_unit_test(most_recent_record_survives_a_bound_smaller_than_itself),
         cmocka_unit_test(compaction_keeps_the_latest_and_is_idempotent),
         cmocka_unit_test(hits_record_their_use_once_per_interval),
         cmocka_unit_test(unwritable_directory_warns_once_and_misses),

@@ -293,6 +293,26 @@ static void a_file_removed_under_an_open_cache_is_a_miss(void **state)
     gpo_cache_close(c);
 }
 
+static void a_symbolic_link_at_the_journal_path_is_never_followed(void **state)
+{
+    (void)state;
+    fixture f;
+    make(&f, "symlink");
+    char target[1200];
+    snprintf(target, sizeof target, "%s/elsewhere", f.dir);
+    write_file(target, "precious\n");
+    assert_int_equal(unlink(f.path), 0);
+    assert_int_equal(symlink(target, f.path), 0);
+    gpo_cache *c = reopen(&f);
+    assert_int_equal(look(c, &f.k1), GPUOPT_ERR_NOT_FOUND);
+    assert_int_equal(tc_tune(c, &f.k1.key, &soft1, 1), 0);
+    assert_true(f.cap.count >= 1);
+    char *t = tc_read(target, NULL);
+    assert_string_equal(t, "precious\n");
+    free(t);
+    gpo_cache_close(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +325,7 @@ int main(void)
         cmocka_unit_test(older_schema_is_set_aside),
         cmocka_unit_test(empty_file_is_a_silent_miss_and_gets_a_header),
         cmocka_unit_test(a_file_removed_under_an_open_cache_is_a_miss),
+        cmocka_unit_test(a_symbolic_link_at_the_journal_path_is_never_followed),
     };
     return cmocka_run_group_tests(tests, NULL, tc_cleanup);
 }
