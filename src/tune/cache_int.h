@@ -25,8 +25,7 @@
 
 typedef struct gpo_cidx_item {
     uint64_t hash;
-    char *canon;   /* canonical hard-key text */
-    cJSON *hard;   /* the hard key as stored */
+    char *canon;   /* canonical hard-key text (the key itself: in record or open_begin) */
     cJSON *record; /* newest finished record (soft and use folded in); NULL when none */
     char record_tune[17];
     cJSON *open_begin; /* "begin" line of the newest unfinished tune; NULL when none */

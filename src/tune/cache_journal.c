@@ -17,7 +17,6 @@ void gpo_cidx_free(gpo_cidx *ix)
 {
     for (size_t i = 0; i < ix->n; i++) {
         free(ix->items[i].canon);
-        cJSON_Delete(ix->items[i].hard);
         cJSON_Delete(ix->items[i].record);
         cJSON_Delete(ix->items[i].open_begin);
     }
@@ -62,7 +61,7 @@ static int grow_slots(gpo_cidx *ix)
 /* The item of `hash`, created when absent. The caller has checked that the
  * canonical text hashes to `hash`; a different text under the same hash
  * (a real collision) keeps the first and drops the newcomer. */
-static gpo_cidx_item *get_item(gpo_cidx *ix, uint64_t hash, char **canon, const cJSON *hard)
+static gpo_cidx_item *get_item(gpo_cidx *ix, uint64_t hash, char **canon)
 {
     gpo_cidx_item *it = gpo_cidx_find(ix, hash);
     if (it) {
@@ -80,15 +79,11 @@ static gpo_cidx_item *get_item(gpo_cidx *ix, uint64_t hash, char **canon, const 
         ix->items = items;
         ix->cap = cap;
     }
-    cJSON *h = cJSON_Duplicate(hard, 1);
-    if (!h)
-        return NULL;
     it = &ix->items[ix->n];
     memset(it, 0, sizeof *it);
     it->hash = hash;
     it->canon = *canon;
     *canon = NULL;
-    it->hard = h;
     size_t i = (size_t)hash & (ix->nslots - 1);
     while (ix->slots[i])
         i = (i + 1) & (ix->nslots - 1);
@@ -218,7 +213,7 @@ static gpo_cidx_item *keyed_item(gpo_cidx *ix, const cJSON *o, char *why, size_t
         gpo_snprintf(why, cap, "a record whose key is not the hash of its hard key");
         return NULL;
     }
-    gpo_cidx_item *it = get_item(ix, h, &canon, hard);
+    gpo_cidx_item *it = get_item(ix, h, &canon);
     free(canon);
     if (!it)
         gpo_snprintf(why, cap, "a record the index could not take (memory or hash collision)");

@@ -235,33 +235,46 @@ gpuopt_status gpo_cache_key_canon(const gpo_cache_key *key, char **canon, uint64
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "cache key compute_units %d: accepted -1 (unknown) or more",
                         (int)key->compute_units);
-    gpo_sbuf b;
-    gpo_sbuf_init(&b);
-    gpo_sbuf_appendf(&b, "gpuopt-cache-key/%d\n", GPO_CACHE_SCHEMA);
+    /* Built by hand into one exact allocation: every lookup pays for this. */
+    size_t lens[8], total = 0;
+    char head[48], cu[32], pre[8][40];
+    int hn = snprintf(head, sizeof head, "gpuopt-cache-key/%d\n", GPO_CACHE_SCHEMA);
+    int cn = snprintf(cu, sizeof cu, "compute_units=%d\n", (int)key->compute_units);
+    int pn[8] = {0};
+    total = (size_t)hn + (size_t)cn;
     for (int i = 0; i < 8; i++) {
-        if (i == 3) {
-            gpo_sbuf_appendf(&b, "compute_units=%d\n", (int)key->compute_units);
+        if (i == 3)
             continue;
-        }
-        const char *v = s[i] ? s[i] : "";
-        size_t len = strlen(v);
-        if (len > GPO_CACHE_FIELD_MAX) {
-            gpo_sbuf_free(&b);
+        lens[i] = s[i] ? strlen(s[i]) : 0;
+        if (lens[i] > GPO_CACHE_FIELD_MAX)
             return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                             "cache key field '%s' is %zu bytes; at most %u are accepted",
-                            key_fields[i], len, GPO_CACHE_FIELD_MAX);
-        }
+                            key_fields[i], lens[i], GPO_CACHE_FIELD_MAX);
         /* Length-prefixed: no field's content can pose as the next field. */
-        gpo_sbuf_appendf(&b, "%s=%zu:", key_fields[i], len);
-        gpo_sbuf_append(&b, v);
-        gpo_sbuf_append(&b, "\n");
+        pn[i] = snprintf(pre[i], sizeof pre[i], "%s=%zu:", key_fields[i], lens[i]);
+        total += (size_t)pn[i] + lens[i] + 1;
     }
-    size_t len = b.len;
-    char *text = gpo_sbuf_take(&b);
+    char *text = malloc(total + 1), *p = text;
     if (!text)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a cache key");
+    memcpy(p, head, (size_t)hn);
+    p += hn;
+    for (int i = 0; i < 8; i++) {
+        if (i == 3) {
+            memcpy(p, cu, (size_t)cn);
+            p += cn;
+            continue;
+        }
+        memcpy(p, pre[i], (size_t)pn[i]);
+        p += pn[i];
+        if (lens[i])
+            memcpy(p, s[i], lens[i]);
+        p += lens[i];
+        *p++ = '\n';
+    }
+    *p = '\0';
     if (hash)
-        *hash = gpo_cache_hash64(text, len);
+        *hash = gpo_cache_hash64(text, total);
     *canon = text;
     return GPUOPT_OK;
 }
