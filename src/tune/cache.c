@@ -75,7 +75,7 @@ static gpuopt_status touch_line(gpo_cache *c, gpo_cidx_item *it)
         cJSON_Delete(o);
         o = NULL;
     }
-    it->touched = 1;
+    it->touched_at = gpo_cache_now(c);
     return emit(c, o);
 }
 
@@ -121,7 +121,8 @@ gpuopt_status gpo_cache_lookup(gpo_cache *c, const gpo_cache_key *key, const gpo
     /* The use is recorded coarsely: one line per key per touch interval
      * keeps hits fast and the journal small. */
     int64_t now = gpo_cache_now(c);
-    if (!it->touched && (c->opt.touch_interval_s < 0 || now - it->used >= c->opt.touch_interval_s))
+    int64_t last = it->used > it->touched_at ? it->used : it->touched_at;
+    if (c->opt.touch_interval_s < 0 || now - last >= c->opt.touch_interval_s)
         touch_line(c, it);
     *out = hit;
 out:

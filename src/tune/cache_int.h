@@ -30,8 +30,8 @@ typedef struct gpo_cidx_item {
     char record_tune[17];
     cJSON *open_begin; /* "begin" line of the newest unfinished tune; NULL when none */
     char open_tune[17];
-    int64_t used; /* last use, seconds since the epoch */
-    int touched;  /* this process recorded a use since the index was built */
+    int64_t used;       /* last use, seconds since the epoch */
+    int64_t touched_at; /* when this process last wrote a use (read back, or skipped) */
 } gpo_cidx_item;
 
 typedef struct gpo_cidx {

@@ -430,6 +430,13 @@ static void hits_record_their_use_once_per_interval(void **state)
         gpo_cache_hit_free(hit);
     }
     assert_int_equal(tc_lines(gpo_cache_file(c)), n + 1); /* one touch line */
+    /* A long-running process keeps recording, an interval apart. */
+    tc_now += 4000;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(gpo_cache_lookup(c, key, &soft1, &hit), GPUOPT_OK);
+        gpo_cache_hit_free(hit);
+    }
+    assert_int_equal(tc_lines(gpo_cache_file(c)), n + 2);
     gpo_cache_close(c);
 }
 
