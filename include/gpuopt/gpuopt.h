@@ -528,6 +528,24 @@ GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t fla
  * clBuildProgram; "" when the plan has none. Free with gpuopt_free. */
 GPUOPT_API gpuopt_status gpuopt_plan_build_options(const gpuopt_plan *plan, char **options);
 
+/* ------------------------------------------------------------------------- */
+/* Tuning cache                                                               */
+/* ------------------------------------------------------------------------- */
+
+/* The tuning cache (GPUOPT_CACHE_DIR, default $XDG_CACHE_HOME/gpuopt; one
+ * file per device). Path of the directory; a JSON listing of its entries;
+ * a check of every file (rewriting nothing) with a JSON report; removal of
+ * every entry, or of one device's file when `device` is not NULL.
+ * docs/tuning.md describes the files and both JSON documents. Strings are
+ * freed with gpuopt_free. A missing directory lists and checks as empty and
+ * clears as nothing; a directory or file that cannot be read or removed is
+ * GPUOPT_ERR_IO with the path in the detail. Other files in the directory
+ * are never touched. */
+GPUOPT_API gpuopt_status gpuopt_cache_path(gpuopt_context *ctx, char **path);
+GPUOPT_API gpuopt_status gpuopt_cache_list(gpuopt_context *ctx, char **json);
+GPUOPT_API gpuopt_status gpuopt_cache_verify(gpuopt_context *ctx, char **json);
+GPUOPT_API gpuopt_status gpuopt_cache_clear(gpuopt_context *ctx, gpuopt_device *device);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
