@@ -234,6 +234,10 @@ _PROTOTYPES = {
     "gpuopt_plan_to_env": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_plan_apply": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_p)], True),
     "gpuopt_plan_build_options": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_cache_path": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_cache_list": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_cache_verify": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_cache_clear": (_c_status, [_p, _p], True),
 }
 
 
@@ -657,6 +661,28 @@ class Context:
         out = _p()
         _lib.gpuopt_devices_to_json(self._h(), ctypes.byref(out))
         return _take_string(out)
+
+    # -- the tuning cache -------------------------------------------------
+    def _cache_string(self, fn) -> str:
+        out = _p()
+        fn(self._h(), ctypes.byref(out))
+        return _take_string(out)
+
+    def cache_path(self) -> str:
+        """The cache directory (GPUOPT_CACHE_DIR, else $XDG_CACHE_HOME/gpuopt)."""
+        return self._cache_string(_lib.gpuopt_cache_path)
+
+    def cache_list(self) -> str:
+        """A JSON listing of the cache's entries."""
+        return self._cache_string(_lib.gpuopt_cache_list)
+
+    def cache_verify(self) -> str:
+        """A JSON report checking every cache file (nothing is rewritten)."""
+        return self._cache_string(_lib.gpuopt_cache_verify)
+
+    def cache_clear(self, device: Optional[Device] = None) -> None:
+        """Removes every cache entry, or one device's file."""
+        _lib.gpuopt_cache_clear(self._h(), device._handle if device is not None else None)
 
     # -- plans -------------------------------------------------------------
     def plan(self, device: Optional[Device] = None, level: Optional[int] = None,
