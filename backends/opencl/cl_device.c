@@ -64,22 +64,25 @@ static int own_platform(cl_uint vendor_id, const char *platform_vendor)
     return 0;
 }
 
-/* What makes two (platform, device) pairs the same hardware: the UUID, else
- * the PCI address; every CPU device is the host's CPU. "" = no key, never
- * joined. */
-static void physical_key(const ocl_facts *f, char *out, size_t cap)
+/* Whether two (platform, device) pairs are the same hardware: equal UUIDs
+ * when both have one, else equal PCI addresses; every CPU device is the
+ * host's CPU. The same rule as the core's cross-backend join. */
+static int same_physical(const ocl_facts *a, const ocl_facts *b)
 {
-    const char *u = f->uuid;
-    if (strncmp(u, "GPU-", 4) == 0)
-        u += 4;
-    if (u[0])
-        gpo_snprintf(out, cap, "uuid:%s", u);
-    else if (f->pci_bus_id[0])
-        gpo_snprintf(out, cap, "pci:%s", f->pci_bus_id);
-    else if (f->type & CL_DEVICE_TYPE_CPU)
-        gpo_snprintf(out, cap, "cpu");
-    else
-        out[0] = '\0';
+    /* One platform listing a device twice means two devices (PoCL's
+     * pthread and basic CPU drivers side by side): only platforms join. */
+    if (a->platform_index == b->platform_index)
+        return 0;
+    const char *ua = a->uuid, *ub = b->uuid;
+    if (strncmp(ua, "GPU-", 4) == 0)
+        ua += 4;
+    if (strncmp(ub, "GPU-", 4) == 0)
+        ub += 4;
+    if (ua[0] && ub[0])
+        return strcasecmp(ua, ub) == 0;
+    if (a->pci_bus_id[0] && b->pci_bus_id[0])
+        return strcmp(a->pci_bus_id, b->pci_bus_id) == 0;
+    return (a->type & CL_DEVICE_TYPE_CPU) && (b->type & CL_DEVICE_TYPE_CPU);
 }
 
 void ocl_priv_free(void *priv)
@@ -344,7 +347,6 @@ static gpuopt_status fill_details(gpuopt_device *dev, const ocl_dev_priv *p)
 /* One candidate per (platform, device) pair before joining. */
 typedef struct cand {
     ocl_dev_priv *priv; /* NULL once joined into another or handed to a record */
-    char key[96];
     int own;            /* on the vendor's own platform */
 } cand;
 
@@ -427,7 +429,6 @@ gpuopt_status ocl_enumerate(void *state, const gpo_backend_env *env, gpo_device_
             gpo_strlcpy(p->platform_version, pl->version, sizeof p->platform_version);
             c[n].priv = p;
             c[n].own = own_platform(p->facts.vendor_id, pl->vendor);
-            physical_key(&p->facts, c[n].key, sizeof c[n].key);
             n++;
         }
     }
@@ -435,11 +436,12 @@ gpuopt_status ocl_enumerate(void *state, const gpo_backend_env *env, gpo_device_
     /* Join duplicates: the first own-platform candidate wins, else the
      * first one; the record takes the position of the first appearance. */
     for (size_t i = 0; i < n && status == GPUOPT_OK; i++) {
-        if (!c[i].priv || !c[i].key[0])
+        if (!c[i].priv)
             continue;
         size_t best = i;
         for (size_t j = i + 1; j < n; j++)
-            if (c[j].priv && strcmp(c[j].key, c[i].key) == 0 && c[j].own && !c[best].own)
+            if (c[j].priv && same_physical(&c[j].priv->facts, &c[i].priv->facts) && c[j].own &&
+                !c[best].own)
                 best = j;
         if (best != i) {
             cand tmp = c[i];
@@ -447,7 +449,7 @@ gpuopt_status ocl_enumerate(void *state, const gpo_backend_env *env, gpo_device_
             c[best] = tmp;
         }
         for (size_t j = i + 1; j < n; j++) {
-            if (c[j].priv && strcmp(c[j].key, c[i].key) == 0) {
+            if (c[j].priv && same_physical(&c[j].priv->facts, &c[i].priv->facts)) {
                 note_platform(c[i].priv, c[j].priv->platform_name);
                 ocl_priv_free(c[j].priv);
                 c[j].priv = NULL;

@@ -63,15 +63,14 @@ gpuopt_device *ocl_fx_find_name(ocl_fx *fx, const char *part)
 
 static void *fake_sym(const char *path, const char *name)
 {
-    void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    if (!h) {
-        fprintf(stderr, "the fake loader %s is not loaded\n", path);
+    /* The same handle the backend gets when it opens `path`; kept open
+     * (loaders are never unloaded). */
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *p = h ? dlsym(h, name) : NULL;
+    if (!p) {
+        fprintf(stderr, "the fake loader %s: %s\n", path, dlerror());
         abort();
     }
-    void *p = dlsym(h, name);
-    dlclose(h); /* drops only the reference RTLD_NOLOAD took */
-    if (!p)
-        abort();
     return p;
 }
 
@@ -81,6 +80,14 @@ void ocl_fake_set_faults(const char *path, const char *spec)
     void *p = fake_sym(path, "gpo_fake_cl_set_faults");
     memcpy(&fn, &p, sizeof fn);
     fn(spec);
+}
+
+void ocl_fake_set_devices(const char *path, const char *devices)
+{
+    void (*fn)(const char *);
+    void *p = fake_sym(path, "gpo_fake_cl_set_devices");
+    memcpy(&fn, &p, sizeof fn);
+    fn(devices);
 }
 
 long ocl_fake_live(const char *path)

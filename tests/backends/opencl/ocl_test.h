@@ -33,9 +33,12 @@ gpuopt_device *ocl_fx_find_type(ocl_fx *fx, int type);
 /* The device whose name contains `part`, or NULL. */
 gpuopt_device *ocl_fx_find_name(ocl_fx *fx, const char *part);
 
-/* The test-double loader at `path`, already loaded by the backend. */
+/* The test-double loader at `path` (opened here if the backend has not yet). */
 void ocl_fake_set_faults(const char *path, const char *spec);
 long ocl_fake_live(const char *path);
+/* Synthetic devices from the JSON file `devices`; NULL: pass through to
+ * the real loader. */
+void ocl_fake_set_devices(const char *path, const char *devices);
 
 /* Seeds rand() from the clock and prints the seed, so a failure can be
  * replayed with GPO_TEST_SEED. */

@@ -66,6 +66,24 @@ static void start(void)
     parse_faults(getenv("GPUOPT_FAKE_OPENCL_FAIL"));
 }
 
+void gpo_fake_cl_set_devices(const char *path)
+{
+    start();
+    synth_load(NULL);
+    if (path && path[0]) {
+        mode = 1;
+        if (synth_load(path) != 0)
+            fprintf(stderr, "fake OpenCL: cannot use %s\n", path);
+    } else {
+        mode = 2;
+        if (!real_handle) {
+            const char *real = getenv("GPUOPT_FAKE_OPENCL_REAL");
+            real_handle =
+                dlopen(real && real[0] ? real : "libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+        }
+    }
+}
+
 void gpo_fake_cl_set_faults(const char *spec)
 {
     start();

@@ -26,6 +26,9 @@
 
 /* Control API, found by the tests with dlsym on the fake's handle. */
 FAKE_EXPORT void gpo_fake_cl_set_faults(const char *spec);
+/* Switches to synthetic mode with the devices of `path`, or to passthrough
+ * with NULL. Objects made before the switch must be released first. */
+FAKE_EXPORT void gpo_fake_cl_set_devices(const char *path);
 FAKE_EXPORT long gpo_fake_cl_live(void);
 FAKE_EXPORT int gpo_fake_cl_mode(void); /* 1 synthetic, 2 passthrough, 0 not started */
 
@@ -36,7 +39,7 @@ void *fake_real(const char *fn);           /* the real loader's function (passth
 void fake_count(long delta);               /* live-object bookkeeping */
 
 /* fake_cl_synth.c: the synthetic platform (each returns a CL status). */
-int synth_load(const char *path);          /* 0, or -1 when the file is unusable */
+int synth_load(const char *path);          /* 0, or -1 when the file is unusable; NULL unloads */
 cl_int synth_platform_ids(cl_uint n, cl_platform_id *out, cl_uint *count);
 cl_int synth_platform_info(cl_platform_id p, cl_platform_info what, size_t size, void *value,
                            size_t *ret);

@@ -29,6 +29,12 @@ static cl_uint n_plats;
 
 int synth_load(const char *path)
 {
+    cJSON_Delete(root);
+    root = NULL;
+    memset(plats, 0, sizeof plats);
+    n_plats = 0;
+    if (!path)
+        return 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return -1;
