@@ -8,12 +8,25 @@
  * Life of a backend inside one context:
  *   load      once, on first need (lazily): dlopen + dlsym + driver init.
  *             Returns GPUOPT_OK with state (available, maybe zero devices),
- *             or fills st->reason and returns GPUOPT_ERR_UNAVAILABLE (library
- *             or driver missing) / GPUOPT_ERR_DRIVER (present but broken).
- *             Must not create device contexts or allocate device memory.
+ *             or fills report->reason and returns GPUOPT_ERR_UNAVAILABLE
+ *             (library or driver missing) / GPUOPT_ERR_DRIVER (present but
+ *             broken). Must not create device contexts or allocate device
+ *             memory.
+ *             Kernel-side discovery: a backend that cannot use its vendor
+ *             library but can still see devices in the kernel's description
+ *             (/proc/driver/nvidia, the KFD topology) returns
+ *             GPUOPT_ERR_UNAVAILABLE *with a non-NULL state*: the core then
+ *             reports the backend unavailable with the reason AND calls
+ *             enumerate, so the user learns the GPU is there and what to
+ *             install. Such devices must leave routes[0].priv usable by
+ *             nothing but the backend's own rules (no runtime).
  *   enumerate once after a successful load: pushes one gpuopt_device per
- *             device, in the backend's native order, routes[0] filled
- *             (backend, index, priv, info); the core sets backend_state.
+ *             device (gpo_device_new), in the backend's native order, with
+ *             info filled (info.index = the native index) and, when the
+ *             backend needs per-device data later, routes[0].priv and
+ *             routes[0].priv_free. The core fills the rest: info.id,
+ *             info.backend, info.routes, routes[0].backend/backend_state/
+ *             index/info, n_routes.
  *   tier0/1/2 per plan: set knobs through gpo_knob_set_* (src/knob.h).
  *   unload    at context destruction: frees the backend's memory. Vendor
  *             libraries are never dlclose'd (driver teardown at exit is a

@@ -4,6 +4,7 @@
 #ifndef GPO_CONFIG_H
 #define GPO_CONFIG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "fs.h"
@@ -71,6 +72,12 @@ typedef struct gpo_config {
  * file) go to `log` and the default is kept; a bad API option fails with
  * GPUOPT_ERR_CONFIG. On failure the config holds nothing to free. */
 gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log);
+
+/* The same against a given backend list instead of the registry (tests). */
+struct gpo_backend;
+gpuopt_status gpo_config_load_with(gpo_config *cfg, const gpuopt_options *opts,
+                                   const gpo_logger *log, const struct gpo_backend *const *list,
+                                   size_t nlist);
 
 void gpo_config_free(gpo_config *cfg);
 

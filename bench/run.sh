@@ -1,0 +1,37 @@
+#!/bin/sh
+# Runs the benchmarks against a build and prints markdown for
+# docs/benchmarks.md. Usage: bench/run.sh [BUILD_DIR] [SECTION...]
+# Sections: foundation (default: all that exist).
+set -eu
+build=${1:-build}
+shift 2>/dev/null || true
+sections=${*:-foundation}
+bin=$build/bin
+machine="$(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+
+for s in $sections; do
+  case $s in
+  foundation)
+    echo "### Foundation: CPU backend only ($(date -u +%Y-%m-%d), $machine)"
+    echo
+    echo "Command: \`bench/run.sh $build foundation\`"
+    echo
+    echo '| measurement | median | p10 | p90 | peak RSS |'
+    echo '|---|---|---|---|---|'
+    GPUOPT_BACKEND=cpu GPUOPT_CONFIG= "$bin/bench_inprocess" 2000 | while read -r name med p10 p90; do
+      echo "| in-process $name | $med us | $p10 us | $p90 us | |"
+    done
+    GPUOPT_BACKEND=cpu GPUOPT_CONFIG= "$bin/bench_spawn" -n 300 -w 20 \
+      -- trivial "$bin/bench_trivial" \
+      -- devices_json "$bin/gpuopt" devices --json \
+      -- plan_json "$bin/gpuopt" plan --json | while read -r name med p10 p90 rss; do
+      echo "| process: $name | $med ms | $p10 ms | $p90 ms | $rss KiB |"
+    done
+    echo
+    ;;
+  *)
+    echo "bench/run.sh: unknown section '$s'" >&2
+    exit 2
+    ;;
+  esac
+done

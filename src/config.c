@@ -1,0 +1,703 @@
+/* Configuration: built-in defaults < config file < environment < API options.
+ *
+ * Every layer goes through the same field setters, so a value means the same
+ * thing wherever it is written and is rejected with the same words. A bad
+ * value in the file or the environment is a warning (naming the variable, the
+ * value and what is accepted) and the lower layer's value is kept; a bad API
+ * option fails context creation with GPUOPT_ERR_CONFIG. Warnings are held
+ * until the final log level is known, then delivered in order. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "plan.h"
+#include "select.h"
+#include "strutil.h"
+
+/* ---- the fields every layer can set -------------------------------------- */
+
+typedef enum field {
+    F_BACKEND,
+    F_DEVICE,
+    F_LEVEL,
+    F_LOG,
+    F_SYSFS_ROOT,
+    F_CACHE_DIR,
+    F_REDUCED_PRECISION,
+    F_COUNT
+} field;
+
+typedef struct field_name {
+    const char *env;     /* environment variable */
+    const char *key;     /* config file key */
+    const char *option;  /* gpuopt_options field */
+} field_name;
+
+static const field_name field_names[F_COUNT] = {
+    [F_BACKEND] = {"GPUOPT_BACKEND", "backend", "backends"},
+    [F_DEVICE] = {"GPUOPT_DEVICE", "device", "device"},
+    [F_LEVEL] = {"GPUOPT_LEVEL", "level", "level"},
+    [F_LOG] = {"GPUOPT_LOG", "log", "log_level"},
+    [F_SYSFS_ROOT] = {"GPUOPT_SYSFS_ROOT", "sysfs_root", "sysfs_root"},
+    [F_CACHE_DIR] = {"GPUOPT_CACHE_DIR", "cache_dir", "cache_dir"},
+    [F_REDUCED_PRECISION] = {NULL, "reduced_precision", "reduced_precision"},
+};
+
+static const struct {
+    const char *env;
+    const char *key;
+} library_names[GPO_LIB_COUNT] = {
+    [GPO_LIB_CUDA] = {"GPUOPT_CUDA_LIBRARY", "cuda"},
+    [GPO_LIB_NVRTC] = {"GPUOPT_NVRTC_LIBRARY", "nvrtc"},
+    [GPO_LIB_HIP] = {"GPUOPT_HIP_LIBRARY", "hip"},
+    [GPO_LIB_HIPRTC] = {"GPUOPT_HIPRTC_LIBRARY", "hiprtc"},
+    [GPO_LIB_OPENCL] = {"GPUOPT_OPENCL_LIBRARY", "opencl"},
+};
+
+/* Warnings held until the log level is final. */
+typedef struct pending {
+    char *items[32];
+    int n;
+    int dropped;
+} pending;
+
+static void pend(pending *p, const char *fmt, ...) GPO_PRINTF(2, 3);
+static void pend(pending *p, const char *fmt, ...)
+{
+    if (p->n == (int)(sizeof p->items / sizeof p->items[0])) {
+        p->dropped++;
+        return;
+    }
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    p->items[p->n] = gpo_strdup(msg);
+    if (p->items[p->n])
+        p->n++;
+}
+
+static void pend_flush(pending *p, const gpo_logger *log)
+{
+    for (int i = 0; i < p->n; i++) {
+        gpo_log_warn(log, "%s", p->items[i]);
+        free(p->items[i]);
+    }
+    if (p->dropped)
+        gpo_log_warn(log, "%d further configuration warnings were dropped", p->dropped);
+    p->n = 0;
+    p->dropped = 0;
+}
+
+/* ---- parsers shared by the layers ---------------------------------------- */
+
+int gpo_config_parse_level(const char *s, int32_t *out, char *why, size_t cap)
+{
+    int64_t v;
+    if (gpo_parse_i64(s, 0, GPUOPT_LEVEL_MAX, &v)) {
+        gpo_snprintf(why, cap, "accepted: 0 (safe defaults), 1 (from detected hardware), "
+                               "2 (measured on the device)");
+        return -1;
+    }
+    *out = (int32_t)v;
+    return 0;
+}
+
+int gpo_config_parse_log_level(const char *s, int32_t *out, char *why, size_t cap)
+{
+    static const struct {
+        const char *word;
+        int32_t level;
+    } words[] = {{"off", GPUOPT_LOG_OFF},     {"none", GPUOPT_LOG_OFF},
+                 {"error", GPUOPT_LOG_ERROR}, {"warn", GPUOPT_LOG_WARN},
+                 {"warning", GPUOPT_LOG_WARN}, {"info", GPUOPT_LOG_INFO},
+                 {"debug", GPUOPT_LOG_DEBUG}};
+    char buf[32];
+    if (s && gpo_strlcpy(buf, s, sizeof buf) < sizeof buf) {
+        gpo_trim(buf);
+        for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+            if (gpo_strcaseeq(buf, words[i].word)) {
+                *out = words[i].level;
+                return 0;
+            }
+        }
+    }
+    gpo_snprintf(why, cap, "accepted: off, error, warn, info, debug");
+    return -1;
+}
+
+static void accepted_backends(const struct gpo_backend *const *list, size_t n, char *why,
+                              size_t cap)
+{
+    gpo_sbuf b;
+    gpo_sbuf_init(&b);
+    gpo_sbuf_append(&b, "accepted: auto, or a comma-separated list of");
+    for (size_t i = 0; i < n; i++)
+        gpo_sbuf_appendf(&b, "%s %s", i ? "," : "", list[i]->name);
+    gpo_snprintf(why, cap, "%s", b.data ? b.data : "accepted: auto");
+    gpo_sbuf_free(&b);
+}
+
+static int parse_backends(const char *s, gpo_config *cfg, const struct gpo_backend *const *list,
+                          size_t nlist, char *why, size_t cap)
+{
+    char buf[256];
+    if (!s || gpo_strlcpy(buf, s, sizeof buf) >= sizeof buf)
+        goto bad;
+    gpo_trim(buf);
+    if (gpo_strcaseeq(buf, "auto") || gpo_strcaseeq(buf, "all")) {
+        cfg->all_backends = 1;
+        cfg->n_backends = 0;
+        return 0;
+    }
+    char names[GPO_MAX_BACKENDS][16];
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        gpo_trim(tok);
+        size_t k;
+        for (k = 0; k < nlist; k++)
+            if (gpo_strcaseeq(tok, list[k]->name))
+                break;
+        if (k == nlist)
+            goto bad;
+        int dup = 0;
+        for (int j = 0; j < n; j++)
+            dup |= strcmp(names[j], list[k]->name) == 0;
+        if (!dup && n < GPO_MAX_BACKENDS)
+            gpo_strlcpy(names[n++], list[k]->name, sizeof names[0]);
+    }
+    if (n == 0)
+        goto bad;
+    cfg->all_backends = 0;
+    cfg->n_backends = n;
+    memcpy(cfg->backends, names, sizeof names);
+    return 0;
+bad:
+    accepted_backends(list, nlist, why, cap);
+    return -1;
+}
+
+int gpo_config_parse_backends(const char *s, gpo_config *cfg, char *why, size_t cap)
+{
+    return parse_backends(s, cfg, gpo_backends, gpo_n_backends, why, cap);
+}
+
+/* Applies one field's text. Returns 0, or -1 with what is accepted in why. */
+static int set_field(gpo_config *cfg, field f, const char *v, gpo_origin origin,
+                     const struct gpo_backend *const *list, size_t nlist, char *why, size_t cap)
+{
+    switch (f) {
+    case F_BACKEND:
+        if (parse_backends(v, cfg, list, nlist, why, cap))
+            return -1;
+        cfg->backends_origin = origin;
+        return 0;
+    case F_DEVICE: {
+        gpo_policy pol;
+        if (gpo_policy_parse(v, list, nlist, &pol, why, cap))
+            return -1;
+        gpo_strlcpy(cfg->device, v, sizeof cfg->device);
+        gpo_trim(cfg->device);
+        cfg->device_origin = origin;
+        return 0;
+    }
+    case F_LEVEL:
+        if (gpo_config_parse_level(v, &cfg->level, why, cap))
+            return -1;
+        cfg->level_origin = origin;
+        return 0;
+    case F_LOG:
+        return gpo_config_parse_log_level(v, &cfg->log_level, why, cap);
+    case F_SYSFS_ROOT:
+        if (strlen(v) >= sizeof cfg->fs.root) {
+            gpo_snprintf(why, cap, "accepted: a directory path shorter than %zu bytes",
+                         sizeof cfg->fs.root);
+            return -1;
+        }
+        gpo_fs_init(&cfg->fs, v);
+        return 0;
+    case F_CACHE_DIR:
+        if (!*v || strlen(v) >= sizeof cfg->cache_dir) {
+            gpo_snprintf(why, cap, "accepted: a non-empty directory path shorter than %zu bytes",
+                         sizeof cfg->cache_dir);
+            return -1;
+        }
+        gpo_strlcpy(cfg->cache_dir, v, sizeof cfg->cache_dir);
+        return 0;
+    case F_REDUCED_PRECISION: {
+        int b;
+        if (gpo_parse_bool(v, &b)) {
+            gpo_snprintf(why, cap, "accepted: true or false");
+            return -1;
+        }
+        cfg->reduced_precision = b;
+        cfg->reduced_precision_origin = origin;
+        return 0;
+    }
+    case F_COUNT:
+        break;
+    }
+    gpo_snprintf(why, cap, "no such setting");
+    return -1;
+}
+
+/* ---- knob overrides -------------------------------------------------------- */
+
+static void knob_override_free(gpo_knob_override *k)
+{
+    free(k->name);
+    free(k->value);
+    free(k->origin_text);
+}
+
+gpuopt_status gpo_config_set_knob(gpo_config *cfg, const char *name, const char *value,
+                                  int32_t source, const char *origin_text)
+{
+    for (int i = 0; i < cfg->n_knobs; i++) {
+        if (cfg->knobs[i].source == source && strcmp(cfg->knobs[i].name, name) == 0) {
+            if (!value) {
+                knob_override_free(&cfg->knobs[i]);
+                memmove(&cfg->knobs[i], &cfg->knobs[i + 1],
+                        (size_t)(cfg->n_knobs - i - 1) * sizeof cfg->knobs[0]);
+                cfg->n_knobs--;
+                return GPUOPT_OK;
+            }
+            char *nv = gpo_strdup(value);
+            if (!nv)
+                return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
+            free(cfg->knobs[i].value);
+            cfg->knobs[i].value = nv;
+            return GPUOPT_OK;
+        }
+    }
+    if (!value)
+        return GPUOPT_OK;
+    gpo_knob_override *grown =
+        realloc(cfg->knobs, (size_t)(cfg->n_knobs + 1) * sizeof cfg->knobs[0]);
+    if (!grown)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
+    cfg->knobs = grown;
+    gpo_knob_override *k = &cfg->knobs[cfg->n_knobs];
+    k->name = gpo_strdup(name);
+    k->value = gpo_strdup(value);
+    k->origin_text = gpo_strdup(origin_text);
+    k->source = source;
+    if (!k->name || !k->value || !k->origin_text) {
+        knob_override_free(k);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
+    }
+    cfg->n_knobs++;
+    return GPUOPT_OK;
+}
+
+/* Checks a knob override against the catalogue: the name must exist and the
+ * value parse as its type. */
+static const gpo_knob_def *find_knob(const struct gpo_backend *const *list, size_t nlist,
+                                     const char *name)
+{
+    for (size_t k = 0; k < gpo_n_core_knobs; k++)
+        if (strcmp(gpo_core_knobs[k].name, name) == 0)
+            return &gpo_core_knobs[k];
+    for (size_t i = 0; i < nlist; i++)
+        for (size_t k = 0; k < list[i]->n_knobs; k++)
+            if (strcmp(list[i]->knobs[k].name, name) == 0)
+                return &list[i]->knobs[k];
+    return NULL;
+}
+
+static int check_knob(const struct gpo_backend *const *list, size_t nlist, const char *name,
+                      const char *value, char *why, size_t cap)
+{
+    const gpo_knob_def *def = find_knob(list, nlist, name);
+    if (!def) {
+        gpo_snprintf(why, cap, "no knob is called '%s' (docs/knobs.md lists them)", name);
+        return -1;
+    }
+    int64_t ival;
+    char *norm = NULL;
+    char inner[256];
+    if (gpo_knob_parse(def->type, value, &ival, &norm, inner, sizeof inner)) {
+        gpo_snprintf(why, cap, "knob '%s': %s", name, inner);
+        return -1;
+    }
+    free(norm);
+    return 0;
+}
+
+/* GPUOPT_KNOBS="name=value;name=value". */
+static void env_knobs(gpo_config *cfg, const char *text, const struct gpo_backend *const *list,
+                      size_t nlist, pending *warn)
+{
+    char *copy = gpo_strdup(text);
+    if (!copy)
+        return;
+    char *save = NULL;
+    for (char *item = strtok_r(copy, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+        gpo_trim(item);
+        if (!*item)
+            continue;
+        char *eq = strchr(item, '=');
+        if (!eq) {
+            pend(warn, "GPUOPT_KNOBS: '%s' is not name=value; accepted: "
+                       "\"name=value;name=value\" (e.g. \"threads=4;launch.block_size=128\")",
+                 item);
+            continue;
+        }
+        *eq = '\0';
+        char *name = gpo_trim(item), *value = gpo_trim(eq + 1);
+        char why[512];
+        if (check_knob(list, nlist, name, value, why, sizeof why)) {
+            pend(warn, "GPUOPT_KNOBS: ignoring '%s=%s': %s", name, value, why);
+            continue;
+        }
+        gpo_config_set_knob(cfg, name, value, GPUOPT_SOURCE_ENV, "GPUOPT_KNOBS");
+    }
+    free(copy);
+}
+
+/* ---- the config file --------------------------------------------------------- */
+
+static void offset_to_line(const char *text, size_t off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off && text[i]; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+/* A JSON scalar as the text a setting takes. */
+static int json_scalar_text(const cJSON *item, char *out, size_t cap)
+{
+    if (cJSON_IsString(item)) {
+        gpo_snprintf(out, cap, "%s", item->valuestring);
+        return 0;
+    }
+    if (cJSON_IsBool(item)) {
+        gpo_snprintf(out, cap, "%s", cJSON_IsTrue(item) ? "true" : "false");
+        return 0;
+    }
+    if (cJSON_IsNumber(item)) {
+        double d = item->valuedouble;
+        if (d == (double)(int64_t)d)
+            gpo_snprintf(out, cap, "%lld", (long long)(int64_t)d);
+        else
+            gpo_snprintf(out, cap, "%.17g", d);
+        return 0;
+    }
+    return -1;
+}
+
+static void file_libraries(gpo_config *cfg, const cJSON *obj, const char *path, pending *warn)
+{
+    if (!cJSON_IsObject(obj)) {
+        pend(warn, "config file %s: \"libraries\" must be an object such as "
+                   "{\"cuda\": \"/path/libcuda.so.1\"}; ignored", path);
+        return;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, obj)
+    {
+        int id = -1;
+        for (int i = 0; i < GPO_LIB_COUNT; i++)
+            if (strcmp(it->string, library_names[i].key) == 0)
+                id = i;
+        if (id < 0 || !cJSON_IsString(it) || !*it->valuestring) {
+            pend(warn, "config file %s: libraries.%s ignored: accepted keys cuda, nvrtc, hip, "
+                       "hiprtc, opencl, each with a path",
+                 path, it->string);
+            continue;
+        }
+        gpo_strlcpy(cfg->libraries[id], it->valuestring, sizeof cfg->libraries[id]);
+    }
+}
+
+static void file_knobs(gpo_config *cfg, const cJSON *obj, const char *path,
+                       const struct gpo_backend *const *list, size_t nlist, pending *warn)
+{
+    if (!cJSON_IsObject(obj)) {
+        pend(warn, "config file %s: \"knobs\" must be an object such as {\"threads\": 4}; "
+                   "ignored", path);
+        return;
+    }
+    char origin[GPO_PATH_MAX + 16];
+    gpo_snprintf(origin, sizeof origin, "config file %s", path);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, obj)
+    {
+        char value[1024], why[512];
+        if (json_scalar_text(it, value, sizeof value)) {
+            pend(warn, "config file %s: knobs.%s must be a string, number or boolean; ignored",
+                 path, it->string);
+            continue;
+        }
+        if (check_knob(list, nlist, it->string, value, why, sizeof why)) {
+            pend(warn, "config file %s: ignoring knobs.%s: %s", path, it->string, why);
+            continue;
+        }
+        gpo_config_set_knob(cfg, it->string, value, GPUOPT_SOURCE_CONFIG, origin);
+    }
+}
+
+static void apply_file(gpo_config *cfg, const char *path, int must_exist,
+                       const struct gpo_backend *const *list, size_t nlist, pending *warn)
+{
+    char *text = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (must_exist)
+            pend(warn, "config file %s cannot be read (%s); using defaults", path,
+                 strerror(errno));
+        return;
+    }
+    gpo_sbuf b;
+    gpo_sbuf_init(&b);
+    char chunk[4096];
+    size_t r;
+    while ((r = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
+        chunk[r] = '\0';
+        if (memchr(chunk, '\0', r)) {
+            pend(warn, "config file %s holds a NUL byte: not JSON text; ignored", path);
+            fclose(f);
+            gpo_sbuf_free(&b);
+            return;
+        }
+        gpo_sbuf_append(&b, chunk);
+    }
+    fclose(f);
+    text = gpo_sbuf_take(&b);
+    if (!text)
+        return;
+    gpo_strlcpy(cfg->config_path, path, sizeof cfg->config_path);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root || !cJSON_IsObject(root)) {
+        int line, col;
+        size_t off = end ? (size_t)(end - text) : 0;
+        if (!root) {
+            const char *at = cJSON_GetErrorPtr();
+            if (at && at >= text)
+                off = (size_t)(at - text);
+        }
+        offset_to_line(text, off, &line, &col);
+        pend(warn, "config file %s: line %d, column %d (offset %zu): %s; the whole file is "
+                   "ignored",
+             path, line, col, off,
+             root ? "the top level must be a JSON object" : "malformed JSON");
+        cJSON_Delete(root);
+        free(text);
+        return;
+    }
+    const cJSON *it;
+    cJSON_ArrayForEach(it, root)
+    {
+        if (strcmp(it->string, "libraries") == 0) {
+            file_libraries(cfg, it, path, warn);
+            continue;
+        }
+        if (strcmp(it->string, "knobs") == 0) {
+            file_knobs(cfg, it, path, list, nlist, warn);
+            continue;
+        }
+        int f_id = -1;
+        for (int i = 0; i < F_COUNT; i++)
+            if (strcmp(it->string, field_names[i].key) == 0)
+                f_id = i;
+        if (f_id < 0) {
+            pend(warn, "config file %s: unknown key \"%s\" ignored; accepted keys: backend, "
+                       "device, level, log, sysfs_root, cache_dir, reduced_precision, "
+                       "libraries, knobs",
+                 path, it->string);
+            continue;
+        }
+        char value[1024], why[512];
+        if (json_scalar_text(it, value, sizeof value)) {
+            pend(warn, "config file %s: \"%s\" must be a string, number or boolean; ignored",
+                 path, it->string);
+            continue;
+        }
+        if (set_field(cfg, (field)f_id, value, GPO_ORIGIN_FILE, list, nlist, why, sizeof why))
+            pend(warn, "config file %s: \"%s\": %s is not accepted (%s); keeping the default",
+                 path, it->string, value, why);
+    }
+    cJSON_Delete(root);
+    free(text);
+}
+
+/* The file to read: API option, else GPUOPT_CONFIG, else the XDG location.
+ * Returns 0 with *must_exist, or -1 when no file is to be read. */
+static int config_file_path(const gpuopt_options *opts, int use_env, char *out, size_t cap,
+                            int *must_exist)
+{
+    *must_exist = 1;
+    if (opts && opts->config_path) {
+        if (!*opts->config_path)
+            return -1;
+        gpo_strlcpy(out, opts->config_path, cap);
+        return 0;
+    }
+    const char *env = use_env ? getenv("GPUOPT_CONFIG") : NULL;
+    if (env) {
+        if (!*env)
+            return -1;
+        gpo_strlcpy(out, env, cap);
+        return 0;
+    }
+    *must_exist = 0;
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+    if (xdg && *xdg)
+        gpo_snprintf(out, cap, "%s/gpuopt/config.json", xdg);
+    else if (home && *home)
+        gpo_snprintf(out, cap, "%s/.config/gpuopt/config.json", home);
+    else
+        return -1;
+    return 0;
+}
+
+static void default_cache_dir(gpo_config *cfg)
+{
+    if (cfg->cache_dir[0])
+        return;
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (xdg && *xdg)
+        gpo_snprintf(cfg->cache_dir, sizeof cfg->cache_dir, "%s/gpuopt", xdg);
+    else if (home && *home)
+        gpo_snprintf(cfg->cache_dir, sizeof cfg->cache_dir, "%s/.cache/gpuopt", home);
+    else
+        gpo_snprintf(cfg->cache_dir, sizeof cfg->cache_dir, "/tmp/gpuopt-cache");
+}
+
+static const char *option_value(const gpuopt_options *o, field f)
+{
+    switch (f) {
+    case F_BACKEND: return o->backends;
+    case F_DEVICE: return o->device;
+    case F_LEVEL: return o->level;
+    case F_LOG: return o->log_level;
+    case F_SYSFS_ROOT: return o->sysfs_root;
+    case F_CACHE_DIR: return o->cache_dir;
+    case F_REDUCED_PRECISION: return o->reduced_precision;
+    case F_COUNT: break;
+    }
+    return NULL;
+}
+
+gpuopt_status gpo_config_load_with(gpo_config *cfg, const gpuopt_options *opts,
+                                   const gpo_logger *log, const struct gpo_backend *const *list,
+                                   size_t nlist)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->all_backends = 1;
+    gpo_strlcpy(cfg->device, "auto", sizeof cfg->device);
+    cfg->level = 1;
+    cfg->log_level = GPUOPT_LOG_WARN;
+
+    uint32_t flags = opts ? opts->flags : 0;
+    int use_env = !(flags & GPUOPT_OPTION_IGNORE_ENV);
+    pending warn = {0};
+    gpuopt_status st = GPUOPT_OK;
+
+    /* Layer 1: the config file. */
+    char path[GPO_PATH_MAX];
+    int must_exist;
+    if (!(flags & GPUOPT_OPTION_IGNORE_CONFIG_FILE) &&
+        config_file_path(opts, use_env, path, sizeof path, &must_exist) == 0)
+        apply_file(cfg, path, must_exist, list, nlist, &warn);
+
+    /* Layer 2: the environment. An empty variable counts as unset. */
+    if (use_env) {
+        for (int f = 0; f < F_COUNT; f++) {
+            const char *name = field_names[f].env;
+            const char *v = name ? getenv(name) : NULL;
+            char why[512];
+            if (!v || !*v)
+                continue;
+            if (set_field(cfg, (field)f, v, GPO_ORIGIN_ENV, list, nlist, why, sizeof why)) {
+                char kept[64];
+                if (f == F_LEVEL)
+                    gpo_snprintf(kept, sizeof kept, "level %d", (int)cfg->level);
+                else
+                    gpo_snprintf(kept, sizeof kept, "the previous value");
+                pend(&warn, "%s=%s is not accepted (%s); keeping %s", name, v, why, kept);
+            }
+        }
+        for (int i = 0; i < GPO_LIB_COUNT; i++) {
+            /* Library paths choose code to load: never from a setuid context. */
+            const char *v = secure_getenv(library_names[i].env);
+            if (v && *v)
+                gpo_strlcpy(cfg->libraries[i], v, sizeof cfg->libraries[i]);
+        }
+        const char *knobs = getenv("GPUOPT_KNOBS");
+        if (knobs && *knobs)
+            env_knobs(cfg, knobs, list, nlist, &warn);
+    }
+
+    /* Layer 3: API options. */
+    if (opts) {
+        for (int f = 0; f < F_COUNT; f++) {
+            const char *v = option_value(opts, (field)f);
+            char why[512];
+            if (!v)
+                continue;
+            if (set_field(cfg, (field)f, v, GPO_ORIGIN_API, list, nlist, why, sizeof why)) {
+                st = gpo_fail(GPUOPT_ERR_CONFIG, "gpuopt_options.%s = \"%s\" is not accepted: %s",
+                              field_names[f].option, v, why);
+                break;
+            }
+        }
+    }
+    default_cache_dir(cfg);
+
+    gpo_logger final_log = log ? *log : (gpo_logger){GPUOPT_LOG_WARN, NULL, NULL};
+    final_log.level = cfg->log_level;
+    pend_flush(&warn, &final_log);
+    if (st)
+        gpo_config_free(cfg);
+    return st;
+}
+
+gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log)
+{
+    return gpo_config_load_with(cfg, opts, log, gpo_backends, gpo_n_backends);
+}
+
+void gpo_config_free(gpo_config *cfg)
+{
+    for (int i = 0; i < cfg->n_knobs; i++)
+        knob_override_free(&cfg->knobs[i]);
+    free(cfg->knobs);
+    cfg->knobs = NULL;
+    cfg->n_knobs = 0;
+}
+
+int gpo_config_backend_allowed(const gpo_config *cfg, const char *backend)
+{
+    if (cfg->all_backends)
+        return 1;
+    for (int i = 0; i < cfg->n_backends; i++)
+        if (strcmp(cfg->backends[i], backend) == 0)
+            return 1;
+    return 0;
+}
+
+const char *gpo_config_library(const gpo_config *cfg, gpo_library_id id)
+{
+    if (!cfg || (int)id < 0 || id >= GPO_LIB_COUNT || !cfg->libraries[id][0])
+        return NULL;
+    return cfg->libraries[id];
+}

@@ -1,0 +1,439 @@
+/* Context lifecycle, lazy backend probing and the merged device list.
+ *
+ * Backends are probed strictly in priority order (slot 0 first), so a native
+ * GPU backend has always listed its devices before OpenCL lists its own and
+ * the merge only ever folds a later backend's record into an earlier one.
+ * Nothing happens at library load: the fork handler is registered with
+ * pthread_once when the first context is created. */
+#include "context.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plan.h"
+#include "strutil.h"
+
+/* ---- fork ------------------------------------------------------------------- */
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+/* Incremented in every child; a context remembers the value it was made with. */
+static volatile unsigned fork_generation;
+
+static void on_fork_child(void) { fork_generation++; }
+
+static void register_fork_handler(void) { pthread_atfork(NULL, NULL, on_fork_child); }
+
+gpuopt_status gpo_ctx_check_fork(struct gpuopt_context *ctx)
+{
+    if (ctx->fork_generation == fork_generation)
+        return GPUOPT_OK;
+    for (size_t i = 0; i < ctx->n_probed; i++) {
+        const gpo_backend_slot *s = &ctx->slots[i];
+        if (s->ops->fork_sensitive && s->state)
+            return gpo_fail(GPUOPT_ERR_FORKED,
+                            "this context was created in process %d and the %s backend's "
+                            "driver state does not survive fork(); create a new context in the "
+                            "child process (pid %d)",
+                            (int)ctx->pid, s->ops->name, (int)getpid());
+    }
+    return GPUOPT_OK;
+}
+
+/* ---- lifecycle ------------------------------------------------------------------ */
+
+void gpo_ctx_lock(struct gpuopt_context *ctx) { pthread_mutex_lock(&ctx->lock); }
+
+void gpo_ctx_unlock(struct gpuopt_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
+
+gpuopt_status gpo_context_create_with(const gpuopt_options *options,
+                                      const gpo_backend *const *list, size_t n,
+                                      struct gpuopt_context **out)
+{
+    static const size_t first_options_size = offsetof(gpuopt_options, log_user) + sizeof(void *);
+    gpuopt_options opts;
+    const gpuopt_options *use = NULL;
+
+    if (!out)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "out is NULL: pass the address of a "
+                                                     "gpuopt_context pointer");
+    *out = NULL;
+    if (n == 0)
+        return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "this build of libgpuopt has no backends");
+    if (n > GPO_MAX_BACKENDS)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%zu backends: at most %d are supported", n,
+                        GPO_MAX_BACKENDS);
+    if (options) {
+        if (options->struct_size < first_options_size)
+            return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
+                            "gpuopt_options.struct_size is %zu; set it to "
+                            "sizeof(gpuopt_options) (%zu in this library)",
+                            options->struct_size, sizeof(gpuopt_options));
+        /* Read only what the caller's layout has; newer fields stay zero. */
+        memset(&opts, 0, sizeof opts);
+        memcpy(&opts, options,
+               options->struct_size < sizeof opts ? options->struct_size : sizeof opts);
+        use = &opts;
+    }
+    pthread_once(&fork_once, register_fork_handler);
+
+    struct gpuopt_context *ctx = calloc(1, sizeof *ctx);
+    if (!ctx)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory creating a context");
+    ctx->log.level = GPUOPT_LOG_WARN;
+    ctx->log.fn = use ? use->log_fn : NULL;
+    ctx->log.user = use ? use->log_user : NULL;
+    gpuopt_status st = gpo_config_load_with(&ctx->cfg, use, &ctx->log, list, n);
+    if (st) {
+        free(ctx);
+        return st;
+    }
+    ctx->log.level = ctx->cfg.log_level;
+    if (pthread_mutex_init(&ctx->lock, NULL) != 0) {
+        gpo_config_free(&ctx->cfg);
+        free(ctx);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cannot create the context's lock");
+    }
+    ctx->list = list;
+    ctx->n_backends = n;
+    for (size_t i = 0; i < n; i++) {
+        ctx->slots[i].ops = list[i];
+        ctx->slots[i].status = GPUOPT_BACKEND_NOT_PROBED;
+        ctx->slots[i].init_ms = -1;
+    }
+    ctx->fork_generation = fork_generation;
+    ctx->pid = getpid();
+    if (ctx->cfg.config_path[0])
+        gpo_log_debug(&ctx->log, "configuration read from %s", ctx->cfg.config_path);
+    *out = ctx;
+    return GPUOPT_OK;
+}
+
+GPUOPT_API gpuopt_status gpuopt_context_create(const gpuopt_options *options,
+                                               gpuopt_context **out)
+{
+    gpo_detail_clear();
+    return gpo_context_create_with(options, gpo_backends, gpo_n_backends, out);
+}
+
+GPUOPT_API void gpuopt_context_destroy(gpuopt_context *ctx)
+{
+    if (!ctx)
+        return;
+    gpo_device_list_free(&ctx->devices);
+    for (size_t i = 0; i < ctx->n_probed; i++)
+        if (ctx->slots[i].state && ctx->slots[i].ops->unload)
+            ctx->slots[i].ops->unload(ctx->slots[i].state);
+    gpo_config_free(&ctx->cfg);
+    pthread_mutex_destroy(&ctx->lock);
+    free(ctx);
+}
+
+GPUOPT_API gpuopt_status gpuopt_context_set_log(gpuopt_context *ctx, int32_t level,
+                                                gpuopt_log_fn fn, void *user)
+{
+    gpo_detail_clear();
+    if (!ctx)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "ctx is NULL");
+    if (level < GPUOPT_LOG_OFF || level > GPUOPT_LOG_DEBUG)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "log level %d: accepted 0 (off) to 4 (debug), see gpuopt_log_level",
+                        (int)level);
+    gpo_ctx_lock(ctx);
+    ctx->log.level = level;
+    ctx->log.fn = fn;
+    ctx->log.user = user;
+    gpo_ctx_unlock(ctx);
+    return GPUOPT_OK;
+}
+
+GPUOPT_API gpuopt_status gpuopt_context_set_knob(gpuopt_context *ctx, const char *name,
+                                                 const char *value)
+{
+    gpo_detail_clear();
+    if (!ctx || !name)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "name" : "ctx");
+    const gpo_knob_def *def = NULL;
+    for (size_t i = 0; !def && i < ctx->n_backends; i++)
+        for (size_t k = 0; k < ctx->list[i]->n_knobs; k++)
+            if (strcmp(ctx->list[i]->knobs[k].name, name) == 0)
+                def = &ctx->list[i]->knobs[k];
+    for (size_t k = 0; !def && k < gpo_n_core_knobs; k++)
+        if (strcmp(gpo_core_knobs[k].name, name) == 0)
+            def = &gpo_core_knobs[k];
+    if (!def)
+        return gpo_fail(GPUOPT_ERR_NOT_FOUND,
+                        "no knob is called '%s'; docs/knobs.md lists every knob", name);
+    if (value) {
+        int64_t ival;
+        char *norm = NULL, why[256];
+        if (gpo_knob_parse(def->type, value, &ival, &norm, why, sizeof why))
+            return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "knob %s: %s", name, why);
+        free(norm);
+    }
+    gpo_ctx_lock(ctx);
+    gpuopt_status st =
+        gpo_config_set_knob(&ctx->cfg, name, value, GPUOPT_SOURCE_API, "gpuopt_context_set_knob");
+    gpo_ctx_unlock(ctx);
+    return st;
+}
+
+/* ---- probing --------------------------------------------------------------------- */
+
+int gpo_ctx_slot_of(const struct gpuopt_context *ctx, const char *name)
+{
+    for (size_t i = 0; i < ctx->n_backends; i++)
+        if (strcmp(ctx->slots[i].ops->name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* Adds one backend's freshly enumerated devices to the context list, folding
+ * each into a device an earlier (native) backend already listed when they are
+ * the same physical device. */
+static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_backend_slot *slot,
+                                   gpo_device_list *found)
+{
+    gpuopt_status st = GPUOPT_OK;
+    for (size_t i = 0; i < found->n; i++) {
+        gpuopt_device *d = found->items[i];
+        found->items[i] = NULL;
+        d->n_routes = 1;
+        d->routes[0].backend = slot->ops;
+        d->routes[0].backend_state = slot->state;
+        d->routes[0].index = d->info.index;
+        d->info.struct_size = sizeof d->info;
+        gpo_strlcpy(d->info.backend, slot->ops->name, sizeof d->info.backend);
+        gpo_snprintf(d->info.id, sizeof d->info.id, "%s:%d", slot->ops->name,
+                     (int)d->info.index);
+        d->routes[0].info = d->info;
+        d->ctx = ctx;
+        gpo_device_update_routes(d);
+
+        gpuopt_device *twin = NULL;
+        if (!slot->ops->native_gpu && d->info.type != GPUOPT_DEVICE_TYPE_CPU) {
+            for (size_t k = 0; k < ctx->devices.n && !twin; k++) {
+                gpuopt_device *e = ctx->devices.items[k];
+                if (e->routes[0].backend->native_gpu && gpo_device_same_physical(&e->info, &d->info))
+                    twin = e;
+            }
+        }
+        int32_t native_index = d->routes[0].index;
+        if (twin && gpo_device_merge(twin, d) == GPUOPT_OK) { /* d is consumed */
+            gpo_log_debug(&ctx->log, "%s:%d is %s (same %s): listed once", slot->ops->name,
+                          (int)native_index, twin->info.id,
+                          twin->info.uuid[0] ? "UUID" : "PCI bus id");
+            continue;
+        }
+        st = gpo_device_list_push(&ctx->devices, d);
+        if (st)
+            break;
+    }
+    gpo_device_list_free(found);
+    return st;
+}
+
+static gpuopt_status probe_one(struct gpuopt_context *ctx, size_t i)
+{
+    gpo_backend_slot *slot = &ctx->slots[i];
+    const gpo_backend *ops = slot->ops;
+    gpo_backend_env env = {&ctx->cfg, &ctx->log};
+
+    if (!gpo_config_backend_allowed(&ctx->cfg, ops->name)) {
+        char allowed[128] = "";
+        for (int k = 0; k < ctx->cfg.n_backends; k++) {
+            size_t used = strlen(allowed);
+            gpo_snprintf(allowed + used, sizeof allowed - used, "%s%s", k ? "," : "",
+                         ctx->cfg.backends[k]);
+        }
+        const char *by = ctx->cfg.backends_origin == GPO_ORIGIN_API ? "gpuopt_options.backends" :
+                         ctx->cfg.backends_origin == GPO_ORIGIN_FILE ?
+                                                                      "the config file's \"backend\"" :
+                                                                      "GPUOPT_BACKEND";
+        slot->status = GPUOPT_BACKEND_DISABLED;
+        gpo_snprintf(slot->report.reason, sizeof slot->report.reason, "excluded by %s=%s", by,
+                     allowed);
+        return GPUOPT_OK;
+    }
+    uint64_t t0 = gpo_now_ns();
+    void *state = NULL;
+    gpo_detail_clear();
+    gpuopt_status st = ops->load(&env, &state, &slot->report);
+    slot->state = state;
+    if (st == GPUOPT_OK) {
+        slot->status = GPUOPT_BACKEND_AVAILABLE;
+    } else {
+        slot->status = st == GPUOPT_ERR_UNAVAILABLE ? GPUOPT_BACKEND_UNAVAILABLE :
+                                                      GPUOPT_BACKEND_ERROR;
+        if (!slot->report.reason[0])
+            gpo_snprintf(slot->report.reason, sizeof slot->report.reason, "%s",
+                         gpo_detail_get()[0] ? gpo_detail_get() : gpuopt_strerror(st));
+        gpo_log_debug(&ctx->log, "backend %s: %s", ops->name, slot->report.reason);
+    }
+    /* Enumerate when loaded, and also for kernel-side discovery (unavailable
+     * with a state): the user learns the device is there. */
+    if (state && (st == GPUOPT_OK || st == GPUOPT_ERR_UNAVAILABLE)) {
+        gpo_device_list found = {0};
+        gpuopt_status est = ops->enumerate(state, &env, &found);
+        slot->n_found = (int32_t)found.n;
+        if (est) {
+            if (st == GPUOPT_OK) {
+                slot->status = GPUOPT_BACKEND_ERROR;
+                gpo_snprintf(slot->report.reason, sizeof slot->report.reason,
+                             "listing devices failed: %s", gpo_detail_get());
+            }
+            gpo_device_list_free(&found);
+        } else if (adopt_devices(ctx, slot, &found) != GPUOPT_OK) {
+            slot->init_ms = (double)(gpo_now_ns() - t0) / 1e6;
+            return GPUOPT_ERR_NO_MEMORY;
+        }
+    }
+    slot->init_ms = (double)(gpo_now_ns() - t0) / 1e6;
+    gpo_log_debug(&ctx->log, "backend %s probed in %.2f ms: %d device(s)", ops->name,
+                  slot->init_ms, (int)slot->n_found);
+    return GPUOPT_OK;
+}
+
+gpuopt_status gpo_ctx_probe_upto(struct gpuopt_context *ctx, size_t upto)
+{
+    gpuopt_status st = gpo_ctx_check_fork(ctx);
+    if (st)
+        return st;
+    if (upto >= ctx->n_backends)
+        upto = ctx->n_backends - 1;
+    while (ctx->n_probed <= upto) {
+        st = probe_one(ctx, ctx->n_probed);
+        ctx->n_probed++;
+        if (st)
+            return gpo_fail(st, "out of memory while listing devices");
+    }
+    return GPUOPT_OK;
+}
+
+gpuopt_status gpo_ctx_probe_all(struct gpuopt_context *ctx)
+{
+    return gpo_ctx_probe_upto(ctx, ctx->n_backends - 1);
+}
+
+/* ---- backends and devices: public ------------------------------------------------- */
+
+GPUOPT_API gpuopt_status gpuopt_backend_count(gpuopt_context *ctx, int32_t *count)
+{
+    gpo_detail_clear();
+    if (!ctx || !count)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "count" : "ctx");
+    *count = (int32_t)ctx->n_backends;
+    return GPUOPT_OK;
+}
+
+static const size_t first_backend_info_size =
+    offsetof(gpuopt_backend_info, runtime_version) + sizeof(((gpuopt_backend_info *)0)->runtime_version);
+
+GPUOPT_API gpuopt_status gpuopt_backend_get(gpuopt_context *ctx, int32_t index,
+                                            gpuopt_backend_info *info)
+{
+    gpo_detail_clear();
+    if (!ctx || !info)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "info" : "ctx");
+    if (info->struct_size < first_backend_info_size)
+        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
+                        "gpuopt_backend_info.struct_size is %zu; set it to "
+                        "sizeof(gpuopt_backend_info) (%zu in this library)",
+                        info->struct_size, sizeof(gpuopt_backend_info));
+    if (index < 0 || (size_t)index >= ctx->n_backends)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "backend index %d: accepted 0 to %zu",
+                        (int)index, ctx->n_backends - 1);
+    gpo_ctx_lock(ctx);
+    gpuopt_status st = gpo_ctx_probe_upto(ctx, (size_t)index);
+    if (st == GPUOPT_OK) {
+        const gpo_backend_slot *s = &ctx->slots[index];
+        gpuopt_backend_info out;
+        memset(&out, 0, sizeof out);
+        out.struct_size = info->struct_size;
+        gpo_strlcpy(out.name, s->ops->name, sizeof out.name);
+        out.status = s->status;
+        out.device_count = s->n_found;
+        out.init_ms = s->init_ms;
+        gpo_strlcpy(out.reason, s->report.reason, sizeof out.reason);
+        gpo_strlcpy(out.library, s->report.library, sizeof out.library);
+        gpo_strlcpy(out.driver_version, s->report.driver_version, sizeof out.driver_version);
+        gpo_strlcpy(out.runtime_version, s->report.runtime_version, sizeof out.runtime_version);
+        memcpy(info, &out, info->struct_size < sizeof out ? info->struct_size : sizeof out);
+    }
+    gpo_ctx_unlock(ctx);
+    return st;
+}
+
+GPUOPT_API gpuopt_status gpuopt_device_count(gpuopt_context *ctx, int32_t *count)
+{
+    gpo_detail_clear();
+    if (!ctx || !count)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "count" : "ctx");
+    gpo_ctx_lock(ctx);
+    gpuopt_status st = gpo_ctx_probe_all(ctx);
+    *count = st ? 0 : (int32_t)ctx->devices.n;
+    gpo_ctx_unlock(ctx);
+    return st;
+}
+
+GPUOPT_API gpuopt_status gpuopt_device_get(gpuopt_context *ctx, int32_t index,
+                                           gpuopt_device **device)
+{
+    gpo_detail_clear();
+    if (!ctx || !device)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "device" : "ctx");
+    *device = NULL;
+    gpo_ctx_lock(ctx);
+    gpuopt_status st = gpo_ctx_probe_all(ctx);
+    if (st == GPUOPT_OK) {
+        if (index < 0 || (size_t)index >= ctx->devices.n)
+            st = ctx->devices.n ?
+                     gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "device index %d: accepted 0 to %zu",
+                              (int)index, ctx->devices.n - 1) :
+                     gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                              "device index %d: this context has no devices", (int)index);
+        else
+            *device = ctx->devices.items[index];
+    }
+    gpo_ctx_unlock(ctx);
+    return st;
+}
+
+static const size_t first_device_info_size =
+    offsetof(gpuopt_device_info, features_known) + sizeof(uint32_t);
+
+GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
+                                                gpuopt_device_info *info)
+{
+    gpo_detail_clear();
+    if (!device || !info)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", device ? "info" : "device");
+    if (info->struct_size < first_device_info_size)
+        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
+                        "gpuopt_device_info.struct_size is %zu; set it to "
+                        "sizeof(gpuopt_device_info) (%zu in this library)",
+                        info->struct_size, sizeof(gpuopt_device_info));
+    size_t n = info->struct_size < sizeof device->info ? info->struct_size : sizeof device->info;
+    struct gpuopt_context *ctx = device->ctx;
+    if (ctx)
+        gpo_ctx_lock(ctx);
+    size_t keep = info->struct_size;
+    memcpy(info, &device->info, n);
+    info->struct_size = keep;
+    if (ctx)
+        gpo_ctx_unlock(ctx);
+    return GPUOPT_OK;
+}
+
+GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
+                                       gpuopt_device **device)
+{
+    gpo_detail_clear();
+    if (!ctx || !device)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "device" : "ctx");
+    *device = NULL;
+    gpo_ctx_lock(ctx);
+    gpuopt_status st = gpo_ctx_select(ctx, policy, device);
+    gpo_ctx_unlock(ctx);
+    return st;
+}

@@ -1,0 +1,228 @@
+/* Reading a plan: the public accessors and the plan's exports (JSON, shell
+ * export lines). A plan is immutable once built, so none of these lock. */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+#include "plan.h"
+#include "strutil.h"
+
+static const char *const source_names[] = {"default", "detected", "benchmark", "cache",
+                                           "config",  "env",      "api"};
+static const char *const type_names[] = {"", "bool", "int", "bytes", "string"};
+
+static const size_t first_knob_size = offsetof(gpuopt_knob, reason) + sizeof(const char *);
+
+GPUOPT_API void gpuopt_plan_destroy(gpuopt_plan *plan) { gpo_plan_free(plan); }
+
+GPUOPT_API gpuopt_status gpuopt_plan_level(const gpuopt_plan *plan, int32_t *requested,
+                                           int32_t *applied)
+{
+    gpo_detail_clear();
+    if (!plan)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "plan is NULL");
+    if (!requested && !applied)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "requested and applied are both NULL");
+    if (requested)
+        *requested = plan->level_requested;
+    if (applied)
+        *applied = plan->level_applied;
+    return GPUOPT_OK;
+}
+
+GPUOPT_API gpuopt_status gpuopt_plan_device(const gpuopt_plan *plan, gpuopt_device **device)
+{
+    gpo_detail_clear();
+    if (!plan || !device)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "device" : "plan");
+    *device = plan->device;
+    return GPUOPT_OK;
+}
+
+GPUOPT_API gpuopt_status gpuopt_plan_knob_count(const gpuopt_plan *plan, int32_t *count)
+{
+    gpo_detail_clear();
+    if (!plan || !count)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "count" : "plan");
+    *count = (int32_t)plan->n_knobs;
+    return GPUOPT_OK;
+}
+
+static gpuopt_status fill_knob(const gpo_knob *k, gpuopt_knob *out)
+{
+    if (out->struct_size < first_knob_size)
+        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
+                        "gpuopt_knob.struct_size is %zu; set it to sizeof(gpuopt_knob) (%zu in "
+                        "this library)",
+                        out->struct_size, sizeof(gpuopt_knob));
+    gpuopt_knob v;
+    memset(&v, 0, sizeof v);
+    v.struct_size = out->struct_size;
+    v.name = k->name;
+    v.type = k->type;
+    v.tier = k->tier;
+    v.source = k->source;
+    v.int_value = k->type == GPUOPT_KNOB_STRING ? 0 : k->ival;
+    v.value = k->text;
+    v.env = k->env;
+    v.reason = k->reason;
+    memcpy(out, &v, out->struct_size < sizeof v ? out->struct_size : sizeof v);
+    return GPUOPT_OK;
+}
+
+GPUOPT_API gpuopt_status gpuopt_plan_knob_at(const gpuopt_plan *plan, int32_t index,
+                                             gpuopt_knob *knob)
+{
+    gpo_detail_clear();
+    if (!plan || !knob)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "knob" : "plan");
+    if (index < 0 || (size_t)index >= plan->n_knobs)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "knob index %d: the plan has %zu knobs",
+                        (int)index, plan->n_knobs);
+    return fill_knob(&plan->knobs[index], knob);
+}
+
+GPUOPT_API gpuopt_status gpuopt_plan_knob_find(const gpuopt_plan *plan, const char *name,
+                                               gpuopt_knob *knob)
+{
+    gpo_detail_clear();
+    if (!plan || !name || !knob)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL",
+                        !plan ? "plan" : !name ? "name" : "knob");
+    const gpo_knob *k = gpo_plan_find(plan, name);
+    if (!k)
+        return gpo_fail(GPUOPT_ERR_NOT_FOUND, "the plan for %s has no knob '%s'",
+                        plan->device->info.id, name);
+    return fill_knob(k, knob);
+}
+
+GPUOPT_API gpuopt_status gpuopt_plan_warning_count(const gpuopt_plan *plan, int32_t *count)
+{
+    gpo_detail_clear();
+    if (!plan || !count)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "count" : "plan");
+    *count = (int32_t)plan->n_warnings;
+    return GPUOPT_OK;
+}
+
+GPUOPT_API gpuopt_status gpuopt_plan_warning_at(const gpuopt_plan *plan, int32_t index,
+                                                const char **text)
+{
+    gpo_detail_clear();
+    if (!plan || !text)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "text" : "plan");
+    if (index < 0 || (size_t)index >= plan->n_warnings)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "warning index %d: the plan has %zu warnings",
+                        (int)index, plan->n_warnings);
+    *text = plan->warnings[index];
+    return GPUOPT_OK;
+}
+
+/* ---- exports ----------------------------------------------------------------------- */
+
+static cJSON *knob_json(const gpo_knob *k)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "name", k->name);
+    cJSON_AddStringToObject(o, "type", type_names[k->type]);
+    if (k->type == GPUOPT_KNOB_BOOL)
+        cJSON_AddBoolToObject(o, "value", k->ival != 0);
+    else if (k->type == GPUOPT_KNOB_STRING)
+        cJSON_AddStringToObject(o, "value", k->text);
+    else
+        cJSON_AddNumberToObject(o, "value", (double)k->ival);
+    if (k->tier >= 0)
+        cJSON_AddNumberToObject(o, "tier", k->tier);
+    else
+        cJSON_AddNullToObject(o, "tier");
+    cJSON_AddStringToObject(o, "source", source_names[k->source]);
+    cJSON_AddStringToObject(o, "reason", k->reason);
+    if (k->env)
+        cJSON_AddStringToObject(o, "env", k->env);
+    else
+        cJSON_AddNullToObject(o, "env");
+    return o;
+}
+
+GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **json)
+{
+    gpo_detail_clear();
+    if (!plan || !json)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "json" : "plan");
+    *json = NULL;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *knobs = cJSON_CreateArray();
+    cJSON *warnings = cJSON_CreateArray();
+    int ok = root && knobs && warnings;
+    if (ok) {
+        cJSON_AddNumberToObject(root, "level_requested", plan->level_requested);
+        cJSON_AddNumberToObject(root, "level_applied", plan->level_applied);
+        cJSON_AddStringToObject(root, "device", plan->device->info.id);
+        cJSON_AddStringToObject(root, "device_name", plan->device->info.name);
+        cJSON_AddStringToObject(root, "backend", plan->device->info.backend);
+        for (size_t i = 0; ok && i < plan->n_knobs; i++) {
+            cJSON *k = knob_json(&plan->knobs[i]);
+            ok = k && cJSON_AddItemToArray(knobs, k);
+        }
+        for (size_t i = 0; ok && i < plan->n_warnings; i++) {
+            cJSON *w = cJSON_CreateString(plan->warnings[i]);
+            ok = w && cJSON_AddItemToArray(warnings, w);
+        }
+        ok = ok && cJSON_AddItemToObject(root, "knobs", knobs);
+        if (ok)
+            knobs = NULL;
+        ok = ok && cJSON_AddItemToObject(root, "warnings", warnings);
+        if (ok)
+            warnings = NULL;
+    }
+    char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(knobs);
+    cJSON_Delete(warnings);
+    cJSON_Delete(root);
+    if (!text)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing the plan as JSON");
+    *json = text;
+    return GPUOPT_OK;
+}
+
+/* POSIX shell single quotes: ' becomes '\'' */
+static void shell_quote(gpo_sbuf *b, const char *s)
+{
+    gpo_sbuf_append(b, "'");
+    for (; *s; s++) {
+        if (*s == '\'')
+            gpo_sbuf_append(b, "'\\''");
+        else {
+            char c[2] = {*s, 0};
+            gpo_sbuf_append(b, c);
+        }
+    }
+    gpo_sbuf_append(b, "'");
+}
+
+GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text)
+{
+    gpo_detail_clear();
+    if (!plan || !text)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "text" : "plan");
+    *text = NULL;
+    gpo_sbuf b;
+    gpo_sbuf_init(&b);
+    gpo_sbuf_append(&b, "");
+    for (size_t i = 0; i < plan->n_knobs; i++) {
+        const gpo_knob *k = &plan->knobs[i];
+        if (!k->env)
+            continue;
+        gpo_sbuf_appendf(&b, "export %s=", k->env);
+        shell_quote(&b, k->text);
+        gpo_sbuf_append(&b, "\n");
+    }
+    char *out = gpo_sbuf_take(&b);
+    if (!out)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing environment lines");
+    *text = out;
+    return GPUOPT_OK;
+}

@@ -1,0 +1,305 @@
+/* Configuration layers: defaults < config file < environment < API options;
+ * bad values warned about (variable, value, what is accepted) and ignored;
+ * malformed files reported with file, line and column. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "context.h"
+#include "support/synthetic.h"
+#include "support/testutil.h"
+
+static const char *const vars[] = {"GPUOPT_BACKEND", "GPUOPT_DEVICE", "GPUOPT_LEVEL",
+                                   "GPUOPT_LOG", "GPUOPT_CONFIG", "GPUOPT_SYSFS_ROOT",
+                                   "GPUOPT_CACHE_DIR", "GPUOPT_KNOBS", "GPUOPT_CUDA_LIBRARY",
+                                   "GPUOPT_OPENCL_LIBRARY"};
+
+static int setup(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+    syn_reset();
+    return 0;
+}
+
+static gpuopt_options opts(uint32_t flags)
+{
+    gpuopt_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.flags = flags;
+    return o;
+}
+
+static gpuopt_status load(gpo_config *cfg, const gpuopt_options *o, log_capture *log)
+{
+    gpo_logger l = {GPUOPT_LOG_WARN, capture_log, log};
+    return gpo_config_load_with(cfg, o, &l, syn_list, 3);
+}
+
+static void defaults_apply_when_nothing_is_set(void **state)
+{
+    (void)state;
+    gpo_config cfg;
+    log_capture log = {0};
+    gpuopt_options o = opts(GPUOPT_OPTION_IGNORE_CONFIG_FILE);
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_int_equal(cfg.level, 1);
+    assert_string_equal(cfg.device, "auto");
+    assert_true(cfg.all_backends);
+    assert_int_equal(cfg.log_level, GPUOPT_LOG_WARN);
+    assert_int_equal(cfg.reduced_precision, 0);
+    assert_false(gpo_fs_is_recorded(&cfg.fs));
+    assert_int_equal(log.count, 0);
+    assert_null(gpo_config_library(&cfg, GPO_LIB_CUDA));
+    gpo_config_free(&cfg);
+}
+
+static void bad_environment_values_warn_with_variable_value_and_accepted_and_keep_default(
+    void **state)
+{
+    (void)state;
+    const struct {
+        const char *var, *value, *accepted;
+    } cases[] = {
+        {"GPUOPT_LEVEL", "7", "accepted: 0 (safe defaults)"},
+        {"GPUOPT_LEVEL", "abc", "accepted: 0 (safe defaults)"},
+        {"GPUOPT_LEVEL", "1.5", "accepted: 0 (safe defaults)"},
+        {"GPUOPT_LOG", "loud", "accepted: off, error, warn, info, debug"},
+        {"GPUOPT_BACKEND", "cuda,metal", "accepted: auto, or a comma-separated list of syncuda, synocl, syncpu"},
+        {"GPUOPT_BACKEND", ",", "accepted: auto"},
+        {"GPUOPT_DEVICE", "the fast one", "accepted: auto, gpu"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setup(NULL);
+        setenv(cases[i].var, cases[i].value, 1);
+        gpo_config cfg;
+        log_capture log = {0};
+        gpuopt_options o = opts(GPUOPT_OPTION_IGNORE_CONFIG_FILE);
+        assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+        char expect[128];
+        snprintf(expect, sizeof expect, "%s=%s is not accepted", cases[i].var, cases[i].value);
+        assert_non_null(strstr(log.text, expect));
+        assert_non_null(strstr(log.text, cases[i].accepted));
+        assert_int_equal(cfg.level, 1);
+        assert_true(cfg.all_backends);
+        assert_string_equal(cfg.device, "auto");
+        gpo_config_free(&cfg);
+    }
+    setup(NULL);
+}
+
+static void malformed_config_file_is_reported_with_line_and_column_and_ignored(void **state)
+{
+    (void)state;
+    const char *path = write_temp_file(0, "broken.json", "{\n  \"level\": 2,\n  \"device\": cpu\n}\n");
+    gpo_config cfg;
+    log_capture log = {0};
+    gpuopt_options o = opts(0);
+    o.config_path = path;
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_non_null(strstr(log.text, path));
+    assert_non_null(strstr(log.text, "line 3, column 13"));
+    assert_non_null(strstr(log.text, "malformed JSON"));
+    assert_int_equal(cfg.level, 1); /* nothing from the broken file was used */
+    gpo_config_free(&cfg);
+
+    path = write_temp_file(1, "array.json", "[1, 2]");
+    memset(&log, 0, sizeof log);
+    o.config_path = path;
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_non_null(strstr(log.text, "must be a JSON object"));
+    gpo_config_free(&cfg);
+
+    memset(&log, 0, sizeof log);
+    o.config_path = "/nonexistent/gpuopt.json";
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_non_null(strstr(log.text, "/nonexistent/gpuopt.json cannot be read"));
+    gpo_config_free(&cfg);
+}
+
+static void config_file_values_are_checked_one_by_one(void **state)
+{
+    (void)state;
+    const char *path = write_temp_file(0, "mixed.json",
+                                       "{\"level\": 9, \"device\": \"syncpu:0\", \"colour\": "
+                                       "\"blue\", \"reduced_precision\": true, \"libraries\": "
+                                       "{\"cuda\": \"/opt/libcuda.so.1\", \"metal\": \"x\"}, "
+                                       "\"log\": [1]}");
+    gpo_config cfg;
+    log_capture log = {0};
+    gpuopt_options o = opts(0);
+    o.config_path = path;
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_non_null(strstr(log.text, "\"level\": 9 is not accepted"));
+    assert_non_null(strstr(log.text, "unknown key \"colour\""));
+    assert_non_null(strstr(log.text, "libraries.metal ignored"));
+    assert_non_null(strstr(log.text, "\"log\" must be a string, number or boolean"));
+    assert_int_equal(cfg.level, 1);
+    assert_string_equal(cfg.device, "syncpu:0");
+    assert_int_equal(cfg.reduced_precision, 1);
+    assert_string_equal(gpo_config_library(&cfg, GPO_LIB_CUDA), "/opt/libcuda.so.1");
+    assert_string_equal(cfg.config_path, path);
+    gpo_config_free(&cfg);
+}
+
+static void layers_override_in_order_file_env_api(void **state)
+{
+    (void)state;
+    const char *path = write_temp_file(0, "layers.json",
+                                       "{\"level\": 0, \"device\": \"syncpu\", \"backend\": "
+                                       "\"syncpu\", \"log\": \"error\"}");
+    setenv("GPUOPT_CONFIG", path, 1);
+    gpo_config cfg;
+    log_capture log = {0};
+    assert_int_equal(load(&cfg, NULL, &log), GPUOPT_OK);
+    assert_string_equal(log.text, "");
+    assert_int_equal(cfg.level, 0);
+    assert_string_equal(cfg.device, "syncpu");
+    assert_false(cfg.all_backends);
+    assert_int_equal(cfg.n_backends, 1);
+    assert_int_equal(cfg.log_level, GPUOPT_LOG_ERROR);
+    gpo_config_free(&cfg);
+
+    setenv("GPUOPT_LEVEL", "2", 1);
+    setenv("GPUOPT_BACKEND", "synocl, SYNCPU,synocl", 1);
+    assert_int_equal(load(&cfg, NULL, &log), GPUOPT_OK);
+    assert_int_equal(cfg.level, 2);
+    assert_int_equal(cfg.level_origin, GPO_ORIGIN_ENV);
+    assert_int_equal(cfg.n_backends, 2);
+    assert_string_equal(cfg.backends[0], "synocl");
+    assert_string_equal(cfg.backends[1], "syncpu");
+    assert_true(gpo_config_backend_allowed(&cfg, "synocl"));
+    assert_false(gpo_config_backend_allowed(&cfg, "syncuda"));
+    gpo_config_free(&cfg);
+
+    gpuopt_options o = opts(0);
+    o.level = "1";
+    o.backends = "auto";
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_int_equal(cfg.level, 1);
+    assert_int_equal(cfg.level_origin, GPO_ORIGIN_API);
+    assert_true(cfg.all_backends);
+    assert_string_equal(cfg.device, "syncpu"); /* still the file's */
+    gpo_config_free(&cfg);
+
+    /* Flags: ignore the environment, ignore the file. */
+    o.level = NULL;
+    o.backends = NULL;
+    o.flags = GPUOPT_OPTION_IGNORE_ENV; /* GPUOPT_CONFIG too: no file unless given here */
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_int_equal(cfg.level, 1);
+    assert_string_equal(cfg.config_path, "");
+    gpo_config_free(&cfg);
+    o.config_path = path;
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_int_equal(cfg.level, 0);
+    gpo_config_free(&cfg);
+    o.flags = GPUOPT_OPTION_IGNORE_ENV | GPUOPT_OPTION_IGNORE_CONFIG_FILE;
+    o.config_path = NULL;
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_int_equal(cfg.level, 1);
+    gpo_config_free(&cfg);
+    /* An empty GPUOPT_CONFIG reads no file; empty variables count as unset. */
+    setenv("GPUOPT_CONFIG", "", 1);
+    setenv("GPUOPT_LEVEL", "", 1);
+    assert_int_equal(load(&cfg, NULL, &log), GPUOPT_OK);
+    assert_int_equal(cfg.level, 1);
+    assert_string_equal(cfg.config_path, "");
+    gpo_config_free(&cfg);
+}
+
+static void bad_api_options_fail_creation_naming_the_field(void **state)
+{
+    (void)state;
+    const struct {
+        size_t offset;
+        const char *value, *field;
+    } cases[] = {
+        {offsetof(gpuopt_options, level), "3", "gpuopt_options.level = \"3\""},
+        {offsetof(gpuopt_options, log_level), "chatty", "gpuopt_options.log_level"},
+        {offsetof(gpuopt_options, backends), "", "gpuopt_options.backends"},
+        {offsetof(gpuopt_options, device), "syncuda:x", "gpuopt_options.device"},
+        {offsetof(gpuopt_options, reduced_precision), "sometimes",
+         "gpuopt_options.reduced_precision"},
+        {offsetof(gpuopt_options, cache_dir), "", "gpuopt_options.cache_dir"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gpuopt_options o;
+        memset(&o, 0, sizeof o);
+        o.struct_size = sizeof o;
+        o.flags = GPUOPT_OPTION_IGNORE_CONFIG_FILE;
+        const char *value = cases[i].value;
+        memcpy((char *)&o + cases[i].offset, &value, sizeof value);
+        gpuopt_context *ctx = (gpuopt_context *)1;
+        assert_int_equal(gpo_context_create_with(&o, syn_list, 3, &ctx), GPUOPT_ERR_CONFIG);
+        assert_null(ctx);
+        assert_non_null(strstr(gpuopt_last_error(), cases[i].field));
+        assert_non_null(strstr(gpuopt_last_error(), "accepted"));
+    }
+    gpuopt_options small = opts(0);
+    small.struct_size = 8;
+    gpuopt_context *ctx;
+    assert_int_equal(gpo_context_create_with(&small, syn_list, 3, &ctx), GPUOPT_ERR_STRUCT_SIZE);
+    assert_int_equal(gpo_context_create_with(NULL, syn_list, 3, NULL),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+}
+
+static void library_paths_and_sysfs_root_come_from_the_environment(void **state)
+{
+    (void)state;
+    setenv("GPUOPT_CUDA_LIBRARY", "/tmp/fake/libcuda.so.1", 1);
+    setenv("GPUOPT_OPENCL_LIBRARY", "", 1);
+    setenv("GPUOPT_SYSFS_ROOT", "/recorded/tree///", 1);
+    setenv("GPUOPT_CACHE_DIR", "/var/cache/x", 1);
+    gpo_config cfg;
+    log_capture log = {0};
+    gpuopt_options o = opts(GPUOPT_OPTION_IGNORE_CONFIG_FILE);
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_string_equal(gpo_config_library(&cfg, GPO_LIB_CUDA), "/tmp/fake/libcuda.so.1");
+    assert_null(gpo_config_library(&cfg, GPO_LIB_OPENCL));
+    assert_null(gpo_config_library(&cfg, (gpo_library_id)99));
+    assert_null(gpo_config_library(NULL, GPO_LIB_CUDA));
+    assert_string_equal(cfg.fs.root, "/recorded/tree");
+    assert_string_equal(cfg.cache_dir, "/var/cache/x");
+    gpo_config_free(&cfg);
+    setup(NULL);
+}
+
+static void log_level_from_env_filters_config_warnings(void **state)
+{
+    (void)state;
+    setenv("GPUOPT_LOG", "error", 1);
+    setenv("GPUOPT_LEVEL", "9", 1);
+    gpo_config cfg;
+    log_capture log = {0};
+    gpuopt_options o = opts(GPUOPT_OPTION_IGNORE_CONFIG_FILE);
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_int_equal(log.count, 0);
+    gpo_config_free(&cfg);
+    setup(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(defaults_apply_when_nothing_is_set, setup),
+        cmocka_unit_test_setup(
+            bad_environment_values_warn_with_variable_value_and_accepted_and_keep_default, setup),
+        cmocka_unit_test_setup(malformed_config_file_is_reported_with_line_and_column_and_ignored,
+                               setup),
+        cmocka_unit_test_setup(config_file_values_are_checked_one_by_one, setup),
+        cmocka_unit_test_setup(layers_override_in_order_file_env_api, setup),
+        cmocka_unit_test_setup(bad_api_options_fail_creation_naming_the_field, setup),
+        cmocka_unit_test_setup(library_paths_and_sysfs_root_come_from_the_environment, setup),
+        cmocka_unit_test_setup(log_level_from_env_filters_config_warnings, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,134 @@
+#include "synthetic.h"
+
+#include <string.h>
+
+#include "strutil.h"
+
+syn_spec syn_cuda, syn_ocl, syn_cpu;
+
+static const gpo_knob_def syn_knobs[] = {
+    {"syn.tier0", GPUOPT_KNOB_INT, NULL, "set by tier 0"},
+    {"syn.tier1", GPUOPT_KNOB_BOOL, "SYN_TIER1", "set by tier 1"},
+    {"syn.tier2", GPUOPT_KNOB_BYTES, NULL, "set by tier 2"},
+    {"syn.text", GPUOPT_KNOB_STRING, "SYN_TEXT", "a string knob"},
+};
+
+static syn_spec *spec_of(void *state) { return (syn_spec *)state; }
+
+static gpuopt_status load_common(syn_spec *s, void **state, gpo_backend_report *r)
+{
+    s->loads++;
+    *state = NULL;
+    if (s->load_result != GPUOPT_OK) {
+        gpo_snprintf(r->reason, sizeof r->reason, "synthetic failure %d", (int)s->load_result);
+        if (s->kernel_side)
+            *state = s;
+        return s->load_result;
+    }
+    gpo_snprintf(r->library, sizeof r->library, "/synthetic/lib.so");
+    gpo_snprintf(r->driver_version, sizeof r->driver_version, "1.0");
+    *state = s;
+    return GPUOPT_OK;
+}
+
+static gpuopt_status load_cuda(const gpo_backend_env *e, void **st, gpo_backend_report *r)
+{
+    (void)e;
+    return load_common(&syn_cuda, st, r);
+}
+static gpuopt_status load_ocl(const gpo_backend_env *e, void **st, gpo_backend_report *r)
+{
+    (void)e;
+    return load_common(&syn_ocl, st, r);
+}
+static gpuopt_status load_cpu(const gpo_backend_env *e, void **st, gpo_backend_report *r)
+{
+    (void)e;
+    return load_common(&syn_cpu, st, r);
+}
+
+static void unload(void *state) { spec_of(state)->unloads++; }
+
+static gpuopt_status enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out)
+{
+    (void)env;
+    syn_spec *s = spec_of(state);
+    s->enumerates++;
+    for (int i = 0; i < s->n_devices; i++) {
+        gpuopt_device *d = gpo_device_new();
+        if (!d)
+            return GPUOPT_ERR_NO_MEMORY;
+        d->info = s->devices[i];
+        d->info.index = i;
+        d->est_gflops = s->gflops[i];
+        gpuopt_status st = gpo_device_list_push(out, d);
+        if (st)
+            return st;
+    }
+    return GPUOPT_OK;
+}
+
+static gpuopt_status tier_n(int n, void *state, struct gpuopt_plan *p)
+{
+    syn_spec *s = spec_of(state);
+    if (s->tier_result[n])
+        return gpo_fail(s->tier_result[n], "synthetic tier %d failure", n);
+    switch (n) {
+    case 0: return gpo_knob_set_int(p, "syn.tier0", 10, "tier 0 rule");
+    case 1: return gpo_knob_set_bool(p, "syn.tier1", 1, "tier 1 rule");
+    default: return gpo_knob_set_bytes(p, "syn.tier2", 4096, "tier 2 measurement");
+    }
+}
+
+#define TIER_FN(n)                                                                                 \
+    static gpuopt_status tier##n(void *state, const gpo_route *r, const gpuopt_device *d,          \
+                                 struct gpuopt_plan *p)                                            \
+    {                                                                                              \
+        (void)r;                                                                                   \
+        (void)d;                                                                                   \
+        if (!spec_of(state)->has_tier[n])                                                          \
+            return GPUOPT_OK;                                                                      \
+        return tier_n(n, state, p);                                                                \
+    }
+TIER_FN(0)
+TIER_FN(1)
+TIER_FN(2)
+
+#define SYN_BACKEND(var, nm, native, loadfn)                                                       \
+    const gpo_backend var = {GPO_BACKEND_ABI, nm,    "synthetic", native, native, loadfn,          \
+                             unload,          enumerate, tier0,   tier1,  tier2,  NULL,            \
+                             NULL,            syn_knobs, sizeof syn_knobs / sizeof syn_knobs[0]}
+
+SYN_BACKEND(syn_backend_cuda, "syncuda", 1, load_cuda);
+SYN_BACKEND(syn_backend_ocl, "synocl", 0, load_ocl);
+SYN_BACKEND(syn_backend_cpu, "syncpu", 0, load_cpu);
+
+const gpo_backend *const syn_list[3] = {&syn_backend_cuda, &syn_backend_ocl, &syn_backend_cpu};
+
+void syn_reset(void)
+{
+    memset(&syn_cuda, 0, sizeof syn_cuda);
+    memset(&syn_ocl, 0, sizeof syn_ocl);
+    memset(&syn_cpu, 0, sizeof syn_cpu);
+    for (int t = 0; t < 3; t++)
+        syn_cuda.has_tier[t] = syn_ocl.has_tier[t] = syn_cpu.has_tier[t] = 1;
+}
+
+gpuopt_device_info *syn_add(syn_spec *s, int type, const char *name, const char *uuid,
+                            const char *pci, double gflops, uint64_t memory)
+{
+    gpuopt_device *tmp = gpo_device_new();
+    gpuopt_device_info *i = &s->devices[s->n_devices];
+    *i = tmp->info;
+    gpo_device_free(tmp);
+    i->type = type;
+    gpo_strlcpy(i->name, name, sizeof i->name);
+    if (uuid)
+        gpo_strlcpy(i->uuid, uuid, sizeof i->uuid);
+    if (pci)
+        gpo_strlcpy(i->pci_bus_id, pci, sizeof i->pci_bus_id);
+    i->memory_bytes = memory;
+    s->gflops[s->n_devices] = gflops;
+    s->n_devices++;
+    return i;
+}
