@@ -6,8 +6,10 @@
  * One list, OCL_API(X), generates the function-pointer struct and the
  * gpo_dl_sym table (cl_load.c); a missing required symbol is reported by
  * name. Entries: X(field, symbol, required, return type, parameter types).
- * Extension functions are never listed here: they come from
- * clGetExtensionFunctionAddressForPlatform (cl_khr_icd, OpenCL 1.2 §9). */
+ * Extension functions are never listed here: a vendor extension's entry
+ * point comes from clGetExtensionFunctionAddressForPlatform (OpenCL 3.0
+ * §4.4), never from dlsym. None is needed so far: every vendor fact read
+ * here is a clGetDeviceInfo query. */
 #ifndef GPO_OCL_API_H
 #define GPO_OCL_API_H
 
@@ -57,8 +59,7 @@ typedef cl_int(CL_API_CALL *ocl_loader_info_fn)(ocl_icdl_info, size_t, void *, s
  * 2.0 or newer. clGetExtensionFunctionAddress is only used for the loader's
  * own information query (see above). */
 #define OCL_API(X)                                                                                 \
-    X(GetPlatformIDs, "clGetPlatformIDs", OCL_REQ, cl_int,                                         \
-      (cl_uint, cl_platform_id *, cl_uint *))                                                      \
+    X(GetPlatformIDs, "clGetPlatformIDs", OCL_REQ, cl_int, (cl_uint, cl_platform_id *, cl_uint *)) \
     X(GetPlatformInfo, "clGetPlatformInfo", OCL_REQ, cl_int,                                       \
       (cl_platform_id, cl_platform_info, size_t, void *, size_t *))                                \
     X(GetDeviceIDs, "clGetDeviceIDs", OCL_REQ, cl_int,                                             \
@@ -78,8 +79,8 @@ typedef cl_int(CL_API_CALL *ocl_loader_info_fn)(ocl_icdl_info, size_t, void *, s
       (cl_context, cl_mem_flags, size_t, void *, cl_int *))                                        \
     X(ReleaseMemObject, "clReleaseMemObject", OCL_REQ, cl_int, (cl_mem))                           \
     X(EnqueueWriteBuffer, "clEnqueueWriteBuffer", OCL_REQ, cl_int,                                 \
-      (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint,                   \
-       const cl_event *, cl_event *))                                                              \
+      (cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint, const cl_event *, \
+       cl_event *))                                                                                \
     X(EnqueueReadBuffer, "clEnqueueReadBuffer", OCL_REQ, cl_int,                                   \
       (cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *, cl_uint, const cl_event *,       \
        cl_event *))                                                                                \
@@ -87,8 +88,8 @@ typedef cl_int(CL_API_CALL *ocl_loader_info_fn)(ocl_icdl_info, size_t, void *, s
       (cl_command_queue, cl_mem, cl_mem, size_t, size_t, size_t, cl_uint, const cl_event *,        \
        cl_event *))                                                                                \
     X(EnqueueMapBuffer, "clEnqueueMapBuffer", OCL_REQ, void *,                                     \
-      (cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t, cl_uint,                   \
-       const cl_event *, cl_event *, cl_int *))                                                    \
+      (cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t, cl_uint, const cl_event *, \
+       cl_event *, cl_int *))                                                                      \
     X(EnqueueUnmapMemObject, "clEnqueueUnmapMemObject", OCL_REQ, cl_int,                           \
       (cl_command_queue, cl_mem, void *, cl_uint, const cl_event *, cl_event *))                   \
     X(CreateProgramWithSource, "clCreateProgramWithSource", OCL_REQ, cl_program,                   \
@@ -97,7 +98,7 @@ typedef cl_int(CL_API_CALL *ocl_loader_info_fn)(ocl_icdl_info, size_t, void *, s
       (cl_program, cl_uint, const cl_device_id *, const char *,                                    \
        void(CL_CALLBACK *)(cl_program, void *), void *))                                           \
     X(GetProgramBuildInfo, "clGetProgramBuildInfo", OCL_REQ, cl_int,                               \
-      (cl_program, cl_device_id, cl_program_build_info, size_t, void *, size_t *))                \
+      (cl_program, cl_device_id, cl_program_build_info, size_t, void *, size_t *))                 \
     X(ReleaseProgram, "clReleaseProgram", OCL_REQ, cl_int, (cl_program))                           \
     X(CreateKernel, "clCreateKernel", OCL_REQ, cl_kernel, (cl_program, const char *, cl_int *))    \
     X(ReleaseKernel, "clReleaseKernel", OCL_REQ, cl_int, (cl_kernel))                              \
@@ -112,10 +113,7 @@ typedef cl_int(CL_API_CALL *ocl_loader_info_fn)(ocl_icdl_info, size_t, void *, s
       (cl_event, cl_profiling_info, size_t, void *, size_t *))                                     \
     X(ReleaseEvent, "clReleaseEvent", OCL_REQ, cl_int, (cl_event))                                 \
     X(Finish, "clFinish", OCL_REQ, cl_int, (cl_command_queue))                                     \
-    X(GetExtensionFunctionAddressForPlatform, "clGetExtensionFunctionAddressForPlatform",          \
-      OCL_OPT, void *, (cl_platform_id, const char *))                                             \
-    X(GetExtensionFunctionAddress, "clGetExtensionFunctionAddress", OCL_OPT, void *,               \
-      (const char *))
+    X(GetExtensionFunctionAddress, "clGetExtensionFunctionAddress", OCL_OPT, void *, (const char *))
 
 #define OCL_API_FIELD(field, symbol, required, ret, params) ret(CL_API_CALL *field) params;
 typedef struct ocl_api {

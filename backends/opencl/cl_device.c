@@ -123,8 +123,8 @@ static const struct {
     const char *triple_arch;
     const char *family;
 } cpu_families[] = {
-    {"x86_64", "x86-64"}, {"i386", "x86"},          {"i686", "x86"},
-    {"aarch64", "aarch64"}, {"arm", "arm"},         {"riscv64", "riscv64"},
+    {"x86_64", "x86-64"},       {"i386", "x86"},        {"i686", "x86"},
+    {"aarch64", "aarch64"},     {"arm", "arm"},         {"riscv64", "riscv64"},
     {"powerpc64le", "ppc64le"}, {"powerpc64", "ppc64"}, {"s390x", "s390x"},
 };
 
@@ -137,8 +137,8 @@ static void fill_arch(const ocl_facts *f, gpuopt_device_info *info)
                      info->cc_minor);
     } else if (f->amd_gfx[0]) {
         /* "gfx90a:sramecc+:xnack-": the target without its feature flags. */
-        gpo_snprintf(info->arch_name, sizeof info->arch_name, "%.*s",
-                     (int)strcspn(f->amd_gfx, ":"), f->amd_gfx);
+        gpo_snprintf(info->arch_name, sizeof info->arch_name, "%.*s", (int)strcspn(f->amd_gfx, ":"),
+                     f->amd_gfx);
     } else if (f->cpu_arch[0]) {
         gpo_strlcpy(info->arch_name, f->cpu_arch, sizeof info->arch_name);
         size_t n = strcspn(f->cpu_triple, "-");

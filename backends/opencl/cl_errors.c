@@ -9,7 +9,10 @@ typedef struct ocl_error_entry {
     const char *name;
 } ocl_error_entry;
 
-#define E(code) {code, #code}
+#define E(code)                                                                                    \
+    {                                                                                              \
+        code, #code                                                                                \
+    }
 static const ocl_error_entry ocl_errors[] = {
     E(CL_SUCCESS),
     E(CL_DEVICE_NOT_FOUND),
@@ -90,16 +93,13 @@ gpuopt_status ocl_status(cl_int err, gpuopt_status fallback)
 {
     switch (err) {
     case CL_OUT_OF_HOST_MEMORY:
-    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
-        return GPUOPT_ERR_NO_MEMORY;
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return GPUOPT_ERR_NO_MEMORY;
     case CL_INVALID_BUFFER_SIZE:
     case CL_INVALID_ARG_INDEX:
     case CL_INVALID_WORK_DIMENSION:
     case CL_INVALID_WORK_GROUP_SIZE:
     case CL_INVALID_WORK_ITEM_SIZE:
-    case CL_INVALID_GLOBAL_WORK_SIZE:
-        return GPUOPT_ERR_OUT_OF_RANGE;
-    default:
-        return fallback;
+    case CL_INVALID_GLOBAL_WORK_SIZE: return GPUOPT_ERR_OUT_OF_RANGE;
+    default: return fallback;
     }
 }

@@ -31,8 +31,8 @@ static void parse_cl_version(const char *s, const char *prefix, int *major, int 
     }
 }
 
-static void platform_string(const ocl_api *api, cl_platform_id p, cl_platform_info what,
-                            char *out, size_t cap)
+static void platform_string(const ocl_api *api, cl_platform_id p, cl_platform_info what, char *out,
+                            size_t cap)
 {
     out[0] = '\0';
     if (api->GetPlatformInfo(p, what, cap, out, NULL) != CL_SUCCESS)
@@ -109,7 +109,8 @@ static void runtime_version(const ocl_state *st, char *out, size_t cap)
     int best_major = -1, best_minor = -1;
     for (cl_uint i = 0; i < st->n_platforms; i++) {
         const ocl_platform *p = &st->platforms[i];
-        if (p->ver_major > best_major || (p->ver_major == best_major && p->ver_minor > best_minor)) {
+        if (p->ver_major > best_major ||
+            (p->ver_major == best_major && p->ver_minor > best_minor)) {
             best_major = p->ver_major;
             best_minor = p->ver_minor;
         }
@@ -131,8 +132,8 @@ void ocl_unload(void *state)
     free(st);
 }
 
-static gpuopt_status fail_report(gpo_backend_report *report, gpuopt_status status,
-                                 const char *fmt, const char *a, const char *b)
+static gpuopt_status fail_report(gpo_backend_report *report, gpuopt_status status, const char *fmt,
+                                 const char *a, const char *b)
 {
     gpo_snprintf(report->reason, sizeof report->reason, fmt, a, b);
     return gpo_fail(status, "opencl: %s", report->reason);
@@ -159,8 +160,8 @@ gpuopt_status ocl_load(const gpo_backend_env *env, void **state, gpo_backend_rep
     char err[512];
     st->lib = gpo_dl_open(path, err, sizeof err);
     if (!st->lib) {
-        status = fail_report(report, GPUOPT_ERR_UNAVAILABLE, "cannot load the OpenCL ICD loader %s: %s",
-                             path, err);
+        status = fail_report(report, GPUOPT_ERR_UNAVAILABLE,
+                             "cannot load the OpenCL ICD loader %s: %s", path, err);
         goto out;
     }
     gpo_dl_path(st->lib, st->library, sizeof st->library);
@@ -171,8 +172,8 @@ gpuopt_status ocl_load(const gpo_backend_env *env, void **state, gpo_backend_rep
     char missing[400];
     if (gpo_dl_resolve(st->lib, ocl_api_syms, ocl_api_n_syms, &st->api, missing, sizeof missing) !=
         GPUOPT_OK) {
-        status = fail_report(report, GPUOPT_ERR_DRIVER,
-                             "%s lacks required OpenCL entry points: %s", st->library, missing);
+        status = fail_report(report, GPUOPT_ERR_DRIVER, "%s lacks required OpenCL entry points: %s",
+                             st->library, missing);
         goto out;
     }
 

@@ -134,8 +134,7 @@ static void read_c_versions(const ocl_api *api, ocl_facts *f)
     }
     free(v);
     v = NULL;
-    if (api->GetDeviceInfo(f->device, CL_DEVICE_OPENCL_C_FEATURES, 0, NULL, &size) ==
-            CL_SUCCESS &&
+    if (api->GetDeviceInfo(f->device, CL_DEVICE_OPENCL_C_FEATURES, 0, NULL, &size) == CL_SUCCESS &&
         size >= sizeof *v && (v = malloc(size)) != NULL &&
         api->GetDeviceInfo(f->device, CL_DEVICE_OPENCL_C_FEATURES, size, v, NULL) == CL_SUCCESS) {
         gpo_sbuf b;
@@ -156,8 +155,7 @@ static void read_sub_groups(const ocl_api *api, ocl_facts *f)
     if (has_token(f->extensions, "cl_intel_required_subgroup_size")) {
         size_t size = 0;
         if (api->GetDeviceInfo(f->device, CL_DEVICE_SUB_GROUP_SIZES_INTEL,
-                               sizeof f->sub_group_sizes, f->sub_group_sizes,
-                               &size) == CL_SUCCESS)
+                               sizeof f->sub_group_sizes, f->sub_group_sizes, &size) == CL_SUCCESS)
             f->n_sub_group_sizes = size / sizeof(size_t);
         if (f->n_sub_group_sizes > OCL_MAX_SUB_GROUP_SIZES)
             f->n_sub_group_sizes = OCL_MAX_SUB_GROUP_SIZES;
@@ -472,8 +470,8 @@ gpuopt_status ocl_memory_free(void *state, const gpo_route *route, uint64_t *fre
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl memory_free: NULL argument");
     *free_bytes = 0;
     if (!has_token(p->facts.extensions, "cl_amd_device_attribute_query"))
-        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
-                        "opencl: \"%s\" does not report its free memory", p->facts.name);
+        return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "opencl: \"%s\" does not report its free memory",
+                        p->facts.name);
     size_t kib[2] = {0, 0};
     size_t got = 0;
     cl_int err = st->api.GetDeviceInfo(p->facts.device, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD,

@@ -142,8 +142,9 @@ static int64_t vendor_multiple(ocl_dev_priv *p, const ocl_state *st, char *why, 
         return f->nv_warp;
     }
     if (f->vendor_id == 0x10de && (f->type & CL_DEVICE_TYPE_GPU)) {
-        gpo_snprintf(why, cap, "NVIDIA warps are 32 threads (CUDA C++ Programming Guide, "
-                               "SIMT architecture)");
+        gpo_snprintf(why, cap,
+                     "NVIDIA warps are 32 threads (CUDA C++ Programming Guide, "
+                     "SIMT architecture)");
         return 32;
     }
     if (f->amd_wavefront > 0) {
@@ -239,8 +240,10 @@ static gpuopt_status tier1_build(const ocl_facts *f, struct gpuopt_plan *plan)
         /* -cl-fast-relaxed-math implies the other two (OpenCL 3.0
          * §5.8.6.4); they are spelled out so the knob reads the same on
          * every compiler. */
-        gpo_snprintf(opts, sizeof opts, "%s%s-cl-mad-enable -cl-no-signed-zeros "
-                     "-cl-fast-relaxed-math", std, std[0] ? " " : "");
+        gpo_snprintf(opts, sizeof opts,
+                     "%s%s-cl-mad-enable -cl-no-signed-zeros "
+                     "-cl-fast-relaxed-math",
+                     std, std[0] ? " " : "");
         return gpo_knob_set_string(plan, "opencl.build_options", opts,
                                    "reduced precision is allowed by the configuration: "
                                    "fused multiply-add, no signed zeros and relaxed math are on "

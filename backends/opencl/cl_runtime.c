@@ -1,11 +1,8 @@
 /* The OpenCL runtime ops for tier 2 (backend.h, gpo_runtime_ops): one
  * context and one in-order, profiling queue per session; buffers, pinned
  * host memory, programs, kernels, launches timed by events.
- *
- * A session owns every object made through it: each object is linked into
- * its session's list, so close() releases whatever the caller left behind,
- * and an object handed to the wrong session or op is refused instead of
- * reaching the driver. A session is for one thread at a time.
+ * Buffers and pinned memory are in cl_memory.c. A session is for one thread
+ * at a time.
  *
  * The launch path does only checks that cost a few compares; everything
  * else goes straight to the driver, so timings through these ops stay
@@ -13,79 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opencl.h"
+#include "cl_rt.h"
 #include "strutil.h"
 
-enum { OBJ_BUF = 0x4f424246, OBJ_PROG = 0x4f50524f, OBJ_KERNEL = 0x4f4b524e, OBJ_PIN = 0x4f50494e };
-
-typedef struct ocl_obj {
-    struct ocl_obj *prev, *next;
-    uint32_t kind;
-    gpo_rt *rt;
-} ocl_obj;
-
-struct gpo_rt_buf {
-    ocl_obj h;
-    cl_mem mem;
-    size_t size;
-};
-
-struct gpo_rt_prog {
-    ocl_obj h;
-    cl_program prog;
-};
-
-struct gpo_rt_kernel {
-    ocl_obj h;
-    cl_kernel kernel;
-};
-
-typedef struct ocl_pinned {
-    ocl_obj h;
-    cl_mem mem;
-    void *ptr;
-} ocl_pinned;
-
-/* One list per kind, so close() can release kernels before programs
- * before memory objects. */
-enum { LIST_KERNEL, LIST_PROG, LIST_PIN, LIST_BUF, LIST_COUNT };
-
-struct gpo_rt {
-    const ocl_api *api;
-    cl_device_id device;
-    cl_context ctx;
-    cl_command_queue queue;
-    ocl_obj lists[LIST_COUNT]; /* sentinels */
-    char compiler[640];
-};
-
-static void obj_link(gpo_rt *rt, int list, ocl_obj *o, uint32_t kind)
-{
-    ocl_obj *head = &rt->lists[list];
-    o->kind = kind;
-    o->rt = rt;
-    o->prev = head;
-    o->next = head->next;
-    head->next->prev = o;
-    head->next = o;
-}
-
-static void obj_unlink(ocl_obj *o)
-{
-    o->prev->next = o->next;
-    o->next->prev = o->prev;
-    o->prev = o->next = NULL;
-    o->kind = 0; /* a stale handle is refused, not reused */
-    o->rt = NULL;
-}
-
-static int obj_ok(const gpo_rt *rt, const void *obj, uint32_t kind)
-{
-    const ocl_obj *o = obj;
-    return rt && o && o->kind == kind && o->rt == rt;
-}
-
-static gpuopt_status cl_fail(cl_int err, gpuopt_status fallback, const char *what)
+gpuopt_status ocl_rt_fail(cl_int err, gpuopt_status fallback, const char *what)
 {
     return gpo_fail(ocl_status(err, fallback), "opencl: %s failed (%s, %d)", what,
                     ocl_error_name(err), (int)err);
@@ -124,7 +52,7 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)f->platform, 0};
     rt->ctx = st->api.CreateContext(props, 1, &f->device, NULL, NULL, &err);
     if (!rt->ctx || err != CL_SUCCESS) {
-        status = cl_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "clCreateContext");
+        status = ocl_rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "clCreateContext");
         goto out;
     }
     /* Profiling on, in order (the default). The 2.0 entry point where both
@@ -140,7 +68,8 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
         rt->queue = st->api.CreateCommandQueue(rt->ctx, f->device, CL_QUEUE_PROFILING_ENABLE, &err);
     }
     if (!rt->queue || err != CL_SUCCESS) {
-        status = cl_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "creating the command queue");
+        status = ocl_rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER,
+                             "creating the command queue");
         goto out;
     }
 out:
@@ -152,10 +81,8 @@ out:
     return GPUOPT_OK;
 }
 
-static void buf_release(gpo_rt *rt, gpo_rt_buf *b);
 static void prog_release(gpo_rt *rt, gpo_rt_prog *p);
 static void kernel_release(gpo_rt *rt, gpo_rt_kernel *k);
-static void pin_release(gpo_rt *rt, ocl_pinned *p);
 
 static void rt_close(gpo_rt *rt)
 {
@@ -169,9 +96,9 @@ static void rt_close(gpo_rt *rt)
     while (rt->lists[LIST_PROG].next != &rt->lists[LIST_PROG])
         prog_release(rt, (gpo_rt_prog *)rt->lists[LIST_PROG].next);
     while (rt->lists[LIST_PIN].next != &rt->lists[LIST_PIN])
-        pin_release(rt, (ocl_pinned *)rt->lists[LIST_PIN].next);
+        ocl_pin_release(rt, (ocl_pinned *)rt->lists[LIST_PIN].next);
     while (rt->lists[LIST_BUF].next != &rt->lists[LIST_BUF])
-        buf_release(rt, (gpo_rt_buf *)rt->lists[LIST_BUF].next);
+        ocl_buf_release(rt, (gpo_rt_buf *)rt->lists[LIST_BUF].next);
     if (rt->queue)
         rt->api->ReleaseCommandQueue(rt->queue);
     if (rt->ctx)
@@ -189,190 +116,26 @@ static gpuopt_status rt_finish(gpo_rt *rt)
     if (!rt)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl finish: NULL session");
     cl_int err = rt->api->Finish(rt->queue);
-    return err == CL_SUCCESS ? GPUOPT_OK : cl_fail(err, GPUOPT_ERR_LAUNCH, "clFinish");
+    return err == CL_SUCCESS ? GPUOPT_OK : ocl_rt_fail(err, GPUOPT_ERR_LAUNCH, "clFinish");
 }
 
 /* ---- events ------------------------------------------------------------ */
 
-/* Waits for `ev`, stores its device-side duration, releases it. */
-static gpuopt_status event_time(gpo_rt *rt, cl_event ev, double *device_ns, const char *what)
+gpuopt_status ocl_event_time(gpo_rt *rt, cl_event ev, double *device_ns, const char *what)
 {
     const ocl_api *api = rt->api;
     cl_ulong start = 0, end = 0;
     cl_int err = api->WaitForEvents(1, &ev);
     if (err == CL_SUCCESS)
-        err = api->GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
+        err =
+            api->GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL);
     if (err == CL_SUCCESS)
         err = api->GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
     api->ReleaseEvent(ev);
     if (err != CL_SUCCESS)
-        return cl_fail(err, GPUOPT_ERR_LAUNCH, what);
+        return ocl_rt_fail(err, GPUOPT_ERR_LAUNCH, what);
     *device_ns = end >= start ? (double)(end - start) : 0.0;
     return GPUOPT_OK;
-}
-
-/* ---- buffers ----------------------------------------------------------- */
-
-static gpuopt_status rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
-{
-    if (!out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl buffer_alloc: NULL output");
-    *out = NULL;
-    if (!rt)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl buffer_alloc: NULL session");
-    if (bytes == 0)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "opencl buffer_alloc: size 0 (at least 1 byte)");
-    gpo_rt_buf *b = calloc(1, sizeof *b);
-    if (!b)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl buffer_alloc: out of memory");
-    cl_int err = CL_SUCCESS;
-    b->mem = rt->api->CreateBuffer(rt->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
-    if (!b->mem || err != CL_SUCCESS) {
-        free(b);
-        char what[96];
-        gpo_snprintf(what, sizeof what, "clCreateBuffer of %zu bytes", bytes);
-        return cl_fail(err ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE, GPUOPT_ERR_DRIVER, what);
-    }
-    b->size = bytes;
-    obj_link(rt, LIST_BUF, &b->h, OBJ_BUF);
-    *out = b;
-    return GPUOPT_OK;
-}
-
-static void buf_release(gpo_rt *rt, gpo_rt_buf *b)
-{
-    obj_unlink(&b->h);
-    rt->api->ReleaseMemObject(b->mem);
-    free(b);
-}
-
-static void rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
-{
-    if (obj_ok(rt, b, OBJ_BUF))
-        buf_release(rt, b);
-}
-
-static gpuopt_status check_range(gpo_rt *rt, const gpo_rt_buf *b, size_t offset, size_t bytes,
-                                 const void *host, const char *op)
-{
-    if (!obj_ok(rt, b, OBJ_BUF) || !host)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "opencl %s: NULL session, host pointer, or not a buffer of this session",
-                        op);
-    if (bytes == 0 || offset > b->size || bytes > b->size - offset)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "opencl %s: %zu bytes at offset %zu do not fit a buffer of %zu bytes "
-                        "(1 byte at least)",
-                        op, bytes, offset, b->size);
-    return GPUOPT_OK;
-}
-
-static gpuopt_status rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, const void *src,
-                                     size_t bytes)
-{
-    gpuopt_status s = check_range(rt, b, offset, bytes, src, "buffer_write");
-    if (s != GPUOPT_OK)
-        return s;
-    cl_int err =
-        rt->api->EnqueueWriteBuffer(rt->queue, b->mem, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
-    return err == CL_SUCCESS ? GPUOPT_OK : cl_fail(err, GPUOPT_ERR_DRIVER, "clEnqueueWriteBuffer");
-}
-
-static gpuopt_status rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *dst,
-                                    size_t bytes)
-{
-    gpuopt_status s = check_range(rt, b, offset, bytes, dst, "buffer_read");
-    if (s != GPUOPT_OK)
-        return s;
-    cl_int err =
-        rt->api->EnqueueReadBuffer(rt->queue, b->mem, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);
-    return err == CL_SUCCESS ? GPUOPT_OK : cl_fail(err, GPUOPT_ERR_DRIVER, "clEnqueueReadBuffer");
-}
-
-static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
-                                    double *device_ns)
-{
-    if (!obj_ok(rt, dst, OBJ_BUF) || !obj_ok(rt, src, OBJ_BUF))
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "opencl buffer_copy: NULL session, or a buffer not of this session");
-    if (bytes == 0 || bytes > dst->size || bytes > src->size)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "opencl buffer_copy: %zu bytes between buffers of %zu and %zu bytes", bytes,
-                        src->size, dst->size);
-    if (dst == src)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "opencl buffer_copy: source and destination are the same buffer");
-    cl_event ev = NULL;
-    cl_int err = rt->api->EnqueueCopyBuffer(rt->queue, src->mem, dst->mem, 0, 0, bytes, 0, NULL,
-                                            device_ns ? &ev : NULL);
-    if (err != CL_SUCCESS)
-        return cl_fail(err, GPUOPT_ERR_DRIVER, "clEnqueueCopyBuffer");
-    if (!device_ns)
-        return GPUOPT_OK;
-    return event_time(rt, ev, device_ns, "timing clEnqueueCopyBuffer");
-}
-
-/* ---- pinned host memory ------------------------------------------------
- * A buffer allocated by the driver in host memory (CL_MEM_ALLOC_HOST_PTR)
- * and kept mapped: the pinned staging memory NVIDIA's OpenCL Best Practices
- * Guide (§3.1.1) and AMD's OpenCL Optimization Guide recommend for fast
- * transfers. */
-
-static gpuopt_status rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **ptr)
-{
-    if (!ptr)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl host_alloc_pinned: NULL output");
-    *ptr = NULL;
-    if (!rt)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl host_alloc_pinned: NULL session");
-    if (bytes == 0)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "opencl host_alloc_pinned: size 0");
-    ocl_pinned *p = calloc(1, sizeof *p);
-    if (!p)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl host_alloc_pinned: out of memory");
-    cl_int err = CL_SUCCESS;
-    p->mem = rt->api->CreateBuffer(rt->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL,
-                                   &err);
-    if (!p->mem || err != CL_SUCCESS) {
-        free(p);
-        return cl_fail(err ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE, GPUOPT_ERR_DRIVER,
-                       "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)");
-    }
-    p->ptr = rt->api->EnqueueMapBuffer(rt->queue, p->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                                       bytes, 0, NULL, NULL, &err);
-    if (!p->ptr || err != CL_SUCCESS) {
-        rt->api->ReleaseMemObject(p->mem);
-        free(p);
-        return cl_fail(err ? err : CL_MAP_FAILURE, GPUOPT_ERR_DRIVER, "clEnqueueMapBuffer");
-    }
-    obj_link(rt, LIST_PIN, &p->h, OBJ_PIN);
-    *ptr = p->ptr;
-    return GPUOPT_OK;
-}
-
-static void pin_release(gpo_rt *rt, ocl_pinned *p)
-{
-    obj_unlink(&p->h);
-    cl_event ev = NULL;
-    if (rt->api->EnqueueUnmapMemObject(rt->queue, p->mem, p->ptr, 0, NULL, &ev) == CL_SUCCESS &&
-        ev) {
-        rt->api->WaitForEvents(1, &ev);
-        rt->api->ReleaseEvent(ev);
-    }
-    rt->api->ReleaseMemObject(p->mem);
-    free(p);
-}
-
-static void rt_host_free_pinned(gpo_rt *rt, void *ptr)
-{
-    if (!rt || !ptr)
-        return;
-    for (ocl_obj *o = rt->lists[LIST_PIN].next; o != &rt->lists[LIST_PIN]; o = o->next) {
-        if (((ocl_pinned *)o)->ptr == ptr) {
-            pin_release(rt, (ocl_pinned *)o);
-            return;
-        }
-    }
 }
 
 /* ---- programs and kernels ---------------------------------------------- */
@@ -403,7 +166,8 @@ static gpuopt_status rt_program_build(gpo_rt *rt, const char *source, const char
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl program_build: NULL output");
     *out = NULL;
     if (!rt || !source)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl program_build: NULL session or source");
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "opencl program_build: NULL session or source");
     if (!source[0])
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl program_build: empty source");
 
@@ -415,8 +179,8 @@ static gpuopt_status rt_program_build(gpo_rt *rt, const char *source, const char
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl program_build: out of memory");
     p->prog = rt->api->CreateProgramWithSource(rt->ctx, 1, &source, NULL, &err);
     if (!p->prog || err != CL_SUCCESS) {
-        status = cl_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER,
-                         "clCreateProgramWithSource");
+        status = ocl_rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER,
+                             "clCreateProgramWithSource");
         goto out;
     }
     err = rt->api->BuildProgram(p->prog, 1, &rt->device, options ? options : "", NULL, NULL);
@@ -429,13 +193,14 @@ static gpuopt_status rt_program_build(gpo_rt *rt, const char *source, const char
                                err == CL_INVALID_BUILD_OPTIONS ? ": options " : "",
                                err == CL_INVALID_BUILD_OPTIONS ? (options ? options : "") : "");
         }
-        status = gpo_fail(GPUOPT_ERR_BUILD, "opencl: the kernel did not build (%s, %d)%s%s: %.700s",
-                          ocl_error_name(err), (int)err, options && options[0] ? " with options " : "",
-                          options ? options : "", log ? log : "(no log)");
+        status =
+            gpo_fail(GPUOPT_ERR_BUILD, "opencl: the kernel did not build (%s, %d)%s%s: %.700s",
+                     ocl_error_name(err), (int)err, options && options[0] ? " with options " : "",
+                     options ? options : "", log ? log : "(no log)");
         goto out;
     }
     if (err != CL_SUCCESS) {
-        status = cl_fail(err, GPUOPT_ERR_DRIVER, "clBuildProgram");
+        status = ocl_rt_fail(err, GPUOPT_ERR_DRIVER, "clBuildProgram");
         goto out;
     }
     if (log && !log[0]) {
@@ -448,7 +213,7 @@ out:
             rt->api->ReleaseProgram(p->prog);
         free(p);
     } else {
-        obj_link(rt, LIST_PROG, &p->h, OBJ_PROG);
+        ocl_obj_link(rt, LIST_PROG, &p->h, OBJ_PROG);
         *out = p;
     }
     if (log_out)
@@ -460,14 +225,14 @@ out:
 
 static void prog_release(gpo_rt *rt, gpo_rt_prog *p)
 {
-    obj_unlink(&p->h);
+    ocl_obj_unlink(&p->h);
     rt->api->ReleaseProgram(p->prog);
     free(p);
 }
 
 static void rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
 {
-    if (obj_ok(rt, p, OBJ_PROG))
+    if (ocl_obj_ok(rt, p, OBJ_PROG))
         prog_release(rt, p);
 }
 
@@ -477,7 +242,7 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
     if (!out)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl kernel_create: NULL output");
     *out = NULL;
-    if (!obj_ok(rt, p, OBJ_PROG) || !name || !name[0])
+    if (!ocl_obj_ok(rt, p, OBJ_PROG) || !name || !name[0])
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "opencl kernel_create: NULL session or name, or not a program of this "
                         "session");
@@ -491,23 +256,23 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
         if (err == CL_INVALID_KERNEL_NAME)
             return gpo_fail(GPUOPT_ERR_NOT_FOUND, "opencl: the program has no kernel named \"%s\"",
                             name);
-        return cl_fail(err ? err : CL_INVALID_KERNEL, GPUOPT_ERR_DRIVER, "clCreateKernel");
+        return ocl_rt_fail(err ? err : CL_INVALID_KERNEL, GPUOPT_ERR_DRIVER, "clCreateKernel");
     }
-    obj_link(rt, LIST_KERNEL, &k->h, OBJ_KERNEL);
+    ocl_obj_link(rt, LIST_KERNEL, &k->h, OBJ_KERNEL);
     *out = k;
     return GPUOPT_OK;
 }
 
 static void kernel_release(gpo_rt *rt, gpo_rt_kernel *k)
 {
-    obj_unlink(&k->h);
+    ocl_obj_unlink(&k->h);
     rt->api->ReleaseKernel(k->kernel);
     free(k);
 }
 
 static void rt_kernel_free(gpo_rt *rt, gpo_rt_kernel *k)
 {
-    if (obj_ok(rt, k, OBJ_KERNEL))
+    if (ocl_obj_ok(rt, k, OBJ_KERNEL))
         kernel_release(rt, k);
 }
 
@@ -517,13 +282,13 @@ static gpuopt_status arg_fail(cl_int err, uint32_t index)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "opencl: the kernel has no argument %u", index);
     char what[64];
     gpo_snprintf(what, sizeof what, "clSetKernelArg(%u)", index);
-    return cl_fail(err, GPUOPT_ERR_INVALID_ARGUMENT, what);
+    return ocl_rt_fail(err, GPUOPT_ERR_INVALID_ARGUMENT, what);
 }
 
 static gpuopt_status rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
                                           gpo_rt_buf *b)
 {
-    if (!obj_ok(rt, k, OBJ_KERNEL) || !obj_ok(rt, b, OBJ_BUF))
+    if (!ocl_obj_ok(rt, k, OBJ_KERNEL) || !ocl_obj_ok(rt, b, OBJ_BUF))
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "opencl kernel_set_buffer: NULL session, or a kernel or buffer not of "
                         "this session");
@@ -534,7 +299,7 @@ static gpuopt_status rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t
 static gpuopt_status rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
                                           const void *value, size_t size)
 {
-    if (!obj_ok(rt, k, OBJ_KERNEL) || !value || size == 0)
+    if (!ocl_obj_ok(rt, k, OBJ_KERNEL) || !value || size == 0)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "opencl kernel_set_scalar: NULL session or value, size 0, or not a kernel "
                         "of this session");
@@ -542,10 +307,9 @@ static gpuopt_status rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uint32_t
     return err == CL_SUCCESS ? GPUOPT_OK : arg_fail(err, index);
 }
 
-static gpuopt_status rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
-                                         size_t bytes)
+static gpuopt_status rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, size_t bytes)
 {
-    if (!obj_ok(rt, k, OBJ_KERNEL) || bytes == 0)
+    if (!ocl_obj_ok(rt, k, OBJ_KERNEL) || bytes == 0)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "opencl kernel_set_local: NULL session, 0 bytes, or not a kernel of this "
                         "session");
@@ -555,7 +319,7 @@ static gpuopt_status rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t 
 
 static gpuopt_status rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *max_items)
 {
-    if (!obj_ok(rt, k, OBJ_KERNEL) || !max_items)
+    if (!ocl_obj_ok(rt, k, OBJ_KERNEL) || !max_items)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "opencl kernel_max_group: NULL session or output, or not a kernel of this "
                         "session");
@@ -563,7 +327,8 @@ static gpuopt_status rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *m
     cl_int err = rt->api->GetKernelWorkGroupInfo(k->kernel, rt->device, CL_KERNEL_WORK_GROUP_SIZE,
                                                  sizeof v, &v, NULL);
     if (err != CL_SUCCESS)
-        return cl_fail(err, GPUOPT_ERR_DRIVER, "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
+        return ocl_rt_fail(err, GPUOPT_ERR_DRIVER,
+                           "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
     *max_items = v;
     return GPUOPT_OK;
 }
@@ -573,7 +338,7 @@ static gpuopt_status rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *m
 static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, const size_t global[3],
                                const size_t *local, double *device_ns)
 {
-    if (!obj_ok(rt, k, OBJ_KERNEL) || !global)
+    if (!ocl_obj_ok(rt, k, OBJ_KERNEL) || !global)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "opencl launch: NULL session or global size, or not a kernel of this "
                         "session");
@@ -590,23 +355,23 @@ static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, cons
     cl_int err = rt->api->EnqueueNDRangeKernel(rt->queue, k->kernel, dims, NULL, global, local, 0,
                                                NULL, device_ns ? &ev : NULL);
     if (err != CL_SUCCESS)
-        return cl_fail(err, GPUOPT_ERR_LAUNCH, "clEnqueueNDRangeKernel");
+        return ocl_rt_fail(err, GPUOPT_ERR_LAUNCH, "clEnqueueNDRangeKernel");
     if (!device_ns)
         return GPUOPT_OK;
-    return event_time(rt, ev, device_ns, "waiting for the kernel");
+    return ocl_event_time(rt, ev, device_ns, "waiting for the kernel");
 }
 
 const gpo_runtime_ops ocl_runtime_ops = {
     .language = "opencl-c",
     .open = rt_open,
     .close = rt_close,
-    .buffer_alloc = rt_buffer_alloc,
-    .buffer_free = rt_buffer_free,
-    .buffer_write = rt_buffer_write,
-    .buffer_read = rt_buffer_read,
-    .buffer_copy = rt_buffer_copy,
-    .host_alloc_pinned = rt_host_alloc_pinned,
-    .host_free_pinned = rt_host_free_pinned,
+    .buffer_alloc = ocl_rt_buffer_alloc,
+    .buffer_free = ocl_rt_buffer_free,
+    .buffer_write = ocl_rt_buffer_write,
+    .buffer_read = ocl_rt_buffer_read,
+    .buffer_copy = ocl_rt_buffer_copy,
+    .host_alloc_pinned = ocl_rt_host_alloc_pinned,
+    .host_free_pinned = ocl_rt_host_free_pinned,
     .program_build = rt_program_build,
     .program_free = rt_program_free,
     .kernel_create = rt_kernel_create,

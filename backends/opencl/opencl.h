@@ -18,11 +18,11 @@ typedef struct ocl_platform {
     cl_platform_id id;
     char name[256];
     char vendor[256];
-    char version[256];   /* "OpenCL 3.0 PoCL 3.1+debian ..." */
+    char version[256]; /* "OpenCL 3.0 PoCL 3.1+debian ..." */
     int ver_major, ver_minor;
     cl_device_id *devices;
     cl_uint n_devices;
-    cl_int devices_err;  /* clGetDeviceIDs result other than CL_DEVICE_NOT_FOUND */
+    cl_int devices_err; /* clGetDeviceIDs result other than CL_DEVICE_NOT_FOUND */
 } ocl_platform;
 
 typedef struct ocl_state {
@@ -55,8 +55,8 @@ typedef struct ocl_facts {
     char c_version[128]; /* CL_DEVICE_OPENCL_C_VERSION */
     char driver[128];
     char profile[32];
-    char *extensions;    /* malloc'd, never NULL after a successful read */
-    char *c_features;    /* OpenCL 3.0 feature macros, space separated; malloc'd or NULL */
+    char *extensions; /* malloc'd, never NULL after a successful read */
+    char *c_features; /* OpenCL 3.0 feature macros, space separated; malloc'd or NULL */
     cl_uint vendor_id;
     cl_device_type type;
     int ver_major, ver_minor;
@@ -74,9 +74,9 @@ typedef struct ocl_facts {
     size_t sub_group_sizes[OCL_MAX_SUB_GROUP_SIZES];
     size_t n_sub_group_sizes;
     int64_t max_sub_groups;
-    int fp64, fp16;       /* 1 / 0 */
-    int host_unified;     /* -1 unknown */
-    int ecc;              /* -1 unknown */
+    int fp64, fp16;         /* 1 / 0 */
+    int host_unified;       /* -1 unknown */
+    int ecc;                /* -1 unknown */
     int unified_addressing; /* fine-grained system SVM: 1 / 0, -1 unknown */
     int64_t native_vec_float;
     int64_t profiling_resolution_ns;
@@ -88,8 +88,8 @@ typedef struct ocl_facts {
     char amd_board[128];
     char amd_gfx[64];
     int64_t amd_wavefront, amd_simd_per_cu, amd_simd_width;
-    char cpu_triple[64];  /* PoCL HSTR: "x86_64-pc-linux-gnu" */
-    char cpu_arch[64];    /* PoCL HSTR: "skylake-avx512" */
+    char cpu_triple[64]; /* PoCL HSTR: "x86_64-pc-linux-gnu" */
+    char cpu_arch[64];   /* PoCL HSTR: "skylake-avx512" */
 } ocl_facts;
 
 /* What a device record's route carries (route->priv). */

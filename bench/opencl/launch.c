@@ -74,10 +74,10 @@ int main(int argc, char **argv)
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)f->platform, 0};
     cl_context ctx = api->CreateContext(props, 1, &f->device, NULL, NULL, &err);
     cl_queue_properties qp[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
-    cl_command_queue q = api->CreateCommandQueueWithProperties
-                             ? api->CreateCommandQueueWithProperties(ctx, f->device, qp, &err)
-                             : api->CreateCommandQueue(ctx, f->device, CL_QUEUE_PROFILING_ENABLE,
-                                                       &err);
+    cl_command_queue q =
+        api->CreateCommandQueueWithProperties
+            ? api->CreateCommandQueueWithProperties(ctx, f->device, qp, &err)
+            : api->CreateCommandQueue(ctx, f->device, CL_QUEUE_PROFILING_ENABLE, &err);
     cl_program rp = api->CreateProgramWithSource(ctx, 1, &src, NULL, &err);
     api->BuildProgram(rp, 1, &f->device, "", NULL, NULL);
     cl_kernel rk = api->CreateKernel(rp, "empty", &err);

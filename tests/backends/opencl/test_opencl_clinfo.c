@@ -131,10 +131,10 @@ static void pocl_device_matches_clinfo(void **state)
                                  cJSON_GetArrayItem(sizes, k)->valuedouble);
             /* The device's own property where clinfo has it (OpenCL 3.0),
              * else what clinfo's kernel says. */
-            const char *pk = cJSON_GetObjectItemCaseSensitive(
-                                 cd, "CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE")
-                                 ? "CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE"
-                                 : "CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE";
+            const char *pk =
+                cJSON_GetObjectItemCaseSensitive(cd, "CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE")
+                    ? "CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE"
+                    : "CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE";
             ocl_facts *f = &((ocl_dev_priv *)dev->routes[0].priv)->facts;
             if (f->pref_source == OCL_PREF_UNKNOWN)
                 assert_int_equal(ocl_probe_preferred_multiple(&((ocl_state *)fx.state)->api, f),

@@ -196,12 +196,24 @@ static void every_runtime_call_failure_releases_everything(void **state)
 {
     (void)state;
     static const char *calls[] = {
-        "clCreateContext", "clCreateCommandQueueWithProperties", "clCreateBuffer",
-        "clEnqueueWriteBuffer", "clEnqueueReadBuffer", "clEnqueueCopyBuffer",
-        "clEnqueueMapBuffer", "clEnqueueUnmapMemObject", "clCreateProgramWithSource",
-        "clBuildProgram", "clGetProgramBuildInfo", "clCreateKernel", "clSetKernelArg",
-        "clGetKernelWorkGroupInfo", "clEnqueueNDRangeKernel", "clWaitForEvents",
-        "clGetEventProfilingInfo", "clFinish",
+        "clCreateContext",
+        "clCreateCommandQueueWithProperties",
+        "clCreateBuffer",
+        "clEnqueueWriteBuffer",
+        "clEnqueueReadBuffer",
+        "clEnqueueCopyBuffer",
+        "clEnqueueMapBuffer",
+        "clEnqueueUnmapMemObject",
+        "clCreateProgramWithSource",
+        "clBuildProgram",
+        "clGetProgramBuildInfo",
+        "clCreateKernel",
+        "clSetKernelArg",
+        "clGetKernelWorkGroupInfo",
+        "clEnqueueNDRangeKernel",
+        "clWaitForEvents",
+        "clGetEventProfilingInfo",
+        "clFinish",
     };
     ocl_fx fx;
     ocl_fake_set_faults(GPO_FAKE_OPENCL, "");
@@ -235,9 +247,8 @@ static void every_runtime_call_failure_releases_everything(void **state)
 static void probe_failures_release_everything(void **state)
 {
     (void)state;
-    static const char *calls[] = {"clCreateContext", "clCreateProgramWithSource",
-                                  "clBuildProgram", "clCreateKernel",
-                                  "clGetKernelWorkGroupInfo"};
+    static const char *calls[] = {"clCreateContext", "clCreateProgramWithSource", "clBuildProgram",
+                                  "clCreateKernel", "clGetKernelWorkGroupInfo"};
     ocl_fx fx;
     ocl_fake_set_faults(GPO_FAKE_OPENCL, "");
     ocl_fx_init(&fx, GPO_FAKE_OPENCL);

@@ -120,8 +120,9 @@ static void reduced_precision_adds_fast_math_and_says_so(void **state)
     gpo_rt *rt = NULL;
     assert_int_equal(ops->open(dev->routes[0].backend_state, &dev->routes[0], &rt), GPUOPT_OK);
     gpo_rt_prog *prog = NULL;
-    assert_int_equal(ops->program_build(rt, "__kernel void k(__global float *x)"
-                                            "{ x[0] = x[0] * 2.0f + 1.0f; }",
+    assert_int_equal(ops->program_build(rt,
+                                        "__kernel void k(__global float *x)"
+                                        "{ x[0] = x[0] * 2.0f + 1.0f; }",
                                         k.value, &prog, NULL),
                      GPUOPT_OK);
     ops->close(rt);

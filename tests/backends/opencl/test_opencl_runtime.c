@@ -320,7 +320,7 @@ static void null_and_foreign_inputs_are_refused(void **state)
     assert_int_equal(ops->buffer_copy(rt, b, ob, 8, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(ops->buffer_copy(NULL, b, b, 8, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(ops->buffer_copy(rt, NULL, b, 8, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    ops->buffer_free(rt, ob);   /* foreign: ignored, still usable by its owner */
+    ops->buffer_free(rt, ob); /* foreign: ignored, still usable by its owner */
     ops->buffer_free(rt, NULL);
     ops->buffer_free(NULL, b);
     assert_int_equal(ops->buffer_write(other, ob, 0, host, 8), GPUOPT_OK);
@@ -401,8 +401,7 @@ static void probe_kernel_agrees_with_device_property(void **state)
     copy.pref_multiple = -1;
     copy.pref_source = OCL_PREF_UNKNOWN;
     uint64_t t0 = gpo_now_ns();
-    assert_int_equal(ocl_probe_preferred_multiple(&((ocl_state *)fx.state)->api, &copy),
-                     GPUOPT_OK);
+    assert_int_equal(ocl_probe_preferred_multiple(&((ocl_state *)fx.state)->api, &copy), GPUOPT_OK);
     fprintf(stderr, "preferred-multiple probe: %.2f ms\n", (double)(gpo_now_ns() - t0) / 1e6);
     assert_int_equal(copy.pref_source, OCL_PREF_KERNEL);
     if (p->facts.pref_source == OCL_PREF_DEVICE)

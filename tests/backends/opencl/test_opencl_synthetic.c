@@ -57,10 +57,9 @@ static void devices_are_numbered_once_each_in_platform_order(void **state)
 {
     ocl_fx *fx = *state;
     assert_int_equal(fx->list.n, 5);
-    static const char *names[] = {"NVIDIA A100-SXM4-80GB",
-                                  "cpu-znver3-AMD EPYC 7763 64-Core Processor",
-                                  "AMD Instinct MI250X", "AMD Radeon RX 7900 XTX",
-                                  "Intel(R) Arc(TM) A770 Graphics"};
+    static const char *names[] = {
+        "NVIDIA A100-SXM4-80GB", "cpu-znver3-AMD EPYC 7763 64-Core Processor",
+        "AMD Instinct MI250X", "AMD Radeon RX 7900 XTX", "Intel(R) Arc(TM) A770 Graphics"};
     for (size_t i = 0; i < fx->list.n; i++) {
         const gpuopt_device_info *in = &fx->list.items[i]->info;
         char id[32];
@@ -255,12 +254,11 @@ static void platforms_without_devices_are_available_and_empty(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(devices_are_numbered_once_each_in_platform_order,
-                                        open_gpus, close_fx),
+        cmocka_unit_test_setup_teardown(devices_are_numbered_once_each_in_platform_order, open_gpus,
+                                        close_fx),
         cmocka_unit_test_setup_teardown(nvidia_gpu_is_routed_through_nvidias_platform, open_gpus,
                                         close_fx),
-        cmocka_unit_test_setup_teardown(amd_gpus_give_board_gfx_and_topology, open_gpus,
-                                        close_fx),
+        cmocka_unit_test_setup_teardown(amd_gpus_give_board_gfx_and_topology, open_gpus, close_fx),
         cmocka_unit_test_setup_teardown(intel_gpu_gives_pci_uuid_and_sub_groups, open_gpus,
                                         close_fx),
         cmocka_unit_test_setup_teardown(pocl_cpu_gives_its_llvm_target, open_gpus, close_fx),

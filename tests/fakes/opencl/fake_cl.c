@@ -13,7 +13,7 @@
 
 /* ---- mode, faults, counting -------------------------------------------- */
 
-static int mode;           /* 0 not started, 1 synthetic, 2 passthrough */
+static int mode; /* 0 not started, 1 synthetic, 2 passthrough */
 static void *real_handle;
 static long live;
 
@@ -78,8 +78,7 @@ void gpo_fake_cl_set_devices(const char *path)
         mode = 2;
         if (!real_handle) {
             const char *real = getenv("GPUOPT_FAKE_OPENCL_REAL");
-            real_handle =
-                dlopen(real && real[0] ? real : "libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+            real_handle = dlopen(real && real[0] ? real : "libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
         }
     }
 }
@@ -90,9 +89,15 @@ void gpo_fake_cl_set_faults(const char *spec)
     parse_faults(spec);
 }
 
-long gpo_fake_cl_live(void) { return live; }
+long gpo_fake_cl_live(void)
+{
+    return live;
+}
 
-int gpo_fake_cl_mode(void) { return mode; }
+int gpo_fake_cl_mode(void)
+{
+    return mode;
+}
 
 int fake_synthetic(void)
 {
@@ -100,7 +105,10 @@ int fake_synthetic(void)
     return mode == 1;
 }
 
-void fake_count(long delta) { live += delta; }
+void fake_count(long delta)
+{
+    live += delta;
+}
 
 cl_int fake_fault(const char *fn)
 {
@@ -188,7 +196,10 @@ static cl_int fobj_release(void *p)
     return CL_SUCCESS;
 }
 
-static cl_device_id fobj_dev(const void *p) { return p ? ((const fobj *)p)->dev : NULL; }
+static cl_device_id fobj_dev(const void *p)
+{
+    return p ? ((const fobj *)p)->dev : NULL;
+}
 
 /* An event for a synthetic command: 1 µs of "device time". */
 static void synth_event(cl_event *ev)
@@ -261,7 +272,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id d, cl_device_info w
 }
 
 CL_API_ENTRY void *CL_API_CALL clGetExtensionFunctionAddressForPlatform(cl_platform_id p,
-                                                                       const char *name)
+                                                                        const char *name)
 {
     if (fake_synthetic() || fake_fault("clGetExtensionFunctionAddressForPlatform"))
         return NULL;
@@ -408,8 +419,8 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueReadBuffer(cl_command_queue q, cl_mem m
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst,
-                                                    size_t so, size_t doff, size_t size,
-                                                    cl_uint nw, const cl_event *w, cl_event *ev)
+                                                    size_t so, size_t doff, size_t size, cl_uint nw,
+                                                    const cl_event *w, cl_event *ev)
 {
     FAIL_STATUS(clEnqueueCopyBuffer);
     if (fake_synthetic()) {
@@ -441,8 +452,7 @@ CL_API_ENTRY void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem m, 
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueUnmapMemObject(cl_command_queue q, cl_mem m, void *ptr,
-                                                        cl_uint nw, const cl_event *w,
-                                                        cl_event *ev)
+                                                        cl_uint nw, const cl_event *w, cl_event *ev)
 {
     FAIL_STATUS(clEnqueueUnmapMemObject);
     if (fake_synthetic()) {
@@ -574,8 +584,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetKernelWorkGroupInfo(cl_kernel k, cl_device_
 CL_API_ENTRY cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k,
                                                        cl_uint dims, const size_t *offset,
                                                        const size_t *global, const size_t *local,
-                                                       cl_uint nw, const cl_event *w,
-                                                       cl_event *ev)
+                                                       cl_uint nw, const cl_event *w, cl_event *ev)
 {
     FAIL_STATUS(clEnqueueNDRangeKernel);
     if (fake_synthetic()) {

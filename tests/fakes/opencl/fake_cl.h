@@ -33,13 +33,13 @@ FAKE_EXPORT long gpo_fake_cl_live(void);
 FAKE_EXPORT int gpo_fake_cl_mode(void); /* 1 synthetic, 2 passthrough, 0 not started */
 
 /* fake_cl.c */
-int fake_synthetic(void);                 /* 1 in synthetic mode */
-cl_int fake_fault(const char *fn);         /* the code to fail with, or CL_SUCCESS */
-void *fake_real(const char *fn);           /* the real loader's function (passthrough) */
-void fake_count(long delta);               /* live-object bookkeeping */
+int fake_synthetic(void);          /* 1 in synthetic mode */
+cl_int fake_fault(const char *fn); /* the code to fail with, or CL_SUCCESS */
+void *fake_real(const char *fn);   /* the real loader's function (passthrough) */
+void fake_count(long delta);       /* live-object bookkeeping */
 
 /* fake_cl_synth.c: the synthetic platform (each returns a CL status). */
-int synth_load(const char *path);          /* 0, or -1 when the file is unusable; NULL unloads */
+int synth_load(const char *path); /* 0, or -1 when the file is unusable; NULL unloads */
 cl_int synth_platform_ids(cl_uint n, cl_platform_id *out, cl_uint *count);
 cl_int synth_platform_info(cl_platform_id p, cl_platform_info what, size_t size, void *value,
                            size_t *ret);

@@ -143,8 +143,8 @@ static cl_device_type type_bits(const cJSON *d)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(d, "type");
     const char *s = cJSON_IsString(t) ? t->valuestring : "";
-    return strcmp(s, "gpu") == 0   ? CL_DEVICE_TYPE_GPU
-           : strcmp(s, "cpu") == 0 ? CL_DEVICE_TYPE_CPU
+    return strcmp(s, "gpu") == 0           ? CL_DEVICE_TYPE_GPU
+           : strcmp(s, "cpu") == 0         ? CL_DEVICE_TYPE_CPU
            : strcmp(s, "accelerator") == 0 ? CL_DEVICE_TYPE_ACCELERATOR
                                            : CL_DEVICE_TYPE_DEFAULT;
 }
@@ -246,11 +246,10 @@ static cl_int special(const cJSON *d, cl_device_info what, size_t size, void *va
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(d, "pci_bus_info");
         if (cJSON_GetArraySize(a) != 4)
             return CL_INVALID_VALUE;
-        cl_device_pci_bus_info_khr v = {
-            (cl_uint)cJSON_GetArrayItem(a, 0)->valuedouble,
-            (cl_uint)cJSON_GetArrayItem(a, 1)->valuedouble,
-            (cl_uint)cJSON_GetArrayItem(a, 2)->valuedouble,
-            (cl_uint)cJSON_GetArrayItem(a, 3)->valuedouble};
+        cl_device_pci_bus_info_khr v = {(cl_uint)cJSON_GetArrayItem(a, 0)->valuedouble,
+                                        (cl_uint)cJSON_GetArrayItem(a, 1)->valuedouble,
+                                        (cl_uint)cJSON_GetArrayItem(a, 2)->valuedouble,
+                                        (cl_uint)cJSON_GetArrayItem(a, 3)->valuedouble};
         return answer(&v, sizeof v, size, value, ret);
     }
     if (what == CL_DEVICE_TOPOLOGY_AMD) {
