@@ -363,7 +363,10 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
  *   "GPU-…"     a UUID (or a unique prefix of at least 8 characters)
  *   "0000:3b:00.0" or "3b:00.0"        a PCI bus id
  * "auto" probes backends in priority order and stops once a native backend
- * offers a discrete GPU. A malformed policy is GPUOPT_ERR_INVALID_ARGUMENT;
+ * offers a discrete GPU. Devices listed only from the kernel's description
+ * (their backend is unavailable: driver library missing) are never chosen
+ * by "auto", "gpu" or a backend name; a UUID, PCI id or backend:index
+ * still names them. A malformed policy is GPUOPT_ERR_INVALID_ARGUMENT;
  * a well-formed one that matches nothing is GPUOPT_ERR_NO_DEVICE; the detail
  * says which and lists what is accepted or present. */
 GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
@@ -424,6 +427,40 @@ GPUOPT_API size_t gpuopt_knob_size(void);
  * GPUOPT_ERR_OUT_OF_RANGE. */
 GPUOPT_API gpuopt_status gpuopt_plan_create(gpuopt_context *ctx, gpuopt_device *device,
                                             int32_t level, gpuopt_plan **out);
+
+/* What the program will run, so a plan can size batches, advise on
+ * quantisation or offloading, and decide whether precision may be traded
+ * for speed. Zero/unset fields mean "unknown": the knobs that need them are
+ * then absent, never guessed. */
+typedef enum gpuopt_objective {
+    GPUOPT_OBJECTIVE_THROUGHPUT = 0, /* items per second (default) */
+    GPUOPT_OBJECTIVE_LATENCY = 1     /* time to one result */
+} gpuopt_objective;
+
+typedef struct gpuopt_workload {
+    size_t struct_size;
+    uint64_t model_bytes;      /* weights/model data resident on the device; 0 unknown */
+    uint64_t item_bytes;       /* device memory per item of a batch; 0 unknown */
+    int32_t reduced_precision; /* 1 acceptable, 0 precision-sensitive (no fp16/bf16/tf32/fp8),
+                                  -1 unset: the configuration's reduced_precision decides */
+    int32_t quantized;         /* 1: the model is already quantised (fp8/int8 paths may apply) */
+    int32_t objective;         /* gpuopt_objective */
+    int32_t fixed_shapes;      /* 1: shapes repeat call after call (benchmark-once modes pay off) */
+} gpuopt_workload;
+
+GPUOPT_API size_t gpuopt_workload_size(void);
+
+/* Sets struct_size and every field to "unknown" (reduced_precision -1). */
+GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload);
+
+/* gpuopt_plan_create for a described workload (NULL: none). Without a
+ * workload the workload-derived knobs (batch size, quantisation and offload
+ * advice) are absent. Tier 2 is skipped, with a warning, for a workload
+ * whose device footprint (model_bytes + item_bytes) is under 1 MiB: it
+ * finishes before a measurement could pay off. */
+GPUOPT_API gpuopt_status gpuopt_plan_create_for(gpuopt_context *ctx, gpuopt_device *device,
+                                                int32_t level, const gpuopt_workload *workload,
+                                                gpuopt_plan **out);
 
 /* NULL does nothing. */
 GPUOPT_API void gpuopt_plan_destroy(gpuopt_plan *plan);

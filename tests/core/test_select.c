@@ -254,6 +254,12 @@ static void kernel_side_discovery_lists_devices_of_an_unavailable_backend(void *
     assert_int_equal(gpuopt_backend_get(ctx, 0, &b), GPUOPT_OK);
     assert_int_equal(b.status, GPUOPT_BACKEND_UNAVAILABLE);
     assert_int_equal(b.device_count, 1);
+    /* Listed, but a search never chooses it: nothing could run there. */
+    gpuopt_device *d;
+    assert_int_equal(gpuopt_select(ctx, "auto", &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_select(ctx, "syncuda", &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_select(ctx, "0000:17:00.0", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_select(ctx, "syncuda:0", &d), GPUOPT_OK);
     char *json;
     assert_int_equal(gpuopt_devices_to_json(ctx, &json), GPUOPT_OK);
     assert_non_null(strstr(json, "\"status\":\"unavailable\""));
