@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cuda/cuda_arch.h"
 #include "opencl.h"
 #include "strutil.h"
 
@@ -128,13 +129,37 @@ static const struct {
     {"powerpc64le", "ppc64le"}, {"powerpc64", "ppc64"}, {"s390x", "s390x"},
 };
 
-static void fill_arch(const ocl_facts *f, gpuopt_device_info *info)
+/* NVIDIA: the CUDA architecture table by compute capability, as the CUDA
+ * backend does, so both views of one GPU say the same (family, features,
+ * throughput estimate). What OpenCL itself exposes (cl_khr_fp16, fp64)
+ * stays in details.opencl. */
+static void fill_nvidia_arch(const ocl_facts *f, gpuopt_device *dev)
 {
-    if (f->nv_cc_major > 0 && f->nv_cc_minor >= 0) {
-        info->cc_major = (int32_t)f->nv_cc_major;
-        info->cc_minor = (int32_t)f->nv_cc_minor;
+    gpuopt_device_info *info = &dev->info;
+    gpo_cuda_arch_info arch;
+    info->cc_major = (int32_t)f->nv_cc_major;
+    info->cc_minor = (int32_t)f->nv_cc_minor;
+    if (gpo_cuda_arch_lookup(info->cc_major, info->cc_minor, &arch) != 0) {
         gpo_snprintf(info->arch_name, sizeof info->arch_name, "sm_%d%d", info->cc_major,
                      info->cc_minor);
+        return;
+    }
+    gpo_strlcpy(info->arch_family, arch.family, sizeof info->arch_family);
+    gpo_strlcpy(info->arch_name, arch.sm_name, sizeof info->arch_name);
+    info->arch_extrapolated = arch.extrapolated;
+    info->features = arch.features;
+    info->features_known = arch.features_known;
+    if (info->compute_units > 0 && info->clock_mhz > 0)
+        /* fp32 FMA counts two operations: SMs x lanes x clock x 2. */
+        dev->est_gflops = (double)info->compute_units * arch.fp32_lanes_per_sm *
+                          info->clock_mhz * 2.0 / 1000.0;
+}
+
+static void fill_arch(const ocl_facts *f, gpuopt_device *dev)
+{
+    gpuopt_device_info *info = &dev->info;
+    if (f->nv_cc_major > 0 && f->nv_cc_minor >= 0) {
+        fill_nvidia_arch(f, dev);
     } else if (f->amd_gfx[0]) {
         /* "gfx90a:sramecc+:xnack-": the target without its feature flags. */
         gpo_snprintf(info->arch_name, sizeof info->arch_name, "%.*s", (int)strcspn(f->amd_gfx, ":"),
@@ -152,8 +177,9 @@ static void fill_arch(const ocl_facts *f, gpuopt_device_info *info)
     }
 }
 
-static void fill_info(const ocl_facts *f, int32_t index, gpuopt_device_info *info)
+static void fill_info(const ocl_facts *f, int32_t index, gpuopt_device *dev)
 {
+    gpuopt_device_info *info = &dev->info;
     gpo_snprintf(info->id, sizeof info->id, "opencl:%d", index);
     gpo_strlcpy(info->backend, "opencl", sizeof info->backend);
     info->index = index;
@@ -164,7 +190,6 @@ static void fill_info(const ocl_facts *f, int32_t index, gpuopt_device_info *inf
     gpo_strlcpy(info->vendor, (vs && info->type != GPUOPT_DEVICE_TYPE_CPU) ? vs : f->vendor,
                 sizeof info->vendor);
     gpo_strlcpy(info->name, f->amd_board[0] ? f->amd_board : f->name, sizeof info->name);
-    fill_arch(f, info);
     info->compute_units = (int32_t)f->compute_units;
     if (f->nv_warp > 0)
         info->simd_width = (int32_t)f->nv_warp;
@@ -191,6 +216,7 @@ static void fill_info(const ocl_facts *f, int32_t index, gpuopt_device_info *inf
         info->features |= GPUOPT_FEATURE_FP64;
     if (f->fp16)
         info->features |= GPUOPT_FEATURE_FP16;
+    fill_arch(f, dev);
 }
 
 /* cJSON adders that latch the first failure. */
@@ -368,7 +394,7 @@ static gpuopt_status make_record(const ocl_state *st, ocl_dev_priv *p, int32_t i
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl: out of memory for a device record");
     }
     (void)st;
-    fill_info(&p->facts, index, &dev->info);
+    fill_info(&p->facts, index, dev);
     gpo_route *r = &dev->routes[0];
     r->backend = &gpo_backend_opencl;
     r->index = index;

@@ -15,6 +15,7 @@
 
 #include "ocl_test.h"
 #include "opencl.h"
+#include "strutil.h"
 
 #define FIXTURE(name) GPO_OPENCL_FIXTURES "/" name
 
@@ -103,9 +104,19 @@ static void nvidia_gpu_is_routed_through_nvidias_platform(void **state)
     assert_string_equal(in->uuid, "GPU-3f7e5a1c-9b2d-4e0f-8a6b-1c2d3e4f5a6b");
     assert_string_equal(in->driver_version, "535.104.05");
     assert_string_equal(in->runtime_version, "OpenCL 3.0");
+    /* The hardware's features come from the CUDA architecture table, as
+     * the CUDA backend reports them; what OpenCL exposes stays in details
+     * (NVIDIA's OpenCL has no cl_khr_fp16). */
+    assert_string_equal(in->arch_family, "ampere");
+    assert_int_equal(in->arch_extrapolated, 0);
     assert_true(in->features & GPUOPT_FEATURE_FP64);
-    assert_false(in->features & GPUOPT_FEATURE_FP16);
+    assert_true(in->features & GPUOPT_FEATURE_TF32);
+    assert_true(in->features & GPUOPT_FEATURE_MATRIX_UNITS);
     assert_true(in->features_known & GPUOPT_FEATURE_FP16);
+    assert_true(d->est_gflops > 19491.8 && d->est_gflops < 19491.9); /* 108 x 64 x 1410 x 2 */
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(d->details, "opencl");
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "fp16")));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "fp64")));
     assert_string_equal(detail_str(d, "opencl_c_highest"), "3.0");
     assert_string_equal(detail_str(d, "nv_compute_capability"), "8.0");
     assert_int_equal(detail_num(d, "preferred_work_group_size_multiple"), 32);
@@ -212,6 +223,24 @@ static void runtime_session_opens_on_a_synthetic_gpu(void **state)
     ops->close(rt);
 }
 
+/* The records carry what the core needs to join them with the native
+ * backend's view of the same GPU (gpo_device_same_physical): NVIDIA's UUID
+ * in CUDA's form, PCI addresses in any of the usual spellings. */
+static void records_join_the_native_backends_view(void **state)
+{
+    ocl_fx *fx = *state;
+    gpuopt_device_info cuda, rocm;
+    memset(&cuda, 0, sizeof cuda);
+    memset(&rocm, 0, sizeof rocm);
+    gpo_strlcpy(cuda.uuid, "GPU-3f7e5a1c-9b2d-4e0f-8a6b-1c2d3e4f5a6b", sizeof cuda.uuid);
+    gpo_strlcpy(cuda.pci_bus_id, "00000000:07:00.0", sizeof cuda.pci_bus_id);
+    assert_true(gpo_device_same_physical(&fx->list.items[0]->info, &cuda));
+    gpo_strlcpy(rocm.pci_bus_id, "0000:C1:00.0", sizeof rocm.pci_bus_id);
+    assert_true(gpo_device_same_physical(&fx->list.items[2]->info, &rocm));
+    assert_false(gpo_device_same_physical(&fx->list.items[3]->info, &rocm));
+    assert_false(gpo_device_same_physical(&fx->list.items[0]->info, &rocm));
+}
+
 static void legacy_device_uses_the_1x_paths(void **state)
 {
     (void)state;
@@ -265,6 +294,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(probe_kernel_fills_the_missing_multiple, open_gpus,
                                         close_fx),
         cmocka_unit_test_setup_teardown(runtime_session_opens_on_a_synthetic_gpu, open_gpus,
+                                        close_fx),
+        cmocka_unit_test_setup_teardown(records_join_the_native_backends_view, open_gpus,
                                         close_fx),
         cmocka_unit_test(legacy_device_uses_the_1x_paths),
         cmocka_unit_test(platforms_without_devices_are_available_and_empty),
