@@ -233,28 +233,26 @@ static gpuopt_status tier1_tile(const ocl_facts *f, struct gpuopt_plan *plan)
 
 static gpuopt_status tier1_build(const ocl_facts *f, struct gpuopt_plan *plan)
 {
-    const gpo_config *cfg = gpo_plan_config(plan);
-    char std[32], opts[160];
+    char std[32], opts[160], why[192];
     cl_std(f, std, sizeof std);
-    if (cfg && cfg->reduced_precision) {
+    /* The workload's say when the caller described one, else the
+     * configuration's reduced_precision (the core decides, for every
+     * backend alike). */
+    if (gpo_plan_reduced_precision(plan, why, sizeof why)) {
         /* -cl-fast-relaxed-math implies the other two (OpenCL 3.0
          * §5.8.6.4); they are spelled out so the knob reads the same on
          * every compiler. */
         gpo_snprintf(opts, sizeof opts,
-                     "%s%s-cl-mad-enable -cl-no-signed-zeros "
-                     "-cl-fast-relaxed-math",
-                     std, std[0] ? " " : "");
+                     "%s%s-cl-mad-enable -cl-no-signed-zeros -cl-fast-relaxed-math", std,
+                     std[0] ? " " : "");
         return gpo_knob_set_string(plan, "opencl.build_options", opts,
-                                   "reduced precision is allowed by the configuration: "
-                                   "fused multiply-add, no signed zeros and relaxed math are on "
-                                   "(OpenCL C %d.%d)",
-                                   f->c_major, f->c_minor);
+                                   "%s: fused multiply-add, no signed zeros and relaxed math "
+                                   "are on (OpenCL C %d.%d)",
+                                   why, f->c_major, f->c_minor);
     }
     return gpo_knob_set_string(plan, "opencl.build_options", std,
-                               "reduced precision is not allowed by the configuration "
-                               "(reduced_precision off): no fast-math options; highest OpenCL C "
-                               "%d.%d",
-                               f->c_major, f->c_minor);
+                               "%s: no fast-math options; highest OpenCL C %d.%d", why, f->c_major,
+                               f->c_minor);
 }
 
 gpuopt_status ocl_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,

@@ -100,7 +100,7 @@ static void pocl_level1_follows_the_device(void **state)
     assert_non_null(strstr(k.reason, "emulated"));
     k = knob(p, "opencl.build_options");
     assert_string_equal(k.value, "-cl-std=CL3.0");
-    assert_non_null(strstr(k.reason, "not allowed"));
+    assert_non_null(strstr(k.reason, "reduced precision is not enabled"));
     gpuopt_plan_destroy(p);
     gpuopt_context_destroy(ctx);
 }
@@ -114,6 +114,17 @@ static void reduced_precision_adds_fast_math_and_says_so(void **state)
     assert_string_equal(k.value,
                         "-cl-std=CL3.0 -cl-mad-enable -cl-no-signed-zeros -cl-fast-relaxed-math");
     assert_non_null(strstr(k.reason, "allowed by the configuration"));
+    gpuopt_plan_destroy(p);
+    /* A precision-sensitive workload overrides the configuration. */
+    gpuopt_workload w;
+    gpuopt_workload_init(&w);
+    w.reduced_precision = 0;
+    assert_int_equal(gpuopt_plan_create_for(ctx, pocl_device(ctx), 1, &w, &p), GPUOPT_OK);
+    assert_string_equal(knob(p, "opencl.build_options").value, "-cl-std=CL3.0");
+    assert_non_null(strstr(knob(p, "opencl.build_options").reason, "precision-sensitive"));
+    gpuopt_plan_destroy(p);
+    p = plan_for(ctx, pocl_device(ctx), 1);
+    k = knob(p, "opencl.build_options");
     /* The options build on this device. */
     const gpo_runtime_ops *ops = gpo_backend_opencl.runtime;
     gpuopt_device *dev = pocl_device(ctx);
