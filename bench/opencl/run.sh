@@ -10,7 +10,7 @@ pocl=$(clinfo --raw 2>/dev/null | sed -n 's/.*CL_PLATFORM_VERSION[[:space:]]*//p
 
 echo "### OpenCL ($(date -u +%Y-%m-%d), $machine; $pocl)"
 echo
-echo "Command: \`bench/opencl/run.sh $build\`"
+echo "Command: \`bench/run.sh $build opencl\`"
 echo
 echo "Whole processes, interleaved runs (\`bench_spawn -n 200 -w 10\`), \`gpuopt\` with"
 echo "\`GPUOPT_BACKEND=opencl\`:"
