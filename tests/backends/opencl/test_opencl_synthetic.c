@@ -75,6 +75,8 @@ static void devices_are_numbered_once_each_in_platform_order(void **state)
     }
     assert_string_equal(fx->report.driver_version, "5.0, 535.104.05, 3590.0 (HSA1.1,LC), "
                                                    "23.30.26918.50");
+    /* A loader without clGetICDLoaderInfoOCLICD: the highest platform. */
+    assert_string_equal(fx->report.runtime_version, "OpenCL 3.0");
 }
 
 static void nvidia_gpu_is_routed_through_nvidias_platform(void **state)
