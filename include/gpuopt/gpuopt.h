@@ -500,6 +500,31 @@ GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **jso
  * gpuopt_free; an empty string when the plan exports nothing. */
 GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text);
 
+/* ------------------------------------------------------------------------- */
+/* Applying a plan                                                            */
+/* ------------------------------------------------------------------------- */
+
+#define GPUOPT_APPLY_ENV 0x1u    /* set the plan's environment knobs (never overwriting) */
+#define GPUOPT_APPLY_DEVICE 0x2u /* settings the library owns on the current device */
+
+/* Applies a plan to this process. GPUOPT_APPLY_ENV sets every environment
+ * knob (OMP_NUM_THREADS, CUDA_MODULE_LOADING, ...) that is not already set:
+ * a variable the user set, even to "", is never overwritten, and the report
+ * says which were kept. setenv() is not thread-safe: apply before starting
+ * threads (or before loading the framework that reads the variables).
+ * GPUOPT_APPLY_DEVICE applies the device settings the backend owns (e.g. a
+ * CUDA context limit) on the calling thread's current device context; a
+ * backend with none reports so. `report` (may be NULL) receives one line per
+ * action ("set OMP_NUM_THREADS=8", "kept OMP_PLACES=threads (already set; the
+ * plan had cores)"); free with gpuopt_free. Unknown flag bits are
+ * GPUOPT_ERR_INVALID_ARGUMENT. */
+GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t flags,
+                                           char **report);
+
+/* The plan's OpenCL build options (knob opencl.build_options), for
+ * clBuildProgram; "" when the plan has none. Free with gpuopt_free. */
+GPUOPT_API gpuopt_status gpuopt_plan_build_options(const gpuopt_plan *plan, char **options);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
