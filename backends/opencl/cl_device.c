@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "cuda/cuda_arch.h"
+#include "rocm/amd_arch.h"
 #include "opencl.h"
 #include "strutil.h"
 
@@ -151,8 +152,33 @@ static void fill_nvidia_arch(const ocl_facts *f, gpuopt_device *dev)
     info->features_known = arch.features_known;
     if (info->compute_units > 0 && info->clock_mhz > 0)
         /* fp32 FMA counts two operations: SMs x lanes x clock x 2. */
-        dev->est_gflops = (double)info->compute_units * arch.fp32_lanes_per_sm *
-                          info->clock_mhz * 2.0 / 1000.0;
+        dev->est_gflops =
+            (double)info->compute_units * arch.fp32_lanes_per_sm * info->clock_mhz * 2.0 / 1000.0;
+}
+
+/* AMD: the ROCm architecture table by gfx target, as the ROCm backend
+ * does (family, features, wavefront, throughput estimate). */
+static void fill_amd_arch(const ocl_facts *f, gpuopt_device *dev)
+{
+    gpuopt_device_info *info = &dev->info;
+    gpo_amd_arch_info arch;
+    if (gpo_amd_arch_lookup(f->amd_gfx, &arch) != 0) {
+        /* "gfx90a:sramecc+:xnack-": the target without its feature flags. */
+        gpo_snprintf(info->arch_name, sizeof info->arch_name, "%.*s", (int)strcspn(f->amd_gfx, ":"),
+                     f->amd_gfx);
+        return;
+    }
+    gpo_strlcpy(info->arch_name, arch.gfx, sizeof info->arch_name);
+    gpo_strlcpy(info->arch_family, arch.family, sizeof info->arch_family);
+    info->arch_extrapolated = arch.extrapolated;
+    info->features = arch.features;
+    info->features_known = arch.features_known;
+    if (info->simd_width < 0)
+        info->simd_width = arch.wavefront;
+    if (info->compute_units > 0 && info->clock_mhz > 0)
+        /* fp32 FMA counts two operations: CUs x lanes x clock x 2. */
+        dev->est_gflops =
+            (double)info->compute_units * arch.fp32_lanes_per_cu * 2.0 * info->clock_mhz / 1000.0;
 }
 
 static void fill_arch(const ocl_facts *f, gpuopt_device *dev)
@@ -161,9 +187,7 @@ static void fill_arch(const ocl_facts *f, gpuopt_device *dev)
     if (f->nv_cc_major > 0 && f->nv_cc_minor >= 0) {
         fill_nvidia_arch(f, dev);
     } else if (f->amd_gfx[0]) {
-        /* "gfx90a:sramecc+:xnack-": the target without its feature flags. */
-        gpo_snprintf(info->arch_name, sizeof info->arch_name, "%.*s", (int)strcspn(f->amd_gfx, ":"),
-                     f->amd_gfx);
+        fill_amd_arch(f, dev);
     } else if (f->cpu_arch[0]) {
         gpo_strlcpy(info->arch_name, f->cpu_arch, sizeof info->arch_name);
         size_t n = strcspn(f->cpu_triple, "-");

@@ -133,7 +133,8 @@ gpuopt_status ocl_tier0(void *state, const gpo_route *route, const gpuopt_device
 }
 
 /* The vendor rule for the work-group multiple, with its fact in words. */
-static int64_t vendor_multiple(ocl_dev_priv *p, const ocl_state *st, char *why, size_t cap)
+static int64_t vendor_multiple(ocl_dev_priv *p, const ocl_state *st, const gpuopt_device *dev,
+                               char *why, size_t cap)
 {
     ocl_facts *f = &p->facts;
     if (f->nv_warp > 0) {
@@ -154,6 +155,13 @@ static int64_t vendor_multiple(ocl_dev_priv *p, const ocl_state *st, char *why, 
                      (long long)f->amd_wavefront);
         return f->amd_wavefront;
     }
+    if (f->vendor_id == 0x1002 && (f->type & CL_DEVICE_TYPE_GPU) && dev->info.simd_width > 0 &&
+        dev->info.arch_family[0]) {
+        gpo_snprintf(why, cap,
+                     "AMD wavefronts are %d work-items on %s (%s; 64 on GCN/CDNA, 32 on RDNA)",
+                     dev->info.simd_width, dev->info.arch_name, dev->info.arch_family);
+        return dev->info.simd_width;
+    }
     if (f->pref_source == OCL_PREF_UNKNOWN && st) {
         uint64_t t0 = gpo_now_ns();
         gpuopt_status s = ocl_probe_preferred_multiple(&st->api, f);
@@ -172,11 +180,12 @@ static int64_t vendor_multiple(ocl_dev_priv *p, const ocl_state *st, char *why, 
     return 0;
 }
 
-static gpuopt_status tier1_launch(ocl_dev_priv *p, const ocl_state *st, struct gpuopt_plan *plan)
+static gpuopt_status tier1_launch(ocl_dev_priv *p, const ocl_state *st, const gpuopt_device *dev,
+                                  struct gpuopt_plan *plan)
 {
     const ocl_facts *f = &p->facts;
     char why[256];
-    int64_t m = vendor_multiple(p, st, why, sizeof why);
+    int64_t m = vendor_multiple(p, st, dev, why, sizeof why);
     if (m <= 0)
         return GPUOPT_OK; /* tier 0's values stand */
     /* The result must also be a multiple of what the runtime prefers (an
@@ -261,7 +270,7 @@ gpuopt_status ocl_tier1(void *state, const gpo_route *route, const gpuopt_device
     ocl_dev_priv *p = route_priv(route);
     if (!p || !dev || !plan)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl tier 1: NULL route, device or plan");
-    gpuopt_status s = tier1_launch(p, state, plan);
+    gpuopt_status s = tier1_launch(p, state, dev, plan);
     if (s == GPUOPT_OK)
         s = tier1_tile(&p->facts, plan);
     if (s == GPUOPT_OK)

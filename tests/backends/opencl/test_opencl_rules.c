@@ -209,6 +209,14 @@ static void legacy_gpu_multiple_comes_from_a_probe_kernel(void **state)
     assert_non_null(strstr(k.reason, "probe kernel"));
     assert_int_equal(knob(p, "opencl.local_mem_tile_bytes").int_value, 16384);
     gpuopt_plan_destroy(p);
+    /* A gfx target without AMD's query extension: the ROCm table's
+     * wavefront, no probe. */
+    assert_int_equal(gpuopt_device_get(ctx, 1, &dev), GPUOPT_OK);
+    p = plan_for(ctx, dev, 1);
+    k = knob(p, "launch.block_multiple");
+    assert_int_equal(k.int_value, 64);
+    assert_non_null(strstr(k.reason, "gfx906 (gcn5"));
+    gpuopt_plan_destroy(p);
     gpuopt_context_destroy(ctx);
     assert_int_equal(ocl_fake_live(GPO_FAKE_OPENCL), 0);
 }

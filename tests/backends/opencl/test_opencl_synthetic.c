@@ -144,7 +144,11 @@ static void amd_gpus_give_board_gfx_and_topology(void **state)
     assert_int_equal(detail_num(mi, "preferred_work_group_size_multiple"), -1);
     assert_string_equal(detail_str(mi, "opencl_c_highest"), "2.0");
 
+    assert_string_equal(mi->info.arch_family, "cdna2");
+    assert_true(mi->info.features & GPUOPT_FEATURE_MATRIX_UNITS);
+    assert_true(mi->est_gflops > 23935.9 && mi->est_gflops < 23936.1); /* 110 x 64 x 2 x 1700 */
     assert_string_equal(rx->info.arch_name, "gfx1100");
+    assert_string_equal(rx->info.arch_family, "rdna3");
     assert_int_equal(rx->info.simd_width, 32);
     assert_string_equal(rx->info.pci_bus_id, "0000:03:00.0");
 
@@ -250,7 +254,13 @@ static void legacy_device_uses_the_1x_paths(void **state)
     ocl_fake_set_devices(GPO_FAKE_OPENCL, FIXTURE("legacy.json"));
     ocl_fx_init(&fx, GPO_FAKE_OPENCL);
     assert_int_equal(ocl_fx_open(&fx), GPUOPT_OK);
-    assert_int_equal(fx.list.n, 1);
+    assert_int_equal(fx.list.n, 2);
+    /* Only the gfx target is known: the ROCm table fills the rest. */
+    const gpuopt_device *mi50 = fx.list.items[1];
+    assert_string_equal(mi50->info.arch_name, "gfx906");
+    assert_string_equal(mi50->info.arch_family, "gcn5");
+    assert_int_equal(mi50->info.simd_width, 64);
+    assert_string_equal(mi50->info.name, "gfx906:sramecc+:xnack-");
     const gpuopt_device *d = fx.list.items[0];
     assert_string_equal(d->info.id, "opencl:0");
     assert_string_equal(d->info.vendor, "AMD");
