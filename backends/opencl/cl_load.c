@@ -68,6 +68,20 @@ static gpuopt_status platform_devices(ocl_state *st, ocl_platform *p)
     return GPUOPT_OK;
 }
 
+/* 1 when `v` is one of the ", "-separated items of `list`. */
+static int listed(const char *list, const char *v)
+{
+    size_t n = strlen(v);
+    for (const char *p = list; *p;) {
+        const char *end = strstr(p, ", ");
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0)
+            return 1;
+        p += len + (end ? 2 : 0);
+    }
+    return 0;
+}
+
 /* Distinct CL_DRIVER_VERSION values, ", "-joined ("3.1+debian"). */
 static void driver_versions(const ocl_state *st, char *out, size_t cap)
 {
@@ -80,7 +94,7 @@ static void driver_versions(const ocl_state *st, char *out, size_t cap)
                 continue;
             v[sizeof v - 1] = '\0';
             gpo_trim(v);
-            if (!v[0] || strstr(out, v))
+            if (!v[0] || listed(out, v))
                 continue;
             size_t len = strlen(out);
             gpo_snprintf(out + len, cap - len, "%s%s", len ? ", " : "", v);

@@ -226,6 +226,8 @@ static gpuopt_status tier1_tile(const ocl_facts *f, struct gpuopt_plan *plan)
          * Best Practices Guide, "Occupancy"; AMD Instinct/RDNA LDS is
          * 64 KiB per CU with the same trade-off). */
         uint64_t tile = (uint64_t)pow2_floor((int64_t)(f->local_mem / 2));
+        if (tile == 0)
+            tile = f->local_mem;
         gpo_format_bytes(tile, tile_s, sizeof tile_s);
         return gpo_knob_set_bytes(plan, "opencl.local_mem_tile_bytes", tile,
                                   "half of the %s of dedicated local memory (%s), so two "

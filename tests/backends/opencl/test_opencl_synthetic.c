@@ -307,8 +307,7 @@ int main(void)
                                         close_fx),
         cmocka_unit_test_setup_teardown(runtime_session_opens_on_a_synthetic_gpu, open_gpus,
                                         close_fx),
-        cmocka_unit_test_setup_teardown(records_join_the_native_backends_view, open_gpus,
-                                        close_fx),
+        cmocka_unit_test_setup_teardown(records_join_the_native_backends_view, open_gpus, close_fx),
         cmocka_unit_test(legacy_device_uses_the_1x_paths),
         cmocka_unit_test(platforms_without_devices_are_available_and_empty),
     };
