@@ -122,15 +122,15 @@ typedef struct ocl_api {
 #undef OCL_API_FIELD
 
 /* The gpo_dl_sym table generated from OCL_API (cl_load.c). */
-extern const gpo_dl_sym ocl_api_syms[];
-extern const size_t ocl_api_n_syms;
+extern const gpo_dl_sym gpo_ocl_api_syms[];
+extern const size_t gpo_ocl_api_n_syms;
 
 /* "CL_OUT_OF_RESOURCES" for -5, "CL_UNKNOWN_ERROR" otherwise (cl_errors.c). */
-const char *ocl_error_name(cl_int err);
+const char *gpo_ocl_error_name(cl_int err);
 
 /* The gpuopt status a failed call maps to: allocation failures to
  * GPUOPT_ERR_NO_MEMORY, invalid sizes and indices to OUT_OF_RANGE, the rest
  * to `fallback` (cl_errors.c). */
-gpuopt_status ocl_status(cl_int err, gpuopt_status fallback);
+gpuopt_status gpo_ocl_status(cl_int err, gpuopt_status fallback);
 
 #endif

@@ -36,7 +36,7 @@ static const struct {
     {0x106b, "Apple", {"Apple", NULL}},
 };
 
-const char *ocl_vendor_short(cl_uint vendor_id)
+const char *gpo_ocl_vendor_short(cl_uint vendor_id)
 {
     for (size_t i = 0; i < sizeof vendors / sizeof vendors[0]; i++)
         if (vendors[i].id == vendor_id)
@@ -87,12 +87,12 @@ static int same_physical(const ocl_facts *a, const ocl_facts *b)
     return (a->type & CL_DEVICE_TYPE_CPU) && (b->type & CL_DEVICE_TYPE_CPU);
 }
 
-void ocl_priv_free(void *priv)
+void gpo_ocl_priv_free(void *priv)
 {
     ocl_dev_priv *p = priv;
     if (!p)
         return;
-    ocl_facts_free(&p->facts);
+    gpo_ocl_facts_free(&p->facts);
     free(p);
 }
 
@@ -208,7 +208,7 @@ static void fill_info(const ocl_facts *f, int32_t index, gpuopt_device *dev)
     gpo_strlcpy(info->backend, "opencl", sizeof info->backend);
     info->index = index;
     info->type = device_type(f->type);
-    const char *vs = ocl_vendor_short(f->vendor_id);
+    const char *vs = gpo_ocl_vendor_short(f->vendor_id);
     /* CPUs keep the vendor string they report (GenuineIntel, AuthenticAMD),
      * as the CPU backend does; other devices get the vendor's short name. */
     gpo_strlcpy(info->vendor, (vs && info->type != GPUOPT_DEVICE_TYPE_CPU) ? vs : f->vendor,
@@ -414,7 +414,7 @@ static gpuopt_status make_record(const ocl_state *st, ocl_dev_priv *p, int32_t i
 {
     gpuopt_device *dev = gpo_device_new();
     if (!dev) {
-        ocl_priv_free(p);
+        gpo_ocl_priv_free(p);
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl: out of memory for a device record");
     }
     (void)st;
@@ -423,7 +423,7 @@ static gpuopt_status make_record(const ocl_state *st, ocl_dev_priv *p, int32_t i
     r->backend = &gpo_backend_opencl;
     r->index = index;
     r->priv = p;
-    r->priv_free = ocl_priv_free;
+    r->priv_free = gpo_ocl_priv_free;
     dev->n_routes = 1;
     gpuopt_status s = fill_details(dev, p);
     if (s == GPUOPT_OK)
@@ -435,7 +435,7 @@ static gpuopt_status make_record(const ocl_state *st, ocl_dev_priv *p, int32_t i
     return gpo_device_list_push(out, dev);
 }
 
-gpuopt_status ocl_enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out)
+gpuopt_status gpo_ocl_enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out)
 {
     ocl_state *st = state;
     if (!st || !out)
@@ -461,7 +461,7 @@ gpuopt_status ocl_enumerate(void *state, const gpo_backend_env *env, gpo_device_
                 status = gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl enumerate: out of memory");
                 break;
             }
-            gpuopt_status fs = ocl_facts_read(&st->api, pl, (int)i, pl->devices[d], &p->facts);
+            gpuopt_status fs = gpo_ocl_facts_read(&st->api, pl, (int)i, pl->devices[d], &p->facts);
             if (fs == GPUOPT_ERR_NO_MEMORY) {
                 free(p);
                 status = fs;
@@ -501,7 +501,7 @@ gpuopt_status ocl_enumerate(void *state, const gpo_backend_env *env, gpo_device_
         for (size_t j = i + 1; j < n; j++) {
             if (c[j].priv && same_physical(&c[j].priv->facts, &c[i].priv->facts)) {
                 note_platform(c[i].priv, c[j].priv->platform_name);
-                ocl_priv_free(c[j].priv);
+                gpo_ocl_priv_free(c[j].priv);
                 c[j].priv = NULL;
             }
         }
@@ -515,7 +515,7 @@ gpuopt_status ocl_enumerate(void *state, const gpo_backend_env *env, gpo_device_
         if (status == GPUOPT_OK)
             status = make_record(st, p, index++, out);
         else
-            ocl_priv_free(p);
+            gpo_ocl_priv_free(p);
     }
     free(c);
     gpo_log_debug(st->log, "opencl: reading %zu devices took %.2f ms", total,

@@ -81,7 +81,7 @@ static const ocl_error_entry ocl_errors[] = {
 };
 #undef E
 
-const char *ocl_error_name(cl_int err)
+const char *gpo_ocl_error_name(cl_int err)
 {
     for (size_t i = 0; i < sizeof ocl_errors / sizeof ocl_errors[0]; i++)
         if (ocl_errors[i].code == err)
@@ -89,7 +89,7 @@ const char *ocl_error_name(cl_int err)
     return "CL_UNKNOWN_ERROR";
 }
 
-gpuopt_status ocl_status(cl_int err, gpuopt_status fallback)
+gpuopt_status gpo_ocl_status(cl_int err, gpuopt_status fallback)
 {
     switch (err) {
     case CL_OUT_OF_HOST_MEMORY:

@@ -11,9 +11,9 @@
 
 #define OCL_API_SYM(field, symbol, required, ret, params)                                          \
     {symbol, offsetof(ocl_api, field), required},
-const gpo_dl_sym ocl_api_syms[] = {OCL_API(OCL_API_SYM)};
+const gpo_dl_sym gpo_ocl_api_syms[] = {OCL_API(OCL_API_SYM)};
 #undef OCL_API_SYM
-const size_t ocl_api_n_syms = sizeof ocl_api_syms / sizeof ocl_api_syms[0];
+const size_t gpo_ocl_api_n_syms = sizeof gpo_ocl_api_syms / sizeof gpo_ocl_api_syms[0];
 
 /* "OpenCL 3.0 PoCL ..." -> 3, 0. The format is fixed by the specification
  * (OpenCL 3.0 §4.1 CL_PLATFORM_VERSION, §4.2 CL_DEVICE_VERSION). */
@@ -133,7 +133,7 @@ static void runtime_version(const ocl_state *st, char *out, size_t cap)
         gpo_snprintf(out, cap, "OpenCL %d.%d", best_major, best_minor);
 }
 
-void ocl_unload(void *state)
+void gpo_ocl_unload(void *state)
 {
     ocl_state *st = state;
     if (!st)
@@ -153,7 +153,7 @@ static gpuopt_status fail_report(gpo_backend_report *report, gpuopt_status statu
     return gpo_fail(status, "opencl: %s", report->reason);
 }
 
-gpuopt_status ocl_load(const gpo_backend_env *env, void **state, gpo_backend_report *report)
+gpuopt_status gpo_ocl_load(const gpo_backend_env *env, void **state, gpo_backend_report *report)
 {
     if (!state || !report)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl load: NULL state or report");
@@ -184,8 +184,8 @@ gpuopt_status ocl_load(const gpo_backend_env *env, void **state, gpo_backend_rep
     gpo_strlcpy(report->library, st->library, sizeof report->library);
 
     char missing[400];
-    if (gpo_dl_resolve(st->lib, ocl_api_syms, ocl_api_n_syms, &st->api, missing, sizeof missing) !=
-        GPUOPT_OK) {
+    if (gpo_dl_resolve(st->lib, gpo_ocl_api_syms, gpo_ocl_api_n_syms, &st->api, missing,
+                       sizeof missing) != GPUOPT_OK) {
         status = fail_report(report, GPUOPT_ERR_DRIVER, "%s lacks required OpenCL entry points: %s",
                              st->library, missing);
         goto out;
@@ -209,7 +209,7 @@ gpuopt_status ocl_load(const gpo_backend_env *env, void **state, gpo_backend_rep
     }
     if (cerr != CL_SUCCESS) {
         char code[96];
-        gpo_snprintf(code, sizeof code, "%s, %d", ocl_error_name(cerr), (int)cerr);
+        gpo_snprintf(code, sizeof code, "%s, %d", gpo_ocl_error_name(cerr), (int)cerr);
         status = fail_report(report, GPUOPT_ERR_DRIVER, "clGetPlatformIDs in %s failed (%s)",
                              st->library, code);
         goto out;
@@ -227,7 +227,7 @@ gpuopt_status ocl_load(const gpo_backend_env *env, void **state, gpo_backend_rep
         if (cerr != CL_SUCCESS) {
             free(ids);
             char code[96];
-            gpo_snprintf(code, sizeof code, "%s, %d", ocl_error_name(cerr), (int)cerr);
+            gpo_snprintf(code, sizeof code, "%s, %d", gpo_ocl_error_name(cerr), (int)cerr);
             status = fail_report(report, GPUOPT_ERR_DRIVER, "clGetPlatformIDs in %s failed (%s)",
                                  st->library, code);
             goto out;
@@ -258,7 +258,7 @@ gpuopt_status ocl_load(const gpo_backend_env *env, void **state, gpo_backend_rep
         size_t len = strlen(report->reason);
         gpo_snprintf(report->reason + len, sizeof report->reason - len,
                      "%splatform \"%s\" skipped: clGetDeviceIDs failed (%s, %d)", len ? "; " : "",
-                     p->name, ocl_error_name(p->devices_err), (int)p->devices_err);
+                     p->name, gpo_ocl_error_name(p->devices_err), (int)p->devices_err);
     }
     driver_versions(st, report->driver_version, sizeof report->driver_version);
     runtime_version(st, report->runtime_version, sizeof report->runtime_version);
@@ -267,7 +267,7 @@ out:
     if (status != GPUOPT_OK) {
         /* st->lib stays mapped even here: the loader may already have
          * initialised ICDs, which must never be unloaded. */
-        ocl_unload(st);
+        gpo_ocl_unload(st);
         return status;
     }
     *state = st;

@@ -7,7 +7,7 @@
 
 /* ---- buffers ----------------------------------------------------------- */
 
-gpuopt_status ocl_rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
+gpuopt_status gpo_ocl_rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
 {
     if (!out)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl buffer_alloc: NULL output");
@@ -25,7 +25,8 @@ gpuopt_status ocl_rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
         free(b);
         char what[96];
         gpo_snprintf(what, sizeof what, "clCreateBuffer of %zu bytes", bytes);
-        return ocl_rt_fail(err ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE, GPUOPT_ERR_DRIVER, what);
+        return gpo_ocl_rt_fail(err ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE, GPUOPT_ERR_DRIVER,
+                               what);
     }
     b->size = bytes;
     ocl_obj_link(rt, LIST_BUF, &b->h, OBJ_BUF);
@@ -33,17 +34,17 @@ gpuopt_status ocl_rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
     return GPUOPT_OK;
 }
 
-void ocl_buf_release(gpo_rt *rt, gpo_rt_buf *b)
+void gpo_ocl_buf_release(gpo_rt *rt, gpo_rt_buf *b)
 {
     ocl_obj_unlink(&b->h);
     rt->api->ReleaseMemObject(b->mem);
     free(b);
 }
 
-void ocl_rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
+void gpo_ocl_rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
 {
     if (ocl_obj_ok(rt, b, OBJ_BUF))
-        ocl_buf_release(rt, b);
+        gpo_ocl_buf_release(rt, b);
 }
 
 static gpuopt_status check_range(gpo_rt *rt, const gpo_rt_buf *b, size_t offset, size_t bytes,
@@ -61,8 +62,8 @@ static gpuopt_status check_range(gpo_rt *rt, const gpo_rt_buf *b, size_t offset,
     return GPUOPT_OK;
 }
 
-gpuopt_status ocl_rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, const void *src,
-                                  size_t bytes)
+gpuopt_status gpo_ocl_rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, const void *src,
+                                      size_t bytes)
 {
     gpuopt_status s = check_range(rt, b, offset, bytes, src, "buffer_write");
     if (s != GPUOPT_OK)
@@ -70,10 +71,11 @@ gpuopt_status ocl_rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, cons
     cl_int err =
         rt->api->EnqueueWriteBuffer(rt->queue, b->mem, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
     return err == CL_SUCCESS ? GPUOPT_OK
-                             : ocl_rt_fail(err, GPUOPT_ERR_DRIVER, "clEnqueueWriteBuffer");
+                             : gpo_ocl_rt_fail(err, GPUOPT_ERR_DRIVER, "clEnqueueWriteBuffer");
 }
 
-gpuopt_status ocl_rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *dst, size_t bytes)
+gpuopt_status gpo_ocl_rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *dst,
+                                     size_t bytes)
 {
     gpuopt_status s = check_range(rt, b, offset, bytes, dst, "buffer_read");
     if (s != GPUOPT_OK)
@@ -81,11 +83,11 @@ gpuopt_status ocl_rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void 
     cl_int err =
         rt->api->EnqueueReadBuffer(rt->queue, b->mem, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);
     return err == CL_SUCCESS ? GPUOPT_OK
-                             : ocl_rt_fail(err, GPUOPT_ERR_DRIVER, "clEnqueueReadBuffer");
+                             : gpo_ocl_rt_fail(err, GPUOPT_ERR_DRIVER, "clEnqueueReadBuffer");
 }
 
-gpuopt_status ocl_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
-                                 double *device_ns)
+gpuopt_status gpo_ocl_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
+                                     double *device_ns)
 {
     if (!ocl_obj_ok(rt, dst, OBJ_BUF) || !ocl_obj_ok(rt, src, OBJ_BUF))
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
@@ -101,10 +103,10 @@ gpuopt_status ocl_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, s
     cl_int err = rt->api->EnqueueCopyBuffer(rt->queue, src->mem, dst->mem, 0, 0, bytes, 0, NULL,
                                             device_ns ? &ev : NULL);
     if (err != CL_SUCCESS)
-        return ocl_rt_fail(err, GPUOPT_ERR_DRIVER, "clEnqueueCopyBuffer");
+        return gpo_ocl_rt_fail(err, GPUOPT_ERR_DRIVER, "clEnqueueCopyBuffer");
     if (!device_ns)
         return GPUOPT_OK;
-    return ocl_event_time(rt, ev, device_ns, "timing clEnqueueCopyBuffer");
+    return gpo_ocl_event_time(rt, ev, device_ns, "timing clEnqueueCopyBuffer");
 }
 
 /* ---- pinned host memory ------------------------------------------------
@@ -113,7 +115,7 @@ gpuopt_status ocl_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, s
  * Guide (§3.1.1) and AMD's OpenCL Optimization Guide recommend for fast
  * transfers. */
 
-gpuopt_status ocl_rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **ptr)
+gpuopt_status gpo_ocl_rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **ptr)
 {
     if (!ptr)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl host_alloc_pinned: NULL output");
@@ -130,22 +132,22 @@ gpuopt_status ocl_rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **ptr)
                                    &err);
     if (!p->mem || err != CL_SUCCESS) {
         free(p);
-        return ocl_rt_fail(err ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE, GPUOPT_ERR_DRIVER,
-                           "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)");
+        return gpo_ocl_rt_fail(err ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE, GPUOPT_ERR_DRIVER,
+                               "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)");
     }
     p->ptr = rt->api->EnqueueMapBuffer(rt->queue, p->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
                                        bytes, 0, NULL, NULL, &err);
     if (!p->ptr || err != CL_SUCCESS) {
         rt->api->ReleaseMemObject(p->mem);
         free(p);
-        return ocl_rt_fail(err ? err : CL_MAP_FAILURE, GPUOPT_ERR_DRIVER, "clEnqueueMapBuffer");
+        return gpo_ocl_rt_fail(err ? err : CL_MAP_FAILURE, GPUOPT_ERR_DRIVER, "clEnqueueMapBuffer");
     }
     ocl_obj_link(rt, LIST_PIN, &p->h, OBJ_PIN);
     *ptr = p->ptr;
     return GPUOPT_OK;
 }
 
-void ocl_pin_release(gpo_rt *rt, ocl_pinned *p)
+void gpo_ocl_pin_release(gpo_rt *rt, ocl_pinned *p)
 {
     ocl_obj_unlink(&p->h);
     cl_event ev = NULL;
@@ -158,13 +160,13 @@ void ocl_pin_release(gpo_rt *rt, ocl_pinned *p)
     free(p);
 }
 
-void ocl_rt_host_free_pinned(gpo_rt *rt, void *ptr)
+void gpo_ocl_rt_host_free_pinned(gpo_rt *rt, void *ptr)
 {
     if (!rt || !ptr)
         return;
     for (ocl_obj *o = rt->lists[LIST_PIN].next; o != &rt->lists[LIST_PIN]; o = o->next) {
         if (((ocl_pinned *)o)->ptr == ptr) {
-            ocl_pin_release(rt, (ocl_pinned *)o);
+            gpo_ocl_pin_release(rt, (ocl_pinned *)o);
             return;
         }
     }

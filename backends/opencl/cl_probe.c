@@ -279,7 +279,7 @@ static void read_pocl_cpu(ocl_facts *f)
     }
 }
 
-void ocl_facts_free(ocl_facts *f)
+void gpo_ocl_facts_free(ocl_facts *f)
 {
     if (!f)
         return;
@@ -301,8 +301,8 @@ static void facts_init(ocl_facts *f)
     f->amd_wavefront = f->amd_simd_per_cu = f->amd_simd_width = -1;
 }
 
-gpuopt_status ocl_facts_read(const ocl_api *api, const ocl_platform *plat, int platform_index,
-                             cl_device_id dev, ocl_facts *f)
+gpuopt_status gpo_ocl_facts_read(const ocl_api *api, const ocl_platform *plat, int platform_index,
+                                 cl_device_id dev, ocl_facts *f)
 {
     if (!f)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl: NULL facts");
@@ -323,10 +323,10 @@ gpuopt_status ocl_facts_read(const ocl_api *api, const ocl_platform *plat, int p
     if (err == CL_SUCCESS)
         err = dev_str_alloc(api, dev, CL_DEVICE_EXTENSIONS, &f->extensions);
     if (err != CL_SUCCESS) {
-        ocl_facts_free(f);
+        gpo_ocl_facts_free(f);
         return gpo_fail(err == CL_OUT_OF_HOST_MEMORY ? GPUOPT_ERR_NO_MEMORY : GPUOPT_ERR_DRIVER,
                         "opencl: clGetDeviceInfo on a device of platform \"%s\" failed (%s, %d)",
-                        plat->name, ocl_error_name(err), (int)err);
+                        plat->name, gpo_ocl_error_name(err), (int)err);
     }
     parse_version(f->version, "OpenCL ", &f->ver_major, &f->ver_minor);
     dev_str(api, dev, CL_DEVICE_VENDOR, f->vendor, sizeof f->vendor);
@@ -400,7 +400,7 @@ gpuopt_status ocl_facts_read(const ocl_api *api, const ocl_platform *plat, int p
 /* A one-line kernel whose CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE is
  * the device's (OpenCL 1.1 §5.7.3); needed before OpenCL 3.0 made it a
  * device query. Every object is released on every path. */
-gpuopt_status ocl_probe_preferred_multiple(const ocl_api *api, ocl_facts *f)
+gpuopt_status gpo_ocl_probe_preferred_multiple(const ocl_api *api, ocl_facts *f)
 {
     if (!api || !f || !f->device)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl probe: NULL api or device");
@@ -445,10 +445,10 @@ fail:
     if (err == CL_SUCCESS)
         err = CL_INVALID_VALUE; /* a NULL object with CL_SUCCESS: a broken driver */
     f->pref_source = OCL_PREF_FAILED;
-    status = gpo_fail(ocl_status(err, GPUOPT_ERR_DRIVER),
+    status = gpo_fail(gpo_ocl_status(err, GPUOPT_ERR_DRIVER),
                       "opencl: probing the preferred work-group multiple of \"%s\": %s failed "
                       "(%s, %d)",
-                      f->name, step, ocl_error_name(err), (int)err);
+                      f->name, step, gpo_ocl_error_name(err), (int)err);
 out:
     if (k)
         api->ReleaseKernel(k);
@@ -462,7 +462,7 @@ out:
 /* Free device memory: only AMD's runtime says (cl_amd_device_attribute_query
  * CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: total free and largest free block, in
  * KiB). Elsewhere the core uses the total. */
-gpuopt_status ocl_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes)
+gpuopt_status gpo_ocl_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes)
 {
     const ocl_state *st = state;
     const ocl_dev_priv *p = route ? route->priv : NULL;
@@ -479,7 +479,7 @@ gpuopt_status ocl_memory_free(void *state, const gpo_route *route, uint64_t *fre
     if (err != CL_SUCCESS || got < sizeof kib[0])
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
                         "opencl: CL_DEVICE_GLOBAL_FREE_MEMORY_AMD failed (%s, %d)",
-                        ocl_error_name(err), (int)err);
+                        gpo_ocl_error_name(err), (int)err);
     *free_bytes = (uint64_t)kib[0] * 1024u;
     return GPUOPT_OK;
 }

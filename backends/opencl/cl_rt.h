@@ -80,22 +80,23 @@ static inline int ocl_obj_ok(const gpo_rt *rt, const void *obj, uint32_t kind)
 }
 
 /* The failed call `what` in words, with the error's name and code. */
-gpuopt_status ocl_rt_fail(cl_int err, gpuopt_status fallback, const char *what);
+gpuopt_status gpo_ocl_rt_fail(cl_int err, gpuopt_status fallback, const char *what);
 
 /* Waits for `ev`, stores its device-side duration, releases it. */
-gpuopt_status ocl_event_time(gpo_rt *rt, cl_event ev, double *device_ns, const char *what);
+gpuopt_status gpo_ocl_event_time(gpo_rt *rt, cl_event ev, double *device_ns, const char *what);
 
 /* cl_memory.c: releases used by close(), and the memory ops. */
-void ocl_buf_release(gpo_rt *rt, gpo_rt_buf *b);
-void ocl_pin_release(gpo_rt *rt, ocl_pinned *p);
-gpuopt_status ocl_rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out);
-void ocl_rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b);
-gpuopt_status ocl_rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, const void *src,
-                                  size_t bytes);
-gpuopt_status ocl_rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *dst, size_t bytes);
-gpuopt_status ocl_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
-                                 double *device_ns);
-gpuopt_status ocl_rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **ptr);
-void ocl_rt_host_free_pinned(gpo_rt *rt, void *ptr);
+void gpo_ocl_buf_release(gpo_rt *rt, gpo_rt_buf *b);
+void gpo_ocl_pin_release(gpo_rt *rt, ocl_pinned *p);
+gpuopt_status gpo_ocl_rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out);
+void gpo_ocl_rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b);
+gpuopt_status gpo_ocl_rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, const void *src,
+                                      size_t bytes);
+gpuopt_status gpo_ocl_rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *dst,
+                                     size_t bytes);
+gpuopt_status gpo_ocl_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
+                                     double *device_ns);
+gpuopt_status gpo_ocl_rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **ptr);
+void gpo_ocl_rt_host_free_pinned(gpo_rt *rt, void *ptr);
 
 #endif

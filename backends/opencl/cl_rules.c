@@ -7,7 +7,7 @@
 #include "plan.h"
 #include "strutil.h"
 
-const gpo_knob_def ocl_knobs[OCL_N_KNOBS] = {
+const gpo_knob_def gpo_ocl_knobs[OCL_N_KNOBS] = {
     {"opencl.platform", GPUOPT_KNOB_STRING, NULL,
      "the OpenCL platform (CL_PLATFORM_NAME) to create the context on for this device"},
     {"opencl.build_options", GPUOPT_KNOB_STRING, NULL,
@@ -70,8 +70,8 @@ static const char *c_version_source(const ocl_facts *f)
     return f->ver_major >= 3 ? "CL_DEVICE_OPENCL_C_ALL_VERSIONS" : "CL_DEVICE_OPENCL_C_VERSION";
 }
 
-gpuopt_status ocl_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
-                        struct gpuopt_plan *plan)
+gpuopt_status gpo_ocl_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
+                            struct gpuopt_plan *plan)
 {
     (void)state;
     ocl_dev_priv *p = route_priv(route);
@@ -164,7 +164,7 @@ static int64_t vendor_multiple(ocl_dev_priv *p, const ocl_state *st, const gpuop
     }
     if (f->pref_source == OCL_PREF_UNKNOWN && st) {
         uint64_t t0 = gpo_now_ns();
-        gpuopt_status s = ocl_probe_preferred_multiple(&st->api, f);
+        gpuopt_status s = gpo_ocl_probe_preferred_multiple(&st->api, f);
         gpo_log_debug(st->log, "opencl: preferred-multiple probe on \"%s\" took %.2f ms (%s)",
                       f->name, (double)(gpo_now_ns() - t0) / 1e6,
                       s == GPUOPT_OK ? "ok" : gpo_detail_get());
@@ -266,8 +266,8 @@ static gpuopt_status tier1_build(const ocl_facts *f, struct gpuopt_plan *plan)
                                f->c_minor);
 }
 
-gpuopt_status ocl_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
-                        struct gpuopt_plan *plan)
+gpuopt_status gpo_ocl_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
+                            struct gpuopt_plan *plan)
 {
     ocl_dev_priv *p = route_priv(route);
     if (!p || !dev || !plan)

@@ -13,10 +13,10 @@
 #include "cl_rt.h"
 #include "strutil.h"
 
-gpuopt_status ocl_rt_fail(cl_int err, gpuopt_status fallback, const char *what)
+gpuopt_status gpo_ocl_rt_fail(cl_int err, gpuopt_status fallback, const char *what)
 {
-    return gpo_fail(ocl_status(err, fallback), "opencl: %s failed (%s, %d)", what,
-                    ocl_error_name(err), (int)err);
+    return gpo_fail(gpo_ocl_status(err, fallback), "opencl: %s failed (%s, %d)", what,
+                    gpo_ocl_error_name(err), (int)err);
 }
 
 /* ---- session ---------------------------------------------------------- */
@@ -52,7 +52,8 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)f->platform, 0};
     rt->ctx = st->api.CreateContext(props, 1, &f->device, NULL, NULL, &err);
     if (!rt->ctx || err != CL_SUCCESS) {
-        status = ocl_rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "clCreateContext");
+        status =
+            gpo_ocl_rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "clCreateContext");
         goto out;
     }
     /* Profiling on, in order (the default). The 2.0 entry point where both
@@ -68,8 +69,8 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
         rt->queue = st->api.CreateCommandQueue(rt->ctx, f->device, CL_QUEUE_PROFILING_ENABLE, &err);
     }
     if (!rt->queue || err != CL_SUCCESS) {
-        status = ocl_rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER,
-                             "creating the command queue");
+        status = gpo_ocl_rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER,
+                                 "creating the command queue");
         goto out;
     }
 out:
@@ -96,9 +97,9 @@ static void rt_close(gpo_rt *rt)
     while (rt->lists[LIST_PROG].next != &rt->lists[LIST_PROG])
         prog_release(rt, (gpo_rt_prog *)rt->lists[LIST_PROG].next);
     while (rt->lists[LIST_PIN].next != &rt->lists[LIST_PIN])
-        ocl_pin_release(rt, (ocl_pinned *)rt->lists[LIST_PIN].next);
+        gpo_ocl_pin_release(rt, (ocl_pinned *)rt->lists[LIST_PIN].next);
     while (rt->lists[LIST_BUF].next != &rt->lists[LIST_BUF])
-        ocl_buf_release(rt, (gpo_rt_buf *)rt->lists[LIST_BUF].next);
+        gpo_ocl_buf_release(rt, (gpo_rt_buf *)rt->lists[LIST_BUF].next);
     if (rt->queue)
         rt->api->ReleaseCommandQueue(rt->queue);
     if (rt->ctx)
@@ -116,12 +117,12 @@ static gpuopt_status rt_finish(gpo_rt *rt)
     if (!rt)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl finish: NULL session");
     cl_int err = rt->api->Finish(rt->queue);
-    return err == CL_SUCCESS ? GPUOPT_OK : ocl_rt_fail(err, GPUOPT_ERR_LAUNCH, "clFinish");
+    return err == CL_SUCCESS ? GPUOPT_OK : gpo_ocl_rt_fail(err, GPUOPT_ERR_LAUNCH, "clFinish");
 }
 
 /* ---- events ------------------------------------------------------------ */
 
-gpuopt_status ocl_event_time(gpo_rt *rt, cl_event ev, double *device_ns, const char *what)
+gpuopt_status gpo_ocl_event_time(gpo_rt *rt, cl_event ev, double *device_ns, const char *what)
 {
     const ocl_api *api = rt->api;
     cl_ulong start = 0, end = 0;
@@ -133,7 +134,7 @@ gpuopt_status ocl_event_time(gpo_rt *rt, cl_event ev, double *device_ns, const c
         err = api->GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
     api->ReleaseEvent(ev);
     if (err != CL_SUCCESS)
-        return ocl_rt_fail(err, GPUOPT_ERR_LAUNCH, what);
+        return gpo_ocl_rt_fail(err, GPUOPT_ERR_LAUNCH, what);
     *device_ns = end >= start ? (double)(end - start) : 0.0;
     return GPUOPT_OK;
 }
@@ -179,8 +180,8 @@ static gpuopt_status rt_program_build(gpo_rt *rt, const char *source, const char
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl program_build: out of memory");
     p->prog = rt->api->CreateProgramWithSource(rt->ctx, 1, &source, NULL, &err);
     if (!p->prog || err != CL_SUCCESS) {
-        status = ocl_rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER,
-                             "clCreateProgramWithSource");
+        status = gpo_ocl_rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER,
+                                 "clCreateProgramWithSource");
         goto out;
     }
     err = rt->api->BuildProgram(p->prog, 1, &rt->device, options ? options : "", NULL, NULL);
@@ -189,18 +190,18 @@ static gpuopt_status rt_program_build(gpo_rt *rt, const char *source, const char
         err == CL_COMPILER_NOT_AVAILABLE) {
         if (!log || !log[0]) {
             free(log);
-            log = gpo_asprintf("%s%s%s", ocl_error_name(err),
+            log = gpo_asprintf("%s%s%s", gpo_ocl_error_name(err),
                                err == CL_INVALID_BUILD_OPTIONS ? ": options " : "",
                                err == CL_INVALID_BUILD_OPTIONS ? (options ? options : "") : "");
         }
-        status =
-            gpo_fail(GPUOPT_ERR_BUILD, "opencl: the kernel did not build (%s, %d)%s%s: %.700s",
-                     ocl_error_name(err), (int)err, options && options[0] ? " with options " : "",
-                     options ? options : "", log ? log : "(no log)");
+        status = gpo_fail(GPUOPT_ERR_BUILD, "opencl: the kernel did not build (%s, %d)%s%s: %.700s",
+                          gpo_ocl_error_name(err), (int)err,
+                          options && options[0] ? " with options " : "", options ? options : "",
+                          log ? log : "(no log)");
         goto out;
     }
     if (err != CL_SUCCESS) {
-        status = ocl_rt_fail(err, GPUOPT_ERR_DRIVER, "clBuildProgram");
+        status = gpo_ocl_rt_fail(err, GPUOPT_ERR_DRIVER, "clBuildProgram");
         goto out;
     }
     if (log && !log[0]) {
@@ -256,7 +257,7 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
         if (err == CL_INVALID_KERNEL_NAME)
             return gpo_fail(GPUOPT_ERR_NOT_FOUND, "opencl: the program has no kernel named \"%s\"",
                             name);
-        return ocl_rt_fail(err ? err : CL_INVALID_KERNEL, GPUOPT_ERR_DRIVER, "clCreateKernel");
+        return gpo_ocl_rt_fail(err ? err : CL_INVALID_KERNEL, GPUOPT_ERR_DRIVER, "clCreateKernel");
     }
     ocl_obj_link(rt, LIST_KERNEL, &k->h, OBJ_KERNEL);
     *out = k;
@@ -282,7 +283,7 @@ static gpuopt_status arg_fail(cl_int err, uint32_t index)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "opencl: the kernel has no argument %u", index);
     char what[64];
     gpo_snprintf(what, sizeof what, "clSetKernelArg(%u)", index);
-    return ocl_rt_fail(err, GPUOPT_ERR_INVALID_ARGUMENT, what);
+    return gpo_ocl_rt_fail(err, GPUOPT_ERR_INVALID_ARGUMENT, what);
 }
 
 static gpuopt_status rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
@@ -327,8 +328,8 @@ static gpuopt_status rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *m
     cl_int err = rt->api->GetKernelWorkGroupInfo(k->kernel, rt->device, CL_KERNEL_WORK_GROUP_SIZE,
                                                  sizeof v, &v, NULL);
     if (err != CL_SUCCESS)
-        return ocl_rt_fail(err, GPUOPT_ERR_DRIVER,
-                           "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
+        return gpo_ocl_rt_fail(err, GPUOPT_ERR_DRIVER,
+                               "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
     *max_items = v;
     return GPUOPT_OK;
 }
@@ -355,23 +356,23 @@ static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, cons
     cl_int err = rt->api->EnqueueNDRangeKernel(rt->queue, k->kernel, dims, NULL, global, local, 0,
                                                NULL, device_ns ? &ev : NULL);
     if (err != CL_SUCCESS)
-        return ocl_rt_fail(err, GPUOPT_ERR_LAUNCH, "clEnqueueNDRangeKernel");
+        return gpo_ocl_rt_fail(err, GPUOPT_ERR_LAUNCH, "clEnqueueNDRangeKernel");
     if (!device_ns)
         return GPUOPT_OK;
-    return ocl_event_time(rt, ev, device_ns, "waiting for the kernel");
+    return gpo_ocl_event_time(rt, ev, device_ns, "waiting for the kernel");
 }
 
-const gpo_runtime_ops ocl_runtime_ops = {
+const gpo_runtime_ops gpo_ocl_runtime_ops = {
     .language = "opencl-c",
     .open = rt_open,
     .close = rt_close,
-    .buffer_alloc = ocl_rt_buffer_alloc,
-    .buffer_free = ocl_rt_buffer_free,
-    .buffer_write = ocl_rt_buffer_write,
-    .buffer_read = ocl_rt_buffer_read,
-    .buffer_copy = ocl_rt_buffer_copy,
-    .host_alloc_pinned = ocl_rt_host_alloc_pinned,
-    .host_free_pinned = ocl_rt_host_free_pinned,
+    .buffer_alloc = gpo_ocl_rt_buffer_alloc,
+    .buffer_free = gpo_ocl_rt_buffer_free,
+    .buffer_write = gpo_ocl_rt_buffer_write,
+    .buffer_read = gpo_ocl_rt_buffer_read,
+    .buffer_copy = gpo_ocl_rt_buffer_copy,
+    .host_alloc_pinned = gpo_ocl_rt_host_alloc_pinned,
+    .host_free_pinned = gpo_ocl_rt_host_free_pinned,
     .program_build = rt_program_build,
     .program_free = rt_program_free,
     .kernel_create = rt_kernel_create,

@@ -102,35 +102,35 @@ typedef struct ocl_dev_priv {
 } ocl_dev_priv;
 
 /* cl_load.c */
-gpuopt_status ocl_load(const gpo_backend_env *env, void **state, gpo_backend_report *report);
-void ocl_unload(void *state);
+gpuopt_status gpo_ocl_load(const gpo_backend_env *env, void **state, gpo_backend_report *report);
+void gpo_ocl_unload(void *state);
 
 /* cl_probe.c: reads every fact of one device. On failure of a required
  * query returns GPUOPT_ERR_DRIVER with the detail set; optional queries
- * leave the fact unknown. Free with ocl_facts_free. */
-gpuopt_status ocl_facts_read(const ocl_api *api, const ocl_platform *plat, int platform_index,
-                             cl_device_id dev, ocl_facts *f);
-void ocl_facts_free(ocl_facts *f);
+ * leave the fact unknown. Free with gpo_ocl_facts_free. */
+gpuopt_status gpo_ocl_facts_read(const ocl_api *api, const ocl_platform *plat, int platform_index,
+                                 cl_device_id dev, ocl_facts *f);
+void gpo_ocl_facts_free(ocl_facts *f);
 /* Builds a one-line kernel to learn CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
  * (for devices older than OpenCL 3.0). Sets pref_multiple/pref_source. */
-gpuopt_status ocl_probe_preferred_multiple(const ocl_api *api, ocl_facts *f);
-gpuopt_status ocl_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes);
+gpuopt_status gpo_ocl_probe_preferred_multiple(const ocl_api *api, ocl_facts *f);
+gpuopt_status gpo_ocl_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes);
 
 /* cl_device.c */
-gpuopt_status ocl_enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out);
-void ocl_priv_free(void *priv);
+gpuopt_status gpo_ocl_enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out);
+void gpo_ocl_priv_free(void *priv);
 /* The vendor's short name for a PCI vendor id ("NVIDIA"), NULL when unknown. */
-const char *ocl_vendor_short(cl_uint vendor_id);
+const char *gpo_ocl_vendor_short(cl_uint vendor_id);
 
 /* cl_rules.c */
-gpuopt_status ocl_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
-                        struct gpuopt_plan *plan);
-gpuopt_status ocl_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
-                        struct gpuopt_plan *plan);
+gpuopt_status gpo_ocl_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
+                            struct gpuopt_plan *plan);
+gpuopt_status gpo_ocl_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
+                            struct gpuopt_plan *plan);
 #define OCL_N_KNOBS 3
-extern const gpo_knob_def ocl_knobs[OCL_N_KNOBS];
+extern const gpo_knob_def gpo_ocl_knobs[OCL_N_KNOBS];
 
 /* cl_runtime.c */
-extern const gpo_runtime_ops ocl_runtime_ops;
+extern const gpo_runtime_ops gpo_ocl_runtime_ops;
 
 #endif

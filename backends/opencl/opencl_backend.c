@@ -9,14 +9,14 @@ const gpo_backend gpo_backend_opencl = {
     /* ICD drivers hold threads and device handles that a fork()ed child
      * does not inherit in a usable state. */
     .fork_sensitive = 1,
-    .load = ocl_load,
-    .unload = ocl_unload,
-    .enumerate = ocl_enumerate,
-    .tier0 = ocl_tier0,
-    .tier1 = ocl_tier1,
+    .load = gpo_ocl_load,
+    .unload = gpo_ocl_unload,
+    .enumerate = gpo_ocl_enumerate,
+    .tier0 = gpo_ocl_tier0,
+    .tier1 = gpo_ocl_tier1,
     .tier2 = NULL,
-    .memory_free = ocl_memory_free,
-    .runtime = &ocl_runtime_ops,
-    .knobs = ocl_knobs,
+    .memory_free = gpo_ocl_memory_free,
+    .runtime = &gpo_ocl_runtime_ops,
+    .knobs = gpo_ocl_knobs,
     .n_knobs = OCL_N_KNOBS,
 };

@@ -47,7 +47,7 @@ int main(int argc, char **argv)
     ocl_facts *f = &((ocl_dev_priv *)list.items[0]->routes[0].priv)->facts;
     for (int i = 0; i < runs; i++) {
         uint64_t a = gpo_now_ns();
-        if (ocl_probe_preferred_multiple(&((ocl_state *)state)->api, f) != GPUOPT_OK)
+        if (gpo_ocl_probe_preferred_multiple(&((ocl_state *)state)->api, f) != GPUOPT_OK)
             return 1;
         ms[i] = (double)(gpo_now_ns() - a) / 1e6;
     }

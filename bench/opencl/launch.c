@@ -82,7 +82,7 @@ int main(int argc, char **argv)
     api->BuildProgram(rp, 1, &f->device, "", NULL, NULL);
     cl_kernel rk = api->CreateKernel(rp, "empty", &err);
     if (err != CL_SUCCESS) {
-        fprintf(stderr, "raw: %s\n", ocl_error_name(err));
+        fprintf(stderr, "raw: %s\n", gpo_ocl_error_name(err));
         return 1;
     }
 

@@ -137,7 +137,7 @@ static void pocl_device_matches_clinfo(void **state)
                     : "CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE";
             ocl_facts *f = &((ocl_dev_priv *)dev->routes[0].priv)->facts;
             if (f->pref_source == OCL_PREF_UNKNOWN)
-                assert_int_equal(ocl_probe_preferred_multiple(&((ocl_state *)fx.state)->api, f),
+                assert_int_equal(gpo_ocl_probe_preferred_multiple(&((ocl_state *)fx.state)->api, f),
                                  GPUOPT_OK);
             assert_int_equal(f->pref_multiple, (int64_t)num(cd, pk));
             assert_same_text(cd, "CL_DEVICE_VERSION", ours_str(dev, "device_version"));

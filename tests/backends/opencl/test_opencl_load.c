@@ -59,19 +59,19 @@ static void null_arguments_are_refused(void **state)
     assert_int_equal(gpo_backend_opencl.enumerate(NULL, &fx.env, &list),
                      GPUOPT_ERR_INVALID_ARGUMENT);
     gpo_backend_opencl.unload(NULL);
-    ocl_priv_free(NULL);
-    ocl_facts_free(NULL);
-    assert_int_equal(ocl_facts_read(NULL, NULL, 0, NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    gpo_ocl_priv_free(NULL);
+    gpo_ocl_facts_free(NULL);
+    assert_int_equal(gpo_ocl_facts_read(NULL, NULL, 0, NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     ocl_facts f;
-    assert_int_equal(ocl_facts_read(NULL, NULL, 0, NULL, &f), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_ocl_facts_read(NULL, NULL, 0, NULL, &f), GPUOPT_ERR_INVALID_ARGUMENT);
     uint64_t free_bytes;
     assert_int_equal(gpo_backend_opencl.memory_free(NULL, NULL, &free_bytes),
                      GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_string_equal(ocl_error_name(-5), "CL_OUT_OF_RESOURCES");
-    assert_string_equal(ocl_error_name(-1001), "CL_PLATFORM_NOT_FOUND_KHR");
-    assert_string_equal(ocl_error_name(12345), "CL_UNKNOWN_ERROR");
-    assert_null(ocl_vendor_short(0));
-    assert_string_equal(ocl_vendor_short(0x10de), "NVIDIA");
+    assert_string_equal(gpo_ocl_error_name(-5), "CL_OUT_OF_RESOURCES");
+    assert_string_equal(gpo_ocl_error_name(-1001), "CL_PLATFORM_NOT_FOUND_KHR");
+    assert_string_equal(gpo_ocl_error_name(12345), "CL_UNKNOWN_ERROR");
+    assert_null(gpo_ocl_vendor_short(0));
+    assert_string_equal(gpo_ocl_vendor_short(0x10de), "NVIDIA");
     ocl_fx_free(&fx);
 }
 
@@ -262,7 +262,7 @@ static void probe_failures_release_everything(void **state)
         snprintf(spec, sizeof spec, "%s@1=-5", calls[c]);
         ocl_fake_set_faults(GPO_FAKE_OPENCL, spec);
         f->pref_source = OCL_PREF_UNKNOWN;
-        assert_int_not_equal(ocl_probe_preferred_multiple(api, f), GPUOPT_OK);
+        assert_int_not_equal(gpo_ocl_probe_preferred_multiple(api, f), GPUOPT_OK);
         assert_int_equal(f->pref_source, OCL_PREF_FAILED);
         assert_non_null(strstr(gpo_detail_get(), calls[c]));
         assert_int_equal(ocl_fake_live(GPO_FAKE_OPENCL), 0);

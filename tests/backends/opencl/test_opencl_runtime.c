@@ -401,14 +401,15 @@ static void probe_kernel_agrees_with_device_property(void **state)
     copy.pref_multiple = -1;
     copy.pref_source = OCL_PREF_UNKNOWN;
     uint64_t t0 = gpo_now_ns();
-    assert_int_equal(ocl_probe_preferred_multiple(&((ocl_state *)fx.state)->api, &copy), GPUOPT_OK);
+    assert_int_equal(gpo_ocl_probe_preferred_multiple(&((ocl_state *)fx.state)->api, &copy),
+                     GPUOPT_OK);
     fprintf(stderr, "preferred-multiple probe: %.2f ms\n", (double)(gpo_now_ns() - t0) / 1e6);
     assert_int_equal(copy.pref_source, OCL_PREF_KERNEL);
     if (p->facts.pref_source == OCL_PREF_DEVICE)
         assert_int_equal(copy.pref_multiple, p->facts.pref_multiple);
     assert_true(copy.pref_multiple >= 1);
-    assert_int_equal(ocl_probe_preferred_multiple(NULL, &copy), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(ocl_probe_preferred_multiple(&((ocl_state *)fx.state)->api, NULL),
+    assert_int_equal(gpo_ocl_probe_preferred_multiple(NULL, &copy), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_ocl_probe_preferred_multiple(&((ocl_state *)fx.state)->api, NULL),
                      GPUOPT_ERR_INVALID_ARGUMENT);
 }
 

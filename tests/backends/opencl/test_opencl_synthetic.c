@@ -205,7 +205,8 @@ static void probe_kernel_fills_the_missing_multiple(void **state)
     const gpuopt_device *mi = fx->list.items[2];
     ocl_facts *f = &((ocl_dev_priv *)mi->routes[0].priv)->facts;
     assert_int_equal(f->pref_source, OCL_PREF_UNKNOWN);
-    assert_int_equal(ocl_probe_preferred_multiple(&((ocl_state *)fx->state)->api, f), GPUOPT_OK);
+    assert_int_equal(gpo_ocl_probe_preferred_multiple(&((ocl_state *)fx->state)->api, f),
+                     GPUOPT_OK);
     assert_int_equal(f->pref_source, OCL_PREF_KERNEL);
     assert_int_equal(f->pref_multiple, 64);
     assert_int_equal(ocl_fake_live(GPO_FAKE_OPENCL), 0);
