@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the benchmarks against a build and prints markdown for
 # docs/benchmarks.md. Usage: bench/run.sh [BUILD_DIR] [SECTION...]
-# Sections: foundation, probe (default: foundation).
+# Sections: foundation, probe, opencl (default: foundation).
 set -eu
 build=${1:-build}
 shift 2>/dev/null || true
@@ -28,6 +28,9 @@ for s in $sections; do
       echo "| process: $name | $med ms | $p10 ms | $p90 ms | $rss KiB |"
     done
     echo
+    ;;
+  opencl)
+    sh "$(dirname "$0")/opencl/run.sh" "$build"
     ;;
   probe)
     echo "### Probing absent GPU backends ($(date -u +%Y-%m-%d), $machine)"
