@@ -225,9 +225,9 @@ void gpo_dr_check_cuda_versions(gpo_dr_run *run, const char *kernel_version, int
  * user's own settings that the drivers read; they change nothing here. */
 const char *gpo_dr_env(const char *name);
 
-/* Looks for `file` ("libcuda.so.1") in `LD_LIBRARY_PATH` and the usual
- * library directories (root-prefixed); adds what it saw as evidence to `f`.
- * Returns the number of places it was found. */
+/* Looks for `file` ("libcuda.so.1") in the folders of LD_LIBRARY_PATH (as
+ * given) and the usual library folders (under the root); adds what it saw
+ * as evidence to `f`. Returns the number of places it was found. */
 int gpo_dr_find_library(gpo_dr_report *r, gpo_dr_finding *f, const gpo_fs *fs, const char *file);
 
 #endif

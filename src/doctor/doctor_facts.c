@@ -176,12 +176,16 @@ int gpo_dr_find_library(gpo_dr_report *r, gpo_dr_finding *f, const gpo_fs *fs, c
     gpo_sbuf_init(&missing);
     const char *ld = gpo_dr_env("LD_LIBRARY_PATH");
     if (ld && *ld) {
+        /* What the environment names is the live system's, as the loader
+         * reads it; only the fixed folders below are under the root. */
+        gpo_fs live;
+        gpo_fs_init(&live, NULL);
         gpo_dr_evidence(r, f, "LD_LIBRARY_PATH=%s", ld);
         char *copy = gpo_strdup(ld), *save = NULL;
         if (!copy)
             r->failed = 1;
         for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save))
-            found += look_in(r, f, fs, d, file, &missing);
+            found += look_in(r, f, &live, d, file, &missing);
         free(copy);
     } else {
         gpo_dr_evidence(r, f, "LD_LIBRARY_PATH is not set");

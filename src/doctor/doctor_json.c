@@ -180,6 +180,13 @@ static int accelerators_json(const gpo_dr_run *run, cJSON *root)
             const gpo_dr_finding *f = &run->rep->items[i];
             if (f->status != GPO_DR_PROBLEM || strcmp(f->check, "backend") == 0)
                 continue;
+            int seen = 0;
+            for (size_t k = 0; k < i && !seen; k++)
+                seen = run->rep->items[k].status == GPO_DR_PROBLEM &&
+                       strcmp(run->rep->items[k].backend, f->backend) == 0 &&
+                       strcmp(run->rep->items[k].check, f->check) == 0;
+            if (seen)
+                continue;
             gpo_sbuf_appendf(&verdict, "%s%s/%s", problems ? ", " : "", f->backend, f->check);
             problems++;
         }

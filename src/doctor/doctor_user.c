@@ -256,7 +256,7 @@ void gpo_dr_group_name(const gpo_fs *fs, gid_t gid, char *out, size_t cap)
     lookup l = {gid, NULL, out, cap, 0, 0};
     int found;
     if (gpo_fs_is_recorded(fs))
-        found = each_line(fs, "/etc/group", 3, group_by_gid, &l) == 1;
+        found = each_line(fs, "/etc/group", 4, group_by_gid, &l) == 1;
     else
         found = live_group(gid, copy_group_name, &l) == 1;
     if (!found)

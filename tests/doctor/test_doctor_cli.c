@@ -373,6 +373,11 @@ static void kfd_of_group_render_not_joined_says_usermod_render(void **state)
     /* The database lists alice in video; her session predates it. */
     fix_has(video, "log out and back in");
     fix_has(video, "newgrp video");
+    /* The verdict names each failing check once. */
+    const char *verdict = dr_str(root, "verdict");
+    const char *first = strstr(verdict, "rocm/device_permissions");
+    assert_non_null(first);
+    assert_null(strstr(first + 1, "rocm/device_permissions"));
     /* No NVIDIA here: the CUDA block has nothing to fix. */
     assert_int_equal(dr_count(root, "cuda", "pci_gpus", "info"), 1);
     cJSON_Delete(root);
