@@ -17,6 +17,7 @@
 extern char **environ;
 
 const char *const dr_controlled_vars[] = {"GPUOPT_SYSFS_ROOT",
+                                          "GPUOPT_BACKEND",
                                           "GPUOPT_CUDA_LIBRARY",
                                           "GPUOPT_NVRTC_LIBRARY",
                                           "GPUOPT_HIP_LIBRARY",

@@ -340,6 +340,25 @@ static void container_without_the_variable_still_points_at_the_missing_nodes(voi
     cJSON_Delete(root);
 }
 
+static void backend_excluded_by_configuration_on_a_gpu_box_is_a_warning(void **state)
+{
+    (void)state;
+    const char *env[] = {root_of("nvidia-h100"),
+                         "GPUOPT_CUDA_LIBRARY=" GPO_FAKE_CUDA,
+                         "GPUOPT_FAKE_CUDA_DEVICES=" H100,
+                         "GPUOPT_NVRTC_LIBRARY=" GPO_FAKE_NVRTC,
+                         "GPUOPT_BACKEND=cpu",
+                         NULL};
+    int rc;
+    cJSON *root = doctor_json(env, &rc);
+    assert_int_equal(rc, 1);
+    const cJSON *f = must(root, "cuda", "backend", "warning");
+    fix_has(f, "GPUOPT_BACKEND");
+    assert_true(dr_evidence_has(f, "excluded by GPUOPT_BACKEND=cpu"));
+    assert_null(dr_finding(root, "cuda", "driver_library", NULL));
+    cJSON_Delete(root);
+}
+
 /* ---- AMD ------------------------------------------------------------------------- */
 
 static void kfd_of_group_render_not_joined_says_usermod_render(void **state)
@@ -504,6 +523,7 @@ int main(void)
         cmocka_unit_test(visible_list_cut_short_by_a_bad_entry_is_a_warning),
         cmocka_unit_test(container_asking_for_gpus_without_nodes_says_gpus_all),
         cmocka_unit_test(container_without_the_variable_still_points_at_the_missing_nodes),
+        cmocka_unit_test(backend_excluded_by_configuration_on_a_gpu_box_is_a_warning),
         cmocka_unit_test(kfd_of_group_render_not_joined_says_usermod_render),
         cmocka_unit_test(hip_visible_devices_minus_one_hides_the_amd_gpu),
         cmocka_unit_test(no_icd_registered_says_what_to_install),
