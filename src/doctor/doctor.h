@@ -60,7 +60,9 @@ void gpo_dr_report_free(gpo_dr_report *r);
 
 /* ---- The user: who is asking, and in which groups ------------------------ */
 
-#define GPO_DR_MAX_GROUPS 64
+/* Linux allows 65536 supplementary groups; more than this many is unheard
+ * of outside directory-service setups, and the rest are not looked at. */
+#define GPO_DR_MAX_GROUPS 1024
 
 typedef struct gpo_dr_user {
     uid_t uid;

@@ -179,10 +179,13 @@ static void read_live(gpo_dr_user *u)
     u->uid = getuid();
     u->gid = getgid();
     u->known = 1;
-    gid_t list[GPO_DR_MAX_GROUPS];
-    int n = getgroups(GPO_DR_MAX_GROUPS, list);
-    for (int i = 0; i < n; i++)
+    int n = getgroups(0, NULL);
+    gid_t *list = n > 0 ? calloc((size_t)n, sizeof *list) : NULL;
+    if (list)
+        n = getgroups(n, list);
+    for (int i = 0; list && i < n && u->n_groups < GPO_DR_MAX_GROUPS; i++)
         u->groups[u->n_groups++] = list[i];
+    free(list);
     struct passwd pw, *res = NULL;
     char buf[4096];
     if (getpwuid_r(u->uid, &pw, buf, sizeof buf, &res) == 0 && res)

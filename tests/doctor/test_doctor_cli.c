@@ -110,6 +110,12 @@ static void human_report_marks_each_finding_and_ends_with_the_verdict(void **sta
     assert_non_null(strstr(out, "[ ok ] kernel_driver"));
     assert_non_null(strstr(out, "fix: sudo usermod -aG video alice"));
     assert_non_null(strstr(out, "no accelerator is usable"));
+    /* Quiet by default: an ok finding is one line; --verbose adds its evidence. */
+    assert_null(strstr(out, "- /proc/driver/nvidia/version: NVRM"));
+    free(out);
+    static const char *const verbose[] = {"doctor", "--verbose", NULL};
+    assert_int_equal(dr_run_cli(env, verbose, &out), 1);
+    assert_non_null(strstr(out, "- /proc/driver/nvidia/version: NVRM"));
     free(out);
 }
 
