@@ -261,6 +261,10 @@ static size_t gpu_nodes(const gpo_fs *fs, char nodes[][32], size_t max)
     return found;
 }
 
+static const char *const container_fix =
+    "start the container with the NVIDIA Container Toolkit: `docker run --gpus all ...` (CDI: "
+    "`--device nvidia.com/gpu=all`)";
+
 static const char *const modprobe_fix =
     "sudo nvidia-modprobe -c 0 -u (or run nvidia-smi once as root): the nodes are made by "
     "nvidia-modprobe or the driver's udev rules when the module loads";
@@ -299,19 +303,29 @@ static int check_nodes(gpo_dr_run *run, const nv_kernel *k, int wanted)
     }
     gpo_dr_finding *f;
     int missing = 0;
-    for (size_t i = 0; i < 2; i++) {
+    if (!present) {
+        /* None at all: one finding, one fix. */
+        missing = 1;
+        f = gpo_dr_add(r, "cuda", "device_nodes", GPO_DR_PROBLEM);
+        gpo_dr_path(r, f, "/dev/nvidiactl");
+        gpo_dr_say(r, f, "no NVIDIA device node in /dev");
+        gpo_dr_evidence(r, f, "/dev/nvidiactl, /dev/nvidia-uvm and /dev/nvidiaN do not exist%s",
+                        k->module ? " although the nvidia module is loaded" : "");
+        gpo_dr_fix(r, f, "%s",
+                   run->facts.container[0] ? container_fix
+                   : k->module             ? modprobe_fix
+                                           : "load the NVIDIA driver first (see kernel_driver)");
+    }
+    for (size_t i = 0; present && i < 2; i++) {
         if (st[i].exists)
             continue;
         missing++;
         f = gpo_dr_add(r, "cuda", "device_nodes", GPO_DR_PROBLEM);
         gpo_dr_path(r, f, nodes[i]);
         gpo_dr_say(r, f, "%s is missing", nodes[i]);
-        gpo_dr_evidence(r, f, "%s does not exist%s", nodes[i],
-                        k->module ? " although the nvidia module is loaded" : "");
+        gpo_dr_evidence(r, f, "%s does not exist; present: %s", nodes[i], have.data);
         if (run->facts.container[0])
-            gpo_dr_fix(r, f,
-                       "start the container with the NVIDIA Container Toolkit: `docker "
-                       "run --gpus all ...` (CDI: `--device nvidia.com/gpu=all`)");
+            gpo_dr_fix(r, f, "%s", container_fix);
         else if (i == 1)
             gpo_dr_fix(r, f,
                        "sudo modprobe nvidia-uvm && sudo nvidia-modprobe -u -c 0 (CUDA "
@@ -319,12 +333,12 @@ static int check_nodes(gpo_dr_run *run, const nv_kernel *k, int wanted)
         else
             gpo_dr_fix(r, f, "%s", modprobe_fix);
     }
-    if ((size_t)k->n_gpus > n_gpu) {
+    if (present && (size_t)k->n_gpus > n_gpu) {
         missing++;
         f = gpo_dr_add(r, "cuda", "device_nodes", n_gpu ? GPO_DR_WARNING : GPO_DR_PROBLEM);
         gpo_dr_say(r, f, "the kernel lists %d NVIDIA GPU%s but /dev has %zu /dev/nvidiaN node%s",
                    k->n_gpus, k->n_gpus == 1 ? "" : "s", n_gpu, n_gpu == 1 ? "" : "s");
-        gpo_dr_evidence(r, f, "present: %s", have.len ? have.data : "none");
+        gpo_dr_evidence(r, f, "present: %s", have.data);
         gpo_dr_fix(r, f, "%s",
                    run->facts.container[0] ? "pass every GPU into the container (`--gpus all`)"
                                            : modprobe_fix);
