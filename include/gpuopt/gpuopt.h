@@ -378,6 +378,40 @@ GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
 GPUOPT_API gpuopt_status gpuopt_devices_to_json(gpuopt_context *ctx, char **json);
 
 /* ------------------------------------------------------------------------- */
+/* Diagnosis                                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* Why each backend can or cannot use a GPU here, and what to do about it:
+ * the answer to "why is there no GPU?" that `gpuopt doctor` prints. Probes
+ * every enabled backend, then looks at what the drivers need: GPUs on the
+ * PCI bus and the kernel driver bound to each, the kernel modules, the
+ * device nodes (/dev/nvidia*, /dev/kfd, /dev/dri/renderD*) and whether this
+ * user may open them (with the group to join), the vendor libraries (the
+ * toolkit's stub libcuda shadowing the driver's, a driver older than the
+ * CUDA runtime found), registered OpenCL ICDs and whether each loads,
+ * visibility variables hiding every device (CUDA_VISIBLE_DEVICES="", ...),
+ * and container hints. It may open vendor libraries to do so (NVRTC, the
+ * CUDA runtime, each OpenCL ICD); it changes nothing on the machine.
+ *
+ * *json receives one object (docs/doctor.md):
+ *   {gpuopt_version, sysfs_root, container, accelerators_usable,
+ *    accelerators: ["cuda:0", ...], verdict, user: {name, uid, groups, source},
+ *    backends: [{name, compiled_in, status, reason, library, driver_version,
+ *                runtime_version, device_count, usable_accelerators, worst}],
+ *    findings: [{backend, check, status, summary, evidence: [...], path, fix}]}
+ * where a finding's status is "ok", "info", "warning" or "problem" and fix
+ * is a command or a sentence (null when nothing is to be done). An
+ * accelerator is a device that is not a CPU, reachable through an available
+ * backend. Under GPUOPT_SYSFS_ROOT the doctor reads /dev, /etc/group and
+ * /etc/OpenCL/vendors from that root too (docs/doctor.md: the stand-in files
+ * a recorded tree uses for node owners and the user's groups).
+ *
+ * Free *json with gpuopt_free; on failure *json is NULL. NULL ctx or json
+ * is GPUOPT_ERR_INVALID_ARGUMENT; a context from before fork() is
+ * GPUOPT_ERR_FORKED. Takes the context's lock for the whole diagnosis. */
+GPUOPT_API gpuopt_status gpuopt_doctor(gpuopt_context *ctx, char **json);
+
+/* ------------------------------------------------------------------------- */
 /* Plans and knobs                                                            */
 /* ------------------------------------------------------------------------- */
 

@@ -215,6 +215,7 @@ _PROTOTYPES = {
     "gpuopt_device_get_info": (_c_status, [_p, ctypes.POINTER(_DeviceInfo)], True),
     "gpuopt_select": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_p)], True),
     "gpuopt_devices_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_doctor": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_knob_size": (ctypes.c_size_t, [], False),
     "gpuopt_plan_create": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_p)], True),
     "gpuopt_workload_size": (ctypes.c_size_t, [], False),
@@ -660,6 +661,13 @@ class Context:
     def devices_json(self) -> str:
         out = _p()
         _lib.gpuopt_devices_to_json(self._h(), ctypes.byref(out))
+        return _take_string(out)
+
+    def doctor_json(self) -> str:
+        """Why each backend can or cannot use a GPU, with evidence and fixes
+        (docs/doctor.md), as JSON."""
+        out = _p()
+        _lib.gpuopt_doctor(self._h(), ctypes.byref(out))
         return _take_string(out)
 
     # -- the tuning cache -------------------------------------------------
