@@ -60,3 +60,13 @@ GPUOPT_API size_t gpuopt_backend_info_size(void) { return sizeof(gpuopt_backend_
 GPUOPT_API size_t gpuopt_device_info_size(void) { return sizeof(gpuopt_device_info); }
 
 GPUOPT_API size_t gpuopt_knob_size(void) { return sizeof(gpuopt_knob); }
+
+GPUOPT_API size_t gpuopt_workload_size(void) { return sizeof(gpuopt_workload); }
+
+GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload)
+{
+    if (!workload)
+        return;
+    gpuopt_workload w = {sizeof w, 0, 0, -1, 0, GPUOPT_OBJECTIVE_THROUGHPUT, 0};
+    *workload = w;
+}

@@ -346,4 +346,38 @@ gpuopt_status gpo_plan_warn(struct gpuopt_plan *p, const char *fmt, ...)
 
 const gpo_config *gpo_plan_config(const struct gpuopt_plan *p) { return p ? p->cfg : NULL; }
 
+const gpuopt_workload *gpo_plan_workload(const struct gpuopt_plan *p)
+{
+    return p && p->has_workload ? &p->workload : NULL;
+}
+
+int gpo_plan_reduced_precision(const struct gpuopt_plan *p, char *why, size_t cap)
+{
+    const gpuopt_workload *w = gpo_plan_workload(p);
+    if (w && w->reduced_precision == 0) {
+        gpo_snprintf(why, cap, "the workload is precision-sensitive");
+        return 0;
+    }
+    if (w && w->reduced_precision == 1) {
+        gpo_snprintf(why, cap, "the workload accepts reduced precision");
+        return 1;
+    }
+    int on = p && p->cfg && p->cfg->reduced_precision;
+    gpo_snprintf(why, cap, on ? "reduced precision is allowed by the configuration "
+                                "(reduced_precision=true)" :
+                                "reduced precision is not enabled (set reduced_precision=true "
+                                "in the config, or describe a workload that accepts it)");
+    return on;
+}
+
+uint64_t gpo_plan_device_memory(const struct gpuopt_plan *p, const char **what)
+{
+    if (p->memory_free) {
+        *what = "free";
+        return p->memory_free;
+    }
+    *what = "total";
+    return p->device ? p->device->info.memory_bytes : 0;
+}
+
 const gpo_logger *gpo_plan_log(const struct gpuopt_plan *p) { return p ? p->log : NULL; }

@@ -35,7 +35,22 @@ struct gpuopt_plan {
     int32_t cur_source;
     /* Free device memory read for this plan (level >= 1), 0 when unknown. */
     uint64_t memory_free;
+    /* The workload, when the caller described one. */
+    int has_workload;
+    gpuopt_workload workload;
 };
+
+/* The described workload, or NULL. */
+const gpuopt_workload *gpo_plan_workload(const struct gpuopt_plan *p);
+
+/* Whether rules may trade precision for speed: the workload's say when it
+ * gave one, else the configuration's reduced_precision. Writes the reason
+ * in words ("the workload is precision-sensitive") to why. */
+int gpo_plan_reduced_precision(const struct gpuopt_plan *p, char *why, size_t cap);
+
+/* Device memory a rule should size against: free memory when it was read
+ * (level >= 1), else the total. *what says which ("free" / "total"). */
+uint64_t gpo_plan_device_memory(const struct gpuopt_plan *p, const char **what);
 
 /* What a rule may read of the plan it fills. */
 const gpo_config *gpo_plan_config(const struct gpuopt_plan *p);

@@ -70,7 +70,12 @@ int gpo_policy_parse(const char *text, const struct gpo_backend *const *list, si
         }
         if (buf[len] == ':') {
             int64_t idx;
-            if (gpo_parse_i64(buf + len + 1, 0, INT32_MAX, &idx))
+            const char *digits = buf + len + 1;
+            /* Digits only: "cpu: 0" and "cpu:+0" are typos, not indices. */
+            for (const char *c = digits; *c; c++)
+                if (!isdigit((unsigned char)*c))
+                    goto bad;
+            if (gpo_parse_i64(digits, 0, INT32_MAX, &idx))
                 goto bad;
             out->kind = GPO_POLICY_INDEX;
             gpo_strlcpy(out->backend, list[i]->name, sizeof out->backend);
@@ -176,13 +181,28 @@ int gpo_device_is_native_discrete_gpu(const gpuopt_device *dev)
            dev->info.type == GPUOPT_DEVICE_TYPE_GPU && dev->info.integrated != 1;
 }
 
+/* A device listed from the kernel's description while its backend cannot
+ * load (driver library missing) can be named explicitly, but a search never
+ * chooses it: nothing could run on it. */
+static int usable(const struct gpuopt_context *ctx, const gpuopt_device *d)
+{
+    int s = d->routes[0].backend ? gpo_ctx_slot_of(ctx, d->routes[0].backend->name) : -1;
+    return s >= 0 && ctx->slots[s].status == GPUOPT_BACKEND_AVAILABLE;
+}
+
+static int is_search(const gpo_policy *pol)
+{
+    return pol->kind == GPO_POLICY_AUTO || pol->kind == GPO_POLICY_GPU ||
+           pol->kind == GPO_POLICY_BACKEND;
+}
+
 static gpuopt_device *best_match(struct gpuopt_context *ctx, const gpo_policy *pol)
 {
     gpuopt_device *best = NULL;
     size_t best_pos = 0;
     for (size_t i = 0; i < ctx->devices.n; i++) {
         gpuopt_device *d = ctx->devices.items[i];
-        if (!gpo_policy_matches(pol, d))
+        if (!gpo_policy_matches(pol, d) || (is_search(pol) && !usable(ctx, d)))
             continue;
         if (!best || gpo_device_prefer(d, i, best, best_pos) < 0) {
             best = d;
@@ -195,7 +215,8 @@ static gpuopt_device *best_match(struct gpuopt_context *ctx, const gpo_policy *p
 static int any_native_discrete(const struct gpuopt_context *ctx)
 {
     for (size_t i = 0; i < ctx->devices.n; i++)
-        if (gpo_device_is_native_discrete_gpu(ctx->devices.items[i]))
+        if (gpo_device_is_native_discrete_gpu(ctx->devices.items[i]) &&
+            usable(ctx, ctx->devices.items[i]))
             return 1;
     return 0;
 }
@@ -217,7 +238,10 @@ static gpuopt_status no_match(struct gpuopt_context *ctx, const char *text, cons
     gpo_sbuf have;
     gpo_sbuf_init(&have);
     for (size_t i = 0; i < ctx->devices.n; i++)
-        gpo_sbuf_appendf(&have, "%s%s", i ? ", " : "", ctx->devices.items[i]->info.id);
+        gpo_sbuf_appendf(&have, "%s%s%s", i ? ", " : "", ctx->devices.items[i]->info.id,
+                         usable(ctx, ctx->devices.items[i]) ?
+                             "" :
+                             " (seen by the kernel only: its backend is unavailable)");
     gpuopt_status st = gpo_fail(GPUOPT_ERR_NO_DEVICE, "no device matches '%s'; devices here: %s",
                                 text, have.data ? have.data : "none");
     gpo_sbuf_free(&have);

@@ -2,11 +2,13 @@
  * last; a tier that fails is rolled back and the plan stays at the last tier
  * that succeeded, with the reason as a warning. The user's overrides (config
  * file < GPUOPT_KNOBS < API) are applied last and say what they replaced. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "context.h"
 #include "plan.h"
+#include "rules_core.h"
 #include "strutil.h"
 
 typedef gpuopt_status (*tier_fn)(void *state, const gpo_route *route, const gpuopt_device *dev,
@@ -48,7 +50,7 @@ static gpuopt_status run_tier(struct gpuopt_plan *p, int tier)
     if (!ran)
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "the %s backend has no tier-%d rules (%s)",
                         dev->info.backend, tier, tier_words[tier]);
-    return GPUOPT_OK;
+    return gpo_rules_workload(p, tier);
 }
 
 static void read_free_memory(struct gpuopt_context *ctx, struct gpuopt_plan *p)
@@ -117,11 +119,39 @@ static gpuopt_status apply_overrides(struct gpuopt_context *ctx, struct gpuopt_p
     return GPUOPT_OK;
 }
 
+/* Below this device footprint a workload finishes before measuring could
+ * pay for itself: tier 2 is skipped (docs/knobs.md, "Levels"). */
+#define TIER2_MIN_FOOTPRINT (1ull << 20)
+
+static int tier2_skipped(struct gpuopt_plan *p, gpuopt_status *st)
+{
+    const gpuopt_workload *w = gpo_plan_workload(p);
+    *st = GPUOPT_OK;
+    if (!w || p->level_requested < 2)
+        return 0;
+    uint64_t footprint = w->model_bytes + w->item_bytes;
+    if (footprint >= TIER2_MIN_FOOTPRINT || (!w->model_bytes && !w->item_bytes))
+        return 0;
+    char have[32];
+    gpo_format_bytes(footprint, have, sizeof have);
+    *st = gpo_plan_warn(p, "level 2 (measurements on the device) was skipped: the workload's "
+                           "device footprint is %s, under the 1 MiB below which measuring costs "
+                           "more than it can save; the plan stays at level 1",
+                        have);
+    return 1;
+}
+
 static gpuopt_status build_plan(struct gpuopt_context *ctx, struct gpuopt_plan *p)
 {
+    gpuopt_status skip_st;
+    int last = p->level_requested;
+    if (tier2_skipped(p, &skip_st))
+        last = 1;
+    if (skip_st)
+        return skip_st;
     if (p->level_requested >= 1)
         read_free_memory(ctx, p);
-    for (int tier = 0; tier <= p->level_requested; tier++) {
+    for (int tier = 0; tier <= last; tier++) {
         gpo_knob *saved;
         size_t n_saved;
         gpuopt_status st = gpo_plan_snapshot(p, &saved, &n_saved);
@@ -164,13 +194,58 @@ static void log_plan(struct gpuopt_context *ctx, const struct gpuopt_plan *p)
                  (int)p->level_requested, (int)p->level_applied, p->n_knobs);
 }
 
+static const size_t first_workload_size = offsetof(gpuopt_workload, fixed_shapes) + sizeof(int32_t);
+
+static gpuopt_status check_workload(const gpuopt_workload *w, gpuopt_workload *copy)
+{
+    if (w->struct_size < first_workload_size)
+        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
+                        "gpuopt_workload.struct_size is %zu; call gpuopt_workload_init or set it "
+                        "to sizeof(gpuopt_workload) (%zu in this library)",
+                        w->struct_size, sizeof(gpuopt_workload));
+    gpuopt_workload_init(copy);
+    memcpy(copy, w, w->struct_size < sizeof *copy ? w->struct_size : sizeof *copy);
+    copy->struct_size = sizeof *copy;
+    if (copy->reduced_precision < -1 || copy->reduced_precision > 1)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.reduced_precision is %d: accepted -1 (unset), 0 "
+                        "(precision-sensitive), 1 (acceptable)",
+                        (int)copy->reduced_precision);
+    if (copy->quantized < 0 || copy->quantized > 1)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "gpuopt_workload.quantized is %d: accepted 0, 1",
+                        (int)copy->quantized);
+    if (copy->fixed_shapes < 0 || copy->fixed_shapes > 1)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.fixed_shapes is %d: accepted 0, 1", (int)copy->fixed_shapes);
+    if (copy->objective != GPUOPT_OBJECTIVE_THROUGHPUT && copy->objective != GPUOPT_OBJECTIVE_LATENCY)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.objective is %d: accepted 0 (throughput), 1 (latency)",
+                        (int)copy->objective);
+    if (copy->model_bytes > (uint64_t)INT64_MAX || copy->item_bytes > (uint64_t)INT64_MAX)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "gpuopt_workload sizes above 2^63 bytes");
+    return GPUOPT_OK;
+}
+
 GPUOPT_API gpuopt_status gpuopt_plan_create(gpuopt_context *ctx, gpuopt_device *device,
                                             int32_t level, gpuopt_plan **out)
 {
+    return gpuopt_plan_create_for(ctx, device, level, NULL, out);
+}
+
+GPUOPT_API gpuopt_status gpuopt_plan_create_for(gpuopt_context *ctx, gpuopt_device *device,
+                                                int32_t level, const gpuopt_workload *workload,
+                                                gpuopt_plan **out)
+{
+    gpuopt_workload wl;
     gpo_detail_clear();
     if (!ctx || !out)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "out" : "ctx");
     *out = NULL;
+    if (workload) {
+        gpuopt_status wst = check_workload(workload, &wl);
+        if (wst)
+            return wst;
+    }
     if (level < GPUOPT_LEVEL_DEFAULT || level > GPUOPT_LEVEL_MAX)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "level %d: accepted 0, 1, 2, or GPUOPT_LEVEL_DEFAULT (-1)", (int)level);
@@ -190,6 +265,10 @@ GPUOPT_API gpuopt_status gpuopt_plan_create(gpuopt_context *ctx, gpuopt_device *
     if (st == GPUOPT_OK) {
         p->cfg = &ctx->cfg;
         p->log = &ctx->log;
+        if (workload) {
+            p->has_workload = 1;
+            p->workload = wl;
+        }
         st = build_plan(ctx, p);
     }
     if (st == GPUOPT_OK) {

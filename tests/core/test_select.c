@@ -192,7 +192,7 @@ static void malformed_policies_are_refused_with_what_is_accepted(void **state)
     gpuopt_device *d = (gpuopt_device *)1;
     assert_int_equal(syn_context(NULL, NULL, NULL, &ctx), GPUOPT_OK);
     const char *bad[] = {"", "  ", "cuda", "syncuda:", "syncuda:-1", "syncuda:x", "GPU-12",
-                         "17:00", "auto,gpu"};
+                         "17:00", "auto,gpu", "syncpu: 0", "syncpu:+0", "syncpu:0x1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(gpuopt_select(ctx, bad[i], &d), GPUOPT_ERR_INVALID_ARGUMENT);
         assert_null(d);
@@ -254,6 +254,12 @@ static void kernel_side_discovery_lists_devices_of_an_unavailable_backend(void *
     assert_int_equal(gpuopt_backend_get(ctx, 0, &b), GPUOPT_OK);
     assert_int_equal(b.status, GPUOPT_BACKEND_UNAVAILABLE);
     assert_int_equal(b.device_count, 1);
+    /* Listed, but a search never chooses it: nothing could run there. */
+    gpuopt_device *d;
+    assert_int_equal(gpuopt_select(ctx, "auto", &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_select(ctx, "syncuda", &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_select(ctx, "0000:17:00.0", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_select(ctx, "syncuda:0", &d), GPUOPT_OK);
     char *json;
     assert_int_equal(gpuopt_devices_to_json(ctx, &json), GPUOPT_OK);
     assert_non_null(strstr(json, "\"status\":\"unavailable\""));

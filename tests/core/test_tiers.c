@@ -256,6 +256,79 @@ static void rules_setting_undeclared_or_mistyped_knobs_fail(void **state)
     gpo_device_free(dev);
 }
 
+static void workloads_are_checked_and_tiny_ones_skip_measurement(void **state)
+{
+    (void)state;
+    gpuopt_context *ctx;
+    gpuopt_plan *p = NULL;
+    gpuopt_workload w;
+    assert_int_equal(syn_context(NULL, NULL, NULL, &ctx), GPUOPT_OK);
+    gpuopt_workload_init(&w);
+    assert_int_equal(w.reduced_precision, -1);
+    w.reduced_precision = 2;
+    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 1, &w, &p), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_non_null(strstr(gpuopt_last_error(), "reduced_precision is 2"));
+    gpuopt_workload_init(&w);
+    w.objective = 7;
+    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 1, &w, &p), GPUOPT_ERR_OUT_OF_RANGE);
+    gpuopt_workload_init(&w);
+    w.struct_size = 4;
+    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 1, &w, &p), GPUOPT_ERR_STRUCT_SIZE);
+    assert_null(p);
+
+    /* 64 KiB of model: level 2 is not worth it, and the plan says so. */
+    gpuopt_workload_init(&w);
+    w.model_bytes = 65536;
+    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 2, &w, &p), GPUOPT_OK);
+    levels(p, 2, 1);
+    knob(p, "syn.tier2", GPUOPT_ERR_NOT_FOUND);
+    const char *text;
+    assert_int_equal(gpuopt_plan_warning_at(p, 0, &text), GPUOPT_OK);
+    assert_non_null(strstr(text, "64 KiB, under the 1 MiB"));
+    assert_int_equal(syn_cpu.tier_result[2], GPUOPT_OK);
+    gpuopt_plan_destroy(p);
+    /* A large one is measured; no workload at all is measured too. */
+    w.model_bytes = 7000000000ull;
+    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 2, &w, &p), GPUOPT_OK);
+    levels(p, 2, 2);
+    assert_int_equal(gpo_plan_workload(p)->model_bytes, 7000000000ull);
+    gpuopt_plan_destroy(p);
+    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 2, NULL, &p), GPUOPT_OK);
+    levels(p, 2, 2);
+    assert_null(gpo_plan_workload(p));
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
+static void reduced_precision_follows_the_workload_then_the_configuration(void **state)
+{
+    (void)state;
+    gpuopt_device *dev = gpo_device_new();
+    struct gpuopt_plan *p = gpo_plan_new(NULL, dev, 1);
+    char why[256];
+    assert_false(gpo_plan_reduced_precision(p, why, sizeof why));
+    assert_non_null(strstr(why, "not enabled"));
+    gpo_config cfg = *gpo_plan_config(p);
+    cfg.reduced_precision = 1;
+    p->cfg = &cfg;
+    assert_true(gpo_plan_reduced_precision(p, why, sizeof why));
+    assert_non_null(strstr(why, "configuration"));
+    p->has_workload = 1;
+    gpuopt_workload_init(&p->workload);
+    p->workload.reduced_precision = 0;
+    assert_false(gpo_plan_reduced_precision(p, why, sizeof why));
+    assert_string_equal(why, "the workload is precision-sensitive");
+    const char *what;
+    dev->info.memory_bytes = 1000;
+    assert_int_equal(gpo_plan_device_memory(p, &what), 1000);
+    assert_string_equal(what, "total");
+    p->memory_free = 600;
+    assert_int_equal(gpo_plan_device_memory(p, &what), 600);
+    assert_string_equal(what, "free");
+    gpo_plan_free(p);
+    gpo_device_free(dev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +339,9 @@ int main(void)
         cmocka_unit_test_setup(plan_exports_json_and_quoted_shell_lines, setup),
         cmocka_unit_test_setup(plan_functions_refuse_bad_input, setup),
         cmocka_unit_test_setup(rules_setting_undeclared_or_mistyped_knobs_fail, setup),
+        cmocka_unit_test_setup(workloads_are_checked_and_tiny_ones_skip_measurement, setup),
+        cmocka_unit_test_setup(reduced_precision_follows_the_workload_then_the_configuration,
+                               setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

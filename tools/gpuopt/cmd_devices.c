@@ -37,7 +37,7 @@ static void print_device(const cJSON *d)
     const char *routes = str(d, "routes");
     printf("  %c %-11s %s\n", cJSON_IsTrue(sel) ? '*' : ' ', str(d, "id"),
            str(d, "name") ? str(d, "name") : "(unnamed)");
-    printf("    %-11s", "");
+    printf("    %-12s", "");
     const char *fam = str(arch, "family"), *an = str(arch, "name"), *cc = str(arch, "compute_capability");
     int first = 1;
 #define SEP() (first ? (first = 0, "") : ", ")
@@ -62,12 +62,12 @@ static void print_device(const cJSON *d)
     const cJSON *details = cJSON_GetObjectItemCaseSensitive(d, "details");
     const cJSON *ocl = cJSON_GetObjectItemCaseSensitive(details, "opencl");
     if (str(ocl, "platform_name"))
-        printf("    %-11splatform: %s\n", "", str(ocl, "platform_name"));
+        printf("    %-12splatform: %s\n", "", str(ocl, "platform_name"));
     if (str(d, "pci_bus_id") || str(d, "uuid"))
-        printf("    %-11s%s%s%s\n", "", str(d, "pci_bus_id") ? str(d, "pci_bus_id") : "",
+        printf("    %-12s%s%s%s\n", "", str(d, "pci_bus_id") ? str(d, "pci_bus_id") : "",
                str(d, "pci_bus_id") && str(d, "uuid") ? "  " : "", str(d, "uuid") ? str(d, "uuid") : "");
     if (routes && strchr(routes, ','))
-        printf("    %-11salso reachable through: %s\n", "", strchr(routes, ',') + 1);
+        printf("    %-12salso reachable through: %s\n", "", strchr(routes, ',') + 1);
 #undef SEP
 }
 

@@ -1,0 +1,388 @@
+/* x86-64: vendor, family/model and ISA features (the level and the
+ * microarchitecture name are derived in x86_uarch.c).
+ *
+ * Live, the facts come from the cpuid instruction (with the OS's XCR0 state
+ * checked, as the kernel does before it shows a flag); from a recorded tree
+ * they come from /proc/cpuinfo. Both land in the same feature bits, so the
+ * naming rules below never know which source fed them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_facts.h"
+#include "strutil.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define GPO_HAVE_CPUID 1
+#endif
+
+/* Flag spellings: Linux arch/x86/include/asm/cpufeatures.h (the names
+ * /proc/cpuinfo prints). Display names follow Intel's spelling where Linux
+ * differs (pni is SSE3, sse4_2 is SSE4.2); "" keeps a feature every
+ * x86-64 CPU has out of the details list. */
+const gpo_isa_name gpo_x86_isa_names[] = {
+    {GPO_X86_CMOV, "cmov", ""},
+    {GPO_X86_CX8, "cx8", ""},
+    {GPO_X86_FXSR, "fxsr", ""},
+    {GPO_X86_MMX, "mmx", ""},
+    {GPO_X86_SSE, "sse", ""},
+    {GPO_X86_SSE2, "sse2", NULL},
+    {GPO_X86_LM, "lm", ""},
+    {GPO_X86_SSE3, "pni", "sse3"},
+    {GPO_X86_SSSE3, "ssse3", NULL},
+    {GPO_X86_SSE4_1, "sse4_1", "sse4.1"},
+    {GPO_X86_SSE4_2, "sse4_2", "sse4.2"},
+    {GPO_X86_POPCNT, "popcnt", NULL},
+    {GPO_X86_CX16, "cx16", NULL},
+    {GPO_X86_LAHF, "lahf_lm", NULL},
+    {GPO_X86_PCLMUL, "pclmulqdq", NULL},
+    {GPO_X86_AES, "aes", NULL},
+    {GPO_X86_AVX, "avx", NULL},
+    {GPO_X86_F16C, "f16c", NULL},
+    {GPO_X86_FMA, "fma", NULL},
+    {GPO_X86_AVX2, "avx2", NULL},
+    {GPO_X86_BMI1, "bmi1", NULL},
+    {GPO_X86_BMI2, "bmi2", NULL},
+    {GPO_X86_LZCNT, "abm", "lzcnt"},
+    {GPO_X86_MOVBE, "movbe", NULL},
+    {GPO_X86_XSAVE, "xsave", NULL},
+    {GPO_X86_ADX, "adx", NULL},
+    {GPO_X86_SHA, "sha_ni", "sha"},
+    {GPO_X86_CLFLUSHOPT, "clflushopt", NULL},
+    {GPO_X86_CLWB, "clwb", NULL},
+    {GPO_X86_CLZERO, "clzero", NULL},
+    {GPO_X86_GFNI, "gfni", NULL},
+    {GPO_X86_VAES, "vaes", NULL},
+    {GPO_X86_SSE4A, "sse4a", NULL},
+    {GPO_X86_XOP, "xop", NULL},
+    {GPO_X86_FMA4, "fma4", NULL},
+    {GPO_X86_AVX512F, "avx512f", NULL},
+    {GPO_X86_AVX512DQ, "avx512dq", NULL},
+    {GPO_X86_AVX512CD, "avx512cd", NULL},
+    {GPO_X86_AVX512BW, "avx512bw", NULL},
+    {GPO_X86_AVX512VL, "avx512vl", NULL},
+    {GPO_X86_AVX512IFMA, "avx512ifma", NULL},
+    {GPO_X86_AVX512VBMI, "avx512vbmi", NULL},
+    {GPO_X86_AVX512VBMI2, "avx512_vbmi2", NULL},
+    {GPO_X86_AVX512VNNI, "avx512_vnni", NULL},
+    {GPO_X86_AVX512BITALG, "avx512_bitalg", NULL},
+    {GPO_X86_AVX512VPOPCNTDQ, "avx512_vpopcntdq", NULL},
+    {GPO_X86_AVX512BF16, "avx512_bf16", NULL},
+    {GPO_X86_AVX512FP16, "avx512_fp16", NULL},
+    {GPO_X86_AVX512VP2INTERSECT, "avx512_vp2intersect", NULL},
+    {GPO_X86_AVX512ER, "avx512er", NULL},
+    {GPO_X86_AVXVNNI, "avx_vnni", NULL},
+    {GPO_X86_AMX_TILE, "amx_tile", "amx"},
+    {GPO_X86_AMX_INT8, "amx_int8", NULL},
+    {GPO_X86_AMX_BF16, "amx_bf16", NULL},
+    {GPO_X86_AMX_FP16, "amx_fp16", NULL},
+    {GPO_X86_HYPERVISOR, "hypervisor", NULL},
+};
+const size_t gpo_n_x86_isa_names = sizeof gpo_x86_isa_names / sizeof gpo_x86_isa_names[0];
+
+#define B(f) GPO_BIT(GPO_X86_##f)
+
+uint64_t gpo_x86_features_from_flags(const char *flags)
+{
+    uint64_t isa = 0;
+    if (!flags)
+        return 0;
+    const char *p = flags;
+    while (*p) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *start = p;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+        size_t n = (size_t)(p - start);
+        for (size_t i = 0; n && i < gpo_n_x86_isa_names; i++) {
+            const char *flag = gpo_x86_isa_names[i].flag;
+            if (strlen(flag) == n && memcmp(flag, start, n) == 0) {
+                isa |= GPO_BIT(gpo_x86_isa_names[i].bit);
+                break;
+            }
+        }
+    }
+    return isa;
+}
+
+/* ---- Live cpuid ---------------------------------------------------------- */
+
+#ifdef GPO_HAVE_CPUID
+enum { R_EAX, R_EBX, R_ECX, R_EDX };
+
+/* Feature bits: Intel SDM vol. 2A, CPUID "Feature Information" (leaf 1),
+ * "Structured Extended Feature Flags" (leaf 7); AMD APM vol. 3 appendix E
+ * (leaves 8000_0001h, 8000_0008h). */
+static const struct {
+    uint32_t leaf, sub;
+    uint8_t reg, bit;
+    uint8_t feature;
+} cpuid_bits[] = {
+    {1, 0, R_EDX, 8, GPO_X86_CX8},
+    {1, 0, R_EDX, 15, GPO_X86_CMOV},
+    {1, 0, R_EDX, 23, GPO_X86_MMX},
+    {1, 0, R_EDX, 24, GPO_X86_FXSR},
+    {1, 0, R_EDX, 25, GPO_X86_SSE},
+    {1, 0, R_EDX, 26, GPO_X86_SSE2},
+    {1, 0, R_ECX, 0, GPO_X86_SSE3},
+    {1, 0, R_ECX, 1, GPO_X86_PCLMUL},
+    {1, 0, R_ECX, 9, GPO_X86_SSSE3},
+    {1, 0, R_ECX, 12, GPO_X86_FMA},
+    {1, 0, R_ECX, 13, GPO_X86_CX16},
+    {1, 0, R_ECX, 19, GPO_X86_SSE4_1},
+    {1, 0, R_ECX, 20, GPO_X86_SSE4_2},
+    {1, 0, R_ECX, 22, GPO_X86_MOVBE},
+    {1, 0, R_ECX, 23, GPO_X86_POPCNT},
+    {1, 0, R_ECX, 25, GPO_X86_AES},
+    {1, 0, R_ECX, 26, GPO_X86_XSAVE},
+    {1, 0, R_ECX, 28, GPO_X86_AVX},
+    {1, 0, R_ECX, 29, GPO_X86_F16C},
+    {1, 0, R_ECX, 31, GPO_X86_HYPERVISOR},
+    {7, 0, R_EBX, 3, GPO_X86_BMI1},
+    {7, 0, R_EBX, 5, GPO_X86_AVX2},
+    {7, 0, R_EBX, 8, GPO_X86_BMI2},
+    {7, 0, R_EBX, 16, GPO_X86_AVX512F},
+    {7, 0, R_EBX, 17, GPO_X86_AVX512DQ},
+    {7, 0, R_EBX, 19, GPO_X86_ADX},
+    {7, 0, R_EBX, 21, GPO_X86_AVX512IFMA},
+    {7, 0, R_EBX, 23, GPO_X86_CLFLUSHOPT},
+    {7, 0, R_EBX, 24, GPO_X86_CLWB},
+    {7, 0, R_EBX, 27, GPO_X86_AVX512ER},
+    {7, 0, R_EBX, 28, GPO_X86_AVX512CD},
+    {7, 0, R_EBX, 29, GPO_X86_SHA},
+    {7, 0, R_EBX, 30, GPO_X86_AVX512BW},
+    {7, 0, R_EBX, 31, GPO_X86_AVX512VL},
+    {7, 0, R_ECX, 1, GPO_X86_AVX512VBMI},
+    {7, 0, R_ECX, 6, GPO_X86_AVX512VBMI2},
+    {7, 0, R_ECX, 8, GPO_X86_GFNI},
+    {7, 0, R_ECX, 9, GPO_X86_VAES},
+    {7, 0, R_ECX, 11, GPO_X86_AVX512VNNI},
+    {7, 0, R_ECX, 12, GPO_X86_AVX512BITALG},
+    {7, 0, R_ECX, 14, GPO_X86_AVX512VPOPCNTDQ},
+    {7, 0, R_EDX, 8, GPO_X86_AVX512VP2INTERSECT},
+    {7, 0, R_EDX, 22, GPO_X86_AMX_BF16},
+    {7, 0, R_EDX, 23, GPO_X86_AVX512FP16},
+    {7, 0, R_EDX, 24, GPO_X86_AMX_TILE},
+    {7, 0, R_EDX, 25, GPO_X86_AMX_INT8},
+    {7, 1, R_EAX, 4, GPO_X86_AVXVNNI},
+    {7, 1, R_EAX, 5, GPO_X86_AVX512BF16},
+    {7, 1, R_EAX, 21, GPO_X86_AMX_FP16},
+    {0x80000001u, 0, R_ECX, 0, GPO_X86_LAHF},
+    {0x80000001u, 0, R_ECX, 5, GPO_X86_LZCNT},
+    {0x80000001u, 0, R_ECX, 6, GPO_X86_SSE4A},
+    {0x80000001u, 0, R_ECX, 11, GPO_X86_XOP},
+    {0x80000001u, 0, R_ECX, 16, GPO_X86_FMA4},
+    {0x80000001u, 0, R_EDX, 29, GPO_X86_LM},
+    {0x80000008u, 0, R_EBX, 0, GPO_X86_CLZERO},
+};
+
+/* XCR0 state components (Intel SDM vol. 1, 13.1 "XSAVE-supported
+ * features"): SSE 1, AVX 2, AVX-512 opmask/ZMM_Hi256/Hi16_ZMM 5-7, AMX
+ * TILECFG/TILEDATA 17-18. */
+#define XCR0_AVX 0x6u
+#define XCR0_AVX512 0xe6u
+#define XCR0_AMX 0x60000u
+
+static uint64_t xgetbv0(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* Every cpuid traps to the hypervisor in a virtual machine (several
+ * microseconds each on a nested KVM guest), so each leaf is asked once and
+ * the feature table reads the cached registers. */
+typedef struct cpuid_cache {
+    uint32_t max_basic, max_ext;
+    int n;
+    struct {
+        uint32_t leaf, sub;
+        unsigned r[4];
+    } e[12];
+} cpuid_cache;
+
+static const unsigned *cpuid_leaf(cpuid_cache *c, uint32_t leaf, uint32_t sub)
+{
+    static const unsigned zero[4] = {0, 0, 0, 0};
+    if ((leaf < 0x80000000u && leaf > c->max_basic) || (leaf >= 0x80000000u && leaf > c->max_ext))
+        return zero;
+    for (int i = 0; i < c->n; i++)
+        if (c->e[i].leaf == leaf && c->e[i].sub == sub)
+            return c->e[i].r;
+    if (c->n == (int)(sizeof c->e / sizeof c->e[0]))
+        return zero;
+    unsigned *r = c->e[c->n].r;
+    __cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
+    c->e[c->n].leaf = leaf;
+    c->e[c->n].sub = sub;
+    c->n++;
+    return r;
+}
+
+int gpo_x86_cpuid_live(gpo_cpu_facts *f)
+{
+    if (!f)
+        return -1;
+    cpuid_cache c;
+    memset(&c, 0, sizeof c);
+    unsigned r[4];
+    /* cpuid itself is part of x86-64 (AMD64 architecture). */
+    __cpuid(0, r[0], r[1], r[2], r[3]);
+    if (r[0] < 1)
+        return -1;
+    c.max_basic = r[0];
+    memcpy(f->vendor_id, &r[1], 4);
+    memcpy(f->vendor_id + 4, &r[3], 4);
+    memcpy(f->vendor_id + 8, &r[2], 4);
+    f->vendor_id[12] = '\0';
+    f->cpuid_max_leaf = c.max_basic;
+    __cpuid(0x80000000u, r[0], r[1], r[2], r[3]);
+    c.max_ext = r[0] >= 0x80000000u && r[0] < 0x80000100u ? r[0] : 0;
+
+    /* Display family/model: Intel SDM vol. 2A, CPUID leaf 1 EAX. */
+    const unsigned *l1 = cpuid_leaf(&c, 1, 0);
+    uint32_t base_family = (l1[0] >> 8) & 0xf, base_model = (l1[0] >> 4) & 0xf;
+    f->family = (int32_t)base_family;
+    f->model = (int32_t)base_model;
+    if (base_family == 0xf)
+        f->family += (int32_t)((l1[0] >> 20) & 0xff);
+    if (base_family == 0x6 || base_family == 0xf)
+        f->model += (int32_t)(((l1[0] >> 16) & 0xf) << 4);
+    f->stepping = (int32_t)(l1[0] & 0xf);
+    int osxsave = (l1[2] >> 27) & 1;
+
+    uint64_t isa = 0;
+    for (size_t i = 0; i < sizeof cpuid_bits / sizeof cpuid_bits[0]; i++) {
+        /* Leaf 7 subleaf 1 exists when leaf 7.0 EAX says so; CLZERO
+         * (8000_0008h) is AMD's and only names Zen parts. */
+        if (cpuid_bits[i].leaf == 7 && cpuid_bits[i].sub == 1 && cpuid_leaf(&c, 7, 0)[0] < 1)
+            continue;
+        if (cpuid_bits[i].leaf == 0x80000008u &&
+            gpo_x86_vendor(f->vendor_id, NULL) == GPO_X86_VENDOR_INTEL)
+            continue;
+        const unsigned *v = cpuid_leaf(&c, cpuid_bits[i].leaf, cpuid_bits[i].sub);
+        if ((v[cpuid_bits[i].reg] >> cpuid_bits[i].bit) & 1)
+            isa |= GPO_BIT(cpuid_bits[i].feature);
+    }
+
+    /* A feature is usable only when the OS saves its registers: the same
+     * rule by which Linux hides the flags (arch/x86/kernel/fpu/xstate.c). */
+    uint64_t xcr0 = osxsave ? xgetbv0() : 0;
+    if ((xcr0 & XCR0_AVX) != XCR0_AVX)
+        isa &= ~(B(AVX) | B(F16C) | B(FMA) | B(AVX2) | B(VAES) | B(XOP) | B(FMA4) | B(AVXVNNI));
+    if ((xcr0 & XCR0_AVX512) != XCR0_AVX512)
+        isa &= ~(B(AVX512F) | B(AVX512DQ) | B(AVX512CD) | B(AVX512BW) | B(AVX512VL) |
+                 B(AVX512IFMA) | B(AVX512VBMI) | B(AVX512VBMI2) | B(AVX512VNNI) | B(AVX512BITALG) |
+                 B(AVX512VPOPCNTDQ) | B(AVX512BF16) | B(AVX512FP16) | B(AVX512VP2INTERSECT) |
+                 B(AVX512ER));
+    if ((xcr0 & XCR0_AMX) != XCR0_AMX)
+        isa &= ~(B(AMX_TILE) | B(AMX_INT8) | B(AMX_BF16) | B(AMX_FP16));
+    f->isa = isa;
+
+    /* Brand string: leaves 8000_0002h..8000_0004h. Under a hypervisor
+     * (leaf 1 ECX bit 31) each leaf traps, and /proc/cpuinfo, read there
+     * anyway for the clock, has the same string: gpo_x86_read takes it. */
+    if (c.max_ext >= 0x80000004u && !(isa & B(HYPERVISOR))) {
+        char brand[49];
+        for (uint32_t i = 0; i < 3; i++)
+            memcpy(brand + 16 * i, cpuid_leaf(&c, 0x80000002u + i, 0), 16);
+        brand[48] = '\0';
+        gpo_strlcpy(f->model_name, gpo_trim(brand), sizeof f->model_name);
+    }
+    return 0;
+}
+
+int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f)
+{
+    /* Hypervisors leave leaf 16h zero or pass the host's through; a guest
+     * takes its clock from /proc/cpuinfo instead (and saves a trap). */
+    if (!f || f->cpuid_max_leaf < 0x16 || (f->isa & B(HYPERVISOR)))
+        return -1;
+    unsigned a, b, c, d;
+    /* Leaf 16h EBX: maximum frequency in MHz (Intel SDM vol. 2A). */
+    __cpuid_count(0x16, 0, a, b, c, d);
+    (void)a, (void)c, (void)d;
+    return (b & 0xffff) ? (int32_t)(b & 0xffff) : -1;
+}
+#else
+int gpo_x86_cpuid_live(gpo_cpu_facts *f)
+{
+    (void)f;
+    return -1;
+}
+
+int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f)
+{
+    (void)f;
+    return -1;
+}
+#endif
+
+/* ---- Reading ------------------------------------------------------------ */
+
+static int int_field(const char *text, const char *key, int base, int32_t *out)
+{
+    char val[64];
+    if (gpo_cpuinfo_field(text, key, val, sizeof val))
+        return -1;
+    char *end;
+    long v = strtol(val, &end, base);
+    if (end == val || *end || v < 0 || v > 0xffff)
+        return -1;
+    *out = (int32_t)v;
+    return 0;
+}
+
+static void parse_cpuinfo(const char *text, gpo_cpu_facts *f)
+{
+    char val[4096];
+    if (gpo_cpuinfo_field(text, "vendor_id", val, sizeof val) == 0)
+        gpo_strlcpy(f->vendor_id, val, sizeof f->vendor_id);
+    if (gpo_cpuinfo_field(text, "model name", val, sizeof val) == 0)
+        gpo_strlcpy(f->model_name, val, sizeof f->model_name);
+    int_field(text, "cpu family", 10, &f->family);
+    int_field(text, "model", 10, &f->model);
+    int_field(text, "stepping", 10, &f->stepping);
+    if (gpo_cpuinfo_field(text, "flags", val, sizeof val) == 0)
+        f->isa = gpo_x86_features_from_flags(val);
+}
+
+gpuopt_status gpo_x86_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
+{
+    if (!fs || !f)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_x86_read: NULL argument");
+    f->arch = GPO_CPU_ARCH_X86_64;
+    if (!gpo_fs_is_recorded(fs) && gpo_x86_cpuid_live(f) == 0) {
+        gpo_strlcpy(f->src_isa, "cpuid instruction (XCR0-checked)", sizeof f->src_isa);
+        const char *text;
+        char name[256];
+        if (!f->model_name[0] && gpo_cpu_cpuinfo(fs, f, &text) == GPUOPT_OK &&
+            gpo_cpuinfo_field(text, "model name", name, sizeof name) == 0)
+            gpo_strlcpy(f->model_name, name, sizeof f->model_name);
+    } else {
+        const char *text;
+        gpuopt_status st = gpo_cpu_cpuinfo(fs, f, &text);
+        if (st == GPUOPT_ERR_NO_MEMORY)
+            return st;
+        if (st) {
+            gpo_cpu_note(f, log, GPUOPT_LOG_WARN,
+                         "no /proc/cpuinfo (%s): ISA features unknown, assuming x86-64 baseline",
+                         gpo_detail_get());
+            /* Every x86-64 CPU has the v1 baseline (AMD64 architecture). */
+            f->isa = gpo_x86_level_features(1);
+            gpo_strlcpy(f->src_isa, "assumed x86-64 baseline", sizeof f->src_isa);
+        } else {
+            parse_cpuinfo(text, f);
+            gpo_strlcpy(f->src_isa, "/proc/cpuinfo flags", sizeof f->src_isa);
+        }
+    }
+    const char *vname;
+    gpo_x86_vendor(f->vendor_id, &vname);
+    gpo_strlcpy(f->vendor, vname ? vname : (f->vendor_id[0] ? f->vendor_id : "unknown"),
+                sizeof f->vendor);
+    gpo_x86_name_microarch(f);
+    return GPUOPT_OK;
+}

@@ -1,0 +1,32 @@
+/* The CUDA backend's ops table: the only thing the core sees of it. */
+#include "cuda_internal.h"
+
+static gpuopt_status cuda_enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out)
+{
+    gpo_cuda_state *s = state;
+    if (!s || !env || !env->cfg || !out)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "cuda: enumerate needs the loaded state, the environment and a list");
+    if (s->kernel_only)
+        return gpo_cuda_enumerate_kernel(s, env, out);
+    return gpo_cuda_enumerate_driver(s, env, out);
+}
+
+const gpo_backend gpo_backend_cuda = {
+    .abi = GPO_BACKEND_ABI,
+    .name = "cuda",
+    .description = "NVIDIA CUDA driver API (libcuda.so.1)",
+    .native_gpu = 1,
+    .fork_sensitive = 1,
+    .load = gpo_cuda_load,
+    .unload = gpo_cuda_unload,
+    .enumerate = cuda_enumerate,
+    /* Tier rules for CUDA belong to a later issue. */
+    .tier0 = NULL,
+    .tier1 = NULL,
+    .tier2 = NULL,
+    .memory_free = gpo_cuda_memory_free,
+    .runtime = NULL,
+    .knobs = NULL,
+    .n_knobs = 0,
+};

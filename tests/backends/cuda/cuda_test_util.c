@@ -1,0 +1,118 @@
+/* CUDA backend test helpers (see cuda_test_util.h). */
+#include "cuda_test_util.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cuda/cuda_internal.h"
+#include "strutil.h"
+
+void cuda_env_init(cuda_env *e, const char *library, const char *sysfs_root)
+{
+    memset(e, 0, sizeof *e);
+    gpo_fs_init(&e->cfg.fs, sysfs_root);
+    if (library)
+        gpo_strlcpy(e->cfg.libraries[GPO_LIB_CUDA], library, sizeof e->cfg.libraries[0]);
+    e->log.level = GPUOPT_LOG_OFF;
+    e->env.cfg = &e->cfg;
+    e->env.log = &e->log;
+}
+
+int fake_cuda_open(fake_cuda *f, const char *path)
+{
+    memset(f, 0, sizeof *f);
+    f->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!f->handle)
+        return -1;
+        /* POSIX lets a dlsym result become a function pointer; copy the bytes
+         * so -Wpedantic stays quiet. */
+#define SYM_(field, name)                                                                          \
+    do {                                                                                           \
+        void *p_ = dlsym(f->handle, name);                                                         \
+        if (!p_)                                                                                   \
+            return -1;                                                                             \
+        memcpy(&f->field, &p_, sizeof p_);                                                         \
+    } while (0)
+    SYM_(reset, "gpo_fake_cuda_reset");
+    SYM_(calls, "gpo_fake_cuda_calls");
+    SYM_(contexts_created, "gpo_fake_cuda_contexts_created");
+    SYM_(live_contexts, "gpo_fake_cuda_live_contexts");
+    SYM_(stack_depth, "gpo_fake_cuda_stack_depth");
+    SYM_(config_error, "gpo_fake_cuda_config_error");
+#undef SYM_
+    return 0;
+}
+
+static void set_or_unset(const char *name, const char *value)
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+void fake_cuda_configure(const fake_cuda *f, const char *devices, const char *init,
+                         const char *fail)
+{
+    set_or_unset("GPUOPT_FAKE_CUDA_DEVICES", devices);
+    set_or_unset("GPUOPT_FAKE_CUDA_INIT", init);
+    set_or_unset("GPUOPT_FAKE_CUDA_FAIL", fail);
+    f->reset();
+}
+
+const char *fake_devices(const char *first, ...)
+{
+    static char buf[8192];
+    char path[1024];
+    va_list ap;
+    buf[0] = '\0';
+    va_start(ap, first);
+    for (const char *name = first; name; name = va_arg(ap, const char *)) {
+        gpo_snprintf(path, sizeof path, "%s/%s", GPO_FAKE_CUDA_DEVICES_DIR, name);
+        if (access(path, R_OK) != 0)
+            gpo_snprintf(path, sizeof path, "%s/%s", GPO_FAKE_CUDA_SYNTHETIC_DIR, name);
+        size_t n = strlen(buf);
+        gpo_snprintf(buf + n, sizeof buf - n, "%s%s", n ? ":" : "", path);
+    }
+    va_end(ap);
+    return buf;
+}
+
+gpuopt_status cuda_load_and_list(cuda_env *e, void **state, gpo_device_list *list, char *why,
+                                 size_t cap)
+{
+    gpo_backend_report rep;
+    memset(list, 0, sizeof *list);
+    gpuopt_status st = gpo_backend_cuda.load(&e->env, state, &rep);
+    if (st) {
+        gpo_strlcpy(why, rep.reason, cap);
+        return st;
+    }
+    st = gpo_backend_cuda.enumerate(*state, &e->env, list);
+    if (st)
+        gpo_strlcpy(why, gpo_detail_get(), cap);
+    return st;
+}
+
+static cJSON *detail(gpuopt_device *dev, const char *key)
+{
+    cJSON *d = dev->details ? cJSON_GetObjectItem(dev->details, "cuda") : NULL;
+    return d ? cJSON_GetObjectItem(d, key) : NULL;
+}
+
+double cuda_detail_number(gpuopt_device *dev, const char *key)
+{
+    cJSON *v = detail(dev, key);
+    if (cJSON_IsBool(v))
+        return cJSON_IsTrue(v) ? 1 : 0;
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+const char *cuda_detail_string(gpuopt_device *dev, const char *key)
+{
+    cJSON *v = detail(dev, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}

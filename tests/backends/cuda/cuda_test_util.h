@@ -1,0 +1,63 @@
+/* Helpers for the CUDA backend tests: a hand-built backend environment, the
+ * libcuda.so.1 test double's controls (tests/fakes/cuda/fake_cuda.c), and
+ * paths to its device descriptions. */
+#ifndef GPO_CUDA_TEST_UTIL_H
+#define GPO_CUDA_TEST_UTIL_H
+
+#include "backend.h"
+
+/* A gpo_backend_env over a zeroed gpo_config: fs root `sysfs_root` (NULL:
+ * the live system), the CUDA library override `library` (NULL: default
+ * soname), logging off. */
+typedef struct cuda_env {
+    gpo_config cfg;
+    gpo_logger log;
+    gpo_backend_env env;
+} cuda_env;
+
+void cuda_env_init(cuda_env *e, const char *library, const char *sysfs_root);
+
+/* The fake's control functions, found with dlsym in the same library object
+ * the backend loads (dlopen of the same path returns the same object). */
+typedef struct fake_cuda {
+    void *handle;
+    void (*reset)(void);
+    long (*calls)(const char *sym);
+    int (*contexts_created)(void);
+    int (*live_contexts)(void);
+    int (*stack_depth)(void);
+    const char *(*config_error)(void);
+} fake_cuda;
+
+/* Opens the fake at `path`; 0 on success. */
+int fake_cuda_open(fake_cuda *f, const char *path);
+
+/* Sets GPUOPT_FAKE_CUDA_DEVICES/INIT/FAIL (NULL unsets) and resets the fake
+ * so it reads them. */
+void fake_cuda_configure(const fake_cuda *f, const char *devices, const char *init,
+                         const char *fail);
+
+/* ":"-joined absolute paths of device descriptions by file name
+ * ("h100-sxm5.json"), looked up in devices/ then synthetic/. Static buffer. */
+const char *fake_devices(const char *first, ...);
+
+/* The flavours of the fake, built by tests/fakes/cuda. */
+#define FAKE_CUDA_FULL GPO_BUILD_DIR "/tests/fakes/cuda/full/libcuda.so.1"
+#define FAKE_CUDA_LEGACY GPO_BUILD_DIR "/tests/fakes/cuda/legacy/libcuda.so.1"
+#define FAKE_CUDA_BROKEN GPO_BUILD_DIR "/tests/fakes/cuda/broken/libcuda.so.1"
+
+/* The CUDA toolkit's stub, the real no-driver case. */
+#define CUDA_TOOLKIT_STUB "/usr/local/cuda/lib64/stubs/libcuda.so"
+
+/* Loads and enumerates with `e`; on success *state and *list are the
+ * caller's (gpo_cuda_unload, gpo_device_list_free). Returns the first
+ * failing status; *why gets the report's reason or the detail. */
+gpuopt_status cuda_load_and_list(cuda_env *e, void **state, gpo_device_list *list, char *why,
+                                 size_t cap);
+
+/* The device's details["cuda"][key] as a number, or -1 when absent. */
+double cuda_detail_number(gpuopt_device *dev, const char *key);
+/* ... as a string, or "" when absent. */
+const char *cuda_detail_string(gpuopt_device *dev, const char *key);
+
+#endif

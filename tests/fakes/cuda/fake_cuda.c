@@ -1,0 +1,460 @@
+/* A test double of the NVIDIA driver's libcuda.so.1: the slice of the driver
+ * API that backends/cuda calls, answering from JSON descriptions of real
+ * GPUs (the files in devices/), with the real driver's habits where tests depend on
+ * them (calls before cuInit fail with CUDA_ERROR_NOT_INITIALIZED, cuInit
+ * fails in a fork()ed child of a process that initialised it, cuMemGetInfo
+ * needs a current context, primary contexts are reference-counted).
+ *
+ * Configured from the environment, read on first use and again by
+ * gpo_fake_cuda_reset():
+ *   GPUOPT_FAKE_CUDA_DEVICES         JSON files, ':'-separated; none: no device
+ *   GPUOPT_FAKE_CUDA_INIT            cuInit's result, a name or a number
+ *   GPUOPT_FAKE_CUDA_DRIVER_VERSION  cuDriverGetVersion's answer (13000)
+ *   GPUOPT_FAKE_CUDA_FAIL            sym:N:RESULT[,...]: the Nth call (from 1,
+ *                                    or '*' for every call) of sym returns RESULT
+ *   CUDA_VISIBLE_DEVICES             as the driver reads it, indices only: the
+ *                                    listed devices in that order, up to the
+ *                                    first index that is not one; "" hides all
+ * Which symbols are exported is the linker map's business (full.map,
+ * legacy.map, broken.map), so one source builds every flavour. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fake_cuda.h"
+
+#define FAKE_STACK 16
+
+/* Every symbol the fake implements, so calls are counted by name. */
+static const char *const fake_syms[] = {
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuDeviceGetCount",
+    "cuDeviceGet",
+    "cuDeviceGetName",
+    "cuDeviceGetAttribute",
+    "cuDeviceTotalMem",
+    "cuDeviceTotalMem_v2",
+    "cuDeviceGetUuid",
+    "cuDeviceGetUuid_v2",
+    "cuGetErrorName",
+    "cuGetErrorString",
+    "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxRelease",
+    "cuDevicePrimaryCtxRelease_v2",
+    "cuCtxPushCurrent",
+    "cuCtxPushCurrent_v2",
+    "cuCtxPopCurrent",
+    "cuCtxPopCurrent_v2",
+    "cuMemGetInfo",
+    "cuMemGetInfo_v2",
+};
+#define N_SYMS (sizeof fake_syms / sizeof fake_syms[0])
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int configured;
+static fake_config cfg;
+static long calls[N_SYMS];
+static int initialised;
+static pid_t init_pid;
+static int contexts_created;
+
+static _Thread_local fake_device *stack[FAKE_STACK];
+static _Thread_local int depth;
+
+/* Reads the environment and starts afresh; called with the lock held. */
+static void configure(void)
+{
+    fake_config_read(&cfg);
+    initialised = 0;
+    init_pid = 0;
+    contexts_created = 0;
+    memset(calls, 0, sizeof calls);
+    if (cfg.error[0])
+        fprintf(stderr, "fake libcuda: %s\n", cfg.error);
+    configured = 1;
+}
+
+/* Counts the call and applies fault rules: 1 with *r set when the call must
+ * fail. A broken configuration fails every call. */
+static int enter(const char *sym, gpo_cu_result *r)
+{
+    int fail = 0;
+    pthread_mutex_lock(&lock);
+    if (!configured)
+        configure();
+    for (size_t i = 0; i < N_SYMS; i++) {
+        if (strcmp(fake_syms[i], sym) != 0)
+            continue;
+        long n = ++calls[i];
+        for (int k = 0; k < cfg.n_rules; k++)
+            if (strcmp(cfg.rules[k].sym, sym) == 0 &&
+                (cfg.rules[k].nth == 0 || cfg.rules[k].nth == n)) {
+                *r = cfg.rules[k].result;
+                fail = 1;
+            }
+    }
+    if (cfg.error[0]) {
+        *r = GPO_CUDA_ERROR_UNKNOWN;
+        fail = 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return fail;
+}
+
+#define ENTER(sym)                                                                                 \
+    do {                                                                                           \
+        gpo_cu_result injected_;                                                                   \
+        if (enter(sym, &injected_))                                                                \
+            return injected_;                                                                      \
+    } while (0)
+
+#define NEED_INIT()                                                                                \
+    do {                                                                                           \
+        if (!initialised)                                                                          \
+            return GPO_CUDA_ERROR_NOT_INITIALIZED;                                                 \
+    } while (0)
+
+#define DEVICE(d, dev)                                                                             \
+    do {                                                                                           \
+        if ((dev) < 0 || (dev) >= cfg.n_devices)                                                   \
+            return GPO_CUDA_ERROR_INVALID_DEVICE;                                                  \
+        (d) = &cfg.devices[(dev)];                                                                 \
+    } while (0)
+
+/* ---- The driver API slice ------------------------------------------------ */
+
+gpo_cu_result cuInit(unsigned int flags)
+{
+    ENTER("cuInit");
+    if (flags != 0)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    /* NVIDIA's driver refuses a child of a process that initialised it. */
+    if (initialised && init_pid != getpid())
+        return GPO_CUDA_ERROR_NOT_INITIALIZED;
+    if (cfg.init_result != GPO_CUDA_SUCCESS)
+        return cfg.init_result;
+    if (!initialised) {
+        initialised = 1;
+        init_pid = getpid();
+    }
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuDriverGetVersion(int *version)
+{
+    ENTER("cuDriverGetVersion");
+    if (!version)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    *version = cfg.driver_version;
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuDeviceGetCount(int *count)
+{
+    ENTER("cuDeviceGetCount");
+    NEED_INIT();
+    if (!count)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    *count = cfg.n_devices;
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuDeviceGet(gpo_cu_device *device, int ordinal)
+{
+    ENTER("cuDeviceGet");
+    NEED_INIT();
+    if (!device)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    if (ordinal < 0 || ordinal >= cfg.n_devices)
+        return GPO_CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuDeviceGetName(char *name, int len, gpo_cu_device dev)
+{
+    fake_device *d;
+    ENTER("cuDeviceGetName");
+    NEED_INIT();
+    if (!name || len <= 0)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    DEVICE(d, dev);
+    snprintf(name, (size_t)len, "%s", d->name);
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuDeviceGetAttribute(int *value, gpo_cu_device_attribute attrib, gpo_cu_device dev)
+{
+    fake_device *d;
+    ENTER("cuDeviceGetAttribute");
+    NEED_INIT();
+    if (!value)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    DEVICE(d, dev);
+    /* An attribute the description leaves out answers like an older driver
+     * that does not know it. */
+    if (attrib < 0 || attrib >= (int)(sizeof d->attrs / sizeof d->attrs[0]) ||
+        !d->attrs_set[attrib])
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    *value = d->attrs[attrib];
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuDeviceTotalMem_v2(size_t *bytes, gpo_cu_device dev)
+{
+    fake_device *d;
+    ENTER("cuDeviceTotalMem_v2");
+    NEED_INIT();
+    if (!bytes)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    DEVICE(d, dev);
+    *bytes = d->total;
+    return GPO_CUDA_SUCCESS;
+}
+
+/* The legacy ABI: 32-bit sizes, as before CUDA 3.2. A backend resolving the
+ * unversioned name would see large memories wrapped. */
+gpo_cu_result cuDeviceTotalMem(unsigned int *bytes, gpo_cu_device dev)
+{
+    fake_device *d;
+    ENTER("cuDeviceTotalMem");
+    NEED_INIT();
+    if (!bytes)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    DEVICE(d, dev);
+    *bytes = (unsigned int)d->total;
+    return GPO_CUDA_SUCCESS;
+}
+
+static gpo_cu_result get_uuid(gpo_cu_uuid *uuid, gpo_cu_device dev)
+{
+    fake_device *d;
+    NEED_INIT();
+    if (!uuid)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    DEVICE(d, dev);
+    *uuid = d->uuid;
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuDeviceGetUuid_v2(gpo_cu_uuid *uuid, gpo_cu_device dev)
+{
+    ENTER("cuDeviceGetUuid_v2");
+    return get_uuid(uuid, dev);
+}
+
+gpo_cu_result cuDeviceGetUuid(gpo_cu_uuid *uuid, gpo_cu_device dev)
+{
+    ENTER("cuDeviceGetUuid");
+    return get_uuid(uuid, dev);
+}
+
+gpo_cu_result cuGetErrorName(gpo_cu_result error, const char **text)
+{
+    ENTER("cuGetErrorName");
+    if (!text)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    *text = fake_result_name(error);
+    return *text ? GPO_CUDA_SUCCESS : GPO_CUDA_ERROR_INVALID_VALUE;
+}
+
+gpo_cu_result cuGetErrorString(gpo_cu_result error, const char **text)
+{
+    static const struct {
+        gpo_cu_result r;
+        const char *text;
+    } words[] = {
+        {GPO_CUDA_ERROR_UNKNOWN, "unknown error"},
+        {GPO_CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected"},
+        {GPO_CUDA_ERROR_INVALID_VALUE, "invalid argument"},
+        {GPO_CUDA_ERROR_OUT_OF_MEMORY, "out of memory"},
+        {GPO_CUDA_ERROR_NOT_INITIALIZED, "initialization error"},
+        {GPO_CUDA_ERROR_INVALID_CONTEXT, "invalid device context"},
+    };
+    ENTER("cuGetErrorString");
+    if (!text)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    *text = NULL;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (words[i].r == error)
+            *text = words[i].text;
+    if (!*text && fake_result_name(error))
+        *text = "described in cuda.h";
+    return *text ? GPO_CUDA_SUCCESS : GPO_CUDA_ERROR_INVALID_VALUE;
+}
+
+gpo_cu_result cuDevicePrimaryCtxRetain(gpo_cu_context *ctx, gpo_cu_device dev)
+{
+    fake_device *d;
+    ENTER("cuDevicePrimaryCtxRetain");
+    NEED_INIT();
+    if (!ctx)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    DEVICE(d, dev);
+    pthread_mutex_lock(&lock);
+    if (d->refcount++ == 0)
+        contexts_created++;
+    pthread_mutex_unlock(&lock);
+    *ctx = (gpo_cu_context)(void *)d;
+    return GPO_CUDA_SUCCESS;
+}
+
+static gpo_cu_result release(gpo_cu_device dev)
+{
+    fake_device *d;
+    gpo_cu_result r = GPO_CUDA_SUCCESS;
+    NEED_INIT();
+    DEVICE(d, dev);
+    pthread_mutex_lock(&lock);
+    if (d->refcount == 0)
+        r = GPO_CUDA_ERROR_INVALID_CONTEXT;
+    else
+        d->refcount--;
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+gpo_cu_result cuDevicePrimaryCtxRelease_v2(gpo_cu_device dev)
+{
+    ENTER("cuDevicePrimaryCtxRelease_v2");
+    return release(dev);
+}
+
+gpo_cu_result cuDevicePrimaryCtxRelease(gpo_cu_device dev)
+{
+    ENTER("cuDevicePrimaryCtxRelease");
+    return release(dev);
+}
+
+static gpo_cu_result push(gpo_cu_context ctx)
+{
+    NEED_INIT();
+    if (!ctx)
+        return GPO_CUDA_ERROR_INVALID_CONTEXT;
+    if (depth == FAKE_STACK)
+        return GPO_CUDA_ERROR_OUT_OF_MEMORY;
+    stack[depth++] = (fake_device *)(void *)ctx;
+    return GPO_CUDA_SUCCESS;
+}
+
+static gpo_cu_result pop(gpo_cu_context *ctx)
+{
+    NEED_INIT();
+    if (depth == 0)
+        return GPO_CUDA_ERROR_INVALID_CONTEXT;
+    fake_device *d = stack[--depth];
+    if (ctx)
+        *ctx = (gpo_cu_context)(void *)d;
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuCtxPushCurrent_v2(gpo_cu_context ctx)
+{
+    ENTER("cuCtxPushCurrent_v2");
+    return push(ctx);
+}
+
+gpo_cu_result cuCtxPushCurrent(gpo_cu_context ctx)
+{
+    ENTER("cuCtxPushCurrent");
+    return push(ctx);
+}
+
+gpo_cu_result cuCtxPopCurrent_v2(gpo_cu_context *ctx)
+{
+    ENTER("cuCtxPopCurrent_v2");
+    return pop(ctx);
+}
+
+gpo_cu_result cuCtxPopCurrent(gpo_cu_context *ctx)
+{
+    ENTER("cuCtxPopCurrent");
+    return pop(ctx);
+}
+
+gpo_cu_result cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
+{
+    ENTER("cuMemGetInfo_v2");
+    NEED_INIT();
+    if (!free_bytes || !total_bytes)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    if (depth == 0)
+        return GPO_CUDA_ERROR_INVALID_CONTEXT;
+    *free_bytes = stack[depth - 1]->free_mem;
+    *total_bytes = stack[depth - 1]->total;
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuMemGetInfo(unsigned int *free_bytes, unsigned int *total_bytes)
+{
+    ENTER("cuMemGetInfo");
+    NEED_INIT();
+    if (!free_bytes || !total_bytes)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    if (depth == 0)
+        return GPO_CUDA_ERROR_INVALID_CONTEXT;
+    *free_bytes = (unsigned int)stack[depth - 1]->free_mem;
+    *total_bytes = (unsigned int)stack[depth - 1]->total;
+    return GPO_CUDA_SUCCESS;
+}
+
+/* Each definition above must match the prototype the backend declares for
+ * the symbol (cuda_api.h): a mismatch is an incompatible-pointer warning. */
+#define PROTOTYPE_CHECK_(field, symbol, required, checked, params)                                 \
+    __attribute__((unused)) static const gpo_pfn_##field check_##field = symbol;
+GPO_CUDA_API(PROTOTYPE_CHECK_)
+#undef PROTOTYPE_CHECK_
+
+/* ---- Control, for tests (tests/backends/cuda/cuda_test_util.h) ----------- */
+
+void gpo_fake_cuda_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    configure();
+    depth = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+/* Calls of `sym` since the last reset; NULL: every call. */
+long gpo_fake_cuda_calls(const char *sym)
+{
+    long n = 0;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < N_SYMS; i++)
+        if (!sym || strcmp(fake_syms[i], sym) == 0)
+            n += calls[i];
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+/* Primary contexts brought to life (reference count 0 -> 1). */
+int gpo_fake_cuda_contexts_created(void)
+{
+    return contexts_created;
+}
+
+/* Primary context references still held, over all devices. */
+int gpo_fake_cuda_live_contexts(void)
+{
+    int n = 0;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < cfg.n_devices; i++)
+        n += cfg.devices[i].refcount;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+/* Contexts pushed and not popped on the calling thread. */
+int gpo_fake_cuda_stack_depth(void)
+{
+    return depth;
+}
+
+/* Why the configuration is broken; "" when it is fine. */
+const char *gpo_fake_cuda_config_error(void)
+{
+    return cfg.error;
+}

@@ -1,0 +1,45 @@
+/* Shared by the libcuda.so.1 test double's two files (fake_cuda.c: the
+ * driver API slice and the controls; fake_config.c: reading the
+ * environment and the JSON descriptions). */
+#ifndef GPO_FAKE_CUDA_H
+#define GPO_FAKE_CUDA_H
+
+#include <stddef.h>
+
+#include "cuda/cuda_api.h"
+
+#define FAKE_MAX_DEVICES 16
+#define FAKE_MAX_RULES 16
+
+typedef struct fake_device {
+    char name[256];
+    int attrs_set[160]; /* 1 when attrs[i] comes from the file */
+    int attrs[160];
+    size_t total, free_mem;
+    gpo_cu_uuid uuid;
+    int refcount; /* primary context retains minus releases */
+} fake_device;
+
+typedef struct fake_rule {
+    char sym[64];
+    long nth; /* 0: every call */
+    gpo_cu_result result;
+} fake_rule;
+
+/* What the environment describes. */
+typedef struct fake_config {
+    char error[512]; /* why the configuration is broken, "" when fine */
+    fake_device devices[FAKE_MAX_DEVICES];
+    int n_devices;
+    gpo_cu_result init_result;
+    int driver_version;
+    fake_rule rules[FAKE_MAX_RULES];
+    int n_rules;
+} fake_config;
+
+void fake_config_read(fake_config *c);
+
+/* "CUDA_ERROR_NO_DEVICE", or NULL for a value cuda.h does not name. */
+const char *fake_result_name(gpo_cu_result r);
+
+#endif
