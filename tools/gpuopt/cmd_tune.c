@@ -147,9 +147,10 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info,
         printf("  %-11s %s median (p20 %s, p80 %s; %d runs)\n", "time", t, p20, p80,
                (int)best.runs);
         if (worst > 0 && best.median_ns > 0) {
+            /* A cached answer keeps only the winner and the runner-up. */
             fmt_time(worst, t, sizeof t);
-            printf("  %-11s %.2fx over the worst valid (%s)", "speed-up", worst / best.median_ns,
-                   t);
+            printf("  %-11s %.2fx over the %s (%s)", "speed-up", worst / best.median_ns,
+                   cached ? "runner-up" : "worst valid", t);
             if (dflt > 0) {
                 fmt_time(dflt, t, sizeof t);
                 printf(", %.2fx over the default (%s)", dflt / best.median_ns, t);
@@ -161,7 +162,7 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info,
     } else {
         printf("  %-11s none: no candidate was valid\n", "best");
     }
-    printf("  %-11s %d:", "candidates", (int)n);
+    printf("  %-11s %d%s:", "candidates", (int)n, cached ? " stored" : "");
     int first = 1;
     for (int i = 0; i < N_STATUS; i++)
         if (counts[i]) {

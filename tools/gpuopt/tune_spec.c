@@ -46,14 +46,17 @@ int ts_fail(pctx *p, const char *path, const cJSON *value, const char *fmt, ...)
     return -1;
 }
 
+/* A path too long for PATH_CAP is cut (a message is still useful). */
 void ts_join(char *out, const char *path, const char *key)
 {
-    snprintf(out, PATH_CAP, "%s%s%s", path, *path ? "." : "", key);
+    if (snprintf(out, PATH_CAP, "%s%s%s", path, *path ? "." : "", key) >= PATH_CAP)
+        out[PATH_CAP - 1] = '\0';
 }
 
 void ts_joini(char *out, const char *path, int i)
 {
-    snprintf(out, PATH_CAP, "%s[%d]", path, i);
+    if (snprintf(out, PATH_CAP, "%s[%d]", path, i) >= PATH_CAP)
+        out[PATH_CAP - 1] = '\0';
 }
 
 const char *ts_json_type(const cJSON *v)

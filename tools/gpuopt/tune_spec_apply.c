@@ -101,7 +101,8 @@ static gpuopt_status set_reference(actx *a, gpuopt_tuner *t)
     gpuopt_status st = GPUOPT_OK;
     if (s->ref_source) {
         st = gpuopt_tuner_set_reference_kernel(t, s->ref_source, s->ref_entry, s->ref_options,
-                                               s->ref_global, s->ref_local);
+                                               s->ref_global,
+                                               s->ref_local[0] ? s->ref_local : NULL);
         if (st)
             return afail(a, st, "reference", "the reference kernel is not accepted");
     }
@@ -129,7 +130,7 @@ static gpuopt_status configure(actx *a, gpuopt_tuner *t)
                                                s->build_options);
     if (st)
         return afail(a, st, "kernel", "the kernel is not accepted");
-    st = gpuopt_tuner_set_geometry(t, s->global, s->local);
+    st = gpuopt_tuner_set_geometry(t, s->global, s->local[0] ? s->local : NULL);
     if (st)
         return afail(a, st, "geometry", "the geometry is not accepted");
     if (s->local_memory && (st = gpuopt_tuner_set_local_memory(t, s->local_memory)))
