@@ -76,6 +76,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_sgemm_blas SPEC.json [ROUNDS]\n");
         return 2;
     }
+    setvbuf(stdout, NULL, _IOLBF, 0);
     int rounds = argc > 2 ? atoi(argv[2]) : 7;
     if (rounds < 1 || rounds > 100)
         rounds = 7;

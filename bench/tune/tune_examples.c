@@ -22,7 +22,7 @@
  *                cache on, the journal append)
  *   cache_hit    gpuopt_tuner_run answering from the cache (kernel subject)
  *
- *   bench_tune_examples SPEC.json NAME=VALUE [--seeds N] [--live]
+ *   bench_tune_examples SPEC.json NAME=VALUE[,NAME=VALUE...] [--seeds N] [--live]
  *                       [--only-exhaustive]
  *
  * Prints one line per figure: "<what> <key>=<value> ...". bench/run.sh
@@ -150,7 +150,7 @@ static gpuopt_result *timed_run(gpuopt_tuner *t, double *wall)
     double t0 = now_s();
     gpuopt_status st = gpuopt_tuner_run(t, &res);
     *wall = now_s() - t0;
-    if (st && st != GPUOPT_ERR_NO_DEVICE)
+    if (st && st != GPUOPT_ERR_NOT_FOUND)
         die("gpuopt_tuner_run", st);
     return res;
 }
@@ -264,6 +264,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int seeds = 5, live = 0, only = 0;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* progress for whoever watches the log */
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
             seeds = atoi(argv[++i]);
@@ -314,22 +315,25 @@ int main(int argc, char **argv)
     print_result("engine_warm", res, wall);
     gpuopt_result_destroy(res);
 
-    /* A new problem size, the same tuner (compiled programs kept). */
-    const char *eq = strchr(argv[2], '=');
-    if (eq) {
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)(eq - argv[2]), argv[2]);
-        int64_t old = -1;
-        for (int32_t i = 0; i < spec->n_sizes; i++)
-            if (!strcmp(spec->sizes[i].name, name))
-                old = spec->sizes[i].value;
-        if ((st = gpuopt_tuner_set_size(t, name, atoll(eq + 1))))
-            die("gpuopt_tuner_set_size", st);
+    /* New problem sizes ("M=1024,N=1024"), the same tuner (compiled
+     * programs kept), then the old sizes back. */
+    {
+        char list[256];
+        snprintf(list, sizeof list, "%s", argv[2]);
+        for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+            char *eq = strchr(tok, '=');
+            if (!eq)
+                continue;
+            *eq = '\0';
+            if ((st = gpuopt_tuner_set_size(t, tok, atoll(eq + 1))))
+                die("gpuopt_tuner_set_size", st);
+        }
         res = timed_run(t, &wall);
         printf("resize %s ", argv[2]);
         print_result("", res, wall);
         gpuopt_result_destroy(res);
-        gpuopt_tuner_set_size(t, name, old);
+        for (int32_t i = 0; i < spec->n_sizes; i++)
+            gpuopt_tuner_set_size(t, spec->sizes[i].name, spec->sizes[i].value);
     }
 
     /* Cache hits through the public API (kernel subject). */

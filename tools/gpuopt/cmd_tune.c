@@ -107,7 +107,7 @@ static void print_config(const char *label, const gpuopt_config *cfg)
 }
 
 static void print_summary(const tune_spec *s, const gpuopt_device_info *info,
-                          gpuopt_result *res, double wall_s)
+                          gpuopt_result *res, double wall_s, int32_t cache_mode)
 {
     gpuopt_candidate best, c;
     memset(&best, 0, sizeof best);
@@ -192,7 +192,9 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info,
     printf("  %-11s %s, strategy %s, seed %llu\n", "wall time", wall,
            tune_spec_strategy_name(s->strategy), (unsigned long long)s->seed);
     printf("  %-11s %s\n", "from cache",
-           cached ? "yes (from cache: nothing was built or run)" : "no (measured now, cached)");
+           cached                             ? "yes (from cache: nothing was built or run)" :
+           cache_mode == GPUOPT_CACHE_OFF     ? "no (measured now; the cache is off)" :
+                                                "no (measured now, cached)");
 }
 
 /* ---- Options ------------------------------------------------------------ */
@@ -376,7 +378,7 @@ static int run(int argc, char **argv)
     double wall = now_s() - t0;
     if (prog.shown)
         fprintf(stderr, "\r\033[K");
-    if (st && st != GPUOPT_ERR_NO_DEVICE) {
+    if (st && st != GPUOPT_ERR_NOT_FOUND) {
         rc = cli_fail("tune", "tuning failed", st);
         goto out;
     }
@@ -392,9 +394,9 @@ static int run(int argc, char **argv)
         printf("%s\n", json);
         gpuopt_free(json);
     } else if (!(o.csv && strcmp(o.csv, "-") == 0)) {
-        print_summary(spec, &info, res, wall);
+        print_summary(spec, &info, res, wall, cache_mode);
     }
-    if (st == GPUOPT_ERR_NO_DEVICE) {
+    if (st == GPUOPT_ERR_NOT_FOUND) {
         fprintf(stderr, "gpuopt tune: no valid configuration: every candidate failed or was "
                         "illegal (see the summary or --csv)\n");
         rc = CLI_FAIL;
