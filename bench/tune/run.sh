@@ -89,8 +89,9 @@ for name in sgemm stencil; do
   done
 done
 echo
-echo "The tuner's own cost per candidate (a callback that does nothing, one timed run per"
-echo "candidate, over the SGEMM space; cache on = each candidate appended to the journal):"
+echo "The tuner's own cost per candidate (a callback that does nothing, with the fewest runs the"
+echo "tuner allows: one warm-up and the 3-run probe; over the SGEMM space; cache on = each candidate"
+echo "appended to the journal at once):"
 echo
 echo '| strategy | cache | candidates | per candidate |'
 echo '|---|---|---|---|'
