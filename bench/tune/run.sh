@@ -38,6 +38,8 @@ run_example() { # NAME SPEC RESIZE
     >"$work/$name.txt"
   POCL_CACHE_DIR="$work/pocl-$name" "$bin/bench_tune_examples" "$spec" "$resize" --only-exhaustive \
     >"$work/$name-warm.txt"
+  POCL_CACHE_DIR="$work/pocl-$name-new" "$bin/bench_tune_examples" "$spec" "$resize" --at-new-size \
+    >"$work/$name-new.txt"
 }
 
 echo "### Tuning on PoCL ($(date -u +%Y-%m-%d), $machine; $pocl)" >&2
@@ -50,23 +52,32 @@ echo "### Tuning on PoCL ($(date -u +%Y-%m-%d), $machine; $pocl)"
 echo
 echo "Command: \`bench/run.sh $build tune\` (\`bench/tune/run.sh $build $seeds\`)"
 echo
-echo "Exhaustive search and re-tuning, wall time of \`gpuopt_tuner_run\` (cache lookups off):"
+echo "Exhaustive search and re-tuning: wall time of \`gpuopt_tuner_run\` (the tuning cache off), and"
+echo "the ratio to the cold run at the same sizes. Cold = an empty PoCL program cache and a new tuner:"
 echo
-echo '| example | legal / raw | run | PoCL program cache | engine compile cache | wall | vs cold | best (median) | best configuration |'
+echo '| example | legal / raw | run | PoCL program cache | engine compile cache | wall | vs cold, same sizes | best (median) | best configuration |'
 echo '|---|---|---|---|---|---|---|---|---|'
 for name in sgemm stencil; do
-  f=$work/$name.txt w=$work/$name-warm.txt
+  f=$work/$name.txt w=$work/$name-warm.txt nw=$work/$name-new.txt
   legal=$(field "$f" space legal) raw=$(field "$f" space raw) sizes=$(sed -n 's/^space .*sizes="\([^"]*\)".*/\1/p' "$f")
-  cold=$(field "$f" exhaustive wall_s)
-  row() { # LABEL POCL ENGINE WALL BEST_NS CFG
-    awk -v n="$name" -v lr="$legal / $raw" -v l="$1" -v p="$2" -v e="$3" -v w="$4" -v c="$cold" -v b="$5" -v cfg="$6" \
+  resize=$(sed -n 's/^resize \([^ ]*\) .*/\1/p' "$f")
+  cold=$(field "$f" exhaustive wall_s) coldnew=$(field "$nw" exhaustive wall_s)
+  row() { # LABEL POCL ENGINE WALL COLD BEST_NS CFG
+    awk -v n="$name" -v lr="$legal / $raw" -v l="$1" -v p="$2" -v e="$3" -v w="$4" -v c="$5" -v b="$6" -v cfg="$7" \
       'BEGIN { printf "| %s | %s | %s | %s | %s | %.1f s | %.2f | %.3f ms | %s |\n", n, lr, l, p, e, w, w / c, b / 1e6, cfg }'
   }
-  row "exhaustive, $sizes" cold cold "$cold" "$(field "$f" exhaustive best_ns)" "$(best_cfg "$f" exhaustive)"
-  row "exhaustive, new process" warm cold "$(field "$w" exhaustive wall_s)" "$(field "$w" exhaustive best_ns)" "$(best_cfg "$w" exhaustive)"
-  row "exhaustive, same tuner again" warm warm "$(field "$f" engine_warm wall_s)" "$(field "$f" engine_warm best_ns)" "$(best_cfg "$f" engine_warm)"
+  row "exhaustive, $sizes" cold cold "$cold" "$cold" "$(field "$f" exhaustive best_ns)" "$(best_cfg "$f" exhaustive)"
+  row "the same, new process" warm cold "$(field "$w" exhaustive wall_s)" "$cold" "$(field "$w" exhaustive best_ns)" "$(best_cfg "$w" exhaustive)"
+  row "the same, same tuner again" warm warm "$(field "$f" engine_warm wall_s)" "$cold" "$(field "$f" engine_warm best_ns)" "$(best_cfg "$f" engine_warm)"
+  row "exhaustive, $resize, new process" cold cold "$coldnew" "$coldnew" "$(field "$nw" exhaustive best_ns)" "$(best_cfg "$nw" exhaustive)"
+  row "re-tune for $resize, same tuner" warm warm "$(field "$f" "resize $resize" wall_s)" "$coldnew" "$(field "$f" "resize $resize" best_ns)" "$(sed -n 's/^resize .*best="\([^"]*\)".*/\1/p' "$f")"
+done
+echo
+for name in sgemm stencil; do
+  f=$work/$name.txt
   resize=$(sed -n 's/^resize \([^ ]*\) .*/\1/p' "$f")
-  row "new size $resize, same tuner" warm warm "$(field "$f" "resize $resize" wall_s)" "$(field "$f" "resize $resize" best_ns)" "$(sed -n 's/^resize .*best="\([^"]*\)".*/\1/p' "$f")"
+  awk -v n="$name" -v r="$resize" -v w="$(field "$f" "resize $resize" wall_s)" -v c="$(field "$f" exhaustive wall_s)" \
+    'BEGIN { printf "%s: re-tuning for %s with warm caches took %.2f of the cold run at the first sizes.\n", n, r, w / c }'
 done
 echo
 echo "Strategies at a budget of 30% of the legal space, seeds 1 to $seeds: the found best as a ratio"

@@ -25,7 +25,10 @@
  *   cache_hit    gpuopt_tuner_run answering from the cache (kernel subject)
  *
  *   bench_tune_examples SPEC.json NAME=VALUE[,NAME=VALUE...] [--seeds N] [--live]
- *                       [--only-exhaustive]
+ *                       [--only-exhaustive] [--at-new-size]
+ *
+ * --only-exhaustive stops after the first run; --at-new-size makes that run
+ * at the new sizes (a cold run to compare the re-tuning with).
  *
  * Prints one line per figure: "<what> <key>=<value> ...". bench/run.sh
  * (section tune) turns them into docs/benchmarks.md's tables. */
@@ -367,11 +370,11 @@ static gpuopt_tuner *callback_tuner(gpuopt_context *ctx, gpuopt_device *dev,
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_tune_examples SPEC.json NAME=VALUE [--seeds N] [--live] "
-                        "[--only-exhaustive]\n");
+        fprintf(stderr, "usage: bench_tune_examples SPEC.json NAME=VALUE[,...] [--seeds N] "
+                        "[--live] [--only-exhaustive] [--at-new-size]\n");
         return 2;
     }
-    int seeds = 5, live = 0, only = 0;
+    int seeds = 5, live = 0, only = 0, at_new = 0;
     setvbuf(stdout, NULL, _IOLBF, 0); /* progress for whoever watches the log */
     for (int i = 3; i < argc; i++) {
         if (!strcmp(argv[i], "--seeds") && i + 1 < argc)
@@ -380,6 +383,8 @@ int main(int argc, char **argv)
             live = 1;
         else if (!strcmp(argv[i], "--only-exhaustive"))
             only = 1;
+        else if (!strcmp(argv[i], "--at-new-size"))
+            at_new = 1;
     }
     if (seeds < 1 || seeds > 64)
         seeds = 5;
@@ -397,6 +402,17 @@ int main(int argc, char **argv)
     if ((st = gpuopt_context_create(NULL, &ctx)) || (st = gpuopt_select(ctx, "opencl", &dev)))
         die("no OpenCL device", st);
     spec->strategy = GPUOPT_STRATEGY_EXHAUSTIVE;
+    if (at_new) {
+        /* The exhaustive run at the new sizes (cold, for the re-tuning ratio). */
+        char list[256];
+        snprintf(list, sizeof list, "%s", argv[2]);
+        for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ","))
+            if (tune_spec_set_size(spec, tok, err, sizeof err)) {
+                fprintf(stderr, "%s\n", err);
+                return 2;
+            }
+        only = 1;
+    }
     if ((st = tune_spec_apply(spec, ctx, dev, &space, &t, err, sizeof err))) {
         fprintf(stderr, "%s\n", err);
         return 2;

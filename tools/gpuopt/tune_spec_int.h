@@ -19,7 +19,7 @@ void ts_arena_free(struct ts_arena *a);
 /* Bytes of one element of a gpuopt_elem_type. */
 size_t ts_type_bytes(int32_t type);
 
-/* ---- The loader's parsing context and helpers (tune_spec.c) ------------ */
+/* ---- The loader's parsing context and helpers (tune_spec_json.c) ------- */
 
 typedef struct cJSON cJSON;
 
@@ -62,6 +62,14 @@ int ts_parse_program(pctx *p, const cJSON *o, const char *path, const char **sou
                      const char **file, const char **entry, const char **options);
 int ts_parse_geometry(pctx *p, const cJSON *o, const char *path, const char **global,
                       const char **local);
+/* Optional members: a number >= lo, an integer in [lo, INT32_MAX]; absent
+ * leaves *out unchanged. */
+int ts_get_num(pctx *p, const cJSON *obj, const char *key, const char *path, double lo,
+               double *out);
+int ts_get_i32(pctx *p, const cJSON *obj, const char *key, const char *path, int32_t lo,
+               int32_t *out);
+/* A C identifier of at most 63 characters. */
+int ts_valid_ident(const char *s);
 
 /* tune_spec_args.c */
 int ts_parse_arguments(pctx *p, const cJSON *root);
