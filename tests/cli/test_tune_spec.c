@@ -129,6 +129,7 @@ static void minimal_spec_loads(void **state)
     assert_string_equal(s->name, "t");
     assert_int_equal(s->strategy, GPUOPT_STRATEGY_AUTO);
     assert_false(s->has_tolerance);
+    assert_true(s->timeout_s < 0); /* the library's default */
     assert_null(s->ref_source);
     assert_int_equal(s->n_ref_data, 0);
     tune_spec_free(s);
@@ -219,6 +220,8 @@ static void malformed_specs_name_the_path_the_value_and_what_is_accepted(void **
         {"{" KERNEL "," PARAMS "," GEOM "," ARGS ", \"timing\": {\"min_runs\": 5, \"max_runs\": "
          "2}}",
          {"timing.max_runs: 2 is not accepted", "timing.min_runs (5)"}},
+        {"{" KERNEL "," PARAMS "," GEOM "," ARGS ", \"timing\": {\"timeout_s\": -2}}",
+         {"timing.timeout_s: -2 is not accepted", ">= 0"}},
         {"{" KERNEL "," PARAMS "," GEOM "," ARGS ", \"search\": {\"strategy\": \"greedy\"}}",
          {"search.strategy: \"greedy\" is not accepted", "auto, exhaustive, random, annealing"}},
         {"{" KERNEL "," PARAMS "," GEOM "," ARGS ", \"search\": {\"seed\": -3}}",

@@ -236,13 +236,16 @@ static int parse_search(pctx *p, const cJSON *root)
     s->repeat_ms = 50;
     s->min_runs = 3;
     s->max_runs = 100;
+    s->timeout_s = -1;
     if (tm) {
-        static const char *const keys[] = {"warmup_ms", "repeat_ms", "min_runs", "max_runs", NULL};
+        static const char *const keys[] = {"warmup_ms", "repeat_ms", "min_runs",
+                                           "max_runs",  "timeout_s", NULL};
         if (ts_need_object(p, tm, "timing") || ts_check_keys(p, tm, "timing", keys) ||
             ts_get_num(p, tm, "warmup_ms", "timing", 0, &s->warmup_ms) ||
             ts_get_num(p, tm, "repeat_ms", "timing", 0, &s->repeat_ms) ||
             ts_get_i32(p, tm, "min_runs", "timing", 1, &s->min_runs) ||
-            ts_get_i32(p, tm, "max_runs", "timing", 1, &s->max_runs))
+            ts_get_i32(p, tm, "max_runs", "timing", 1, &s->max_runs) ||
+            ts_get_num(p, tm, "timeout_s", "timing", 0, &s->timeout_s))
             return -1;
         if (s->max_runs < s->min_runs)
             return ts_fail(p, "timing.max_runs", cJSON_GetObjectItemCaseSensitive(tm, "max_runs"),

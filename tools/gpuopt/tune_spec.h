@@ -102,6 +102,7 @@ typedef struct tune_spec {
     int has_timing;
     double warmup_ms, repeat_ms;
     int32_t min_runs, max_runs;
+    double timeout_s; /* < 0: the library's default */
 
     int32_t strategy; /* gpuopt_strategy */
     int32_t max_evaluations;

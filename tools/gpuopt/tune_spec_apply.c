@@ -142,6 +142,8 @@ static gpuopt_status configure(actx *a, gpuopt_tuner *t)
     if (s->has_timing &&
         (st = gpuopt_tuner_set_timing(t, s->warmup_ms, s->repeat_ms, s->min_runs, s->max_runs)))
         return afail(a, st, "timing", "the timing settings are not accepted");
+    if (s->timeout_s >= 0 && (st = gpuopt_tuner_set_timeout(t, s->timeout_s)))
+        return afail(a, st, "timing.timeout_s", "the timeout is not accepted");
     if ((st = gpuopt_tuner_set_strategy(t, s->strategy)))
         return afail(a, st, "search.strategy", "the strategy is not accepted");
     if ((st = gpuopt_tuner_set_budget(t, s->max_evaluations, s->max_seconds, s->max_failures)))
