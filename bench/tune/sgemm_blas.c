@@ -116,8 +116,9 @@ int main(int argc, char **argv)
     memset(&best, 0, sizeof best);
     best.struct_size = sizeof best;
     if (!cached || gpuopt_result_best(res, &best)) {
-        fprintf(stderr, "bench_sgemm_blas: no cached tune of %s for these sizes: run "
-                        "bench_tune_examples (or gpuopt tune) with the same GPUOPT_CACHE_DIR first\n",
+        fprintf(stderr,
+                "bench_sgemm_blas: no cached tune of %s for these sizes: run "
+                "bench_tune_examples (or gpuopt tune) with the same GPUOPT_CACHE_DIR first\n",
                 argv[1]);
         goto out;
     }
@@ -152,8 +153,7 @@ int main(int argc, char **argv)
     double tuned[100], blas[100];
     for (int r = 0; r < rounds; r++) {
         gpuopt_result *one = NULL;
-        if ((st = gpuopt_tuner_run(t1, &one)) ||
-            (gpuopt_result_best(one, &best) != GPUOPT_OK)) {
+        if ((st = gpuopt_tuner_run(t1, &one)) || (gpuopt_result_best(one, &best) != GPUOPT_OK)) {
             gpuopt_result_destroy(one);
             rc = fail("timing the tuned configuration", st ? st : GPUOPT_ERR_LAUNCH);
             goto out;
@@ -163,14 +163,14 @@ int main(int argc, char **argv)
         /* OpenBLAS: warm-up 20 ms, then runs for 200 ms (at least 10). */
         double t0 = now_ns(), runs[4096];
         while (now_ns() - t0 < 20e6)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,
-                        a, (int)K, b, (int)N, 0.0f, c, (int)N);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, a,
+                        (int)K, b, (int)N, 0.0f, c, (int)N);
         int n = 0;
         t0 = now_ns();
         while (n < 4096 && (n < 10 || now_ns() - t0 < 200e6)) {
             double s = now_ns();
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,
-                        a, (int)K, b, (int)N, 0.0f, c, (int)N);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)N, (int)K, 1.0f, a,
+                        (int)K, b, (int)N, 0.0f, c, (int)N);
             runs[n++] = now_ns() - s;
         }
         blas[r] = median(runs, n);

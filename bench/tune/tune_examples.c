@@ -112,9 +112,9 @@ static void record(gpuopt_result *res, landscape *l)
         gpuopt_config_to_string(c.config, &p->config);
         p->status = c.status;
         /* A pruned candidate keeps its probe's median: slow, not failed. */
-        p->median_ns = c.status == GPUOPT_CANDIDATE_OK || c.status == GPUOPT_CANDIDATE_PRUNED ?
-                           c.median_ns :
-                           -1;
+        p->median_ns = c.status == GPUOPT_CANDIDATE_OK || c.status == GPUOPT_CANDIDATE_PRUNED
+                           ? c.median_ns
+                           : -1;
         if (c.status == GPUOPT_CANDIDATE_OK && (l->best_ns < 0 || p->median_ns < l->best_ns))
             l->best_ns = p->median_ns;
     }
@@ -421,8 +421,8 @@ int main(int argc, char **argv)
     gpuopt_space_count(space, &raw, &legal);
     char sizes[256];
     tune_spec_sizes_text(spec, sizes, sizeof sizes);
-    printf("space name=%s raw=%llu legal=%llu sizes=\"%s\"\n", spec->name,
-           (unsigned long long)raw, (unsigned long long)legal, sizes);
+    printf("space name=%s raw=%llu legal=%llu sizes=\"%s\"\n", spec->name, (unsigned long long)raw,
+           (unsigned long long)legal, sizes);
 
     /* Exhaustive, stored in the cache (for the hit below). */
     gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_REFRESH);
@@ -482,8 +482,8 @@ int main(int argc, char **argv)
             gpuopt_result_destroy(res);
         }
         double med = median(us + 1, 200); /* sorts: p10 and p90 after it */
-        printf("cache_hit from_cache=%d median_us=%.2f p10_us=%.2f p90_us=%.2f\n", (int)cached,
-               med, us[1 + 20], us[1 + 180]);
+        printf("cache_hit from_cache=%d median_us=%.2f p10_us=%.2f p90_us=%.2f\n", (int)cached, med,
+               us[1 + 20], us[1 + 180]);
         gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_OFF);
     }
 

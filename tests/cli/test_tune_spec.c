@@ -101,14 +101,15 @@ static void stencil_example_loads_with_defaults_filled_in(void **state)
     assert_int_equal(fs->count, 1);
     assert_string_equal(s->ref_options, "-DFS=5");
     assert_string_equal(s->args[3].count, "25"); /* an integer becomes an expression */
-    assert_false(s->has_timing);                  /* the library's defaults */
+    assert_false(s->has_timing);                 /* the library's defaults */
     assert_true(s->warmup_ms == 5 && s->repeat_ms == 50);
     assert_int_equal(s->max_evaluations, 0);
     tune_spec_free(s);
 }
 
 /* A minimal valid spec; the error cases below replace one piece of it. */
-#define KERNEL "\"kernel\": {\"source\": \"__kernel void k(__global float *x) {}\", \"entry\": \"k\"}"
+#define KERNEL                                                                                     \
+    "\"kernel\": {\"source\": \"__kernel void k(__global float *x) {}\", \"entry\": \"k\"}"
 #define PARAMS "\"parameters\": {\"T\": [1, 2]}"
 #define GEOM "\"geometry\": {\"global\": [\"N\"], \"local\": [\"T\"]}"
 #define SIZES "\"sizes\": {\"N\": 64}"
@@ -147,8 +148,7 @@ static void malformed_specs_name_the_path_the_value_and_what_is_accepted(void **
         {"{\"kernel\": ", {"t.json: not valid JSON at line 1"}},
         {"{\n  \"x\": 1,\n  oops\n}", {"line 3"}},
         {"{" PARAMS "," GEOM "," ARGS "}", {"t.json: kernel: missing"}},
-        {"{\"kernel\": {\"file\": \"missing.cl\", \"entry\": \"k\"}," PARAMS "," GEOM "," ARGS
-         "}",
+        {"{\"kernel\": {\"file\": \"missing.cl\", \"entry\": \"k\"}," PARAMS "," GEOM "," ARGS "}",
          {"kernel.file: \"missing.cl\" is not accepted", "cannot be opened", "missing.cl"}},
         {"{\"kernel\": {\"source\": \"x\", \"entry\": \"2k\"}," PARAMS "," GEOM "," ARGS "}",
          {"kernel.entry: \"2k\" is not accepted", "C identifier"}},
@@ -179,8 +179,8 @@ static void malformed_specs_name_the_path_the_value_and_what_is_accepted(void **
         {"{" KERNEL "," PARAMS "," ARGS "}", {"geometry: missing"}},
         {"{" KERNEL "," PARAMS ", \"geometry\": {\"global\": []}," ARGS "}",
          {"geometry.global: [] is not accepted", "1 to 3 expressions"}},
-        {"{" KERNEL "," PARAMS ", \"geometry\": {\"global\": [\"N\", \"N\"], \"local\": [\"T\"]},"
-         ARGS "}",
+        {"{" KERNEL "," PARAMS
+         ", \"geometry\": {\"global\": [\"N\", \"N\"], \"local\": [\"T\"]}," ARGS "}",
          {"geometry.local: [\"T\"] is not accepted", "as many dimensions as \"global\" (2)"}},
         {"{" KERNEL "," PARAMS ", \"geometry\": {\"global\": [1.5]}," ARGS "}",
          {"geometry.global[0]: 1.5 is not accepted", "expression"}},

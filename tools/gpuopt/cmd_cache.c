@@ -183,8 +183,10 @@ static int cmd_show(gpuopt_context *ctx, const char *key, int json)
 {
     char lower[17];
     if (!is_hex_prefix(key))
-        return cli_usage_error("cache", "show %s: accepted a record key, 4 to 16 hex digits, as "
-                                        "the first column of 'gpuopt cache list' shows", key);
+        return cli_usage_error("cache",
+                               "show %s: accepted a record key, 4 to 16 hex digits, as "
+                               "the first column of 'gpuopt cache list' shows",
+                               key);
     size_t n = strlen(key);
     for (size_t i = 0; i <= n; i++)
         lower[i] = (char)tolower((unsigned char)key[i]);
@@ -211,8 +213,8 @@ static int cmd_show(gpuopt_context *ctx, const char *key, int json)
     int rc = CLI_OK;
     if (matches != 1) {
         fprintf(stderr, "gpuopt cache: show %s: %s\n", key,
-                matches ? "more than one record starts with it; give more digits" :
-                          "no record has this key ('gpuopt cache list' shows the keys)");
+                matches ? "more than one record starts with it; give more digits"
+                        : "no record has this key ('gpuopt cache list' shows the keys)");
         rc = matches ? CLI_USAGE : CLI_FAIL;
         goto out;
     }
@@ -230,8 +232,8 @@ static int cmd_show(gpuopt_context *ctx, const char *key, int json)
     fmt_when(num(found, "used", 0), used, sizeof used);
     printf("Record %s in %s\n", or_dash(str(found, "key")), or_dash(str(found_file, "file")));
     printf(" hard key (any change is a miss)\n");
-    static const char *const hard_keys[] = {"kind",   "backend", "arch",     "source",
-                                            "options", "space",  "workload"};
+    static const char *const hard_keys[] = {"kind",    "backend", "arch",    "source",
+                                            "options", "space",   "workload"};
     for (size_t i = 0; i < sizeof hard_keys / sizeof *hard_keys; i++)
         printf("  %-13s %s\n", hard_keys[i], or_dash(str(hard, hard_keys[i])));
     printf("  %-13s %.0f\n", "compute_units", num(hard, "compute_units", -1));
@@ -245,8 +247,8 @@ static int cmd_show(gpuopt_context *ctx, const char *key, int json)
            num(budget, "max_evaluations", 0), num(budget, "max_seconds", 0),
            num(budget, "max_failures", 0));
     printf("  %-13s %.0f candidates, %s, %.1f s\n", "evaluated", num(found, "evaluated", 0),
-           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(found, "complete")) ? "complete" :
-                                                                                "stopped early",
+           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(found, "complete")) ? "complete"
+                                                                             : "stopped early",
            num(found, "wall_s", 0));
     printf("  %-13s %s (last used %s)\n", "measured", when, used);
     printf(" result\n");
@@ -281,8 +283,8 @@ static int cmd_verify(gpuopt_context *ctx, int json)
             const char *detail = str(f, "detail");
             printf("  %-60s %-13s %.0f entries, %.0f candidates, %.0f unfinished%s%s\n",
                    or_dash(str(f, "file")), or_dash(str(f, "status")), num(f, "entries", 0),
-                   num(f, "candidates", 0), num(f, "unfinished", 0),
-                   detail && *detail ? ": " : "", detail ? detail : "");
+                   num(f, "candidates", 0), num(f, "unfinished", 0), detail && *detail ? ": " : "",
+                   detail ? detail : "");
         }
         const cJSON *s;
         cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "set_aside"))
@@ -329,8 +331,10 @@ static int run(int argc, char **argv)
         } else if ((strcmp(a, "--device") == 0 || strcmp(a, "-d") == 0) && i + 1 < argc) {
             device = argv[++i];
         } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("cache", "unknown option '%s'; accepted: --json, --device SPEC "
-                                            "(clear)", a);
+            return cli_usage_error("cache",
+                                   "unknown option '%s'; accepted: --json, --device SPEC "
+                                   "(clear)",
+                                   a);
         } else if (!sub) {
             sub = a;
         } else if (!key && strcmp(sub, "show") == 0) {

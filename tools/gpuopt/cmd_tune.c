@@ -79,9 +79,8 @@ static void on_progress(int32_t done, int32_t total, double best_ns, double seco
 
 /* ---- Summary ----------------------------------------------------------- */
 
-static const char *const status_words[] = {"ok",           "invalid", "compile failed",
-                                           "launch failed", "wrong result", "timeout",
-                                           "pruned"};
+static const char *const status_words[] = {
+    "ok", "invalid", "compile failed", "launch failed", "wrong result", "timeout", "pruned"};
 enum { N_STATUS = (int)(sizeof status_words / sizeof *status_words) };
 
 static int is_default(const tune_spec *s, const gpuopt_config *cfg)
@@ -106,8 +105,8 @@ static void print_config(const char *label, const gpuopt_config *cfg)
     }
 }
 
-static void print_summary(const tune_spec *s, const gpuopt_device_info *info,
-                          gpuopt_result *res, double wall_s, int32_t cache_mode)
+static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gpuopt_result *res,
+                          double wall_s, int32_t cache_mode)
 {
     gpuopt_candidate best, c;
     memset(&best, 0, sizeof best);
@@ -192,9 +191,9 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info,
     printf("  %-11s %s, strategy %s, seed %llu\n", "wall time", wall,
            tune_spec_strategy_name(s->strategy), (unsigned long long)s->seed);
     printf("  %-11s %s\n", "from cache",
-           cached                             ? "yes (from cache: nothing was built or run)" :
-           cache_mode == GPUOPT_CACHE_OFF     ? "no (measured now; the cache is off)" :
-                                                "no (measured now, cached)");
+           cached                           ? "yes (from cache: nothing was built or run)"
+           : cache_mode == GPUOPT_CACHE_OFF ? "no (measured now; the cache is off)"
+                                            : "no (measured now, cached)");
 }
 
 /* ---- Options ------------------------------------------------------------ */
@@ -209,22 +208,31 @@ static int parse_args(int argc, char **argv, tune_opts *o)
             o->json = 1;
             continue;
         }
-        if (strcmp(a, "--strategy") == 0) slot = &o->strategy;
-        else if (strcmp(a, "--budget") == 0) slot = &o->budget;
-        else if (strcmp(a, "--seed") == 0) slot = &o->seed;
-        else if (strcmp(a, "--csv") == 0) slot = &o->csv;
-        else if (strcmp(a, "--device") == 0 || strcmp(a, "-d") == 0) slot = &o->device;
-        else if (strcmp(a, "--cache") == 0) slot = &o->cache;
-        else if (strcmp(a, "--backend") == 0) slot = &o->backends;
+        if (strcmp(a, "--strategy") == 0)
+            slot = &o->strategy;
+        else if (strcmp(a, "--budget") == 0)
+            slot = &o->budget;
+        else if (strcmp(a, "--seed") == 0)
+            slot = &o->seed;
+        else if (strcmp(a, "--csv") == 0)
+            slot = &o->csv;
+        else if (strcmp(a, "--device") == 0 || strcmp(a, "-d") == 0)
+            slot = &o->device;
+        else if (strcmp(a, "--cache") == 0)
+            slot = &o->cache;
+        else if (strcmp(a, "--backend") == 0)
+            slot = &o->backends;
         else if (strcmp(a, "--size") == 0) {
             if (o->n_sizes == MAX_SIZES)
                 return cli_usage_error("tune", "--size: at most %d", MAX_SIZES);
             slot = &o->sizes[o->n_sizes++];
         } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("tune", "unknown option '%s'; accepted: --strategy S, "
-                                           "--budget N|Ns, --seed K, --csv FILE, --json, "
-                                           "--device SPEC, --size NAME=VALUE, --cache "
-                                           "use|refresh|off, --backend LIST", a);
+            return cli_usage_error("tune",
+                                   "unknown option '%s'; accepted: --strategy S, "
+                                   "--budget N|Ns, --seed K, --csv FILE, --json, "
+                                   "--device SPEC, --size NAME=VALUE, --cache "
+                                   "use|refresh|off, --backend LIST",
+                                   a);
         } else {
             if (o->spec)
                 return cli_usage_error("tune", "one spec file at a time ('%s' and '%s')", o->spec,
@@ -249,8 +257,10 @@ static int override_spec(const tune_opts *o, tune_spec *s)
     if (o->strategy) {
         int32_t st = tune_spec_strategy_parse(o->strategy);
         if (st < 0)
-            return cli_usage_error("tune", "--strategy %s: accepted: auto, exhaustive, random, "
-                                           "annealing, model", o->strategy);
+            return cli_usage_error("tune",
+                                   "--strategy %s: accepted: auto, exhaustive, random, "
+                                   "annealing, model",
+                                   o->strategy);
         s->strategy = st;
     }
     if (o->budget) {
@@ -260,8 +270,10 @@ static int override_spec(const tune_opts *o, tune_spec *s)
         int seconds = strcmp(end, "s") == 0;
         if (end == o->budget || (*end && !seconds) || errno || !(v > 0) ||
             (!seconds && (v != floor(v) || v > 2147483647.0)))
-            return cli_usage_error("tune", "--budget %s: accepted N (candidates, a positive "
-                                           "integer) or Ns (seconds, such as 90s)", o->budget);
+            return cli_usage_error("tune",
+                                   "--budget %s: accepted N (candidates, a positive "
+                                   "integer) or Ns (seconds, such as 90s)",
+                                   o->budget);
         if (seconds)
             s->max_seconds = v;
         else
@@ -319,12 +331,16 @@ static int run(int argc, char **argv)
         return rc;
     int32_t cache_mode = GPUOPT_CACHE_USE;
     if (o.cache) {
-        if (strcmp(o.cache, "use") == 0) cache_mode = GPUOPT_CACHE_USE;
-        else if (strcmp(o.cache, "refresh") == 0) cache_mode = GPUOPT_CACHE_REFRESH;
-        else if (strcmp(o.cache, "off") == 0) cache_mode = GPUOPT_CACHE_OFF;
+        if (strcmp(o.cache, "use") == 0)
+            cache_mode = GPUOPT_CACHE_USE;
+        else if (strcmp(o.cache, "refresh") == 0)
+            cache_mode = GPUOPT_CACHE_REFRESH;
+        else if (strcmp(o.cache, "off") == 0)
+            cache_mode = GPUOPT_CACHE_OFF;
         else
-            return cli_usage_error("tune", "--cache %s: accepted: use (answer from the cache "
-                                           "when it can), refresh (tune again and store), off",
+            return cli_usage_error("tune",
+                                   "--cache %s: accepted: use (answer from the cache "
+                                   "when it can), refresh (tune again and store), off",
                                    o.cache);
     }
     char err[1024];
@@ -359,9 +375,9 @@ static int run(int argc, char **argv)
         fprintf(stderr, "gpuopt tune: %s\n", err);
         /* What the spec got wrong is a usage error; what the machine could not do is not. */
         rc = st == GPUOPT_ERR_INVALID_ARGUMENT || st == GPUOPT_ERR_NOT_FOUND ||
-                     st == GPUOPT_ERR_OUT_OF_RANGE || st == GPUOPT_ERR_CONFIG ?
-                 CLI_USAGE :
-                 CLI_FAIL;
+                     st == GPUOPT_ERR_OUT_OF_RANGE || st == GPUOPT_ERR_CONFIG
+                 ? CLI_USAGE
+                 : CLI_FAIL;
         goto out;
     }
     if ((st = gpuopt_tuner_set_cache_mode(tuner, cache_mode))) {

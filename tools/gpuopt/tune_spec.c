@@ -21,8 +21,8 @@ static int parse_kernel(pctx *p, const cJSON *root)
 {
     tune_spec *s = p->s;
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(root, "kernel");
-    static const char *const keys[] = {"file", "source", "entry", "language", "build_options",
-                                       NULL};
+    static const char *const keys[] = {"file",     "source",        "entry",
+                                       "language", "build_options", NULL};
     if (!k)
         return ts_fail(p, "kernel", NULL, "missing; expected {\"file\": ..., \"entry\": ...}");
     if (ts_need_object(p, k, "kernel") || ts_check_keys(p, k, "kernel", keys) ||
@@ -43,8 +43,9 @@ static int parse_kernel(pctx *p, const cJSON *root)
         if (strcmp(lang, langs[i].name) == 0)
             s->language = langs[i].lang;
     if (s->language < 0)
-        return ts_fail(p, "kernel.language", cJSON_GetObjectItemCaseSensitive(k, "language"),
-                    "accepted: \"opencl-c\" (or \"opencl\"), \"cuda\" (NVRTC), \"hip\" (hiprtc)");
+        return ts_fail(
+            p, "kernel.language", cJSON_GetObjectItemCaseSensitive(k, "language"),
+            "accepted: \"opencl-c\" (or \"opencl\"), \"cuda\" (NVRTC), \"hip\" (hiprtc)");
     return 0;
 }
 
@@ -54,10 +55,11 @@ static int parse_params(pctx *p, const cJSON *root)
     const cJSON *ps = cJSON_GetObjectItemCaseSensitive(root, "parameters");
     if (!ps)
         return ts_fail(p, "parameters", NULL,
-                    "missing; expected an object such as {\"TILE\": [8, 16, 32]}");
+                       "missing; expected an object such as {\"TILE\": [8, 16, 32]}");
     if (!cJSON_IsObject(ps) || !ps->child)
-        return ts_fail(p, "parameters", ps,
-                    "expected a non-empty object of NAME: [values], such as {\"TILE\": [8, 16]}");
+        return ts_fail(
+            p, "parameters", ps,
+            "expected a non-empty object of NAME: [values], such as {\"TILE\": [8, 16]}");
     s->n_params = cJSON_GetArraySize(ps);
     s->params = ts_alloc(p->a, sizeof *s->params * (size_t)s->n_params);
     if (!s->params)
@@ -70,8 +72,9 @@ static int parse_params(pctx *p, const cJSON *root)
         char where[PATH_CAP];
         ts_join(where, "parameters", it->string);
         if (!ts_valid_ident(it->string))
-            return ts_fail(p, where, NULL, "the name is not accepted; expected a C identifier of at "
-                                        "most 63 characters (it becomes a -D define)");
+            return ts_fail(p, where, NULL,
+                           "the name is not accepted; expected a C identifier of at "
+                           "most 63 characters (it becomes a -D define)");
         prm->name = it->string;
         if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) == 0)
             return ts_fail(p, where, it, "expected a non-empty array of integers or of strings");
@@ -91,11 +94,14 @@ static int parse_params(pctx *p, const cJSON *root)
             ts_joini(at, where, j);
             if (prm->is_enum) {
                 if (!cJSON_IsString(v) || !*v->valuestring)
-                    return ts_fail(p, at, v, "every value must be a non-empty string, like the first");
+                    return ts_fail(p, at, v,
+                                   "every value must be a non-empty string, like the first");
                 for (const char *c = v->valuestring; *c; c++)
                     if (*c <= ' ' || *c > '~')
-                        return ts_fail(p, at, v, "expected printable ASCII without spaces (the "
-                                              "kernel receives -D%s=VALUE)", prm->name);
+                        return ts_fail(p, at, v,
+                                       "expected printable ASCII without spaces (the "
+                                       "kernel receives -D%s=VALUE)",
+                                       prm->name);
                 for (int32_t q = 0; q < j; q++)
                     if (strcmp(prm->texts[q], v->valuestring) == 0)
                         return ts_fail(p, at, v, "duplicate value; each value once");
@@ -103,7 +109,7 @@ static int parse_params(pctx *p, const cJSON *root)
             } else {
                 if (!ts_is_int(v, INT64_MIN, INT64_MAX))
                     return ts_fail(p, at, v, "every value must be an integer, like the first%s",
-                                cJSON_IsString(v) ? " (or make every value a string)" : "");
+                                   cJSON_IsString(v) ? " (or make every value a string)" : "");
                 int64_t x = (int64_t)v->valuedouble;
                 for (int32_t q = 0; q < j; q++)
                     if (prm->ints[q] == x)
@@ -123,7 +129,7 @@ static int parse_constraints_sizes(pctx *p, const cJSON *root)
     if (cs) {
         if (!cJSON_IsArray(cs))
             return ts_fail(p, "constraints", cs,
-                        "expected an array of expressions such as [\"MWG %% MWI == 0\"]");
+                           "expected an array of expressions such as [\"MWG %% MWI == 0\"]");
         s->n_constraints = cJSON_GetArraySize(cs);
         s->constraints = ts_alloc(p->a, sizeof *s->constraints * (size_t)(s->n_constraints + 1));
         if (!s->constraints)
@@ -135,7 +141,8 @@ static int parse_constraints_sizes(pctx *p, const cJSON *root)
             char at[PATH_CAP];
             ts_joini(at, "constraints", i);
             if (!cJSON_IsString(c) || !*c->valuestring)
-                return ts_fail(p, at, c, "expected an expression string such as \"TILE * VW <= 64\"");
+                return ts_fail(p, at, c,
+                               "expected an expression string such as \"TILE * VW <= 64\"");
             s->constraints[i++] = c->valuestring;
         }
     }
@@ -157,8 +164,9 @@ static int parse_constraints_sizes(pctx *p, const cJSON *root)
                 return ts_fail(p, at, NULL, "the name is not accepted; expected a C identifier");
             for (int32_t q = 0; q < s->n_params; q++)
                 if (strcmp(s->params[q].name, z->string) == 0)
-                    return ts_fail(p, at, NULL, "a parameter has the same name; names are shared "
-                                             "by parameters and sizes");
+                    return ts_fail(p, at, NULL,
+                                   "a parameter has the same name; names are shared "
+                                   "by parameters and sizes");
             if (!ts_is_int(z, 0, INT64_MAX))
                 return ts_fail(p, at, z, "expected a non-negative integer");
             s->sizes[i].name = z->string;
@@ -178,14 +186,15 @@ static int parse_dims(pctx *p, const cJSON *o, const char *path, const char *key
     *ndims = 0;
     if (!v || cJSON_IsNull(v)) {
         if (required)
-            return ts_fail(p, where, NULL, "missing; expected 1 to 3 expressions such as "
-                                        "[\"N / NWI\", \"M / MWI\"]");
+            return ts_fail(p, where, NULL,
+                           "missing; expected 1 to 3 expressions such as "
+                           "[\"N / NWI\", \"M / MWI\"]");
         return 0;
     }
     int n = cJSON_GetArraySize(v);
     if (!cJSON_IsArray(v) || n < 1 || n > TS_MAX_DIMS)
         return ts_fail(p, where, v, "expected an array of 1 to 3 expressions (one per dimension)%s",
-                    required ? "" : ", or null to let the runtime choose");
+                       required ? "" : ", or null to let the runtime choose");
     int i = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, v)
@@ -201,7 +210,7 @@ static int parse_dims(pctx *p, const cJSON *o, const char *path, const char *key
 }
 
 int ts_parse_geometry(pctx *p, const cJSON *o, const char *path, const char **global,
-                          const char **local)
+                      const char **local)
 {
     int ng, nl;
     if (parse_dims(p, o, path, "global", 1, global, &ng) ||
@@ -211,11 +220,10 @@ int ts_parse_geometry(pctx *p, const cJSON *o, const char *path, const char **gl
         char where[PATH_CAP];
         ts_join(where, path, "local");
         return ts_fail(p, where, cJSON_GetObjectItemCaseSensitive(o, "local"),
-                    "expected as many dimensions as \"global\" (%d)", ng);
+                       "expected as many dimensions as \"global\" (%d)", ng);
     }
     return 0;
 }
-
 
 static int parse_search(pctx *p, const cJSON *root)
 {
@@ -249,13 +257,13 @@ static int parse_search(pctx *p, const cJSON *root)
             return -1;
         if (s->max_runs < s->min_runs)
             return ts_fail(p, "timing.max_runs", cJSON_GetObjectItemCaseSensitive(tm, "max_runs"),
-                        "expected at least timing.min_runs (%d)", (int)s->min_runs);
+                           "expected at least timing.min_runs (%d)", (int)s->min_runs);
         s->has_timing = 1;
     }
     const cJSON *se = cJSON_GetObjectItemCaseSensitive(root, "search");
     if (se) {
-        static const char *const keys[] = {"strategy",    "max_evaluations", "max_seconds",
-                                           "max_failures", "seed",           NULL};
+        static const char *const keys[] = {
+            "strategy", "max_evaluations", "max_seconds", "max_failures", "seed", NULL};
         if (ts_need_object(p, se, "search") || ts_check_keys(p, se, "search", keys) ||
             ts_get_i32(p, se, "max_evaluations", "search", 0, &s->max_evaluations) ||
             ts_get_num(p, se, "max_seconds", "search", 0, &s->max_seconds) ||
@@ -267,7 +275,7 @@ static int parse_search(pctx *p, const cJSON *root)
         s->strategy = tune_spec_strategy_parse(st);
         if (s->strategy < 0)
             return ts_fail(p, "search.strategy", cJSON_GetObjectItemCaseSensitive(se, "strategy"),
-                        "accepted: auto, exhaustive, random, annealing, model");
+                           "accepted: auto, exhaustive, random, annealing, model");
         const cJSON *seed = cJSON_GetObjectItemCaseSensitive(se, "seed");
         if (seed) {
             char *end = NULL;
@@ -279,7 +287,7 @@ static int parse_search(pctx *p, const cJSON *root)
                 ;
             else
                 return ts_fail(p, "search.seed", seed,
-                            "expected a non-negative integer (as a string beyond 2^53)");
+                               "expected a non-negative integer (as a string beyond 2^53)");
         }
     }
     return 0;
@@ -292,8 +300,9 @@ static int parse_default(pctx *p, const cJSON *root)
     if (!d)
         return 0;
     if (!cJSON_IsObject(d))
-        return ts_fail(p, "default", d, "expected an object giving every parameter a value, such "
-                                     "as {\"TILE\": 16}");
+        return ts_fail(p, "default", d,
+                       "expected an object giving every parameter a value, such "
+                       "as {\"TILE\": 16}");
     s->defaults = ts_alloc(p->a, sizeof *s->defaults * (size_t)s->n_params);
     if (!s->defaults)
         return ts_fail(p, "default", NULL, "out of memory");
@@ -327,8 +336,10 @@ static int parse_default(pctx *p, const cJSON *root)
     if (s->n_defaults != s->n_params) {
         for (int32_t q = 0; q < s->n_params; q++)
             if (!cJSON_GetObjectItemCaseSensitive(d, s->params[q].name))
-                return ts_fail(p, "default", NULL, "parameter %s has no value; a default names "
-                                                "every parameter", s->params[q].name);
+                return ts_fail(p, "default", NULL,
+                               "parameter %s has no value; a default names "
+                               "every parameter",
+                               s->params[q].name);
     }
     return 0;
 }
@@ -337,9 +348,9 @@ static int parse_root(pctx *p, const cJSON *root)
 {
     tune_spec *s = p->s;
     static const char *const keys[] = {
-        "name",      "kernel",       "parameters", "constraints", "sizes",
-        "geometry",  "local_memory", "arguments",  "reference",   "tolerance",
-        "workload_key", "timing",    "search",     "default",     NULL};
+        "name",         "kernel",       "parameters", "constraints", "sizes",
+        "geometry",     "local_memory", "arguments",  "reference",   "tolerance",
+        "workload_key", "timing",       "search",     "default",     NULL};
     if (!cJSON_IsObject(root))
         return ts_fail(p, "", root, "a spec is one JSON object");
     if (ts_check_keys(p, root, "", keys) || ts_get_str(p, root, "name", "", 0, 0, NULL, &s->name) ||
@@ -348,7 +359,8 @@ static int parse_root(pctx *p, const cJSON *root)
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(root, "geometry");
     static const char *const gkeys[] = {"global", "local", NULL};
     if (!g)
-        return ts_fail(p, "geometry", NULL, "missing; expected {\"global\": [...], \"local\": [...]}");
+        return ts_fail(p, "geometry", NULL,
+                       "missing; expected {\"global\": [...], \"local\": [...]}");
     if (ts_need_object(p, g, "geometry") || ts_check_keys(p, g, "geometry", gkeys) ||
         ts_parse_geometry(p, g, "geometry", s->global, s->local))
         return -1;

@@ -23,8 +23,8 @@ enum { TS_MAX_DIMS = 3 };
 typedef struct ts_param {
     const char *name;
     int is_enum;
-    int64_t *ints;       /* is_enum 0 */
-    const char **texts;  /* is_enum 1 */
+    int64_t *ints;      /* is_enum 0 */
+    const char **texts; /* is_enum 1 */
     int32_t count;
 } ts_param;
 
@@ -36,8 +36,8 @@ typedef struct ts_size {
 enum { TS_ARG_BUFFER = 1, TS_ARG_SCALAR = 2 };
 
 typedef struct ts_arg {
-    int kind;          /* TS_ARG_* */
-    int32_t type;      /* gpuopt_elem_type */
+    int kind;     /* TS_ARG_* */
+    int32_t type; /* gpuopt_elem_type */
     /* buffers */
     const char *count; /* element count expression */
     int32_t init;      /* gpuopt_buffer_init */
@@ -114,7 +114,7 @@ typedef struct tune_spec {
     int32_t n_defaults;
 
     struct ts_arena *arena; /* owns everything above */
-    void *json;              /* the parsed document (cJSON) */
+    void *json;             /* the parsed document (cJSON) */
 } tune_spec;
 
 /* Reads and checks `path` and every file it names (relative to the spec's

@@ -52,8 +52,8 @@ static gpuopt_status build_space(actx *a, gpuopt_space *sp)
     }
     for (int32_t i = 0; i < s->n_params; i++) {
         const ts_param *p = &s->params[i];
-        st = p->is_enum ? gpuopt_space_add_enum(sp, p->name, p->texts, p->count) :
-                          gpuopt_space_add_int(sp, p->name, p->ints, p->count);
+        st = p->is_enum ? gpuopt_space_add_enum(sp, p->name, p->texts, p->count)
+                        : gpuopt_space_add_int(sp, p->name, p->ints, p->count);
         if (st) {
             snprintf(path, sizeof path, "parameters.%s", p->name);
             return afail(a, st, path, "the parameter is not accepted");
@@ -100,9 +100,9 @@ static gpuopt_status set_reference(actx *a, gpuopt_tuner *t)
     const tune_spec *s = a->s;
     gpuopt_status st = GPUOPT_OK;
     if (s->ref_source) {
-        st = gpuopt_tuner_set_reference_kernel(t, s->ref_source, s->ref_entry, s->ref_options,
-                                               s->ref_global,
-                                               s->ref_local[0] ? s->ref_local : NULL);
+        st =
+            gpuopt_tuner_set_reference_kernel(t, s->ref_source, s->ref_entry, s->ref_options,
+                                              s->ref_global, s->ref_local[0] ? s->ref_local : NULL);
         if (st)
             return afail(a, st, "reference", "the reference kernel is not accepted");
     }
@@ -126,8 +126,8 @@ static gpuopt_status set_reference(actx *a, gpuopt_tuner *t)
 static gpuopt_status configure(actx *a, gpuopt_tuner *t)
 {
     const tune_spec *s = a->s;
-    gpuopt_status st = gpuopt_tuner_set_kernel(t, s->source, s->entry, s->language,
-                                               s->build_options);
+    gpuopt_status st =
+        gpuopt_tuner_set_kernel(t, s->source, s->entry, s->language, s->build_options);
     if (st)
         return afail(a, st, "kernel", "the kernel is not accepted");
     st = gpuopt_tuner_set_geometry(t, s->global, s->local[0] ? s->local : NULL);

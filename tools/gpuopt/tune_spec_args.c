@@ -71,20 +71,22 @@ static int inline_data(pctx *p, const cJSON *arr, const char *where, int32_t typ
 }
 
 /* Raw little-endian elements from a file relative to the spec. */
-static int file_data(pctx *p, const cJSON *name, const char *where, int32_t type,
-                     const void **data, size_t *bytes)
+static int file_data(pctx *p, const cJSON *name, const char *where, int32_t type, const void **data,
+                     size_t *bytes)
 {
     if (!cJSON_IsString(name) || !*name->valuestring)
-        return ts_fail(p, where, name, "expected a file name relative to the spec (raw "
-                                       "little-endian elements)");
+        return ts_fail(p, where, name,
+                       "expected a file name relative to the spec (raw "
+                       "little-endian elements)");
     char *text;
     size_t len;
     if (ts_read_rel(p, where, name, &text, &len))
         return -1;
     if (len == 0 || len % ts_type_bytes(type))
-        return ts_fail(p, where, name, "the file holds %zu bytes, not a positive multiple of "
-                                       "%zu (one %s)", len, ts_type_bytes(type),
-                       tune_spec_type_name(type));
+        return ts_fail(p, where, name,
+                       "the file holds %zu bytes, not a positive multiple of "
+                       "%zu (one %s)",
+                       len, ts_type_bytes(type), tune_spec_type_name(type));
     *data = text;
     *bytes = len;
     return 0;
@@ -134,8 +136,9 @@ static int parse_arg(pctx *p, const cJSON *a, const char *path, ts_arg *arg)
 {
     char where[PATH_CAP];
     if (!cJSON_IsObject(a))
-        return ts_fail(p, path, a, "expected {\"buffer\": TYPE, \"size\": ...} or "
-                                   "{\"scalar\": TYPE, \"value\": ...}");
+        return ts_fail(p, path, a,
+                       "expected {\"buffer\": TYPE, \"size\": ...} or "
+                       "{\"scalar\": TYPE, \"value\": ...}");
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(a, "buffer");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(a, "scalar");
     if ((b != NULL) == (s != NULL))
@@ -149,8 +152,9 @@ static int parse_arg(pctx *p, const cJSON *a, const char *path, ts_arg *arg)
         ts_join(where, path, "size");
         const cJSON *sz = cJSON_GetObjectItemCaseSensitive(a, "size");
         if (!sz)
-            return ts_fail(p, where, NULL, "missing; expected the element count, an expression "
-                                           "such as \"M * K\"");
+            return ts_fail(p, where, NULL,
+                           "missing; expected the element count, an expression "
+                           "such as \"M * K\"");
         if (ts_get_expr(p, sz, where, "M * K", &arg->count) || parse_init(p, a, path, arg))
             return -1;
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(a, "output");
@@ -186,8 +190,8 @@ static int parse_arg(pctx *p, const cJSON *a, const char *path, ts_arg *arg)
             return ts_fail(p, where, NULL, "out of memory");
     } else {
         return ts_fail(p, where, v, "expected %s",
-                       fp ? "a number, or an expression string over sizes" :
-                            "an integer or an expression such as \"N\"");
+                       fp ? "a number, or an expression string over sizes"
+                          : "an integer or an expression such as \"N\"");
     }
     const char *label;
     return ts_get_str(p, a, "name", path, 0, 0, NULL, &label);
@@ -200,8 +204,9 @@ int ts_parse_arguments(pctx *p, const cJSON *root)
     if (!as)
         return ts_fail(p, "arguments", NULL, "missing; expected the kernel's arguments in order");
     if (!cJSON_IsArray(as) || cJSON_GetArraySize(as) == 0)
-        return ts_fail(p, "arguments", as, "expected a non-empty array, one entry per kernel "
-                                           "argument in order");
+        return ts_fail(p, "arguments", as,
+                       "expected a non-empty array, one entry per kernel "
+                       "argument in order");
     s->n_args = (uint32_t)cJSON_GetArraySize(as);
     s->args = ts_alloc(p->a, sizeof *s->args * s->n_args);
     if (!s->args)
@@ -218,8 +223,9 @@ int ts_parse_arguments(pctx *p, const cJSON *root)
         i++;
     }
     if (!outputs)
-        return ts_fail(p, "arguments", NULL, "no buffer has \"output\": true; mark what the "
-                                             "kernel writes, so results can be checked");
+        return ts_fail(p, "arguments", NULL,
+                       "no buffer has \"output\": true; mark what the "
+                       "kernel writes, so results can be checked");
     return 0;
 }
 
@@ -247,8 +253,9 @@ static int parse_ref_data(pctx *p, const cJSON *d)
         if (!ts_is_int(ix, 0, (int64_t)s->n_args - 1) ||
             s->args[(int)ix->valuedouble].kind != TS_ARG_BUFFER ||
             !s->args[(int)ix->valuedouble].output)
-            return ts_fail(p, w, ix, "expected the index (0-based) of an argument with "
-                                     "\"output\": true");
+            return ts_fail(p, w, ix,
+                           "expected the index (0-based) of an argument with "
+                           "\"output\": true");
         ts_ref_data *rd = &s->ref_data[i];
         rd->index = (uint32_t)ix->valuedouble;
         int32_t type = s->args[rd->index].type;
@@ -257,8 +264,8 @@ static int parse_ref_data(pctx *p, const cJSON *d)
         if ((f != NULL) == (dv != NULL))
             return ts_fail(p, at, NULL, "give exactly one of \"file\" or \"data\"");
         ts_join(w, at, f ? "file" : "data");
-        if (f ? file_data(p, f, w, type, &rd->data, &rd->bytes) :
-                inline_data(p, dv, w, type, &rd->data, &rd->bytes))
+        if (f ? file_data(p, f, w, type, &rd->data, &rd->bytes)
+              : inline_data(p, dv, w, type, &rd->data, &rd->bytes))
             return -1;
         i++;
     }
@@ -271,8 +278,8 @@ int ts_parse_reference(pctx *p, const cJSON *root)
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "reference");
     if (!r)
         return 0;
-    static const char *const keys[] = {"file",  "source", "entry", "build_options",
-                                       "global", "local", "data",  NULL};
+    static const char *const keys[] = {"file",   "source", "entry", "build_options",
+                                       "global", "local",  "data",  NULL};
     if (ts_need_object(p, r, "reference") || ts_check_keys(p, r, "reference", keys))
         return -1;
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(r, "data");
@@ -280,8 +287,9 @@ int ts_parse_reference(pctx *p, const cJSON *root)
                      cJSON_GetObjectItemCaseSensitive(r, "source") ||
                      cJSON_GetObjectItemCaseSensitive(r, "entry");
     if (d && has_kernel)
-        return ts_fail(p, "reference", NULL, "give either a reference kernel (\"file\", "
-                                             "\"entry\", \"global\") or \"data\", not both");
+        return ts_fail(p, "reference", NULL,
+                       "give either a reference kernel (\"file\", "
+                       "\"entry\", \"global\") or \"data\", not both");
     if (d)
         return parse_ref_data(p, d);
     if (ts_parse_program(p, r, "reference", &s->ref_source, &s->ref_file, &s->ref_entry,

@@ -54,8 +54,7 @@ int ts_is_int(const cJSON *v, int64_t lo, int64_t hi);
 int ts_get_str(pctx *p, const cJSON *obj, const char *key, const char *path, int required,
                int allow_empty, const char *dflt, const char **out);
 /* An expression string, or a non-negative integer turned into text. */
-int ts_get_expr(pctx *p, const cJSON *v, const char *where, const char *example,
-                const char **out);
+int ts_get_expr(pctx *p, const cJSON *v, const char *where, const char *example, const char **out);
 /* The file `name` (a JSON string) relative to the spec's directory. */
 int ts_read_rel(pctx *p, const char *where, const cJSON *name, char **text, size_t *len);
 int ts_parse_program(pctx *p, const cJSON *o, const char *path, const char **source,

@@ -27,8 +27,8 @@ int ts_fail(pctx *p, const char *path, const cJSON *value, const char *fmt, ...)
             free(t);
         }
     }
-    int off = snprintf(p->err, p->cap, "%s: %s%s", p->file, path && *path ? path : "(top level)",
-                       ": ");
+    int off =
+        snprintf(p->err, p->cap, "%s: %s%s", p->file, path && *path ? path : "(top level)", ": ");
     if (off < 0 || (size_t)off >= p->cap)
         return -1;
     if (value) {
@@ -111,7 +111,7 @@ int ts_is_int(const cJSON *v, int64_t lo, int64_t hi)
 
 /* An optional string member. */
 int ts_get_str(pctx *p, const cJSON *obj, const char *key, const char *path, int required,
-                   int allow_empty, const char *dflt, const char **out)
+               int allow_empty, const char *dflt, const char **out)
 {
     char where[PATH_CAP];
     ts_join(where, path, key);
@@ -130,8 +130,7 @@ int ts_get_str(pctx *p, const cJSON *obj, const char *key, const char *path, int
 
 /* An expression: a non-empty string, or a non-negative integer (written
  * back as text, since the library takes expressions as text). */
-int ts_get_expr(pctx *p, const cJSON *v, const char *where, const char *example,
-                    const char **out)
+int ts_get_expr(pctx *p, const cJSON *v, const char *where, const char *example, const char **out)
 {
     if (cJSON_IsString(v) && *v->valuestring) {
         *out = v->valuestring;
@@ -144,12 +143,11 @@ int ts_get_expr(pctx *p, const cJSON *v, const char *where, const char *example,
         return *out ? 0 : ts_fail(p, where, NULL, "out of memory");
     }
     return ts_fail(p, where, v, "expected an expression such as \"%s\" or a non-negative integer",
-                example);
+                   example);
 }
 
 /* A number member >= lo (optional, default kept). */
-int ts_get_num(pctx *p, const cJSON *obj, const char *key, const char *path, double lo,
-                   double *out)
+int ts_get_num(pctx *p, const cJSON *obj, const char *key, const char *path, double lo, double *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v)
@@ -163,7 +161,7 @@ int ts_get_num(pctx *p, const cJSON *obj, const char *key, const char *path, dou
 }
 
 int ts_get_i32(pctx *p, const cJSON *obj, const char *key, const char *path, int32_t lo,
-                   int32_t *out)
+               int32_t *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v)
@@ -238,7 +236,7 @@ int ts_valid_ident(const char *s)
 /* A program: {"file" or "source", "entry", "build_options"}; for the
  * kernel also "language". */
 int ts_parse_program(pctx *p, const cJSON *o, const char *path, const char **source,
-                         const char **file, const char **entry, const char **options)
+                     const char **file, const char **entry, const char **options)
 {
     char where[PATH_CAP];
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "file");
@@ -246,8 +244,9 @@ int ts_parse_program(pctx *p, const cJSON *o, const char *path, const char **sou
     if (f && src)
         return ts_fail(p, path, NULL, "give either \"file\" or \"source\", not both");
     if (!f && !src)
-        return ts_fail(p, path, NULL, "missing \"file\" (a kernel source file, relative to the "
-                                   "spec) or \"source\" (the source text)");
+        return ts_fail(p, path, NULL,
+                       "missing \"file\" (a kernel source file, relative to the "
+                       "spec) or \"source\" (the source text)");
     if (f) {
         ts_join(where, path, "file");
         if (!cJSON_IsString(f) || !*f->valuestring)
@@ -270,7 +269,6 @@ int ts_parse_program(pctx *p, const cJSON *o, const char *path, const char **sou
     ts_join(where, path, "entry");
     if (!ts_valid_ident(*entry))
         return ts_fail(p, where, cJSON_GetObjectItemCaseSensitive(o, "entry"),
-                    "expected the kernel function's name (a C identifier)");
+                       "expected the kernel function's name (a C identifier)");
     return 0;
 }
-

@@ -122,8 +122,8 @@ int tune_spec_set_size(tune_spec *spec, const char *assignment, char *err, size_
         int off = snprintf(err, cap, "--size %s: %s has no size '%.*s'; its sizes: ", assignment,
                            spec->file, (int)n, assignment);
         for (int32_t i = 0; i < spec->n_sizes && off >= 0 && (size_t)off < cap; i++)
-            off += snprintf(err + off, cap - (size_t)off, "%s%s", i ? ", " : "",
-                            spec->sizes[i].name);
+            off +=
+                snprintf(err + off, cap - (size_t)off, "%s%s", i ? ", " : "", spec->sizes[i].name);
         if (spec->n_sizes == 0 && off >= 0 && (size_t)off < cap)
             snprintf(err + off, cap - (size_t)off, "(none)");
         return -1;
