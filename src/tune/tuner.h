@@ -239,6 +239,10 @@ void gpo_trun_end(gpo_trun *r);
  * -1 when the run must stop (r->fatal). */
 int gpo_eval_candidate(gpo_trun *r, const gpuopt_config *c, double best_ns, gpo_eval *ev);
 
+/* One run of a prepared candidate: its measurement in *ns, the wall time
+ * of the call (what the timeout limits) in *wall_ns. */
+int32_t gpo_eval_run(gpo_trun *r, gpo_prep *p, double *ns, double *wall_ns, gpo_eval *ev);
+
 /* Prepares c and runs it once, checked: for re-timing candidates known
  * before (a cache's winner). GPO_CAND_* or GPO_FATAL; *p set on OK. */
 int32_t gpo_eval_ready(gpo_trun *r, const gpuopt_config *c, gpo_prep **p, gpo_eval *ev);
