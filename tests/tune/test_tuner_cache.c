@@ -293,7 +293,8 @@ static void a_winner_that_no_longer_holds_is_tuned_again(void **state)
     broken_x = -1;
     assert_int_equal(run_once(t, best), 0);
     assert_string_equal(best, "X=1");
-    const char *path = gpo_cache_file(t->cache);
+    char path[1024];
+    gpo_strlcpy(path, gpo_cache_file(t->cache), sizeof path);
     /* The compiler changed, and with it the winner's answer. */
     gpo_strlcpy(cdev->info.runtime_version, "new-compiler", sizeof cdev->info.runtime_version);
     broken_x = 1;
