@@ -47,6 +47,8 @@ static gpuopt_status start(gpuopt_tuner *t, struct gpo_online **out)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory starting online tuning");
     gpuopt_status st = gpo_trun_begin(t, &o->r);
     if (st == GPUOPT_OK)
+        st = gpo_trun_space(o->r);
+    if (st == GPUOPT_OK)
         st = gpo_tkey_make(o->r);
     gpo_cache_hit *hit = NULL;
     if (st == GPUOPT_OK && o->r->key.usable && t->cache_mode == GPUOPT_CACHE_USE &&

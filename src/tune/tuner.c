@@ -76,7 +76,7 @@ GPUOPT_API void gpuopt_tuner_destroy(gpuopt_tuner *t)
         return;
     gpo_online_free(t->online);
     gpo_ksession_free(t->ks);
-    gpo_cache_close(t->cache);
+    gpo_tuner_cache_release(t);
     gpo_kernel_def_free(&t->k);
     free(t->workload_key);
     if (t->space)

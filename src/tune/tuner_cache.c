@@ -14,6 +14,7 @@
  * - a killed run's candidates read back and preloaded.
  * Parameters travel by name and value, never by position. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,13 +23,76 @@
 #include "tune/tuner.h"
 #include "tune/validate.h"
 
+/* One open cache per (context, device), shared by its tuners: a new
+ * tuner's first hit then costs a lookup in the index already in memory,
+ * not a read of the whole journal. Tuners die before their context, so an
+ * entry is gone (its count back to 0) before the context's address can be
+ * reused. */
+typedef struct shared_cache {
+    const gpuopt_context *ctx;
+    const gpuopt_device *dev;
+    gpo_cache *cache;
+    int32_t users;
+} shared_cache;
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static shared_cache *shared;
+static int32_t nshared, capshared;
+
+static gpo_cache *shared_acquire(gpuopt_tuner *t)
+{
+    gpo_cache *c = NULL;
+    pthread_mutex_lock(&shared_lock);
+    for (int32_t i = 0; i < nshared; i++)
+        if (shared[i].ctx == t->ctx && shared[i].dev == t->dev) {
+            shared[i].users++;
+            c = shared[i].cache;
+            goto out;
+        }
+    if (nshared == capshared) {
+        int32_t cap = capshared ? capshared * 2 : 4;
+        shared_cache *a = realloc(shared, (size_t)cap * sizeof *a);
+        if (!a)
+            goto out;
+        shared = a;
+        capshared = cap;
+    }
+    /* The cache never fails its host: without one, runs are uncached. */
+    if (gpo_cache_open_device(t->ctx, t->dev, NULL, &c) != GPUOPT_OK) {
+        gpo_log_warn(&t->ctx->log, "tuner: no tuning cache: %s", gpo_detail_get());
+        goto out;
+    }
+    shared[nshared++] = (shared_cache){t->ctx, t->dev, c, 1};
+out:
+    pthread_mutex_unlock(&shared_lock);
+    return c;
+}
+
+void gpo_tuner_cache_release(gpuopt_tuner *t)
+{
+    if (!t->cache)
+        return;
+    pthread_mutex_lock(&shared_lock);
+    for (int32_t i = 0; i < nshared; i++)
+        if (shared[i].cache == t->cache && --shared[i].users == 0) {
+            gpo_cache_close(shared[i].cache);
+            shared[i] = shared[--nshared];
+            break;
+        }
+    if (nshared == 0) {
+        free(shared);
+        shared = NULL;
+        capshared = 0;
+    }
+    pthread_mutex_unlock(&shared_lock);
+    t->cache = NULL;
+}
+
 gpo_cache *gpo_tuner_cache(gpuopt_tuner *t)
 {
     if (!t->cache_tried) {
         t->cache_tried = 1;
-        /* The cache never fails its host: without one, runs are uncached. */
-        if (gpo_cache_open_device(t->ctx, t->dev, NULL, &t->cache) != GPUOPT_OK)
-            gpo_log_warn(&t->ctx->log, "tuner: no tuning cache: %s", gpo_detail_get());
+        t->cache = shared_acquire(t);
     }
     return t->cache;
 }
@@ -127,18 +191,19 @@ static int size_cmp(const void *a, const void *b)
 static char *workload_text(const gpo_trun *r)
 {
     const gpuopt_tuner *t = r->t;
-    int32_t ns = gpo_space_size_count(r->space);
+    const gpuopt_space *sp = t->space;
+    int32_t ns = gpo_space_size_count(sp);
     const char *names[GPO_SPACE_MAX_SIZES];
     for (int32_t i = 0; i < ns; i++)
-        names[i] = gpo_space_size_name(r->space, i);
+        names[i] = gpo_space_size_name(sp, i);
     qsort(names, (size_t)ns, sizeof names[0], size_cmp);
     gpo_sbuf b;
     gpo_sbuf_init(&b);
     for (int32_t i = 0; i < ns; i++)
         for (int32_t j = 0; j < ns; j++)
-            if (strcmp(gpo_space_size_name(r->space, j), names[i]) == 0)
+            if (strcmp(gpo_space_size_name(sp, j), names[i]) == 0)
                 gpo_sbuf_appendf(&b, "%s%s=%lld", i ? ";" : "", names[i],
-                                 (long long)gpo_space_size_values(r->space)[j]);
+                                 (long long)gpo_space_size_values(sp)[j]);
     if (t->subject == GPO_SUBJECT_KERNEL) {
         gpo_sbuf_appendf(&b, "%stypes=", b.len ? ";" : "");
         for (uint32_t ix = 0; ix < GPO_TUNER_MAX_ARGS; ix++)
@@ -386,6 +451,8 @@ gpuopt_status gpo_verify_hit(gpo_trun *r, const gpo_cache_hit *hit, gpuopt_resul
                  "tuner: cached result found, but the %s changed: re-timing the "
                  "stored winner and runner-up",
                  changed);
+    if ((st = gpo_trun_space(r)) != GPUOPT_OK)
+        goto out;
     if (!hit->best || !(cfg[0] = stored_config(r, hit->best))) {
         st = r->fatal;
         goto verdict;
