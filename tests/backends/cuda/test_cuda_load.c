@@ -278,12 +278,21 @@ static void the_ops_table_is_complete_and_honest(void **state)
     assert_non_null(b->unload);
     assert_non_null(b->enumerate);
     assert_non_null(b->memory_free);
-    /* Tier rules and runtime belong to later issues. */
-    assert_null(b->tier0);
-    assert_null(b->tier1);
+    assert_non_null(b->tier0);
+    assert_non_null(b->tier1);
+    /* Measured settings are the core's tier 2, through the runtime. */
     assert_null(b->tier2);
-    assert_null(b->runtime);
-    assert_int_equal(b->n_knobs, 0);
+    assert_non_null(b->runtime);
+    assert_string_equal(b->runtime->language, "cuda");
+    /* Every op is there, the optional ones included. */
+    const gpo_runtime_ops *r = b->runtime;
+    assert_true(r->open && r->close && r->buffer_alloc && r->buffer_free && r->buffer_write &&
+                r->buffer_read && r->buffer_copy && r->host_alloc_pinned && r->host_free_pinned &&
+                r->program_build && r->program_free && r->kernel_create && r->kernel_free &&
+                r->kernel_set_buffer && r->kernel_set_scalar && r->kernel_set_local &&
+                r->kernel_max_group && r->launch && r->finish && r->compiler_version);
+    assert_int_equal(b->n_knobs, GPO_CUDA_N_KNOBS);
+    assert_ptr_equal(b->knobs, gpo_cuda_knobs);
     /* The registry lists it first: native GPU APIs lead. */
     assert_true(gpo_n_backends >= 1);
     assert_ptr_equal(gpo_backends[0], b);
