@@ -300,11 +300,13 @@ enum { GPO_CU_FUNC_ATTRIBUTES(GPO_CU_FUNC_ATTRIBUTE_ENUM_) };
       (gpo_cu_function func, size_t index, size_t * offset, size_t * size))                        \
     X(cuLaunchKernel, cuLaunchKernel, GPO_DL_OPTIONAL, 1,                                          \
       (gpo_cu_function func, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,        \
-       unsigned int block_x, unsigned int block_y, unsigned int block_z, unsigned int shared_bytes, \
-       gpo_cu_stream stream, void **params, void **extra))                                         \
-    X(cuEventCreate, cuEventCreate, GPO_DL_OPTIONAL, 1, (gpo_cu_event * event, unsigned int flags)) \
+       unsigned int block_x, unsigned int block_y, unsigned int block_z,                           \
+       unsigned int shared_bytes, gpo_cu_stream stream, void **params, void **extra))              \
+    X(cuEventCreate, cuEventCreate, GPO_DL_OPTIONAL, 1,                                            \
+      (gpo_cu_event * event, unsigned int flags))                                                  \
     X(cuEventDestroy, cuEventDestroy_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_event event))                 \
-    X(cuEventRecord, cuEventRecord, GPO_DL_OPTIONAL, 1, (gpo_cu_event event, gpo_cu_stream stream)) \
+    X(cuEventRecord, cuEventRecord, GPO_DL_OPTIONAL, 1,                                            \
+      (gpo_cu_event event, gpo_cu_stream stream))                                                  \
     X(cuEventSynchronize, cuEventSynchronize, GPO_DL_OPTIONAL, 1, (gpo_cu_event event))            \
     X(cuEventElapsedTime, cuEventElapsedTime_v2, GPO_DL_OPTIONAL, 1,                               \
       (float *ms, gpo_cu_event start, gpo_cu_event end))                                           \

@@ -53,7 +53,8 @@ gpuopt_status gpo_cuda_tier0(void *state, const gpo_route *route, const gpuopt_d
     (void)state;
     (void)route;
     if (!dev || !plan)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cuda tier 0: NULL %s", dev ? "plan" : "device");
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cuda tier 0: NULL %s",
+                        dev ? "plan" : "device");
     gpuopt_status st = gpo_knob_set_int(
         plan, "launch.block_multiple", 32,
         "every NVIDIA GPU schedules threads in warps of 32 (CUDA C++ Programming Guide, technical "
@@ -188,7 +189,8 @@ gpuopt_status gpo_cuda_tier1(void *state, const gpo_route *route, const gpuopt_d
     cuda_facts f;
     (void)route;
     if (!dev || !plan)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cuda tier 1: NULL %s", dev ? "plan" : "device");
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cuda tier 1: NULL %s",
+                        dev ? "plan" : "device");
     gpuopt_status st = gather(state, dev, plan, &f);
     if (!st)
         st = set_launch(&f, plan);

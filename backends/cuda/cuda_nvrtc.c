@@ -65,7 +65,7 @@ static const struct {
     const char *soname;
     int major;
 } nvrtc_sonames[] = {
-    {"libnvrtc.so.13", 13}, {"libnvrtc.so.12", 12},   {"libnvrtc.so.11.2", 11},
+    {"libnvrtc.so.13", 13},   {"libnvrtc.so.12", 12},   {"libnvrtc.so.11.2", 11},
     {"libnvrtc.so.11.1", 11}, {"libnvrtc.so.11.0", 11}, {"libnvrtc.so.10.2", 10},
 };
 #define N_SONAMES (sizeof nvrtc_sonames / sizeof nvrtc_sonames[0])
@@ -99,14 +99,16 @@ gpuopt_status gpo_nvrtc_open(const gpo_config *cfg, int driver_version, gpo_nvrt
     if (out)
         *out = NULL;
     if (!cfg || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cuda: opening NVRTC needs a config and an output");
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "cuda: opening NVRTC needs a config and an output");
     gpo_nvrtc *nv = calloc(1, sizeof *nv);
     if (!nv)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda: out of memory opening NVRTC");
     nv->n_archs = -1;
 
     const char *user = gpo_config_library(cfg, GPO_LIB_NVRTC);
-    nv->handle = user ? gpo_dl_open(user, err, sizeof err) : open_default(driver_version, err, sizeof err);
+    nv->handle =
+        user ? gpo_dl_open(user, err, sizeof err) : open_default(driver_version, err, sizeof err);
     if (!nv->handle) {
         if (user)
             st = gpo_fail(GPUOPT_ERR_UNAVAILABLE, "cuda: cannot open %s (GPUOPT_NVRTC_LIBRARY): %s",
@@ -283,8 +285,8 @@ static gpuopt_status take_image(const gpo_nvrtc *nv, gpo_nvrtc_program prog, int
                                 gpo_nvrtc_image *img)
 {
     size_t size = 0;
-    gpo_nvrtc_result r = cubin ? nv->api.nvrtcGetCUBINSize(prog, &size)
-                               : nv->api.nvrtcGetPTXSize(prog, &size);
+    gpo_nvrtc_result r =
+        cubin ? nv->api.nvrtcGetCUBINSize(prog, &size) : nv->api.nvrtcGetPTXSize(prog, &size);
     if (r != GPO_NVRTC_SUCCESS)
         return nvrtc_fail(nv, GPUOPT_ERR_DRIVER, cubin ? "nvrtcGetCUBINSize" : "nvrtcGetPTXSize",
                           r);
@@ -321,7 +323,9 @@ gpuopt_status gpo_nvrtc_compile(const gpo_nvrtc *nv, const char *source, const c
         memset(img, 0, sizeof *img);
     if (!nv || !source || !img)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cuda: nvrtc compile: NULL %s",
-                        !nv ? "compiler" : !source ? "source" : "output");
+                        !nv       ? "compiler"
+                        : !source ? "source"
+                                  : "output");
     if (!source[0])
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cuda: nvrtc compile: empty source");
     buf = gpo_strdup(options ? options : "");
@@ -348,7 +352,8 @@ gpuopt_status gpo_nvrtc_compile(const gpo_nvrtc *nv, const char *source, const c
         argv[argc++] = arch_opt;
     }
 
-    gpo_nvrtc_result r = nv->api.nvrtcCreateProgram(&prog, source, "gpuopt_kernel.cu", 0, NULL, NULL);
+    gpo_nvrtc_result r =
+        nv->api.nvrtcCreateProgram(&prog, source, "gpuopt_kernel.cu", 0, NULL, NULL);
     if (r != GPO_NVRTC_SUCCESS) {
         prog = NULL;
         st = nvrtc_fail(nv, GPUOPT_ERR_DRIVER, "nvrtcCreateProgram", r);

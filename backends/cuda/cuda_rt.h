@@ -55,7 +55,7 @@ struct gpo_rt_kernel {
     gpo_rt_prog *prog;
     gpo_cu_function func;
     char name[128];
-    int n_params;         /* from cuFuncGetParamInfo; -1 when the driver cannot say */
+    int n_params; /* from cuFuncGetParamInfo; -1 when the driver cannot say */
     size_t param_size[GPO_CUDA_MAX_ARGS];
     rt_arg args[GPO_CUDA_MAX_ARGS];
     unsigned int shared_bytes; /* dynamic shared memory per block */

@@ -20,38 +20,44 @@ static const struct {
     gpo_cu_result result;
     gpuopt_status status;
     const char *words;
-} load_words[] = {
-    {GPO_CUDA_ERROR_UNSUPPORTED_PTX_VERSION, GPUOPT_ERR_BUILD,
-     "the PTX is of a newer version than this driver can compile: update the driver, or name an "
-     "NVRTC no newer than the driver with GPUOPT_NVRTC_LIBRARY"},
-    {GPO_CUDA_ERROR_NO_BINARY_FOR_GPU, GPUOPT_ERR_BUILD,
-     "the module holds no code this GPU can run"},
-    {GPO_CUDA_ERROR_INVALID_PTX, GPUOPT_ERR_BUILD, "the driver's PTX compiler rejected the PTX"},
-    {GPO_CUDA_ERROR_INVALID_IMAGE, GPUOPT_ERR_BUILD, "the driver does not accept the module image"},
-    {GPO_CUDA_ERROR_JIT_COMPILER_NOT_FOUND, GPUOPT_ERR_BUILD,
-     "the driver's PTX compiler (libnvidia-ptxjitcompiler) is missing"},
-    {GPO_CUDA_ERROR_JIT_COMPILATION_DISABLED, GPUOPT_ERR_BUILD,
-     "PTX compilation is disabled (CUDA_DISABLE_PTX_JIT)"},
-}, launch_words[] = {
-    {GPO_CUDA_ERROR_NOT_SUPPORTED, GPUOPT_ERR_UNSUPPORTED,
-     "this driver cannot run kernels on the device (a test double or a driver without a GPU "
-     "behind it): measuring on the device needs a real NVIDIA GPU with its driver"},
-    {GPO_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, GPUOPT_ERR_LAUNCH,
-     "one block needs more registers or shared memory than a multiprocessor has: use a smaller "
-     "block"},
-    {GPO_CUDA_ERROR_INVALID_VALUE, GPUOPT_ERR_LAUNCH,
-     "the grid, block or shared memory is outside what the kernel and device accept"},
-    {GPO_CUDA_ERROR_LAUNCH_TIMEOUT, GPUOPT_ERR_TIMEOUT,
-     "the kernel ran past the display watchdog's limit"},
-#define STICKY_ "the kernel faulted; CUDA keeps this error in the device's primary context, which \
+} load_words[] =
+    {
+        {GPO_CUDA_ERROR_UNSUPPORTED_PTX_VERSION, GPUOPT_ERR_BUILD,
+         "the PTX is of a newer version than this driver can compile: update the driver, or name "
+         "an "
+         "NVRTC no newer than the driver with GPUOPT_NVRTC_LIBRARY"},
+        {GPO_CUDA_ERROR_NO_BINARY_FOR_GPU, GPUOPT_ERR_BUILD,
+         "the module holds no code this GPU can run"},
+        {GPO_CUDA_ERROR_INVALID_PTX, GPUOPT_ERR_BUILD,
+         "the driver's PTX compiler rejected the PTX"},
+        {GPO_CUDA_ERROR_INVALID_IMAGE, GPUOPT_ERR_BUILD,
+         "the driver does not accept the module image"},
+        {GPO_CUDA_ERROR_JIT_COMPILER_NOT_FOUND, GPUOPT_ERR_BUILD,
+         "the driver's PTX compiler (libnvidia-ptxjitcompiler) is missing"},
+        {GPO_CUDA_ERROR_JIT_COMPILATION_DISABLED, GPUOPT_ERR_BUILD,
+         "PTX compilation is disabled (CUDA_DISABLE_PTX_JIT)"},
+},
+  launch_words[] = {
+      {GPO_CUDA_ERROR_NOT_SUPPORTED, GPUOPT_ERR_UNSUPPORTED,
+       "this driver cannot run kernels on the device (a test double or a driver without a GPU "
+       "behind it): measuring on the device needs a real NVIDIA GPU with its driver"},
+      {GPO_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, GPUOPT_ERR_LAUNCH,
+       "one block needs more registers or shared memory than a multiprocessor has: use a smaller "
+       "block"},
+      {GPO_CUDA_ERROR_INVALID_VALUE, GPUOPT_ERR_LAUNCH,
+       "the grid, block or shared memory is outside what the kernel and device accept"},
+      {GPO_CUDA_ERROR_LAUNCH_TIMEOUT, GPUOPT_ERR_TIMEOUT,
+       "the kernel ran past the display watchdog's limit"},
+#define STICKY_                                                                                    \
+    "the kernel faulted; CUDA keeps this error in the device's primary context, which \
 the host program's CUDA runtime shares, until the device is reset (cudaDeviceReset)"
-    {GPO_CUDA_ERROR_ILLEGAL_ADDRESS, GPUOPT_ERR_LAUNCH, STICKY_},
-    {GPO_CUDA_ERROR_MISALIGNED_ADDRESS, GPUOPT_ERR_LAUNCH, STICKY_},
-    {GPO_CUDA_ERROR_ILLEGAL_INSTRUCTION, GPUOPT_ERR_LAUNCH, STICKY_},
-    {GPO_CUDA_ERROR_INVALID_PC, GPUOPT_ERR_LAUNCH, STICKY_},
-    {GPO_CUDA_ERROR_HARDWARE_STACK_ERROR, GPUOPT_ERR_LAUNCH, STICKY_},
-    {GPO_CUDA_ERROR_ASSERT, GPUOPT_ERR_LAUNCH, STICKY_},
-    {GPO_CUDA_ERROR_LAUNCH_FAILED, GPUOPT_ERR_LAUNCH, STICKY_},
+      {GPO_CUDA_ERROR_ILLEGAL_ADDRESS, GPUOPT_ERR_LAUNCH, STICKY_},
+      {GPO_CUDA_ERROR_MISALIGNED_ADDRESS, GPUOPT_ERR_LAUNCH, STICKY_},
+      {GPO_CUDA_ERROR_ILLEGAL_INSTRUCTION, GPUOPT_ERR_LAUNCH, STICKY_},
+      {GPO_CUDA_ERROR_INVALID_PC, GPUOPT_ERR_LAUNCH, STICKY_},
+      {GPO_CUDA_ERROR_HARDWARE_STACK_ERROR, GPUOPT_ERR_LAUNCH, STICKY_},
+      {GPO_CUDA_ERROR_ASSERT, GPUOPT_ERR_LAUNCH, STICKY_},
+      {GPO_CUDA_ERROR_LAUNCH_FAILED, GPUOPT_ERR_LAUNCH, STICKY_},
 #undef STICKY_
 };
 
@@ -74,8 +80,7 @@ static gpuopt_status explain(gpo_rt *rt, const char *op, const char *call, gpo_c
     return gpo_cuda_rt_fail(rt, fallback, op, call, r);
 }
 
-gpuopt_status gpo_cuda_rt_launch_fail(gpo_rt *rt, const char *op, const char *call,
-                                      gpo_cu_result r)
+gpuopt_status gpo_cuda_rt_launch_fail(gpo_rt *rt, const char *op, const char *call, gpo_cu_result r)
 {
     return explain(rt, op, call, r, 1, GPUOPT_ERR_LAUNCH);
 }
@@ -191,13 +196,15 @@ static gpuopt_status read_params(gpo_rt *rt, gpo_rt_kernel *k)
         if (r == GPO_CUDA_ERROR_NOT_SUPPORTED)
             return GPUOPT_OK;
         if (r != GPO_CUDA_SUCCESS)
-            return gpo_cuda_rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create", "cuFuncGetParamInfo", r);
+            return gpo_cuda_rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create", "cuFuncGetParamInfo",
+                                    r);
         if (i == GPO_CUDA_MAX_ARGS)
             break;
         k->param_size[i] = size;
     }
-    return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "%s kernel_create: kernel %s takes more than %d parameters",
-                    rt->what, k->name, GPO_CUDA_MAX_ARGS);
+    return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
+                    "%s kernel_create: kernel %s takes more than %d parameters", rt->what, k->name,
+                    GPO_CUDA_MAX_ARGS);
 }
 
 gpuopt_status gpo_cuda_rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *name,
@@ -259,9 +266,9 @@ static gpuopt_status set_arg(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, const
                              size_t size, const char *op)
 {
     if (index >= GPO_CUDA_MAX_ARGS || (k->n_params >= 0 && index >= (uint32_t)k->n_params))
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s %s: kernel %s has no parameter %u (it takes %d)",
-                        rt->what, op, k->name, index,
-                        k->n_params >= 0 ? k->n_params : GPO_CUDA_MAX_ARGS);
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s %s: kernel %s has no parameter %u (it takes %d)", rt->what, op, k->name,
+                        index, k->n_params >= 0 ? k->n_params : GPO_CUDA_MAX_ARGS);
     if (k->n_params >= 0 && k->param_size[index] != size)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "%s %s: parameter %u of kernel %s is %zu bytes, not %zu", rt->what, op,
@@ -322,8 +329,9 @@ static gpuopt_status kernel_threads(gpo_rt *rt, gpo_rt_kernel *k, const char *op
         return gpo_cuda_rt_fail(rt, GPUOPT_ERR_DRIVER, op,
                                 "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)", r);
     if (v <= 0)
-        return gpo_fail(GPUOPT_ERR_DRIVER, "%s %s: the driver says kernel %s runs %d threads per block",
-                        rt->what, op, k->name, v);
+        return gpo_fail(GPUOPT_ERR_DRIVER,
+                        "%s %s: the driver says kernel %s runs %d threads per block", rt->what, op,
+                        k->name, v);
     *out = (size_t)v;
     return GPUOPT_OK;
 }
@@ -420,9 +428,9 @@ gpuopt_status gpo_cuda_rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims,
     if (!st && device_ns)
         st = gpo_cuda_rt_time_begin(rt, "launch");
     if (!st) {
-        gpo_cu_result r = rt->api->cuLaunchKernel(k->func, grid[0], grid[1], grid[2], block[0],
-                                                  block[1], block[2], k->shared_bytes, NULL,
-                                                  n ? params : NULL, NULL);
+        gpo_cu_result r =
+            rt->api->cuLaunchKernel(k->func, grid[0], grid[1], grid[2], block[0], block[1],
+                                    block[2], k->shared_bytes, NULL, n ? params : NULL, NULL);
         if (r != GPO_CUDA_SUCCESS)
             st = gpo_cuda_rt_launch_fail(rt, "launch", "cuLaunchKernel", r);
     }

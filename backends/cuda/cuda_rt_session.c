@@ -54,8 +54,9 @@ gpuopt_status gpo_cuda_rt_fail(gpo_rt *rt, gpuopt_status status, const char *op,
 gpuopt_status gpo_cuda_rt_enter(gpo_rt *rt, const char *op)
 {
     gpo_cu_result r = rt->api->cuCtxPushCurrent(rt->ctx);
-    return r == GPO_CUDA_SUCCESS ? GPUOPT_OK
-                                 : gpo_cuda_rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuCtxPushCurrent_v2", r);
+    return r == GPO_CUDA_SUCCESS
+               ? GPUOPT_OK
+               : gpo_cuda_rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuCtxPushCurrent_v2", r);
 }
 
 gpuopt_status gpo_cuda_rt_leave(gpo_rt *rt, gpuopt_status st, const char *op)
@@ -86,10 +87,9 @@ gpuopt_status gpo_cuda_rt_time_end(gpo_rt *rt, const char *op, double *device_ns
         return gpo_cuda_rt_launch_fail(rt, op, "cuEventSynchronize", r);
     r = rt->elapsed(&ms, rt->ev_start, rt->ev_end);
     if (r != GPO_CUDA_SUCCESS)
-        return gpo_cuda_rt_fail(rt, GPUOPT_ERR_DRIVER, op,
-                                rt->api->cuEventElapsedTime ? "cuEventElapsedTime_v2"
-                                                            : "cuEventElapsedTime",
-                                r);
+        return gpo_cuda_rt_fail(
+            rt, GPUOPT_ERR_DRIVER, op,
+            rt->api->cuEventElapsedTime ? "cuEventElapsedTime_v2" : "cuEventElapsedTime", r);
     /* Event resolution is about half a microsecond (CUDA Driver API,
      * cuEventElapsedTime). */
     *device_ns = ms > 0.0f ? (double)ms * 1e6 : 0.0;
@@ -140,14 +140,10 @@ static gpuopt_status read_limits(gpo_rt *rt)
         size_t offset;
     } reads[] = {
 #define LIMIT_(attr, field) {GPO_CU_DEVICE_ATTRIBUTE_##attr, #attr, offsetof(gpo_rt, field)}
-        LIMIT_(COMPUTE_CAPABILITY_MAJOR, cc_major),
-        LIMIT_(COMPUTE_CAPABILITY_MINOR, cc_minor),
-        LIMIT_(MAX_THREADS_PER_BLOCK, max_threads),
-        LIMIT_(MAX_BLOCK_DIM_X, max_block[0]),
-        LIMIT_(MAX_BLOCK_DIM_Y, max_block[1]),
-        LIMIT_(MAX_BLOCK_DIM_Z, max_block[2]),
-        LIMIT_(MAX_GRID_DIM_X, max_grid[0]),
-        LIMIT_(MAX_GRID_DIM_Y, max_grid[1]),
+        LIMIT_(COMPUTE_CAPABILITY_MAJOR, cc_major), LIMIT_(COMPUTE_CAPABILITY_MINOR, cc_minor),
+        LIMIT_(MAX_THREADS_PER_BLOCK, max_threads), LIMIT_(MAX_BLOCK_DIM_X, max_block[0]),
+        LIMIT_(MAX_BLOCK_DIM_Y, max_block[1]),      LIMIT_(MAX_BLOCK_DIM_Z, max_block[2]),
+        LIMIT_(MAX_GRID_DIM_X, max_grid[0]),        LIMIT_(MAX_GRID_DIM_Y, max_grid[1]),
         LIMIT_(MAX_GRID_DIM_Z, max_grid[2]),
 #undef LIMIT_
     };
@@ -204,7 +200,8 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     rt->s = s;
     rt->api = &s->api;
     rt->ordinal = route->index;
-    rt->elapsed = s->api.cuEventElapsedTime ? s->api.cuEventElapsedTime : s->api.cuEventElapsedTime_v1;
+    rt->elapsed =
+        s->api.cuEventElapsedTime ? s->api.cuEventElapsedTime : s->api.cuEventElapsedTime_v1;
     gpo_snprintf(rt->what, sizeof rt->what, "cuda:%d", rt->ordinal);
 
     gpo_cu_result r = s->api.cuDeviceGet(&rt->dev, rt->ordinal);

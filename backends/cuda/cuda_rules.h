@@ -26,8 +26,8 @@ typedef struct cuda_facts {
     uint64_t memory;    /* free (level >= 1) or total bytes */
     const char *memory_what;
     const gpuopt_workload *workload;
-    int reduced;            /* reduced precision allowed */
-    char reduced_why[160];  /* in words, from gpo_plan_reduced_precision */
+    int reduced;           /* reduced precision allowed */
+    char reduced_why[160]; /* in words, from gpo_plan_reduced_precision */
 } cuda_facts;
 
 #define CUDA_HAS(f, feature) (((f)->features & (feature)) != 0)

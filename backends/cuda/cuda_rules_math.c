@@ -24,8 +24,8 @@ static gpuopt_status set_tf32(const cuda_facts *f, struct gpuopt_plan *plan, con
                                cc, f->reduced_why);
     else
         st = gpo_knob_set_bool(plan, "cuda.tf32", 0,
-                               "compute capability %s has TF32 tensor cores, but %s: full fp32",
-                               cc, f->reduced_why);
+                               "compute capability %s has TF32 tensor cores, but %s: full fp32", cc,
+                               f->reduced_why);
     if (st)
         return st;
     /* An explicitly precision-sensitive workload also gets the one switch
@@ -96,13 +96,12 @@ static gpuopt_status set_autocast(const cuda_facts *f, struct gpuopt_plan *plan,
                                    "no loss scaling",
                                    cc, f->reduced_why);
     if (CUDA_HAS(f, GPUOPT_FEATURE_FP16))
-        return gpo_knob_set_string(plan, "cuda.autocast_dtype", "float16",
-                                   "compute capability %s runs fp16 at least at the fp32 rate%s "
-                                   "but has no bfloat16 (8.0 and later) and %s; train with a "
-                                   "loss scaler (torch.amp.GradScaler)",
-                                   cc,
-                                   CUDA_HAS(f, GPUOPT_FEATURE_MATRIX_UNITS) ? " on tensor cores" : "",
-                                   f->reduced_why);
+        return gpo_knob_set_string(
+            plan, "cuda.autocast_dtype", "float16",
+            "compute capability %s runs fp16 at least at the fp32 rate%s "
+            "but has no bfloat16 (8.0 and later) and %s; train with a "
+            "loss scaler (torch.amp.GradScaler)",
+            cc, CUDA_HAS(f, GPUOPT_FEATURE_MATRIX_UNITS) ? " on tensor cores" : "", f->reduced_why);
     return gpo_knob_set_string(plan, "cuda.autocast_dtype", "float32",
                                "compute capability %s has neither tensor cores nor fast fp16: "
                                "mixed precision would gain nothing",
@@ -156,13 +155,18 @@ static gpuopt_status set_dims(const cuda_facts *f, struct gpuopt_plan *plan, con
         tc = 1;
     }
     int bytes = tc ? tensor_bytes(f) : 16;
-    gpuopt_status st = gpo_knob_set_int(
-        plan, "cuda.dim_multiple", bytes / elem,
-        tc ? "%s on the tensor cores of compute capability %s: dimensions in multiples of %d bytes "
-             "= %d elements (NVIDIA Deep Learning Performance Guide, Tensor Core Requirements)"
-           : "%s without tensor cores on compute capability %s: %d-byte aligned rows = %d "
-             "elements keep loads vectorised",
-        type, cc, bytes, bytes / elem);
+    gpuopt_status st;
+    if (tc)
+        st = gpo_knob_set_int(plan, "cuda.dim_multiple", bytes / elem,
+                              "%s on the tensor cores of compute capability %s: dimensions in "
+                              "multiples of %d bytes = %d elements (NVIDIA Deep Learning "
+                              "Performance Guide, Tensor Core Requirements)",
+                              type, cc, bytes, bytes / elem);
+    else
+        st = gpo_knob_set_int(plan, "cuda.dim_multiple", bytes / elem,
+                              "%s math does not use tensor cores on compute capability %s%s: "
+                              "%d-byte aligned rows = %d elements keep loads vectorised",
+                              type, cc, mma ? "" : " (it has none)", bytes, bytes / elem);
     if (st || !mma)
         return st;
 

@@ -48,11 +48,11 @@ static uint64_t pow2_floor(uint64_t v)
 
 /* cuBLAS recommends a 32 MiB workspace on Hopper and later, 4 MiB before
  * (cuBLAS documentation, cublasSetWorkspace); programs keep one per handle
- * and stream, so it is capped at 1/1024 of the device's memory. */
+ * and stream, so it is capped at 1/512 of the device's memory (our rule). */
 static gpuopt_status set_cublas(const cuda_facts *f, struct gpuopt_plan *plan, const char *mem)
 {
     uint64_t recommended = f->arch >= 90 ? 32 * MIB : 4 * MIB;
-    uint64_t cap = pow2_floor(f->memory / 1024 / MIB) * MIB;
+    uint64_t cap = pow2_floor(f->memory / 512 / MIB) * MIB;
     if (cap < MIB)
         cap = MIB;
     uint64_t ws = recommended < cap ? recommended : cap;
@@ -60,7 +60,7 @@ static gpuopt_status set_cublas(const cuda_facts *f, struct gpuopt_plan *plan, c
     gpo_format_bytes(recommended, rec, sizeof rec);
     gpo_format_bytes(cap, capped, sizeof capped);
     gpo_format_bytes(ws, ws_text, sizeof ws_text);
-    gpo_snprintf(mem_part, sizeof mem_part, "%s / 1024 rounded down to a power of two", mem);
+    gpo_snprintf(mem_part, sizeof mem_part, "%s / 512 rounded down to a power of two", mem);
     gpuopt_status st = gpo_knob_set_bytes(
         plan, "cuda.cublas_workspace_bytes", ws,
         "cuBLAS recommends %s on compute capability %d.%d (%s); the cap is %s = %s: %s", rec,
@@ -143,8 +143,8 @@ static gpuopt_status set_alloc(const cuda_facts *f, struct gpuopt_plan *plan, co
 
     gpuopt_status st = gpo_knob_set_bool(
         plan, "cuda.alloc.expandable_segments", expandable, "%s",
-        expandable ? "the device supports virtual memory management (cuMemCreate/cuMemMap): "
-                     "segments grow in place, so changing batch shapes fragment less"
+        expandable    ? "the device supports virtual memory management (cuMemCreate/cuMemMap): "
+                        "segments grow in place, so changing batch shapes fragment less"
         : f->vmm == 0 ? "the device does not support virtual memory management, which "
                         "expandable segments need"
                       : "the driver does not say the device supports virtual memory management "

@@ -58,13 +58,13 @@ enum { GPO_NVRTC_RESULTS(GPO_NVRTC_RESULT_ENUM_) };
     X(nvrtcDestroyProgram, GPO_DL_REQUIRED, gpo_nvrtc_result, (gpo_nvrtc_program * prog))          \
     X(nvrtcCompileProgram, GPO_DL_REQUIRED, gpo_nvrtc_result,                                      \
       (gpo_nvrtc_program prog, int num_options, const char *const *options))                       \
-    X(nvrtcGetPTXSize, GPO_DL_REQUIRED, gpo_nvrtc_result, (gpo_nvrtc_program prog, size_t *size))  \
+    X(nvrtcGetPTXSize, GPO_DL_REQUIRED, gpo_nvrtc_result, (gpo_nvrtc_program prog, size_t * size)) \
     X(nvrtcGetPTX, GPO_DL_REQUIRED, gpo_nvrtc_result, (gpo_nvrtc_program prog, char *ptx))         \
     X(nvrtcGetCUBINSize, GPO_DL_OPTIONAL, gpo_nvrtc_result,                                        \
-      (gpo_nvrtc_program prog, size_t *size))                                                      \
+      (gpo_nvrtc_program prog, size_t * size))                                                     \
     X(nvrtcGetCUBIN, GPO_DL_OPTIONAL, gpo_nvrtc_result, (gpo_nvrtc_program prog, char *cubin))     \
     X(nvrtcGetProgramLogSize, GPO_DL_REQUIRED, gpo_nvrtc_result,                                   \
-      (gpo_nvrtc_program prog, size_t *size))                                                      \
+      (gpo_nvrtc_program prog, size_t * size))                                                     \
     X(nvrtcGetProgramLog, GPO_DL_REQUIRED, gpo_nvrtc_result, (gpo_nvrtc_program prog, char *log))
 
 #define GPO_NVRTC_PFN_(name, required, ret, params) typedef ret(*gpo_pfn_##name) params;

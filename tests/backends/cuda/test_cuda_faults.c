@@ -44,8 +44,8 @@ typedef struct session {
     char message[1024];
     char note[512]; /* report reason of a successful load */
     size_t devices;
-    int runtime;          /* 1: the runtime session opened */
-    char launch[1024];    /* what the launch said (the double cannot run code) */
+    int runtime;       /* 1: the runtime session opened */
+    char launch[1024]; /* what the launch said (the double cannot run code) */
     /* Uses of `watch` (numbered from 1) that cannot be reported: inside
      * ops that return nothing, or after the launch's expected failure. */
     long silent_from[16], silent_to[16];
@@ -72,13 +72,12 @@ static int only_silent(const session *s, long nth, long uses)
     return !nth && n == uses;
 }
 
-static const char kernel_src[] =
-    "extern \"C\" __global__ void scale(float *x, float a, int n)\n"
-    "{\n"
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < n)\n"
-    "        x[i] *= a;\n"
-    "}\n";
+static const char kernel_src[] = "extern \"C\" __global__ void scale(float *x, float a, int n)\n"
+                                 "{\n"
+                                 "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                 "    if (i < n)\n"
+                                 "        x[i] *= a;\n"
+                                 "}\n";
 
 /* The symbol under test and the double counting it, so uses inside ops
  * that return nothing can be told apart. */
@@ -106,8 +105,8 @@ static long watch_calls(void)
             gpuopt_status s_ = (expr);                                                             \
             if (s_) {                                                                              \
                 (out)->status = s_;                                                                \
-                snprintf((out)->step, sizeof (out)->step, "%s", name);                             \
-                snprintf((out)->message, sizeof (out)->message, "%s", gpo_detail_get());           \
+                snprintf((out)->step, sizeof(out)->step, "%s", name);                              \
+                snprintf((out)->message, sizeof(out)->message, "%s", gpo_detail_get());            \
             }                                                                                      \
         }                                                                                          \
     } while (0)
@@ -396,7 +395,8 @@ static int nvrtc_pass(const char *archs, int *covered)
                 assert_int_equal(s.status, GPUOPT_OK);
                 continue;
             }
-            if (strcmp(sym, "nvrtcGetProgramLogSize") == 0 || strcmp(sym, "nvrtcGetProgramLog") == 0) {
+            if (strcmp(sym, "nvrtcGetProgramLogSize") == 0 ||
+                strcmp(sym, "nvrtcGetProgramLog") == 0) {
                 /* The log is a courtesy: a build without it still builds. */
                 assert_int_equal(s.status, GPUOPT_OK);
                 continue;

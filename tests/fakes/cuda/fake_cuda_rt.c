@@ -349,7 +349,8 @@ static void ptx_params(const char *list, fake_func *f)
         while (*end && *end != ',' && *end != ')')
             end++;
         char decl[256];
-        size_t n = (size_t)(end - param) < sizeof decl - 1 ? (size_t)(end - param) : sizeof decl - 1;
+        size_t n =
+            (size_t)(end - param) < sizeof decl - 1 ? (size_t)(end - param) : sizeof decl - 1;
         memcpy(decl, param, n);
         decl[n] = '\0';
         size_t size = ptx_param_size(decl);
@@ -491,8 +492,7 @@ gpo_cu_result cuModuleGetFunction(gpo_cu_function *func, gpo_cu_module module, c
     return GPO_CUDA_SUCCESS;
 }
 
-gpo_cu_result cuFuncGetAttribute(int *value, gpo_cu_function_attribute attrib,
-                                 gpo_cu_function func)
+gpo_cu_result cuFuncGetAttribute(int *value, gpo_cu_function_attribute attrib, gpo_cu_function func)
 {
     fake_device *d;
     FAKE_ENTER("cuFuncGetAttribute");

@@ -25,10 +25,12 @@
 #define FAKE_MAX_RULES 16
 
 static const char *const fake_syms[] = {
-    "nvrtcVersion",          "nvrtcGetNumSupportedArchs", "nvrtcGetSupportedArchs",
-    "nvrtcCreateProgram",    "nvrtcDestroyProgram",       "nvrtcCompileProgram",
-    "nvrtcGetPTXSize",       "nvrtcGetPTX",               "nvrtcGetCUBINSize",
-    "nvrtcGetCUBIN",         "nvrtcGetProgramLogSize",    "nvrtcGetProgramLog",
+    "nvrtcVersion",           "nvrtcGetNumSupportedArchs",
+    "nvrtcGetSupportedArchs", "nvrtcCreateProgram",
+    "nvrtcDestroyProgram",    "nvrtcCompileProgram",
+    "nvrtcGetPTXSize",        "nvrtcGetPTX",
+    "nvrtcGetCUBINSize",      "nvrtcGetCUBIN",
+    "nvrtcGetProgramLogSize", "nvrtcGetProgramLog",
     "nvrtcGetErrorString",
 };
 #define N_SYMS (sizeof fake_syms / sizeof fake_syms[0])
@@ -254,8 +256,8 @@ static int c_param_bytes(const char *decl, size_t n)
 }
 
 /* Every `__global__ ... NAME(params)`: calls fn(name, params, n) for each. */
-static int each_kernel(const char *src, int (*fn)(void *, const char *, size_t, const char *, size_t),
-                       void *user)
+static int each_kernel(const char *src,
+                       int (*fn)(void *, const char *, size_t, const char *, size_t), void *user)
 {
     for (const char *p = strstr(src, "__global__"); p; p = strstr(p + 1, "__global__")) {
         const char *open = strchr(p, '(');
@@ -339,16 +341,16 @@ static int make_elf(const char *src, char **image, size_t *size)
         return -1;
     }
     memcpy(p, "\177ELF\2\1\1", 7);
-    put_le(p + 0x10, 2, 2);       /* ET_EXEC */
-    put_le(p + 0x12, 190, 2);     /* EM_CUDA */
-    put_le(p + 0x28, shoff, 8);   /* e_shoff */
-    put_le(p + 0x34, 64, 2);      /* e_ehsize */
-    put_le(p + 0x3a, 64, 2);      /* e_shentsize */
-    put_le(p + 0x3c, 1, 2);       /* e_shnum */
+    put_le(p + 0x10, 2, 2);     /* ET_EXEC */
+    put_le(p + 0x12, 190, 2);   /* EM_CUDA */
+    put_le(p + 0x28, shoff, 8); /* e_shoff */
+    put_le(p + 0x34, 64, 2);    /* e_ehsize */
+    put_le(p + 0x3a, 64, 2);    /* e_shentsize */
+    put_le(p + 0x3c, 1, 2);     /* e_shnum */
     memcpy(p + 64, tab.buf, tab.len);
     unsigned char *sh = p + shoff;
-    put_le(sh + 4, 3, 4);         /* SHT_STRTAB */
-    put_le(sh + 0x18, 64, 8);     /* sh_offset */
+    put_le(sh + 4, 3, 4);          /* SHT_STRTAB */
+    put_le(sh + 0x18, 64, 8);      /* sh_offset */
     put_le(sh + 0x20, tab.len, 8); /* sh_size */
     free(tab.buf);
     *image = (char *)p;
@@ -398,8 +400,9 @@ gpo_nvrtc_result nvrtcCompileProgram(gpo_nvrtc_program prog, int num_options,
             line += *c == '\n';
         const char *eol = strchr(err, '\n');
         char text[512];
-        snprintf(text, sizeof text, "gpuopt_kernel.cu(%d): error: %.*s\n\n1 error detected in the "
-                                    "compilation of \"gpuopt_kernel.cu\".\n",
+        snprintf(text, sizeof text,
+                 "gpuopt_kernel.cu(%d): error: %.*s\n\n1 error detected in the "
+                 "compilation of \"gpuopt_kernel.cu\".\n",
                  line, (int)(eol ? eol - err : (long)strlen(err)), err);
         prog->log = strdup(text);
         return GPO_NVRTC_ERROR_COMPILATION;
@@ -412,10 +415,12 @@ gpo_nvrtc_result nvrtcCompileProgram(gpo_nvrtc_program prog, int num_options,
     }
     emit ptx = {NULL, 0};
     char head[128];
-    snprintf(head, sizeof head, "//\n// fake NVRTC %d.%d\n//\n.version 9.0\n.target sm_%d\n"
-                                ".address_size 64\n\n",
+    snprintf(head, sizeof head,
+             "//\n// fake NVRTC %d.%d\n//\n.version 9.0\n.target sm_%d\n"
+             ".address_size 64\n\n",
              major, minor, arch);
-    if (append(&ptx.buf, &ptx.len, head, strlen(head)) || each_kernel(prog->source, emit_ptx_entry, &ptx)) {
+    if (append(&ptx.buf, &ptx.len, head, strlen(head)) ||
+        each_kernel(prog->source, emit_ptx_entry, &ptx)) {
         free(ptx.buf);
         return GPO_NVRTC_ERROR_OUT_OF_MEMORY;
     }
