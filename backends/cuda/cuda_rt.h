@@ -8,8 +8,8 @@
  * session may be used from whichever thread holds it at the time (one at a
  * time, as backend.h says). Every object an op creates is linked into the
  * session, so close() releases whatever the caller left behind, and a
- * handle of another session, or a freed one, is refused instead of
- * reaching the driver. */
+ * handle of another session, or a freed one, is refused (looked up, never
+ * read) instead of reaching the driver. */
 #ifndef GPO_CUDA_RT_H
 #define GPO_CUDA_RT_H
 

@@ -35,10 +35,21 @@ void gpo_cuda_rt_unlink(rt_obj *o)
     o->rt = NULL;
 }
 
+/* Looks the handle up in the session's list instead of reading it, so a
+ * freed handle (or one of another session) is refused without touching
+ * freed memory. Sessions hold a handful of objects: the walk is short. */
 int gpo_cuda_rt_owns(const gpo_rt *rt, const void *obj, uint32_t kind)
 {
-    const rt_obj *o = obj;
-    return rt && o && o->kind == kind && o->rt == rt;
+    int list = kind == RT_BUF      ? RT_LIST_BUF
+               : kind == RT_PROG   ? RT_LIST_PROG
+               : kind == RT_KERNEL ? RT_LIST_KERNEL
+                                   : RT_LIST_PIN;
+    if (!rt || !obj)
+        return 0;
+    for (const rt_obj *o = rt->lists[list].next; o != &rt->lists[list]; o = o->next)
+        if ((const void *)o == obj)
+            return o->kind == kind;
+    return 0;
 }
 
 /* ---- words and context ----------------------------------------------------- */

@@ -34,311 +34,7 @@ static const char level0[] =
     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.bf16=false cuda.fp8=false "
     "cuda.autocast_dtype=float32 cuda.dim_multiple=8";
 
-/* Level 1, what depends on the device alone. */
-static const struct device_row {
-    const char *device;
-    const char *knobs;
-} device_rows[] = {
-    {"jetson-nano", "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-                    "cuda.cublas_workspace_bytes=2097152 cuda.cublaslt_workspace_kib=2048 "
-                    "cuda.alloc.expandable_segments=false cuda.alloc.max_split_mb=32 "
-                    "cuda.alloc.gc_threshold_percent=50 "
-                    "cuda.alloc_conf=max_split_size_mb:32,garbage_collection_threshold:0.50"},
-    {"k80", "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-            "cuda.cublas_workspace_bytes=4194304 cuda.cublaslt_workspace_kib=4096 "
-            "cuda.alloc.expandable_segments=false cuda.alloc.max_split_mb=128 "
-            "cuda.alloc.gc_threshold_percent=90 "
-            "cuda.alloc_conf=max_split_size_mb:128,garbage_collection_threshold:0.90"},
-    {"p100-sxm2", "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-                  "cuda.cublas_workspace_bytes=4194304 cuda.cublaslt_workspace_kib=4096 "
-                  "cuda.alloc.expandable_segments=true cuda.alloc.max_split_mb=128 "
-                  "cuda.alloc.gc_threshold_percent=90 "
-                  "cuda.alloc_conf=expandable_segments:True,max_split_size_mb:128,garbage_"
-                  "collection_threshold:0.90"},
-    {"v100-sxm2", "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-                  "cuda.dim_multiples=fp16:8,int8:16 cuda.cublas_workspace_bytes=4194304 "
-                  "cuda.cublaslt_workspace_kib=4096 cuda.alloc.expandable_segments=true "
-                  "cuda.alloc.max_split_mb=128 cuda.alloc.gc_threshold_percent=90 "
-                  "cuda.alloc_conf=expandable_segments:True,max_split_size_mb:128,garbage_"
-                  "collection_threshold:0.90"},
-    {"t4", "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-           "cuda.dim_multiples=fp16:8,int8:16 cuda.cublas_workspace_bytes=4194304 "
-           "cuda.cublaslt_workspace_kib=4096 cuda.alloc.expandable_segments=true "
-           "cuda.alloc.max_split_mb=128 cuda.alloc.gc_threshold_percent=90 "
-           "cuda.alloc_conf=expandable_segments:True,max_split_size_mb:128,garbage_collection_"
-           "threshold:0.90"},
-    {"a100-sxm4-40gb",
-     "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-     "cuda.dim_multiples=fp16:64,bf16:64,tf32:32,int8:128 cuda.cublas_workspace_bytes=4194304 "
-     "cuda.cublaslt_workspace_kib=4096 cuda.alloc.expandable_segments=true "
-     "cuda.alloc.max_split_mb=512 cuda.alloc.gc_threshold_percent=90 "
-     "cuda.alloc_conf=expandable_segments:True,max_split_size_mb:512,garbage_collection_threshold:"
-     "0.90 cuda.l2_persisting_bytes=31457280"},
-    {"rtx3090",
-     "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-     "cuda.dim_multiples=fp16:64,bf16:64,tf32:32,int8:128 cuda.cublas_workspace_bytes=4194304 "
-     "cuda.cublaslt_workspace_kib=4096 cuda.alloc.expandable_segments=true "
-     "cuda.alloc.max_split_mb=256 cuda.alloc.gc_threshold_percent=90 "
-     "cuda.alloc_conf=expandable_segments:True,max_split_size_mb:256,garbage_collection_threshold:"
-     "0.90 cuda.l2_persisting_bytes=4718592"},
-    {"jetson-agx-orin",
-     "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-     "cuda.dim_multiples=fp16:64,bf16:64,tf32:32,int8:128 cuda.cublas_workspace_bytes=4194304 "
-     "cuda.cublaslt_workspace_kib=4096 cuda.alloc.expandable_segments=false "
-     "cuda.alloc.max_split_mb=512 cuda.alloc.gc_threshold_percent=90 "
-     "cuda.alloc_conf=max_split_size_mb:512,garbage_collection_threshold:0.90 "
-     "cuda.l2_persisting_bytes=3145728"},
-    {"rtx4090", "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-                "cuda.dim_multiples=fp16:64,bf16:64,tf32:32,fp8:128,int8:128 "
-                "cuda.cublas_workspace_bytes=4194304 cuda.cublaslt_workspace_kib=4096 "
-                "cuda.alloc.expandable_segments=true cuda.alloc.max_split_mb=256 "
-                "cuda.alloc.gc_threshold_percent=90 "
-                "cuda.alloc_conf=expandable_segments:True,max_split_size_mb:256,garbage_collection_"
-                "threshold:0.90 cuda.l2_persisting_bytes=56623104"},
-    {"h100-sxm5", "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-                  "cuda.dim_multiples=fp16:64,bf16:64,tf32:32,fp8:128,int8:128 "
-                  "cuda.cublas_workspace_bytes=33554432 cuda.cublaslt_workspace_kib=32768 "
-                  "cuda.alloc.expandable_segments=true cuda.alloc.max_split_mb=1024 "
-                  "cuda.alloc.gc_threshold_percent=90 "
-                  "cuda.alloc_conf=expandable_segments:True,max_split_size_mb:1024,garbage_"
-                  "collection_threshold:0.90 cuda.l2_persisting_bytes=39321600"},
-    {"b200", "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-             "cuda.dim_multiples=fp16:64,bf16:64,tf32:32,fp8:128,int8:128 "
-             "cuda.cublas_workspace_bytes=33554432 cuda.cublaslt_workspace_kib=32768 "
-             "cuda.alloc.expandable_segments=true cuda.alloc.max_split_mb=2048 "
-             "cuda.alloc.gc_threshold_percent=90 "
-             "cuda.alloc_conf=expandable_segments:True,max_split_size_mb:2048,garbage_collection_"
-             "threshold:0.90"},
-    {"rtx5090", "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-                "cuda.dim_multiples=fp16:64,bf16:64,tf32:32,fp8:128,int8:128 "
-                "cuda.cublas_workspace_bytes=33554432 cuda.cublaslt_workspace_kib=32768 "
-                "cuda.alloc.expandable_segments=true cuda.alloc.max_split_mb=256 "
-                "cuda.alloc.gc_threshold_percent=90 "
-                "cuda.alloc_conf=expandable_segments:True,max_split_size_mb:256,garbage_collection_"
-                "threshold:0.90 cuda.l2_persisting_bytes=75497472"},
-};
-
-/* Level 1, what depends on the device and the workload ("!knob": absent). */
-static const struct workload_row {
-    const char *device;
-    int workload;
-    const char *knobs;
-} workload_rows[] = {
-    {"jetson-nano", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"jetson-nano", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "cuda.cublas_workspace_config=:16:8"},
-    {"jetson-nano", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
-     "!cuda.cublas_workspace_config"},
-    {"jetson-nano", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
-    {"jetson-nano", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
-     "!cuda.cublas_workspace_config"},
-    {"k80", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"k80", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "cuda.cublas_workspace_config=:4096:8"},
-    {"k80", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"k80", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
-    {"k80", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"p100-sxm2", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"p100-sxm2", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "cuda.cublas_workspace_config=:4096:8"},
-    {"p100-sxm2", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
-     "!cuda.cublas_workspace_config"},
-    {"p100-sxm2", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
-    {"p100-sxm2", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
-     "!cuda.cublas_workspace_config"},
-    {"v100-sxm2", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"v100-sxm2", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "cuda.cublas_workspace_config=:4096:8"},
-    {"v100-sxm2", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
-     "!cuda.cublas_workspace_config"},
-    {"v100-sxm2", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
-    {"v100-sxm2", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
-     "!cuda.cublas_workspace_config"},
-    {"t4", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"t4", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "cuda.cublas_workspace_config=:4096:8"},
-    {"t4", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
-     "!cuda.cublas_workspace_config"},
-    {"t4", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
-    {"t4", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
-     "!cuda.cublas_workspace_config"},
-    {"a100-sxm4-40gb", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"a100-sxm4-40gb", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "cuda.cublas_workspace_config=:4096:8"},
-    {"a100-sxm4-40gb", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
-    {"a100-sxm4-40gb", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
-    {"a100-sxm4-40gb", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
-    {"rtx3090", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"rtx3090", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "cuda.cublas_workspace_config=:4096:8"},
-    {"rtx3090", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
-    {"rtx3090", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
-    {"rtx3090", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
-    {"jetson-agx-orin", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"jetson-agx-orin", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "cuda.cublas_workspace_config=:4096:8"},
-    {"jetson-agx-orin", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
-    {"jetson-agx-orin", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
-    {"jetson-agx-orin", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
-    {"rtx4090", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"rtx4090", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "cuda.cublas_workspace_config=:4096:8"},
-    {"rtx4090", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=true "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=128 !cuda.cublas_workspace_config"},
-    {"rtx4090", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
-    {"rtx4090", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
-    {"h100-sxm5", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"h100-sxm5", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "cuda.cublas_workspace_config=:4096:8"},
-    {"h100-sxm5", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=true "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=128 !cuda.cublas_workspace_config"},
-    {"h100-sxm5", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
-    {"h100-sxm5", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
-    {"b200", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"b200", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "cuda.cublas_workspace_config=:4096:8"},
-    {"b200", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=true "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=128 !cuda.cublas_workspace_config"},
-    {"b200", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
-    {"b200", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
-    {"rtx5090", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "!cuda.cublas_workspace_config"},
-    {"rtx5090", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
-     "cuda.cublas_workspace_config=:4096:8"},
-    {"rtx5090", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=true "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=128 !cuda.cublas_workspace_config"},
-    {"rtx5090", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
-    {"rtx5090", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
-     "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
-};
+#include "cuda_rules_table.h"
 
 /* The environment variable each knob exports to; the rest export none. */
 static const struct {
@@ -611,6 +307,28 @@ static void user_override_beats_the_rules(void **state)
     gpuopt_context_destroy(ctx);
 }
 
+/* Level 2 cannot measure on the double (it cannot run code): the plan stays
+ * at level 1, with every level-1 knob, and a warning says why. */
+static void level_2_on_the_double_stays_at_level_1_with_a_warning(void **state)
+{
+    (void)state;
+    gpuopt_context *ctx = ctx_with(NULL);
+    gpuopt_plan *plan = plan_for(ctx, 9, W_NONE, 2);
+    int32_t requested = 0, applied = 0, warnings = 0;
+    const char *text = NULL;
+    assert_int_equal(gpuopt_plan_level(plan, &requested, &applied), GPUOPT_OK);
+    assert_int_equal(requested, 2);
+    assert_int_equal(applied, 1);
+    assert_int_equal(gpuopt_plan_warning_count(plan, &warnings), GPUOPT_OK);
+    assert_true(warnings >= 1);
+    assert_int_equal(gpuopt_plan_warning_at(plan, 0, &text), GPUOPT_OK);
+    assert_non_null(strstr(text, "level 2"));
+    assert_true(check_knobs(plan, "cuda.tf32=false cuda.l2_persisting_bytes=39321600", 1,
+                            "level 2 on h100-sxm5") == 2);
+    gpuopt_plan_destroy(plan);
+    gpuopt_context_destroy(ctx);
+}
+
 int main(void)
 {
     /* The double honours it as the driver does; these tests want every GPU. */
@@ -622,6 +340,7 @@ int main(void)
         cmocka_unit_test(memory_reasons_carry_their_arithmetic),
         cmocka_unit_test(environment_knobs_are_exported_and_plain),
         cmocka_unit_test(user_override_beats_the_rules),
+        cmocka_unit_test(level_2_on_the_double_stays_at_level_1_with_a_warning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,12 +64,24 @@ void fake_rt_reset(void);
 /* Frees the runtime objects of `d`'s context, which has just died (its
  * last primary-context reference was released; under the lock). */
 void fake_rt_context_destroyed(const fake_device *d);
+/* fake_cuda_module.c: frees the modules of `d` (NULL: all; under the
+ * lock), and counts the live ones. */
+void fake_modules_free(const fake_device *d);
+long fake_modules_count(void);
 
 #define FAKE_ENTER(sym)                                                                            \
     do {                                                                                           \
         gpo_cu_result injected_;                                                                   \
         if (fake_enter(sym, &injected_))                                                           \
             return injected_;                                                                      \
+    } while (0)
+
+/* Sets d to the current context's device, or fails as the driver does. */
+#define FAKE_NEED_CONTEXT(d)                                                                       \
+    do {                                                                                           \
+        FAKE_NEED_INIT();                                                                          \
+        if (!((d) = fake_current()))                                                               \
+            return GPO_CUDA_ERROR_INVALID_CONTEXT;                                                 \
     } while (0)
 
 #define FAKE_NEED_INIT()                                                                           \

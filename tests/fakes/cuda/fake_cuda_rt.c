@@ -1,19 +1,13 @@
 /* The runtime half of the libcuda.so.1 test double: what the backend's
- * tier-2 runtime calls, emulated as far as a machine without a GPU allows.
+ * tier-2 runtime calls, emulated as far as a machine without a GPU allows
+ * (modules and launches are in fake_cuda_module.c).
  *   memory    cuMemAlloc_v2 and friends hand out host memory, bounded by the
  *             device's free memory; copies check that they stay inside an
  *             allocation and really copy
- *   modules   cuModuleLoadData takes PTX text or an ELF image (a CUBIN);
- *             cuModuleGetFunction finds ".entry NAME" in PTX or NAME in the
- *             ELF's string table; cuFuncGetParamInfo reads PTX parameter
- *             lists (for an ELF it answers CUDA_ERROR_NOT_SUPPORTED)
  *   events    record a virtual clock that copies between device buffers
  *             advance at the device's datasheet bandwidth (2 x memory clock
  *             x bus width / 8, for reads plus writes), so timings are
  *             plausible and repeatable
- *   launches  are checked like the driver checks them (context, handle,
- *             geometry, parameters) and then refused with
- *             CUDA_ERROR_NOT_SUPPORTED: the double cannot run code
  * Every live object is counted so tests can prove nothing leaks. */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,27 +27,6 @@ typedef struct fake_alloc {
     int host; /* pinned host memory, not device memory */
 } fake_alloc;
 
-#define FAKE_MAX_PARAMS 64
-#define FAKE_MAX_FUNCS 16
-
-typedef struct fake_func {
-    struct fake_module *module;
-    char name[128];
-    int n_params; /* -1: the image cannot say (an ELF) */
-    size_t param_size[FAKE_MAX_PARAMS];
-    size_t param_offset[FAKE_MAX_PARAMS];
-} fake_func;
-
-typedef struct fake_module {
-    struct fake_module *next;
-    fake_device *dev;
-    unsigned char *image;
-    size_t size;
-    int elf;
-    fake_func funcs[FAKE_MAX_FUNCS];
-    int n_funcs;
-} fake_module;
-
 typedef struct fake_event {
     struct fake_event *next;
     fake_device *dev;
@@ -62,7 +35,6 @@ typedef struct fake_event {
 } fake_event;
 
 static fake_alloc *allocs;
-static fake_module *modules;
 static fake_event *events;
 static double clock_ns;
 
@@ -79,16 +51,7 @@ static void free_objects(const fake_device *d)
         free(a->ptr);
         free(a);
     }
-    for (fake_module **pp = &modules; *pp;) {
-        fake_module *m = *pp;
-        if (d && m->dev != d) {
-            pp = &m->next;
-            continue;
-        }
-        *pp = m->next;
-        free(m->image);
-        free(m);
-    }
+    fake_modules_free(d);
     for (fake_event **pp = &events; *pp;) {
         fake_event *e = *pp;
         if (d && e->dev != d) {
@@ -110,13 +73,6 @@ void fake_rt_context_destroyed(const fake_device *d)
 {
     free_objects(d);
 }
-
-#define NEED_CONTEXT(d)                                                                            \
-    do {                                                                                           \
-        FAKE_NEED_INIT();                                                                          \
-        if (!((d) = fake_current()))                                                               \
-            return GPO_CUDA_ERROR_INVALID_CONTEXT;                                                 \
-    } while (0)
 
 /* ---- memory ------------------------------------------------------------------ */
 
@@ -194,7 +150,7 @@ gpo_cu_result cuMemAlloc_v2(gpo_cu_deviceptr *dptr, size_t bytes)
     fake_device *d;
     void *p = NULL;
     FAKE_ENTER("cuMemAlloc_v2");
-    NEED_CONTEXT(d);
+    FAKE_NEED_CONTEXT(d);
     if (!dptr || bytes == 0)
         return GPO_CUDA_ERROR_INVALID_VALUE;
     gpo_cu_result r = alloc(d, 0, bytes, &p);
@@ -207,7 +163,7 @@ gpo_cu_result cuMemFree_v2(gpo_cu_deviceptr dptr)
 {
     fake_device *d;
     FAKE_ENTER("cuMemFree_v2");
-    NEED_CONTEXT(d);
+    FAKE_NEED_CONTEXT(d);
     return release((void *)(uintptr_t)dptr, 0);
 }
 
@@ -215,7 +171,7 @@ gpo_cu_result cuMemAllocHost_v2(void **ptr, size_t bytes)
 {
     fake_device *d;
     FAKE_ENTER("cuMemAllocHost_v2");
-    NEED_CONTEXT(d);
+    FAKE_NEED_CONTEXT(d);
     if (!ptr || bytes == 0)
         return GPO_CUDA_ERROR_INVALID_VALUE;
     return alloc(d, 1, bytes, ptr);
@@ -242,7 +198,7 @@ gpo_cu_result cuMemcpyHtoD_v2(gpo_cu_deviceptr dst, const void *src, size_t byte
 {
     fake_device *d;
     FAKE_ENTER("cuMemcpyHtoD_v2");
-    NEED_CONTEXT(d);
+    FAKE_NEED_CONTEXT(d);
     if (!src || !device_range(dst, bytes))
         return GPO_CUDA_ERROR_INVALID_VALUE;
     memcpy((void *)(uintptr_t)dst, src, bytes);
@@ -253,7 +209,7 @@ gpo_cu_result cuMemcpyDtoH_v2(void *dst, gpo_cu_deviceptr src, size_t bytes)
 {
     fake_device *d;
     FAKE_ENTER("cuMemcpyDtoH_v2");
-    NEED_CONTEXT(d);
+    FAKE_NEED_CONTEXT(d);
     if (!dst || !device_range(src, bytes))
         return GPO_CUDA_ERROR_INVALID_VALUE;
     memcpy(dst, (const void *)(uintptr_t)src, bytes);
@@ -264,7 +220,7 @@ gpo_cu_result cuMemcpyDtoD_v2(gpo_cu_deviceptr dst, gpo_cu_deviceptr src, size_t
 {
     fake_device *d;
     FAKE_ENTER("cuMemcpyDtoD_v2");
-    NEED_CONTEXT(d);
+    FAKE_NEED_CONTEXT(d);
     if (!device_range(dst, bytes) || !device_range(src, bytes))
         return GPO_CUDA_ERROR_INVALID_VALUE;
     memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
@@ -278,293 +234,9 @@ gpo_cu_result cuCtxSynchronize(void)
 {
     fake_device *d;
     FAKE_ENTER("cuCtxSynchronize");
-    NEED_CONTEXT(d);
+    FAKE_NEED_CONTEXT(d);
     return GPO_CUDA_SUCCESS;
 }
-
-/* ---- modules ------------------------------------------------------------------- */
-
-static uint64_t le(const unsigned char *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-/* The size of a 64-bit little-endian ELF image: the furthest of its header
- * tables and sections. 0 when it is not one. */
-static size_t elf_size(const unsigned char *p)
-{
-    if (memcmp(p, "\177ELF", 4) != 0 || p[4] != 2 || p[5] != 1)
-        return 0;
-    uint64_t phoff = le(p + 0x20, 8), shoff = le(p + 0x28, 8);
-    uint64_t phentsize = le(p + 0x36, 2), phnum = le(p + 0x38, 2);
-    uint64_t shentsize = le(p + 0x3a, 2), shnum = le(p + 0x3c, 2);
-    uint64_t end = 64;
-    if (phoff + phnum * phentsize > end)
-        end = phoff + phnum * phentsize;
-    if (shoff + shnum * shentsize > end)
-        end = shoff + shnum * shentsize;
-    for (uint64_t i = 0; i < shnum && shentsize >= 0x28; i++) {
-        const unsigned char *sh = p + shoff + i * shentsize;
-        uint64_t type = le(sh + 4, 4), off = le(sh + 0x18, 8), size = le(sh + 0x20, 8);
-        if (type != 8 /* SHT_NOBITS */ && off + size > end)
-            end = off + size;
-    }
-    return end > (64u << 20) ? 0 : (size_t)end;
-}
-
-/* ".param .u64 k_param_0" is 8 bytes, ".param .align 8 .b8 k_param_1[16]"
- * 16: the type token's bits, or the array length of bytes. */
-static size_t ptx_param_size(const char *decl)
-{
-    const char *open = strchr(decl, '[');
-    if (open)
-        return (size_t)strtoul(open + 1, NULL, 10);
-    const char *t = decl + strlen(".param");
-    while ((t = strchr(t, '.')) != NULL) {
-        if (strncmp(t, ".align", 6) == 0) {
-            t += 6;
-            continue;
-        }
-        const char *digits = t + 2; /* ".u64", ".f32", ".b8" */
-        unsigned long bits = strtoul(digits, NULL, 10);
-        return bits >= 8 ? bits / 8 : 1;
-    }
-    return 1;
-}
-
-/* Reads the ".param" list after ".entry NAME(" up to ")". */
-static void ptx_params(const char *list, fake_func *f)
-{
-    size_t offset = 0;
-    f->n_params = 0;
-    for (const char *p = list; *p && *p != ')' && f->n_params < FAKE_MAX_PARAMS;) {
-        const char *param = strstr(p, ".param");
-        const char *close = strchr(p, ')');
-        if (!param || (close && param > close))
-            break;
-        const char *end = param;
-        while (*end && *end != ',' && *end != ')')
-            end++;
-        char decl[256];
-        size_t n =
-            (size_t)(end - param) < sizeof decl - 1 ? (size_t)(end - param) : sizeof decl - 1;
-        memcpy(decl, param, n);
-        decl[n] = '\0';
-        size_t size = ptx_param_size(decl);
-        size_t align = size >= 8 ? 8 : size >= 4 ? 4 : 1;
-        offset = (offset + align - 1) / align * align;
-        f->param_offset[f->n_params] = offset;
-        f->param_size[f->n_params++] = size;
-        offset += size;
-        p = end;
-    }
-}
-
-gpo_cu_result cuModuleLoadData(gpo_cu_module *module, const void *image)
-{
-    fake_device *d;
-    FAKE_ENTER("cuModuleLoadData");
-    NEED_CONTEXT(d);
-    if (!module || !image)
-        return GPO_CUDA_ERROR_INVALID_VALUE;
-    const unsigned char *p = image;
-    size_t size = elf_size(p);
-    int elf = size > 0;
-    if (!elf) {
-        if (memcmp(p, "\177ELF", 4) == 0)
-            return GPO_CUDA_ERROR_INVALID_IMAGE;
-        size = strlen(image) + 1;
-        if (!strstr(image, ".version") || !strstr(image, ".target"))
-            return GPO_CUDA_ERROR_INVALID_IMAGE;
-    }
-    fake_module *m = calloc(1, sizeof *m);
-    if (!m || !(m->image = malloc(size))) {
-        free(m);
-        return GPO_CUDA_ERROR_OUT_OF_MEMORY;
-    }
-    memcpy(m->image, p, size);
-    m->size = size;
-    m->elf = elf;
-    m->dev = d;
-    fake_lock();
-    m->next = modules;
-    modules = m;
-    fake_unlock();
-    *module = (gpo_cu_module)(void *)m;
-    return GPO_CUDA_SUCCESS;
-}
-
-static fake_module *find_module(gpo_cu_module handle)
-{
-    fake_module *found = NULL;
-    fake_lock();
-    for (fake_module *m = modules; m; m = m->next)
-        if ((void *)m == (void *)handle)
-            found = m;
-    fake_unlock();
-    return found;
-}
-
-static fake_func *find_func(gpo_cu_function handle)
-{
-    fake_func *found = NULL;
-    fake_lock();
-    for (fake_module *m = modules; m; m = m->next)
-        for (int i = 0; i < m->n_funcs; i++)
-            if ((void *)&m->funcs[i] == (void *)handle)
-                found = &m->funcs[i];
-    fake_unlock();
-    return found;
-}
-
-gpo_cu_result cuModuleUnload(gpo_cu_module module)
-{
-    gpo_cu_result r = GPO_CUDA_ERROR_INVALID_HANDLE;
-    fake_device *d;
-    FAKE_ENTER("cuModuleUnload");
-    NEED_CONTEXT(d);
-    fake_lock();
-    for (fake_module **pp = &modules; *pp; pp = &(*pp)->next) {
-        if ((void *)*pp != (void *)module)
-            continue;
-        fake_module *m = *pp;
-        *pp = m->next;
-        free(m->image);
-        free(m);
-        r = GPO_CUDA_SUCCESS;
-        break;
-    }
-    fake_unlock();
-    return r;
-}
-
-static const void *find_bytes(const unsigned char *hay, size_t n, const char *needle, size_t k)
-{
-    for (size_t i = 0; k <= n && i <= n - k; i++)
-        if (memcmp(hay + i, needle, k) == 0)
-            return hay + i;
-    return NULL;
-}
-
-gpo_cu_result cuModuleGetFunction(gpo_cu_function *func, gpo_cu_module module, const char *name)
-{
-    fake_device *d;
-    FAKE_ENTER("cuModuleGetFunction");
-    NEED_CONTEXT(d);
-    fake_module *m = find_module(module);
-    if (!m)
-        return GPO_CUDA_ERROR_INVALID_HANDLE;
-    if (!func || !name || !*name || strlen(name) > 120)
-        return GPO_CUDA_ERROR_INVALID_VALUE;
-    for (int i = 0; i < m->n_funcs; i++)
-        if (strcmp(m->funcs[i].name, name) == 0) {
-            *func = (gpo_cu_function)(void *)&m->funcs[i];
-            return GPO_CUDA_SUCCESS;
-        }
-    char needle[160];
-    const char *at;
-    if (m->elf) {
-        /* A string-table entry is NUL on both sides. */
-        needle[0] = '\0';
-        memcpy(needle + 1, name, strlen(name) + 1);
-        at = find_bytes(m->image, m->size, needle, strlen(name) + 2);
-    } else {
-        snprintf(needle, sizeof needle, ".entry %s", name);
-        at = strstr((const char *)m->image, needle);
-        while (at && at[strlen(needle)] != '(' && at[strlen(needle)] != '\n' &&
-               at[strlen(needle)] != ' ')
-            at = strstr(at + 1, needle);
-    }
-    if (!at || m->n_funcs == FAKE_MAX_FUNCS)
-        return GPO_CUDA_ERROR_NOT_FOUND;
-    fake_func *f = &m->funcs[m->n_funcs];
-    memset(f, 0, sizeof *f);
-    f->module = m;
-    snprintf(f->name, sizeof f->name, "%s", name);
-    f->n_params = -1;
-    if (!m->elf)
-        ptx_params((const char *)at + strlen(needle), f);
-    m->n_funcs++;
-    *func = (gpo_cu_function)(void *)f;
-    return GPO_CUDA_SUCCESS;
-}
-
-gpo_cu_result cuFuncGetAttribute(int *value, gpo_cu_function_attribute attrib, gpo_cu_function func)
-{
-    fake_device *d;
-    FAKE_ENTER("cuFuncGetAttribute");
-    NEED_CONTEXT(d);
-    fake_func *f = find_func(func);
-    if (!f)
-        return GPO_CUDA_ERROR_INVALID_HANDLE;
-    if (!value)
-        return GPO_CUDA_ERROR_INVALID_VALUE;
-    switch (attrib) {
-    case GPO_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
-        *value = f->module->dev->attrs[GPO_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK];
-        return GPO_CUDA_SUCCESS;
-    case GPO_CU_FUNC_ATTRIBUTE_NUM_REGS: *value = 32; return GPO_CUDA_SUCCESS;
-    case GPO_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = 0; return GPO_CUDA_SUCCESS;
-    default: return GPO_CUDA_ERROR_INVALID_VALUE;
-    }
-}
-
-gpo_cu_result cuFuncGetParamInfo(gpo_cu_function func, size_t index, size_t *offset, size_t *size)
-{
-    fake_device *d;
-    FAKE_ENTER("cuFuncGetParamInfo");
-    NEED_CONTEXT(d);
-    fake_func *f = find_func(func);
-    if (!f)
-        return GPO_CUDA_ERROR_INVALID_HANDLE;
-    if (f->n_params < 0)
-        return GPO_CUDA_ERROR_NOT_SUPPORTED;
-    if (!offset || !size || index >= (size_t)f->n_params)
-        return GPO_CUDA_ERROR_INVALID_VALUE;
-    *offset = f->param_offset[index];
-    *size = f->param_size[index];
-    return GPO_CUDA_SUCCESS;
-}
-
-/* ---- launches -------------------------------------------------------------------- */
-
-gpo_cu_result cuLaunchKernel(gpo_cu_function func, unsigned int grid_x, unsigned int grid_y,
-                             unsigned int grid_z, unsigned int block_x, unsigned int block_y,
-                             unsigned int block_z, unsigned int shared_bytes, gpo_cu_stream stream,
-                             void **params, void **extra)
-{
-    fake_device *d;
-    FAKE_ENTER("cuLaunchKernel");
-    NEED_CONTEXT(d);
-    fake_func *f = find_func(func);
-    if (!f || f->module->dev != d)
-        return GPO_CUDA_ERROR_INVALID_HANDLE;
-    if (stream || extra)
-        return GPO_CUDA_ERROR_INVALID_VALUE; /* the backend uses neither */
-    const int *a = d->attrs;
-    unsigned long long threads = (unsigned long long)block_x * block_y * block_z;
-    if (!grid_x || !grid_y || !grid_z || !block_x || !block_y || !block_z ||
-        block_x > (unsigned)a[GPO_CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X] ||
-        block_y > (unsigned)a[GPO_CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y] ||
-        block_z > (unsigned)a[GPO_CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z] ||
-        grid_x > (unsigned)a[GPO_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X] ||
-        grid_y > (unsigned)a[GPO_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y] ||
-        grid_z > (unsigned)a[GPO_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z] ||
-        threads > (unsigned)a[GPO_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK] ||
-        shared_bytes > (unsigned)a[GPO_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN])
-        return GPO_CUDA_ERROR_INVALID_VALUE;
-    if (f->n_params > 0 && !params)
-        return GPO_CUDA_ERROR_INVALID_VALUE;
-    for (int i = 0; f->n_params > 0 && i < f->n_params; i++)
-        if (!params[i])
-            return GPO_CUDA_ERROR_INVALID_VALUE;
-    /* Everything checked: this is where a GPU would run the kernel. */
-    return GPO_CUDA_ERROR_NOT_SUPPORTED;
-}
-
 /* ---- events ------------------------------------------------------------------------ */
 
 static fake_event *find_event(gpo_cu_event handle)
@@ -582,7 +254,7 @@ gpo_cu_result cuEventCreate(gpo_cu_event *event, unsigned int flags)
 {
     fake_device *d;
     FAKE_ENTER("cuEventCreate");
-    NEED_CONTEXT(d);
+    FAKE_NEED_CONTEXT(d);
     if (!event || flags > 0xf)
         return GPO_CUDA_ERROR_INVALID_VALUE;
     fake_event *e = calloc(1, sizeof *e);
@@ -620,7 +292,7 @@ gpo_cu_result cuEventRecord(gpo_cu_event event, gpo_cu_stream stream)
 {
     fake_device *d;
     FAKE_ENTER("cuEventRecord");
-    NEED_CONTEXT(d);
+    FAKE_NEED_CONTEXT(d);
     fake_event *e = find_event(event);
     if (!e || stream)
         return GPO_CUDA_ERROR_INVALID_HANDLE;
@@ -673,12 +345,11 @@ long gpo_fake_cuda_live_objects(const char *kind)
     for (fake_alloc *a = allocs; a; a = a->next)
         if (!kind || strcmp(kind, a->host ? "host_memory" : "device_memory") == 0)
             n++;
-    for (fake_module *m = modules; m; m = m->next)
-        if (!kind || strcmp(kind, "modules") == 0)
-            n++;
     for (fake_event *e = events; e; e = e->next)
         if (!kind || strcmp(kind, "events") == 0)
             n++;
     fake_unlock();
+    if (!kind || strcmp(kind, "modules") == 0)
+        n += fake_modules_count();
     return n;
 }

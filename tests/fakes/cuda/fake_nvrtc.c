@@ -45,6 +45,7 @@ static const struct {
 };
 
 struct gpo_nvrtc_prog_st {
+    struct gpo_nvrtc_prog_st *next; /* every live program, so a reset frees them */
     char *source;
     char *log;
     char *image; /* PTX text or ELF bytes */
@@ -64,6 +65,15 @@ static struct {
 static int n_rules;
 static long calls[N_SYMS];
 static long live_programs;
+static struct gpo_nvrtc_prog_st *programs;
+
+static void program_free(struct gpo_nvrtc_prog_st *p)
+{
+    free(p->source);
+    free(p->log);
+    free(p->image);
+    free(p);
+}
 
 static int parse_result(const char *text, gpo_nvrtc_result *out)
 {
@@ -85,6 +95,13 @@ static void configure(void)
 {
     static const int nvrtc13[] = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
     const char *env;
+    /* Programs a failed nvrtcDestroyProgram kept go with the reset. */
+    while (programs) {
+        struct gpo_nvrtc_prog_st *p = programs;
+        programs = p->next;
+        program_free(p);
+    }
+    live_programs = 0;
     major = 13;
     minor = 0;
     n_rules = 0;
@@ -206,6 +223,8 @@ gpo_nvrtc_result nvrtcCreateProgram(gpo_nvrtc_program *prog, const char *src, co
     }
     pthread_mutex_lock(&lock);
     live_programs++;
+    p->next = programs;
+    programs = p;
     pthread_mutex_unlock(&lock);
     *prog = p;
     return GPO_NVRTC_SUCCESS;
@@ -216,15 +235,20 @@ gpo_nvrtc_result nvrtcDestroyProgram(gpo_nvrtc_program *prog)
     ENTER("nvrtcDestroyProgram");
     if (!prog || !*prog)
         return GPO_NVRTC_ERROR_INVALID_PROGRAM;
-    free((*prog)->source);
-    free((*prog)->log);
-    free((*prog)->image);
-    free(*prog);
-    *prog = NULL;
+    gpo_nvrtc_result r = GPO_NVRTC_ERROR_INVALID_PROGRAM;
     pthread_mutex_lock(&lock);
-    live_programs--;
+    for (struct gpo_nvrtc_prog_st **pp = &programs; *pp; pp = &(*pp)->next) {
+        if (*pp != *prog)
+            continue;
+        *pp = (*prog)->next;
+        program_free(*prog);
+        *prog = NULL;
+        live_programs--;
+        r = GPO_NVRTC_SUCCESS;
+        break;
+    }
     pthread_mutex_unlock(&lock);
-    return GPO_NVRTC_SUCCESS;
+    return r;
 }
 
 /* Appends to a growing buffer; 0 on success. */
