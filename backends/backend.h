@@ -44,9 +44,10 @@
 #include "device.h"
 #include "knob.h"
 #include "log.h"
+#include "strutil.h"
 
 /* Bumped whenever this struct changes shape. */
-#define GPO_BACKEND_ABI 1
+#define GPO_BACKEND_ABI 2
 
 /* What a backend may read while loading and enumerating. */
 typedef struct gpo_backend_env {
@@ -152,6 +153,12 @@ typedef struct gpo_backend {
     gpuopt_status (*memory_free)(void *state, const gpo_route *route, uint64_t *free_bytes);
 
     const gpo_runtime_ops *runtime; /* NULL: cannot run code */
+
+    /* gpuopt_plan_apply(GPUOPT_APPLY_DEVICE): applies the plan's device
+     * settings the backend owns on the calling thread's current context,
+     * one line per action appended to `report`. NULL: the backend has none. */
+    gpuopt_status (*apply_device)(void *state, const gpo_route *route,
+                                  const struct gpuopt_plan *plan, gpo_sbuf *report);
 
     const gpo_knob_def *knobs; /* the knobs this backend's rules set */
     size_t n_knobs;

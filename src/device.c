@@ -139,9 +139,12 @@ int gpo_device_same_physical(const gpuopt_device_info *a, const gpuopt_device_in
 {
     if (!a || !b)
         return 0;
+    /* UUIDs decide only when both are in the same form: ROCm's "GPU-" + 16
+     * hex digits and an OpenCL 16-byte UUID of the same GPU differ, and then
+     * the PCI bus id must decide. */
     char ua[64], ub[64];
     if (a->uuid[0] && b->uuid[0] && uuid_digits(a->uuid, ua, sizeof ua) == 0 &&
-        uuid_digits(b->uuid, ub, sizeof ub) == 0)
+        uuid_digits(b->uuid, ub, sizeof ub) == 0 && strlen(ua) == strlen(ub))
         return strcmp(ua, ub) == 0;
     char pa[32], pb[32];
     if (gpo_pci_normalise(a->pci_bus_id, pa, sizeof pa) == 0 &&

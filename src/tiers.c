@@ -8,6 +8,7 @@
 
 #include "context.h"
 #include "plan.h"
+#include "rules_core.h"
 #include "strutil.h"
 
 typedef gpuopt_status (*tier_fn)(void *state, const gpo_route *route, const gpuopt_device *dev,
@@ -49,7 +50,7 @@ static gpuopt_status run_tier(struct gpuopt_plan *p, int tier)
     if (!ran)
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "the %s backend has no tier-%d rules (%s)",
                         dev->info.backend, tier, tier_words[tier]);
-    return GPUOPT_OK;
+    return gpo_rules_workload(p, tier);
 }
 
 static void read_free_memory(struct gpuopt_context *ctx, struct gpuopt_plan *p)

@@ -359,7 +359,7 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
  *               higher estimated throughput, then more memory, then order
  *   "gpu"       like auto, but only GPUs (GPUOPT_ERR_NO_DEVICE if none)
  *   "cpu", "opencl", "cuda", "rocm"     the best device of that backend
- *   "cuda:1"    backend and native index
+ *   "cuda:1"    backend and native index (decimal digits only)
  *   "GPU-…"     a UUID (or a unique prefix of at least 8 characters)
  *   "0000:3b:00.0" or "3b:00.0"        a PCI bus id
  * "auto" probes backends in priority order and stops once a native backend
@@ -376,6 +376,40 @@ GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
  * {gpuopt_version, backends: [...], devices: [...]}, the selected device
  * marked. Probes every enabled backend. Free *json with gpuopt_free. */
 GPUOPT_API gpuopt_status gpuopt_devices_to_json(gpuopt_context *ctx, char **json);
+
+/* ------------------------------------------------------------------------- */
+/* Diagnosis                                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* Why each backend can or cannot use a GPU here, and what to do about it:
+ * the answer to "why is there no GPU?" that `gpuopt doctor` prints. Probes
+ * every enabled backend, then looks at what the drivers need: GPUs on the
+ * PCI bus and the kernel driver bound to each, the kernel modules, the
+ * device nodes (/dev/nvidia*, /dev/kfd, /dev/dri/renderD*) and whether this
+ * user may open them (with the group to join), the vendor libraries (the
+ * toolkit's stub libcuda shadowing the driver's, a driver older than the
+ * CUDA runtime found), registered OpenCL ICDs and whether each loads,
+ * visibility variables hiding every device (CUDA_VISIBLE_DEVICES="", ...),
+ * and container hints. It may open vendor libraries to do so (NVRTC, the
+ * CUDA runtime, each OpenCL ICD); it changes nothing on the machine.
+ *
+ * *json receives one object (docs/doctor.md):
+ *   {gpuopt_version, sysfs_root, container, accelerators_usable,
+ *    accelerators: ["cuda:0", ...], verdict, user: {name, uid, groups, source},
+ *    backends: [{name, compiled_in, status, reason, library, driver_version,
+ *                runtime_version, device_count, usable_accelerators, worst}],
+ *    findings: [{backend, check, status, summary, evidence: [...], path, fix}]}
+ * where a finding's status is "ok", "info", "warning" or "problem" and fix
+ * is a command or a sentence (null when nothing is to be done). An
+ * accelerator is a device that is not a CPU, reachable through an available
+ * backend. Under GPUOPT_SYSFS_ROOT the doctor reads /dev, /etc/group and
+ * /etc/OpenCL/vendors from that root too (docs/doctor.md: the stand-in files
+ * a recorded tree uses for node owners and the user's groups).
+ *
+ * Free *json with gpuopt_free; on failure *json is NULL. NULL ctx or json
+ * is GPUOPT_ERR_INVALID_ARGUMENT; a context from before fork() is
+ * GPUOPT_ERR_FORKED. Takes the context's lock for the whole diagnosis. */
+GPUOPT_API gpuopt_status gpuopt_doctor(gpuopt_context *ctx, char **json);
 
 /* ------------------------------------------------------------------------- */
 /* Plans and knobs                                                            */
@@ -424,7 +458,8 @@ GPUOPT_API size_t gpuopt_knob_size(void);
  * cannot run leaves the plan at the last tier that succeeded: the plan is
  * still returned with GPUOPT_OK, gpuopt_plan_level() tells the level applied
  * and gpuopt_plan_warning_at() why. A level outside -1..2 is
- * GPUOPT_ERR_OUT_OF_RANGE. */
+ * GPUOPT_ERR_OUT_OF_RANGE; a device of another context is
+ * GPUOPT_ERR_INVALID_ARGUMENT. On failure *out is NULL. */
 GPUOPT_API gpuopt_status gpuopt_plan_create(gpuopt_context *ctx, gpuopt_device *device,
                                             int32_t level, gpuopt_plan **out);
 
@@ -450,12 +485,14 @@ typedef struct gpuopt_workload {
 
 GPUOPT_API size_t gpuopt_workload_size(void);
 
-/* Sets struct_size and every field to "unknown" (reduced_precision -1). */
+/* Sets struct_size and every field to "unknown" (reduced_precision -1).
+ * NULL does nothing. */
 GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload);
 
 /* gpuopt_plan_create for a described workload (NULL: none). Without a
  * workload the workload-derived knobs (batch size, quantisation and offload
- * advice) are absent. Tier 2 is skipped, with a warning, for a workload
+ * advice) are absent. A field outside its documented values is
+ * GPUOPT_ERR_OUT_OF_RANGE, naming the field. Tier 2 is skipped, with a warning, for a workload
  * whose device footprint (model_bytes + item_bytes) is under 1 MiB: it
  * finishes before a measurement could pay off. */
 GPUOPT_API gpuopt_status gpuopt_plan_create_for(gpuopt_context *ctx, gpuopt_device *device,
@@ -499,6 +536,49 @@ GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **jso
  * ("export OMP_NUM_THREADS='8'\n"), values single-quoted. Free with
  * gpuopt_free; an empty string when the plan exports nothing. */
 GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text);
+
+/* ------------------------------------------------------------------------- */
+/* Applying a plan                                                            */
+/* ------------------------------------------------------------------------- */
+
+#define GPUOPT_APPLY_ENV 0x1u    /* set the plan's environment knobs (never overwriting) */
+#define GPUOPT_APPLY_DEVICE 0x2u /* settings the library owns on the current device */
+
+/* Applies a plan to this process. GPUOPT_APPLY_ENV sets every environment
+ * knob (OMP_NUM_THREADS, CUDA_MODULE_LOADING, ...) that is not already set:
+ * a variable the user set, even to "", is never overwritten, and the report
+ * says which were kept. setenv() is not thread-safe: apply before starting
+ * threads (or before loading the framework that reads the variables).
+ * GPUOPT_APPLY_DEVICE applies the device settings the backend owns (e.g. a
+ * CUDA context limit) on the calling thread's current device context; a
+ * backend with none reports so. `report` (may be NULL) receives one line per
+ * action ("set OMP_NUM_THREADS=8", "kept OMP_PLACES=threads (already set; the
+ * plan had cores)"); free with gpuopt_free. Unknown flag bits are
+ * GPUOPT_ERR_INVALID_ARGUMENT. */
+GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t flags,
+                                           char **report);
+
+/* The plan's OpenCL build options (knob opencl.build_options), for
+ * clBuildProgram; "" when the plan has none. Free with gpuopt_free. */
+GPUOPT_API gpuopt_status gpuopt_plan_build_options(const gpuopt_plan *plan, char **options);
+
+/* ------------------------------------------------------------------------- */
+/* Tuning cache                                                               */
+/* ------------------------------------------------------------------------- */
+
+/* The tuning cache (GPUOPT_CACHE_DIR, default $XDG_CACHE_HOME/gpuopt; one
+ * file per device). Path of the directory; a JSON listing of its entries;
+ * a check of every file (rewriting nothing) with a JSON report; removal of
+ * every entry, or of one device's file when `device` is not NULL.
+ * docs/tuning.md describes the files and both JSON documents. Strings are
+ * freed with gpuopt_free. A missing directory lists and checks as empty and
+ * clears as nothing; a directory or file that cannot be read or removed is
+ * GPUOPT_ERR_IO with the path in the detail. Other files in the directory
+ * are never touched. */
+GPUOPT_API gpuopt_status gpuopt_cache_path(gpuopt_context *ctx, char **path);
+GPUOPT_API gpuopt_status gpuopt_cache_list(gpuopt_context *ctx, char **json);
+GPUOPT_API gpuopt_status gpuopt_cache_verify(gpuopt_context *ctx, char **json);
+GPUOPT_API gpuopt_status gpuopt_cache_clear(gpuopt_context *ctx, gpuopt_device *device);
 
 #ifdef __cplusplus
 } /* extern "C" */

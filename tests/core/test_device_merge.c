@@ -56,6 +56,13 @@ static void pci_bus_id_is_the_fallback_in_any_spelling(void **state)
     assert_true(gpo_device_same_physical(&a->info, &b->info));
     assert_true(gpo_device_same_physical(&a->info, &c->info));
     assert_false(gpo_device_same_physical(&a->info, &d->info));
+    /* UUIDs of different forms (ROCm's 16 hex digits, OpenCL's 32) do not
+     * decide: the PCI bus id does. */
+    gpuopt_device *rocm = dev_with("GPU-4f3a2b1c0d9e8f7a", "0000:c1:00.0");
+    gpuopt_device *ocl = dev_with("000102030405060708090a0b0c0d0e0f", "c1:00.0");
+    assert_true(gpo_device_same_physical(&rocm->info, &ocl->info));
+    gpo_device_free(rocm);
+    gpo_device_free(ocl);
     gpuopt_device *none = dev_with(NULL, NULL);
     assert_false(gpo_device_same_physical(&none->info, &none->info));
     assert_false(gpo_device_same_physical(NULL, &a->info));

@@ -95,9 +95,19 @@ TIER_FN(1)
 TIER_FN(2)
 
 #define SYN_BACKEND(var, nm, native, loadfn)                                                       \
-    const gpo_backend var = {GPO_BACKEND_ABI, nm,    "synthetic", native, native, loadfn,          \
-                             unload,          enumerate, tier0,   tier1,  tier2,  NULL,            \
-                             NULL,            syn_knobs, sizeof syn_knobs / sizeof syn_knobs[0]}
+    const gpo_backend var = {.abi = GPO_BACKEND_ABI,                                               \
+                             .name = nm,                                                           \
+                             .description = "synthetic",                                           \
+                             .native_gpu = native,                                                 \
+                             .fork_sensitive = native,                                             \
+                             .load = loadfn,                                                       \
+                             .unload = unload,                                                     \
+                             .enumerate = enumerate,                                               \
+                             .tier0 = tier0,                                                       \
+                             .tier1 = tier1,                                                       \
+                             .tier2 = tier2,                                                       \
+                             .knobs = syn_knobs,                                                   \
+                             .n_knobs = sizeof syn_knobs / sizeof syn_knobs[0]}
 
 SYN_BACKEND(syn_backend_cuda, "syncuda", 1, load_cuda);
 SYN_BACKEND(syn_backend_ocl, "synocl", 0, load_ocl);

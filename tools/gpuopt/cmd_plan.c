@@ -1,8 +1,10 @@
 /* gpuopt plan: the knobs for a device at a level, with tier, source and
  * reason; as JSON or as shell export lines. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -52,16 +54,50 @@ static void print_plan(gpuopt_plan *plan)
     }
 }
 
+/* A size argument: "7e9", "16GiB", "4096". */
+static int parse_size(const char *opt, const char *v, uint64_t *out)
+{
+    char *end;
+    double d = strtod(v, &end);
+    double mult = 1;
+    if (end != v) {
+        if (!strcmp(end, "k") || !strcmp(end, "KiB")) mult = 1024.0;
+        else if (!strcmp(end, "M") || !strcmp(end, "MiB")) mult = 1048576.0;
+        else if (!strcmp(end, "G") || !strcmp(end, "GiB")) mult = 1073741824.0;
+        else if (!strcmp(end, "T") || !strcmp(end, "TiB")) mult = 1099511627776.0;
+        else if (!strcmp(end, "KB")) mult = 1e3;
+        else if (!strcmp(end, "MB")) mult = 1e6;
+        else if (!strcmp(end, "GB")) mult = 1e9;
+        else if (!strcmp(end, "TB")) mult = 1e12;
+        else if (*end) end = (char *)v;
+    }
+    if (end == v || !(d >= 0) || d * mult >= 9.2e18) {
+        cli_usage_error("plan", "%s %s: accepted a size in bytes such as 7e9, 4096, 512MiB or "
+                                "16GiB", opt, v);
+        return -1;
+    }
+    *out = (uint64_t)(d * mult);
+    return 0;
+}
+
 static int run(int argc, char **argv)
 {
-    int level = GPUOPT_LEVEL_DEFAULT, json = 0, env = 0;
+    int level = GPUOPT_LEVEL_DEFAULT, json = 0, env = 0, apply_env = 0, have_workload = 0;
     const char *device = NULL, *backends = NULL;
+    char **command = NULL;
+    gpuopt_workload wl;
+    gpuopt_workload_init(&wl);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--json") == 0) {
+        if (strcmp(a, "--") == 0) {
+            command = &argv[i + 1];
+            break;
+        } else if (strcmp(a, "--json") == 0) {
             json = 1;
         } else if (strcmp(a, "--env") == 0) {
             env = 1;
+        } else if (strcmp(a, "--apply-env") == 0) {
+            apply_env = 1;
         } else if ((strcmp(a, "--level") == 0 || strcmp(a, "-l") == 0) && i + 1 < argc) {
             const char *v = argv[++i];
             char *end;
@@ -74,15 +110,54 @@ static int run(int argc, char **argv)
             device = argv[++i];
         } else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
             backends = argv[++i];
+        } else if (strcmp(a, "--model-bytes") == 0 && i + 1 < argc) {
+            if (parse_size(a, argv[i + 1], &wl.model_bytes))
+                return CLI_USAGE;
+            i++;
+            have_workload = 1;
+        } else if (strcmp(a, "--item-bytes") == 0 && i + 1 < argc) {
+            if (parse_size(a, argv[i + 1], &wl.item_bytes))
+                return CLI_USAGE;
+            i++;
+            have_workload = 1;
+        } else if (strcmp(a, "--precision-sensitive") == 0) {
+            wl.reduced_precision = 0;
+            have_workload = 1;
+        } else if (strcmp(a, "--reduced-precision") == 0) {
+            wl.reduced_precision = 1;
+            have_workload = 1;
+        } else if (strcmp(a, "--quantized") == 0) {
+            wl.quantized = 1;
+            have_workload = 1;
+        } else if (strcmp(a, "--latency") == 0) {
+            wl.objective = GPUOPT_OBJECTIVE_LATENCY;
+            have_workload = 1;
+        } else if (strcmp(a, "--throughput") == 0) {
+            wl.objective = GPUOPT_OBJECTIVE_THROUGHPUT;
+            have_workload = 1;
+        } else if (strcmp(a, "--fixed-shapes") == 0) {
+            wl.fixed_shapes = 1;
+            have_workload = 1;
         } else {
             return cli_usage_error("plan", "unknown option or missing value '%s'; accepted: "
                                            "--level N, --device SPEC, --backend LIST, --json, "
-                                           "--env, --help",
+                                           "--env, --apply-env -- COMMAND..., --model-bytes N, "
+                                           "--item-bytes N, --precision-sensitive, "
+                                           "--reduced-precision, --quantized, --latency, "
+                                           "--throughput, --fixed-shapes, --help",
                                    a);
         }
     }
-    if (json && env)
-        return cli_usage_error("plan", "--json and --env are exclusive: choose one output");
+    if (json + env + apply_env > 1)
+        return cli_usage_error("plan", "--json, --env and --apply-env are exclusive: choose one");
+    if (apply_env && (!command || !command[0]))
+        return cli_usage_error("plan", "--apply-env needs a command: gpuopt plan --apply-env -- "
+                                       "COMMAND [ARGS...]");
+    if (command && !apply_env)
+        return cli_usage_error("plan", "a command after '--' runs only with --apply-env");
+    if (wl.reduced_precision == 0 && wl.quantized)
+        return cli_usage_error("plan", "--precision-sensitive and --quantized contradict each "
+                                       "other: a quantised model already trades precision");
 
     gpuopt_context *ctx = NULL;
     gpuopt_device *dev = NULL;
@@ -97,10 +172,25 @@ static int run(int argc, char **argv)
         rc = cli_fail("plan", "cannot select a device", st);
         goto out;
     }
-    st = gpuopt_plan_create(ctx, dev, level, &plan);
+    st = gpuopt_plan_create_for(ctx, dev, level, have_workload ? &wl : NULL, &plan);
     if (st) {
         rc = cli_fail("plan", "cannot make a plan", st);
         goto out;
+    }
+    if (apply_env) {
+        st = gpuopt_plan_apply(plan, GPUOPT_APPLY_ENV, &text);
+        if (st) {
+            rc = cli_fail("plan", "cannot apply the plan's environment", st);
+            goto out;
+        }
+        gpuopt_free(text);
+        text = NULL;
+        gpuopt_plan_destroy(plan);
+        gpuopt_context_destroy(ctx);
+        fflush(NULL);
+        execvp(command[0], command);
+        fprintf(stderr, "gpuopt plan: cannot run '%s': %s\n", command[0], strerror(errno));
+        return errno == ENOENT ? 127 : 126;
     }
     if (json || env) {
         st = json ? gpuopt_plan_to_json(plan, &text) : gpuopt_plan_to_env(plan, &text);
@@ -122,8 +212,9 @@ out:
 }
 
 const cli_command cli_plan = {
-    "plan", "show the settings (knobs) for a device, with reasons",
-    "usage: gpuopt plan [--level N] [--device SPEC] [--backend LIST] [--json | --env]\n\n"
+    "plan", "show the settings (knobs) for a device, with reasons; run a command with them",
+    "usage: gpuopt plan [--level N] [--device SPEC] [--backend LIST] [WORKLOAD...]\n"
+    "                   [--json | --env | --apply-env -- COMMAND [ARGS...]]\n\n"
     "Builds the plan for a device: level 0 safe defaults, 1 (default) settings from the\n"
     "detected hardware, 2 settings measured on the device. Each knob shows its value,\n"
     "the tier and source that set it, and the reason.\n\n"
@@ -133,5 +224,16 @@ const cli_command cli_plan = {
     "  --backend LIST   only these backends, like GPUOPT_BACKEND\n"
     "  --json           {level_requested, level_applied, device, knobs, warnings}\n"
     "  --env            shell 'export NAME=value' lines for the knobs that are environment\n"
-    "                   variables (eval \"$(gpuopt plan --env)\")\n",
+    "                   variables (eval \"$(gpuopt plan --env)\")\n"
+    "  --apply-env -- COMMAND [ARGS...]\n"
+    "                   run COMMAND with the plan's environment variables set (like env(1));\n"
+    "                   a variable already set in the environment is kept, never overwritten\n\n"
+    "Workload (sizes the batch, advises quantising or offloading, decides precision):\n"
+    "  --model-bytes N        model/weights resident on the device (7e9, 14GiB)\n"
+    "  --item-bytes N         device memory per batch item\n"
+    "  --precision-sensitive  no fp16/bf16/tf32/fp8 knob turns on\n"
+    "  --reduced-precision    reduced precision is acceptable\n"
+    "  --quantized            the model is already quantised\n"
+    "  --latency | --throughput   what to optimise (default throughput)\n"
+    "  --fixed-shapes         shapes repeat call after call\n",
     run};

@@ -1,0 +1,352 @@
+/* The ROCm backend: AMD GPUs through the HIP runtime (libamdhip64, opened at
+ * run time), enriched by the kernel's KFD topology, and listed from the KFD
+ * topology alone when the runtime is missing or unusable (then the backend
+ * reports itself unavailable, with the reason and what to install, and
+ * still lists the GPUs: backend.h, "kernel-side discovery").
+ * See backends/rocm/README.md for the behaviour in words. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "rocm_internal.h"
+#include "strutil.h"
+
+typedef struct rocm_state {
+    gpo_fs fs;
+    gpo_kfd kfd;
+    gpo_hip hip;
+    int hip_ok;    /* 1: devices come from HIP */
+    pid_t pid;     /* the process that loaded it */
+    size_t *order; /* KFD path: visible GPUs, in HIP's order */
+    size_t n_order;
+    char driver_version[64];
+    char runtime_version[64];
+} rocm_state;
+
+/* HIP state from before a fork() is stale in the child. */
+static gpuopt_status check_fork(const rocm_state *st, const char *what)
+{
+    pid_t now = getpid();
+    if (st->hip_ok && st->pid != now)
+        return gpo_fail(GPUOPT_ERR_FORKED,
+                        "rocm %s: the HIP runtime was initialised in process %ld and this is a "
+                        "fork()ed child (%ld), where the parent's runtime state is stale: "
+                        "create a new context in a process that has not inherited HIP (spawn "
+                        "instead of fork)",
+                        what, (long)st->pid, (long)now);
+    return GPUOPT_OK;
+}
+
+static void rocm_unload(void *state)
+{
+    rocm_state *st = state;
+    if (!st)
+        return;
+    /* The runtime stays loaded (backend.h: never dlclose a vendor library). */
+    gpo_kfd_free(&st->kfd);
+    free(st->order);
+    free(st);
+}
+
+/* What /dev/kfd says about a runtime that sees no GPU. */
+static void kfd_node_facts(const rocm_state *st, char *out, size_t cap)
+{
+    if (!gpo_fs_exists(&st->fs, "/dev/kfd"))
+        gpo_snprintf(out, cap,
+                     "/dev/kfd does not exist: the amdgpu kernel driver is not loaded, or this "
+                     "container was started without --device=/dev/kfd --device=/dev/dri");
+    else if (gpo_fs_access(&st->fs, "/dev/kfd", R_OK | W_OK) != 0)
+        gpo_snprintf(out, cap,
+                     "/dev/kfd exists but this user cannot open it: add the user to the "
+                     "'render' group (and 'video' on older distributions), then log in again");
+    else if (st->kfd.present && st->kfd.n == 0)
+        gpo_snprintf(out, cap, "/dev/kfd is usable but the KFD topology lists no GPU");
+    else
+        gpo_snprintf(out, cap,
+                     "/dev/kfd is usable: check HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES and "
+                     "that this runtime supports the GPU's gfx target");
+}
+
+static const char *advice(gpo_hip_failure kind)
+{
+    switch (kind) {
+    case GPO_HIP_NOT_FOUND:
+        return "install the HIP runtime (Debian/Ubuntu: libamdhip64-5; AMD's ROCm "
+               "repositories: rocm-hip-runtime) or set GPUOPT_HIP_LIBRARY to its path";
+    case GPO_HIP_TOO_OLD: return "install ROCm 5.0 or newer";
+    case GPO_HIP_OLD_DRIVER:
+        return "the amdgpu kernel driver is older than this HIP runtime needs: update the "
+               "kernel or amdgpu-dkms, or use an older ROCm";
+    default: return NULL;
+    }
+}
+
+/* The KFD GPUs HIP would show, in its order. */
+static gpuopt_status kfd_visible(rocm_state *st, char *why, size_t cap)
+{
+    const char **uuids = NULL;
+    gpuopt_status status = GPUOPT_OK;
+
+    st->n_order = 0;
+    if (st->kfd.n == 0)
+        return GPUOPT_OK;
+    st->order = calloc(st->kfd.n, sizeof *st->order);
+    uuids = calloc(st->kfd.n, sizeof *uuids);
+    if (!st->order || !uuids) {
+        status = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory listing KFD GPUs");
+        goto out;
+    }
+    for (size_t i = 0; i < st->kfd.n; i++)
+        uuids[i] = st->kfd.gpus[i].uuid;
+    st->n_order =
+        gpo_rocm_visible(getenv("ROCR_VISIBLE_DEVICES"), getenv("HIP_VISIBLE_DEVICES"),
+                         getenv("CUDA_VISIBLE_DEVICES"), uuids, st->kfd.n, st->order, why, cap);
+out:
+    free(uuids);
+    return status;
+}
+
+static void versions(rocm_state *st)
+{
+    char amdgpu[32] = "";
+    char hipv[32] = "";
+    /* Only amdgpu-dkms publishes a module version; the in-tree driver
+     * follows the kernel. */
+    if (gpo_fs_read(&st->fs, "/sys/module/amdgpu/version", amdgpu, sizeof amdgpu) != GPUOPT_OK)
+        amdgpu[0] = '\0';
+    if (st->hip.runtime_version >= 0)
+        gpo_hip_version_text(st->hip.runtime_version, st->runtime_version,
+                             sizeof st->runtime_version);
+    if (st->hip.driver_version >= 0)
+        gpo_hip_version_text(st->hip.driver_version, hipv, sizeof hipv);
+    if (hipv[0] && amdgpu[0])
+        gpo_snprintf(st->driver_version, sizeof st->driver_version, "%s (amdgpu %s)", hipv, amdgpu);
+    else if (hipv[0])
+        gpo_strlcpy(st->driver_version, hipv, sizeof st->driver_version);
+    else if (amdgpu[0])
+        gpo_snprintf(st->driver_version, sizeof st->driver_version, "amdgpu %s", amdgpu);
+}
+
+static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_backend_report *rep)
+{
+    rocm_state *st = NULL;
+    gpuopt_status status = GPUOPT_OK;
+    char why[1024];
+    char facts[320] = "";
+    char vis[256] = "";
+
+    if (!state || !rep)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm load: NULL state or report");
+    *state = NULL;
+    memset(rep, 0, sizeof *rep);
+    if (!env || !env->cfg)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm load: no configuration");
+    int init_pid = gpo_hip_init_pid();
+    if (init_pid && init_pid != (int)getpid()) {
+        /* Checked before touching the runtime: in such a child HIP calls
+         * may hang or fail in ways that say nothing. */
+        gpo_snprintf(rep->reason, sizeof rep->reason,
+                     "this process was fork()ed from process %d after it had initialised the "
+                     "HIP runtime, which cannot be used in such a child: use HIP only in "
+                     "processes started with spawn (or fork before initialising HIP)",
+                     init_pid);
+        return gpo_fail(GPUOPT_ERR_FORKED, "rocm: %s", rep->reason);
+    }
+    st = calloc(1, sizeof *st);
+    if (!st)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory loading the ROCm backend");
+    st->fs = env->cfg->fs;
+    st->pid = getpid();
+    status = gpo_kfd_scan(&st->fs, &st->kfd);
+    if (status != GPUOPT_OK)
+        goto out;
+
+    gpo_hip_failure kind =
+        gpo_hip_open(&st->hip, gpo_config_library(env->cfg, GPO_LIB_HIP), why, sizeof why);
+    gpo_strlcpy(rep->library, st->hip.library, sizeof rep->library);
+    versions(st);
+    gpo_strlcpy(rep->driver_version, st->driver_version, sizeof rep->driver_version);
+    gpo_strlcpy(rep->runtime_version, st->runtime_version, sizeof rep->runtime_version);
+
+    if (kind == GPO_HIP_OK) {
+        st->hip_ok = 1;
+        if (st->hip.abi_extrapolated)
+            gpo_snprintf(rep->reason, sizeof rep->reason,
+                         "HIP %s is newer than this library's tables: HIP %d's attribute "
+                         "numbering and property layout are assumed",
+                         st->runtime_version, st->hip.abi->major);
+        else if (st->hip.device_count == 0)
+            gpo_snprintf(rep->reason, sizeof rep->reason, "HIP %s reports no GPU",
+                         st->runtime_version);
+        else if (st->hip.note[0])
+            gpo_strlcpy(rep->reason, st->hip.note, sizeof rep->reason);
+        gpo_log_debug(env->log, "rocm: HIP %s from %s, %d device(s), KFD %zu GPU(s)",
+                      st->runtime_version, st->hip.library, st->hip.device_count, st->kfd.n);
+        goto out;
+    }
+
+    /* The runtime cannot be used: say why in words, and list what the
+     * kernel sees so the user learns a GPU is there. */
+    if (kind == GPO_HIP_NO_DEVICE)
+        kfd_node_facts(st, facts, sizeof facts);
+    status = kfd_visible(st, vis, sizeof vis);
+    if (status != GPUOPT_OK)
+        goto out;
+    const char *fix = advice(kind);
+    gpo_sbuf r;
+    gpo_sbuf_init(&r);
+    gpo_sbuf_append(&r, why);
+    if (facts[0])
+        gpo_sbuf_appendf(&r, "; %s", facts);
+    if (st->n_order > 0)
+        gpo_sbuf_appendf(&r,
+                         "; %zu AMD GPU(s) found in the kernel's KFD topology are listed "
+                         "without the runtime%s%s%s",
+                         st->n_order, vis[0] ? " (" : "", vis, vis[0] ? ")" : "");
+    else if (st->kfd.n > 0)
+        gpo_sbuf_appendf(&r, "; the KFD topology has %zu GPU(s) but %s", st->kfd.n, vis);
+    else if (!facts[0] && st->kfd.note[0])
+        gpo_sbuf_appendf(&r, "; %s", st->kfd.note);
+    if (fix)
+        gpo_sbuf_appendf(&r, "; %s", fix);
+    gpo_strlcpy(rep->reason, r.data && !r.failed ? r.data : why, sizeof rep->reason);
+    gpo_sbuf_free(&r);
+    if (st->n_order > 0) {
+        /* Unavailable, but with a state: the core still enumerates. */
+        status = gpo_fail(GPUOPT_ERR_UNAVAILABLE, "%s", rep->reason);
+        goto out;
+    }
+    status = gpo_fail(kind == GPO_HIP_BROKEN ? GPUOPT_ERR_DRIVER : GPUOPT_ERR_UNAVAILABLE, "%s",
+                      rep->reason);
+    rocm_unload(st);
+    st = NULL;
+
+out:
+    if (st && status != GPUOPT_OK && status != GPUOPT_ERR_UNAVAILABLE) {
+        rocm_unload(st);
+        st = NULL;
+    }
+    *state = st;
+    return status;
+}
+
+static gpuopt_status push(gpo_device_list *out, const rocm_state *st, gpuopt_device *dev)
+{
+    gpo_strlcpy(dev->info.driver_version, st->driver_version, sizeof dev->info.driver_version);
+    gpo_strlcpy(dev->info.runtime_version, st->runtime_version, sizeof dev->info.runtime_version);
+    return gpo_device_list_push(out, dev);
+}
+
+static gpuopt_status enumerate_hip(rocm_state *st, gpo_device_list *out)
+{
+    int n = st->hip.device_count;
+    gpo_hip_device *hd = NULL;
+    cJSON **notes = NULL;
+    gpuopt_status status = GPUOPT_OK;
+
+    if (n <= 0)
+        return GPUOPT_OK;
+    hd = calloc((size_t)n, sizeof *hd);
+    notes = calloc((size_t)n, sizeof *notes);
+    if (!hd || !notes) {
+        status = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory listing HIP devices");
+        goto out;
+    }
+    /* Every device first: matching KFD nodes by PCI needs them all. */
+    for (int i = 0; i < n; i++) {
+        notes[i] = cJSON_CreateArray();
+        gpo_hip_query(&st->hip, i, &hd[i], notes[i]);
+    }
+    for (int i = 0; i < n && status == GPUOPT_OK; i++) {
+        gpuopt_device *dev = NULL;
+        const gpo_kfd_gpu *k = gpo_rocm_match_kfd(&st->kfd, hd, i);
+        status = gpo_rocm_device_from_hip(i, k, &hd[i], notes[i], &dev);
+        if (status == GPUOPT_OK)
+            status = push(out, st, dev);
+    }
+out:
+    if (notes)
+        for (int i = 0; i < n; i++)
+            cJSON_Delete(notes[i]);
+    free(notes);
+    free(hd);
+    return status;
+}
+
+static gpuopt_status rocm_enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out)
+{
+    rocm_state *st = state;
+    gpuopt_status status = GPUOPT_OK;
+
+    (void)env;
+    if (!st || !out)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm enumerate: NULL state or list");
+    status = check_fork(st, "enumerate");
+    if (status != GPUOPT_OK)
+        return status;
+    if (st->hip_ok)
+        return enumerate_hip(st, out);
+    for (size_t i = 0; i < st->n_order && status == GPUOPT_OK; i++) {
+        gpuopt_device *dev = NULL;
+        status = gpo_rocm_device_from_kfd(&st->kfd.gpus[st->order[i]], (int)i, &dev);
+        if (status == GPUOPT_OK)
+            status = push(out, st, dev);
+    }
+    return status;
+}
+
+/* Free VRAM from amdgpu's own counters, for GPUs without a runtime
+ * (drivers/gpu/drm/amd/amdgpu/amdgpu_vram_mgr.c: mem_info_vram_total,
+ * mem_info_vram_used, in bytes). */
+static gpuopt_status sysfs_free(const rocm_state *st, const char *pci, uint64_t *free_bytes)
+{
+    char path[128];
+    uint64_t total = 0, used = 0;
+    gpuopt_status a, b;
+    gpo_snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/mem_info_vram_total", pci);
+    a = gpo_fs_read_u64(&st->fs, path, &total);
+    gpo_snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/mem_info_vram_used", pci);
+    b = gpo_fs_read_u64(&st->fs, path, &used);
+    if (a != GPUOPT_OK || b != GPUOPT_OK || used > total)
+        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
+                        "free memory of %s unknown: no HIP runtime and no readable "
+                        "/sys/bus/pci/devices/%s/mem_info_vram_{total,used}",
+                        pci, pci);
+    *free_bytes = total - used;
+    return GPUOPT_OK;
+}
+
+static gpuopt_status rocm_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes)
+{
+    rocm_state *st = state;
+    if (!st || !route || !free_bytes)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm memory_free: NULL argument");
+    gpuopt_status status = check_fork(st, "memory_free");
+    if (status != GPUOPT_OK)
+        return status;
+    if (st->hip_ok)
+        return gpo_hip_memory(&st->hip, route->index, free_bytes, NULL);
+    if (!route->info.pci_bus_id[0])
+        return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "free memory unknown: no PCI location");
+    return sysfs_free(st, route->info.pci_bus_id, free_bytes);
+}
+
+const gpo_backend gpo_backend_rocm = {
+    .abi = GPO_BACKEND_ABI,
+    .name = "rocm",
+    .description = "AMD ROCm (HIP runtime, KFD topology)",
+    .native_gpu = 1,
+    .fork_sensitive = 1,
+    .load = rocm_load,
+    .unload = rocm_unload,
+    .enumerate = rocm_enumerate,
+    .tier0 = NULL, /* ROCm knobs belong to a later issue */
+    .tier1 = NULL,
+    .tier2 = NULL,
+    .memory_free = rocm_memory_free,
+    .runtime = NULL,
+    .knobs = NULL,
+    .n_knobs = 0,
+};

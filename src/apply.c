@@ -1,0 +1,80 @@
+/* Applying a plan to the running process: environment knobs (never
+ * overwriting what the user set) and the device settings a backend owns. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "plan.h"
+#include "strutil.h"
+
+static void apply_env(const struct gpuopt_plan *p, gpo_sbuf *report, int *failed)
+{
+    for (size_t i = 0; i < p->n_knobs; i++) {
+        const gpo_knob *k = &p->knobs[i];
+        if (!k->env)
+            continue;
+        const char *have = getenv(k->env);
+        if (have) {
+            gpo_sbuf_appendf(report, "kept %s=%s (already set; the plan had %s)\n", k->env, have,
+                             k->text);
+            continue;
+        }
+        if (setenv(k->env, k->text, 0) != 0) {
+            gpo_sbuf_appendf(report, "failed %s=%s (setenv refused it)\n", k->env, k->text);
+            *failed = 1;
+            continue;
+        }
+        gpo_sbuf_appendf(report, "set %s=%s\n", k->env, k->text);
+    }
+}
+
+GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t flags, char **report)
+{
+    gpo_detail_clear();
+    if (report)
+        *report = NULL;
+    if (!plan)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "plan is NULL");
+    if (flags & ~(GPUOPT_APPLY_ENV | GPUOPT_APPLY_DEVICE))
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "flags 0x%x: accepted GPUOPT_APPLY_ENV (0x1) | GPUOPT_APPLY_DEVICE (0x2)",
+                        (unsigned)flags);
+    gpo_sbuf out;
+    gpo_sbuf_init(&out);
+    gpo_sbuf_append(&out, "");
+    int failed = 0;
+    gpuopt_status st = GPUOPT_OK;
+    if (flags & GPUOPT_APPLY_ENV)
+        apply_env(plan, &out, &failed);
+    if (flags & GPUOPT_APPLY_DEVICE) {
+        const gpo_route *r = &plan->device->routes[0];
+        if (r->backend && r->backend->apply_device) {
+            st = r->backend->apply_device(r->backend_state, r, plan, &out);
+        } else {
+            gpo_sbuf_appendf(&out, "no device settings: the %s backend owns none\n",
+                             plan->device->info.backend);
+        }
+    }
+    if (!st && failed)
+        st = gpo_fail(GPUOPT_ERR_IO, "some variables could not be set; see the report");
+    char *text = gpo_sbuf_take(&out);
+    if (!text)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing the apply report");
+    if (report)
+        *report = text;
+    else
+        free(text);
+    return st;
+}
+
+GPUOPT_API gpuopt_status gpuopt_plan_build_options(const gpuopt_plan *plan, char **options)
+{
+    gpo_detail_clear();
+    if (!plan || !options)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "options" : "plan");
+    const char *v = gpo_knob_get_text(plan, "opencl.build_options");
+    *options = gpo_strdup(v ? v : "");
+    if (!*options)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
+    return GPUOPT_OK;
+}
