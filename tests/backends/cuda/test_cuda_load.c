@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -298,6 +299,37 @@ static void the_ops_table_is_complete_and_honest(void **state)
     assert_ptr_equal(gpo_backends[0], b);
 }
 
+/* docs/knobs.md documents every knob of the catalogue, in the CUDA
+ * section's table, with the environment variable it exports to. */
+static void every_knob_is_documented_in_knobs_md(void **state)
+{
+    (void)state;
+    FILE *f = fopen(GPO_KNOBS_MD, "rb");
+    assert_non_null(f);
+    static char text[1 << 18];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const char *section = strstr(text, "\n## CUDA backend");
+    assert_non_null(section);
+    const char *end = strstr(section + 1, "\n## ");
+    for (size_t i = 0; i < GPO_CUDA_N_KNOBS; i++) {
+        char row[128];
+        snprintf(row, sizeof row, "\n| `%s` |", gpo_cuda_knobs[i].name);
+        const char *at = strstr(section, row);
+        if (!at || (end && at > end))
+            fail_msg("%s has no row in docs/knobs.md's CUDA section", gpo_cuda_knobs[i].name);
+        if (gpo_cuda_knobs[i].env) {
+            const char *eol = strchr(at + 1, '\n');
+            char env[96];
+            snprintf(env, sizeof env, "`%s`", gpo_cuda_knobs[i].env);
+            const char *mention = strstr(at, env);
+            if (!mention || (eol && mention > eol))
+                fail_msg("%s: its row does not name %s", gpo_cuda_knobs[i].name, env);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +345,7 @@ int main(void)
         cmocka_unit_test(version_text_and_call_failures_read_as_words),
         cmocka_unit_test(null_and_malformed_inputs_are_refused_in_words),
         cmocka_unit_test(the_ops_table_is_complete_and_honest),
+        cmocka_unit_test(every_knob_is_documented_in_knobs_md),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
