@@ -260,9 +260,22 @@ static int split_options(char *buf, const char **argv, int max)
     return n;
 }
 
-static int names_arch(const char *opt)
+/* The architecture an option names ("-arch=sm_80", "--gpu-architecture
+ * compute_90", ...), or NULL when it names none. `next` is the following
+ * option, for the two-word forms. */
+static const char *named_arch(const char *opt, const char *next)
 {
-    return strncmp(opt, "-arch", 5) == 0 || strncmp(opt, "--gpu-architecture", 18) == 0;
+    static const char *const prefixes[] = {"--gpu-architecture", "-arch"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
+        size_t n = strlen(prefixes[i]);
+        if (strncmp(opt, prefixes[i], n) != 0)
+            continue;
+        if (opt[n] == '=')
+            return opt + n + 1;
+        if (opt[n] == '\0')
+            return next ? next : "";
+    }
+    return NULL;
 }
 
 static char *program_log(const gpo_nvrtc *nv, gpo_nvrtc_program prog)
@@ -338,11 +351,15 @@ gpuopt_status gpo_nvrtc_compile(const gpo_nvrtc *nv, const char *source, const c
                       options, GPO_NVRTC_MAX_OPTIONS);
         goto out;
     }
-    for (int i = 0; i < argc; i++)
-        user_arch |= names_arch(argv[i]);
+    for (int i = 0; i < argc && !user_arch; i++) {
+        const char *arch = named_arch(argv[i], i + 1 < argc ? argv[i + 1] : NULL);
+        if (arch) {
+            user_arch = 1;
+            gpo_snprintf(img->target, sizeof img->target, "%s", arch);
+        }
+    }
     if (user_arch) {
         /* The caller chose: take a CUBIN when NVRTC made one, else PTX. */
-        gpo_snprintf(img->target, sizeof img->target, "%s", "as the options say");
         cubin = -1;
     } else {
         st = gpo_nvrtc_target(nv, cc_major, cc_minor, img->target, sizeof img->target, &cubin);

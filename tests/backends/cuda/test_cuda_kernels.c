@@ -86,6 +86,18 @@ static void a_compile_error_returns_the_compiler_s_log(void **state)
     free(log);
     assert_int_equal(rtd.nvrtc.live_programs(), 0);
     assert_int_equal(rtd.full.live_objects("modules"), 0);
+    /* An architecture in the options wins, in either spelling, and the
+     * reason names it. */
+    assert_int_equal(rtd.ops->program_build(x.rt, "#error boom\n", "-arch compute_75", &prog, &log),
+                     GPUOPT_ERR_BUILD);
+    assert_non_null(strstr(gpo_detail_get(), "did not build for compute_75 with options"));
+    free(log);
+    long ptx = rtd.nvrtc.calls("nvrtcGetPTX");
+    assert_int_equal(
+        rtd.ops->program_build(x.rt, rt_scale_src, "--gpu-architecture=compute_75", &prog, &log),
+        GPUOPT_OK);
+    assert_int_equal(rtd.nvrtc.calls("nvrtcGetPTX"), ptx + 1);
+    assert_null(log);
     /* Unbalanced quotes in the options are refused before NVRTC runs. */
     assert_int_equal(rtd.ops->program_build(x.rt, rt_scale_src, "-DX='1", &prog, &log),
                      GPUOPT_ERR_INVALID_ARGUMENT);

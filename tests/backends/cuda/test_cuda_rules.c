@@ -329,6 +329,39 @@ static void level_2_on_the_double_stays_at_level_1_with_a_warning(void **state)
     gpuopt_context_destroy(ctx);
 }
 
+/* A GPU the kernel module lists but no usable libcuda.so.1 describes has
+ * no compute capability: level 1 is not applied, and the warning says why. */
+static void a_gpu_seen_only_by_the_kernel_stays_at_level_0_with_the_reason(void **state)
+{
+    (void)state;
+    char saved[1024];
+    gpuopt_options o;
+    gpuopt_context *ctx = NULL;
+    gpuopt_device *dev = NULL;
+    gpuopt_plan *plan = NULL;
+    int32_t applied = -1;
+    const char *text = NULL;
+    snprintf(saved, sizeof saved, "%s", getenv("GPUOPT_CUDA_LIBRARY"));
+    setenv("GPUOPT_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.backends = "cuda";
+    o.config_path = "";
+    o.sysfs_root = GPO_FIXTURES_DIR "/nvidia/t4-proprietary-535";
+    assert_int_equal(gpuopt_context_create(&o, &ctx), GPUOPT_OK);
+    setenv("GPUOPT_CUDA_LIBRARY", saved, 1);
+    assert_int_equal(gpuopt_select(ctx, "cuda:0", &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_plan_create(ctx, dev, 1, &plan), GPUOPT_OK);
+    assert_int_equal(gpuopt_plan_level(plan, NULL, &applied), GPUOPT_OK);
+    assert_int_equal(applied, 0);
+    assert_true(check_knobs(plan, level0, 0, "kernel-only T4") == 9);
+    assert_int_equal(gpuopt_plan_warning_at(plan, 0, &text), GPUOPT_OK);
+    assert_non_null(strstr(text, "did not give its compute capability (the CUDA driver library is "
+                                 "not usable)"));
+    gpuopt_plan_destroy(plan);
+    gpuopt_context_destroy(ctx);
+}
+
 int main(void)
 {
     /* The double honours it as the driver does; these tests want every GPU. */
@@ -341,6 +374,7 @@ int main(void)
         cmocka_unit_test(environment_knobs_are_exported_and_plain),
         cmocka_unit_test(user_override_beats_the_rules),
         cmocka_unit_test(level_2_on_the_double_stays_at_level_1_with_a_warning),
+        cmocka_unit_test(a_gpu_seen_only_by_the_kernel_stays_at_level_0_with_the_reason),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
