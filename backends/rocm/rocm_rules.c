@@ -1,0 +1,255 @@
+/* ROCm tier 0 (safe on any AMD GPU ROCm drives) and tier 1 (from the
+ * detected facts and the described workload), and the catalogue of the
+ * knobs they set. Every rule, its source and the framework setting it maps
+ * to are in docs/knobs.md ("ROCm backend"); each reason names the fact
+ * behind the value. The environment knobs (HIP_VISIBLE_DEVICES,
+ * MIOPEN_FIND_MODE, HSA_OVERRIDE_GFX_VERSION) are in rocm_rules_env.c. */
+#include <string.h>
+
+#include "plan.h"
+#include "rocm_internal.h"
+#include "strutil.h"
+
+const gpo_knob_def gpo_rocm_knobs[GPO_ROCM_N_KNOBS] = {
+    {"rocm.matrix_units", GPUOPT_KNOB_STRING, NULL,
+     "matrix instructions of this GPU: mfma (CDNA), wmma (RDNA3 and later) or none"},
+    {"rocm.matrix_dim_multiple", GPUOPT_KNOB_INT, NULL,
+     "make GEMM and convolution dimensions (M, N, K, channels) multiples of this so they fill "
+     "whole MFMA/WMMA tiles"},
+    {"rocm.bf16", GPUOPT_KNOB_BOOL, NULL, "compute in bfloat16 (autocast, bf16 GEMMs)"},
+    {"rocm.fp8", GPUOPT_KNOB_BOOL, NULL, "run the quantised model's GEMMs in 8-bit floating point"},
+    {"rocm.miopen_find_mode", GPUOPT_KNOB_STRING, "MIOPEN_FIND_MODE",
+     "how MIOpen picks convolution kernels: NORMAL, HYBRID, DYNAMIC_HYBRID or FAST"},
+    {"rocm.visible_devices", GPUOPT_KNOB_STRING, "HIP_VISIBLE_DEVICES",
+     "the one GPU the HIP runtime of a program started with this plan shows: the selected one"},
+    {"rocm.gfx_override_advice", GPUOPT_KNOB_STRING, NULL,
+     "UNSAFE advice, never applied: the HSA_OVERRIDE_GFX_VERSION value that would run this "
+     "unlisted GPU as a listed target with the same ISA"},
+    {"rocm.hsa_override_gfx_version", GPUOPT_KNOB_STRING, "HSA_OVERRIDE_GFX_VERSION",
+     "UNSAFE, set only when the user opts in: the gfx version ROCr reports for the GPU"},
+};
+
+/* ---- tier 0 ------------------------------------------------------------------
+ *
+ * 256 work-items: a whole number of wavefronts in both wave sizes (four
+ * wave64 on GCN/CDNA, eight wave32 on RDNA), and within the 1024-item
+ * work-group limit of every AMD GPU (HIP programming guide, "Hardware
+ * implementation"; LLVM AMDGPUUsage, amdgpu-flat-work-group-size defaults
+ * to 1,1024). 64 as the multiple: a multiple of 64 is whole wavefronts on
+ * every AMD GPU, wave64 or wave32 (HIP performance guidelines, "Device
+ * memory access": block widths a multiple of the warp size). */
+#define TIER0_BLOCK 256
+#define TIER0_MULTIPLE 64
+
+static gpuopt_status rule_args(void *state, const gpo_route *route, const gpuopt_device *dev,
+                               struct gpuopt_plan *plan)
+{
+    if (!state || !route || !dev || !plan)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm rules: NULL %s",
+                        !state ? "backend state" : !route ? "route" : !dev ? "device" : "plan");
+    return GPUOPT_OK;
+}
+
+gpuopt_status gpo_rocm_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             struct gpuopt_plan *plan)
+{
+    const gpo_rocm_state *st = state;
+    gpuopt_status s = rule_args(state, route, dev, plan);
+    if (s)
+        return s;
+    if (!st->hip_ok)
+        s = gpo_plan_warn(plan,
+                          "%s is seen only in the kernel's KFD topology (%s); the plan follows "
+                          "its facts and takes effect once a HIP runtime drives it; level 2 "
+                          "cannot measure without one",
+                          dev->info.id, st->unavailable[0] ? st->unavailable : "no HIP runtime");
+    if (!s)
+        s = gpo_knob_set_int(plan, "launch.block_size", TIER0_BLOCK,
+                             "tier 0 reads no fact: 256 work-items are whole wavefronts in "
+                             "both wave sizes (4 x wave64 on GCN/CDNA, 8 x wave32 on RDNA) and "
+                             "within the 1024-item work-group limit of every AMD GPU");
+    if (!s)
+        s = gpo_knob_set_int(plan, "launch.block_multiple", TIER0_MULTIPLE,
+                             "tier 0 reads no fact: a multiple of 64 is whole wavefronts on "
+                             "every AMD GPU, wave64 (GCN, CDNA) or wave32 (RDNA)");
+    if (!s)
+        s = gpo_knob_set_bool(plan, "rocm.bf16", 0,
+                              "tier 0 reads no fact: full precision is correct on every GPU");
+    if (!s)
+        s = gpo_knob_set_bool(plan, "rocm.fp8", 0,
+                              "tier 0 reads no fact: full precision is correct on every GPU");
+    if (!s)
+        s = gpo_rocm_set_visible(st, route, dev, plan);
+    return s;
+}
+
+/* ---- tier 1 --------------------------------------------------------------------- */
+
+/* One wavefront per SIMD a work-group can use: 4 SIMD16 per CU run wave64
+ * on GCN and CDNA (AMD CDNA3 ISA reference, "Compute unit"); a work-group
+ * runs on a work-group processor of 4 SIMD32 on RDNA in its default WGP
+ * mode (AMD RDNA whitepaper, "Work-group processor"; HIP runs gfx10+ in
+ * WGP mode). Both give 4 wavefronts; more waves per SIMD come from other
+ * work-groups on the same CU. */
+#define WAVES_PER_GROUP 4
+
+static gpuopt_status set_launch(const gpuopt_device *dev, const gpo_amd_arch_info *a,
+                                struct gpuopt_plan *plan)
+{
+    int32_t wave = dev->info.simd_width > 0 ? dev->info.simd_width : a ? a->wavefront : -1;
+    if (wave != 32 && wave != 64)
+        return GPUOPT_OK; /* unknown wave size: tier 0's values stand */
+    const char *src = dev->info.simd_width > 0 ? "the runtime's warpSize" : "the gfx target";
+    const char *mode =
+        wave == 64 ? "wave64, native on GCN and CDNA"
+                   : "wave32, native on RDNA; code built with -mwavefrontsize64 runs wave64 "
+                     "there, each wave64 instruction issued as two wave32 halves, and then "
+                     "wants multiples of 64";
+    gpuopt_status s = gpo_knob_set_int(plan, "launch.block_multiple", wave,
+                                       "wavefront of %d (%s: %s): smaller multiples leave lanes "
+                                       "of a wavefront idle",
+                                       wave, src, mode);
+    if (s)
+        return s;
+    int32_t block = WAVES_PER_GROUP * wave;
+    int32_t cap = dev->info.max_threads_per_block;
+    if (cap > 0 && block > cap)
+        block = cap / wave * wave;
+    if (block < wave)
+        return GPUOPT_OK;
+    return gpo_knob_set_int(plan, "launch.block_size", block,
+                            "%d wavefronts of %d: one per SIMD of a %s (4 SIMDs)%s", WAVES_PER_GROUP,
+                            wave,
+                            wave == 64 ? "GCN/CDNA compute unit" : "RDNA work-group processor",
+                            block < WAVES_PER_GROUP * wave ? ", capped by the device's limit" : "");
+}
+
+/* The matrix units and the dimension multiple that fills their tiles:
+ * 16 x 16 x 16 for 16-bit inputs on both kinds (CDNA v_mfma_f32_16x16x16f16
+ * and bf16; RDNA3 v_wmma_f32_16x16x16_f16/bf16), which is also the smallest
+ * block rocWMMA accepts for f16/bf16 (rocWMMA API reference, "Supported
+ * data types": BlockM = BlockN = 16, BlockK >= 16). WMMA takes only 16-bit
+ * and integer inputs (RDNA3 ISA, "Wave matrix multiply-accumulate"), so for
+ * a precision-sensitive workload it offers nothing; MFMA also runs fp32
+ * (and fp64 from CDNA2). */
+static gpuopt_status set_matrix(const gpo_amd_arch_info *a, int reduced, const char *why,
+                                struct gpuopt_plan *plan)
+{
+    static const char *const names[] = {"none", "mfma", "wmma"};
+    gpuopt_status s;
+    if (a->matrix == GPO_AMD_MATRIX_NONE) {
+        gpo_knob_unset(plan, "rocm.matrix_dim_multiple");
+        return gpo_knob_set_string(plan, "rocm.matrix_units", "none",
+                                   "%s (%s) has no matrix instructions (LLVM AMDGPU processor "
+                                   "table: no MFMA or WMMA)",
+                                   a->gfx, a->family);
+    }
+    s = gpo_knob_set_string(plan, "rocm.matrix_units", names[a->matrix],
+                            a->matrix == GPO_AMD_MATRIX_MFMA
+                                ? "%s (%s) has MFMA matrix instructions (CDNA ISA reference)"
+                                : "%s (%s) has WMMA matrix instructions (RDNA3/RDNA4 ISA "
+                                  "reference)",
+                            a->gfx, a->family);
+    if (s)
+        return s;
+    if (a->matrix == GPO_AMD_MATRIX_WMMA && !reduced) {
+        gpo_knob_unset(plan, "rocm.matrix_dim_multiple");
+        return GPUOPT_OK;
+    }
+    return gpo_knob_set_int(plan, "rocm.matrix_dim_multiple", 16,
+                            "%s: its smallest 16-bit tile is 16 x 16 x 16 (%s); M, N and K in "
+                            "multiples of 16 fill whole tiles%s%s",
+                            a->gfx,
+                            a->matrix == GPO_AMD_MATRIX_MFMA ? "v_mfma_f32_16x16x16f16"
+                                                             : "v_wmma_f32_16x16x16_f16",
+                            a->matrix == GPO_AMD_MATRIX_MFMA && !reduced
+                                ? "; MFMA also runs fp32 (v_mfma_f32_16x16x4f32), so this holds "
+                                  "for a precision-sensitive workload too: "
+                                : "",
+                            a->matrix == GPO_AMD_MATRIX_MFMA && !reduced ? why : "");
+}
+
+/* fp8 encodings: CDNA3 (gfx940-942) MFMA uses the FNUZ variants (no
+ * negative zero, one NaN), gfx950 and RDNA4 the OCP E4M3/E5M2 ones (AMD
+ * Instinct MI300 ISA, "FP8 and BF8"; HIP "Low precision floating point
+ * types": __hip_fp8_e4m3_fnuz on gfx942, __hip_fp8_e4m3 on gfx950/gfx12). */
+static const char *fp8_format(const gpo_amd_arch_info *a)
+{
+    return strncmp(a->gfx, "gfx94", 5) == 0
+               ? "FNUZ encodings (torch.float8_e4m3fnuz, float8_e5m2fnuz)"
+               : "OCP encodings (torch.float8_e4m3fn, float8_e5m2)";
+}
+
+static gpuopt_status set_precision(const gpo_amd_arch_info *a, int reduced, const char *why,
+                                   const gpuopt_workload *w, struct gpuopt_plan *plan)
+{
+    gpuopt_status s;
+    int bf16 = (a->features & GPUOPT_FEATURE_BF16) != 0;
+    int fp8 = (a->features & GPUOPT_FEATURE_FP8) != 0;
+    if (a->extrapolated) {
+        /* Borrowed facts may describe the table's nearest older target:
+         * reduced precision is never turned on by guess. */
+        s = gpo_knob_set_bool(plan, "rocm.bf16", 0,
+                              "%s is newer than this library's architecture table (facts of %s "
+                              "borrowed): reduced precision is not turned on by guess",
+                              a->gfx, a->family);
+        if (!s)
+            s = gpo_knob_set_bool(plan, "rocm.fp8", 0,
+                                  "%s is newer than this library's architecture table: fp8 is "
+                                  "not turned on by guess",
+                                  a->gfx);
+        return s;
+    }
+    if (!bf16)
+        s = gpo_knob_set_bool(plan, "rocm.bf16", 0,
+                              "%s (%s) has no bf16 dot or matrix instructions", a->gfx, a->family);
+    else if (!reduced)
+        s = gpo_knob_set_bool(plan, "rocm.bf16", 0, "%s supports bf16 but %s", a->gfx, why);
+    else
+        s = gpo_knob_set_bool(plan, "rocm.bf16", 1, "%s (%s) computes bf16 in its %s units; %s",
+                              a->gfx, a->family,
+                              a->matrix == GPO_AMD_MATRIX_MFMA   ? "MFMA"
+                              : a->matrix == GPO_AMD_MATRIX_WMMA ? "WMMA"
+                                                                 : "vector",
+                              why);
+    if (s)
+        return s;
+    if (!fp8)
+        return gpo_knob_set_bool(plan, "rocm.fp8", 0,
+                                 "%s (%s) has no fp8 instructions (CDNA3, CDNA4 and RDNA4 have)",
+                                 a->gfx, a->family);
+    if (!reduced)
+        return gpo_knob_set_bool(plan, "rocm.fp8", 0, "%s supports fp8 but %s", a->gfx, why);
+    if (!w || !w->quantized)
+        return gpo_knob_set_bool(plan, "rocm.fp8", 0,
+                                 "%s supports fp8 (%s) but the workload does not say its model "
+                                 "is quantised; fp8 needs scaled weights",
+                                 a->gfx, fp8_format(a));
+    return gpo_knob_set_bool(plan, "rocm.fp8", 1,
+                             "%s runs fp8 matrix math with %s; the model is quantised and %s; "
+                             "fp8 GEMMs want K in multiples of 32 (16 x 16 x 32 fp8 tiles)",
+                             a->gfx, fp8_format(a), why);
+}
+
+gpuopt_status gpo_rocm_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             struct gpuopt_plan *plan)
+{
+    gpo_amd_arch_info arch;
+    char why[256];
+    gpuopt_status s = rule_args(state, route, dev, plan);
+    if (s)
+        return s;
+    int known = gpo_amd_arch_lookup(dev->info.arch_name, &arch) == 0;
+    s = set_launch(dev, known ? &arch : NULL, plan);
+    if (!s && known) {
+        int reduced = gpo_plan_reduced_precision(plan, why, sizeof why);
+        s = set_matrix(&arch, reduced, why, plan);
+        if (!s)
+            s = set_precision(&arch, reduced, why, gpo_plan_workload(plan), plan);
+        if (!s)
+            s = gpo_rocm_set_override_advice(dev, plan);
+    }
+    if (!s)
+        s = gpo_rocm_set_find_mode(plan);
+    return s;
+}
