@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the benchmarks against a build and prints markdown for
 # docs/benchmarks.md. Usage: bench/run.sh [BUILD_DIR] [SECTION...]
-# Sections: foundation (default: all that exist).
+# Sections: foundation, probe, opencl (default: foundation).
 set -eu
 build=${1:-build}
 shift 2>/dev/null || true
@@ -26,6 +26,28 @@ for s in $sections; do
       -- devices_json "$bin/gpuopt" devices --json \
       -- plan_json "$bin/gpuopt" plan --json | while read -r name med p10 p90 rss; do
       echo "| process: $name | $med ms | $p10 ms | $p90 ms | $rss KiB |"
+    done
+    echo
+    ;;
+  opencl)
+    sh "$(dirname "$0")/opencl/run.sh" "$build"
+    ;;
+  probe)
+    echo "### Probing absent GPU backends ($(date -u +%Y-%m-%d), $machine)"
+    echo
+    echo "Command: \`bench/run.sh $build probe\`. No GPU here: CUDA's libcuda.so.1 is absent,"
+    echo "Debian's libamdhip64.so.5 loads and finds no device. The floor program only dlopens"
+    echo "the vendor libraries the backends open."
+    echo
+    echo '| measurement | median | p10 | p90 | peak RSS |'
+    echo '|---|---|---|---|---|'
+    GPUOPT_CONFIG= "$bin/bench_spawn" -n 100 -w 5 \
+      -- trivial "$bin/bench_trivial" \
+      -- cpu_only env GPUOPT_BACKEND=cpu "$bin/gpuopt" devices --json \
+      -- all_backends env GPUOPT_BACKEND=auto "$bin/gpuopt" devices --json \
+      -- floor_dlopen_vendor_libs "$bin/bench_dlopen_floor" libcuda.so.1 libamdhip64.so.7 libamdhip64.so.6 libamdhip64.so.5 \
+      | while read -r name med p10 p90 rss; do
+      echo "| $name | $med ms | $p10 ms | $p90 ms | $rss KiB |"
     done
     echo
     ;;

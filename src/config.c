@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "plan.h"
@@ -579,7 +580,9 @@ static void default_cache_dir(gpo_config *cfg)
     else if (home && *home)
         gpo_snprintf(cfg->cache_dir, sizeof cfg->cache_dir, "%s/.cache/gpuopt", home);
     else
-        gpo_snprintf(cfg->cache_dir, sizeof cfg->cache_dir, "/tmp/gpuopt-cache");
+        /* Per user, so another user cannot pre-create it for us. */
+        gpo_snprintf(cfg->cache_dir, sizeof cfg->cache_dir, "/tmp/gpuopt-cache-%u",
+                     (unsigned)getuid());
 }
 
 static const char *option_value(const gpuopt_options *o, field f)

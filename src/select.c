@@ -70,7 +70,12 @@ int gpo_policy_parse(const char *text, const struct gpo_backend *const *list, si
         }
         if (buf[len] == ':') {
             int64_t idx;
-            if (gpo_parse_i64(buf + len + 1, 0, INT32_MAX, &idx))
+            const char *digits = buf + len + 1;
+            /* Digits only: "cpu: 0" and "cpu:+0" are typos, not indices. */
+            for (const char *c = digits; *c; c++)
+                if (!isdigit((unsigned char)*c))
+                    goto bad;
+            if (gpo_parse_i64(digits, 0, INT32_MAX, &idx))
                 goto bad;
             out->kind = GPO_POLICY_INDEX;
             gpo_strlcpy(out->backend, list[i]->name, sizeof out->backend);

@@ -359,7 +359,7 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
  *               higher estimated throughput, then more memory, then order
  *   "gpu"       like auto, but only GPUs (GPUOPT_ERR_NO_DEVICE if none)
  *   "cpu", "opencl", "cuda", "rocm"     the best device of that backend
- *   "cuda:1"    backend and native index
+ *   "cuda:1"    backend and native index (decimal digits only)
  *   "GPU-…"     a UUID (or a unique prefix of at least 8 characters)
  *   "0000:3b:00.0" or "3b:00.0"        a PCI bus id
  * "auto" probes backends in priority order and stops once a native backend
@@ -424,7 +424,8 @@ GPUOPT_API size_t gpuopt_knob_size(void);
  * cannot run leaves the plan at the last tier that succeeded: the plan is
  * still returned with GPUOPT_OK, gpuopt_plan_level() tells the level applied
  * and gpuopt_plan_warning_at() why. A level outside -1..2 is
- * GPUOPT_ERR_OUT_OF_RANGE. */
+ * GPUOPT_ERR_OUT_OF_RANGE; a device of another context is
+ * GPUOPT_ERR_INVALID_ARGUMENT. On failure *out is NULL. */
 GPUOPT_API gpuopt_status gpuopt_plan_create(gpuopt_context *ctx, gpuopt_device *device,
                                             int32_t level, gpuopt_plan **out);
 
@@ -450,12 +451,14 @@ typedef struct gpuopt_workload {
 
 GPUOPT_API size_t gpuopt_workload_size(void);
 
-/* Sets struct_size and every field to "unknown" (reduced_precision -1). */
+/* Sets struct_size and every field to "unknown" (reduced_precision -1).
+ * NULL does nothing. */
 GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload);
 
 /* gpuopt_plan_create for a described workload (NULL: none). Without a
  * workload the workload-derived knobs (batch size, quantisation and offload
- * advice) are absent. Tier 2 is skipped, with a warning, for a workload
+ * advice) are absent. A field outside its documented values is
+ * GPUOPT_ERR_OUT_OF_RANGE, naming the field. Tier 2 is skipped, with a warning, for a workload
  * whose device footprint (model_bytes + item_bytes) is under 1 MiB: it
  * finishes before a measurement could pay off. */
 GPUOPT_API gpuopt_status gpuopt_plan_create_for(gpuopt_context *ctx, gpuopt_device *device,
@@ -524,6 +527,24 @@ GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t fla
 /* The plan's OpenCL build options (knob opencl.build_options), for
  * clBuildProgram; "" when the plan has none. Free with gpuopt_free. */
 GPUOPT_API gpuopt_status gpuopt_plan_build_options(const gpuopt_plan *plan, char **options);
+
+/* ------------------------------------------------------------------------- */
+/* Tuning cache                                                               */
+/* ------------------------------------------------------------------------- */
+
+/* The tuning cache (GPUOPT_CACHE_DIR, default $XDG_CACHE_HOME/gpuopt; one
+ * file per device). Path of the directory; a JSON listing of its entries;
+ * a check of every file (rewriting nothing) with a JSON report; removal of
+ * every entry, or of one device's file when `device` is not NULL.
+ * docs/tuning.md describes the files and both JSON documents. Strings are
+ * freed with gpuopt_free. A missing directory lists and checks as empty and
+ * clears as nothing; a directory or file that cannot be read or removed is
+ * GPUOPT_ERR_IO with the path in the detail. Other files in the directory
+ * are never touched. */
+GPUOPT_API gpuopt_status gpuopt_cache_path(gpuopt_context *ctx, char **path);
+GPUOPT_API gpuopt_status gpuopt_cache_list(gpuopt_context *ctx, char **json);
+GPUOPT_API gpuopt_status gpuopt_cache_verify(gpuopt_context *ctx, char **json);
+GPUOPT_API gpuopt_status gpuopt_cache_clear(gpuopt_context *ctx, gpuopt_device *device);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -192,7 +192,7 @@ static void malformed_policies_are_refused_with_what_is_accepted(void **state)
     gpuopt_device *d = (gpuopt_device *)1;
     assert_int_equal(syn_context(NULL, NULL, NULL, &ctx), GPUOPT_OK);
     const char *bad[] = {"", "  ", "cuda", "syncuda:", "syncuda:-1", "syncuda:x", "GPU-12",
-                         "17:00", "auto,gpu"};
+                         "17:00", "auto,gpu", "syncpu: 0", "syncpu:+0", "syncpu:0x1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(gpuopt_select(ctx, bad[i], &d), GPUOPT_ERR_INVALID_ARGUMENT);
         assert_null(d);

@@ -1,0 +1,749 @@
+"""libgpuopt for Python: which compute devices are here, which one to use,
+and how to set work up for it.
+
+A ctypes binding over the same shared library C programs link, so it needs
+no compiler and no package beyond the standard library::
+
+    import gpuopt
+
+    with gpuopt.Context() as ctx:
+        for dev in ctx.devices():
+            print(dev.id, dev.name)
+        plan = ctx.plan(level=1)            # for the selected device
+        print(plan.knob("threads").value)
+
+The library is found through, in order: the GPUOPT_LIBRARY environment
+variable (a path), the libgpuopt.so.0 installed beside this package
+(``<prefix>/lib/gpuopt/python/gpuopt`` -> ``<prefix>/lib``), the dynamic
+loader's search by soname, and ctypes.util.find_library("gpuopt").
+
+Devices, backends, knobs and plans come back as dataclasses holding plain
+Python values; a failure raises GpuoptError with the status name and the
+library's detail (gpuopt_last_error) for that call.
+"""
+
+import ctypes
+import ctypes.util
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Callable, List, Optional
+
+__all__ = [
+    "API_VERSION", "Backend", "Context", "Device", "GpuoptError", "Knob", "Plan", "Workload",
+    "api_version", "last_error", "library_path", "status_name", "strerror", "version",
+    "DEVICE_TYPE_OTHER", "DEVICE_TYPE_CPU", "DEVICE_TYPE_GPU", "DEVICE_TYPE_ACCELERATOR",
+    "LOG_OFF", "LOG_ERROR", "LOG_WARN", "LOG_INFO", "LOG_DEBUG",
+]
+
+# The GPUOPT_API_VERSION of the header this module mirrors. The loaded
+# library must be at least this new: every declaration below exists there.
+API_VERSION = 0x00000100
+
+# Mirrors of the header's enums (values are pinned by the header).
+OK = 0
+DEVICE_TYPE_OTHER, DEVICE_TYPE_CPU, DEVICE_TYPE_GPU, DEVICE_TYPE_ACCELERATOR = 0, 1, 2, 3
+LOG_OFF, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG = 0, 1, 2, 3, 4
+LEVEL_DEFAULT = -1
+OPTION_IGNORE_ENV = 0x1
+OPTION_IGNORE_CONFIG_FILE = 0x2
+APPLY_ENV = 0x1     # set the plan's environment knobs that are not set yet
+APPLY_DEVICE = 0x2  # device settings the backend owns, on the current device
+
+_BACKEND_STATUS = {0: "not probed", 1: "available", 2: "unavailable", 3: "error", 4: "disabled"}
+_KNOB_TYPE = {1: "bool", 2: "int", 3: "bytes", 4: "string"}
+_KNOB_SOURCE = {0: "default", 1: "detected", 2: "benchmark", 3: "cache", 4: "config", 5: "env",
+                6: "api"}
+_OBJECTIVES = {"throughput": 0, "latency": 1}
+_FEATURES = (("fp64", 0x01), ("fp16", 0x02), ("bf16", 0x04), ("tf32", 0x08), ("fp8", 0x10),
+             ("int8", 0x20), ("matrix_units", 0x40))
+
+
+# ---------------------------------------------------------------------------
+# Structs, field for field as in gpuopt.h. Each starts with struct_size,
+# which this module sets to ctypes.sizeof(the mirror): the library writes at
+# most that many bytes, so a newer library is safe to load.
+# ---------------------------------------------------------------------------
+
+_LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_char_p, ctypes.c_void_p)
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("flags", ctypes.c_uint32),
+        ("backends", ctypes.c_char_p),
+        ("device", ctypes.c_char_p),
+        ("level", ctypes.c_char_p),
+        ("log_level", ctypes.c_char_p),
+        ("config_path", ctypes.c_char_p),
+        ("sysfs_root", ctypes.c_char_p),
+        ("cache_dir", ctypes.c_char_p),
+        ("reduced_precision", ctypes.c_char_p),
+        ("log_fn", _LOG_FN),
+        ("log_user", ctypes.c_void_p),
+    ]
+
+
+class _BackendInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("name", ctypes.c_char * 16),
+        ("status", ctypes.c_int32),
+        ("device_count", ctypes.c_int32),
+        ("init_ms", ctypes.c_double),
+        ("reason", ctypes.c_char * 512),
+        ("library", ctypes.c_char * 512),
+        ("driver_version", ctypes.c_char * 64),
+        ("runtime_version", ctypes.c_char * 64),
+    ]
+
+
+class _DeviceInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("id", ctypes.c_char * 32),
+        ("backend", ctypes.c_char * 16),
+        ("routes", ctypes.c_char * 64),
+        ("index", ctypes.c_int32),
+        ("type", ctypes.c_int32),
+        ("vendor", ctypes.c_char * 64),
+        ("name", ctypes.c_char * 256),
+        ("arch_family", ctypes.c_char * 32),
+        ("arch_name", ctypes.c_char * 64),
+        ("cc_major", ctypes.c_int32),
+        ("cc_minor", ctypes.c_int32),
+        ("arch_extrapolated", ctypes.c_int32),
+        ("compute_units", ctypes.c_int32),
+        ("simd_width", ctypes.c_int32),
+        ("clock_mhz", ctypes.c_int32),
+        ("integrated", ctypes.c_int32),
+        ("unified_memory", ctypes.c_int32),
+        ("ecc", ctypes.c_int32),
+        ("max_threads_per_block", ctypes.c_int32),
+        ("memory_bytes", ctypes.c_uint64),
+        ("memory_free_bytes", ctypes.c_uint64),
+        ("l2_bytes", ctypes.c_uint64),
+        ("shared_mem_per_block", ctypes.c_uint64),
+        ("pci_bus_id", ctypes.c_char * 32),
+        ("uuid", ctypes.c_char * 64),
+        ("driver_version", ctypes.c_char * 64),
+        ("runtime_version", ctypes.c_char * 64),
+        ("features", ctypes.c_uint32),
+        ("features_known", ctypes.c_uint32),
+    ]
+
+
+class _Knob(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("name", ctypes.c_char_p),
+        ("type", ctypes.c_int32),
+        ("tier", ctypes.c_int32),
+        ("source", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("int_value", ctypes.c_int64),
+        ("value", ctypes.c_char_p),
+        ("env", ctypes.c_char_p),
+        ("reason", ctypes.c_char_p),
+    ]
+
+
+class _Workload(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("model_bytes", ctypes.c_uint64),
+        ("item_bytes", ctypes.c_uint64),
+        ("reduced_precision", ctypes.c_int32),
+        ("quantized", ctypes.c_int32),
+        ("objective", ctypes.c_int32),
+        ("fixed_shapes", ctypes.c_int32),
+    ]
+
+
+def _sized(struct_type):
+    s = struct_type()
+    s.struct_size = ctypes.sizeof(struct_type)
+    return s
+
+
+# ---------------------------------------------------------------------------
+# Loading the library and declaring every public function.
+# ---------------------------------------------------------------------------
+
+class GpuoptError(Exception):
+    """A libgpuopt call failed.
+
+    status: the gpuopt_status number; name: its symbolic name
+    ("GPUOPT_ERR_NO_DEVICE"); detail: the library's words for this failure
+    (gpuopt_last_error), "" when it gave none; function: the C function."""
+
+    def __init__(self, status, name, detail, function=""):
+        self.status = status
+        self.name = name
+        self.detail = detail
+        self.function = function
+        where = function + ": " if function else ""
+        super().__init__(f"{where}{name}" + (f": {detail}" if detail else ""))
+
+
+_c_status = ctypes.c_int  # a C enum is an int on every ABI the library supports
+_p = ctypes.c_void_p      # opaque handles
+_i32p = ctypes.POINTER(ctypes.c_int32)
+
+# name: (restype, argtypes, checked). `checked` functions return a
+# gpuopt_status that becomes an exception. This table covers the whole
+# header; tests/python checks it against include/gpuopt/gpuopt.h.
+_PROTOTYPES = {
+    "gpuopt_version": (ctypes.c_char_p, [], False),
+    "gpuopt_api_version": (ctypes.c_uint32, [], False),
+    "gpuopt_strerror": (ctypes.c_char_p, [_c_status], False),
+    "gpuopt_status_name": (ctypes.c_char_p, [_c_status], False),
+    "gpuopt_last_error": (ctypes.c_char_p, [], False),
+    "gpuopt_free": (None, [_p], False),
+    "gpuopt_options_size": (ctypes.c_size_t, [], False),
+    "gpuopt_context_create": (_c_status, [ctypes.POINTER(_Options), ctypes.POINTER(_p)], True),
+    "gpuopt_context_destroy": (None, [_p], False),
+    "gpuopt_context_set_log": (_c_status, [_p, ctypes.c_int32, _LOG_FN, _p], True),
+    "gpuopt_context_set_knob": (_c_status, [_p, ctypes.c_char_p, ctypes.c_char_p], True),
+    "gpuopt_backend_info_size": (ctypes.c_size_t, [], False),
+    "gpuopt_backend_count": (_c_status, [_p, _i32p], True),
+    "gpuopt_backend_get": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_BackendInfo)], True),
+    "gpuopt_device_info_size": (ctypes.c_size_t, [], False),
+    "gpuopt_device_count": (_c_status, [_p, _i32p], True),
+    "gpuopt_device_get": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)], True),
+    "gpuopt_device_get_info": (_c_status, [_p, ctypes.POINTER(_DeviceInfo)], True),
+    "gpuopt_select": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_p)], True),
+    "gpuopt_devices_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_knob_size": (ctypes.c_size_t, [], False),
+    "gpuopt_plan_create": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_p)], True),
+    "gpuopt_workload_size": (ctypes.c_size_t, [], False),
+    "gpuopt_workload_init": (None, [ctypes.POINTER(_Workload)], False),
+    "gpuopt_plan_create_for": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_Workload),
+                                           ctypes.POINTER(_p)], True),
+    "gpuopt_plan_destroy": (None, [_p], False),
+    "gpuopt_plan_level": (_c_status, [_p, _i32p, _i32p], True),
+    "gpuopt_plan_device": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_plan_knob_count": (_c_status, [_p, _i32p], True),
+    "gpuopt_plan_knob_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_Knob)], True),
+    "gpuopt_plan_knob_find": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_Knob)], True),
+    "gpuopt_plan_warning_count": (_c_status, [_p, _i32p], True),
+    "gpuopt_plan_warning_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p)],
+                               True),
+    "gpuopt_plan_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_plan_to_env": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_plan_apply": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_p)], True),
+    "gpuopt_plan_build_options": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_cache_path": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_cache_list": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_cache_verify": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_cache_clear": (_c_status, [_p, _p], True),
+}
+
+
+def _candidates():
+    env = os.environ.get("GPUOPT_LIBRARY")
+    if env:
+        # An explicit choice is the only one tried: falling back to another
+        # copy would hide the mistake.
+        return [env]
+    here = os.path.dirname(os.path.abspath(__file__))
+    beside = os.path.normpath(os.path.join(here, "..", "..", "..", "libgpuopt.so.0"))
+    names = [beside] if os.path.exists(beside) else []
+    names.append("libgpuopt.so.0")
+    found = ctypes.util.find_library("gpuopt")
+    if found:
+        names.append(found)
+    return names
+
+
+def _load():
+    errors = []
+    for name in _candidates():
+        try:
+            return ctypes.CDLL(name), name
+        except OSError as e:
+            errors.append(f"{name}: {e}")
+    raise ImportError("gpuopt: cannot load libgpuopt (set GPUOPT_LIBRARY to its path); tried "
+                      + "; ".join(errors))
+
+
+_lib, _lib_name = _load()
+
+
+def _text(raw):
+    if raw is None:
+        return ""
+    if isinstance(raw, (bytes, bytearray)):
+        return bytes(raw).decode("utf-8", "replace")
+    return str(raw)
+
+
+def _errcheck(result, func, args):
+    if result != OK:
+        raise GpuoptError(result, _text(_lib.gpuopt_status_name(result)),
+                          _text(_lib.gpuopt_last_error()), func.__name__)
+    return result
+
+
+def _declare():
+    for name, (restype, argtypes, checked) in _PROTOTYPES.items():
+        try:
+            fn = getattr(_lib, name)
+        except AttributeError:
+            raise ImportError(f"gpuopt: {_lib_name} has no {name}: too old for this module "
+                              f"(needs API version {API_VERSION:#x})") from None
+        fn.restype = restype
+        fn.argtypes = argtypes
+        if checked:
+            fn.errcheck = _errcheck
+
+
+_declare()
+
+if _lib.gpuopt_api_version() < API_VERSION:
+    raise ImportError(f"gpuopt: {_lib_name} has API version {_lib.gpuopt_api_version():#x}, "
+                      f"this module needs at least {API_VERSION:#x}")
+
+
+def version() -> str:
+    """Release version of the loaded library, "MAJOR.MINOR.PATCH"."""
+    return _text(_lib.gpuopt_version())
+
+
+def api_version() -> int:
+    """GPUOPT_API_VERSION of the loaded library."""
+    return int(_lib.gpuopt_api_version())
+
+
+def strerror(status: int) -> str:
+    return _text(_lib.gpuopt_strerror(status))
+
+
+def status_name(status: int) -> str:
+    return _text(_lib.gpuopt_status_name(status))
+
+
+def last_error() -> str:
+    """The calling thread's detail for the library's last failure."""
+    return _text(_lib.gpuopt_last_error())
+
+
+def library_path() -> str:
+    """What this module loaded: the name or path given to the loader."""
+    return _lib_name
+
+
+def _take_string(ptr):
+    """Copies a string the library allocated and frees it."""
+    try:
+        return ctypes.string_at(ptr.value).decode("utf-8", "replace") if ptr.value else ""
+    finally:
+        _lib.gpuopt_free(ptr)
+
+
+# ---------------------------------------------------------------------------
+# Python objects.
+# ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    status: str          # "available", "unavailable", "error", "disabled", "not probed"
+    device_count: int
+    init_ms: Optional[float]
+    reason: str
+    library: str
+    driver_version: str
+    runtime_version: str
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device, facts as the library normalised them (None where unknown).
+
+    Belongs to the Context it came from and is only usable with it."""
+    id: str
+    backend: str
+    routes: List[str]
+    index: int
+    type: int
+    vendor: str
+    name: str
+    arch_family: str
+    arch_name: str
+    compute_capability: Optional[str]
+    arch_extrapolated: bool
+    compute_units: Optional[int]
+    simd_width: Optional[int]
+    clock_mhz: Optional[int]
+    integrated: Optional[bool]
+    unified_memory: Optional[bool]
+    ecc: Optional[bool]
+    max_threads_per_block: Optional[int]
+    memory_bytes: Optional[int]
+    memory_free_bytes: Optional[int]
+    l2_bytes: Optional[int]
+    shared_mem_per_block: Optional[int]
+    pci_bus_id: str
+    uuid: str
+    driver_version: str
+    runtime_version: str
+    features: dict       # {"fp64": True/False/None (unknown), ...}
+    _handle: int = field(default=0, repr=False, compare=False)
+    _context: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.type == DEVICE_TYPE_GPU
+
+
+@dataclass(frozen=True)
+class Knob:
+    name: str
+    type: str            # "bool", "int", "bytes", "string"
+    value: object        # bool, int or str by type
+    text: str            # the value as the library writes it
+    tier: int            # 0, 1, 2; -1 when only a user set it
+    source: str          # "default", "detected", "benchmark", "cache", "config", "env", "api"
+    env: Optional[str]   # the environment variable it exports to
+    reason: str
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What the program will run (gpuopt_workload). None / False mean
+    unknown or no; the knobs that need an unknown fact are left out."""
+    model_bytes: Optional[int] = None    # weights resident on the device
+    item_bytes: Optional[int] = None     # device memory per batch item
+    reduced_precision: Optional[bool] = None  # None: the configuration decides
+    quantized: bool = False
+    objective: str = "throughput"        # or "latency"
+    fixed_shapes: bool = False
+
+    def _to_c(self):
+        w = _Workload()
+        _lib.gpuopt_workload_init(ctypes.byref(w))
+        w.model_bytes = self.model_bytes or 0
+        w.item_bytes = self.item_bytes or 0
+        if self.reduced_precision is not None:
+            w.reduced_precision = 1 if self.reduced_precision else 0
+        w.quantized = 1 if self.quantized else 0
+        if self.objective not in _OBJECTIVES:
+            raise ValueError(f"gpuopt: objective {self.objective!r}: accepted "
+                             + ", ".join(_OBJECTIVES))
+        w.objective = _OBJECTIVES[self.objective]
+        w.fixed_shapes = 1 if self.fixed_shapes else 0
+        return w
+
+
+@dataclass(frozen=True)
+class Plan:
+    level_requested: int
+    level_applied: int
+    device: Device
+    knobs: List[Knob]
+    warnings: List[str]
+    json: str = field(repr=False, default="")
+    env: str = field(repr=False, default="")   # "export NAME='value'" lines
+    build_options: str = ""                    # for clBuildProgram; "" when none
+    apply_report: str = ""                     # what Context.plan(apply=...) did
+
+    def knob(self, name: str) -> Knob:
+        for k in self.knobs:
+            if k.name == name:
+                return k
+        raise KeyError(name)
+
+    def __contains__(self, name) -> bool:
+        return any(k.name == name for k in self.knobs)
+
+
+def _opt_int(v):
+    return None if v == -1 else int(v)
+
+
+def _opt_bool(v):
+    return None if v < 0 else bool(v)
+
+
+def _opt_bytes(v):
+    return None if v == 0 else int(v)
+
+
+def _device_from(handle, ctx):
+    info = _sized(_DeviceInfo)
+    _lib.gpuopt_device_get_info(handle, ctypes.byref(info))
+    feats = {}
+    for fname, bit in _FEATURES:
+        feats[fname] = bool(info.features & bit) if info.features_known & bit else None
+    cc = f"{info.cc_major}.{info.cc_minor}" if info.cc_major >= 0 else None
+    routes = _text(info.routes)
+    return Device(
+        id=_text(info.id), backend=_text(info.backend),
+        routes=[r for r in routes.split(",") if r], index=info.index, type=info.type,
+        vendor=_text(info.vendor), name=_text(info.name), arch_family=_text(info.arch_family),
+        arch_name=_text(info.arch_name), compute_capability=cc,
+        arch_extrapolated=info.arch_extrapolated == 1,
+        compute_units=_opt_int(info.compute_units), simd_width=_opt_int(info.simd_width),
+        clock_mhz=_opt_int(info.clock_mhz), integrated=_opt_bool(info.integrated),
+        unified_memory=_opt_bool(info.unified_memory), ecc=_opt_bool(info.ecc),
+        max_threads_per_block=_opt_int(info.max_threads_per_block),
+        memory_bytes=_opt_bytes(info.memory_bytes),
+        memory_free_bytes=_opt_bytes(info.memory_free_bytes), l2_bytes=_opt_bytes(info.l2_bytes),
+        shared_mem_per_block=_opt_bytes(info.shared_mem_per_block),
+        pci_bus_id=_text(info.pci_bus_id), uuid=_text(info.uuid),
+        driver_version=_text(info.driver_version), runtime_version=_text(info.runtime_version),
+        features=feats, _handle=handle, _context=ctx)
+
+
+def _knob_from(k):
+    kind = _KNOB_TYPE.get(k.type, str(k.type))
+    text = _text(k.value)
+    if kind == "bool":
+        value = bool(k.int_value)
+    elif kind in ("int", "bytes"):
+        value = int(k.int_value)
+    else:
+        value = text
+    return Knob(name=_text(k.name), type=kind, value=value, text=text, tier=k.tier,
+                source=_KNOB_SOURCE.get(k.source, str(k.source)),
+                env=_text(k.env) if k.env else None, reason=_text(k.reason))
+
+
+_libc_getenv = ctypes.CDLL(None).getenv
+_libc_getenv.restype = ctypes.c_char_p
+_libc_getenv.argtypes = [ctypes.c_char_p]
+
+
+def _sync_environ(plan):
+    """os.environ is a copy taken at start-up: show it what the library's
+    setenv changed, so Python code and subprocess(env=os.environ) see it."""
+    for k in plan.knobs:
+        if k.env:
+            raw = _libc_getenv(k.env.encode())
+            if raw is not None and os.environ.get(k.env) != _text(raw):
+                os.environ[k.env] = _text(raw)
+
+
+def _opt_text(v):
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return b"true" if v else b"false"
+    return str(v).encode()
+
+
+class Context:
+    """A libgpuopt context: configuration, backends and devices.
+
+    Keyword arguments take what the GPUOPT_* environment variables take and
+    override them (backends="cpu", device="cuda:1", level=2,
+    log_level="debug", config_path="", sysfs_root=..., cache_dir=...,
+    reduced_precision=True). ignore_env / ignore_config_file skip those
+    layers. log receives (level, message) instead of stderr.
+
+    Use it as a context manager, or call close(). Devices and plans it
+    returned stay readable after close (they are plain data), but a Device
+    can only be passed back to the Context that made it, while it is open."""
+
+    def __init__(self, *, backends=None, device=None, level=None, log_level=None,
+                 config_path=None, sysfs_root=None, cache_dir=None, reduced_precision=None,
+                 ignore_env=False, ignore_config_file=False,
+                 log: Optional[Callable[[int, str], None]] = None):
+        self._handle = None
+        self._lock = threading.Lock()
+        opts = _sized(_Options)
+        opts.flags = ((OPTION_IGNORE_ENV if ignore_env else 0)
+                      | (OPTION_IGNORE_CONFIG_FILE if ignore_config_file else 0))
+        # The encoded strings must outlive the call: keep them in a list.
+        keep = []
+        for fname, v in (("backends", backends), ("device", device), ("level", level),
+                         ("log_level", log_level), ("config_path", config_path),
+                         ("sysfs_root", sysfs_root), ("cache_dir", cache_dir),
+                         ("reduced_precision", reduced_precision)):
+            b = _opt_text(v)
+            keep.append(b)
+            setattr(opts, fname, b)
+        self._log_cb = self._make_log_cb(log)
+        if self._log_cb is not None:
+            opts.log_fn = self._log_cb
+        handle = _p()
+        _lib.gpuopt_context_create(ctypes.byref(opts), ctypes.byref(handle))
+        self._handle = handle.value
+
+    @staticmethod
+    def _make_log_cb(log):
+        if log is None:
+            return None
+
+        def trampoline(level, message, _user):
+            try:
+                log(int(level), _text(message))
+            except Exception:  # an exception must not cross into C
+                pass
+        # Kept on the Context: the library calls it for the context's life.
+        return _LOG_FN(trampoline)
+
+    # -- lifetime ----------------------------------------------------------
+    def close(self):
+        with self._lock:
+            if self._handle:
+                _lib.gpuopt_context_destroy(self._handle)
+                self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def closed(self) -> bool:
+        return not self._handle
+
+    def _h(self):
+        if not self._handle:
+            raise ValueError("gpuopt: the context is closed")
+        return self._handle
+
+    # -- settings ----------------------------------------------------------
+    def set_log(self, level: int, log: Optional[Callable[[int, str], None]] = None):
+        cb = self._make_log_cb(log)
+        _lib.gpuopt_context_set_log(self._h(), level, cb if cb is not None else _LOG_FN(), None)
+        self._log_cb = cb
+
+    def set_knob(self, name: str, value):
+        """Overrides a knob in later plans; value None removes the override."""
+        _lib.gpuopt_context_set_knob(self._h(), name.encode(), _opt_text(value))
+
+    # -- backends and devices ----------------------------------------------
+    def backends(self) -> List[Backend]:
+        n = ctypes.c_int32()
+        _lib.gpuopt_backend_count(self._h(), ctypes.byref(n))
+        out = []
+        for i in range(n.value):
+            b = _sized(_BackendInfo)
+            _lib.gpuopt_backend_get(self._h(), i, ctypes.byref(b))
+            out.append(Backend(name=_text(b.name), status=_BACKEND_STATUS.get(b.status, str(b.status)),
+                               device_count=b.device_count,
+                               init_ms=None if b.init_ms < 0 else b.init_ms,
+                               reason=_text(b.reason), library=_text(b.library),
+                               driver_version=_text(b.driver_version),
+                               runtime_version=_text(b.runtime_version)))
+        return out
+
+    def devices(self) -> List[Device]:
+        n = ctypes.c_int32()
+        _lib.gpuopt_device_count(self._h(), ctypes.byref(n))
+        out = []
+        for i in range(n.value):
+            h = _p()
+            _lib.gpuopt_device_get(self._h(), i, ctypes.byref(h))
+            out.append(_device_from(h.value, self))
+        return out
+
+    def select(self, policy: Optional[str] = None) -> Device:
+        """The device a policy picks ("auto", "gpu", "cpu", "cuda:1", a UUID or
+        PCI bus id); None uses the context's policy (GPUOPT_DEVICE)."""
+        h = _p()
+        _lib.gpuopt_select(self._h(), policy.encode() if policy is not None else None,
+                           ctypes.byref(h))
+        return _device_from(h.value, self)
+
+    def devices_json(self) -> str:
+        out = _p()
+        _lib.gpuopt_devices_to_json(self._h(), ctypes.byref(out))
+        return _take_string(out)
+
+    # -- the tuning cache -------------------------------------------------
+    def _cache_string(self, fn) -> str:
+        out = _p()
+        fn(self._h(), ctypes.byref(out))
+        return _take_string(out)
+
+    def cache_path(self) -> str:
+        """The cache directory (GPUOPT_CACHE_DIR, else $XDG_CACHE_HOME/gpuopt)."""
+        return self._cache_string(_lib.gpuopt_cache_path)
+
+    def cache_list(self) -> str:
+        """A JSON listing of the cache's entries."""
+        return self._cache_string(_lib.gpuopt_cache_list)
+
+    def cache_verify(self) -> str:
+        """A JSON report checking every cache file (nothing is rewritten)."""
+        return self._cache_string(_lib.gpuopt_cache_verify)
+
+    def cache_clear(self, device: Optional[Device] = None) -> None:
+        """Removes every cache entry, or one device's file."""
+        _lib.gpuopt_cache_clear(self._h(), device._handle if device is not None else None)
+
+    # -- plans -------------------------------------------------------------
+    def plan(self, device: Optional[Device] = None, level: Optional[int] = None,
+             workload: Optional[Workload] = None, apply: int = 0) -> Plan:
+        """A plan for `device` (None: the selected one) at `level` 0..2 (None:
+        the context's level), for `workload` when given (gpuopt_plan_create_for).
+
+        apply: APPLY_ENV and/or APPLY_DEVICE to apply the plan to this process
+        (gpuopt_plan_apply) before it is returned; Plan.apply_report says
+        what was set and what was kept. Variables the library sets are
+        mirrored into os.environ, which does not see C's setenv."""
+        if device is not None and device._context is not self:
+            raise ValueError("gpuopt: the device belongs to another Context")
+        lvl = LEVEL_DEFAULT if level is None else int(level)
+        dev = device._handle if device is not None else None
+        h = _p()
+        if workload is None:
+            _lib.gpuopt_plan_create(self._h(), dev, lvl, ctypes.byref(h))
+        else:
+            w = workload._to_c()
+            _lib.gpuopt_plan_create_for(self._h(), dev, lvl, ctypes.byref(w), ctypes.byref(h))
+        try:
+            report = ""
+            if apply:
+                out = _p()
+                try:
+                    _lib.gpuopt_plan_apply(h.value, apply, ctypes.byref(out))
+                finally:
+                    report = _take_string(out)
+            plan = self._read_plan(h.value, report)
+        finally:
+            _lib.gpuopt_plan_destroy(h.value)
+        if apply & APPLY_ENV:
+            _sync_environ(plan)
+        return plan
+
+    def _read_plan(self, plan, report=""):
+        req, app = ctypes.c_int32(), ctypes.c_int32()
+        _lib.gpuopt_plan_level(plan, ctypes.byref(req), ctypes.byref(app))
+        dev = _p()
+        _lib.gpuopt_plan_device(plan, ctypes.byref(dev))
+        n = ctypes.c_int32()
+        _lib.gpuopt_plan_knob_count(plan, ctypes.byref(n))
+        knobs = []
+        for i in range(n.value):
+            k = _sized(_Knob)
+            _lib.gpuopt_plan_knob_at(plan, i, ctypes.byref(k))
+            knobs.append(_knob_from(k))
+        _lib.gpuopt_plan_warning_count(plan, ctypes.byref(n))
+        warnings = []
+        for i in range(n.value):
+            t = ctypes.c_char_p()
+            _lib.gpuopt_plan_warning_at(plan, i, ctypes.byref(t))
+            warnings.append(_text(t.value))
+        js, env, opts = _p(), _p(), _p()
+        _lib.gpuopt_plan_to_json(plan, ctypes.byref(js))
+        js_text = _take_string(js)
+        _lib.gpuopt_plan_to_env(plan, ctypes.byref(env))
+        env_text = _take_string(env)
+        _lib.gpuopt_plan_build_options(plan, ctypes.byref(opts))
+        return Plan(level_requested=req.value, level_applied=app.value,
+                    device=_device_from(dev.value, self), knobs=knobs, warnings=warnings,
+                    json=js_text, env=env_text, build_options=_take_string(opts),
+                    apply_report=report)

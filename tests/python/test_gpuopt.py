@@ -1,0 +1,338 @@
+"""The ctypes binding (bindings/python/gpuopt) against the built library.
+
+Run by CTest with Debian's /usr/bin/python3, GPUOPT_LIBRARY naming the
+built libgpuopt.so, PYTHONPATH the binding, and GPUOPT_TEST_HEADER the
+public header the binding must mirror. Standard library only.
+"""
+
+import ctypes
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import gpuopt
+
+HEADER = os.environ.get("GPUOPT_TEST_HEADER", "")
+
+
+def read_header():
+    with open(HEADER, encoding="utf-8") as f:
+        text = f.read()
+    # Comments hold example code ("gpuopt_select(ctx, ...)"): drop them.
+    return re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+
+
+def header_functions(text):
+    return set(re.findall(r"GPUOPT_API\b[^;{]*?\b(gpuopt_\w+)\s*\(", text))
+
+
+def header_struct_fields(text, name):
+    """[(field, array length or None)] of `typedef struct name {...} name;`."""
+    m = re.search(r"typedef struct %s \{(.*?)\} %s;" % (name, name), text, re.S)
+    if not m:
+        raise AssertionError(f"{name} not found in {HEADER}")
+    fields = []
+    for decl in m.group(1).split(";"):
+        decl = " ".join(decl.split())
+        if not decl:
+            continue
+        fm = re.search(r"(\w+)\s*(?:\[(\d+)\])?$", decl)
+        fields.append((fm.group(1), int(fm.group(2)) if fm.group(2) else None))
+    return fields
+
+
+class Mirror(unittest.TestCase):
+    """The module declares exactly what the header declares."""
+
+    @unittest.skipUnless(HEADER, "GPUOPT_TEST_HEADER not set")
+    def test_every_public_function_has_a_prototype(self):
+        declared = header_functions(read_header())
+        self.assertTrue(declared)
+        self.assertEqual(declared, set(gpuopt._PROTOTYPES))
+
+    @unittest.skipUnless(HEADER, "GPUOPT_TEST_HEADER not set")
+    def test_struct_mirrors_have_the_headers_fields_in_order(self):
+        text = read_header()
+        for cname, mirror in (("gpuopt_options", gpuopt._Options),
+                              ("gpuopt_backend_info", gpuopt._BackendInfo),
+                              ("gpuopt_device_info", gpuopt._DeviceInfo),
+                              ("gpuopt_knob", gpuopt._Knob),
+                              ("gpuopt_workload", gpuopt._Workload)):
+            with self.subTest(struct=cname):
+                want = header_struct_fields(text, cname)
+                got = []
+                for fname, ftype in mirror._fields_:
+                    length = getattr(ftype, "_length_", None)
+                    got.append((fname, length))
+                self.assertEqual(want, got)
+
+    def test_struct_mirrors_have_the_librarys_sizes(self):
+        lib = gpuopt._lib
+        self.assertEqual(ctypes.sizeof(gpuopt._Options), lib.gpuopt_options_size())
+        self.assertEqual(ctypes.sizeof(gpuopt._BackendInfo), lib.gpuopt_backend_info_size())
+        self.assertEqual(ctypes.sizeof(gpuopt._DeviceInfo), lib.gpuopt_device_info_size())
+        self.assertEqual(ctypes.sizeof(gpuopt._Knob), lib.gpuopt_knob_size())
+        self.assertEqual(ctypes.sizeof(gpuopt._Workload), lib.gpuopt_workload_size())
+
+    @unittest.skipUnless(HEADER, "GPUOPT_TEST_HEADER not set")
+    def test_versions_match_the_header(self):
+        text = read_header()
+        want = re.search(r'#define GPUOPT_VERSION_STRING "([^"]+)"', text).group(1)
+        self.assertEqual(gpuopt.version(), want)
+        api = int(re.search(r"#define GPUOPT_API_VERSION (0x[0-9a-fA-F]+)u", text).group(1), 16)
+        self.assertEqual(gpuopt.API_VERSION, api)
+        self.assertGreaterEqual(gpuopt.api_version(), gpuopt.API_VERSION)
+
+    def test_status_names_and_descriptions(self):
+        self.assertEqual(gpuopt.status_name(0), "GPUOPT_OK")
+        self.assertEqual(gpuopt.status_name(303), "GPUOPT_ERR_DRIVER")
+        self.assertEqual(gpuopt.status_name(-5), "GPUOPT_UNKNOWN_STATUS")
+        self.assertEqual(gpuopt.strerror(-5), "unknown status")
+        self.assertNotEqual(gpuopt.strerror(100), "unknown status")
+
+
+class Loading(unittest.TestCase):
+    def run_python(self, code, **env):
+        full = dict(os.environ)
+        full.update(env)
+        return subprocess.run([sys.executable, "-c", code], env=full, capture_output=True,
+                              text=True, timeout=60)
+
+    def test_gpuopt_library_names_the_library_loaded(self):
+        self.assertEqual(gpuopt.library_path(), os.environ["GPUOPT_LIBRARY"])
+
+    def test_missing_library_is_an_import_error_naming_gpuopt_library(self):
+        r = self.run_python("import gpuopt", GPUOPT_LIBRARY="/nonexistent/libgpuopt.so.0")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("ImportError", r.stderr)
+        self.assertIn("GPUOPT_LIBRARY", r.stderr)
+        self.assertIn("/nonexistent/libgpuopt.so.0", r.stderr)
+
+    def test_a_library_without_the_api_is_refused(self):
+        # libc loads fine but has none of the functions: the module says so
+        # at import rather than failing later at a call.
+        r = self.run_python("import gpuopt", GPUOPT_LIBRARY="libc.so.6")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("has no gpuopt_", r.stderr)
+
+
+class Devices(unittest.TestCase):
+    def setUp(self):
+        self.ctx = gpuopt.Context(backends="cpu", config_path="")
+
+    def tearDown(self):
+        self.ctx.close()
+
+    def test_context_manager_closes_the_context(self):
+        with gpuopt.Context(backends="cpu") as ctx:
+            self.assertFalse(ctx.closed)
+            ctx.devices()
+        self.assertTrue(ctx.closed)
+        with self.assertRaises(ValueError):
+            ctx.devices()
+        ctx.close()  # closing twice is harmless
+
+    def test_cpu_backend_is_listed_and_available(self):
+        by_name = {b.name: b for b in self.ctx.backends()}
+        self.assertIn("cpu", by_name)
+        self.assertEqual(by_name["cpu"].status, "available")
+        self.assertGreaterEqual(by_name["cpu"].device_count, 1)
+        for b in by_name.values():
+            self.assertIn(b.status, {"not probed", "available", "unavailable", "error",
+                                     "disabled"})
+
+    def test_devices_include_the_cpu_with_its_facts(self):
+        devs = self.ctx.devices()
+        cpus = [d for d in devs if d.backend == "cpu"]
+        self.assertEqual(len(cpus), 1, devs)
+        cpu = cpus[0]
+        self.assertEqual(cpu.id, "cpu:0")
+        self.assertEqual(cpu.type, gpuopt.DEVICE_TYPE_CPU)
+        self.assertFalse(cpu.is_gpu)
+        self.assertTrue(cpu.name)
+        self.assertGreaterEqual(cpu.compute_units, 1)
+        self.assertGreater(cpu.memory_bytes, 0)
+        self.assertEqual(cpu.routes[0], "cpu")
+        self.assertIsNone(cpu.compute_capability)
+        self.assertEqual(set(cpu.features), {"fp64", "fp16", "bf16", "tf32", "fp8", "int8",
+                                             "matrix_units"})
+
+    def test_select_cpu_gives_the_cpu_device(self):
+        self.assertEqual(self.ctx.select("cpu").id, "cpu:0")
+        self.assertEqual(self.ctx.select("cpu:0").id, "cpu:0")
+        self.assertEqual(self.ctx.select().id, "cpu:0")
+
+    def test_devices_json_has_the_documented_keys(self):
+        doc = json.loads(self.ctx.devices_json())
+        self.assertEqual(doc["gpuopt_version"], gpuopt.version())
+        for b in doc["backends"]:
+            self.assertLessEqual({"name", "status", "reason", "library", "driver_version",
+                                  "init_ms"}, set(b))
+        dev = [d for d in doc["devices"] if d["id"] == "cpu:0"][0]
+        self.assertLessEqual({"id", "backend", "index", "vendor", "name", "arch",
+                              "compute_units", "simd_width", "clock_mhz", "memory_bytes",
+                              "pci_bus_id", "uuid", "features", "selected"}, set(dev))
+        self.assertLessEqual({"family", "name", "compute_capability"}, set(dev["arch"]))
+        self.assertLessEqual({"fp64", "fp16", "bf16", "tf32", "fp8", "int8", "matrix_units"},
+                             set(dev["features"]))
+
+    def test_malformed_policy_raises_invalid_argument_with_the_policy(self):
+        with self.assertRaises(gpuopt.GpuoptError) as cm:
+            self.ctx.select("warp:drive:9")
+        e = cm.exception
+        self.assertEqual(e.name, "GPUOPT_ERR_INVALID_ARGUMENT")
+        self.assertEqual(e.status, 100)
+        self.assertEqual(e.function, "gpuopt_select")
+        self.assertIn("warp:drive:9", e.detail)
+        self.assertIn("GPUOPT_ERR_INVALID_ARGUMENT", str(e))
+
+    def test_policy_matching_nothing_raises_no_device(self):
+        with self.assertRaises(gpuopt.GpuoptError) as cm:
+            self.ctx.select("cpu:7")
+        self.assertEqual(cm.exception.name, "GPUOPT_ERR_NO_DEVICE")
+        self.assertTrue(cm.exception.detail)
+
+    def test_bad_option_value_raises_config_error_naming_the_field(self):
+        with self.assertRaises(gpuopt.GpuoptError) as cm:
+            gpuopt.Context(level="7")
+        self.assertEqual(cm.exception.name, "GPUOPT_ERR_CONFIG")
+        self.assertIn("level", cm.exception.detail)
+        self.assertIn("7", cm.exception.detail)
+
+    def test_malformed_config_file_is_logged_through_the_callback(self):
+        seen = []
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            f.write('{"level": 1,,}')
+        try:
+            with gpuopt.Context(config_path=f.name, log=lambda lvl, msg: seen.append((lvl, msg))):
+                pass
+        finally:
+            os.unlink(f.name)
+        self.assertTrue(any(f.name in msg and lvl <= gpuopt.LOG_WARN for lvl, msg in seen), seen)
+
+
+class Plans(unittest.TestCase):
+    def setUp(self):
+        self.ctx = gpuopt.Context(backends="cpu", config_path="")
+
+    def tearDown(self):
+        self.ctx.close()
+
+    def test_level_1_plan_of_the_cpu(self):
+        plan = self.ctx.plan(self.ctx.select("cpu"), level=1)
+        self.assertEqual(plan.level_requested, 1)
+        self.assertEqual(plan.level_applied, 1)
+        self.assertEqual(plan.device.id, "cpu:0")
+        self.assertTrue(plan.knobs)
+        for k in plan.knobs:
+            self.assertIn(k.type, {"bool", "int", "bytes", "string"})
+            self.assertIn(k.tier, (0, 1))
+            self.assertIn(k.source, {"default", "detected"})
+            self.assertTrue(k.reason, k)
+            self.assertTrue(k.text, k)
+            if k.type in ("int", "bytes"):
+                self.assertEqual(str(k.value), k.text)
+        self.assertTrue(any(k.tier == 1 for k in plan.knobs))
+        self.assertEqual(plan.knob(plan.knobs[0].name), plan.knobs[0])
+        self.assertIn(plan.knobs[0].name, plan)
+        with self.assertRaises(KeyError):
+            plan.knob("no.such.knob")
+
+    def test_plan_json_and_env_agree_with_the_knobs(self):
+        plan = self.ctx.plan(level=1)
+        doc = json.loads(plan.json)
+        self.assertEqual(doc["level_requested"], 1)
+        self.assertEqual(doc["level_applied"], plan.level_applied)
+        self.assertEqual([k["name"] for k in doc["knobs"]], [k.name for k in plan.knobs])
+        self.assertEqual(len(doc["warnings"]), len(plan.warnings))
+        exported = [k for k in plan.knobs if k.env]
+        lines = [ln for ln in plan.env.splitlines() if ln]
+        self.assertEqual(len(lines), len(exported))
+        for k, line in zip(exported, lines):
+            self.assertEqual(line, "export %s='%s'" % (k.env, k.text))
+
+    def test_level_0_plan_has_only_tier_0_knobs(self):
+        plan = self.ctx.plan(level=0)
+        self.assertEqual(plan.level_applied, 0)
+        self.assertTrue(all(k.tier == 0 for k in plan.knobs))
+
+    def test_level_out_of_range_raises(self):
+        for level in (3, -2):
+            with self.subTest(level=level), self.assertRaises(gpuopt.GpuoptError) as cm:
+                self.ctx.plan(level=level)
+            self.assertEqual(cm.exception.name, "GPUOPT_ERR_OUT_OF_RANGE")
+
+    def test_knob_override_applies_to_later_plans_and_can_be_removed(self):
+        first = self.ctx.plan(level=1)
+        k = [k for k in first.knobs if k.type == "int"][0]
+        self.ctx.set_knob(k.name, k.value + 1)
+        over = self.ctx.plan(level=1).knob(k.name)
+        self.assertEqual(over.value, k.value + 1)
+        self.assertEqual(over.source, "api")
+        self.ctx.set_knob(k.name, None)
+        self.assertEqual(self.ctx.plan(level=1).knob(k.name), k)
+
+    def test_workload_plan_is_made_and_checked(self):
+        small = gpuopt.Workload(model_bytes=4096, item_bytes=64, reduced_precision=False)
+        plan = self.ctx.plan(level=2, workload=small)
+        self.assertEqual(plan.level_requested, 2)
+        # Under 1 MiB of device footprint tier 2 is skipped, with a warning.
+        self.assertLess(plan.level_applied, 2)
+        self.assertTrue(any("workload" in w for w in plan.warnings), plan.warnings)
+        with self.assertRaises(ValueError):
+            self.ctx.plan(workload=gpuopt.Workload(objective="soon"))
+
+    def test_apply_env_sets_unset_variables_and_keeps_the_users(self):
+        plan = self.ctx.plan(level=1)
+        envs = [k for k in plan.knobs if k.env]
+        if len(envs) < 2:
+            self.skipTest("the plan exports fewer than two variables")
+        kept, fresh = envs[0], envs[1]
+        saved = {k.env: os.environ.get(k.env) for k in envs}
+        try:
+            for k in envs:
+                os.environ.pop(k.env, None)
+            os.environ[kept.env] = "user-value"
+            applied = self.ctx.plan(level=1, apply=gpuopt.APPLY_ENV)
+            self.assertEqual(os.environ[kept.env], "user-value")
+            self.assertEqual(os.environ[fresh.env], fresh.text)
+            self.assertIn(kept.env, applied.apply_report)
+            self.assertIn(fresh.env, applied.apply_report)
+            out = subprocess.run([sys.executable, "-c",
+                                  f"import os; print(os.environ['{fresh.env}'])"],
+                                 capture_output=True, text=True, check=True).stdout
+            self.assertEqual(out.strip(), fresh.text)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+    def test_apply_with_unknown_flags_raises(self):
+        with self.assertRaises(gpuopt.GpuoptError) as cm:
+            self.ctx.plan(apply=0x80)
+        self.assertEqual(cm.exception.name, "GPUOPT_ERR_INVALID_ARGUMENT")
+
+    def test_cpu_plan_has_no_opencl_build_options(self):
+        self.assertEqual(self.ctx.plan(self.ctx.select("cpu")).build_options, "")
+
+    def test_unknown_knob_override_raises_not_found(self):
+        with self.assertRaises(gpuopt.GpuoptError) as cm:
+            self.ctx.set_knob("no.such.knob", "1")
+        self.assertEqual(cm.exception.name, "GPUOPT_ERR_NOT_FOUND")
+        self.assertIn("no.such.knob", cm.exception.detail)
+
+    def test_device_of_another_context_is_refused(self):
+        with gpuopt.Context(backends="cpu") as other:
+            dev = other.select("cpu")
+            with self.assertRaises(ValueError):
+                self.ctx.plan(dev)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
