@@ -242,7 +242,7 @@ const gpo_kfd_gpu *gpo_rocm_match_kfd(const gpo_kfd *kfd, const gpo_hip_device *
 
 /* ---- Rules (rocm_rules.c, rocm_rules_env.c) -------------------------------------- */
 
-#define GPO_ROCM_N_KNOBS 8
+#define GPO_ROCM_N_KNOBS 10
 extern const gpo_knob_def gpo_rocm_knobs[GPO_ROCM_N_KNOBS];
 
 gpuopt_status gpo_rocm_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
@@ -250,12 +250,19 @@ gpuopt_status gpo_rocm_tier0(void *state, const gpo_route *route, const gpuopt_d
 gpuopt_status gpo_rocm_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
                              struct gpuopt_plan *plan);
 
+/* Math knobs (rocm_rules_math.c, tier 1): matrix units, bf16, fp8, the
+ * autocast dtype and the dimension multiple, for a known target `a`,
+ * whether reduced precision is allowed (`reduced`, `why` in words) and the
+ * workload (may be NULL). */
+gpuopt_status gpo_rocm_rules_math(const gpo_amd_arch_info *a, int reduced, const char *why,
+                                  const gpuopt_workload *w, struct gpuopt_plan *plan);
+
 /* Environment knobs (rocm_rules_env.c): HIP_VISIBLE_DEVICES for the
- * selected device (tier 0), MIOpen's find mode from the workload and the
- * HSA_OVERRIDE_GFX_VERSION advice (tier 1). */
+ * selected device (tier 0), MIOpen's benchmark flag and find mode from the
+ * workload and the HSA_OVERRIDE_GFX_VERSION advice (tier 1). */
 gpuopt_status gpo_rocm_set_visible(const gpo_rocm_state *st, const gpo_route *route,
                                    const gpuopt_device *dev, struct gpuopt_plan *plan);
-gpuopt_status gpo_rocm_set_find_mode(struct gpuopt_plan *plan);
+gpuopt_status gpo_rocm_set_miopen(struct gpuopt_plan *plan);
 gpuopt_status gpo_rocm_set_override_advice(const gpuopt_device *dev, struct gpuopt_plan *plan);
 
 /* The HSA_OVERRIDE_GFX_VERSION value for an unlisted consumer target whose

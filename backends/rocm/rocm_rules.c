@@ -4,8 +4,6 @@
  * to are in docs/knobs.md ("ROCm backend"); each reason names the fact
  * behind the value. The environment knobs (HIP_VISIBLE_DEVICES,
  * MIOPEN_FIND_MODE, HSA_OVERRIDE_GFX_VERSION) are in rocm_rules_env.c. */
-#include <string.h>
-
 #include "plan.h"
 #include "rocm_internal.h"
 #include "strutil.h"
@@ -13,11 +11,15 @@
 const gpo_knob_def gpo_rocm_knobs[GPO_ROCM_N_KNOBS] = {
     {"rocm.matrix_units", GPUOPT_KNOB_STRING, NULL,
      "matrix instructions of this GPU: mfma (CDNA), wmma (RDNA3 and later) or none"},
-    {"rocm.matrix_dim_multiple", GPUOPT_KNOB_INT, NULL,
-     "make GEMM and convolution dimensions (M, N, K, channels) multiples of this so they fill "
-     "whole MFMA/WMMA tiles"},
-    {"rocm.bf16", GPUOPT_KNOB_BOOL, NULL, "compute in bfloat16 (autocast, bf16 GEMMs)"},
-    {"rocm.fp8", GPUOPT_KNOB_BOOL, NULL, "run the quantised model's GEMMs in 8-bit floating point"},
+    {"rocm.dim_multiple", GPUOPT_KNOB_INT, NULL,
+     "make matrix dimensions (M, N, K, channels) multiples of this many elements (the plan's "
+     "precision) so they fill whole MFMA/WMMA tiles or aligned rows"},
+    {"rocm.bf16", GPUOPT_KNOB_BOOL, NULL, "bfloat16 matrix math may be used"},
+    {"rocm.fp8", GPUOPT_KNOB_BOOL, NULL, "8-bit floating point matrix math may be used"},
+    {"rocm.autocast_dtype", GPUOPT_KNOB_STRING, NULL,
+     "the reduced precision for mixed-precision math: bfloat16, float16, or float32 (none)"},
+    {"rocm.miopen_benchmark", GPUOPT_KNOB_BOOL, NULL,
+     "let MIOpen search its convolution solvers once per input shape and keep the fastest"},
     {"rocm.miopen_find_mode", GPUOPT_KNOB_STRING, "MIOPEN_FIND_MODE",
      "how MIOpen picks convolution kernels: NORMAL, HYBRID, DYNAMIC_HYBRID or FAST"},
     {"rocm.visible_devices", GPUOPT_KNOB_STRING, "HIP_VISIBLE_DEVICES",
@@ -79,6 +81,18 @@ gpuopt_status gpo_rocm_tier0(void *state, const gpo_route *route, const gpuopt_d
         s = gpo_knob_set_bool(plan, "rocm.fp8", 0,
                               "tier 0 reads no fact: full precision is correct on every GPU");
     if (!s)
+        s = gpo_knob_set_string(plan, "rocm.autocast_dtype", "float32",
+                                "tier 0 reads no precision policy: no mixed precision");
+    if (!s)
+        s = gpo_knob_set_int(plan, "rocm.dim_multiple", 16,
+                             "multiples of 16 elements fill the 16-wide MFMA and WMMA tiles of "
+                             "every AMD GPU that has them (rocWMMA: BlockM = BlockN = 16) and "
+                             "keep fp32 rows 64-byte aligned on the others");
+    if (!s)
+        s = gpo_knob_set_bool(plan, "rocm.miopen_benchmark", 0,
+                              "tier 0 knows no workload: MIOpen's immediate mode and Find-Db "
+                              "choose solvers without timing them (PyTorch's default)");
+    if (!s)
         s = gpo_rocm_set_visible(st, route, dev, plan);
     return s;
 }
@@ -124,113 +138,6 @@ static gpuopt_status set_launch(const gpuopt_device *dev, const gpo_amd_arch_inf
                             block < WAVES_PER_GROUP * wave ? ", capped by the device's limit" : "");
 }
 
-/* The matrix units and the dimension multiple that fills their tiles:
- * 16 x 16 x 16 for 16-bit inputs on both kinds (CDNA v_mfma_f32_16x16x16f16
- * and bf16; RDNA3 v_wmma_f32_16x16x16_f16/bf16), which is also the smallest
- * block rocWMMA accepts for f16/bf16 (rocWMMA API reference, "Supported
- * data types": BlockM = BlockN = 16, BlockK >= 16). WMMA takes only 16-bit
- * and integer inputs (RDNA3 ISA, "Wave matrix multiply-accumulate"), so for
- * a precision-sensitive workload it offers nothing; MFMA also runs fp32
- * (and fp64 from CDNA2). */
-static gpuopt_status set_matrix(const gpo_amd_arch_info *a, int reduced, const char *why,
-                                struct gpuopt_plan *plan)
-{
-    static const char *const names[] = {"none", "mfma", "wmma"};
-    gpuopt_status s;
-    if (a->matrix == GPO_AMD_MATRIX_NONE) {
-        gpo_knob_unset(plan, "rocm.matrix_dim_multiple");
-        return gpo_knob_set_string(plan, "rocm.matrix_units", "none",
-                                   "%s (%s) has no matrix instructions (LLVM AMDGPU processor "
-                                   "table: no MFMA or WMMA)",
-                                   a->gfx, a->family);
-    }
-    s = gpo_knob_set_string(plan, "rocm.matrix_units", names[a->matrix],
-                            a->matrix == GPO_AMD_MATRIX_MFMA
-                                ? "%s (%s) has MFMA matrix instructions (CDNA ISA reference)"
-                                : "%s (%s) has WMMA matrix instructions (RDNA3/RDNA4 ISA "
-                                  "reference)",
-                            a->gfx, a->family);
-    if (s)
-        return s;
-    if (a->matrix == GPO_AMD_MATRIX_WMMA && !reduced) {
-        gpo_knob_unset(plan, "rocm.matrix_dim_multiple");
-        return GPUOPT_OK;
-    }
-    return gpo_knob_set_int(plan, "rocm.matrix_dim_multiple", 16,
-                            "%s: its smallest 16-bit tile is 16 x 16 x 16 (%s); M, N and K in "
-                            "multiples of 16 fill whole tiles%s%s",
-                            a->gfx,
-                            a->matrix == GPO_AMD_MATRIX_MFMA ? "v_mfma_f32_16x16x16f16"
-                                                             : "v_wmma_f32_16x16x16_f16",
-                            a->matrix == GPO_AMD_MATRIX_MFMA && !reduced
-                                ? "; MFMA also runs fp32 (v_mfma_f32_16x16x4f32), so this holds "
-                                  "for a precision-sensitive workload too: "
-                                : "",
-                            a->matrix == GPO_AMD_MATRIX_MFMA && !reduced ? why : "");
-}
-
-/* fp8 encodings: CDNA3 (gfx940-942) MFMA uses the FNUZ variants (no
- * negative zero, one NaN), gfx950 and RDNA4 the OCP E4M3/E5M2 ones (AMD
- * Instinct MI300 ISA, "FP8 and BF8"; HIP "Low precision floating point
- * types": __hip_fp8_e4m3_fnuz on gfx942, __hip_fp8_e4m3 on gfx950/gfx12). */
-static const char *fp8_format(const gpo_amd_arch_info *a)
-{
-    return strncmp(a->gfx, "gfx94", 5) == 0
-               ? "FNUZ encodings (torch.float8_e4m3fnuz, float8_e5m2fnuz)"
-               : "OCP encodings (torch.float8_e4m3fn, float8_e5m2)";
-}
-
-static gpuopt_status set_precision(const gpo_amd_arch_info *a, int reduced, const char *why,
-                                   const gpuopt_workload *w, struct gpuopt_plan *plan)
-{
-    gpuopt_status s;
-    int bf16 = (a->features & GPUOPT_FEATURE_BF16) != 0;
-    int fp8 = (a->features & GPUOPT_FEATURE_FP8) != 0;
-    if (a->extrapolated) {
-        /* Borrowed facts may describe the table's nearest older target:
-         * reduced precision is never turned on by guess. */
-        s = gpo_knob_set_bool(plan, "rocm.bf16", 0,
-                              "%s is newer than this library's architecture table (facts of %s "
-                              "borrowed): reduced precision is not turned on by guess",
-                              a->gfx, a->family);
-        if (!s)
-            s = gpo_knob_set_bool(plan, "rocm.fp8", 0,
-                                  "%s is newer than this library's architecture table: fp8 is "
-                                  "not turned on by guess",
-                                  a->gfx);
-        return s;
-    }
-    if (!bf16)
-        s = gpo_knob_set_bool(plan, "rocm.bf16", 0,
-                              "%s (%s) has no bf16 dot or matrix instructions", a->gfx, a->family);
-    else if (!reduced)
-        s = gpo_knob_set_bool(plan, "rocm.bf16", 0, "%s supports bf16 but %s", a->gfx, why);
-    else
-        s = gpo_knob_set_bool(plan, "rocm.bf16", 1, "%s (%s) computes bf16 in its %s units; %s",
-                              a->gfx, a->family,
-                              a->matrix == GPO_AMD_MATRIX_MFMA   ? "MFMA"
-                              : a->matrix == GPO_AMD_MATRIX_WMMA ? "WMMA"
-                                                                 : "vector",
-                              why);
-    if (s)
-        return s;
-    if (!fp8)
-        return gpo_knob_set_bool(plan, "rocm.fp8", 0,
-                                 "%s (%s) has no fp8 instructions (CDNA3, CDNA4 and RDNA4 have)",
-                                 a->gfx, a->family);
-    if (!reduced)
-        return gpo_knob_set_bool(plan, "rocm.fp8", 0, "%s supports fp8 but %s", a->gfx, why);
-    if (!w || !w->quantized)
-        return gpo_knob_set_bool(plan, "rocm.fp8", 0,
-                                 "%s supports fp8 (%s) but the workload does not say its model "
-                                 "is quantised; fp8 needs scaled weights",
-                                 a->gfx, fp8_format(a));
-    return gpo_knob_set_bool(plan, "rocm.fp8", 1,
-                             "%s runs fp8 matrix math with %s; the model is quantised and %s; "
-                             "fp8 GEMMs want K in multiples of 32 (16 x 16 x 32 fp8 tiles)",
-                             a->gfx, fp8_format(a), why);
-}
-
 gpuopt_status gpo_rocm_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
                              struct gpuopt_plan *plan)
 {
@@ -242,14 +149,13 @@ gpuopt_status gpo_rocm_tier1(void *state, const gpo_route *route, const gpuopt_d
     int known = gpo_amd_arch_lookup(dev->info.arch_name, &arch) == 0;
     s = set_launch(dev, known ? &arch : NULL, plan);
     if (!s && known) {
+        /* Without a known target the math knobs keep tier 0's values. */
         int reduced = gpo_plan_reduced_precision(plan, why, sizeof why);
-        s = set_matrix(&arch, reduced, why, plan);
-        if (!s)
-            s = set_precision(&arch, reduced, why, gpo_plan_workload(plan), plan);
+        s = gpo_rocm_rules_math(&arch, reduced, why, gpo_plan_workload(plan), plan);
         if (!s)
             s = gpo_rocm_set_override_advice(dev, plan);
     }
     if (!s)
-        s = gpo_rocm_set_find_mode(plan);
+        s = gpo_rocm_set_miopen(plan);
     return s;
 }

@@ -124,13 +124,30 @@ static const struct {
      "than the best)"},
 };
 
-gpuopt_status gpo_rocm_set_find_mode(struct gpuopt_plan *plan)
+/* The benchmark flag is what PyTorch passes to miopenFind*'s
+ * exhaustiveSearch (torch.backends.cudnn.benchmark on ROCm builds:
+ * aten/src/ATen/native/miopen/Conv_miopen.cpp); the find mode says how
+ * each Find behaves. */
+gpuopt_status gpo_rocm_set_miopen(struct gpuopt_plan *plan)
 {
     const gpuopt_workload *w = gpo_plan_workload(plan);
+    gpuopt_status s;
     if (!w) {
         gpo_knob_unset(plan, "rocm.miopen_find_mode");
-        return GPUOPT_OK; /* no workload: absent, never guessed */
+        return gpo_knob_set_bool(plan, "rocm.miopen_benchmark", 0,
+                                 "no workload was described: searching solvers pays off only "
+                                 "for shapes that repeat");
     }
+    if (w->fixed_shapes)
+        s = gpo_knob_set_bool(plan, "rocm.miopen_benchmark", 1,
+                              "the workload's shapes repeat: MIOpen searches its solvers once "
+                              "per shape (kept in the user Find-Db) and reuses the fastest");
+    else
+        s = gpo_knob_set_bool(plan, "rocm.miopen_benchmark", 0,
+                              "the workload does not say its shapes repeat: a search for every "
+                              "new shape would cost more than it saves");
+    if (s)
+        return s;
     for (size_t i = 0; i < sizeof find_modes / sizeof find_modes[0]; i++)
         if (find_modes[i].fixed_shapes == (w->fixed_shapes ? 1 : 0) &&
             find_modes[i].objective == w->objective)

@@ -46,21 +46,28 @@ typedef struct row {
 static const row rows[] = {
     {"mi300x level 0: safe defaults, no fact read", 6, "mi300x", "rocm:0", 0, NONE, 0,
      "launch.block_size=256;launch.block_multiple=64;rocm.bf16=false;rocm.fp8=false;"
+     "rocm.autocast_dtype=float32;rocm.dim_multiple=16;rocm.miopen_benchmark=false;"
      "rocm.visible_devices=" MI300X_UUID,
-     "rocm.matrix_units;rocm.matrix_dim_multiple;rocm.gfx_override_advice;"
+     "rocm.matrix_units;rocm.gfx_override_advice;"
      "rocm.hsa_override_gfx_version;" ALL_WORKLOAD_ABSENT,
      NULL},
     {"mi300x level 1 without a workload", 6, "mi300x", "rocm:0", 1, NONE, 1,
      "launch.block_size=256;launch.block_multiple=64;rocm.matrix_units=mfma;"
-     "rocm.matrix_dim_multiple=16;rocm.bf16=false;rocm.fp8=false",
+     "rocm.dim_multiple=16;rocm.bf16=false;rocm.fp8=false;rocm.autocast_dtype=float32;"
+     "rocm.miopen_benchmark=false",
      "rocm.gfx_override_advice;" ALL_WORKLOAD_ABSENT, NULL},
     {"mi300x quantised, fixed shapes, throughput", 6, "mi300x", "rocm:0", 1, {1, 1, 1, THR, 1}, 1,
-     "rocm.bf16=true;rocm.fp8=true;rocm.miopen_find_mode=NORMAL", NULL, NULL},
+     "rocm.bf16=true;rocm.fp8=true;rocm.autocast_dtype=bfloat16;rocm.dim_multiple=32;"
+     "rocm.miopen_benchmark=true;rocm.miopen_find_mode=NORMAL",
+     NULL, NULL},
     {"mi300x reduced precision but not quantised: no fp8", 6, "mi300x", "rocm:0", 1,
-     {1, 1, 0, THR, 0}, 1, "rocm.bf16=true;rocm.fp8=false;rocm.miopen_find_mode=DYNAMIC_HYBRID",
+     {1, 1, 0, THR, 0}, 1,
+     "rocm.bf16=true;rocm.fp8=false;rocm.autocast_dtype=bfloat16;rocm.dim_multiple=16;"
+     "rocm.miopen_benchmark=false;rocm.miopen_find_mode=DYNAMIC_HYBRID",
      NULL, NULL},
     {"mi300x precision-sensitive: MFMA still fits fp32", 6, "mi300x", "rocm:0", 1,
-     {1, 0, 1, THR, 0}, 1, "rocm.bf16=false;rocm.fp8=false;rocm.matrix_dim_multiple=16", NULL,
+     {1, 0, 1, THR, 0}, 1,
+     "rocm.bf16=false;rocm.fp8=false;rocm.autocast_dtype=float32;rocm.dim_multiple=16", NULL,
      NULL},
     {"mi300x on ROCm 5: HIP index, no UUID", 5, "mi300x", "rocm:0", 1, NONE, 1,
      "rocm.visible_devices=0;rocm.matrix_units=mfma", NULL, NULL},
@@ -69,32 +76,37 @@ static const row rows[] = {
     {"rx7900xtx reduced precision, latency, changing shapes", 6, "rx7900xtx", "rocm:0", 1,
      {1, 1, 0, LAT, 0}, 1,
      "launch.block_size=128;launch.block_multiple=32;rocm.matrix_units=wmma;"
-     "rocm.matrix_dim_multiple=16;rocm.bf16=true;rocm.fp8=false;rocm.miopen_find_mode=FAST;"
+     "rocm.dim_multiple=16;rocm.bf16=true;rocm.fp8=false;rocm.miopen_find_mode=FAST;"
+     "rocm.autocast_dtype=bfloat16;"
      "rocm.visible_devices=" NAVI31_UUID,
      "rocm.gfx_override_advice", NULL},
     {"rx7900xtx precision-sensitive: WMMA offers nothing", 5, "rx7900xtx", "rocm:0", 1,
      {1, 0, 0, THR, 1}, 1,
-     "rocm.matrix_units=wmma;rocm.bf16=false;rocm.visible_devices=0;rocm.miopen_find_mode=NORMAL",
-     "rocm.matrix_dim_multiple", NULL},
+     "rocm.matrix_units=wmma;rocm.bf16=false;rocm.visible_devices=0;rocm.miopen_find_mode=NORMAL;"
+     "rocm.dim_multiple=4;rocm.autocast_dtype=float32",
+     NULL, NULL},
     {"rx7900xtx level 0 keeps the wave64-safe multiple", 6, "rx7900xtx", "rocm:0", 0, NONE, 0,
      "launch.block_size=256;launch.block_multiple=64", "rocm.matrix_units", NULL},
     {"rx6900xt: listed RDNA2, no matrix units, no bf16", 6, "rx6900xt", "rocm:0", 1,
      {1, 1, 1, LAT, 1}, 1,
      "rocm.matrix_units=none;rocm.bf16=false;rocm.fp8=false;rocm.miopen_find_mode=HYBRID;"
-     "launch.block_size=128",
-     "rocm.matrix_dim_multiple;rocm.gfx_override_advice", NULL},
+     "launch.block_size=128;rocm.autocast_dtype=float16;rocm.dim_multiple=8",
+     "rocm.gfx_override_advice", NULL},
     {"rx6700xt: unlisted gfx1031 gets advice, never the variable", 6, "rx6700xt", "rocm:0", 1,
      NONE, 1, "rocm.gfx_override_advice=10.3.0;rocm.matrix_units=none",
      "rocm.hsa_override_gfx_version", NULL},
     {"rx6700xt level 0 gives no advice", 6, "rx6700xt", "rocm:0", 0, NONE, 0, NULL,
      "rocm.gfx_override_advice", NULL},
     {"rx580 gcn4 on ROCm 5", 5, "rx580", "rocm:0", 1, {1, 1, 0, THR, 0}, 1,
-     "launch.block_size=256;launch.block_multiple=64;rocm.matrix_units=none;rocm.bf16=false",
+     "launch.block_size=256;launch.block_multiple=64;rocm.matrix_units=none;rocm.bf16=false;"
+     "rocm.autocast_dtype=float16;rocm.dim_multiple=8",
      "rocm.gfx_override_advice", NULL},
     {"mi50 gcn5: no bf16", 5, "mi50", "rocm:0", 1, {1, 1, 0, THR, 0}, 1,
-     "rocm.matrix_units=none;rocm.bf16=false", NULL, NULL},
+     "rocm.matrix_units=none;rocm.bf16=false;rocm.autocast_dtype=float16", NULL, NULL},
     {"mi100 cdna1: bf16 MFMA, no fp8", 6, "mi100", "rocm:0", 1, {1, 1, 1, THR, 0}, 1,
-     "rocm.matrix_units=mfma;rocm.bf16=true;rocm.fp8=false", NULL, NULL},
+     "rocm.matrix_units=mfma;rocm.bf16=true;rocm.fp8=false;rocm.autocast_dtype=bfloat16;"
+     "rocm.dim_multiple=16",
+     NULL, NULL},
     {"mi210 cdna2: bf16, no fp8", 6, "mi210", "rocm:0", 1, {1, 1, 1, THR, 0}, 1,
      "rocm.bf16=true;rocm.fp8=false;launch.block_size=256", NULL, NULL},
     {"two GPUs: the second is isolated by its UUID", 6, "mi300x:rx7900xtx", "rocm:1", 1, NONE, 1,
@@ -102,8 +114,9 @@ static const row rows[] = {
     {"KFD only (Phoenix APU, gfx1103): facts, advice, a warning", 0, "apu-phoenix", "rocm:0", 1,
      NONE, 1,
      "launch.block_size=128;launch.block_multiple=32;rocm.matrix_units=wmma;"
-     "rocm.gfx_override_advice=11.0.0;rocm.visible_devices=0;rocm.bf16=false",
-     "rocm.hsa_override_gfx_version;rocm.matrix_dim_multiple", "seen only in the kernel's KFD topology"},
+     "rocm.gfx_override_advice=11.0.0;rocm.visible_devices=0;rocm.bf16=false;"
+     "rocm.dim_multiple=4",
+     "rocm.hsa_override_gfx_version", "seen only in the kernel's KFD topology"},
     {"KFD only, level 2 stays at 1", 0, "apu-phoenix", "rocm:0", 2, NONE, 1,
      "rocm.matrix_units=wmma", NULL, "level 2"},
     {"KFD only (MI300X tree), fourth GPU, level 0", 0, "mi300x", "rocm:3", 0, NONE, 0,
@@ -111,8 +124,8 @@ static const row rows[] = {
      "seen only in the kernel's KFD topology"},
     {"KFD only (RX 7900 XTX tree), reduced precision", 0, "rx7900xtx", "rocm:0", 1,
      {1, 1, 0, THR, 1}, 1,
-     "rocm.matrix_units=wmma;rocm.matrix_dim_multiple=16;rocm.bf16=true;rocm.visible_devices=0;"
-     "rocm.miopen_find_mode=NORMAL",
+     "rocm.matrix_units=wmma;rocm.dim_multiple=16;rocm.bf16=true;rocm.visible_devices=0;"
+     "rocm.miopen_find_mode=NORMAL;rocm.miopen_benchmark=true;rocm.autocast_dtype=bfloat16",
      "rocm.gfx_override_advice", "seen only in the kernel's KFD topology"},
 };
 
