@@ -57,8 +57,7 @@ typedef gpo_hip_error (*gpo_hip_module_launch_kernel_fn)(
     gpo_hip_function f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,
     unsigned int block_x, unsigned int block_y, unsigned int block_z, unsigned int shared_bytes,
     gpo_hip_stream stream, void **params, void **extra);
-typedef gpo_hip_error (*gpo_hip_func_get_attribute_fn)(int *value, int attrib,
-                                                       gpo_hip_function f);
+typedef gpo_hip_error (*gpo_hip_func_get_attribute_fn)(int *value, int attrib, gpo_hip_function f);
 typedef gpo_hip_error (*gpo_hip_event_create_fn)(gpo_hip_event *event);
 typedef gpo_hip_error (*gpo_hip_event_record_fn)(gpo_hip_event event, gpo_hip_stream stream);
 typedef gpo_hip_error (*gpo_hip_event_fn)(gpo_hip_event event);

@@ -341,9 +341,8 @@ gpuopt_status gpo_rocm_hiprtc(rocm_state *st, const gpo_hiprtc **rtc)
     if (!st->rtc_tried) {
         st->rtc_tried = 1;
         gpo_detail_clear();
-        st->rtc_status =
-            gpo_hiprtc_open(&st->rtc, st->hiprtc_path[0] ? st->hiprtc_path : NULL, st->hip.handle,
-                            st->hip.abi ? st->hip.abi->major : 0);
+        st->rtc_status = gpo_hiprtc_open(&st->rtc, st->hiprtc_path[0] ? st->hiprtc_path : NULL,
+                                         st->hip.handle, st->hip.abi ? st->hip.abi->major : 0);
         gpo_strlcpy(st->rtc_reason, gpo_detail_get(), sizeof st->rtc_reason);
     }
     gpuopt_status status = st->rtc_status;

@@ -119,7 +119,9 @@ gpuopt_status gpo_hiprtc_open(gpo_hiprtc *rtc, const char *path, void *hip_handl
         }
         for (int m = 7; m >= 5; m--)
             if (m != hip_major)
-                names[n++] = m == 7 ? "libhiprtc.so.7" : m == 6 ? "libhiprtc.so.6" : "libhiprtc.so.5";
+                names[n++] = m == 7   ? "libhiprtc.so.7"
+                             : m == 6 ? "libhiprtc.so.6"
+                                      : "libhiprtc.so.5";
         gpo_sbuf_init(&tried);
         for (size_t i = 0; i < n && !rtc->handle; i++) {
             void *h = gpo_dl_open(names[i], err, sizeof err);
@@ -179,8 +181,8 @@ int gpo_hiprtc_target_known(const gpo_hiprtc *rtc, const char *target, char *kno
 
     if (known && cap)
         known[0] = '\0';
-    if (!rtc || !target || !rtc->isa_count || !rtc->isa_name ||
-        rtc->isa_count(&count) != 0 || count == 0)
+    if (!rtc || !target || !rtc->isa_count || !rtc->isa_name || rtc->isa_count(&count) != 0 ||
+        count == 0)
         return -1;
     bare_target(target, want, sizeof want);
     gpo_sbuf_init(&list);
@@ -206,10 +208,11 @@ void gpo_hiprtc_describe(const gpo_hiprtc *rtc, char *out, size_t cap)
     const char *base = strrchr(rtc->library, '/');
     base = base ? base + 1 : rtc->library;
     if (rtc->version_major >= 0)
-        gpo_snprintf(out, cap, "hiprtc %d.%d (%s%s)", rtc->version_major, rtc->version_minor,
-                     base, rtc->in_runtime ? ", inside the HIP runtime" : "");
+        gpo_snprintf(out, cap, "hiprtc %d.%d (%s%s)", rtc->version_major, rtc->version_minor, base,
+                     rtc->in_runtime ? ", inside the HIP runtime" : "");
     else
-        gpo_snprintf(out, cap, "hiprtc (%s%s)", base, rtc->in_runtime ? ", inside the HIP runtime" : "");
+        gpo_snprintf(out, cap, "hiprtc (%s%s)", base,
+                     rtc->in_runtime ? ", inside the HIP runtime" : "");
 }
 
 /* Splits `options` on whitespace into argv[first..]; refuses a target of
@@ -268,8 +271,10 @@ gpuopt_status gpo_hiprtc_compile(const gpo_hiprtc *rtc, const char *source, cons
         *log = NULL;
     if (!rtc || !rtc->handle || !source || !target || !code || !size || !log)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "hiprtc compile: NULL %s",
-                        !rtc || !rtc->handle ? "hiprtc" : !source ? "source" : !target ? "target"
-                                                                                      : "output");
+                        !rtc || !rtc->handle ? "hiprtc"
+                        : !source            ? "source"
+                        : !target            ? "target"
+                                             : "output");
     if (strncmp(target, "gfx", 3) != 0 || strlen(target) > 63 || strpbrk(target, " \t\n"))
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "hiprtc compile: '%s' is not a gfx target ID (e.g. gfx90a, "

@@ -157,10 +157,10 @@ void gpo_hip_target(const gpo_hip *hip, int ordinal, char *out, size_t cap);
 typedef struct gpo_hiprtc {
     void *handle;
     gpo_hiprtc_fns fn;
-    int in_runtime;          /* 1: the functions come from libamdhip64 itself (ROCm 5, 6) */
-    int version_major;       /* hiprtcVersion, -1 unknown */
+    int in_runtime;    /* 1: the functions come from libamdhip64 itself (ROCm 5, 6) */
+    int version_major; /* hiprtcVersion, -1 unknown */
     int version_minor;
-    char library[512];       /* path of what provides the functions */
+    char library[512]; /* path of what provides the functions */
     /* comgr's ISA list (the compiler hiprtc drives), NULL when no comgr
      * could be opened. */
     gpo_comgr_isa_count_fn isa_count;
@@ -206,10 +206,10 @@ typedef struct gpo_rocm_state {
     size_t n_order;
     char driver_version[64];
     char runtime_version[64];
-    char unavailable[512];                /* load's reason when devices come from KFD alone */
-    char hiprtc_path[GPO_PATH_MAX];       /* the user's hiprtc library, "" for the sonames */
-    pthread_mutex_t rtc_lock;             /* guards the lazy hiprtc open below */
-    int rtc_tried;                        /* 1: opened or failed once (never retried) */
+    char unavailable[512];          /* load's reason when devices come from KFD alone */
+    char hiprtc_path[GPO_PATH_MAX]; /* the user's hiprtc library, "" for the sonames */
+    pthread_mutex_t rtc_lock;       /* guards the lazy hiprtc open below */
+    int rtc_tried;                  /* 1: opened or failed once (never retried) */
     gpuopt_status rtc_status;
     char rtc_reason[768];
     gpo_hiprtc rtc;

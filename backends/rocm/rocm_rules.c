@@ -48,7 +48,10 @@ static gpuopt_status rule_args(void *state, const gpo_route *route, const gpuopt
 {
     if (!state || !route || !dev || !plan)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm rules: NULL %s",
-                        !state ? "backend state" : !route ? "route" : !dev ? "device" : "plan");
+                        !state   ? "backend state"
+                        : !route ? "route"
+                        : !dev   ? "device"
+                                 : "plan");
     return GPUOPT_OK;
 }
 
@@ -131,11 +134,10 @@ static gpuopt_status set_launch(const gpuopt_device *dev, const gpo_amd_arch_inf
         block = cap / wave * wave;
     if (block < wave)
         return GPUOPT_OK;
-    return gpo_knob_set_int(plan, "launch.block_size", block,
-                            "%d wavefronts of %d: one per SIMD of a %s (4 SIMDs)%s", WAVES_PER_GROUP,
-                            wave,
-                            wave == 64 ? "GCN/CDNA compute unit" : "RDNA work-group processor",
-                            block < WAVES_PER_GROUP * wave ? ", capped by the device's limit" : "");
+    return gpo_knob_set_int(
+        plan, "launch.block_size", block, "%d wavefronts of %d: one per SIMD of a %s (4 SIMDs)%s",
+        WAVES_PER_GROUP, wave, wave == 64 ? "GCN/CDNA compute unit" : "RDNA work-group processor",
+        block < WAVES_PER_GROUP * wave ? ", capped by the device's limit" : "");
 }
 
 gpuopt_status gpo_rocm_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,

@@ -87,8 +87,8 @@ gpuopt_status gpo_rocm_set_visible(const gpo_rocm_state *st, const gpo_route *ro
     gpo_snprintf(value, sizeof value, "%d", (int)route->index);
     return gpo_knob_set_string(plan, "rocm.visible_devices", value,
                                "the selected GPU is HIP device %d%s%s%s; by index because %s%s%s%s",
-                               (int)route->index,
-                               rocr ? " of those ROCR_VISIBLE_DEVICES=" : "", rocr ? rocr : "",
+                               (int)route->index, rocr ? " of those ROCR_VISIBLE_DEVICES=" : "",
+                               rocr ? rocr : "",
                                rocr ? " leaves (HIP counts after ROCr's filter)" : "", why_index,
                                hipv[0] ? " (HIP " : "", hipv, hipv[0] ? ")" : "");
 }

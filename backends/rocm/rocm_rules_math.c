@@ -99,8 +99,7 @@ static gpuopt_status set_autocast(const gpo_amd_arch_info *a, int reduced, const
     int64_t bf16 = 0;
     gpo_knob_get_int(plan, "rocm.bf16", &bf16);
     if (!reduced || a->extrapolated)
-        return gpo_knob_set_string(plan, "rocm.autocast_dtype", "float32",
-                                   "%s: no mixed precision",
+        return gpo_knob_set_string(plan, "rocm.autocast_dtype", "float32", "%s: no mixed precision",
                                    a->extrapolated ? "the target is newer than this library's "
                                                      "table"
                                                    : why);
@@ -110,12 +109,11 @@ static gpuopt_status set_autocast(const gpo_amd_arch_info *a, int reduced, const
                                    "range, so training needs no loss scaling",
                                    a->gfx, unit_name(a), why);
     if (a->features & GPUOPT_FEATURE_FP16)
-        return gpo_knob_set_string(plan, "rocm.autocast_dtype", "float16",
-                                   "%s has no bf16 math but runs fp16 at least at the fp32 rate%s, "
-                                   "and %s; train with a loss scaler (torch.amp.GradScaler)",
-                                   a->gfx, a->matrix != GPO_AMD_MATRIX_NONE ? " (matrix units too)"
-                                                                            : "",
-                                   why);
+        return gpo_knob_set_string(
+            plan, "rocm.autocast_dtype", "float16",
+            "%s has no bf16 math but runs fp16 at least at the fp32 rate%s, "
+            "and %s; train with a loss scaler (torch.amp.GradScaler)",
+            a->gfx, a->matrix != GPO_AMD_MATRIX_NONE ? " (matrix units too)" : "", why);
     return gpo_knob_set_string(plan, "rocm.autocast_dtype", "float32",
                                "%s has neither bf16 nor fp16 math: mixed precision would gain "
                                "nothing",

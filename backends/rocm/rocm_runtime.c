@@ -185,7 +185,9 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
         *out = NULL;
     if (!st || !route || !out)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm runtime open: NULL %s",
-                        !st ? "backend state" : !route ? "route" : "output");
+                        !st      ? "backend state"
+                        : !route ? "route"
+                                 : "output");
     status = gpo_rocm_check_fork(st, "runtime open");
     if (status != GPUOPT_OK)
         return status;
@@ -195,8 +197,9 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
                         "it needs the HIP runtime: %s",
                         (int)route->index, st->unavailable[0] ? st->unavailable : "not loaded");
     if (route->index < 0 || route->index >= st->hip.device_count)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "rocm runtime open: HIP device %d does not exist "
-                                                 "(%d devices)",
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "rocm runtime open: HIP device %d does not exist "
+                        "(%d devices)",
                         (int)route->index, st->hip.device_count);
     rt = calloc(1, sizeof *rt);
     if (!rt)
@@ -211,9 +214,8 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
     gpo_snprintf(rt->what, sizeof rt->what, "rocm:%d", rt->ordinal);
     if (gpo_dl_resolve(st->hip.handle, gpo_hip_rt_syms, gpo_hip_rt_n_syms, &rt->fn, missing,
                        sizeof missing) != GPUOPT_OK) {
-        status = gpo_fail(GPUOPT_ERR_UNAVAILABLE,
-                          "%s cannot run code: the HIP runtime %s lacks %s", rt->what,
-                          st->hip.library, missing);
+        status = gpo_fail(GPUOPT_ERR_UNAVAILABLE, "%s cannot run code: the HIP runtime %s lacks %s",
+                          rt->what, st->hip.library, missing);
         goto out;
     }
     e = rt->fn.get_device(&rt->previous);
@@ -238,8 +240,8 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
     gpo_hip_target(&st->hip, rt->ordinal, rt->target, sizeof rt->target);
     if (!rt->target[0])
         gpo_strlcpy(rt->target, route->info.arch_name, sizeof rt->target);
-    rt->max_threads = route->info.max_threads_per_block > 0 ? route->info.max_threads_per_block
-                                                            : 1024;
+    rt->max_threads =
+        route->info.max_threads_per_block > 0 ? route->info.max_threads_per_block : 1024;
     rt->lds_per_block = route->info.shared_mem_per_block;
 out:
     if (status != GPUOPT_OK) {
@@ -307,13 +309,13 @@ static void rocm_rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
 }
 
 /* offset + bytes within the buffer, without overflow. */
-static gpuopt_status in_range(const gpo_rt *rt, const char *op, const gpo_rt_buf *b,
-                              size_t offset, size_t bytes)
+static gpuopt_status in_range(const gpo_rt *rt, const char *op, const gpo_rt_buf *b, size_t offset,
+                              size_t bytes)
 {
     if (!gpo_rocm_rt_owns(rt, b, RT_BUF))
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "%s %s: not a buffer of this session (NULL, freed, or another's)",
-                        rt->what, op);
+                        "%s %s: not a buffer of this session (NULL, freed, or another's)", rt->what,
+                        op);
     if (offset > b->size || bytes > b->size - offset)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "%s %s: %zu bytes at offset %zu pass the end of a %zu-byte buffer",
@@ -321,8 +323,8 @@ static gpuopt_status in_range(const gpo_rt *rt, const char *op, const gpo_rt_buf
     return GPUOPT_OK;
 }
 
-static gpuopt_status rocm_rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset,
-                                          const void *src, size_t bytes)
+static gpuopt_status rocm_rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, const void *src,
+                                          size_t bytes)
 {
     gpuopt_status st = gpo_rocm_rt_enter(rt, "buffer_write");
     if (st == GPUOPT_OK)
@@ -359,8 +361,8 @@ static gpuopt_status rocm_rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offse
                : gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_read", "hipMemcpyDtoH", e);
 }
 
-static gpuopt_status rocm_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src,
-                                         size_t bytes, double *device_ns)
+static gpuopt_status rocm_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
+                                         double *device_ns)
 {
     gpuopt_status st = gpo_rocm_rt_enter(rt, "buffer_copy");
     if (st == GPUOPT_OK)
@@ -389,8 +391,7 @@ static gpuopt_status rocm_rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **
     if (st != GPUOPT_OK)
         return st;
     if (!out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s host_alloc_pinned: NULL output",
-                        rt->what);
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s host_alloc_pinned: NULL output", rt->what);
     if (bytes == 0)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s host_alloc_pinned: 0 bytes", rt->what);
     if (!rt->fn.host_malloc || !rt->fn.host_free)

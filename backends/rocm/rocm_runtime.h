@@ -69,11 +69,11 @@ struct gpo_rt {
     int previous; /* the thread's current device before open, -1 unknown */
     pthread_t thread;
     gpo_hip_event ev_start, ev_stop;
-    int max_threads;          /* per block */
-    uint64_t lds_per_block;   /* bytes, 0 unknown */
-    char target[64];          /* compile target ID: "gfx942:sramecc+:xnack-" */
-    char what[32];            /* "rocm:0", for reasons */
-    char compiler[384];       /* compiler_version's answer */
+    int max_threads;        /* per block */
+    uint64_t lds_per_block; /* bytes, 0 unknown */
+    char target[64];        /* compile target ID: "gfx942:sramecc+:xnack-" */
+    char what[32];          /* "rocm:0", for reasons */
+    char compiler[384];     /* compiler_version's answer */
     rt_obj lists[RT_LIST_COUNT];
 };
 

@@ -147,8 +147,7 @@ gpuopt_status gpo_rocm_rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *
                             "(hipModuleGetFunction: %s); declare it extern \"C\" __global__ so "
                             "its name is not mangled",
                             rt->what, name, gpo_hip_error_name(e));
-        return gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create", "hipModuleGetFunction",
-                                e);
+        return gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create", "hipModuleGetFunction", e);
     }
     k->prog = p;
     memcpy(k->name, name, len + 1);
@@ -211,8 +210,7 @@ gpuopt_status gpo_rocm_rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uint32
     if (st != GPUOPT_OK)
         return st;
     if (!value)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s kernel_set_scalar: NULL value",
-                        rt->what);
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s kernel_set_scalar: NULL value", rt->what);
     if (size == 0 || size > GPO_ROCM_MAX_ARG_BYTES)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "%s kernel_set_scalar: a %zu-byte argument (1 to %d accepted)", rt->what,

@@ -77,7 +77,10 @@ static void compile_for(const char *target)
                  log ? log : "(none)");
     /* A code object: an ELF for the amdgcn target. */
     assert_true(size > 16);
-    assert_memory_equal(code, "\x7f" "ELF", 4);
+    assert_memory_equal(code,
+                        "\x7f"
+                        "ELF",
+                        4);
     print_message("compiled saxpy for %s with %s: %zu bytes\n", target, rtc.library, size);
     free(code);
     free(log);

@@ -22,7 +22,10 @@ typedef struct wl {
     int32_t reduced, quantized, objective, fixed;
 } wl;
 
-#define NONE {0, -1, 0, 0, 0}
+#define NONE                                                                                       \
+    {                                                                                              \
+        0, -1, 0, 0, 0                                                                             \
+    }
 #define THR GPUOPT_OBJECTIVE_THROUGHPUT
 #define LAT GPUOPT_OBJECTIVE_LATENCY
 
@@ -33,10 +36,10 @@ typedef struct row {
     const char *device;  /* selection: "rocm:0" */
     int level;
     wl w;
-    int applied;          /* level the plan reaches */
-    const char *expect;   /* "name=value;..." */
-    const char *absent;   /* "name;..." */
-    const char *warning;  /* part of a warning, or NULL for none */
+    int applied;         /* level the plan reaches */
+    const char *expect;  /* "name=value;..." */
+    const char *absent;  /* "name;..." */
+    const char *warning; /* part of a warning, or NULL for none */
 } row;
 
 #define MI300X_UUID "GPU-3d7a0f52c19e86b4"
@@ -56,59 +59,136 @@ static const row rows[] = {
      "rocm.dim_multiple=16;rocm.bf16=false;rocm.fp8=false;rocm.autocast_dtype=float32;"
      "rocm.miopen_benchmark=false",
      "rocm.gfx_override_advice;" ALL_WORKLOAD_ABSENT, NULL},
-    {"mi300x quantised, fixed shapes, throughput", 6, "mi300x", "rocm:0", 1, {1, 1, 1, THR, 1}, 1,
+    {"mi300x quantised, fixed shapes, throughput",
+     6,
+     "mi300x",
+     "rocm:0",
+     1,
+     {1, 1, 1, THR, 1},
+     1,
      "rocm.bf16=true;rocm.fp8=true;rocm.autocast_dtype=bfloat16;rocm.dim_multiple=32;"
      "rocm.miopen_benchmark=true;rocm.miopen_find_mode=NORMAL",
-     NULL, NULL},
-    {"mi300x reduced precision but not quantised: no fp8", 6, "mi300x", "rocm:0", 1,
-     {1, 1, 0, THR, 0}, 1,
+     NULL,
+     NULL},
+    {"mi300x reduced precision but not quantised: no fp8",
+     6,
+     "mi300x",
+     "rocm:0",
+     1,
+     {1, 1, 0, THR, 0},
+     1,
      "rocm.bf16=true;rocm.fp8=false;rocm.autocast_dtype=bfloat16;rocm.dim_multiple=16;"
      "rocm.miopen_benchmark=false;rocm.miopen_find_mode=DYNAMIC_HYBRID",
-     NULL, NULL},
-    {"mi300x precision-sensitive: MFMA still fits fp32", 6, "mi300x", "rocm:0", 1,
-     {1, 0, 1, THR, 0}, 1,
-     "rocm.bf16=false;rocm.fp8=false;rocm.autocast_dtype=float32;rocm.dim_multiple=16", NULL,
+     NULL,
+     NULL},
+    {"mi300x precision-sensitive: MFMA still fits fp32",
+     6,
+     "mi300x",
+     "rocm:0",
+     1,
+     {1, 0, 1, THR, 0},
+     1,
+     "rocm.bf16=false;rocm.fp8=false;rocm.autocast_dtype=float32;rocm.dim_multiple=16",
+     NULL,
      NULL},
     {"mi300x on ROCm 5: HIP index, no UUID", 5, "mi300x", "rocm:0", 1, NONE, 1,
      "rocm.visible_devices=0;rocm.matrix_units=mfma", NULL, NULL},
     {"mi300x level 2 falls back to level 1", 6, "mi300x", "rocm:0", 2, NONE, 1,
      "launch.block_size=256;rocm.matrix_units=mfma", NULL, "level 2"},
-    {"rx7900xtx reduced precision, latency, changing shapes", 6, "rx7900xtx", "rocm:0", 1,
-     {1, 1, 0, LAT, 0}, 1,
+    {"rx7900xtx reduced precision, latency, changing shapes",
+     6,
+     "rx7900xtx",
+     "rocm:0",
+     1,
+     {1, 1, 0, LAT, 0},
+     1,
      "launch.block_size=128;launch.block_multiple=32;rocm.matrix_units=wmma;"
      "rocm.dim_multiple=16;rocm.bf16=true;rocm.fp8=false;rocm.miopen_find_mode=FAST;"
      "rocm.autocast_dtype=bfloat16;"
      "rocm.visible_devices=" NAVI31_UUID,
-     "rocm.gfx_override_advice", NULL},
-    {"rx7900xtx precision-sensitive: WMMA offers nothing", 5, "rx7900xtx", "rocm:0", 1,
-     {1, 0, 0, THR, 1}, 1,
+     "rocm.gfx_override_advice",
+     NULL},
+    {"rx7900xtx precision-sensitive: WMMA offers nothing",
+     5,
+     "rx7900xtx",
+     "rocm:0",
+     1,
+     {1, 0, 0, THR, 1},
+     1,
      "rocm.matrix_units=wmma;rocm.bf16=false;rocm.visible_devices=0;rocm.miopen_find_mode=NORMAL;"
      "rocm.dim_multiple=4;rocm.autocast_dtype=float32",
-     NULL, NULL},
+     NULL,
+     NULL},
     {"rx7900xtx level 0 keeps the wave64-safe multiple", 6, "rx7900xtx", "rocm:0", 0, NONE, 0,
      "launch.block_size=256;launch.block_multiple=64", "rocm.matrix_units", NULL},
-    {"rx6900xt: listed RDNA2, no matrix units, no bf16", 6, "rx6900xt", "rocm:0", 1,
-     {1, 1, 1, LAT, 1}, 1,
+    {"rx6900xt: listed RDNA2, no matrix units, no bf16",
+     6,
+     "rx6900xt",
+     "rocm:0",
+     1,
+     {1, 1, 1, LAT, 1},
+     1,
      "rocm.matrix_units=none;rocm.bf16=false;rocm.fp8=false;rocm.miopen_find_mode=HYBRID;"
      "launch.block_size=128;rocm.autocast_dtype=float16;rocm.dim_multiple=8",
-     "rocm.gfx_override_advice", NULL},
-    {"rx6700xt: unlisted gfx1031 gets advice, never the variable", 6, "rx6700xt", "rocm:0", 1,
-     NONE, 1, "rocm.gfx_override_advice=10.3.0;rocm.matrix_units=none",
-     "rocm.hsa_override_gfx_version", NULL},
+     "rocm.gfx_override_advice",
+     NULL},
+    {"rx6700xt: unlisted gfx1031 gets advice, never the variable", 6, "rx6700xt", "rocm:0", 1, NONE,
+     1, "rocm.gfx_override_advice=10.3.0;rocm.matrix_units=none", "rocm.hsa_override_gfx_version",
+     NULL},
     {"rx6700xt level 0 gives no advice", 6, "rx6700xt", "rocm:0", 0, NONE, 0, NULL,
      "rocm.gfx_override_advice", NULL},
-    {"rx580 gcn4 on ROCm 5", 5, "rx580", "rocm:0", 1, {1, 1, 0, THR, 0}, 1,
+    {"rx580 gcn4 on ROCm 5",
+     5,
+     "rx580",
+     "rocm:0",
+     1,
+     {1, 1, 0, THR, 0},
+     1,
      "launch.block_size=256;launch.block_multiple=64;rocm.matrix_units=none;rocm.bf16=false;"
      "rocm.autocast_dtype=float16;rocm.dim_multiple=8",
-     "rocm.gfx_override_advice", NULL},
-    {"mi50 gcn5: no bf16", 5, "mi50", "rocm:0", 1, {1, 1, 0, THR, 0}, 1,
-     "rocm.matrix_units=none;rocm.bf16=false;rocm.autocast_dtype=float16", NULL, NULL},
-    {"mi100 cdna1: bf16 MFMA, no fp8", 6, "mi100", "rocm:0", 1, {1, 1, 1, THR, 0}, 1,
+     "rocm.gfx_override_advice",
+     NULL},
+    {"mi50 gcn5: no bf16",
+     5,
+     "mi50",
+     "rocm:0",
+     1,
+     {1, 1, 0, THR, 0},
+     1,
+     "rocm.matrix_units=none;rocm.bf16=false;rocm.autocast_dtype=float16",
+     NULL,
+     NULL},
+    {"mi100 cdna1: bf16 MFMA, no fp8",
+     6,
+     "mi100",
+     "rocm:0",
+     1,
+     {1, 1, 1, THR, 0},
+     1,
      "rocm.matrix_units=mfma;rocm.bf16=true;rocm.fp8=false;rocm.autocast_dtype=bfloat16;"
      "rocm.dim_multiple=16",
-     NULL, NULL},
-    {"mi210 cdna2: bf16, no fp8", 6, "mi210", "rocm:0", 1, {1, 1, 1, THR, 0}, 1,
-     "rocm.bf16=true;rocm.fp8=false;launch.block_size=256", NULL, NULL},
+     NULL,
+     NULL},
+    {"mi210 cdna2: bf16, no fp8",
+     6,
+     "mi210",
+     "rocm:0",
+     1,
+     {1, 1, 1, THR, 0},
+     1,
+     "rocm.bf16=true;rocm.fp8=false;launch.block_size=256",
+     NULL,
+     NULL},
+    {"a target newer than the table: borrowed facts, no reduced precision by guess",
+     6,
+     "future-gfx1299",
+     "rocm:0",
+     1,
+     {1, 1, 1, THR, 0},
+     1,
+     "rocm.bf16=false;rocm.fp8=false;rocm.autocast_dtype=float32;launch.block_multiple=32",
+     "rocm.gfx_override_advice",
+     NULL},
     {"two GPUs: the second is isolated by its UUID", 6, "mi300x:rx7900xtx", "rocm:1", 1, NONE, 1,
      "rocm.visible_devices=" NAVI31_UUID ";launch.block_size=128", NULL, NULL},
     {"KFD only (Phoenix APU, gfx1103): facts, advice, a warning", 0, "apu-phoenix", "rocm:0", 1,
@@ -122,11 +202,17 @@ static const row rows[] = {
     {"KFD only (MI300X tree), fourth GPU, level 0", 0, "mi300x", "rocm:3", 0, NONE, 0,
      "rocm.visible_devices=3;launch.block_size=256", "rocm.matrix_units",
      "seen only in the kernel's KFD topology"},
-    {"KFD only (RX 7900 XTX tree), reduced precision", 0, "rx7900xtx", "rocm:0", 1,
-     {1, 1, 0, THR, 1}, 1,
+    {"KFD only (RX 7900 XTX tree), reduced precision",
+     0,
+     "rx7900xtx",
+     "rocm:0",
+     1,
+     {1, 1, 0, THR, 1},
+     1,
      "rocm.matrix_units=wmma;rocm.dim_multiple=16;rocm.bf16=true;rocm.visible_devices=0;"
      "rocm.miopen_find_mode=NORMAL;rocm.miopen_benchmark=true;rocm.autocast_dtype=bfloat16",
-     "rocm.gfx_override_advice", "seen only in the kernel's KFD topology"},
+     "rocm.gfx_override_advice",
+     "seen only in the kernel's KFD topology"},
 };
 
 static char fake_path[3][512];
@@ -186,9 +272,8 @@ static gpuopt_plan *make_plan(gpuopt_context **ctx, const char *device, int leve
         workload.objective = w->objective;
         workload.fixed_shapes = w->fixed;
     }
-    assert_int_equal(gpuopt_plan_create_for(*ctx, dev, level, w && w->has ? &workload : NULL,
-                                            &plan),
-                     GPUOPT_OK);
+    assert_int_equal(
+        gpuopt_plan_create_for(*ctx, dev, level, w && w->has ? &workload : NULL, &plan), GPUOPT_OK);
     return plan;
 }
 

@@ -24,13 +24,12 @@
 static const char *const two[] = {"mi300x", "mi210", NULL};
 static const gpo_runtime_ops *ops = &gpo_rocm_runtime;
 
-static const char kernel_src[] =
-    "extern \"C\" __global__ void scale(float *x, float a, int n)\n"
-    "{\n"
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < n)\n"
-    "        x[i] *= a;\n"
-    "}\n";
+static const char kernel_src[] = "extern \"C\" __global__ void scale(float *x, float a, int n)\n"
+                                 "{\n"
+                                 "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                 "    if (i < n)\n"
+                                 "        x[i] *= a;\n"
+                                 "}\n";
 
 typedef struct fixture {
     int major;
@@ -206,8 +205,7 @@ static void build_failures_carry_the_compilers_log(void **state)
     assert_null(p3);
     assert_null(log);
     /* hiprtc refuses an unknown option, with its log. */
-    assert_int_equal(ops->program_build(rt, kernel_src, "-O3 bogus", &p3, &log),
-                     GPUOPT_ERR_BUILD);
+    assert_int_equal(ops->program_build(rt, kernel_src, "-O3 bogus", &p3, &log), GPUOPT_ERR_BUILD);
     assert_non_null(log);
     assert_non_null(strstr(log, "unknown argument: 'bogus'"));
     free(log);

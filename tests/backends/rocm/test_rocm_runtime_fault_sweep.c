@@ -31,10 +31,19 @@ static const char kernel_src[] = "extern \"C\" __global__ void scale(float *x, f
  * failure, a compiler log or version that cannot be read (then empty or
  * unknown), and comgr's list (then the guard cannot ask and steps aside). */
 static const char *const silent[] = {
-    "hipFree",          "hipHostFree",          "hipModuleUnload",         "hipEventDestroy",
-    "hipGetErrorName",  "hipGetErrorString",    "hiprtcGetErrorString",    "hiprtcVersion",
-    "hiprtcGetProgramLogSize", "hiprtcGetProgramLog", "hiprtcDestroyProgram",
-    "amd_comgr_get_isa_count", "amd_comgr_get_isa_name",
+    "hipFree",
+    "hipHostFree",
+    "hipModuleUnload",
+    "hipEventDestroy",
+    "hipGetErrorName",
+    "hipGetErrorString",
+    "hiprtcGetErrorString",
+    "hiprtcVersion",
+    "hiprtcGetProgramLogSize",
+    "hiprtcGetProgramLog",
+    "hiprtcDestroyProgram",
+    "amd_comgr_get_isa_count",
+    "amd_comgr_get_isa_name",
 };
 
 static int is_silent(const char *call)
@@ -119,8 +128,8 @@ static void one_run(int major, const char *call, const char *use, int *fired_any
     /* The words for a hiprtc failure are asked for only when a call has
      * failed: pair it with one. */
     if (strcmp(call, "hiprtcGetErrorString") == 0)
-        gpo_snprintf(fail, sizeof fail, "%s:%s:1,hiprtcCompileProgram:1:HIPRTC_ERROR_INTERNAL_ERROR",
-                     call, use);
+        gpo_snprintf(fail, sizeof fail,
+                     "%s:%s:1,hiprtcCompileProgram:1:HIPRTC_ERROR_INTERNAL_ERROR", call, use);
     assert_int_equal(fake_reset(major, fake_devices(devices), fail), 1);
     if (major >= 7)
         fake_hiprtc_reset(rtc);
@@ -139,8 +148,8 @@ static void one_run(int major, const char *call, const char *use, int *fired_any
                  fired, call, all.data ? all.data : "");
     if (!(fired > 0 && is_release(call))) {
         if (fake_live(major) != 0 || fake_programs_live(rtc) != 0)
-            fail_msg("HIP %d, %s: %d runtime object(s) and %d hiprtc program(s) left alive",
-                     major, fail, fake_live(major), fake_programs_live(rtc));
+            fail_msg("HIP %d, %s: %d runtime object(s) and %d hiprtc program(s) left alive", major,
+                     fail, fake_live(major), fake_programs_live(rtc));
     }
     gpo_sbuf_free(&all);
 }

@@ -38,13 +38,18 @@ static const struct {
 #define N_ERRORS (sizeof errors / sizeof errors[0])
 
 /* hiprtcResult names, for faults in the hiprtc doubles. */
-static const char *const rtc_names[] = {
-    "HIPRTC_SUCCESS", "HIPRTC_ERROR_OUT_OF_MEMORY", "HIPRTC_ERROR_PROGRAM_CREATION_FAILURE",
-    "HIPRTC_ERROR_INVALID_INPUT", "HIPRTC_ERROR_INVALID_PROGRAM", "HIPRTC_ERROR_INVALID_OPTION",
-    "HIPRTC_ERROR_COMPILATION", "HIPRTC_ERROR_BUILTIN_OPERATION_FAILURE",
-    "HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION",
-    "HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION", "HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID",
-    "HIPRTC_ERROR_INTERNAL_ERROR"};
+static const char *const rtc_names[] = {"HIPRTC_SUCCESS",
+                                        "HIPRTC_ERROR_OUT_OF_MEMORY",
+                                        "HIPRTC_ERROR_PROGRAM_CREATION_FAILURE",
+                                        "HIPRTC_ERROR_INVALID_INPUT",
+                                        "HIPRTC_ERROR_INVALID_PROGRAM",
+                                        "HIPRTC_ERROR_INVALID_OPTION",
+                                        "HIPRTC_ERROR_COMPILATION",
+                                        "HIPRTC_ERROR_BUILTIN_OPERATION_FAILURE",
+                                        "HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION",
+                                        "HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION",
+                                        "HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID",
+                                        "HIPRTC_ERROR_INTERNAL_ERROR"};
 
 typedef struct fault {
     char call[64];

@@ -116,7 +116,6 @@ typedef struct device {
     char unique_id[17]; /* "" for parts without one */
 } device;
 
-
 static device devs[64];
 static int n_devs;
 static _Thread_local int current;

@@ -86,13 +86,18 @@ EXPORT int amd_comgr_get_isa_name(size_t index, const char **name)
     return 0;
 }
 
-static const char *const results[] = {
-    "HIPRTC_SUCCESS", "HIPRTC_ERROR_OUT_OF_MEMORY", "HIPRTC_ERROR_PROGRAM_CREATION_FAILURE",
-    "HIPRTC_ERROR_INVALID_INPUT", "HIPRTC_ERROR_INVALID_PROGRAM", "HIPRTC_ERROR_INVALID_OPTION",
-    "HIPRTC_ERROR_COMPILATION", "HIPRTC_ERROR_BUILTIN_OPERATION_FAILURE",
-    "HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION",
-    "HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION", "HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID",
-    "HIPRTC_ERROR_INTERNAL_ERROR"};
+static const char *const results[] = {"HIPRTC_SUCCESS",
+                                      "HIPRTC_ERROR_OUT_OF_MEMORY",
+                                      "HIPRTC_ERROR_PROGRAM_CREATION_FAILURE",
+                                      "HIPRTC_ERROR_INVALID_INPUT",
+                                      "HIPRTC_ERROR_INVALID_PROGRAM",
+                                      "HIPRTC_ERROR_INVALID_OPTION",
+                                      "HIPRTC_ERROR_COMPILATION",
+                                      "HIPRTC_ERROR_BUILTIN_OPERATION_FAILURE",
+                                      "HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION",
+                                      "HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION",
+                                      "HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID",
+                                      "HIPRTC_ERROR_INTERNAL_ERROR"};
 
 EXPORT const char *hiprtcGetErrorString(int result)
 {
