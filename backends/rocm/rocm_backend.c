@@ -3,7 +3,7 @@
  * topology alone when the runtime is missing or unusable (then the backend
  * reports itself unavailable, with the reason and what to install, and
  * still lists the GPUs: backend.h, "kernel-side discovery").
- * See backends/rocm/README.md for the behaviour in words. */
+ * See docs/rocm.md for the behaviour in words. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
