@@ -149,11 +149,22 @@ gpuopt_status gpo_rocm_tier1(void *state, const gpo_route *route, const gpuopt_d
     if (s)
         return s;
     int known = gpo_amd_arch_lookup(dev->info.arch_name, &arch) == 0;
+    const gpuopt_workload *w = gpo_plan_workload(plan);
+    gpo_log_debug(gpo_plan_log(plan),
+                  "%s rocm tier 1 looks at: target %s (%s%s), wavefront %d, max threads per "
+                  "block %d, UUID %s, %s, workload %s",
+                  dev->info.id, known ? arch.gfx : "unknown", known ? arch.family : "-",
+                  known && arch.extrapolated ? ", extrapolated" : "", (int)dev->info.simd_width,
+                  (int)dev->info.max_threads_per_block, dev->info.uuid[0] ? dev->info.uuid : "none",
+                  ((const gpo_rocm_state *)state)->hip_ok ? "HIP runtime" : "KFD topology only",
+                  !w                ? "none"
+                  : w->fixed_shapes ? "with fixed shapes"
+                                    : "with changing shapes");
     s = set_launch(dev, known ? &arch : NULL, plan);
     if (!s && known) {
         /* Without a known target the math knobs keep tier 0's values. */
         int reduced = gpo_plan_reduced_precision(plan, why, sizeof why);
-        s = gpo_rocm_rules_math(&arch, reduced, why, gpo_plan_workload(plan), plan);
+        s = gpo_rocm_rules_math(&arch, reduced, why, w, plan);
         if (!s)
             s = gpo_rocm_set_override_advice(dev, plan);
     }
