@@ -24,11 +24,11 @@
  * must be given. */
 #define HIP_UUID_IN_VISIBLE 60200000 /* 6.2.0 in HIP_VERSION's encoding */
 
-/* Entry `i` of a comma-separated list, trimmed, into out; 0 or -1. */
-static int list_entry(const char *list, int i, char *out, size_t cap)
+/* Token `k` of a comma-separated list, trimmed, into out; 0 or -1. */
+static int token_at(const char *list, int k, char *out, size_t cap)
 {
     const char *p = list;
-    for (int k = 0; k < i; k++) {
+    for (int j = 0; j < k; j++) {
         p = strchr(p, ',');
         if (!p)
             return -1;
@@ -46,6 +46,28 @@ static int list_entry(const char *list, int i, char *out, size_t cap)
     memcpy(out, p, n);
     out[n] = '\0';
     return 0;
+}
+
+/* The entry of `list` that is HIP's device `i`: HIP skips repeated
+ * entries (clr rocdevice.cpp, Device::init), so the i-th distinct one. */
+static int list_entry(const char *list, int i, char *out, size_t cap)
+{
+    char seen[64][128];
+    int n_seen = 0;
+    char tok[128];
+    for (int k = 0; token_at(list, k, tok, sizeof tok) == 0 && k < 64; k++) {
+        int repeat = 0;
+        for (int j = 0; j < n_seen; j++)
+            repeat |= strcmp(seen[j], tok) == 0;
+        if (repeat)
+            continue;
+        if (n_seen == i) {
+            gpo_strlcpy(out, tok, cap);
+            return strlen(tok) < cap ? 0 : -1;
+        }
+        memcpy(seen[n_seen++], tok, sizeof tok);
+    }
+    return -1;
 }
 
 gpuopt_status gpo_rocm_set_visible(const gpo_rocm_state *st, const gpo_route *route,

@@ -371,6 +371,17 @@ static void an_inherited_hip_visible_devices_list_is_narrowed_not_renumbered(voi
     assert_non_null(strstr(knob.reason, "inherited HIP_VISIBLE_DEVICES=1,0"));
     gpuopt_plan_destroy(plan);
     gpuopt_context_destroy(ctx);
+    /* HIP skips a repeated entry: HIP device 1 under "1,1,0" is "0". */
+    setenv("HIP_VISIBLE_DEVICES", "1,1,0", 1);
+    h = dlopen(hip_path(5), RTLD_NOW | RTLD_LOCAL);
+    sym = dlsym(h, "gpuoptFakeHipReset");
+    memcpy(&reset, &sym, sizeof sym);
+    reset();
+    dlclose(h);
+    plan = make_plan(&ctx, "rocm:1", 0, NULL);
+    assert_string_equal(knob_value(plan, "rocm.visible_devices", &knob), "0");
+    gpuopt_plan_destroy(plan);
+    gpuopt_context_destroy(ctx);
     unsetenv("HIP_VISIBLE_DEVICES");
 }
 

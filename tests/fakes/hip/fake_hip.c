@@ -207,19 +207,24 @@ static void load_all(void)
         for (char *save = NULL, *p = strtok_r(buf, ":", &save); p; p = strtok_r(NULL, ":", &save))
             load_device(p);
     }
-    /* HIP_VISIBLE_DEVICES: indexes, first invalid one ends the list. */
+    /* HIP_VISIBLE_DEVICES: indexes, first invalid one ends the list, a
+     * repeated one is skipped (clr rocdevice.cpp, Device::init). */
     const char *vis = getenv("HIP_VISIBLE_DEVICES");
     if (vis && *vis) {
         memcpy(all, devs, sizeof devs);
         n_all = n_devs;
         n_devs = 0;
         char buf[256];
+        int used[64] = {0};
         snprintf(buf, sizeof buf, "%s", vis);
         for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
             char *end;
             long i = strtol(p, &end, 10);
             if (*end || i < 0 || i >= n_all)
                 break;
+            if (used[i])
+                continue;
+            used[i] = 1;
             devs[n_devs++] = all[i];
         }
     }
