@@ -163,6 +163,22 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
     if (status != GPUOPT_OK)
         goto out;
 
+    /* Without the amdgpu KFD driver (no /dev/kfd, no GPU in the topology)
+     * the HIP runtime cannot see a GPU, and opening it costs 15 ms or more
+     * (it pulls in LLVM): every machine without an AMD GPU would pay that.
+     * Open it anyway when the user named a library. */
+    if (!gpo_config_library(env->cfg, GPO_LIB_HIP) && st->kfd.n == 0 &&
+        !gpo_fs_exists(&st->fs, "/dev/kfd")) {
+        gpo_snprintf(rep->reason, sizeof rep->reason,
+                     "no AMD GPU driver here: /dev/kfd does not exist and the KFD topology "
+                     "(/sys/class/kfd) lists no GPU, so the HIP runtime was not opened (it could "
+                     "not see a GPU); set GPUOPT_HIP_LIBRARY to open it anyway");
+        status = gpo_fail(GPUOPT_ERR_UNAVAILABLE, "%s", rep->reason);
+        rocm_unload(st);
+        st = NULL;
+        goto out;
+    }
+
     gpo_hip_failure kind =
         gpo_hip_open(&st->hip, gpo_config_library(env->cfg, GPO_LIB_HIP), why, sizeof why);
     gpo_strlcpy(rep->library, st->hip.library, sizeof rep->library);
