@@ -18,6 +18,7 @@ typedef struct fake_device {
     size_t total, free_mem;
     gpo_cu_uuid uuid;
     int refcount; /* primary context retains minus releases */
+    size_t l2_persisting; /* the primary context's CU_LIMIT_PERSISTING_L2_CACHE_SIZE */
 } fake_device;
 
 typedef struct fake_rule {
