@@ -84,15 +84,14 @@ static int nothing_to_apply(const gpo_cuda_state *s, const struct gpuopt_plan *p
                      plan->level_applied < 1
                          ? "a level-0 plan reads no device fact"
                          : "the device reports no persisting set-aside: "
-                           "CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE is 0 or unknown, "
-                           "as under MIG");
+                           "CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE is 0 or unknown");
         return 1;
     }
     if (s->kernel_only) {
         gpo_snprintf(why, cap, "the CUDA driver library is not usable here: %s", s->why_unusable);
         return 1;
     }
-    const char *lacking = !s->api.cuCtxGetCurrent ? "cuCtxGetCurrent"
+    const char *lacking = !s->api.cuCtxGetCurrent  ? "cuCtxGetCurrent"
                           : !s->api.cuCtxGetDevice ? "cuCtxGetDevice"
                           : !s->api.cuCtxSetLimit  ? "cuCtxSetLimit"
                           : !s->api.cuCtxGetLimit  ? "cuCtxGetLimit"
@@ -129,8 +128,9 @@ static gpuopt_status limit_call(const gpo_cuda_state *s, const struct gpuopt_pla
     char words[256];
     if (r == GPO_CUDA_ERROR_UNSUPPORTED_LIMIT) {
         gpo_cuda_result_words(&s->api, r, words, sizeof words);
-        say(plan, report, "nothing applied on %s: the driver does not support " L2_LIMIT
-                          " on this context (%s answered %s)",
+        say(plan, report,
+            "nothing applied on %s: the driver does not support " L2_LIMIT
+            " on this context (%s answered %s)",
             id, call, words);
         return GPUOPT_OK;
     }

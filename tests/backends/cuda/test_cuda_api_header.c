@@ -2,10 +2,11 @@
  * toolkit on the build machine (built only where cuda.h exists).
  *
  * Compile time: every declared CUresult, CUdevice_attribute, CUcomputemode,
- * CUfunction_attribute and CUlimit value equals cuda.h's, the UUID and handle types have cuda.h's sizes, and
- * every function prototype is compatible with cuda.h's declaration of the
- * name the backend resolves (after cuda.h's own #define mapping, so a
- * prototype of the wrong version fails too).
+ * CUfunction_attribute and CUlimit value equals cuda.h's, the UUID, handle
+ * and enum types have cuda.h's sizes, and every function prototype is
+ * compatible with cuda.h's declaration of the name the backend resolves
+ * (after cuda.h's own #define mapping, so a prototype of the wrong version
+ * fails too).
  * Run time: every symbol the backend dlsyms is the one cuda.h maps the API
  * name to (cuDeviceTotalMem -> cuDeviceTotalMem_v2), which a static assert
  * cannot compare. */

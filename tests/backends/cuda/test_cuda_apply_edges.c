@@ -59,9 +59,9 @@ static void open_fixture(fixture *f, const char *library, const char *root, int6
     assert_non_null(f->plan);
     f->plan->cur_tier = f->plan->level_applied = 1;
     if (l2 >= 0)
-        assert_int_equal(gpo_knob_set_bytes(f->plan, "cuda.l2_persisting_bytes", (uint64_t)l2,
-                                            "test"),
-                         GPUOPT_OK);
+        assert_int_equal(
+            gpo_knob_set_bytes(f->plan, "cuda.l2_persisting_bytes", (uint64_t)l2, "test"),
+            GPUOPT_OK);
     gpo_sbuf_init(&f->report);
 }
 
@@ -176,6 +176,20 @@ static void gpus_seen_only_by_the_kernel_get_nothing_applied(void **state)
     close_fixture(&f);
 }
 
+static void a_level1_plan_without_the_knob_says_the_device_has_no_set_aside(void **state)
+{
+    (void)state;
+    fixture f;
+    open_fixture(&f, FAKE_CUDA_FULL, NO_KERNEL_DRIVER, -1);
+    assert_int_equal(gpo_backend_cuda.apply_device(f.st, &f.route, f.plan, &f.report), GPUOPT_OK);
+    assert_string_equal(report_text(&f),
+                        "nothing applied on cuda:0: the plan has no cuda.l2_persisting_bytes (the "
+                        "device reports no persisting set-aside: "
+                        "CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE is 0 or unknown)\n");
+    assert_int_equal(full.calls("cuCtxGetCurrent"), 0);
+    close_fixture(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -183,6 +197,7 @@ int main(void)
         cmocka_unit_test(a_negative_set_aside_is_malformed),
         cmocka_unit_test(a_library_without_a_context_call_applies_nothing_and_names_it),
         cmocka_unit_test(gpus_seen_only_by_the_kernel_get_nothing_applied),
+        cmocka_unit_test(a_level1_plan_without_the_knob_says_the_device_has_no_set_aside),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
