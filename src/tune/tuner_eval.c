@@ -13,8 +13,11 @@
  *   cover only part of the call. A run cannot be interrupted, so the check
  *   follows each run;
  * - PRUNED: the controller's probe rule (probe median over prune_ratio x
- *   the best), and, before it, a warm-up run already over 10 x that bound
- *   (a candidate 20x slower than the best is not worth three probe runs);
+ *   the best), and, before it, two runs in a row each over 10 x that bound
+ *   and over 1 ms (a candidate 20x slower than the best is not worth the
+ *   rest of its warm-up and probe). Two, because one sample on a shared
+ *   machine can be a scheduling hiccup; over 1 ms, because below that
+ *   the runs it saves cost nothing worth the risk;
  * - a PRUNED or failed candidate is released at once; nothing of it is
  *   kept but its statistics and message. */
 #include <math.h>
@@ -25,6 +28,8 @@
 #include "tune/tuner.h"
 
 #define EARLY_PRUNE_FACTOR 10.0
+#define EARLY_PRUNE_MIN_NS 1e6
+#define EARLY_PRUNE_RUNS 2
 #define RETIME_MIN_ROUNDS 5
 #define RETIME_MAX_ROUNDS 30
 
@@ -90,7 +95,11 @@ int gpo_eval_candidate(gpo_trun *r, const gpuopt_config *c, double best_ns, gpo_
         return -1;
     }
     const gpo_timing_settings *set = &r->t->timing;
-    int step;
+    double slow_bound = EARLY_PRUNE_FACTOR * set->prune_ratio * best_ns;
+    if (slow_bound < EARLY_PRUNE_MIN_NS)
+        slow_bound = EARLY_PRUNE_MIN_NS;
+    double slow[EARLY_PRUNE_RUNS];
+    int nslow = 0, step;
     double ns = 0, wall = 0;
     s = GPO_CAND_OK;
     while ((step = gpo_timing_next(&tm)) != GPO_TIMING_DONE) {
@@ -100,12 +109,15 @@ int gpo_eval_candidate(gpo_trun *r, const gpuopt_config *c, double best_ns, gpo_
             s = GPO_CAND_TIMEOUT;
             break;
         }
-        if (step == GPO_TIMING_WARMUP && best_ns > 0 && set->prune_ratio > 0 &&
-            ns > EARLY_PRUNE_FACTOR * set->prune_ratio * best_ns) {
-            gpo_stats_compute(&ns, 1, &ev->stats);
+        nslow = best_ns > 0 && set->prune_ratio > 0 && ns > slow_bound ? nslow + 1 : 0;
+        if (nslow > 0)
+            slow[nslow - 1] = ns;
+        if (nslow == EARLY_PRUNE_RUNS) {
+            gpo_stats_compute(slow, nslow, &ev->stats);
             gpo_snprintf(ev->msg, sizeof ev->msg,
-                         "a warm-up run took %.0f ns, %.0fx the best (%.0f ns): not timed further",
-                         ns, ns / best_ns, best_ns);
+                         "%d runs in a row took over %.0fx the best (%.0f ns; median %.0f ns): not "
+                         "timed further",
+                         EARLY_PRUNE_RUNS, ev->stats.median / best_ns, best_ns, ev->stats.median);
             s = GPO_CAND_PRUNED;
             break;
         }
