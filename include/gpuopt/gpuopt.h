@@ -884,9 +884,10 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_timing(gpuopt_tuner *tuner, double war
                                                  double repeat_ms, int32_t min_runs,
                                                  int32_t max_runs);
 
-/* A candidate any of whose runs takes longer than `seconds` stops as
- * TIMEOUT (checked after each run: a running kernel cannot be interrupted).
- * Default 10 s; 0 disables. */
+/* A candidate one of whose runs takes longer than `seconds` of wall time
+ * (the whole call, its reset included, whatever a callback reports as its
+ * own measurement) stops as TIMEOUT. Checked after each run: a running
+ * kernel cannot be interrupted. Default 10 s; 0 disables. */
 GPUOPT_API gpuopt_status gpuopt_tuner_set_timeout(gpuopt_tuner *tuner, double seconds);
 
 /* The user's part of the cache's workload key (problem sizes and argument
@@ -912,8 +913,10 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_progress(gpuopt_tuner *tuner, gpuopt_p
  * appended to the cache's journal at once, so a run that is killed
  * resumes where it stopped. GPUOPT_ERR_NOT_FOUND when no candidate was
  * valid: *out still holds the result, which lists them. Other failures
- * (no subject, a device without a runtime for the language, arguments
- * that do not fit) leave *out NULL with the reason in the detail. */
+ * leave *out NULL with the reason in the detail: no subject
+ * (INVALID_ARGUMENT), a device without a runtime for the language or whose
+ * driver runs no kernel (UNSUPPORTED), arguments that do not fit
+ * (INVALID_ARGUMENT), a reference kernel that does not build (BUILD). */
 GPUOPT_API gpuopt_status gpuopt_tuner_run(gpuopt_tuner *tuner, gpuopt_result **out);
 
 /* Online tuning (KTT's dynamic tuning): each call runs the subject once
