@@ -878,7 +878,8 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_seed(gpuopt_tuner *tuner, uint64_t see
 
 /* Timing per candidate: warm up until warmup_ms of run time (at least one
  * run), then time runs until repeat_ms of run time, between min_runs and
- * max_runs. Defaults 5 ms, 50 ms, 3, 100. GPUOPT_ERR_OUT_OF_RANGE for
+ * max_runs; the first min(3, max_runs) timed runs are the probe of the
+ * pruning rule. Defaults 5 ms, 50 ms, 3, 100. GPUOPT_ERR_OUT_OF_RANGE for
  * negative times, min_runs < 1, max_runs < min_runs or over 100000. */
 GPUOPT_API gpuopt_status gpuopt_tuner_set_timing(gpuopt_tuner *tuner, double warmup_ms,
                                                  double repeat_ms, int32_t min_runs,
