@@ -6,7 +6,8 @@
  *   tuner_run.c       gpuopt_tuner_run: cache first, then the search loop
  *   tuner_eval.c      one candidate: prepare, first run, check, timing;
  *                     the side-by-side re-timing
- *   tuner_cache.c     cache keys, answers from a hit, resuming a journal
+ *   tuner_cache.c     cache keys, the shared open cache, parameters by name
+ *   tuner_hit.c       answers from a hit, verification, resuming a journal
  *   subject_kernel*.c a kernel on a runtime route of the device
  *   subject_callback.c a host callback
  *   result*.c         results and their JSON / CSV
