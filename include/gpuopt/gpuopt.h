@@ -828,8 +828,10 @@ GPUOPT_API gpuopt_status gpuopt_tuner_add_scalar_f64(gpuopt_tuner *tuner, uint32
 /* Validation. A reference kernel (same language, same arguments, its own
  * geometry of problem sizes only; `local` may be NULL) runs once per
  * gpuopt_tuner_run and its outputs are the expected values; or expected
- * data (`bytes` = count * element size) for output argument `index`, which
- * wins over the reference kernel for that output. Outputs are compared
+ * data (`bytes` = count * element size, copied) for output argument
+ * `index`, added before, which wins over the reference kernel for that
+ * output. `source` NULL removes the reference kernel, `data` NULL an
+ * output's data. Outputs are compared
  * element by element: |out - ref| <= abs_tol + rel_tol * |ref| for EVERY
  * element (defaults 1e-4 and 1e-4; NaN matches only NaN). The first
  * mismatch (index, value, expected) is the candidate's message. The
