@@ -378,6 +378,40 @@ GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
 GPUOPT_API gpuopt_status gpuopt_devices_to_json(gpuopt_context *ctx, char **json);
 
 /* ------------------------------------------------------------------------- */
+/* Diagnosis                                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* Why each backend can or cannot use a GPU here, and what to do about it:
+ * the answer to "why is there no GPU?" that `gpuopt doctor` prints. Probes
+ * every enabled backend, then looks at what the drivers need: GPUs on the
+ * PCI bus and the kernel driver bound to each, the kernel modules, the
+ * device nodes (/dev/nvidia*, /dev/kfd, /dev/dri/renderD*) and whether this
+ * user may open them (with the group to join), the vendor libraries (the
+ * toolkit's stub libcuda shadowing the driver's, a driver older than the
+ * CUDA runtime found), registered OpenCL ICDs and whether each loads,
+ * visibility variables hiding every device (CUDA_VISIBLE_DEVICES="", ...),
+ * and container hints. It may open vendor libraries to do so (NVRTC, the
+ * CUDA runtime, each OpenCL ICD); it changes nothing on the machine.
+ *
+ * *json receives one object (docs/doctor.md):
+ *   {gpuopt_version, sysfs_root, container, accelerators_usable,
+ *    accelerators: ["cuda:0", ...], verdict, user: {name, uid, groups, source},
+ *    backends: [{name, compiled_in, status, reason, library, driver_version,
+ *                runtime_version, device_count, usable_accelerators, worst}],
+ *    findings: [{backend, check, status, summary, evidence: [...], path, fix}]}
+ * where a finding's status is "ok", "info", "warning" or "problem" and fix
+ * is a command or a sentence (null when nothing is to be done). An
+ * accelerator is a device that is not a CPU, reachable through an available
+ * backend. Under GPUOPT_SYSFS_ROOT the doctor reads /dev, /etc/group and
+ * /etc/OpenCL/vendors from that root too (docs/doctor.md: the stand-in files
+ * a recorded tree uses for node owners and the user's groups).
+ *
+ * Free *json with gpuopt_free; on failure *json is NULL. NULL ctx or json
+ * is GPUOPT_ERR_INVALID_ARGUMENT; a context from before fork() is
+ * GPUOPT_ERR_FORKED. Takes the context's lock for the whole diagnosis. */
+GPUOPT_API gpuopt_status gpuopt_doctor(gpuopt_context *ctx, char **json);
+
+/* ------------------------------------------------------------------------- */
 /* Plans and knobs                                                            */
 /* ------------------------------------------------------------------------- */
 
@@ -545,6 +579,101 @@ GPUOPT_API gpuopt_status gpuopt_cache_path(gpuopt_context *ctx, char **path);
 GPUOPT_API gpuopt_status gpuopt_cache_list(gpuopt_context *ctx, char **json);
 GPUOPT_API gpuopt_status gpuopt_cache_verify(gpuopt_context *ctx, char **json);
 GPUOPT_API gpuopt_status gpuopt_cache_clear(gpuopt_context *ctx, gpuopt_device *device);
+
+/* ------------------------------------------------------------------------- */
+/* Tuning (level 2): parameter spaces and configurations                      */
+/* ------------------------------------------------------------------------- */
+
+/* A space is a set of named parameters, each with a list of values, cut
+ * down by constraints; a configuration is one value for every parameter.
+ * The legal space is enumerated lazily (a depth-first walk that tests each
+ * constraint as soon as the parameters it reads are set), never
+ * materialised as the raw product. docs/tuning.md describes the expression
+ * language and the search strategies in full.
+ *
+ * Thread safety: a space has no lock. Build it from one thread; once built,
+ * any number of threads may count it or read configurations of it
+ * (constraint callbacks must then be thread-safe themselves). */
+typedef struct gpuopt_space gpuopt_space;   /* named parameters and constraints */
+typedef struct gpuopt_config gpuopt_config; /* one assignment of every parameter */
+
+/* Creates an empty space. */
+GPUOPT_API gpuopt_status gpuopt_space_create(gpuopt_space **out);
+
+/* Releases the caller's reference. Configurations that came from the space
+ * (tuning results) keep it alive until they go. NULL does nothing. */
+GPUOPT_API void gpuopt_space_destroy(gpuopt_space *space);
+
+/* Adds an integer parameter taking `values` (1 <= count <= 2^20, no
+ * duplicates) in the given order; the order defines "neighbouring" values
+ * for local search, so list them ascending unless another order is more
+ * meaningful. Names are C identifiers of at most 63 characters (they
+ * become -D defines), unique among the space's parameters and sizes. At
+ * most 64 parameters. A bad name, a duplicate or NULL values is
+ * GPUOPT_ERR_INVALID_ARGUMENT; a count or parameter number past the limits
+ * GPUOPT_ERR_OUT_OF_RANGE. */
+GPUOPT_API gpuopt_status gpuopt_space_add_int(gpuopt_space *space, const char *name,
+                                              const int64_t *values, int32_t count);
+
+/* Adds a parameter taking one of `values`: strings of 1 to 255 printable
+ * ASCII characters without spaces (passed to kernels as -DNAME=value),
+ * unique. Expressions see an enum parameter as the position of its value
+ * (0-based). Same name rules and limits as gpuopt_space_add_int. */
+GPUOPT_API gpuopt_status gpuopt_space_add_enum(gpuopt_space *space, const char *name,
+                                               const char *const *values, int32_t count);
+
+/* Adds a constraint as an expression over parameters and problem sizes,
+ * evaluated in int64: + - * / % (C semantics), unary - + !, comparisons,
+ * && || (short-circuit), c ? a : b, parentheses, min(a, b, ...),
+ * max(a, b, ...), ceildiv(a, b), pow2(x) (1 if x is a positive power of
+ * two); decimal or 0x literals. A configuration is legal when every
+ * constraint is nonzero; a division by zero or an overflow makes it
+ * illegal. Enum parameters compare by position (0-based). Sizes must be
+ * set (gpuopt_space_set_size) before a constraint names them. A malformed
+ * expression is GPUOPT_ERR_INVALID_ARGUMENT with the column, what was
+ * found and what was expected in the detail; an unknown name is
+ * GPUOPT_ERR_NOT_FOUND. The space hash (cache keys) uses a canonical form
+ * of the text, so spacing and redundant parentheses do not matter. */
+GPUOPT_API gpuopt_status gpuopt_space_add_constraint(gpuopt_space *space, const char *expression);
+
+/* A constraint callback: return nonzero when `config` is legal. It is
+ * called during enumeration with a configuration valid only for the call,
+ * after every expression constraint held. `id` (1 to 255 printable ASCII
+ * characters, unique in the space) names the callback in the space's hash
+ * (cache keys), so change it when the callback's logic changes. */
+typedef int32_t (*gpuopt_constraint_fn)(const gpuopt_config *config, void *user);
+GPUOPT_API gpuopt_status gpuopt_space_add_constraint_fn(gpuopt_space *space,
+                                                        gpuopt_constraint_fn fn, void *user,
+                                                        const char *id);
+
+/* Sets a problem size constraints and size expressions may use (N, M, K,
+ * ...); setting it again changes its value (tuning the same space for a
+ * new problem). At most 64 sizes. Sizes are not part of the space hash:
+ * they belong to the workload key. */
+GPUOPT_API gpuopt_status gpuopt_space_set_size(gpuopt_space *space, const char *name,
+                                               int64_t value);
+
+/* The raw product of the value counts (UINT64_MAX when it does not fit),
+ * and the number of legal configurations, counted by the lazy walk (its
+ * cost grows with the legal prefixes, not the raw product; parameters no
+ * constraint reads are multiplied in, not walked). `legal` may be NULL
+ * when only the raw size is wanted. */
+GPUOPT_API gpuopt_status gpuopt_space_count(const gpuopt_space *space, uint64_t *raw,
+                                            uint64_t *legal);
+
+/* Reading a configuration by parameter name (GPUOPT_ERR_NOT_FOUND for an
+ * unknown name). gpuopt_config_get_int gives an integer parameter's value
+ * and an enum parameter's position; gpuopt_config_get_text gives the value
+ * as kernels receive it ("16", "on"); the text lives as long as the
+ * space. */
+GPUOPT_API gpuopt_status gpuopt_config_get_int(const gpuopt_config *config, const char *name,
+                                               int64_t *value);
+GPUOPT_API gpuopt_status gpuopt_config_get_text(const gpuopt_config *config, const char *name,
+                                                const char **value);
+
+/* "TILE=16 VEC=4 STAGE=on", parameters in the order they were added. Free
+ * with gpuopt_free. */
+GPUOPT_API gpuopt_status gpuopt_config_to_string(const gpuopt_config *config, char **text);
 
 #ifdef __cplusplus
 } /* extern "C" */

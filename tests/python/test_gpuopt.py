@@ -180,6 +180,15 @@ class Devices(unittest.TestCase):
         self.assertLessEqual({"fp64", "fp16", "bf16", "tf32", "fp8", "int8", "matrix_units"},
                              set(dev["features"]))
 
+    def test_doctor_json_has_findings_and_every_problem_a_fix(self):
+        doc = json.loads(self.ctx.doctor_json())
+        self.assertIsInstance(doc["accelerators_usable"], int)
+        self.assertTrue(doc["findings"])
+        for f in doc["findings"]:
+            self.assertIn(f["status"], ("ok", "info", "warning", "problem"))
+            if f["status"] == "problem":
+                self.assertTrue(f["fix"], f)
+
     def test_malformed_policy_raises_invalid_argument_with_the_policy(self):
         with self.assertRaises(gpuopt.GpuoptError) as cm:
             self.ctx.select("warp:drive:9")

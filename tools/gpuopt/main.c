@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-static const cli_command *const commands[] = {&cli_devices, &cli_plan, &cli_version};
+static const cli_command *const commands[] = {&cli_devices, &cli_doctor, &cli_plan, &cli_version};
 static const size_t n_commands = sizeof commands / sizeof commands[0];
 
 static void print_usage(FILE *out)

@@ -66,6 +66,8 @@ _FEATURES = (("fp64", 0x01), ("fp16", 0x02), ("bf16", 0x04), ("tf32", 0x08), ("f
 # ---------------------------------------------------------------------------
 
 _LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_char_p, ctypes.c_void_p)
+# int32_t (*gpuopt_constraint_fn)(const gpuopt_config *config, void *user)
+_CONSTRAINT_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
 
 
 class _Options(ctypes.Structure):
@@ -215,6 +217,7 @@ _PROTOTYPES = {
     "gpuopt_device_get_info": (_c_status, [_p, ctypes.POINTER(_DeviceInfo)], True),
     "gpuopt_select": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_p)], True),
     "gpuopt_devices_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_doctor": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_knob_size": (ctypes.c_size_t, [], False),
     "gpuopt_plan_create": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_p)], True),
     "gpuopt_workload_size": (ctypes.c_size_t, [], False),
@@ -238,6 +241,22 @@ _PROTOTYPES = {
     "gpuopt_cache_list": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_verify": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_clear": (_c_status, [_p, _p], True),
+    "gpuopt_space_create": (_c_status, [ctypes.POINTER(_p)], True),
+    "gpuopt_space_destroy": (None, [_p], False),
+    "gpuopt_space_add_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64),
+                                         ctypes.c_int32], True),
+    "gpuopt_space_add_enum": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p),
+                                          ctypes.c_int32], True),
+    "gpuopt_space_add_constraint": (_c_status, [_p, ctypes.c_char_p], True),
+    "gpuopt_space_add_constraint_fn": (_c_status, [_p, _CONSTRAINT_FN, _p, ctypes.c_char_p], True),
+    "gpuopt_space_set_size": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int64], True),
+    "gpuopt_space_count": (_c_status, [_p, ctypes.POINTER(ctypes.c_uint64),
+                                       ctypes.POINTER(ctypes.c_uint64)], True),
+    "gpuopt_config_get_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)],
+                              True),
+    "gpuopt_config_get_text": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)],
+                               True),
+    "gpuopt_config_to_string": (_c_status, [_p, ctypes.POINTER(_p)], True),
 }
 
 
@@ -660,6 +679,13 @@ class Context:
     def devices_json(self) -> str:
         out = _p()
         _lib.gpuopt_devices_to_json(self._h(), ctypes.byref(out))
+        return _take_string(out)
+
+    def doctor_json(self) -> str:
+        """Why each backend can or cannot use a GPU, with evidence and fixes
+        (docs/doctor.md), as JSON."""
+        out = _p()
+        _lib.gpuopt_doctor(self._h(), ctypes.byref(out))
         return _take_string(out)
 
     # -- the tuning cache -------------------------------------------------

@@ -1,0 +1,235 @@
+/* gpuopt_doctor: why each backend can or cannot use a GPU here, and what to
+ * do about it. Internal to the library; the public face is gpuopt_doctor()
+ * in gpuopt.h and the format is docs/doctor.md.
+ *
+ * The checks read the machine through src/fs.h only (/sys, /proc, /dev,
+ * /etc/group, /etc/OpenCL/vendors, the usual library directories), so a
+ * recorded tree under GPUOPT_SYSFS_ROOT stands in for the live system in
+ * tests. What a recorded tree cannot hold (who owns a device node and its
+ * mode, who the user is) comes from stand-in files described in
+ * docs/doctor.md: /dev/.gpuopt-stat and /proc/self/status.
+ *
+ * A check adds findings to a report: gpo_dr_add() starts one, gpo_dr_say()
+ * sets its one-line summary, gpo_dr_evidence() appends a fact,
+ * gpo_dr_fix() sets what to do. Every function accepts a NULL finding
+ * (an allocation that failed) and does nothing: the report latches the
+ * failure and gpuopt_doctor returns GPUOPT_ERR_NO_MEMORY once, at the end. */
+#ifndef GPO_DOCTOR_H
+#define GPO_DOCTOR_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "context.h"
+
+/* Ordered by severity: a block's worst finding decides its mark. */
+typedef enum gpo_dr_status {
+    GPO_DR_OK = 0,      /* checked and fine */
+    GPO_DR_INFO = 1,    /* a fact worth knowing; nothing to do */
+    GPO_DR_WARNING = 2, /* works, but not as the user likely wants */
+    GPO_DR_PROBLEM = 3  /* stops this backend from using a GPU */
+} gpo_dr_status;
+
+/* "ok", "info", "warning", "problem". */
+const char *gpo_dr_status_word(gpo_dr_status st);
+
+typedef struct gpo_dr_finding {
+    const char *backend; /* static: "cuda", "rocm", "opencl", "cpu" */
+    const char *check;   /* static: "device_nodes", "visible_devices", ... */
+    gpo_dr_status status;
+    char *summary;   /* one sentence */
+    char **evidence; /* facts: file and value, variable and value, error text */
+    size_t n_evidence;
+    char *path; /* the file or variable the finding is about, or NULL */
+    char *fix;  /* a command or a sentence; NULL when nothing is to be done */
+} gpo_dr_finding;
+
+typedef struct gpo_dr_report {
+    gpo_dr_finding *items;
+    size_t n, cap;
+    int failed; /* an allocation failed somewhere */
+} gpo_dr_report;
+
+gpo_dr_finding *gpo_dr_add(gpo_dr_report *r, const char *backend, const char *check,
+                           gpo_dr_status status);
+void gpo_dr_say(gpo_dr_report *r, gpo_dr_finding *f, const char *fmt, ...) GPO_PRINTF(3, 4);
+void gpo_dr_evidence(gpo_dr_report *r, gpo_dr_finding *f, const char *fmt, ...) GPO_PRINTF(3, 4);
+void gpo_dr_fix(gpo_dr_report *r, gpo_dr_finding *f, const char *fmt, ...) GPO_PRINTF(3, 4);
+void gpo_dr_path(gpo_dr_report *r, gpo_dr_finding *f, const char *path);
+void gpo_dr_report_free(gpo_dr_report *r);
+
+/* ---- The user: who is asking, and in which groups ------------------------ */
+
+/* Linux allows 65536 supplementary groups; more than this many is unheard
+ * of outside directory-service setups, and the rest are not looked at. */
+#define GPO_DR_MAX_GROUPS 1024
+
+typedef struct gpo_dr_user {
+    uid_t uid;
+    gid_t gid;                       /* primary group */
+    gid_t groups[GPO_DR_MAX_GROUPS]; /* this process's supplementary groups */
+    size_t n_groups;
+    char name[64];      /* "alice", or "uid 1000" when unknown */
+    int known;          /* 0: the identity could not be read */
+    const char *source; /* "this process" or "/proc/self/status" */
+} gpo_dr_user;
+
+/* The live process's identity (getuid, getgroups, getpwuid_r), or under a
+ * recorded root the tree's /proc/self/status (Uid:, Gid:, Groups:) and
+ * /etc/passwd. */
+void gpo_dr_user_read(const gpo_fs *fs, gpo_dr_user *u);
+
+/* 1 when the user's process carries `gid` (primary or supplementary). */
+int gpo_dr_user_in_group(const gpo_dr_user *u, gid_t gid);
+
+/* The name of group `gid` (getgrgid_r live, the tree's /etc/group when
+ * recorded); "gid N" when unknown. */
+void gpo_dr_group_name(const gpo_fs *fs, gid_t gid, char *out, size_t cap);
+
+/* 1 when the group database lists `user` as a member of `gid` (the
+ * membership a new login would get), 0 when not, -1 when unknown. */
+int gpo_dr_group_lists_user(const gpo_fs *fs, gid_t gid, const char *user);
+
+/* "alice(1000), users(100), video(44)". */
+void gpo_dr_user_groups_text(const gpo_fs *fs, const gpo_dr_user *u, char *out, size_t cap);
+
+/* ---- Device nodes ----------------------------------------------------------- */
+
+typedef struct gpo_dr_node {
+    int exists;
+    int is_char;   /* a character device (recorded trees: assumed) */
+    unsigned mode; /* permission bits, 0777 */
+    uid_t uid;
+    gid_t gid;
+    int accessible;   /* read and write allowed to the user */
+    int access_errno; /* why not (EACCES, ENOENT, ...) */
+} gpo_dr_node;
+
+/* Stats `path` ("/dev/nvidia0") and asks access(R_OK|W_OK). Live: stat(2)
+ * and access(2). Recorded: the node exists when the tree has the file; its
+ * owner and mode come from the tree's /dev/.gpuopt-stat ("path mode uid
+ * gid", mode in octal; 0666 root:root when unlisted) and access is decided
+ * from them and `u` the way access(2) decides for a process without
+ * capabilities (uid 0 may do anything). */
+void gpo_dr_node_stat(const gpo_fs *fs, const gpo_dr_user *u, const char *path, gpo_dr_node *n);
+
+/* Adds "device_permissions" findings for the nodes of `n` that exist but
+ * are not accessible, one per set sharing owner, group and mode: the
+ * nodes' owner, group and mode, the user's groups, and the fix (usermod
+ * -aG, or a new login when the group database already lists the user).
+ * Returns the number of inaccessible nodes (at most 64 are looked at). */
+int gpo_dr_nodes_denied(gpo_dr_report *r, const gpo_fs *fs, const gpo_dr_user *u,
+                        const char *backend, const char *const *paths, const gpo_dr_node *n,
+                        size_t count);
+
+/* ---- Machine facts shared by the vendor checks ---------------------------- */
+
+#define GPO_DR_MAX_PCI 64
+
+typedef struct gpo_dr_pci_gpu {
+    char bdf[16];       /* "0000:17:00.0" */
+    unsigned vendor;    /* 0x10de, 0x1002, 0x8086, ... */
+    unsigned device;    /* 0 when unreadable */
+    unsigned pci_class; /* 0x030200 */
+    char driver[32];    /* bound kernel driver ("nvidia", "amdgpu"), "" none */
+} gpo_dr_pci_gpu;
+
+typedef struct gpo_dr_facts {
+    /* Display controllers (class 0x03) and processing accelerators (0x12)
+     * on the PCI bus, in bus order. */
+    gpo_dr_pci_gpu gpus[GPO_DR_MAX_PCI];
+    size_t n_gpus;
+    size_t n_pci_scanned; /* every PCI function looked at */
+    int pci_readable;     /* /sys/bus/pci/devices could be listed */
+    /* A container, and what says so ("/.dockerenv"); "" when none seen. */
+    char container[128];
+} gpo_dr_facts;
+
+void gpo_dr_facts_read(const gpo_fs *fs, gpo_dr_facts *f);
+
+/* GPUs of `vendor` on the PCI bus. */
+size_t gpo_dr_pci_count(const gpo_dr_facts *f, unsigned vendor);
+
+/* "display controller", "3D controller", ... for a PCI class. */
+const char *gpo_dr_pci_class_word(unsigned pci_class);
+
+/* ---- Visibility variables ------------------------------------------------------ */
+
+/* What a driver makes of a visibility list such as CUDA_VISIBLE_DEVICES
+ * (CUDA C++ Programming Guide, "CUDA Environment Variables"; HIP's
+ * HIP_VISIBLE_DEVICES and ROCR's ROCR_VISIBLE_DEVICES follow the same rule):
+ * comma-separated indices or UUIDs ("GPU-...", "MIG-..."), read up to the
+ * first entry that is not a device; only the entries before it count. */
+typedef struct gpo_dr_visible {
+    int valid;        /* entries before the first invalid one */
+    int total;        /* entries in the list */
+    char bad[64];     /* the first invalid entry, "" when none */
+    char why_bad[96]; /* "negative", "index 3 >= 2 GPUs", "not a number or UUID" */
+} gpo_dr_visible;
+
+/* `n_devices` is how many GPUs the kernel sees (-1 unknown: indices are not
+ * range-checked); `uuids` (may be NULL) the known UUIDs to check UUID
+ * entries against (a unique prefix matches, as in CUDA). */
+void gpo_dr_visible_parse(const char *text, int n_devices, const char *const *uuids, size_t n_uuids,
+                          gpo_dr_visible *out);
+
+/* Adds a "visible_devices" finding per variable of `vars` that is set. */
+void gpo_dr_check_visible(gpo_dr_report *r, const char *backend, const char *const *vars,
+                          size_t n_vars, int n_devices, const char *const *uuids, size_t n_uuids,
+                          int vendor_present);
+
+/* ---- One pass of the doctor ------------------------------------------------- */
+
+typedef struct gpo_dr_run {
+    struct gpuopt_context *ctx; /* probed; locked by the caller */
+    const gpo_config *cfg;
+    const gpo_fs *fs;
+    gpo_dr_report *rep;
+    gpo_dr_user user;
+    gpo_dr_facts facts;
+} gpo_dr_run;
+
+/* The backend's slot, or NULL when this build has no such backend. */
+const gpo_backend_slot *gpo_dr_slot(const gpo_dr_run *run, const char *backend);
+
+/* 1 when `d` is an accelerator (not a CPU) that a route through an
+ * available backend can use (`backend` NULL: any route, else that one). */
+int gpo_dr_device_usable(const gpo_dr_run *run, const gpuopt_device *d, const char *backend);
+
+/* Usable accelerators reachable through `backend` (NULL: any). */
+int gpo_dr_usable_count(const gpo_dr_run *run, const char *backend);
+
+/* The findings and facts as the JSON document of docs/doctor.md. */
+gpuopt_status gpo_dr_to_json(const gpo_dr_run *run, char **json);
+
+/* The "backend" finding common to every block: status, reason, library,
+ * versions, devices. `hardware` says whether the machine shows signs of
+ * that vendor's GPU, which turns an unavailable backend from a fact (info)
+ * into a problem. */
+void gpo_dr_check_backend(gpo_dr_run *run, const char *backend, int hardware);
+
+/* The vendor blocks. */
+void gpo_dr_check_cuda(gpo_dr_run *run);
+void gpo_dr_check_rocm(gpo_dr_run *run);
+void gpo_dr_check_opencl(gpo_dr_run *run);
+
+/* doctor_cuda_lib.c: libcuda found, not the stub, cuInit's answer.
+ * `nodes_blocked`: a device node is missing or denied (the likely cause of
+ * CUDA_ERROR_NO_DEVICE). */
+void gpo_dr_cuda_library(gpo_dr_run *run, const char *kernel_version, int hardware,
+                         int nodes_blocked);
+
+/* doctor_cuda_versions.c: the driver against the CUDA runtime it must serve. */
+void gpo_dr_check_cuda_versions(gpo_dr_run *run, const char *kernel_version, int hardware);
+
+/* A readable getenv for the doctor: NULL when unset. The variables the
+ * doctor looks at (visibility, loader paths, container toolkits) are the
+ * user's own settings that the drivers read; they change nothing here. */
+const char *gpo_dr_env(const char *name);
+
+/* Looks for `file` ("libcuda.so.1") in the folders of LD_LIBRARY_PATH (as
+ * given) and the usual library folders (under the root); adds what it saw
+ * as evidence to `f`. Returns the number of places it was found. */
+int gpo_dr_find_library(gpo_dr_report *r, gpo_dr_finding *f, const gpo_fs *fs, const char *file);
+
+#endif

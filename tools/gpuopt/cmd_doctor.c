@@ -1,0 +1,145 @@
+/* gpuopt doctor: why each backend can or cannot use a GPU, and what to do.
+ * A thin face over gpuopt_doctor(): the report is rendered from the same
+ * JSON that --json prints. Exit 0 when at least one accelerator is usable,
+ * 1 when none is (or the diagnosis failed), 2 on usage errors. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *str(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* ASCII marks, so the report survives any terminal and log file. */
+static const char *mark(const char *status)
+{
+    if (!status)
+        return "[ ?? ]";
+    if (strcmp(status, "ok") == 0)
+        return "[ ok ]";
+    if (strcmp(status, "info") == 0)
+        return "[info]";
+    if (strcmp(status, "warning") == 0)
+        return "[warn]";
+    return "[FAIL]";
+}
+
+static void print_finding(const cJSON *f)
+{
+    printf("  %s %-18s %s\n", mark(str(f, "status")), str(f, "check") ? str(f, "check") : "?",
+           str(f, "summary") ? str(f, "summary") : "");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(f, "evidence"))
+    {
+        if (cJSON_IsString(e))
+            printf("         %-18s - %s\n", "", e->valuestring);
+    }
+    if (str(f, "fix"))
+        printf("         %-18s fix: %s\n", "", str(f, "fix"));
+}
+
+static void print_report(const cJSON *root, int verbose)
+{
+    const cJSON *findings = cJSON_GetObjectItemCaseSensitive(root, "findings");
+    const cJSON *b;
+    const cJSON *user = cJSON_GetObjectItemCaseSensitive(root, "user");
+    printf("gpuopt doctor %s", str(root, "gpuopt_version") ? str(root, "gpuopt_version") : "");
+    if (str(root, "sysfs_root"))
+        printf(" (recorded root %s)", str(root, "sysfs_root"));
+    printf("\nuser: %s", str(user, "name") ? str(user, "name") : "?");
+    const cJSON *g;
+    int first = 1;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(user, "groups"))
+    {
+        if (cJSON_IsString(g)) {
+            printf("%s%s", first ? ", groups: " : " ", g->valuestring);
+            first = 0;
+        }
+    }
+    printf("\n");
+    if (str(root, "container"))
+        printf("container: %s\n", str(root, "container"));
+    cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(root, "backends"))
+    {
+        const char *name = str(b, "name");
+        printf("\n%s %-7s %s\n", mark(str(b, "worst")), name ? name : "?",
+               str(b, "status") ? str(b, "status") : "");
+        const cJSON *f;
+        cJSON_ArrayForEach(f, findings)
+        {
+            if (!name || !str(f, "backend") || strcmp(str(f, "backend"), name) != 0)
+                continue;
+            /* Quiet by default: "ok" and "info" findings are one line each. */
+            const char *st = str(f, "status");
+            if (!verbose && st && (strcmp(st, "ok") == 0 || strcmp(st, "info") == 0)) {
+                printf("  %s %-18s %s\n", mark(st), str(f, "check") ? str(f, "check") : "?",
+                       str(f, "summary") ? str(f, "summary") : "");
+                continue;
+            }
+            print_finding(f);
+        }
+    }
+    printf("\n%s\n", str(root, "verdict") ? str(root, "verdict") : "");
+}
+
+static int run(int argc, char **argv)
+{
+    int json = 0, verbose = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0)
+            verbose = 1;
+        else
+            return cli_usage_error(
+                "doctor", "unknown option '%s'; accepted: --json, --verbose, --help", argv[i]);
+    }
+    gpuopt_context *ctx = NULL;
+    char *text = NULL;
+    cJSON *root = NULL;
+    int rc = CLI_FAIL;
+    gpuopt_status st = cli_context(NULL, &ctx);
+    if (st)
+        return cli_fail("doctor", "cannot create a context", st);
+    st = gpuopt_doctor(ctx, &text);
+    if (st) {
+        rc = cli_fail("doctor", "cannot diagnose", st);
+        goto out;
+    }
+    root = cJSON_Parse(text);
+    if (!root) {
+        fprintf(stderr, "gpuopt doctor: the library returned malformed JSON\n");
+        goto out;
+    }
+    if (json)
+        printf("%s\n", text);
+    else
+        print_report(root, verbose);
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "accelerators_usable");
+    rc = cJSON_IsNumber(n) && n->valuedouble >= 1 ? CLI_OK : CLI_FAIL;
+out:
+    cJSON_Delete(root);
+    gpuopt_free(text);
+    gpuopt_context_destroy(ctx);
+    return rc;
+}
+
+const cli_command cli_doctor = {
+    "doctor", "say why each backend can or cannot use a GPU, and what to do",
+    "usage: gpuopt doctor [--json] [--verbose]\n\n"
+    "Checks, for CUDA, ROCm, OpenCL and the CPU, what a GPU needs to be usable here:\n"
+    "GPUs on the PCI bus and their kernel driver, the device nodes and whether you may\n"
+    "open them (and which group to join), the driver libraries (and the CUDA toolkit's\n"
+    "stub shadowing the driver), a driver older than the CUDA runtime, registered\n"
+    "OpenCL drivers, visibility variables hiding every GPU, and container hints. Each\n"
+    "finding comes with its evidence and a fix.\n\n"
+    "  --json      one JSON object: {accelerators_usable, backends, findings, ...}\n"
+    "              (docs/doctor.md)\n"
+    "  --verbose   show the evidence of every finding, not only of warnings and problems\n\n"
+    "Exit status: 0 when at least one accelerator (a GPU or other non-CPU device) is\n"
+    "usable, 1 when none is, 2 on a usage error.\n",
+    run};
