@@ -115,7 +115,7 @@ static gpuopt_status bw_describe(gpo_t2 *t2, void *user, char *workload, size_t 
     return GPUOPT_OK;
 }
 
-static gpuopt_status bw_knob(gpo_t2_job *job, const char *name, const gpo_t2_stats *s, size_t bytes,
+static gpuopt_status bw_knob(gpo_t2_job *job, const char *name, const gpo_stats *s, size_t bytes,
                              int threads, const char *note)
 {
     double bps = s->median > 0 ? 2.0 * (double)bytes / s->median * 1e9 : 0;
@@ -143,13 +143,13 @@ static gpuopt_status teams(cpu_t2 *c)
 static gpuopt_status bw_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
 {
     cpu_t2 *c = user;
-    gpo_t2_stats s, one;
+    gpo_stats s, one;
     gpuopt_status st = teams(c);
     if (st)
         return st;
     copy_run r = {c, c->pool};
     st = buffers(c, PROBE_BYTES);
-    gpo_t2_timing probe = {0, 0, 3, 3, 0, 0};
+    gpo_timing_settings probe = {0, 0, 3, 3, 3, 0};
     if (!st)
         st = gpo_t2_time(copy_once, &r, &probe, 0, &s, NULL);
     if (st)
@@ -169,7 +169,7 @@ static gpuopt_status bw_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
     if (bytes != c->bytes)
         st = buffers(c, (size_t)bytes);
     double left = gpo_t2_job_left_ms(job);
-    gpo_t2_timing t = {1.0, left * 0.4, 5, 20, 0, 0};
+    gpo_timing_settings t = {1.0, left * 0.4, 5, 20, 5, 0};
     if (!st)
         st = gpo_t2_time(copy_once, &r, &t, 0, &s, NULL);
     r.pool = c->one;

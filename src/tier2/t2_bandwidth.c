@@ -90,9 +90,9 @@ static gpuopt_status bw_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
     if (st)
         return st;
     bw_ctx c = {g, NULL, NULL, 0};
-    gpo_t2_stats s;
+    gpo_stats s;
     st = bw_buffers(&c, PROBE_BYTES);
-    gpo_t2_timing probe = {0, 0, 3, 3, 0, 0};
+    gpo_timing_settings probe = {0, 0, 3, 3, 3, 0};
     if (!st)
         st = gpo_t2_time(bw_run, &c, &probe, 0, &s, NULL);
     if (st)
@@ -111,7 +111,7 @@ static gpuopt_status bw_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
         bytes = PROBE_BYTES;
     if (bytes != PROBE_BYTES)
         st = bw_buffers(&c, (size_t)bytes);
-    gpo_t2_timing t = {1.0, gpo_t2_job_left_ms(job) * 0.8, MIN_RUNS, MAX_RUNS, 0, 0};
+    gpo_timing_settings t = {1.0, gpo_t2_job_left_ms(job) * 0.8, MIN_RUNS, MAX_RUNS, MIN_RUNS, 0};
     if (!st)
         st = gpo_t2_time(bw_run, &c, &t, 0, &s, NULL);
     if (st)

@@ -48,8 +48,8 @@ static gpuopt_status lat_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
         return st;
     lat_ctx c = {g, (size_t)g->multiple};
     double left = gpo_t2_job_left_ms(job);
-    gpo_t2_timing t = {WARMUP_MS, left * 0.8, MIN_RUNS, MAX_RUNS, 0, 0};
-    gpo_t2_stats s;
+    gpo_timing_settings t = {WARMUP_MS, left * 0.8, MIN_RUNS, MAX_RUNS, MIN_RUNS, 0};
+    gpo_stats s;
     st = gpo_t2_time(lat_run, &c, &t, 0, &s, NULL);
     if (st)
         return st;

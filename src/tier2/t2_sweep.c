@@ -9,6 +9,7 @@
 
 #include "strutil.h"
 #include "tier2/tier2.h"
+#include "tune/status.h"
 
 /* Finalists re-timed side by side with the incumbent. */
 #define CHALLENGERS 2
@@ -22,9 +23,6 @@
 #define CAND_MIN_RUNS 3
 #define CAND_MAX_RUNS 20
 #define PRUNE_RATIO 2.0
-
-/* Candidate statuses of the cache records (gpo_cache_stats.status). */
-enum { CAND_OK = 0, CAND_INVALID = 1, CAND_PRUNED = 6 };
 
 void gpo_t2_fmt_ns(double ns, char *out, size_t cap)
 {
@@ -44,7 +42,7 @@ void gpo_t2_fmt_rate(double bps, char *out, size_t cap)
         gpo_snprintf(out, cap, "%.3g MB/s", bps / 1e6);
 }
 
-static void to_cache_stats(const gpo_t2_stats *s, int32_t status, gpo_cache_stats *out)
+static void to_cache_stats(const gpo_stats *s, int32_t status, gpo_cache_stats *out)
 {
     out->status = status;
     out->runs = s ? s->count : 0;
@@ -65,8 +63,8 @@ static cJSON *params_of(const char *param, int64_t v)
     return o;
 }
 
-static gpuopt_status record(gpo_t2_job *job, const gpo_t2_sweep *s, int64_t v,
-                            const gpo_t2_stats *st, int32_t status)
+static gpuopt_status record(gpo_t2_job *job, const gpo_t2_sweep *s, int64_t v, const gpo_stats *st,
+                            int32_t status)
 {
     if (!job->tune)
         return GPUOPT_OK;
@@ -89,8 +87,7 @@ static void tried_add(gpo_t2_sweep_result *res, int64_t v, const char *note)
 
 /* A candidate an earlier, cut-short sweep stored: 1 with its statistics
  * and status when `resume` has `v`. */
-static int stored(const cJSON *resume, const char *param, int64_t v, gpo_t2_stats *st,
-                  int32_t *status)
+static int stored(const cJSON *resume, const char *param, int64_t v, gpo_stats *st, int32_t *status)
 {
     const cJSON *c;
     cJSON_ArrayForEach(c, resume)
@@ -101,7 +98,7 @@ static int stored(const cJSON *resume, const char *param, int64_t v, gpo_t2_stat
         if (!cJSON_IsNumber(x) || (int64_t)x->valuedouble != v || !cJSON_IsString(s))
             continue;
         *status = gpo_cache_status_parse(s->valuestring);
-        if (*status != CAND_OK && *status != CAND_PRUNED && *status != CAND_INVALID)
+        if (*status != GPO_CAND_OK && *status != GPO_CAND_PRUNED && *status != GPO_CAND_INVALID)
             return 0;
         static const char *const f[4] = {"median_ns", "p20_ns", "p80_ns", "min_ns"};
         double *to[4] = {&st->median, &st->p20, &st->p80, &st->min};
@@ -113,7 +110,7 @@ static int stored(const cJSON *resume, const char *param, int64_t v, gpo_t2_stat
         const cJSON *runs = cJSON_GetObjectItemCaseSensitive(c, "runs");
         st->count = cJSON_IsNumber(runs) ? (int32_t)runs->valueint : 0;
         st->max = st->mean = st->median;
-        return *status == CAND_INVALID || (st->median > 0 && st->count > 0);
+        return *status == GPO_CAND_INVALID || (st->median > 0 && st->count > 0);
     }
     return 0;
 }
@@ -148,7 +145,7 @@ gpuopt_status gpo_t2_sweep_run(gpo_t2 *t2, gpo_t2_job *job, const gpo_t2_sweep *
     memset(res, 0, sizeof *res);
     res->runner = -1;
     int64_t *vals = malloc((size_t)s->n * sizeof *vals);
-    gpo_t2_stats *sts = calloc((size_t)s->n, sizeof *sts);
+    gpo_stats *sts = calloc((size_t)s->n, sizeof *sts);
     int32_t *ok = calloc((size_t)s->n, sizeof *ok);
     gpuopt_status st = GPUOPT_OK;
     if (!vals || !sts || !ok) {
@@ -186,10 +183,10 @@ gpuopt_status gpo_t2_sweep_run(gpo_t2 *t2, gpo_t2_job *job, const gpo_t2_sweep *
         int32_t was;
         if (stored(job->resume, s->param, vals[i], &sts[i], &was)) {
             /* Kept from the earlier run; the finalists are re-timed now. */
-            st = record(job, s, vals[i], was == CAND_INVALID ? NULL : &sts[i], was);
+            st = record(job, s, vals[i], was == GPO_CAND_INVALID ? NULL : &sts[i], was);
             if (st)
                 goto out;
-            if (was == CAND_INVALID) {
+            if (was == GPO_CAND_INVALID) {
                 res->invalid++;
                 tried_add(res, vals[i], " (beyond the kernel's limit)");
                 if (i == 0 && inc == 0)
@@ -197,9 +194,9 @@ gpuopt_status gpo_t2_sweep_run(gpo_t2 *t2, gpo_t2_job *job, const gpo_t2_sweep *
                 continue;
             }
             res->measured++;
-            ok[i] = was == CAND_OK;
-            res->pruned += was == CAND_PRUNED;
-            tried_add(res, vals[i], was == CAND_PRUNED ? " (pruned)" : "");
+            ok[i] = was == GPO_CAND_OK;
+            res->pruned += was == GPO_CAND_PRUNED;
+            tried_add(res, vals[i], was == GPO_CAND_PRUNED ? " (pruned)" : "");
             if (ok[i] && (best < 0 || sts[i].median < sts[best].median))
                 best = i;
             continue;
@@ -211,7 +208,7 @@ gpuopt_status gpo_t2_sweep_run(gpo_t2 *t2, gpo_t2_job *job, const gpo_t2_sweep *
                               (long long)vals[i], gpo_detail_get());
                 res->invalid++;
                 tried_add(res, vals[i], " (beyond the kernel's limit)");
-                st = record(job, s, vals[i], NULL, CAND_INVALID);
+                st = record(job, s, vals[i], NULL, GPO_CAND_INVALID);
                 if (st)
                     goto out;
                 if (i == 0 && inc == 0)
@@ -223,7 +220,7 @@ gpuopt_status gpo_t2_sweep_run(gpo_t2 *t2, gpo_t2_job *job, const gpo_t2_sweep *
         }
         /* Half the budget left goes to the candidates left, the rest to
          * the final re-timing. */
-        gpo_t2_timing t = {
+        gpo_timing_settings t = {
             0, left * 0.5 / (nv - i), CAND_MIN_RUNS, CAND_MAX_RUNS, CAND_MIN_RUNS, PRUNE_RATIO};
         int pruned = 0;
         st = gpo_t2_time(s->run, s->user, &t, best >= 0 ? sts[best].median : 0, &sts[i], &pruned);
@@ -234,7 +231,7 @@ gpuopt_status gpo_t2_sweep_run(gpo_t2 *t2, gpo_t2_job *job, const gpo_t2_sweep *
         if (pruned)
             res->pruned++;
         tried_add(res, vals[i], pruned ? " (pruned)" : "");
-        st = record(job, s, vals[i], &sts[i], pruned ? CAND_PRUNED : CAND_OK);
+        st = record(job, s, vals[i], &sts[i], pruned ? GPO_CAND_PRUNED : GPO_CAND_OK);
         if (st)
             goto out;
         if (!pruned && (best < 0 || sts[i].median < sts[best].median))
@@ -269,27 +266,25 @@ gpuopt_status gpo_t2_sweep_run(gpo_t2 *t2, gpo_t2_job *job, const gpo_t2_sweep *
         if (sts[fin[f]].median > slowest)
             slowest = sts[fin[f]].median;
     }
-    gpo_t2_stats fs[1 + CHALLENGERS];
+    gpo_stats fs[1 + CHALLENGERS];
     int32_t w = 0;
     if (nf > 1 && gpo_t2_job_left_ms(job) <= 0) {
         /* No budget left to re-time: the sweep's own times, same rule. */
         for (int32_t f = 0; f < nf; f++)
             fs[f] = sts[fin[f]];
         for (int32_t f = 1; f < nf; f++)
-            if (gpo_t2_beats(&fs[0], &fs[f]) && (w == 0 || fs[f].median < fs[w].median))
+            if (gpo_stats_beats(&fs[0], &fs[f], GPO_NOISE_FLOOR) &&
+                (w == 0 || fs[f].median < fs[w].median))
                 w = f;
     } else if (nf > 1) {
-        retime_ctx rc = {s, fv};
-        int32_t rounds = rounds_for(gpo_t2_job_left_ms(job), slowest, nf, FINAL_ROUNDS);
-        st = gpo_t2_retime(retime_run, &rc, nf, rounds, fs);
-        if (st)
-            goto out;
         /* The incumbent holds unless beaten beyond noise; among those that
          * beat it, the lowest median. Without an incumbent, slot 0 (the
          * sweep's fastest) plays its part. */
-        for (int32_t f = 1; f < nf; f++)
-            if (gpo_t2_beats(&fs[0], &fs[f]) && (w == 0 || fs[f].median < fs[w].median))
-                w = f;
+        retime_ctx rc = {s, fv};
+        int32_t rounds = rounds_for(gpo_t2_job_left_ms(job), slowest, nf, FINAL_ROUNDS);
+        st = gpo_t2_retime(retime_run, &rc, nf, rounds, fs, &w);
+        if (st)
+            goto out;
     } else {
         fs[0] = sts[fin[0]];
     }
@@ -308,10 +303,10 @@ gpuopt_status gpo_t2_sweep_run(gpo_t2 *t2, gpo_t2_job *job, const gpo_t2_sweep *
     }
     /* The record's best and runner-up, with the side-by-side times. */
     job->best_params = params_of(s->param, res->winner);
-    to_cache_stats(&res->winner_st, CAND_OK, &job->best);
+    to_cache_stats(&res->winner_st, GPO_CAND_OK, &job->best);
     if (res->runner >= 0) {
         job->runner_params = params_of(s->param, res->runner);
-        to_cache_stats(&res->runner_st, CAND_OK, &job->runner);
+        to_cache_stats(&res->runner_st, GPO_CAND_OK, &job->runner);
     }
     if (!job->best_params || (res->runner >= 0 && !job->runner_params))
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2 sweep: out of memory");
@@ -345,8 +340,8 @@ gpuopt_status gpo_t2_sweep_verify(gpo_t2_job *job, const gpo_t2_sweep *s, int *k
     }
     int k = job->hit->runner_up && param_of(job->hit->runner_up, s->param, &v[1]) ? 2 : 1;
     retime_ctx rc = {s, v};
-    gpo_t2_stats fs[2];
-    gpuopt_status st = gpo_t2_retime(retime_run, &rc, k, VERIFY_ROUNDS, fs);
+    gpo_stats fs[2];
+    gpuopt_status st = gpo_t2_retime(retime_run, &rc, k, VERIFY_ROUNDS, fs, NULL);
     if (st == GPUOPT_ERR_UNSUPPORTED) {
         gpo_snprintf(job->verify_note, sizeof job->verify_note, "a stored %s no longer runs (%s)",
                      s->param, gpo_detail_get());
@@ -365,7 +360,7 @@ gpuopt_status gpo_t2_sweep_verify(gpo_t2_job *job, const gpo_t2_sweep *s, int *k
     }
     gpo_t2_fmt_ns(fs[1].median, b, sizeof b);
     job->verify_runner_ns = fs[1].median;
-    *keep = !gpo_t2_beats(&fs[0], &fs[1]);
+    *keep = !gpo_stats_beats(&fs[0], &fs[1], GPO_NOISE_FLOOR);
     gpo_snprintf(job->verify_note, sizeof job->verify_note,
                  "%s %lld %s against the runner-up %lld (%s vs %s)", s->param, (long long)v[0],
                  *keep ? "holds" : "is now beaten", (long long)v[1], a, b);

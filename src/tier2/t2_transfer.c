@@ -71,7 +71,7 @@ static gpuopt_status xfer_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
     int kinds = has_pinned(o) ? 2 : 1;
     void *host[2] = {malloc(BYTES), NULL};
     gpo_rt_buf *buf = NULL;
-    gpo_t2_stats s[2][2]; /* [to_device][pinned] */
+    gpo_stats s[2][2]; /* [to_device][pinned] */
     if (!host[0]) {
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2 transfers: out of memory");
         goto out;
@@ -90,8 +90,8 @@ static gpuopt_status xfer_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
         for (int k = 0; k < kinds && !st; k++) {
             xfer_ctx c = {g, buf, host[k], dir};
             int left_subjects = dir * kinds + (kinds - k);
-            gpo_t2_timing t = {
-                0, gpo_t2_job_left_ms(job) * 0.8 / left_subjects, MIN_RUNS, MAX_RUNS, 0, 0};
+            gpo_timing_settings t = {
+                0, gpo_t2_job_left_ms(job) * 0.8 / left_subjects, MIN_RUNS, MAX_RUNS, MIN_RUNS, 0};
             st = gpo_t2_time(xfer_run, &c, &t, 0, &s[dir][k], NULL);
         }
     }
@@ -114,8 +114,8 @@ static gpuopt_status xfer_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
         goto out;
     int wins = 0, losses = 0;
     for (int dir = 0; dir < 2; dir++) {
-        wins += gpo_t2_beats(&s[dir][0], &s[dir][1]);
-        losses += gpo_t2_beats(&s[dir][1], &s[dir][0]);
+        wins += gpo_stats_beats(&s[dir][0], &s[dir][1], GPO_NOISE_FLOOR);
+        losses += gpo_stats_beats(&s[dir][1], &s[dir][0], GPO_NOISE_FLOOR);
     }
     int pinned = wins > 0 && losses == 0;
     double up = rate[1][0] > 0 ? rate[1][1] / rate[1][0] : 0;

@@ -31,57 +31,31 @@
 
 #include "backend.h"
 #include "tune/cache.h"
+#include "tune/stats.h"
 
 struct gpuopt_plan;
 
 /* ---- timing (t2_measure.c) ------------------------------------------------ */
 
-/* Statistics of one subject's timed runs, in nanoseconds. The median
- * selects; p20/p80 give the spread the noise rule uses. */
-typedef struct gpo_t2_stats {
-    int32_t count;
-    double median, p20, p80, min, max, mean;
-    double cv; /* standard deviation / mean; 0 below two samples */
-} gpo_t2_stats;
-
-/* How long to measure one subject: warm up until warmup_ms of run time
- * (at least one run, untimed), then time runs until repeat_ms of run time
- * with at least min_runs and at most max_runs. With a best time known, a
- * subject whose first probe_runs have a median over prune_ratio times it
- * stops there (pruned; TunableOp's rule); prune_ratio 0 never prunes. */
-typedef struct gpo_t2_timing {
-    double warmup_ms;
-    double repeat_ms;
-    int32_t min_runs;
-    int32_t max_runs;
-    int32_t probe_runs;
-    double prune_ratio;
-} gpo_t2_timing;
-
 /* Runs the subject once; stores how long the run took (device time when
  * the runtime can tell, else host time). */
 typedef gpuopt_status (*gpo_t2_run_fn)(void *user, double *ns);
 
-/* Measures `run` under `t` (best_ns <= 0: no pruning). *pruned (may be
- * NULL) says whether the probe stopped it. Fails with the first failing
- * run's status. This is the one timing loop of tier 2. */
-gpuopt_status gpo_t2_time(gpo_t2_run_fn run, void *user, const gpo_t2_timing *t, double best_ns,
-                          gpo_t2_stats *out, int *pruned);
+/* Measures `run` under `t` with the tuner's timing controller
+ * (src/tune/stats.h: warm-up on time, repeats bounded by runs and time,
+ * probe-and-prune against best_ns > 0). *pruned (may be NULL) says whether
+ * the probe stopped it. Fails with the first failing run's status. This is
+ * the one timing loop of tier 2. */
+gpuopt_status gpo_t2_time(gpo_t2_run_fn run, void *user, const gpo_timing_settings *t,
+                          double best_ns, gpo_stats *out, int *pruned);
 
-/* Statistics of n >= 1 samples (not modified). */
-gpuopt_status gpo_t2_stats_of(const double *samples, int32_t n, gpo_t2_stats *out);
-
-/* The "within noise" rule: 1 when the challenger's median is lower than
- * the incumbent's by more than max(2% of the incumbent's median, the mean
- * of their p20-p80 spreads). */
-int gpo_t2_beats(const gpo_t2_stats *incumbent, const gpo_t2_stats *challenger);
-
-/* Re-times k subjects side by side: `rounds` rounds (the first a warm-up
- * whose samples are dropped), each running every subject once in an order
- * rotated by one per round, so none always runs first after an idle gap.
- * run(user, i, &ns) runs subject i. stats[k] receives each subject's. */
+/* Re-times k subjects side by side with the tuner's gpo_retime: `rounds`
+ * rounds (the first a dropped warm-up), each running every subject once in
+ * an order rotated by one per round. run(user, i, &ns) runs subject i.
+ * stats[k] receives each subject's; *pick (may be NULL) the winner by
+ * gpo_stats_beats against slot 0 (the incumbent). */
 gpuopt_status gpo_t2_retime(gpuopt_status (*run)(void *user, int32_t i, double *ns), void *user,
-                            int32_t k, int32_t rounds, gpo_t2_stats *stats);
+                            int32_t k, int32_t rounds, gpo_stats *stats, int32_t *pick);
 
 /* ---- a tier-2 run ------------------------------------------------------------ */
 
@@ -192,7 +166,7 @@ typedef struct gpo_t2_sweep {
 
 typedef struct gpo_t2_sweep_result {
     int64_t winner, runner; /* runner -1 when there is none */
-    gpo_t2_stats winner_st, runner_st, incumbent_st;
+    gpo_stats winner_st, runner_st, incumbent_st;
     int32_t measured, invalid, pruned;
     int incumbent_won;
     char tried[256]; /* "8, 16, 32 (pruned), ..." */
