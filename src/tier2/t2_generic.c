@@ -141,7 +141,11 @@ gpuopt_status gpo_tier2_generic(void *state, const gpo_route *route, const gpuop
     if (g.rt) {
         gpo_log_debug(t2.log, "%s: tier 2 session on %s: open %.1f ms, build %.1f ms", dev->info.id,
                       route->backend->name, g.open_ms, g.build_ms);
-        ops->close(g.rt); /* releases every buffer, kernel and program left */
+        ops->kernel_free(g.rt, g.copy);
+        ops->kernel_free(g.rt, g.empty);
+        ops->kernel_free(g.rt, g.reduce);
+        ops->program_free(g.rt, g.prog);
+        ops->close(g.rt);
     }
     return st;
 }
