@@ -11,7 +11,7 @@ extern const gpo_backend gpo_backend_cpu;
 
 /* The catalogue (cpu_rules.c). Its size is a constant so the ops table in
  * cpu_backend.c can hold it; a test checks that no entry is left empty. */
-#define GPO_CPU_N_KNOBS 7
+#define GPO_CPU_N_KNOBS 8
 extern const gpo_knob_def gpo_cpu_knobs[GPO_CPU_N_KNOBS];
 
 /* The facts a loaded state holds; NULL for a NULL state. */

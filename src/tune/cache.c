@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cache_int.h"
+#include "hash.h"
 #include "strutil.h"
 
 struct gpo_cache_tune {
@@ -269,7 +270,7 @@ gpuopt_status gpo_cache_begin(gpo_cache *c, const gpo_cache_key *key, const gpo_
     char seed[96];
     int n = snprintf(seed, sizeof seed, "%ld/%llu/%llu/%p", (long)getpid(),
                      (unsigned long long)gpo_now_ns(), (unsigned long long)++c->serial, (void *)t);
-    gpo_cache_hex16(gpo_cache_hash64(seed, (size_t)n), t->id);
+    gpo_cache_hex16(gpo_hash64(seed, (size_t)n), t->id);
     char seedtext[24];
     gpo_snprintf(seedtext, sizeof seedtext, "%llu", (unsigned long long)search->seed);
     cJSON *o = line_start("begin", t->key);

@@ -105,13 +105,9 @@ char *gpo_journal_print(const cJSON *obj, size_t *len);
 
 /* ---- Keys (cache_key.c) --------------------------------------------------------- */
 
-/* FNV-1a 64 (draft-eastlake-fnv) finished with MurmurHash3's fmix64, so the
- * low bits that hash tables use mix well. The same function as the search
- * engine's gpo_hash64 (src/hash.h); kept here so the cache stands alone.
- * Not cryptographic: a collision costs a compare, since every hit checks
- * the full key text. Changing it changes every key: it is part of the
- * schema. */
-uint64_t gpo_cache_hash64(const void *data, size_t len);
+/* Keys hash with gpo_hash64 (src/hash.h). Not cryptographic: a collision
+ * costs a compare, since every hit checks the full key text. Changing the
+ * hash changes every key: it is part of the schema. */
 /* 16 lower-case hex digits and a NUL; and back (-1 unless exactly 16). */
 void gpo_cache_hex16(uint64_t value, char out[17]);
 int gpo_cache_parse16(const char *hex, uint64_t *value);

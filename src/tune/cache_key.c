@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cache_int.h"
+#include "hash.h"
 #include "strutil.h"
 
 /* Lower-case ASCII letters, digits and inner dots stay, runs of anything
@@ -90,22 +91,6 @@ gpuopt_status gpo_cache_file_name(const gpo_cache_device *dev, const char *host,
     return GPUOPT_OK;
 }
 
-uint64_t gpo_cache_hash64(const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-64 offset basis */
-    for (size_t i = 0; p && i < len; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull; /* FNV-64 prime */
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
-}
-
 void gpo_cache_hex16(uint64_t value, char out[17])
 {
     static const char digits[] = "0123456789abcdef";
@@ -163,7 +148,7 @@ gpuopt_status gpo_cache_hash_text(const char *text, size_t len, char *out, size_
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", out ? "text" : "out");
     if (cap < 25)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "hash output needs 25 bytes, %zu given", cap);
-    hash_out(gpo_cache_hash64(text, len), out);
+    hash_out(gpo_hash64(text, len), out);
     return GPUOPT_OK;
 }
 
@@ -198,7 +183,7 @@ gpuopt_status gpo_cache_hash_set(const char *const *items, size_t n, char *out, 
     char *text = gpo_sbuf_take(&b);
     if (!text)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to hash %zu items", n);
-    uint64_t h = gpo_cache_hash64(text, len);
+    uint64_t h = gpo_hash64(text, len);
     free(text);
     hash_out(h, out);
     return GPUOPT_OK;
@@ -274,7 +259,7 @@ gpuopt_status gpo_cache_key_canon(const gpo_cache_key *key, char **canon, uint64
     }
     *p = '\0';
     if (hash)
-        *hash = gpo_cache_hash64(text, total);
+        *hash = gpo_hash64(text, total);
     *canon = text;
     return GPUOPT_OK;
 }

@@ -40,7 +40,20 @@ GPO_CU_DEVICE_ATTRIBUTES(ATTR_CHECK_)
                    "CU_COMPUTEMODE_" #name " differs from cuda.h");
 GPO_CU_COMPUTEMODES(MODE_CHECK_)
 
+#define FUNC_ATTR_CHECK_(name, value)                                                              \
+    _Static_assert(GPO_CU_FUNC_ATTRIBUTE_##name == (int)CU_FUNC_ATTRIBUTE_##name,                  \
+                   "CU_FUNC_ATTRIBUTE_" #name " differs from cuda.h");
+GPO_CU_FUNC_ATTRIBUTES(FUNC_ATTR_CHECK_)
+_Static_assert(GPO_CU_EVENT_DEFAULT == (int)CU_EVENT_DEFAULT, "CU_EVENT_DEFAULT");
+
 _Static_assert(sizeof(gpo_cu_uuid) == sizeof(CUuuid), "CUuuid size");
+_Static_assert(sizeof(gpo_cu_module) == sizeof(CUmodule), "CUmodule size");
+_Static_assert(sizeof(gpo_cu_function) == sizeof(CUfunction), "CUfunction size");
+_Static_assert(sizeof(gpo_cu_event) == sizeof(CUevent), "CUevent size");
+_Static_assert(sizeof(gpo_cu_stream) == sizeof(CUstream), "CUstream size");
+_Static_assert(sizeof(gpo_cu_function_attribute) == sizeof(CUfunction_attribute),
+               "CUfunction_attribute size");
+_Static_assert(__builtin_types_compatible_p(gpo_cu_deviceptr, CUdeviceptr), "CUdeviceptr type");
 _Static_assert(sizeof(gpo_cu_device) == sizeof(CUdevice), "CUdevice size");
 _Static_assert(sizeof(gpo_cu_context) == sizeof(CUcontext), "CUcontext size");
 _Static_assert(sizeof(gpo_cu_result) == sizeof(CUresult), "CUresult size");
@@ -53,6 +66,12 @@ _Static_assert(sizeof(gpo_cu_device_attribute) == sizeof(CUdevice_attribute), "a
 #define gpo_cu_context CUcontext
 #define gpo_cu_uuid CUuuid
 #define gpo_cu_device_attribute CUdevice_attribute
+#define gpo_cu_module CUmodule
+#define gpo_cu_function CUfunction
+#define gpo_cu_event CUevent
+#define gpo_cu_stream CUstream
+#define gpo_cu_deviceptr CUdeviceptr
+#define gpo_cu_function_attribute CUfunction_attribute
 
 /* `field` expands through cuda.h's mapping (cuDeviceTotalMem becomes
  * cuDeviceTotalMem_v2); entries not checked are legacy symbols cuda.h no
@@ -104,8 +123,9 @@ static void the_dlsym_table_names_the_same_symbols(void **state)
 static void legacy_fallbacks_are_unversioned_names_of_checked_entries(void **state)
 {
     (void)state;
-    /* cuDeviceGetUuid (before CUDA 11.4) is kept only as a fallback for
-     * cuDeviceGetUuid_v2: its name is the _v2 symbol without the suffix. */
+    /* cuDeviceGetUuid (before CUDA 11.4) and cuEventElapsedTime (before
+     * 12.8) are kept only as fallbacks for their _v2 symbols: each name is
+     * the _v2 symbol without the suffix. */
     for (size_t i = 0; i < sizeof mapping / sizeof mapping[0]; i++) {
         if (mapping[i].checked)
             continue;

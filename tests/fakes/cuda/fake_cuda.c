@@ -50,6 +50,27 @@ static const char *const fake_syms[] = {
     "cuCtxPopCurrent_v2",
     "cuMemGetInfo",
     "cuMemGetInfo_v2",
+    /* the runtime half, fake_cuda_rt.c */
+    "cuCtxSynchronize",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyDtoH_v2",
+    "cuMemcpyDtoD_v2",
+    "cuMemAllocHost_v2",
+    "cuMemFreeHost",
+    "cuModuleLoadData",
+    "cuModuleUnload",
+    "cuModuleGetFunction",
+    "cuFuncGetAttribute",
+    "cuFuncGetParamInfo",
+    "cuLaunchKernel",
+    "cuEventCreate",
+    "cuEventDestroy_v2",
+    "cuEventRecord",
+    "cuEventSynchronize",
+    "cuEventElapsedTime_v2",
+    "cuEventElapsedTime",
 };
 #define N_SYMS (sizeof fake_syms / sizeof fake_syms[0])
 
@@ -67,6 +88,7 @@ static _Thread_local int depth;
 /* Reads the environment and starts afresh; called with the lock held. */
 static void configure(void)
 {
+    fake_rt_reset();
     fake_config_read(&cfg);
     initialised = 0;
     init_pid = 0;
@@ -79,7 +101,7 @@ static void configure(void)
 
 /* Counts the call and applies fault rules: 1 with *r set when the call must
  * fail. A broken configuration fails every call. */
-static int enter(const char *sym, gpo_cu_result *r)
+int fake_enter(const char *sym, gpo_cu_result *r)
 {
     int fail = 0;
     pthread_mutex_lock(&lock);
@@ -104,18 +126,33 @@ static int enter(const char *sym, gpo_cu_result *r)
     return fail;
 }
 
-#define ENTER(sym)                                                                                 \
-    do {                                                                                           \
-        gpo_cu_result injected_;                                                                   \
-        if (enter(sym, &injected_))                                                                \
-            return injected_;                                                                      \
-    } while (0)
+#define ENTER(sym) FAKE_ENTER(sym)
+#define NEED_INIT() FAKE_NEED_INIT()
 
-#define NEED_INIT()                                                                                \
-    do {                                                                                           \
-        if (!initialised)                                                                          \
-            return GPO_CUDA_ERROR_NOT_INITIALIZED;                                                 \
-    } while (0)
+int fake_initialised(void)
+{
+    return initialised;
+}
+
+fake_device *fake_current(void)
+{
+    return depth ? stack[depth - 1] : NULL;
+}
+
+fake_device *fake_device_at(int index)
+{
+    return index >= 0 && index < cfg.n_devices ? &cfg.devices[index] : NULL;
+}
+
+void fake_lock(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void fake_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
 
 #define DEVICE(d, dev)                                                                             \
     do {                                                                                           \
@@ -273,6 +310,12 @@ gpo_cu_result cuGetErrorString(gpo_cu_result error, const char **text)
         {GPO_CUDA_ERROR_OUT_OF_MEMORY, "out of memory"},
         {GPO_CUDA_ERROR_NOT_INITIALIZED, "initialization error"},
         {GPO_CUDA_ERROR_INVALID_CONTEXT, "invalid device context"},
+        {GPO_CUDA_ERROR_INVALID_HANDLE, "invalid resource handle"},
+        {GPO_CUDA_ERROR_NOT_FOUND, "named symbol not found"},
+        /* The real driver says "operation not supported"; the double says
+         * why it answers so to every launch. */
+        {GPO_CUDA_ERROR_NOT_SUPPORTED,
+         "operation not supported: the libcuda test double cannot run kernels"},
     };
     ENTER("cuGetErrorString");
     if (!text)
@@ -311,8 +354,8 @@ static gpo_cu_result release(gpo_cu_device dev)
     pthread_mutex_lock(&lock);
     if (d->refcount == 0)
         r = GPO_CUDA_ERROR_INVALID_CONTEXT;
-    else
-        d->refcount--;
+    else if (--d->refcount == 0)
+        fake_rt_context_destroyed(d);
     pthread_mutex_unlock(&lock);
     return r;
 }
