@@ -286,14 +286,25 @@ int main(int argc, char **argv)
         }
     }
     for (int w = 0; w < 2; w++) {
-        double base = 0;
+        double base = 0, med[3], p20[3], p80[3];
         for (int l = 0; l < 3; l++) {
-            double med = q(lv[l].ms[w], repeats, 0.5);
-            double p20 = q(lv[l].ms[w], repeats, 0.2), p80 = q(lv[l].ms[w], repeats, 0.8);
+            med[l] = q(lv[l].ms[w], repeats, 0.5);
+            p20[l] = q(lv[l].ms[w], repeats, 0.2);
+            p80[l] = q(lv[l].ms[w], repeats, 0.8);
             if (l == 0)
-                base = med;
-            printf("%s level%d %.3f %.3f %.3f %.3f\n", names[w], l, med, p20, p80, base / med);
+                base = med[l];
+            printf("%s level%d %.3f %.3f %.3f %.3f\n", names[w], l, med[l], p20[l], p80[l],
+                   base / med[l]);
         }
+        /* Level 2 against level 1 by tier 2's own rule (gpo_stats_beats):
+         * a difference counts only beyond max(2%, the mean p20-p80 spread). */
+        double noise = ((p80[1] - p20[1]) + (p80[2] - p20[2])) / 2;
+        if (noise < 0.02 * med[1])
+            noise = 0.02 * med[1];
+        printf("%s level2_vs_level1 %.3f %s\n", names[w], med[1] / med[2],
+               med[1] - med[2] > noise   ? "faster"
+               : med[2] - med[1] > noise ? "slower"
+                                         : "within-noise");
     }
 
     for (int l = 0; l < 3; l++) {

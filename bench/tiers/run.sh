@@ -53,5 +53,10 @@ grep '^level[0-9] ' "$out" | sed 's/^level\([0-9]\) block \([0-9]*\) sgemm_group
 echo
 echo '| workload | level | median ms | p20 ms | p80 ms | speed-up over level 0 |'
 echo '|---|---|---|---|---|---|'
-grep -E '^(sgemm|stencil) level' "$out" | awk '{ sub("level", "", $2); w = $1 == "sgemm" ? "SGEMM 512x512 (naive, 2-D groups)" : "1-D stencil, 8 Mi floats, radius 3"; printf "| %s | %s | %.2f | %.2f | %.2f | x%.3f |\n", w, $2, $3, $4, $5, $6 }'
+grep -E '^(sgemm|stencil) level[0-9] ' "$out" | awk '{ sub("level", "", $2); w = $1 == "sgemm" ? "SGEMM 512x512 (naive, 2-D groups)" : "1-D stencil, 8 Mi floats, radius 3"; printf "| %s | %s | %.2f | %.2f | %.2f | x%.3f |\n", w, $2, $3, $4, $5, $6 }'
+echo
+echo "Level 2 against level 1 (ratio of medians; a difference counts only beyond max(2%, the"
+echo "mean p20-p80 spread), tier 2's own rule):"
+echo
+grep -E '^(sgemm|stencil) level2_vs_level1 ' "$out" | awk '{ w = $1 == "sgemm" ? "SGEMM" : "stencil"; printf "- %s: x%.3f, %s\n", w, $3, $4 }'
 echo
