@@ -200,7 +200,7 @@ static gpuopt_status job_key(gpo_t2 *t2, gpo_t2_job *job, void *user)
 static gpuopt_status payload_of(gpo_t2_job *job, cJSON **out)
 {
     cJSON *p = job->extra ? cJSON_Duplicate(job->extra, 1) : cJSON_CreateObject();
-    cJSON *k = p ? cJSON_Duplicate(job->knobs, 1) : NULL;
+    cJSON *k = !p ? NULL : job->knobs ? cJSON_Duplicate(job->knobs, 1) : cJSON_CreateArray();
     if (!p || !k || !cJSON_AddItemToObject(p, "knobs", k)) {
         cJSON_Delete(k);
         cJSON_Delete(p);
