@@ -24,8 +24,6 @@ typedef struct gpo_t2_rt {
 /* Opens the session and builds the kernels, once. */
 gpuopt_status gpo_t2_rt_session(gpo_t2_rt *g);
 
-/* Buffers the sweeps and bandwidth share are freed with the session. */
-
 /* The device limit on a group: max_threads_per_block, else 256. */
 int64_t gpo_t2_rt_max_group(const gpo_t2 *t2);
 

@@ -156,7 +156,7 @@ typedef struct gpo_t2_sweep {
     const char *param;     /* "block" */
     const int64_t *values; /* candidates, in the order to try */
     int32_t n;
-    int64_t incumbent; /* must be one of values */
+    int64_t incumbent; /* measured first when it is one of values; else the fastest leads */
     /* Sets up for a value (0 = OK); GPUOPT_ERR_UNSUPPORTED marks the
      * candidate invalid (beyond a kernel limit) instead of failing. */
     gpuopt_status (*prepare)(void *user, int64_t value);
@@ -169,7 +169,7 @@ typedef struct gpo_t2_sweep_result {
     gpo_stats winner_st, runner_st, incumbent_st;
     int32_t measured, invalid, pruned;
     int incumbent_won;
-    char tried[256]; /* "8, 16, 32 (pruned), ..." */
+    char tried[512]; /* "8, 16, 32 (pruned), ..." */
 } gpo_t2_sweep_result;
 
 /* Runs the sweep within the job's budget and writes its cache record. */
