@@ -148,6 +148,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (decide_only) {
+        printf("level2_block %lld reduce %lld\n", (long long)knob_int(plan[2], "launch.block_size"),
+               (long long)knob_int(plan[2], "launch.reduce_block_size"));
         gpuopt_plan_destroy(plan[2]);
         gpuopt_context_destroy(ctx);
         char rm[128];

@@ -38,7 +38,8 @@ out:
 }
 
 gpuopt_status gpo_t2_retime(gpuopt_status (*run)(void *user, int32_t i, double *ns), void *user,
-                            int32_t k, int32_t rounds, gpo_stats *stats, int32_t *pick)
+                            int32_t k, int32_t rounds, double floor, gpo_stats *stats,
+                            int32_t *pick)
 {
     if (!run || !stats)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "tier 2 re-timing: NULL %s",
@@ -55,7 +56,7 @@ gpuopt_status gpo_t2_retime(gpuopt_status (*run)(void *user, int32_t i, double *
             goto out;
         gpo_retime_record(&r, which, ns);
     }
-    int32_t w = gpo_retime_pick(&r, GPO_NOISE_FLOOR, stats);
+    int32_t w = gpo_retime_pick(&r, floor, stats);
     if (w < 0)
         st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "tier 2 re-timing: nothing was timed");
     else if (pick)

@@ -15,8 +15,8 @@
 #define CHALLENGERS 2
 /* Rounds of the final re-timing (the first is dropped as a warm-up), and
  * of a trust-but-verify re-timing. */
-#define FINAL_ROUNDS 7
-#define VERIFY_ROUNDS 7
+#define FINAL_ROUNDS 21
+#define VERIFY_ROUNDS 11
 /* A candidate's timing: its warm-up run absorbs a JIT's compile for a new
  * launch shape (PoCL compiles a work-group function per local size), then
  * 3 probe runs; then runs until its share of the budget, at most 20. */
@@ -273,7 +273,7 @@ gpuopt_status gpo_t2_sweep_run(gpo_t2 *t2, gpo_t2_job *job, const gpo_t2_sweep *
         for (int32_t f = 0; f < nf; f++)
             fs[f] = sts[fin[f]];
         for (int32_t f = 1; f < nf; f++)
-            if (gpo_stats_beats(&fs[0], &fs[f], GPO_NOISE_FLOOR) &&
+            if (gpo_stats_beats(&fs[0], &fs[f], GPO_T2_SWITCH_FLOOR) &&
                 (w == 0 || fs[f].median < fs[w].median))
                 w = f;
     } else if (nf > 1) {
@@ -282,7 +282,7 @@ gpuopt_status gpo_t2_sweep_run(gpo_t2 *t2, gpo_t2_job *job, const gpo_t2_sweep *
          * sweep's fastest) plays its part. */
         retime_ctx rc = {s, fv};
         int32_t rounds = rounds_for(gpo_t2_job_left_ms(job), slowest, nf, FINAL_ROUNDS);
-        st = gpo_t2_retime(retime_run, &rc, nf, rounds, fs, &w);
+        st = gpo_t2_retime(retime_run, &rc, nf, rounds, GPO_T2_SWITCH_FLOOR, fs, &w);
         if (st)
             goto out;
     } else {
@@ -341,7 +341,8 @@ gpuopt_status gpo_t2_sweep_verify(gpo_t2_job *job, const gpo_t2_sweep *s, int *k
     int k = job->hit->runner_up && param_of(job->hit->runner_up, s->param, &v[1]) ? 2 : 1;
     retime_ctx rc = {s, v};
     gpo_stats fs[2];
-    gpuopt_status st = gpo_t2_retime(retime_run, &rc, k, VERIFY_ROUNDS, fs, NULL);
+    gpuopt_status st =
+        gpo_t2_retime(retime_run, &rc, k, VERIFY_ROUNDS, GPO_T2_SWITCH_FLOOR, fs, NULL);
     if (st == GPUOPT_ERR_UNSUPPORTED) {
         gpo_snprintf(job->verify_note, sizeof job->verify_note, "a stored %s no longer runs (%s)",
                      s->param, gpo_detail_get());
@@ -360,7 +361,7 @@ gpuopt_status gpo_t2_sweep_verify(gpo_t2_job *job, const gpo_t2_sweep *s, int *k
     }
     gpo_t2_fmt_ns(fs[1].median, b, sizeof b);
     job->verify_runner_ns = fs[1].median;
-    *keep = !gpo_stats_beats(&fs[0], &fs[1], GPO_NOISE_FLOOR);
+    *keep = !gpo_stats_beats(&fs[0], &fs[1], GPO_T2_SWITCH_FLOOR);
     gpo_snprintf(job->verify_note, sizeof job->verify_note,
                  "%s %lld %s against the runner-up %lld (%s vs %s)", s->param, (long long)v[0],
                  *keep ? "holds" : "is now beaten", (long long)v[1], a, b);

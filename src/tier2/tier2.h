@@ -53,9 +53,17 @@ gpuopt_status gpo_t2_time(gpo_t2_run_fn run, void *user, const gpo_timing_settin
  * rounds (the first a dropped warm-up), each running every subject once in
  * an order rotated by one per round. run(user, i, &ns) runs subject i.
  * stats[k] receives each subject's; *pick (may be NULL) the winner by
- * gpo_stats_beats against slot 0 (the incumbent). */
+ * gpo_stats_beats against slot 0 (the incumbent) with `floor` as its
+ * relative floor. */
 gpuopt_status gpo_t2_retime(gpuopt_status (*run)(void *user, int32_t i, double *ns), void *user,
-                            int32_t k, int32_t rounds, gpo_stats *stats, int32_t *pick);
+                            int32_t k, int32_t rounds, double floor, gpo_stats *stats,
+                            int32_t *pick);
+
+/* A setting an earlier tier chose changes only for a gain above this share
+ * (and above the noise): the kernel tier 2 times stands in for the
+ * program's own kernels, so a smaller gain on it says nothing about them.
+ * The tuner's floor (GPO_NOISE_FLOOR, 2%) judges the very kernel it runs. */
+#define GPO_T2_SWITCH_FLOOR 0.05
 
 /* ---- a tier-2 run ------------------------------------------------------------ */
 

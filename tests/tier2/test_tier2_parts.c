@@ -96,21 +96,34 @@ static void retime_keeps_the_incumbent_within_noise_and_yields_to_a_clear_winner
     gpo_stats st[3];
     int32_t pick = -1;
     subject tie = {{1000, 990, 1005}, 0, 0};
-    assert_int_equal(gpo_t2_retime(run_k, &tie, 3, 7, st, &pick), GPUOPT_OK);
+    assert_int_equal(gpo_t2_retime(run_k, &tie, 3, 7, GPO_NOISE_FLOOR, st, &pick), GPUOPT_OK);
     assert_int_equal(pick, 0);
     assert_int_equal(tie.runs, 21);
     assert_int_equal(st[1].count, 6); /* the warm-up round is dropped */
 
     subject clear = {{1000, 600, 800}, 0, 0};
-    assert_int_equal(gpo_t2_retime(run_k, &clear, 3, 5, st, &pick), GPUOPT_OK);
+    assert_int_equal(gpo_t2_retime(run_k, &clear, 3, 5, GPO_NOISE_FLOOR, st, &pick), GPUOPT_OK);
     assert_int_equal(pick, 1);
 
+    /* 4% faster: enough for the tuner's 2% floor, not for tier 2's 5%. */
+    subject small = {{1000, 960}, 0, 0};
+    assert_int_equal(gpo_t2_retime(run_k, &small, 2, 11, GPO_NOISE_FLOOR, st, &pick), GPUOPT_OK);
+    assert_int_equal(pick, 1);
+    assert_int_equal(gpo_t2_retime(run_k, &small, 2, 11, GPO_T2_SWITCH_FLOOR, st, &pick),
+                     GPUOPT_OK);
+    assert_int_equal(pick, 0);
+
     subject failing = {{1000, 600}, 0, 4};
-    assert_int_equal(gpo_t2_retime(run_k, &failing, 2, 5, st, &pick), GPUOPT_ERR_LAUNCH);
-    assert_int_equal(gpo_t2_retime(NULL, &clear, 2, 5, st, &pick), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_retime(run_k, &clear, 2, 5, NULL, &pick), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_retime(run_k, &clear, 0, 5, st, &pick), GPUOPT_ERR_OUT_OF_RANGE);
-    assert_int_equal(gpo_t2_retime(run_k, &clear, 2, 1, st, &pick), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpo_t2_retime(run_k, &failing, 2, 5, GPO_NOISE_FLOOR, st, &pick),
+                     GPUOPT_ERR_LAUNCH);
+    assert_int_equal(gpo_t2_retime(NULL, &clear, 2, 5, GPO_NOISE_FLOOR, st, &pick),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_t2_retime(run_k, &clear, 2, 5, GPO_NOISE_FLOOR, NULL, &pick),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_t2_retime(run_k, &clear, 0, 5, GPO_NOISE_FLOOR, st, &pick),
+                     GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpo_t2_retime(run_k, &clear, 2, 1, GPO_NOISE_FLOOR, st, &pick),
+                     GPUOPT_ERR_OUT_OF_RANGE);
 }
 
 /* ---- the ladder of group sizes ------------------------------------------------ */
