@@ -14,7 +14,9 @@
  *    work-group size (launch.block_size: the stencil's group, the SGEMM's
  *    split into columns x rows), timed by device events, the levels
  *    interleaved round by round (rotated) REPEATS times; median, p20, p80
- *    per level and the speed-up of each over level 0.
+ *    per level and the speed-up of each over level 0. Twice: plans without
+ *    a workload ("precise"), and plans for a workload that accepts reduced
+ *    precision ("relaxed"), where level 1 adds fast-math build options.
  *
  * Output: one "name value..." line per figure (bench/run.sh tiers turns
  * them into the tables of docs/benchmarks.md). The cache is a fresh
@@ -94,92 +96,24 @@ static void split(int64_t block, size_t *cols, size_t *rows)
     }
 }
 
-int main(int argc, char **argv)
+/* The SGEMM and the stencil with the settings of levels 0, 1 and 2 for
+ * workload `wl` (NULL: none), side by side. */
+static void workloads(gpuopt_context *ctx, gpuopt_device *dev, const gpuopt_workload *wl,
+                      const char *variant, int repeats)
 {
-    int decide_only = argc > 1 && strcmp(argv[1], "decide") == 0;
-    int repeats = argc > 1 && !decide_only ? atoi(argv[1]) : 15;
-    if (repeats < 3)
-        return 2;
-    char dir[] = "/tmp/gpuopt-bench-tiers-XXXXXX";
-    if (!mkdtemp(dir))
-        return 1;
-    gpuopt_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.flags = GPUOPT_OPTION_IGNORE_CONFIG_FILE;
-    o.backends = "opencl";
-    o.cache_dir = dir;
-    o.log_level = "error";
-    gpuopt_context *ctx = NULL;
-    gpuopt_device *dev = NULL;
     gpuopt_plan *plan[3] = {NULL, NULL, NULL};
-    if (gpuopt_context_create(&o, &ctx) || gpuopt_select(ctx, "opencl:0", &dev))
-        die("no OpenCL device");
-    printf("device %s\n", dev->info.name);
-
-    /* 1. Level 1, in process, on a known device. */
-    enum { PLANS = 2000, CACHED = 300 };
-    static double t[PLANS];
-    gpuopt_plan *p = NULL;
-    if (gpuopt_plan_create(ctx, dev, 1, &p))
-        die("level 1");
-    gpuopt_plan_destroy(p);
-    for (int i = 0; i < PLANS; i++) {
-        uint64_t t0 = gpo_now_ns();
-        if (gpuopt_plan_create(ctx, dev, 1, &p))
-            die("level 1");
-        gpuopt_plan_destroy(p);
-        t[i] = (double)(gpo_now_ns() - t0) / 1e3;
-    }
-    double plan1 = q(t, PLANS, 0.5);
-    printf("plan1_us %.2f %.2f %.2f\n", plan1, q(t, PLANS, 0.1), q(t, PLANS, 0.9));
-
-    /* 2. Level 2: the first time, then from the cache. */
-    uint64_t t0 = gpo_now_ns();
-    if (gpuopt_plan_create(ctx, dev, 2, &plan[2]))
-        die("level 2");
-    printf("decide_first_ms %.1f\n", (double)(gpo_now_ns() - t0) / 1e6);
-    int32_t asked, applied;
-    gpuopt_plan_level(plan[2], &asked, &applied);
-    if (applied != 2) {
-        const char *w = "";
-        gpuopt_plan_warning_at(plan[2], 0, &w);
-        fprintf(stderr, "bench_tiers: level 2 not applied: %s\n", w);
-        return 1;
-    }
-    if (decide_only) {
-        printf("level2_block %lld reduce %lld\n", (long long)knob_int(plan[2], "launch.block_size"),
-               (long long)knob_int(plan[2], "launch.reduce_block_size"));
-        gpuopt_plan_destroy(plan[2]);
-        gpuopt_context_destroy(ctx);
-        char rm[128];
-        snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
-        return system(rm) == 0 ? 0 : 1;
-    }
-    for (int i = 0; i < CACHED; i++) {
-        t0 = gpo_now_ns();
-        if (gpuopt_plan_create(ctx, dev, 2, &p))
-            die("level 2 from the cache");
-        gpuopt_plan_destroy(p);
-        t[i] = (double)(gpo_now_ns() - t0) / 1e3;
-    }
-    double plan2 = q(t, CACHED, 0.5);
-    printf("plan2_cached_us %.2f %.2f %.2f\n", plan2, q(t, CACHED, 0.1), q(t, CACHED, 0.9));
-    printf("tier2_cached_us %.2f\n", plan2 - plan1);
-
-    /* 3. The workloads with each level's launch settings. */
     level lv[3];
     memset(lv, 0, sizeof lv);
     for (int l = 0; l < 3; l++) {
-        if (l < 2 && gpuopt_plan_create(ctx, dev, l, &plan[l]))
+        if (gpuopt_plan_create_for(ctx, dev, l, wl, &plan[l]))
             die("plan");
         lv[l].block = knob_int(plan[l], "launch.block_size");
         if (gpuopt_plan_build_options(plan[l], &lv[l].options))
             die("build options");
         size_t c, r;
         split(lv[l].block, &c, &r);
-        printf("level%d block %lld sgemm_group %zux%zu options \"%s\"\n", l, (long long)lv[l].block,
-               c, r, lv[l].options);
+        printf("%s level%d block %lld sgemm_group %zux%zu options \"%s\"\n", variant, l,
+               (long long)lv[l].block, c, r, lv[l].options);
     }
     const gpo_route *route = &dev->routes[0];
     const gpo_runtime_ops *ops = route->backend->runtime;
@@ -273,7 +207,7 @@ int main(int argc, char **argv)
         if (fabs(ref - hc[row * SGEMM_N + col]) > 1e-3 * fabs(ref) + 1e-3) {
             fprintf(stderr, "bench_tiers: sgemm C[%d][%d] = %g, expected %g\n", row, col,
                     hc[row * SGEMM_N + col], ref);
-            return 1;
+            exit(1);
         }
         int s = (i * 524287) % STENCIL_N;
         static const float wt[7] = {0.05f, 0.1f, 0.2f, 0.3f, 0.2f, 0.1f, 0.05f};
@@ -284,7 +218,7 @@ int main(int argc, char **argv)
         }
         if (fabs(sref - hout[s]) > 1e-3 * fabs(sref) + 1e-3) {
             fprintf(stderr, "bench_tiers: stencil out[%d] = %g, expected %g\n", s, hout[s], sref);
-            return 1;
+            exit(1);
         }
     }
     for (int w = 0; w < 2; w++) {
@@ -295,15 +229,16 @@ int main(int argc, char **argv)
             p80[l] = q(lv[l].ms[w], repeats, 0.8);
             if (l == 0)
                 base = med[l];
-            printf("%s level%d %.3f %.3f %.3f %.3f\n", names[w], l, med[l], p20[l], p80[l],
-                   base / med[l]);
+            printf("%s %s level%d %.3f %.3f %.3f %.3f\n", variant, names[w], l, med[l], p20[l],
+                   p80[l], base / med[l]);
         }
-        /* Level 2 against level 1 by tier 2's own rule (gpo_stats_beats):
-         * a difference counts only beyond max(2%, the mean p20-p80 spread). */
+        /* Level 2 against level 1 by the tuner's noise rule (gpo_stats_beats,
+         * 2% floor): a difference counts only beyond max(2%, the mean
+         * p20-p80 spread). */
         double noise = ((p80[1] - p20[1]) + (p80[2] - p20[2])) / 2;
         if (noise < 0.02 * med[1])
             noise = 0.02 * med[1];
-        printf("%s level2_vs_level1 %.3f %s\n", names[w], med[1] / med[2],
+        printf("%s %s level2_vs_level1 %.3f %s\n", variant, names[w], med[1] / med[2],
                med[1] - med[2] > noise   ? "faster"
                : med[2] - med[1] > noise ? "slower"
                                          : "within-noise");
@@ -316,7 +251,6 @@ int main(int argc, char **argv)
         free(lv[l].ms[1]);
     }
     ops->close(rt);
-    gpuopt_context_destroy(ctx);
     free(src[0]);
     free(src[1]);
     free(ha);
@@ -324,6 +258,92 @@ int main(int argc, char **argv)
     free(hc);
     free(hin);
     free(hout);
+}
+
+int main(int argc, char **argv)
+{
+    int decide_only = argc > 1 && strcmp(argv[1], "decide") == 0;
+    int repeats = argc > 1 && !decide_only ? atoi(argv[1]) : 15;
+    if (repeats < 3)
+        return 2;
+    char dir[] = "/tmp/gpuopt-bench-tiers-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    gpuopt_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.flags = GPUOPT_OPTION_IGNORE_CONFIG_FILE;
+    o.backends = "opencl";
+    o.cache_dir = dir;
+    o.log_level = "error";
+    gpuopt_context *ctx = NULL;
+    gpuopt_device *dev = NULL;
+    gpuopt_plan *plan[3] = {NULL, NULL, NULL};
+    if (gpuopt_context_create(&o, &ctx) || gpuopt_select(ctx, "opencl:0", &dev))
+        die("no OpenCL device");
+    printf("device %s\n", dev->info.name);
+
+    /* 1. Level 1, in process, on a known device. */
+    enum { PLANS = 2000, CACHED = 300 };
+    static double t[PLANS];
+    gpuopt_plan *p = NULL;
+    if (gpuopt_plan_create(ctx, dev, 1, &p))
+        die("level 1");
+    gpuopt_plan_destroy(p);
+    for (int i = 0; i < PLANS; i++) {
+        uint64_t t0 = gpo_now_ns();
+        if (gpuopt_plan_create(ctx, dev, 1, &p))
+            die("level 1");
+        gpuopt_plan_destroy(p);
+        t[i] = (double)(gpo_now_ns() - t0) / 1e3;
+    }
+    double plan1 = q(t, PLANS, 0.5);
+    printf("plan1_us %.2f %.2f %.2f\n", plan1, q(t, PLANS, 0.1), q(t, PLANS, 0.9));
+
+    /* 2. Level 2: the first time, then from the cache. */
+    uint64_t t0 = gpo_now_ns();
+    if (gpuopt_plan_create(ctx, dev, 2, &plan[2]))
+        die("level 2");
+    printf("decide_first_ms %.1f\n", (double)(gpo_now_ns() - t0) / 1e6);
+    int32_t asked, applied;
+    gpuopt_plan_level(plan[2], &asked, &applied);
+    if (applied != 2) {
+        const char *w = "";
+        gpuopt_plan_warning_at(plan[2], 0, &w);
+        fprintf(stderr, "bench_tiers: level 2 not applied: %s\n", w);
+        return 1;
+    }
+    if (decide_only) {
+        printf("level2_block %lld reduce %lld\n", (long long)knob_int(plan[2], "launch.block_size"),
+               (long long)knob_int(plan[2], "launch.reduce_block_size"));
+        gpuopt_plan_destroy(plan[2]);
+        gpuopt_context_destroy(ctx);
+        char rm[128];
+        snprintf(rm, sizeof rm, "rm -rf '%s'", dir);
+        return system(rm) == 0 ? 0 : 1;
+    }
+    for (int i = 0; i < CACHED; i++) {
+        t0 = gpo_now_ns();
+        if (gpuopt_plan_create(ctx, dev, 2, &p))
+            die("level 2 from the cache");
+        gpuopt_plan_destroy(p);
+        t[i] = (double)(gpo_now_ns() - t0) / 1e3;
+    }
+    double plan2 = q(t, CACHED, 0.5);
+    printf("plan2_cached_us %.2f %.2f %.2f\n", plan2, q(t, CACHED, 0.1), q(t, CACHED, 0.9));
+    printf("tier2_cached_us %.2f\n", plan2 - plan1);
+
+    /* 3. The workloads with each level's settings: as planned without a
+     * workload (precision kept), and for a workload that accepts reduced
+     * precision (level 1 adds fast-math build options). */
+    gpuopt_plan_destroy(plan[2]);
+    gpuopt_workload relaxed;
+    gpuopt_workload_init(&relaxed);
+    relaxed.item_bytes = 64u << 20;
+    relaxed.reduced_precision = 1;
+    workloads(ctx, dev, NULL, "precise", repeats);
+    workloads(ctx, dev, &relaxed, "relaxed", repeats);
+    gpuopt_context_destroy(ctx);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     return system(cmd) == 0 ? 0 : 1;

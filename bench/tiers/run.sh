@@ -45,18 +45,20 @@ echo "| whole process, level 2, empty cache (ms, three runs) |$proc_first | |"
 echo "| whole process, level 2, from the cache (ms, three runs) |$proc_cached | |"
 echo
 echo "Launch settings per level and the workloads with them (device time per launch, median of"
-echo "15 interleaved rounds; speed-up = level 0's median / the level's):"
+echo "15 interleaved rounds; speed-up = level 0's median / the level's). Two plans per level:"
+echo "without a workload (precision kept), and for a workload that accepts reduced precision"
+echo "(\`item_bytes\` 64 MiB, \`reduced_precision\` 1), where level 1 adds fast-math options:"
 echo
-echo '| level | launch.block_size | SGEMM group | build options |'
-echo '|---|---|---|---|'
-grep '^level[0-9] ' "$out" | sed 's/^level\([0-9]\) block \([0-9]*\) sgemm_group \([0-9x]*\) options "\(.*\)"$/| \1 | \2 | \3 | `\4` |/'
+echo '| plans | level | launch.block_size | SGEMM group | build options |'
+echo '|---|---|---|---|---|'
+grep -E '^(precise|relaxed) level[0-9] ' "$out" | sed 's/^\([a-z]*\) level\([0-9]\) block \([0-9]*\) sgemm_group \([0-9x]*\) options "\(.*\)"$/| \1 | \2 | \3 | \4 | `\5` |/'
 echo
-echo '| workload | level | median ms | p20 ms | p80 ms | speed-up over level 0 |'
-echo '|---|---|---|---|---|---|'
-grep -E '^(sgemm|stencil) level[0-9] ' "$out" | awk '{ sub("level", "", $2); w = $1 == "sgemm" ? "SGEMM 512x512 (naive, 2-D groups)" : "1-D stencil, 8 Mi floats, radius 3"; printf "| %s | %s | %.2f | %.2f | %.2f | x%.3f |\n", w, $2, $3, $4, $5, $6 }'
+echo '| plans | workload | level | median ms | p20 ms | p80 ms | speed-up over level 0 |'
+echo '|---|---|---|---|---|---|---|'
+grep -E '^(precise|relaxed) (sgemm|stencil) level[0-9] ' "$out" | awk '{ sub("level", "", $3); w = $2 == "sgemm" ? "SGEMM 512x512 (naive, 2-D groups)" : "1-D stencil, 8 Mi floats, radius 3"; printf "| %s | %s | %s | %.2f | %.2f | %.2f | x%.3f |\n", $1, w, $3, $4, $5, $6, $7 }'
 echo
 echo "Level 2 against level 1 (ratio of medians; a difference counts only beyond max(2%, the"
-echo "mean p20-p80 spread), tier 2's own rule):"
+echo "mean p20-p80 spread), the tuner's noise rule):"
 echo
-grep -E '^(sgemm|stencil) level2_vs_level1 ' "$out" | awk '{ w = $1 == "sgemm" ? "SGEMM" : "stencil"; printf "- %s: x%.3f, %s\n", w, $3, $4 }'
+grep -E '^(precise|relaxed) (sgemm|stencil) level2_vs_level1 ' "$out" | awk '{ printf "- %s, %s: x%.3f, %s\n", $1, $2, $4, $5 }'
 echo
