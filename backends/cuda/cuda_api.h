@@ -222,6 +222,17 @@ enum { GPO_CU_FUNC_ATTRIBUTES(GPO_CU_FUNC_ATTRIBUTE_ENUM_) };
  * 0x2, would not). */
 #define GPO_CU_EVENT_DEFAULT 0x0
 
+/* CUlimit (cuda.h 13.0): the context limits gpuopt_plan_apply sets.
+ * CU_LIMIT_PERSISTING_L2_CACHE_SIZE came with CUDA 11.0 and compute
+ * capability 8.0 (CUDA C++ Programming Guide, "L2 Cache Set-Aside for
+ * Persisting Accesses"); an older driver does not know it. CUlimit is an
+ * enum in cuda.h, passed as int. */
+typedef int gpo_cu_limit;
+#define GPO_CU_LIMITS(X) X(PERSISTING_L2_CACHE_SIZE, 0x06)
+
+#define GPO_CU_LIMIT_ENUM_(name, value) GPO_CU_LIMIT_##name = value,
+enum { GPO_CU_LIMITS(GPO_CU_LIMIT_ENUM_) };
+
 /* ---- Functions ---------------------------------------------------------------
  * X(field, symbol, required, checked, params)
  *   field     the API name a program writes (cuDeviceTotalMem); also the
@@ -268,7 +279,21 @@ enum { GPO_CU_FUNC_ATTRIBUTES(GPO_CU_FUNC_ATTRIBUTE_ENUM_) };
     X(cuCtxPopCurrent, cuCtxPopCurrent_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_context * ctx))             \
     X(cuMemGetInfo, cuMemGetInfo_v2, GPO_DL_OPTIONAL, 1,                                           \
       (size_t * free_bytes, size_t * total_bytes))                                                 \
+    GPO_CUDA_APPLY_API(X)                                                                          \
     GPO_CUDA_RUNTIME_API(X)
+
+/* The calls of gpuopt_plan_apply(GPUOPT_APPLY_DEVICE) (cuda_apply.c):
+ * optional; without one, applying says which is missing and sets nothing.
+ * They act on the calling thread's current context, which the host
+ * program's framework made. All four exist since CUDA 4.0 (cuCtxGetCurrent
+ * is the newest; CUDA driver API reference, "Context Management");
+ * cuCtxGetDevice_v2 (13.0, with a context argument) is another call, not a
+ * new ABI of this one, so cuda.h maps nothing here. */
+#define GPO_CUDA_APPLY_API(X)                                                                      \
+    X(cuCtxGetCurrent, cuCtxGetCurrent, GPO_DL_OPTIONAL, 1, (gpo_cu_context * ctx))                \
+    X(cuCtxGetDevice, cuCtxGetDevice, GPO_DL_OPTIONAL, 1, (gpo_cu_device * device))                \
+    X(cuCtxSetLimit, cuCtxSetLimit, GPO_DL_OPTIONAL, 1, (gpo_cu_limit limit, size_t value))        \
+    X(cuCtxGetLimit, cuCtxGetLimit, GPO_DL_OPTIONAL, 1, (size_t * value, gpo_cu_limit limit))
 
 /* The calls of the tier-2 runtime (cuda_rt_*.c): optional for the backend,
  * required by a runtime session, which names the first one missing. All

@@ -27,6 +27,7 @@ const gpo_backend gpo_backend_cuda = {
     .tier2 = NULL,
     .memory_free = gpo_cuda_memory_free,
     .runtime = &gpo_cuda_runtime_ops,
+    .apply_device = gpo_cuda_apply_device,
     .knobs = gpo_cuda_knobs,
     .n_knobs = GPO_CUDA_N_KNOBS,
 };

@@ -122,6 +122,11 @@ gpuopt_status gpo_cuda_tier1(void *state, const gpo_route *route, const gpuopt_d
 /* cuda_memory.c */
 gpuopt_status gpo_cuda_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes);
 
+/* cuda_apply.c: gpuopt_plan_apply(GPUOPT_APPLY_DEVICE) on the calling
+ * thread's current context (the L2 set-aside for persisting accesses). */
+gpuopt_status gpo_cuda_apply_device(void *state, const gpo_route *route,
+                                    const struct gpuopt_plan *plan, gpo_sbuf *report);
+
 /* A failed driver call in words: "<what>: <call> failed: CUDA_ERROR_X (...)".
  * Sets the detail and returns `status`. */
 gpuopt_status gpo_cuda_fail_call(const gpo_cuda_state *s, gpuopt_status status, const char *what,

@@ -49,6 +49,8 @@ int fake_cuda_open(fake_cuda *f, const char *path)
     SYM_(stack_depth, "gpo_fake_cuda_stack_depth");
     SYM_(config_error, "gpo_fake_cuda_config_error");
     SYM_(live_objects, "gpo_fake_cuda_live_objects");
+    SYM_(make_current, "gpo_fake_cuda_make_current");
+    SYM_(clear_current, "gpo_fake_cuda_clear_current");
     return 0;
 }
 

@@ -30,6 +30,10 @@ typedef struct fake_cuda {
     int (*stack_depth)(void);
     const char *(*config_error)(void);
     long (*live_objects)(const char *kind); /* runtime objects: memory, modules, events */
+    /* As a framework would: retain device `index`'s primary context and make
+     * it current on this thread (0, or -1); clear_current undoes it. */
+    int (*make_current)(int index);
+    int (*clear_current)(void);
 } fake_cuda;
 
 /* Opens the fake at `path`; 0 on success. */

@@ -1,8 +1,9 @@
 /* The fault sweep: every driver call the backend makes is failed at every
  * one of its uses (and at all of them), through the test double's fault
  * injection, across a whole session (load, enumerate, free memory of each
- * device, a runtime session on device 0 that builds, sets up and launches a
- * kernel, unload). Each failure must come back as a status with a reason
+ * device, applying a plan's L2 set-aside on device 0's current context, a
+ * runtime session on device 0 that builds, sets up and launches a kernel,
+ * unload). Each failure must come back as a status with a reason
  * that names the call and the driver's error, leave no primary context,
  * pushed context or runtime object behind, and leak nothing (this test runs
  * under ASan/LSan in the sanitizer build). A failure inside an op that
@@ -21,6 +22,7 @@
 
 #include "cuda/cuda_internal.h"
 #include "cuda_test_util.h"
+#include "plan.h"
 
 #define NO_KERNEL_DRIVER GPO_FIXTURES_DIR "/nvidia/absent"
 #define ERR "CUDA_ERROR_UNKNOWN"
@@ -46,6 +48,7 @@ typedef struct session {
     size_t devices;
     int runtime;       /* 1: the runtime session opened */
     char launch[1024]; /* what the launch said (the double cannot run code) */
+    char applied[512]; /* apply_device's report */
     /* Uses of `watch` (numbered from 1) that cannot be reported: inside
      * ops that return nothing, or after the launch's expected failure. */
     long silent_from[16], silent_to[16];
@@ -172,6 +175,32 @@ static void run_runtime(void *st, session *out)
     VOID_OP(out, ops->close(rt));
 }
 
+/* gpuopt_plan_apply(GPUOPT_APPLY_DEVICE) as the core calls it: a plan for
+ * device 0 (the H100) with its L2 set-aside, on a thread where the
+ * program's framework made device 0's context current. */
+static void run_apply(void *st, gpuopt_device *dev, const fake_cuda *f, session *out)
+{
+    gpo_sbuf report;
+    gpo_route route;
+    memset(&route, 0, sizeof route);
+    route.index = dev->info.index;
+    dev->routes[0].backend = &gpo_backend_cuda; /* the core's part: the knob catalogue */
+    dev->n_routes = 1;
+    struct gpuopt_plan *plan = gpo_plan_new(NULL, dev, 1);
+    assert_non_null(plan);
+    plan->cur_tier = plan->level_applied = 1;
+    assert_int_equal(gpo_knob_set_bytes(plan, "cuda.l2_persisting_bytes", 39321600, "3/4 of L2"),
+                     GPUOPT_OK);
+    gpo_sbuf_init(&report);
+    assert_int_equal(f->make_current(0), 0);
+    STEP(out, "apply_device", gpo_backend_cuda.apply_device(st, &route, plan, &report));
+    assert_int_equal(f->clear_current(), 0);
+    char *text = gpo_sbuf_take(&report);
+    snprintf(out->applied, sizeof out->applied, "%s", text ? text : "");
+    free(text);
+    gpo_plan_free(plan);
+}
+
 static void run_session(const char *library, const fake_cuda *f, const char *fail,
                         const char *nvrtc_fail, session *out)
 {
@@ -221,6 +250,8 @@ static void run_session(const char *library, const fake_cuda *f, const char *fai
         }
         assert_true(free_bytes > 0);
     }
+    if (out->status == GPUOPT_OK)
+        run_apply(st, list.items[0], f, out);
     if (out->status == GPUOPT_OK)
         run_runtime(st, out);
 out:
@@ -311,6 +342,8 @@ static void sweep(const char *library, const fake_cuda *f, int *covered)
     if (clean.status)
         fail_msg("%s: the clean session failed at %s: %s", library, clean.step, clean.message);
     assert_int_equal(clean.devices, 3);
+    assert_string_equal(clean.applied,
+                        "set cuda L2 persisting limit to 39321600 bytes on cuda:0 (was 0)\n");
     if (clean.runtime && !strstr(clean.launch, "cuLaunchKernel failed: CUDA_ERROR_NOT_SUPPORTED"))
         fail_msg("%s: the launch said '%s'", library, clean.launch);
     assert_true(gpo_cuda_n_syms <= 64);

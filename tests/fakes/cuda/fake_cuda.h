@@ -17,7 +17,8 @@ typedef struct fake_device {
     int attrs[160];
     size_t total, free_mem;
     gpo_cu_uuid uuid;
-    int refcount; /* primary context retains minus releases */
+    int refcount;         /* primary context retains minus releases */
+    size_t l2_persisting; /* the primary context's CU_LIMIT_PERSISTING_L2_CACHE_SIZE */
 } fake_device;
 
 typedef struct fake_rule {
