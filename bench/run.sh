@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the benchmarks against a build and prints markdown for
 # docs/benchmarks.md. Usage: bench/run.sh [BUILD_DIR] [SECTION...]
-# Sections: foundation, probe, opencl (default: foundation).
+# Sections: foundation, probe, opencl, tiers (default: foundation).
 set -eu
 build=${1:-build}
 shift 2>/dev/null || true
@@ -31,6 +31,9 @@ for s in $sections; do
     ;;
   opencl)
     sh "$(dirname "$0")/opencl/run.sh" "$build"
+    ;;
+  tiers)
+    sh "$(dirname "$0")/tiers/run.sh" "$build"
     ;;
   probe)
     echo "### Probing absent GPU backends ($(date -u +%Y-%m-%d), $machine)"

@@ -194,6 +194,18 @@ gpo_cu_result cuDriverGetVersion(int *version)
     return GPO_CUDA_SUCCESS;
 }
 
+/* The driver's private table of internal entry points, which NVRTC 13
+ * looks up in whatever libcuda.so.1 the process already has and calls
+ * without checking (a segfault inside nvrtcCompileProgram when the symbol
+ * is missing). The double has no such tables. */
+gpo_cu_result cuGetExportTable(const void **table, const void *id)
+{
+    (void)id;
+    if (table)
+        *table = NULL;
+    return GPO_CUDA_ERROR_NOT_SUPPORTED;
+}
+
 gpo_cu_result cuDeviceGetCount(int *count)
 {
     ENTER("cuDeviceGetCount");
