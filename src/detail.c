@@ -3,14 +3,20 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #define DETAIL_CAP 1024
 
 static _Thread_local char detail_text[DETAIL_CAP];
 
+/* Formats into a scratch buffer first: a caller may pass the current
+ * detail as an argument ("...: %s", gpo_detail_get()) to add context, and
+ * vsnprintf into the buffer it reads from is undefined. */
 static void detail_vset(const char *fmt, va_list ap)
 {
-    vsnprintf(detail_text, sizeof detail_text, fmt, ap);
+    char text[DETAIL_CAP];
+    vsnprintf(text, sizeof text, fmt, ap);
+    memcpy(detail_text, text, strlen(text) + 1);
 }
 
 void gpo_detail_set(const char *fmt, ...)

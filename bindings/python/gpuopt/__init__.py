@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
 __all__ = [
-    "API_VERSION", "Backend", "Context", "Device", "GpuoptError", "Knob", "Plan", "Workload",
+    "API_VERSION", "Backend", "CallbackTuner", "Candidate", "Context", "Device", "GpuoptError",
+    "Knob", "Plan", "Space", "TuneResult", "Workload",
     "api_version", "last_error", "library_path", "status_name", "strerror", "version",
     "DEVICE_TYPE_OTHER", "DEVICE_TYPE_CPU", "DEVICE_TYPE_GPU", "DEVICE_TYPE_ACCELERATOR",
     "LOG_OFF", "LOG_ERROR", "LOG_WARN", "LOG_INFO", "LOG_DEBUG",
@@ -68,6 +69,16 @@ _FEATURES = (("fp64", 0x01), ("fp16", 0x02), ("bf16", 0x04), ("tf32", 0x08), ("f
 _LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_char_p, ctypes.c_void_p)
 # int32_t (*gpuopt_constraint_fn)(const gpuopt_config *config, void *user)
 _CONSTRAINT_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
+# gpuopt_status (*gpuopt_run_fn)(const gpuopt_config *, void *, double *measured_ns)
+_RUN_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                           ctypes.POINTER(ctypes.c_double))
+# void (*gpuopt_pre_run_fn)(const gpuopt_config *, void *)
+_PRE_RUN_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+# int32_t (*gpuopt_validate_fn)(const gpuopt_config *, void *)
+_VALIDATE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
+# void (*gpuopt_progress_fn)(int32_t done, int32_t total, double best_ns, double left_s, void *)
+_PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32, ctypes.c_double,
+                                ctypes.c_double, ctypes.c_void_p)
 
 
 class _Options(ctypes.Structure):
@@ -160,6 +171,21 @@ class _Workload(ctypes.Structure):
         ("quantized", ctypes.c_int32),
         ("objective", ctypes.c_int32),
         ("fixed_shapes", ctypes.c_int32),
+    ]
+
+
+class _Candidate(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("config", ctypes.c_void_p),
+        ("status", ctypes.c_int32),
+        ("runs", ctypes.c_int32),
+        ("median_ns", ctypes.c_double),
+        ("p20_ns", ctypes.c_double),
+        ("p80_ns", ctypes.c_double),
+        ("min_ns", ctypes.c_double),
+        ("compile_ms", ctypes.c_double),
+        ("message", ctypes.c_char_p),
     ]
 
 
@@ -257,6 +283,50 @@ _PROTOTYPES = {
     "gpuopt_config_get_text": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)],
                                True),
     "gpuopt_config_to_string": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_tuner_create": (_c_status, [_p, _p, _p, ctypes.POINTER(_p)], True),
+    "gpuopt_tuner_destroy": (None, [_p], False),
+    "gpuopt_tuner_set_size": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int64], True),
+    "gpuopt_tuner_set_kernel": (_c_status, [_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32,
+                                            ctypes.c_char_p], True),
+    "gpuopt_tuner_set_geometry": (_c_status, [_p, ctypes.POINTER(ctypes.c_char_p),
+                                              ctypes.POINTER(ctypes.c_char_p)], True),
+    "gpuopt_tuner_set_local_memory": (_c_status, [_p, ctypes.c_char_p], True),
+    "gpuopt_tuner_add_buffer": (_c_status, [_p, ctypes.c_uint32, ctypes.c_int32, ctypes.c_char_p,
+                                            ctypes.c_int32, ctypes.c_double, _p, ctypes.c_int32],
+                                True),
+    "gpuopt_tuner_add_scalar": (_c_status, [_p, ctypes.c_uint32, ctypes.c_int32, ctypes.c_char_p],
+                                True),
+    "gpuopt_tuner_add_scalar_f64": (_c_status, [_p, ctypes.c_uint32, ctypes.c_int32,
+                                                ctypes.c_double], True),
+    "gpuopt_tuner_set_reference_kernel": (_c_status, [_p, ctypes.c_char_p, ctypes.c_char_p,
+                                                      ctypes.c_char_p,
+                                                      ctypes.POINTER(ctypes.c_char_p),
+                                                      ctypes.POINTER(ctypes.c_char_p)], True),
+    "gpuopt_tuner_set_reference_data": (_c_status, [_p, ctypes.c_uint32, _p, ctypes.c_size_t],
+                                        True),
+    "gpuopt_tuner_set_tolerance": (_c_status, [_p, ctypes.c_double, ctypes.c_double], True),
+    "gpuopt_tuner_set_callback": (_c_status, [_p, _RUN_FN, _PRE_RUN_FN, _VALIDATE_FN, _p], True),
+    "gpuopt_tuner_set_strategy": (_c_status, [_p, ctypes.c_int32], True),
+    "gpuopt_tuner_set_budget": (_c_status, [_p, ctypes.c_int32, ctypes.c_double, ctypes.c_int32],
+                                True),
+    "gpuopt_tuner_set_seed": (_c_status, [_p, ctypes.c_uint64], True),
+    "gpuopt_tuner_set_timing": (_c_status, [_p, ctypes.c_double, ctypes.c_double, ctypes.c_int32,
+                                            ctypes.c_int32], True),
+    "gpuopt_tuner_set_timeout": (_c_status, [_p, ctypes.c_double], True),
+    "gpuopt_tuner_set_workload_key": (_c_status, [_p, ctypes.c_char_p], True),
+    "gpuopt_tuner_set_cache_mode": (_c_status, [_p, ctypes.c_int32], True),
+    "gpuopt_tuner_set_progress": (_c_status, [_p, _PROGRESS_FN, _p], True),
+    # Unchecked: GPUOPT_ERR_NOT_FOUND still hands back a result to read.
+    "gpuopt_tuner_run": (_c_status, [_p, ctypes.POINTER(_p)], False),
+    "gpuopt_tune_step": (_c_status, [_p, ctypes.POINTER(_p), _i32p], True),
+    "gpuopt_candidate_size": (ctypes.c_size_t, [], False),
+    "gpuopt_result_best": (_c_status, [_p, ctypes.POINTER(_Candidate)], True),
+    "gpuopt_result_count": (_c_status, [_p, _i32p], True),
+    "gpuopt_result_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_Candidate)], True),
+    "gpuopt_result_from_cache": (_c_status, [_p, _i32p], True),
+    "gpuopt_result_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_result_to_csv": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_result_destroy": (None, [_p], False),
 }
 
 
@@ -773,3 +843,225 @@ class Context:
                     device=_device_from(dev.value, self), knobs=knobs, warnings=warnings,
                     json=js_text, env=env_text, build_options=_take_string(opts),
                     apply_report=report)
+
+
+# ---------------------------------------------------------------------------
+# Tuning a Python callable (the host-callback subject).
+# ---------------------------------------------------------------------------
+
+CANDIDATE_STATUS = {0: "ok", 1: "invalid", 2: "compile_failed", 3: "launch_failed",
+                    4: "wrong_result", 5: "timeout", 6: "pruned"}
+_STRATEGIES = {"auto": 0, "exhaustive": 1, "random": 2, "annealing": 3, "model": 4}
+_CACHE_MODES = {"use": 0, "refresh": 1, "off": 2}
+_ERR_LAUNCH = 401
+
+
+class Space:
+    """A parameter space: integer and enum parameters, problem sizes and
+    constraint expressions ("TILE * VEC <= 64"), as gpuopt_space_*."""
+
+    def __init__(self):
+        h = _p()
+        _lib.gpuopt_space_create(ctypes.byref(h))
+        self._handle = h.value
+        self._params = []  # (name, is_enum), in the order added
+
+    def close(self):
+        if self._handle:
+            _lib.gpuopt_space_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+    def add_int(self, name: str, values) -> "Space":
+        vals = (ctypes.c_int64 * len(values))(*values)
+        _lib.gpuopt_space_add_int(self._handle, name.encode(), vals, len(values))
+        self._params.append((name, False))
+        return self
+
+    def add_enum(self, name: str, values) -> "Space":
+        vals = (ctypes.c_char_p * len(values))(*[v.encode() for v in values])
+        _lib.gpuopt_space_add_enum(self._handle, name.encode(), vals, len(values))
+        self._params.append((name, True))
+        return self
+
+    def add_constraint(self, expression: str) -> "Space":
+        _lib.gpuopt_space_add_constraint(self._handle, expression.encode())
+        return self
+
+    def set_size(self, name: str, value: int) -> "Space":
+        _lib.gpuopt_space_set_size(self._handle, name.encode(), value)
+        return self
+
+    def count(self):
+        """(raw, legal) numbers of configurations."""
+        raw, legal = ctypes.c_uint64(), ctypes.c_uint64()
+        _lib.gpuopt_space_count(self._handle, ctypes.byref(raw), ctypes.byref(legal))
+        return raw.value, legal.value
+
+    def _read(self, config) -> dict:
+        out = {}
+        for name, is_enum in self._params:
+            if is_enum:
+                t = ctypes.c_char_p()
+                _lib.gpuopt_config_get_text(config, name.encode(), ctypes.byref(t))
+                out[name] = _text(t.value)
+            else:
+                v = ctypes.c_int64()
+                _lib.gpuopt_config_get_int(config, name.encode(), ctypes.byref(v))
+                out[name] = v.value
+        return out
+
+
+@dataclass(frozen=True)
+class Candidate:
+    config: dict
+    status: str          # "ok", "invalid", "compile_failed", ... (CANDIDATE_STATUS)
+    runs: int
+    median_ns: Optional[float]
+    p20_ns: Optional[float]
+    p80_ns: Optional[float]
+    min_ns: Optional[float]
+    compile_ms: Optional[float]
+    message: str
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    best: Optional[Candidate]
+    candidates: List[Candidate]
+    from_cache: int      # 0 tuned, 1 from the cache, 2 from the cache after re-verifying
+    json: str
+    csv: str
+
+
+def _opt_time(v):
+    return None if v < 0 else v
+
+
+class CallbackTuner:
+    """Tunes a Python callable over a Space on a device of a Context.
+
+    run(config: dict) does the work once; it may return its own
+    measurement in nanoseconds (else the library times the call). A raised
+    exception marks the candidate launch_failed. pre_run(config) runs
+    before every run, untimed; validate(config) -> bool checks the first
+    run of each candidate. Without workload_key nothing is cached."""
+
+    def __init__(self, ctx: "Context", space: Space, run, *, pre_run=None, validate=None,
+                 device: Optional["Device"] = None):
+        self._space = space
+        self._ctx = ctx
+        h = _p()
+        _lib.gpuopt_tuner_create(ctx._h(), device._handle if device is not None else None,
+                                 space._handle, ctypes.byref(h))
+        self._handle = h.value
+        self._error = None
+
+        def run_cb(config, _user, measured):
+            try:
+                ns = run(space._read(config))
+                if ns is not None:
+                    measured[0] = float(ns)
+                return OK
+            except Exception as e:  # noqa: BLE001 - reported as the candidate's failure
+                self._error = e
+                return _ERR_LAUNCH
+
+        def pre_cb(config, _user):
+            try:
+                pre_run(space._read(config))
+            except Exception as e:  # noqa: BLE001
+                self._error = e
+
+        def validate_cb(config, _user):
+            try:
+                return 1 if validate(space._read(config)) else 0
+            except Exception as e:  # noqa: BLE001
+                self._error = e
+                return 0
+
+        # Kept alive as long as the tuner: the library calls them later.
+        self._cbs = (_RUN_FN(run_cb), _PRE_RUN_FN(pre_cb) if pre_run else _PRE_RUN_FN(),
+                     _VALIDATE_FN(validate_cb) if validate else _VALIDATE_FN())
+        _lib.gpuopt_tuner_set_callback(self._handle, self._cbs[0], self._cbs[1], self._cbs[2],
+                                       None)
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            _lib.gpuopt_tuner_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        self.close()
+
+    def configure(self, *, strategy: str = "auto", max_evaluations: int = 0,
+                  max_seconds: float = 0, max_failures: int = 0, seed: int = 0,
+                  timing=None, timeout_s: Optional[float] = None,
+                  workload_key: Optional[str] = None, cache: str = "use") -> "CallbackTuner":
+        """timing: (warmup_ms, repeat_ms, min_runs, max_runs)."""
+        h = self._handle
+        _lib.gpuopt_tuner_set_strategy(h, _STRATEGIES[strategy])
+        _lib.gpuopt_tuner_set_budget(h, max_evaluations, max_seconds, max_failures)
+        _lib.gpuopt_tuner_set_seed(h, seed)
+        if timing is not None:
+            _lib.gpuopt_tuner_set_timing(h, *timing)
+        if timeout_s is not None:
+            _lib.gpuopt_tuner_set_timeout(h, timeout_s)
+        _lib.gpuopt_tuner_set_workload_key(h, workload_key.encode() if workload_key else None)
+        _lib.gpuopt_tuner_set_cache_mode(h, _CACHE_MODES[cache])
+        return self
+
+    def _candidate(self, c) -> Candidate:
+        return Candidate(config=self._space._read(c.config),
+                         status=CANDIDATE_STATUS.get(c.status, str(c.status)), runs=c.runs,
+                         median_ns=_opt_time(c.median_ns), p20_ns=_opt_time(c.p20_ns),
+                         p80_ns=_opt_time(c.p80_ns), min_ns=_opt_time(c.min_ns),
+                         compile_ms=_opt_time(c.compile_ms), message=_text(c.message))
+
+    def run(self) -> TuneResult:
+        """Tunes (or answers from the cache). A run where no candidate was
+        valid returns a result whose best is None."""
+        res = _p()
+        self._error = None
+        st = _lib.gpuopt_tuner_run(self._handle, ctypes.byref(res))
+        if st not in (OK, 103) or not res.value:  # 103: GPUOPT_ERR_NOT_FOUND
+            raise GpuoptError(st, _text(_lib.gpuopt_status_name(st)),
+                              _text(_lib.gpuopt_last_error()), "gpuopt_tuner_run")
+        try:
+            n = ctypes.c_int32()
+            _lib.gpuopt_result_count(res, ctypes.byref(n))
+            cands = []
+            for i in range(n.value):
+                c = _sized(_Candidate)
+                _lib.gpuopt_result_at(res, i, ctypes.byref(c))
+                cands.append(self._candidate(c))
+            best = None
+            if st == OK:
+                c = _sized(_Candidate)
+                _lib.gpuopt_result_best(res, ctypes.byref(c))
+                best = self._candidate(c)
+            cached = ctypes.c_int32()
+            _lib.gpuopt_result_from_cache(res, ctypes.byref(cached))
+            js, csv = _p(), _p()
+            _lib.gpuopt_result_to_json(res, ctypes.byref(js))
+            js_text = _take_string(js)
+            _lib.gpuopt_result_to_csv(res, ctypes.byref(csv))
+            return TuneResult(best=best, candidates=cands, from_cache=cached.value, json=js_text,
+                              csv=_take_string(csv))
+        finally:
+            _lib.gpuopt_result_destroy(res)
+
+    def step(self):
+        """Online tuning: runs the callable once with the next candidate (or
+        the best, once found). Returns (config dict, done)."""
+        cfg, done = _p(), ctypes.c_int32()
+        _lib.gpuopt_tune_step(self._handle, ctypes.byref(cfg), ctypes.byref(done))
+        return self._space._read(cfg.value), bool(done.value)
