@@ -51,10 +51,8 @@ struct gpo_progcache {
 
 int gpo_progcache_threaded(const gpo_runtime_ops *ops)
 {
-    /* Only the OpenCL session is known to allow a build beside launches
-     * (progcache.h). A CUDA or HIP module load needs the context current on
-     * the loading thread; those runtimes build on the caller's. */
-    return ops && ops->language && strcmp(ops->language, "opencl-c") == 0;
+    /* The runtime says whether a build may run beside launches (backend.h). */
+    return ops && ops->builds_alongside_launches;
 }
 
 /* ---- building ------------------------------------------------------------- */
