@@ -175,6 +175,7 @@ static const char *fake_compiler(gpo_rt *rt)
 
 static const gpo_runtime_ops fake_ops = {
     .language = "opencl-c",
+    .builds_alongside_launches = 1,
     .program_build = fake_build,
     .program_free = fake_free,
     .compiler_version = fake_compiler,
@@ -310,12 +311,18 @@ static void only_runtimes_known_to_allow_it_build_on_a_worker(void **state)
 {
     (void)state;
     gpo_runtime_ops o = fake_ops;
+    o.builds_alongside_launches = 1;
     assert_true(gpo_progcache_threaded(&o));
-    o.language = "cuda";
-    assert_false(gpo_progcache_threaded(&o));
-    o.language = "hip";
+    o.builds_alongside_launches = 0;
     assert_false(gpo_progcache_threaded(&o));
     assert_false(gpo_progcache_threaded(NULL));
+    /* The real runtimes: OpenCL allows it, CUDA and HIP module loads need
+     * the context current on the loading thread. */
+    for (size_t i = 0; i < gpo_n_backends; i++) {
+        const gpo_runtime_ops *rt = gpo_backends[i]->runtime;
+        if (rt)
+            assert_int_equal(gpo_progcache_threaded(rt), strcmp(rt->language, "opencl-c") == 0);
+    }
 }
 
 int main(void)
