@@ -75,6 +75,12 @@ typedef struct gpo_rt_kernel gpo_rt_kernel;
 
 typedef struct gpo_runtime_ops {
     const char *language; /* source accepted by program_build: "opencl-c", "cuda", "hip" */
+    /* 1: program_build may run on a second thread while this session's
+     * launches and copies run (never beside another build or program_free).
+     * OpenCL allows it (clBuildProgram is thread-safe); a CUDA or HIP module
+     * load needs the context current on the loading thread, so 0 there. The
+     * tuner builds upcoming candidates ahead only where this is 1. */
+    int builds_alongside_launches;
 
     gpuopt_status (*open)(void *backend_state, const gpo_route *route, gpo_rt **rt);
     void (*close)(gpo_rt *rt);

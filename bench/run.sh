@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the benchmarks against a build and prints markdown for
 # docs/benchmarks.md. Usage: bench/run.sh [BUILD_DIR] [SECTION...]
-# Sections: foundation, probe, opencl, tune (default: foundation).
+# Sections: foundation, probe, opencl, tiers, tune (default: foundation).
 set -eu
 build=${1:-build}
 shift 2>/dev/null || true
@@ -32,21 +32,30 @@ for s in $sections; do
   opencl)
     sh "$(dirname "$0")/opencl/run.sh" "$build"
     ;;
+  tiers)
+    sh "$(dirname "$0")/tiers/run.sh" "$build"
+    ;;
   tune)
     sh "$(dirname "$0")/tune/run.sh" "$build"
     ;;
   probe)
     echo "### Probing absent GPU backends ($(date -u +%Y-%m-%d), $machine)"
     echo
-    echo "Command: \`bench/run.sh $build probe\`. No GPU here: CUDA's libcuda.so.1 is absent,"
-    echo "Debian's libamdhip64.so.5 loads and finds no device. The floor program only dlopens"
-    echo "the vendor libraries the backends open."
+    echo "Command: \`bench/run.sh $build probe\`. No GPU here: libcuda.so.1 is absent;"
+    echo "Debian's libamdhip64.so.5 is installed but there is no /dev/kfd. Rows: the CPU backend"
+    echo "alone; CUDA + ROCm + CPU (what probing the absent GPU backends adds); the same with"
+    echo "GPUOPT_HIP_LIBRARY naming Debian's runtime (what opening HIP would cost); every backend"
+    echo "(PoCL's OpenCL start-up included); and the floor, a program that only dlopens the vendor"
+    echo "libraries a naive probe opens."
     echo
     echo '| measurement | median | p10 | p90 | peak RSS |'
     echo '|---|---|---|---|---|'
+    hip=$(ls /usr/lib/*/libamdhip64.so.5 2>/dev/null | head -n 1)
     GPUOPT_CONFIG= "$bin/bench_spawn" -n 100 -w 5 \
       -- trivial "$bin/bench_trivial" \
       -- cpu_only env GPUOPT_BACKEND=cpu "$bin/gpuopt" devices --json \
+      -- cuda_rocm_cpu env GPUOPT_BACKEND=cuda,rocm,cpu "$bin/gpuopt" devices --json \
+      -- cuda_rocm_cpu_hip_forced env GPUOPT_BACKEND=cuda,rocm,cpu GPUOPT_HIP_LIBRARY="${hip:-libamdhip64.so.5}" "$bin/gpuopt" devices --json \
       -- all_backends env GPUOPT_BACKEND=auto "$bin/gpuopt" devices --json \
       -- floor_dlopen_vendor_libs "$bin/bench_dlopen_floor" libcuda.so.1 libamdhip64.so.7 libamdhip64.so.6 libamdhip64.so.5 \
       | while read -r name med p10 p90 rss; do

@@ -16,7 +16,7 @@ static void detail_vset(const char *fmt, va_list ap)
 {
     char text[DETAIL_CAP];
     vsnprintf(text, sizeof text, fmt, ap);
-    memcpy(detail_text, text, sizeof text);
+    memcpy(detail_text, text, strlen(text) + 1);
 }
 
 void gpo_detail_set(const char *fmt, ...)

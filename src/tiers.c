@@ -10,21 +10,89 @@
 #include "plan.h"
 #include "rules_core.h"
 #include "strutil.h"
+#include "tier2/tier2.h"
 
 typedef gpuopt_status (*tier_fn)(void *state, const gpo_route *route, const gpuopt_device *dev,
                                  struct gpuopt_plan *plan);
 
 static tier_fn tier_of(const gpo_backend *b, int tier)
 {
-    return tier == 0 ? b->tier0 : tier == 1 ? b->tier1 : b->tier2;
+    return tier == 0 ? b->tier0 : b->tier1;
 }
 
 static const char *const tier_words[] = {"safe defaults", "rules on detected hardware",
                                          "measurements on the device"};
 
+/* Tier 2 measures on the device through one route: the primary first, the
+ * first that succeeds decides (measuring twice would only pay twice). A
+ * route runs its backend's own tier 2 when it has one, else the generic
+ * engine when the backend has runtime ops. A route that fails is rolled
+ * back before the next is tried; when all fail, the detail joins every
+ * route's reason ("cuda: ...; opencl: ..."). */
+static gpuopt_status run_measured(struct gpuopt_plan *p)
+{
+    gpuopt_device *dev = p->device;
+    gpuopt_status first = GPUOPT_OK;
+    gpo_sbuf why;
+    gpo_sbuf_init(&why);
+    for (int r = 0; r < dev->n_routes; r++) {
+        const gpo_route *route = &dev->routes[r];
+        const gpo_backend *b = route->backend;
+        if (!b)
+            continue;
+        tier_fn fn = b->tier2 ? b->tier2 : b->runtime ? gpo_tier2_generic : NULL;
+        gpuopt_status st;
+        if (!fn) {
+            st = gpo_fail(GPUOPT_ERR_UNSUPPORTED, "the backend cannot run code on the device (no "
+                                                  "runtime ops and no tier-2 rules)");
+        } else {
+            gpo_knob *saved;
+            size_t n_saved;
+            st = gpo_plan_snapshot(p, &saved, &n_saved);
+            if (st) {
+                first = st;
+                break;
+            }
+            gpo_detail_clear();
+            st = fn(route->backend_state, route, dev, p);
+            if (st == GPUOPT_OK) {
+                gpo_knobs_free(saved, n_saved);
+                gpo_sbuf_free(&why);
+                return gpo_rules_workload(p, 2);
+            }
+            if (!gpo_detail_get()[0])
+                gpo_detail_set("%s", gpuopt_strerror(st));
+            gpo_plan_restore(p, saved, n_saved);
+            if (st == GPUOPT_ERR_NO_MEMORY) {
+                first = st;
+                break;
+            }
+        }
+        if (!first)
+            first = st;
+        /* Backends often start their words with their own name already. */
+        const char *d = gpo_detail_get();
+        size_t len = strlen(b->name);
+        if (strncmp(d, b->name, len) == 0 && d[len] == ':' && d[len + 1] == ' ')
+            d += len + 2;
+        gpo_sbuf_appendf(&why, "%s%s: %s", why.len ? "; " : "", b->name, d);
+    }
+    if (why.failed || first == GPUOPT_ERR_NO_MEMORY) {
+        gpo_sbuf_free(&why);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory measuring the device");
+    }
+    if (!first)
+        first = gpo_fail(GPUOPT_ERR_UNSUPPORTED, "%s: the device has no route", dev->info.id);
+    else
+        gpo_detail_set("%s", why.data ? why.data : "");
+    gpo_sbuf_free(&why);
+    return first;
+}
+
 /* Runs one tier's rules of every route, secondary routes first so the
  * primary (native) backend has the last word on shared knobs. Returns
- * GPUOPT_ERR_UNSUPPORTED when no route has rules for this tier. */
+ * GPUOPT_ERR_UNSUPPORTED when no route has rules for this tier. Tier 2 is
+ * run_measured's. */
 static gpuopt_status run_tier(struct gpuopt_plan *p, int tier)
 {
     gpuopt_device *dev = p->device;
@@ -33,6 +101,8 @@ static gpuopt_status run_tier(struct gpuopt_plan *p, int tier)
     p->cur_source = tier == 0 ? GPUOPT_SOURCE_DEFAULT :
                     tier == 1 ? GPUOPT_SOURCE_DETECTED :
                                 GPUOPT_SOURCE_BENCHMARK;
+    if (tier == 2)
+        return run_measured(p);
     for (int r = dev->n_routes - 1; r >= 0; r--) {
         const gpo_route *route = &dev->routes[r];
         tier_fn fn = route->backend ? tier_of(route->backend, tier) : NULL;

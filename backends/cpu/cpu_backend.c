@@ -18,6 +18,11 @@ const gpo_cpu_facts *gpo_cpu_state_facts(const void *state)
     return state ? &((const cpu_state *)state)->facts : NULL;
 }
 
+int gpo_cpu_state_recorded(const void *state)
+{
+    return state ? gpo_fs_is_recorded(&((const cpu_state *)state)->fs) : 0;
+}
+
 static gpuopt_status cpu_load(const gpo_backend_env *env, void **state, gpo_backend_report *report)
 {
     if (!state || !report)
@@ -253,7 +258,7 @@ const gpo_backend gpo_backend_cpu = {
     .enumerate = cpu_enumerate,
     .tier0 = gpo_cpu_tier0,
     .tier1 = gpo_cpu_tier1,
-    .tier2 = NULL,
+    .tier2 = gpo_cpu_tier2,
     .memory_free = cpu_memory_free,
     .runtime = NULL,
     .knobs = gpo_cpu_knobs,

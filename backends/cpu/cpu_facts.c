@@ -252,3 +252,24 @@ void gpo_cpu_feature_names(const gpo_cpu_facts *f, void (*fn)(const char *name, 
             fn(name, user);
     }
 }
+
+uint64_t gpo_isa_from_names(const char *names, const gpo_isa_name *table, size_t n)
+{
+    uint64_t isa = 0;
+    const char *p = names;
+    while (p && *p) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *start = p;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+        size_t len = (size_t)(p - start);
+        for (size_t i = 0; len && i < n; i++) {
+            if (strlen(table[i].flag) == len && memcmp(table[i].flag, start, len) == 0) {
+                isa |= GPO_BIT(table[i].bit);
+                break;
+            }
+        }
+    }
+    return isa;
+}

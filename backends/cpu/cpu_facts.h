@@ -239,6 +239,11 @@ gpuopt_status gpo_cpu_facts_read(const gpo_fs *fs, const gpo_logger *log, gpo_cp
 /* ---- x86-64 (cpuid_x86.c) ------------------------------------------------ */
 
 /* Feature bits from a /proc/cpuinfo "flags" value (space-separated). */
+/* The feature bits named in a blank-separated list of flag names (the
+ * /proc/cpuinfo "flags" / "Features" line), by a table's names. Unknown
+ * names are skipped; NULL gives 0. */
+uint64_t gpo_isa_from_names(const char *names, const gpo_isa_name *table, size_t n);
+
 uint64_t gpo_x86_features_from_flags(const char *flags);
 
 /* 1..4: the highest x86-64 psABI level whose features are all present;

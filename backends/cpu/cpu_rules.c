@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu/cpu_backend.h"
+#include "plan.h"
 #include "strutil.h"
 
 const gpo_knob_def gpo_cpu_knobs[GPO_CPU_N_KNOBS] = {
@@ -19,6 +20,8 @@ const gpo_knob_def gpo_cpu_knobs[GPO_CPU_N_KNOBS] = {
     {"cpu.tile_bytes", GPUOPT_KNOB_BYTES, NULL, "cache-blocking tile per thread, in bytes"},
     {"numa.placement", GPUOPT_KNOB_STRING, NULL,
      "memory placement on a multi-node host: first-touch or local"},
+    {"cpu.fpmath_mode", GPUOPT_KNOB_STRING, "ONEDNN_DEFAULT_FPMATH_MODE",
+     "oneDNN's floating-point math mode: strict, or bf16 where fp32 work may use bf16 units"},
 };
 
 /* Tier 0: what holds on every CPU of the architecture, no fact read. */
@@ -71,6 +74,10 @@ gpuopt_status gpo_cpu_tier0(void *state, const gpo_route *route, const gpuopt_de
             st = gpo_knob_set_bytes(plan, "cpu.tile_bytes", tier0_table[i].tile_bytes, "%s",
                                     tier0_table[i].tile_why);
     }
+    if (!st)
+        st = gpo_knob_set_string(plan, "cpu.fpmath_mode", "STRICT",
+                                 "tier 0 reads no fact: fp32 computed as fp32 is correct on any "
+                                 "CPU");
     return st;
 }
 
@@ -101,7 +108,7 @@ static void threads_why(const gpo_cpu_facts *f, char *out, size_t cap)
                  f->usable_cpus);
 }
 
-static gpuopt_status set_binding(const gpo_cpu_facts *f, struct gpuopt_plan *plan)
+static gpuopt_status set_binding(const gpo_cpu_facts *f, int threads, struct gpuopt_plan *plan)
 {
     gpuopt_status st;
     if (f->usable_cpus < f->affinity_cpus) {
@@ -124,11 +131,11 @@ static gpuopt_status set_binding(const gpo_cpu_facts *f, struct gpuopt_plan *pla
                                  "its last-level cache");
     if (st)
         return st;
-    if (f->affinity_cores > 0 && f->usable_cpus <= f->affinity_cores)
+    if (f->affinity_cores > 0 && threads <= f->affinity_cores)
         return gpo_knob_set_string(plan, "omp.places", "cores",
                                    "%d threads fit on the %d physical cores of the mask: one "
                                    "per core%s",
-                                   f->usable_cpus, f->affinity_cores,
+                                   threads, f->affinity_cores,
                                    f->affinity_cpus > f->affinity_cores ? ", SMT siblings left idle"
                                                                         : "");
     return gpo_knob_set_string(plan, "omp.places", "threads",
@@ -209,6 +216,66 @@ static gpuopt_status set_numa(const gpo_cpu_facts *f, struct gpuopt_plan *plan)
                                f->numa_nodes);
 }
 
+/* bf16 arithmetic units: AVX512_BF16 or AMX-BF16 on x86 (Intel SDM vol. 2,
+ * VDPBF16PS and TDPBF16PS), FEAT_BF16 on arm64 (Arm ARM A2.2). */
+static int has_bf16_units(const gpo_cpu_facts *f, const char **which)
+{
+    static const struct {
+        int32_t arch;
+        int bit;
+        const char *name;
+    } units[] = {
+        {GPO_CPU_ARCH_X86_64, GPO_X86_AMX_BF16, "amx_bf16"},
+        {GPO_CPU_ARCH_X86_64, GPO_X86_AVX512BF16, "avx512_bf16"},
+        {GPO_CPU_ARCH_ARM64, GPO_ARM_BF16, "bf16"},
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (units[i].arch == f->arch && (f->isa & GPO_BIT(units[i].bit))) {
+            *which = units[i].name;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* oneDNN (and PyTorch/TensorFlow on CPU through it) may run fp32 matmuls and
+ * convolutions on bf16 units when the math mode allows it (oneDNN developer
+ * guide, "Floating-point math mode"; ONEDNN_DEFAULT_FPMATH_MODE since oneDNN
+ * 2.7). Only when precision may be traded: the core's one rule decides. */
+static gpuopt_status set_fpmath(const gpo_cpu_facts *f, struct gpuopt_plan *plan)
+{
+    char why[256];
+    const char *unit = NULL;
+    int reduced = gpo_plan_reduced_precision(plan, why, sizeof why);
+    int units = has_bf16_units(f, &unit);
+    if (reduced && units)
+        return gpo_knob_set_string(plan, "cpu.fpmath_mode", "BF16",
+                                   "%s (%s) and %s: fp32 matmuls and convolutions may run on bf16 "
+                                   "units (about 8 bits of mantissa instead of 24)",
+                                   unit, f->src_isa, why);
+    if (!units)
+        return gpo_knob_set_string(plan, "cpu.fpmath_mode", "STRICT",
+                                   "no bf16 arithmetic units (avx512_bf16, amx_bf16, arm64 "
+                                   "bf16; %s): fp32 stays fp32",
+                                   f->src_isa);
+    return gpo_knob_set_string(plan, "cpu.fpmath_mode", "STRICT",
+                               "%s (%s) could run fp32 work in bf16, but %s", unit, f->src_isa,
+                               why);
+}
+
+/* A latency-bound workload runs one item at a time: SMT siblings share a
+ * core's execution units and caches, so one thread per physical core
+ * finishes a single item sooner (Intel optimization reference manual,
+ * "Hyper-Threading Technology" performance considerations). */
+static int latency_threads(const gpo_cpu_facts *f, const struct gpuopt_plan *plan)
+{
+    const gpuopt_workload *w = gpo_plan_workload(plan);
+    if (!w || w->objective != GPUOPT_OBJECTIVE_LATENCY || f->affinity_cores <= 0 ||
+        f->affinity_cores >= f->usable_cpus)
+        return 0;
+    return f->affinity_cores;
+}
+
 gpuopt_status gpo_cpu_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
                             struct gpuopt_plan *plan)
 {
@@ -218,16 +285,28 @@ gpuopt_status gpo_cpu_tier1(void *state, const gpo_route *route, const gpuopt_de
         return GPUOPT_ERR_INVALID_ARGUMENT;
     char why[1024 + GPO_PATH_MAX];
     threads_why(f, why, sizeof why);
-    gpuopt_status st = gpo_knob_set_int(plan, "threads", f->usable_cpus, "%s", why);
+    int threads = f->usable_cpus;
+    int lat = latency_threads(f, plan);
+    if (lat) {
+        size_t n = strlen(why);
+        gpo_snprintf(why + n, sizeof why - n,
+                     "; the workload is latency-bound and the mask has %d physical cores for %d "
+                     "CPUs (SMT): one thread per core => %d threads",
+                     f->affinity_cores, f->usable_cpus, lat);
+        threads = lat;
+    }
+    gpuopt_status st = gpo_knob_set_int(plan, "threads", threads, "%s", why);
     if (!st)
-        st = gpo_knob_set_int(plan, "omp.num_threads", f->usable_cpus, "as threads: %s", why);
+        st = gpo_knob_set_int(plan, "omp.num_threads", threads, "as threads: %s", why);
     if (!st)
-        st = set_binding(f, plan);
+        st = set_binding(f, threads, plan);
     if (!st)
         st = set_vector(f, plan);
     if (!st)
         st = set_tile(f, plan);
     if (!st)
         st = set_numa(f, plan);
+    if (!st)
+        st = set_fpmath(f, plan);
     return st;
 }

@@ -85,26 +85,7 @@ const size_t gpo_n_x86_isa_names = sizeof gpo_x86_isa_names / sizeof gpo_x86_isa
 
 uint64_t gpo_x86_features_from_flags(const char *flags)
 {
-    uint64_t isa = 0;
-    if (!flags)
-        return 0;
-    const char *p = flags;
-    while (*p) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        const char *start = p;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-        size_t n = (size_t)(p - start);
-        for (size_t i = 0; n && i < gpo_n_x86_isa_names; i++) {
-            const char *flag = gpo_x86_isa_names[i].flag;
-            if (strlen(flag) == n && memcmp(flag, start, n) == 0) {
-                isa |= GPO_BIT(gpo_x86_isa_names[i].bit);
-                break;
-            }
-        }
-    }
-    return isa;
+    return gpo_isa_from_names(flags, gpo_x86_isa_names, gpo_n_x86_isa_names);
 }
 
 /* ---- Live cpuid ---------------------------------------------------------- */

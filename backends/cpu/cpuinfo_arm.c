@@ -81,26 +81,7 @@ uint64_t gpo_arm_features_from_hwcap(uint64_t hwcap, uint64_t hwcap2)
 
 uint64_t gpo_arm_features_from_names(const char *names)
 {
-    uint64_t isa = 0;
-    if (!names)
-        return 0;
-    const char *p = names;
-    while (*p) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        const char *start = p;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-        size_t n = (size_t)(p - start);
-        for (size_t i = 0; n && i < gpo_n_arm_isa_names; i++) {
-            const char *flag = gpo_arm_isa_names[i].flag;
-            if (strlen(flag) == n && memcmp(flag, start, n) == 0) {
-                isa |= GPO_BIT(gpo_arm_isa_names[i].bit);
-                break;
-            }
-        }
-    }
-    return isa;
+    return gpo_isa_from_names(names, gpo_arm_isa_names, gpo_n_arm_isa_names);
 }
 
 /* Implementer codes: Linux arch/arm64/include/asm/cputype.h ARM_CPU_IMP_*. */

@@ -21,6 +21,15 @@ typedef int gpo_cu_result;
 typedef int gpo_cu_device;
 typedef int gpo_cu_device_attribute;
 typedef struct gpo_cu_ctx_st *gpo_cu_context;
+/* Runtime objects (tier 2): modules, functions, events and streams are
+ * opaque pointers; CUdeviceptr is a 64-bit integer on 64-bit hosts
+ * (CUdeviceptr_v2). CUfunction_attribute is an enum, passed as int. */
+typedef struct gpo_cu_mod_st *gpo_cu_module;
+typedef struct gpo_cu_func_st *gpo_cu_function;
+typedef struct gpo_cu_event_st *gpo_cu_event;
+typedef struct gpo_cu_stream_st *gpo_cu_stream;
+typedef unsigned long long gpo_cu_deviceptr;
+typedef int gpo_cu_function_attribute;
 typedef struct gpo_cu_uuid {
     char bytes[16];
 } gpo_cu_uuid;
@@ -182,6 +191,7 @@ enum { GPO_CUDA_RESULTS(GPO_CU_RESULT_ENUM_) };
     X(CONCURRENT_MANAGED_ACCESS, 89)                                                               \
     X(COOPERATIVE_LAUNCH, 95)                                                                      \
     X(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 97)                                                       \
+    X(VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 102)                                                    \
     X(MAX_BLOCKS_PER_MULTIPROCESSOR, 106)                                                          \
     X(MAX_PERSISTING_L2_CACHE_SIZE, 108)                                                           \
     X(CLUSTER_LAUNCH, 120)                                                                         \
@@ -198,6 +208,30 @@ enum { GPO_CU_DEVICE_ATTRIBUTES(GPO_CU_ATTRIBUTE_ENUM_) };
 
 #define GPO_CU_COMPUTEMODE_ENUM_(name, value) GPO_CU_COMPUTEMODE_##name = value,
 enum { GPO_CU_COMPUTEMODES(GPO_CU_COMPUTEMODE_ENUM_) };
+
+/* CUfunction_attribute (cuda.h 13.0): what the runtime asks of a kernel. */
+#define GPO_CU_FUNC_ATTRIBUTES(X)                                                                  \
+    X(MAX_THREADS_PER_BLOCK, 0)                                                                    \
+    X(SHARED_SIZE_BYTES, 1)                                                                        \
+    X(NUM_REGS, 4)
+
+#define GPO_CU_FUNC_ATTRIBUTE_ENUM_(name, value) GPO_CU_FUNC_ATTRIBUTE_##name = value,
+enum { GPO_CU_FUNC_ATTRIBUTES(GPO_CU_FUNC_ATTRIBUTE_ENUM_) };
+
+/* CUevent_flags: CU_EVENT_DEFAULT records timing (CU_EVENT_DISABLE_TIMING,
+ * 0x2, would not). */
+#define GPO_CU_EVENT_DEFAULT 0x0
+
+/* CUlimit (cuda.h 13.0): the context limits gpuopt_plan_apply sets.
+ * CU_LIMIT_PERSISTING_L2_CACHE_SIZE came with CUDA 11.0 and compute
+ * capability 8.0 (CUDA C++ Programming Guide, "L2 Cache Set-Aside for
+ * Persisting Accesses"); an older driver does not know it. CUlimit is an
+ * enum in cuda.h, passed as int. */
+typedef int gpo_cu_limit;
+#define GPO_CU_LIMITS(X) X(PERSISTING_L2_CACHE_SIZE, 0x06)
+
+#define GPO_CU_LIMIT_ENUM_(name, value) GPO_CU_LIMIT_##name = value,
+enum { GPO_CU_LIMITS(GPO_CU_LIMIT_ENUM_) };
 
 /* ---- Functions ---------------------------------------------------------------
  * X(field, symbol, required, checked, params)
@@ -244,7 +278,65 @@ enum { GPO_CU_COMPUTEMODES(GPO_CU_COMPUTEMODE_ENUM_) };
     X(cuCtxPushCurrent, cuCtxPushCurrent_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_context ctx))             \
     X(cuCtxPopCurrent, cuCtxPopCurrent_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_context * ctx))             \
     X(cuMemGetInfo, cuMemGetInfo_v2, GPO_DL_OPTIONAL, 1,                                           \
-      (size_t * free_bytes, size_t * total_bytes))
+      (size_t * free_bytes, size_t * total_bytes))                                                 \
+    GPO_CUDA_APPLY_API(X)                                                                          \
+    GPO_CUDA_RUNTIME_API(X)
+
+/* The calls of gpuopt_plan_apply(GPUOPT_APPLY_DEVICE) (cuda_apply.c):
+ * optional; without one, applying says which is missing and sets nothing.
+ * They act on the calling thread's current context, which the host
+ * program's framework made. All four exist since CUDA 4.0 (cuCtxGetCurrent
+ * is the newest; CUDA driver API reference, "Context Management");
+ * cuCtxGetDevice_v2 (13.0, with a context argument) is another call, not a
+ * new ABI of this one, so cuda.h maps nothing here. */
+#define GPO_CUDA_APPLY_API(X)                                                                      \
+    X(cuCtxGetCurrent, cuCtxGetCurrent, GPO_DL_OPTIONAL, 1, (gpo_cu_context * ctx))                \
+    X(cuCtxGetDevice, cuCtxGetDevice, GPO_DL_OPTIONAL, 1, (gpo_cu_device * device))                \
+    X(cuCtxSetLimit, cuCtxSetLimit, GPO_DL_OPTIONAL, 1, (gpo_cu_limit limit, size_t value))        \
+    X(cuCtxGetLimit, cuCtxGetLimit, GPO_DL_OPTIONAL, 1, (size_t * value, gpo_cu_limit limit))
+
+/* The calls of the tier-2 runtime (cuda_rt_*.c): optional for the backend,
+ * required by a runtime session, which names the first one missing. All
+ * exist since CUDA 4.0 except cuFuncGetParamInfo (12.4, used to check
+ * argument indices and sizes when present) and cuEventElapsedTime_v2 (12.8,
+ * the unversioned symbol before). The copies and launches use the legacy
+ * default stream (the NULL stream): in order with each other and with every
+ * synchronous copy, and no stream object to leak. */
+#define GPO_CUDA_RUNTIME_API(X)                                                                    \
+    X(cuCtxSynchronize, cuCtxSynchronize, GPO_DL_OPTIONAL, 1, (void))                              \
+    X(cuMemAlloc, cuMemAlloc_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_deviceptr * dptr, size_t bytes))      \
+    X(cuMemFree, cuMemFree_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_deviceptr dptr))                        \
+    X(cuMemcpyHtoD, cuMemcpyHtoD_v2, GPO_DL_OPTIONAL, 1,                                           \
+      (gpo_cu_deviceptr dst, const void *src, size_t bytes))                                       \
+    X(cuMemcpyDtoH, cuMemcpyDtoH_v2, GPO_DL_OPTIONAL, 1,                                           \
+      (void *dst, gpo_cu_deviceptr src, size_t bytes))                                             \
+    X(cuMemcpyDtoD, cuMemcpyDtoD_v2, GPO_DL_OPTIONAL, 1,                                           \
+      (gpo_cu_deviceptr dst, gpo_cu_deviceptr src, size_t bytes))                                  \
+    X(cuMemAllocHost, cuMemAllocHost_v2, GPO_DL_OPTIONAL, 1, (void **ptr, size_t bytes))           \
+    X(cuMemFreeHost, cuMemFreeHost, GPO_DL_OPTIONAL, 1, (void *ptr))                               \
+    X(cuModuleLoadData, cuModuleLoadData, GPO_DL_OPTIONAL, 1,                                      \
+      (gpo_cu_module * module, const void *image))                                                 \
+    X(cuModuleUnload, cuModuleUnload, GPO_DL_OPTIONAL, 1, (gpo_cu_module module))                  \
+    X(cuModuleGetFunction, cuModuleGetFunction, GPO_DL_OPTIONAL, 1,                                \
+      (gpo_cu_function * func, gpo_cu_module module, const char *name))                            \
+    X(cuFuncGetAttribute, cuFuncGetAttribute, GPO_DL_OPTIONAL, 1,                                  \
+      (int *value, gpo_cu_function_attribute attrib, gpo_cu_function func))                        \
+    X(cuFuncGetParamInfo, cuFuncGetParamInfo, GPO_DL_OPTIONAL, 1,                                  \
+      (gpo_cu_function func, size_t index, size_t * offset, size_t * size))                        \
+    X(cuLaunchKernel, cuLaunchKernel, GPO_DL_OPTIONAL, 1,                                          \
+      (gpo_cu_function func, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,        \
+       unsigned int block_x, unsigned int block_y, unsigned int block_z,                           \
+       unsigned int shared_bytes, gpo_cu_stream stream, void **params, void **extra))              \
+    X(cuEventCreate, cuEventCreate, GPO_DL_OPTIONAL, 1,                                            \
+      (gpo_cu_event * event, unsigned int flags))                                                  \
+    X(cuEventDestroy, cuEventDestroy_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_event event))                 \
+    X(cuEventRecord, cuEventRecord, GPO_DL_OPTIONAL, 1,                                            \
+      (gpo_cu_event event, gpo_cu_stream stream))                                                  \
+    X(cuEventSynchronize, cuEventSynchronize, GPO_DL_OPTIONAL, 1, (gpo_cu_event event))            \
+    X(cuEventElapsedTime, cuEventElapsedTime_v2, GPO_DL_OPTIONAL, 1,                               \
+      (float *ms, gpo_cu_event start, gpo_cu_event end))                                           \
+    X(cuEventElapsedTime_v1, cuEventElapsedTime, GPO_DL_OPTIONAL, 0,                               \
+      (float *ms, gpo_cu_event start, gpo_cu_event end))
 
 /* One function-pointer type per entry: gpo_pfn_cuInit, ... */
 #define GPO_CUDA_PFN_(field, symbol, required, checked, params)                                    \

@@ -21,12 +21,13 @@ const gpo_backend gpo_backend_cuda = {
     .load = gpo_cuda_load,
     .unload = gpo_cuda_unload,
     .enumerate = cuda_enumerate,
-    /* Tier rules for CUDA belong to a later issue. */
-    .tier0 = NULL,
-    .tier1 = NULL,
+    .tier0 = gpo_cuda_tier0,
+    .tier1 = gpo_cuda_tier1,
+    /* Measured settings come from the core's tier 2 through the runtime. */
     .tier2 = NULL,
     .memory_free = gpo_cuda_memory_free,
-    .runtime = NULL,
-    .knobs = NULL,
-    .n_knobs = 0,
+    .runtime = &gpo_cuda_runtime_ops,
+    .apply_device = gpo_cuda_apply_device,
+    .knobs = gpo_cuda_knobs,
+    .n_knobs = GPO_CUDA_N_KNOBS,
 };

@@ -52,6 +52,7 @@ enum { K_INFO, K_NUM, K_BOOL, K_MHZ, K_MODE };
     X(MODE, COMPUTE_MODE, "compute_mode", K_MODE, 0)                                               \
     X(MANAGED, MANAGED_MEMORY, "managed_memory", K_BOOL, 0)                                        \
     X(CONC_MANAGED, CONCURRENT_MANAGED_ACCESS, "concurrent_managed_access", K_BOOL, 0)             \
+    X(VMM, VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "virtual_memory_management", K_BOOL, 0)            \
     X(PAGEABLE, PAGEABLE_MEMORY_ACCESS, "pageable_memory_access", K_BOOL, 0)                       \
     X(TIMEOUT, KERNEL_EXEC_TIMEOUT, "kernel_exec_timeout", K_BOOL, 0)                              \
     X(MAP_HOST, CAN_MAP_HOST_MEMORY, "can_map_host_memory", K_BOOL, 0)                             \

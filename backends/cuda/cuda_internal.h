@@ -2,14 +2,37 @@
 #ifndef GPO_CUDA_INTERNAL_H
 #define GPO_CUDA_INTERNAL_H
 
+#include <pthread.h>
 #include <sys/types.h>
 
 #include "backend.h"
 #include "cuda_api.h"
+#include "nvrtc_api.h"
 
 #define GPO_CUDA_DEFAULT_LIBRARY "libcuda.so.1"
 
-/* What load leaves for enumerate and memory_free. */
+/* NVRTC as opened by cuda_nvrtc.c. */
+#define GPO_NVRTC_MAX_ARCHS 64
+#define GPO_NVRTC_MAX_OPTIONS 128
+typedef struct gpo_nvrtc {
+    void *handle;
+    gpo_nvrtc_api api;
+    int major, minor;
+    int archs[GPO_NVRTC_MAX_ARCHS]; /* ascending, "sm_XY" as XY */
+    int n_archs;                    /* -1: this NVRTC cannot list them (before 11.2) */
+    char library[512];              /* the path loaded */
+} gpo_nvrtc;
+
+/* What a compilation gives: a CUBIN (machine code for sm_XY) or PTX text
+ * (NUL-terminated) that the driver compiles when loading it. */
+typedef struct gpo_nvrtc_image {
+    char *data;
+    size_t size;
+    int cubin;
+    char target[32]; /* "sm_90", "compute_120" */
+} gpo_nvrtc_image;
+
+/* What load leaves for enumerate, memory_free and the runtime. */
 typedef struct gpo_cuda_state {
     /* Driver mode: the library loaded and cuInit succeeded. */
     void *handle;
@@ -24,6 +47,14 @@ typedef struct gpo_cuda_state {
     char **kernel_gpus;
     size_t n_kernel_gpus;
     char why_unusable[512]; /* the reason the library is not used */
+
+    /* NVRTC, opened on the first kernel build of a runtime session. */
+    const gpo_config *cfg;
+    pthread_mutex_t nvrtc_lock;
+    int nvrtc_tried;
+    gpo_nvrtc *nvrtc;
+    gpuopt_status nvrtc_status;
+    char nvrtc_why[1024];
 } gpo_cuda_state;
 
 extern const gpo_backend gpo_backend_cuda;
@@ -53,8 +84,48 @@ void gpo_cuda_procfs_version(const gpo_fs *fs, char *out, size_t cap);
 gpuopt_status gpo_cuda_enumerate_kernel(gpo_cuda_state *s, const gpo_backend_env *env,
                                         gpo_device_list *out);
 
+/* cuda_nvrtc.c. Every function sets the detail and returns a status. */
+/* Opens GPO_LIB_NVRTC from cfg, else the newest libnvrtc.so.* whose CUDA
+ * major is not above the driver's (driver_version 13000; <= 0: any). */
+gpuopt_status gpo_nvrtc_open(const gpo_config *cfg, int driver_version, gpo_nvrtc **out);
+void gpo_nvrtc_close(gpo_nvrtc *nv);
+/* The target for a device of capability major.minor: "sm_XY" with *cubin 1
+ * when this NVRTC knows the architecture, "compute_XY" of the newest one it
+ * knows below (PTX, *cubin 0) for a newer device; GPUOPT_ERR_UNSUPPORTED for
+ * a device older than all it knows. */
+gpuopt_status gpo_nvrtc_target(const gpo_nvrtc *nv, int cc_major, int cc_minor, char *target,
+                               size_t cap, int *cubin);
+/* Compiles `source` with `options` (blank-separated, quotes group) for the
+ * device; an -arch/--gpu-architecture option in `options` wins. On
+ * GPUOPT_ERR_BUILD *log holds NVRTC's log (malloc'd); on success it holds
+ * warnings or NULL. `img` is the caller's (gpo_nvrtc_image_free). */
+gpuopt_status gpo_nvrtc_compile(const gpo_nvrtc *nv, const char *source, const char *options,
+                                int cc_major, int cc_minor, gpo_nvrtc_image *img, char **log);
+void gpo_nvrtc_image_free(gpo_nvrtc_image *img);
+/* "NVRTC 13.0". */
+void gpo_nvrtc_version_text(const gpo_nvrtc *nv, char *out, size_t cap);
+/* The state's NVRTC, opened on first use (once; a failure is remembered and
+ * repeated with its words). */
+gpuopt_status gpo_cuda_nvrtc(gpo_cuda_state *s, const gpo_nvrtc **out);
+
+/* cuda_rt_session.c, cuda_rt_kernel.c: the runtime ops for tier 2. */
+extern const gpo_runtime_ops gpo_cuda_runtime_ops;
+
+/* cuda_rules.c, cuda_knobs.c: the knob catalogue and tier 0/1 rules. */
+#define GPO_CUDA_N_KNOBS 17
+extern const gpo_knob_def gpo_cuda_knobs[GPO_CUDA_N_KNOBS];
+gpuopt_status gpo_cuda_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             struct gpuopt_plan *plan);
+gpuopt_status gpo_cuda_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             struct gpuopt_plan *plan);
+
 /* cuda_memory.c */
 gpuopt_status gpo_cuda_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes);
+
+/* cuda_apply.c: gpuopt_plan_apply(GPUOPT_APPLY_DEVICE) on the calling
+ * thread's current context (the L2 set-aside for persisting accesses). */
+gpuopt_status gpo_cuda_apply_device(void *state, const gpo_route *route,
+                                    const struct gpuopt_plan *plan, gpo_sbuf *report);
 
 /* A failed driver call in words: "<what>: <call> failed: CUDA_ERROR_X (...)".
  * Sets the detail and returns `status`. */

@@ -91,7 +91,33 @@ static void state_free(gpo_cuda_state *s)
     /* The library handle is deliberately kept: unloading a GPU driver while
      * the process runs on is a known source of crashes at exit. */
     gpo_fs_list_free(s->kernel_gpus, s->n_kernel_gpus);
+    gpo_nvrtc_close(s->nvrtc);
+    pthread_mutex_destroy(&s->nvrtc_lock);
     free(s);
+}
+
+gpuopt_status gpo_cuda_nvrtc(gpo_cuda_state *s, const gpo_nvrtc **out)
+{
+    gpuopt_status st;
+    *out = NULL;
+    pthread_mutex_lock(&s->nvrtc_lock);
+    if (!s->nvrtc_tried) {
+        /* Once per backend state: NVRTC is large and opening it is slow, and
+         * a missing one stays missing. */
+        s->nvrtc_tried = 1;
+        gpo_detail_clear();
+        s->nvrtc_status = s->cfg ? gpo_nvrtc_open(s->cfg, s->driver_version, &s->nvrtc)
+                                 : gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                                            "cuda: NVRTC: the backend has no configuration");
+        gpo_strlcpy(s->nvrtc_why, gpo_detail_get(), sizeof s->nvrtc_why);
+    }
+    st = s->nvrtc_status;
+    if (st)
+        gpo_fail(st, "%s", s->nvrtc_why);
+    else
+        *out = s->nvrtc;
+    pthread_mutex_unlock(&s->nvrtc_lock);
+    return st;
 }
 
 void gpo_cuda_unload(void *state)
@@ -216,6 +242,8 @@ gpuopt_status gpo_cuda_load(const gpo_backend_env *env, void **state, gpo_backen
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda: out of memory loading the backend");
     }
     s->driver_version = -1;
+    s->cfg = env->cfg;
+    pthread_mutex_init(&s->nvrtc_lock, NULL);
 
     const char *user_path = gpo_config_library(env->cfg, GPO_LIB_CUDA);
     const char *name = user_path ? user_path : GPO_CUDA_DEFAULT_LIBRARY;

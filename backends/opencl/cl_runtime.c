@@ -364,6 +364,7 @@ static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, cons
 
 const gpo_runtime_ops gpo_ocl_runtime_ops = {
     .language = "opencl-c",
+    .builds_alongside_launches = 1, /* clBuildProgram is thread-safe (OpenCL 3.0 A.2) */
     .open = rt_open,
     .close = rt_close,
     .buffer_alloc = gpo_ocl_rt_buffer_alloc,

@@ -14,11 +14,11 @@ typedef enum gpo_amd_matrix {
 } gpo_amd_matrix;
 
 typedef struct gpo_amd_arch_info {
-    char gfx[16];              /* "gfx942" */
-    char family[16];           /* "gcn4" .. "rdna4" */
-    int32_t wavefront;         /* 64 on GCN/CDNA, 32 native on RDNA */
-    int32_t matrix;            /* gpo_amd_matrix */
-    uint32_t features;         /* GPUOPT_FEATURE_* present */
+    char gfx[16];      /* "gfx942" */
+    char family[16];   /* "gcn4" .. "rdna4" */
+    int32_t wavefront; /* 64 on GCN/CDNA, 32 native on RDNA */
+    int32_t matrix;    /* gpo_amd_matrix */
+    uint32_t features; /* GPUOPT_FEATURE_* present */
     uint32_t features_known;
     int32_t fp32_lanes_per_cu; /* for throughput estimates */
     int32_t fp64_full_rate;    /* 1: data-centre part with full- or half-rate FP64 */

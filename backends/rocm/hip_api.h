@@ -57,16 +57,22 @@
     X(2, hipErrorOutOfMemory)                                                                      \
     X(3, hipErrorNotInitialized)                                                                   \
     X(4, hipErrorDeinitialized)                                                                    \
+    X(9, hipErrorInvalidConfiguration)                                                             \
     X(35, hipErrorInsufficientDriver)                                                              \
+    X(98, hipErrorInvalidDeviceFunction)                                                           \
     X(100, hipErrorNoDevice)                                                                       \
     X(101, hipErrorInvalidDevice)                                                                  \
     X(200, hipErrorInvalidImage)                                                                   \
     X(201, hipErrorInvalidContext)                                                                 \
     X(209, hipErrorNoBinaryForGpu)                                                                 \
+    X(218, hipErrorInvalidKernelFile)                                                              \
     X(303, hipErrorSharedObjectInitFailed)                                                         \
     X(304, hipErrorOperatingSystem)                                                                \
     X(400, hipErrorInvalidHandle)                                                                  \
     X(500, hipErrorNotFound)                                                                       \
+    X(700, hipErrorIllegalAddress)                                                                 \
+    X(701, hipErrorLaunchOutOfResources)                                                           \
+    X(719, hipErrorLaunchFailure)                                                                  \
     X(801, hipErrorNotSupported)                                                                   \
     X(999, hipErrorUnknown)                                                                        \
     X(1052, hipErrorRuntimeMemory)                                                                 \

@@ -3,7 +3,7 @@
  * topology alone when the runtime is missing or unusable (then the backend
  * reports itself unavailable, with the reason and what to install, and
  * still lists the GPUs: backend.h, "kernel-side discovery").
- * See backends/rocm/README.md for the behaviour in words. */
+ * See docs/rocm.md for the behaviour in words. */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -13,20 +13,9 @@
 #include "rocm_internal.h"
 #include "strutil.h"
 
-typedef struct rocm_state {
-    gpo_fs fs;
-    gpo_kfd kfd;
-    gpo_hip hip;
-    int hip_ok;    /* 1: devices come from HIP */
-    pid_t pid;     /* the process that loaded it */
-    size_t *order; /* KFD path: visible GPUs, in HIP's order */
-    size_t n_order;
-    char driver_version[64];
-    char runtime_version[64];
-} rocm_state;
+typedef gpo_rocm_state rocm_state;
 
-/* HIP state from before a fork() is stale in the child. */
-static gpuopt_status check_fork(const rocm_state *st, const char *what)
+gpuopt_status gpo_rocm_check_fork(const rocm_state *st, const char *what)
 {
     pid_t now = getpid();
     if (st->hip_ok && st->pid != now)
@@ -44,7 +33,9 @@ static void rocm_unload(void *state)
     rocm_state *st = state;
     if (!st)
         return;
-    /* The runtime stays loaded (backend.h: never dlclose a vendor library). */
+    /* The runtime and hiprtc stay loaded (backend.h: never dlclose a
+     * vendor library). */
+    pthread_mutex_destroy(&st->rtc_lock);
     gpo_kfd_free(&st->kfd);
     free(st->order);
     free(st);
@@ -157,11 +148,36 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
     st = calloc(1, sizeof *st);
     if (!st)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory loading the ROCm backend");
+    if (pthread_mutex_init(&st->rtc_lock, NULL) != 0) {
+        free(st);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "rocm load: cannot create a mutex");
+    }
     st->fs = env->cfg->fs;
     st->pid = getpid();
+    {
+        const char *rtc = gpo_config_library(env->cfg, GPO_LIB_HIPRTC);
+        if (rtc)
+            gpo_strlcpy(st->hiprtc_path, rtc, sizeof st->hiprtc_path);
+    }
     status = gpo_kfd_scan(&st->fs, &st->kfd);
     if (status != GPUOPT_OK)
         goto out;
+
+    /* Without the amdgpu KFD driver (no /dev/kfd, no GPU in the topology)
+     * the HIP runtime cannot see a GPU, and opening it costs 15 ms or more
+     * (it pulls in LLVM): every machine without an AMD GPU would pay that.
+     * Open it anyway when the user named a library. */
+    if (!gpo_config_library(env->cfg, GPO_LIB_HIP) && st->kfd.n == 0 &&
+        !gpo_fs_exists(&st->fs, "/dev/kfd")) {
+        gpo_snprintf(rep->reason, sizeof rep->reason,
+                     "no AMD GPU driver here: /dev/kfd does not exist and the KFD topology "
+                     "(/sys/class/kfd) lists no GPU, so the HIP runtime was not opened (it could "
+                     "not see a GPU); set GPUOPT_HIP_LIBRARY to open it anyway");
+        status = gpo_fail(GPUOPT_ERR_UNAVAILABLE, "%s", rep->reason);
+        rocm_unload(st);
+        st = NULL;
+        goto out;
+    }
 
     gpo_hip_failure kind =
         gpo_hip_open(&st->hip, gpo_config_library(env->cfg, GPO_LIB_HIP), why, sizeof why);
@@ -214,7 +230,9 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
     gpo_strlcpy(rep->reason, r.data && !r.failed ? r.data : why, sizeof rep->reason);
     gpo_sbuf_free(&r);
     if (st->n_order > 0) {
-        /* Unavailable, but with a state: the core still enumerates. */
+        /* Unavailable, but with a state: the core still enumerates, and
+         * plans for these devices repeat why. */
+        gpo_strlcpy(st->unavailable, rep->reason, sizeof st->unavailable);
         status = gpo_fail(GPUOPT_ERR_UNAVAILABLE, "%s", rep->reason);
         goto out;
     }
@@ -283,7 +301,7 @@ static gpuopt_status rocm_enumerate(void *state, const gpo_backend_env *env, gpo
     (void)env;
     if (!st || !out)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm enumerate: NULL state or list");
-    status = check_fork(st, "enumerate");
+    status = gpo_rocm_check_fork(st, "enumerate");
     if (status != GPUOPT_OK)
         return status;
     if (st->hip_ok)
@@ -323,7 +341,7 @@ static gpuopt_status rocm_memory_free(void *state, const gpo_route *route, uint6
     rocm_state *st = state;
     if (!st || !route || !free_bytes)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm memory_free: NULL argument");
-    gpuopt_status status = check_fork(st, "memory_free");
+    gpuopt_status status = gpo_rocm_check_fork(st, "memory_free");
     if (status != GPUOPT_OK)
         return status;
     if (st->hip_ok)
@@ -331,6 +349,24 @@ static gpuopt_status rocm_memory_free(void *state, const gpo_route *route, uint6
     if (!route->info.pci_bus_id[0])
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "free memory unknown: no PCI location");
     return sysfs_free(st, route->info.pci_bus_id, free_bytes);
+}
+
+gpuopt_status gpo_rocm_hiprtc(rocm_state *st, const gpo_hiprtc **rtc)
+{
+    pthread_mutex_lock(&st->rtc_lock);
+    if (!st->rtc_tried) {
+        st->rtc_tried = 1;
+        gpo_detail_clear();
+        st->rtc_status = gpo_hiprtc_open(&st->rtc, st->hiprtc_path[0] ? st->hiprtc_path : NULL,
+                                         st->hip.handle, st->hip.abi ? st->hip.abi->major : 0);
+        gpo_strlcpy(st->rtc_reason, gpo_detail_get(), sizeof st->rtc_reason);
+    }
+    gpuopt_status status = st->rtc_status;
+    pthread_mutex_unlock(&st->rtc_lock);
+    if (status != GPUOPT_OK)
+        return gpo_fail(status, "%s", st->rtc_reason);
+    *rtc = &st->rtc;
+    return GPUOPT_OK;
 }
 
 const gpo_backend gpo_backend_rocm = {
@@ -342,11 +378,12 @@ const gpo_backend gpo_backend_rocm = {
     .load = rocm_load,
     .unload = rocm_unload,
     .enumerate = rocm_enumerate,
-    .tier0 = NULL, /* ROCm knobs belong to a later issue */
-    .tier1 = NULL,
-    .tier2 = NULL,
+    .tier0 = gpo_rocm_tier0,
+    .tier1 = gpo_rocm_tier1,
+    .tier2 = NULL, /* the core's measured tier drives .runtime */
     .memory_free = rocm_memory_free,
-    .runtime = NULL,
-    .knobs = NULL,
-    .n_knobs = 0,
+    .runtime = &gpo_rocm_runtime,
+    .apply_device = NULL, /* no device setting is the library's to own on ROCm */
+    .knobs = gpo_rocm_knobs,
+    .n_knobs = GPO_ROCM_N_KNOBS,
 };

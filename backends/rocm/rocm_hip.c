@@ -173,6 +173,17 @@ static void note(cJSON *notes, const char *fmt, ...)
 
 /* gcnArchName from the props struct of this major, read through the
  * explicitly versioned symbol into a zeroed, oversized buffer. */
+static void query_target(const gpo_hip *hip, int ordinal, char *out, size_t cap, cJSON *notes);
+
+void gpo_hip_target(const gpo_hip *hip, int ordinal, char *out, size_t cap)
+{
+    if (!out || cap == 0)
+        return;
+    out[0] = '\0';
+    if (hip && hip->abi)
+        query_target(hip, ordinal, out, cap, NULL);
+}
+
 static void query_target(const gpo_hip *hip, int ordinal, char *out, size_t cap, cJSON *notes)
 {
     gpo_hip_props_fn fn = NULL;

@@ -1,18 +1,23 @@
 /* Internals shared by the ROCm backend's files: the HIP runtime (rocm_hip.c),
  * the kernel's KFD topology (rocm_kfd.c), libdrm's marketing names
- * (rocm_ids.c), device visibility (rocm_visible.c) and the device records
- * built from them (rocm_device.c). Nothing here leaves the backend. */
+ * (rocm_ids.c), device visibility (rocm_visible.c), the device records
+ * built from them (rocm_device.c), the backend's state (rocm_backend.c), its
+ * knob rules (rocm_rules.c, rocm_rules_env.c), hiprtc (rocm_hiprtc.c) and
+ * the tier-2 runtime ops (rocm_runtime.c). Nothing here leaves the backend. */
 #ifndef GPO_ROCM_INTERNAL_H
 #define GPO_ROCM_INTERNAL_H
 
 #include <cjson/cJSON.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "amd_arch.h"
 #include "backend.h"
 #include "fs.h"
 #include "hip_api.h"
+#include "hip_rt_api.h"
 
 /* ---- KFD topology (/sys/class/kfd/kfd/topology) --------------------------- */
 
@@ -143,6 +148,81 @@ void gpo_hip_query(const gpo_hip *hip, int ordinal, gpo_hip_device *out, cJSON *
 gpuopt_status gpo_hip_memory(const gpo_hip *hip, int ordinal, uint64_t *free_bytes,
                              uint64_t *total_bytes);
 
+/* The target ID HIP reports for a device ("gfx90a:sramecc+:xnack-"),
+ * read from the props struct of the runtime's major; "" when unknown. */
+void gpo_hip_target(const gpo_hip *hip, int ordinal, char *out, size_t cap);
+
+/* ---- hiprtc (rocm_hiprtc.c) ---------------------------------------------------- */
+
+typedef struct gpo_hiprtc {
+    void *handle;
+    gpo_hiprtc_fns fn;
+    int in_runtime;    /* 1: the functions come from libamdhip64 itself (ROCm 5, 6) */
+    int version_major; /* hiprtcVersion, -1 unknown */
+    int version_minor;
+    char library[512]; /* path of what provides the functions */
+    /* comgr's ISA list (the compiler hiprtc drives), NULL when no comgr
+     * could be opened. */
+    gpo_comgr_isa_count_fn isa_count;
+    gpo_comgr_isa_name_fn isa_name;
+    char comgr[512];
+} gpo_hiprtc;
+
+/* Opens hiprtc: `path` (the user's GPUOPT_HIPRTC_LIBRARY / "hiprtc"
+ * library) when given, else libhiprtc.so.<hip_major> and the other majors
+ * newest first, else `hip_handle` when the HIP runtime exports the hiprtc
+ * functions itself (ROCm 5 and 6). Sets the detail and returns
+ * GPUOPT_ERR_UNAVAILABLE when none can be used. */
+gpuopt_status gpo_hiprtc_open(gpo_hiprtc *rtc, const char *path, void *hip_handle, int hip_major);
+
+/* 1: comgr lists `target` (compared without feature suffixes); 0: it
+ * does not (`known` then lists what it knows, comma-separated); -1: no
+ * comgr to ask. */
+int gpo_hiprtc_target_known(const gpo_hiprtc *rtc, const char *target, char *known, size_t cap);
+
+/* Compiles HIP `source` for `target` (a gfx target ID) with the extra
+ * `options` (whitespace-separated; may be NULL; must not name a target).
+ * On success *code / *size hold the code object (malloc'd) and *log the
+ * compiler's warnings or NULL. On failure: GPUOPT_ERR_BUILD with *log the
+ * compiler's full log (malloc'd), GPUOPT_ERR_UNSUPPORTED for a target
+ * comgr does not know (compiling it aborts some comgr releases),
+ * GPUOPT_ERR_INVALID_ARGUMENT, GPUOPT_ERR_NO_MEMORY or GPUOPT_ERR_DRIVER;
+ * the detail says which. */
+gpuopt_status gpo_hiprtc_compile(const gpo_hiprtc *rtc, const char *source, const char *target,
+                                 const char *options, void **code, size_t *size, char **log);
+
+/* "hiprtc 6.2 (libhiprtc.so.6)" */
+void gpo_hiprtc_describe(const gpo_hiprtc *rtc, char *out, size_t cap);
+
+/* ---- The backend's state (rocm_backend.c) ---------------------------------------- */
+
+typedef struct gpo_rocm_state {
+    gpo_fs fs;
+    gpo_kfd kfd;
+    gpo_hip hip;
+    int hip_ok;    /* 1: devices come from HIP */
+    pid_t pid;     /* the process that loaded it */
+    size_t *order; /* KFD path: visible GPUs, in HIP's order */
+    size_t n_order;
+    char driver_version[64];
+    char runtime_version[64];
+    char unavailable[512];          /* load's reason when devices come from KFD alone */
+    char hiprtc_path[GPO_PATH_MAX]; /* the user's hiprtc library, "" for the sonames */
+    pthread_mutex_t rtc_lock;       /* guards the lazy hiprtc open below */
+    int rtc_tried;                  /* 1: opened or failed once (never retried) */
+    gpuopt_status rtc_status;
+    char rtc_reason[768];
+    gpo_hiprtc rtc;
+} gpo_rocm_state;
+
+/* HIP state from before a fork() is stale in the child: GPUOPT_ERR_FORKED
+ * with words naming `what`, else GPUOPT_OK. */
+gpuopt_status gpo_rocm_check_fork(const gpo_rocm_state *st, const char *what);
+
+/* hiprtc for this state, opened on first use (once; a failure is kept and
+ * repeated with its reason). */
+gpuopt_status gpo_rocm_hiprtc(gpo_rocm_state *st, const gpo_hiprtc **rtc);
+
 /* ---- Device records ---------------------------------------------------------- */
 
 /* Builds the record of HIP device `ordinal` from what HIP said (hd), enriched
@@ -159,6 +239,47 @@ gpuopt_status gpo_rocm_device_from_kfd(const gpo_kfd_gpu *kfd, int index, gpuopt
 /* The KFD node that is HIP device hd: same UUID, else the n-th node with the
  * same PCI location where hd is the n-th HIP device there. NULL when none. */
 const gpo_kfd_gpu *gpo_rocm_match_kfd(const gpo_kfd *kfd, const gpo_hip_device *all, int ordinal);
+
+/* ---- Rules (rocm_rules.c, rocm_rules_env.c) -------------------------------------- */
+
+#define GPO_ROCM_N_KNOBS 10
+extern const gpo_knob_def gpo_rocm_knobs[GPO_ROCM_N_KNOBS];
+
+gpuopt_status gpo_rocm_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             struct gpuopt_plan *plan);
+gpuopt_status gpo_rocm_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             struct gpuopt_plan *plan);
+
+/* Math knobs (rocm_rules_math.c, tier 1): matrix units, bf16, fp8, the
+ * autocast dtype and the dimension multiple, for a known target `a`,
+ * whether reduced precision is allowed (`reduced`, `why` in words) and the
+ * workload (may be NULL). */
+gpuopt_status gpo_rocm_rules_math(const gpo_amd_arch_info *a, int reduced, const char *why,
+                                  const gpuopt_workload *w, struct gpuopt_plan *plan);
+
+/* Environment knobs (rocm_rules_env.c): HIP_VISIBLE_DEVICES for the
+ * selected device (tier 0), MIOpen's benchmark flag and find mode from the
+ * workload and the HSA_OVERRIDE_GFX_VERSION advice (tier 1). */
+gpuopt_status gpo_rocm_set_visible(const gpo_rocm_state *st, const gpo_route *route,
+                                   const gpuopt_device *dev, struct gpuopt_plan *plan);
+gpuopt_status gpo_rocm_set_miopen(struct gpuopt_plan *plan);
+gpuopt_status gpo_rocm_set_override_advice(const gpuopt_device *dev, struct gpuopt_plan *plan);
+
+/* The HSA_OVERRIDE_GFX_VERSION value for an unlisted consumer target whose
+ * ISA matches a listed one ("10.3.0" for gfx1031), with the listed target
+ * and the caveat; NULL when the target does not qualify. */
+typedef struct gpo_rocm_override {
+    const char *gfx;    /* "gfx1031" */
+    const char *as;     /* "gfx1030", listed in the support matrix */
+    const char *value;  /* "10.3.0" */
+    const char *family; /* the LLVM generic target both belong to */
+    const char *caveat; /* what differs, in words */
+} gpo_rocm_override;
+const gpo_rocm_override *gpo_rocm_override_for(const char *gfx);
+
+/* ---- Runtime ops (rocm_runtime.c) -------------------------------------------------- */
+
+extern const gpo_runtime_ops gpo_rocm_runtime;
 
 /* The backend table (rocm_backend.c). */
 extern const gpo_backend gpo_backend_rocm;

@@ -828,8 +828,10 @@ GPUOPT_API gpuopt_status gpuopt_tuner_add_scalar_f64(gpuopt_tuner *tuner, uint32
 /* Validation. A reference kernel (same language, same arguments, its own
  * geometry of problem sizes only; `local` may be NULL) runs once per
  * gpuopt_tuner_run and its outputs are the expected values; or expected
- * data (`bytes` = count * element size) for output argument `index`, which
- * wins over the reference kernel for that output. Outputs are compared
+ * data (`bytes` = count * element size, copied) for output argument
+ * `index`, added before, which wins over the reference kernel for that
+ * output. `source` NULL removes the reference kernel, `data` NULL an
+ * output's data. Outputs are compared
  * element by element: |out - ref| <= abs_tol + rel_tol * |ref| for EVERY
  * element (defaults 1e-4 and 1e-4; NaN matches only NaN). The first
  * mismatch (index, value, expected) is the candidate's message. The
@@ -878,15 +880,17 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_seed(gpuopt_tuner *tuner, uint64_t see
 
 /* Timing per candidate: warm up until warmup_ms of run time (at least one
  * run), then time runs until repeat_ms of run time, between min_runs and
- * max_runs. Defaults 5 ms, 50 ms, 3, 100. GPUOPT_ERR_OUT_OF_RANGE for
+ * max_runs; the first min(3, max_runs) timed runs are the probe of the
+ * pruning rule. Defaults 5 ms, 50 ms, 3, 100. GPUOPT_ERR_OUT_OF_RANGE for
  * negative times, min_runs < 1, max_runs < min_runs or over 100000. */
 GPUOPT_API gpuopt_status gpuopt_tuner_set_timing(gpuopt_tuner *tuner, double warmup_ms,
                                                  double repeat_ms, int32_t min_runs,
                                                  int32_t max_runs);
 
-/* A candidate any of whose runs takes longer than `seconds` stops as
- * TIMEOUT (checked after each run: a running kernel cannot be interrupted).
- * Default 10 s; 0 disables. */
+/* A candidate one of whose runs takes longer than `seconds` of wall time
+ * (the whole call, its reset included, whatever a callback reports as its
+ * own measurement) stops as TIMEOUT. Checked after each run: a running
+ * kernel cannot be interrupted. Default 10 s; 0 disables. */
 GPUOPT_API gpuopt_status gpuopt_tuner_set_timeout(gpuopt_tuner *tuner, double seconds);
 
 /* The user's part of the cache's workload key (problem sizes and argument
@@ -912,8 +916,10 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_progress(gpuopt_tuner *tuner, gpuopt_p
  * appended to the cache's journal at once, so a run that is killed
  * resumes where it stopped. GPUOPT_ERR_NOT_FOUND when no candidate was
  * valid: *out still holds the result, which lists them. Other failures
- * (no subject, a device without a runtime for the language, arguments
- * that do not fit) leave *out NULL with the reason in the detail. */
+ * leave *out NULL with the reason in the detail: no subject
+ * (INVALID_ARGUMENT), a device without a runtime for the language or whose
+ * driver runs no kernel (UNSUPPORTED), arguments that do not fit
+ * (INVALID_ARGUMENT), a reference kernel that does not build (BUILD). */
 GPUOPT_API gpuopt_status gpuopt_tuner_run(gpuopt_tuner *tuner, gpuopt_result **out);
 
 /* Online tuning (KTT's dynamic tuning): each call runs the subject once

@@ -47,6 +47,8 @@ static gpuopt_status start(gpuopt_tuner *t, struct gpo_online **out)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory starting online tuning");
     gpuopt_status st = gpo_trun_begin(t, &o->r);
     if (st == GPUOPT_OK)
+        st = gpo_trun_space(o->r);
+    if (st == GPUOPT_OK)
         st = gpo_tkey_make(o->r);
     gpo_cache_hit *hit = NULL;
     if (st == GPUOPT_OK && o->r->key.usable && t->cache_mode == GPUOPT_CACHE_USE &&
@@ -146,13 +148,13 @@ GPUOPT_API gpuopt_status gpuopt_tune_step(gpuopt_tuner *t, const gpuopt_config *
         memset(&ev, 0, sizeof ev);
         ev.compile_ms = -1;
         gpo_prep *p = NULL;
-        double ns = 0;
+        double ns = 0, wall = 0;
         int32_t s = r->ops->prepare(r, c, &p, &ev);
         if (s == GPO_CAND_OK) {
-            s = r->ops->run(r, p, &ns, &ev);
-            if (s == GPO_CAND_OK && t->timeout_s > 0 && ns > t->timeout_s * 1e9) {
+            s = gpo_eval_run(r, p, &ns, &wall, &ev);
+            if (s == GPO_CAND_OK && t->timeout_s > 0 && wall > t->timeout_s * 1e9) {
                 gpo_snprintf(ev.msg, sizeof ev.msg, "the run took %.3f s, over the timeout of %g s",
-                             ns / 1e9, t->timeout_s);
+                             wall / 1e9, t->timeout_s);
                 s = GPO_CAND_TIMEOUT;
             }
             if (s == GPO_CAND_OK)

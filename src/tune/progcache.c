@@ -51,35 +51,46 @@ struct gpo_progcache {
 
 int gpo_progcache_threaded(const gpo_runtime_ops *ops)
 {
-    /* Only the OpenCL session is known to allow a build beside launches
-     * (progcache.h). A CUDA or HIP module load needs the context current on
-     * the loading thread; those runtimes build on the caller's. */
-    return ops && ops->language && strcmp(ops->language, "opencl-c") == 0;
+    /* The runtime says whether a build may run beside launches (backend.h). */
+    return ops && ops->builds_alongside_launches;
 }
 
 /* ---- building ------------------------------------------------------------- */
 
-static void build(gpo_progcache *pc, pc_entry *e)
+/* What one build produced; stored into its entry under the lock, so no
+ * other thread reads an entry while the worker fills it. */
+typedef struct built_t {
+    gpo_rt_prog *prog;
+    gpuopt_status status;
+    char *log, *detail;
+    double ms;
+} built_t;
+
+/* Runs without the lock (on the worker, or alone on the caller). */
+static void build(gpo_progcache *pc, const char *source, const char *options, built_t *b)
 {
     uint64_t t0 = gpo_now_ns();
-    char *log = NULL;
-    gpo_rt_prog *prog = NULL;
+    memset(b, 0, sizeof *b);
     gpo_detail_clear();
-    gpuopt_status st = pc->ops->program_build(pc->rt, e->src->text, e->options, &prog, &log);
-    e->build_ms = (double)(gpo_now_ns() - t0) / 1e6;
-    e->status = st;
-    e->prog = st == GPUOPT_OK ? prog : NULL;
-    e->log = log;
-    if (st != GPUOPT_OK)
-        e->detail = gpo_strdup(gpo_detail_get());
+    b->status = pc->ops->program_build(pc->rt, source, options, &b->prog, &b->log);
+    b->ms = (double)(gpo_now_ns() - t0) / 1e6;
+    if (b->status != GPUOPT_OK) {
+        b->prog = NULL;
+        b->detail = gpo_strdup(gpo_detail_get());
+    }
 }
 
-/* With the lock held, after a build. */
-static void built(gpo_progcache *pc, pc_entry *e)
+/* With the lock held. */
+static void store(gpo_progcache *pc, pc_entry *e, const built_t *b)
 {
+    e->prog = b->prog;
+    e->status = b->status;
+    e->log = b->log;
+    e->detail = b->detail;
+    e->build_ms = b->ms;
     e->state = E_DONE;
     pc->stats.builds++;
-    pc->stats.build_ms += e->build_ms;
+    pc->stats.build_ms += b->ms;
 }
 
 static void *worker_main(void *arg)
@@ -96,10 +107,13 @@ static void *worker_main(void *arg)
         e->qnext = NULL;
         e->state = E_BUILDING;
         pc->building = 1;
+        /* The source and options of an entry never change once made. */
+        const char *source = e->src->text, *options = e->options;
         pthread_mutex_unlock(&pc->lock);
-        build(pc, e);
+        built_t b;
+        build(pc, source, options, &b);
         pthread_mutex_lock(&pc->lock);
-        built(pc, e);
+        store(pc, e, &b);
         pc->building = 0;
         pthread_cond_broadcast(&pc->done);
     }
@@ -334,9 +348,11 @@ gpuopt_status gpo_progcache_get(gpo_progcache *pc, const char *source, const cha
         if (pc->threaded) {
             enqueue(pc, e, 1);
         } else {
+            /* Alone: no worker can look at the entry meanwhile. */
+            built_t b;
             e->state = E_BUILDING;
-            build(pc, e);
-            built(pc, e);
+            build(pc, e->src->text, e->options, &b);
+            store(pc, e, &b);
         }
     }
     if (e->state != E_DONE) {

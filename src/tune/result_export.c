@@ -130,7 +130,7 @@ static void csv_field(gpo_sbuf *b, const char *s)
 
 static void csv_num(gpo_sbuf *b, double v)
 {
-    gpo_sbuf_appendf(b, ",%.17g", isfinite(v) ? v : -1);
+    gpo_sbuf_appendf(b, ",%.12g", isfinite(v) ? v : -1);
 }
 
 GPUOPT_API gpuopt_status gpuopt_result_to_csv(const gpuopt_result *res, char **csv)

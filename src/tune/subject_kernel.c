@@ -216,27 +216,14 @@ int gpo_kernel_geometry(gpo_trun *r, const gpo_geometry *g, const uint32_t *idx,
 gpuopt_status gpo_kernel_launch(gpo_ksession *ks, gpo_rt_kernel *k, uint32_t dims,
                                 const size_t global[3], const size_t *local, double *ns)
 {
+    /* The runtime waits for the kernel and stores its device time; one
+     * that leaves it unset is timed by the host clock around the call
+     * (which waited too). */
     double dev = -1;
     uint64_t t0 = gpo_now_ns();
-    gpuopt_status st;
-    if (!ks->host_timing) {
-        st = ks->ops->launch(ks->rt, k, dims, global, local, &dev);
-        if (st == GPUOPT_ERR_UNSUPPORTED) {
-            /* No device timer on this runtime: the host clock times a
-             * launch and its completion from here on. */
-            ks->host_timing = 1;
-            t0 = gpo_now_ns();
-        } else {
-            if (st == GPUOPT_OK)
-                *ns = dev >= 0 ? dev : (double)(gpo_now_ns() - t0);
-            return st;
-        }
-    }
-    st = ks->ops->launch(ks->rt, k, dims, global, local, NULL);
+    gpuopt_status st = ks->ops->launch(ks->rt, k, dims, global, local, &dev);
     if (st == GPUOPT_OK)
-        st = ks->ops->finish(ks->rt);
-    if (st == GPUOPT_OK)
-        *ns = (double)(gpo_now_ns() - t0);
+        *ns = dev >= 0 ? dev : (double)(gpo_now_ns() - t0);
     return st;
 }
 

@@ -16,7 +16,6 @@ struct gpo_ksession {
     gpo_rt *rt;
     gpo_progcache *pc;
     int32_t language;
-    int host_timing; /* the runtime gives no device time: a host clock times launches */
 };
 
 /* A buffer on the device with its initial content. */

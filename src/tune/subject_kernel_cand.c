@@ -212,8 +212,18 @@ int32_t gpo_kernel_run(gpo_trun *r, gpo_prep *prep, double *ns, gpo_eval *ev)
             return GPO_CAND_LAUNCH_FAILED;
         }
     }
-    if (gpo_kernel_launch(ks, p->kernel, p->dims, p->global, p->has_local ? p->local : NULL, ns) !=
-        GPUOPT_OK) {
+    gpuopt_status st =
+        gpo_kernel_launch(ks, p->kernel, p->dims, p->global, p->has_local ? p->local : NULL, ns);
+    if (st == GPUOPT_ERR_UNSUPPORTED) {
+        /* Not this candidate's fault: the runtime runs no kernel at all (a
+         * driver without a GPU behind it). Every candidate would fail the
+         * same way, so the run stops here and says so. */
+        const gpuopt_device_info *d = &r->t->dev->info;
+        r->fatal = gpo_fail(st, "the tuner cannot run kernels on device %s (%s): %s", d->id,
+                            d->name, gpo_detail_get());
+        return GPO_FATAL;
+    }
+    if (st != GPUOPT_OK) {
         gpo_snprintf(ev->msg, sizeof ev->msg, "launch failed: %s", gpo_detail_get());
         return GPO_CAND_LAUNCH_FAILED;
     }

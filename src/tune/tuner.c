@@ -76,7 +76,7 @@ GPUOPT_API void gpuopt_tuner_destroy(gpuopt_tuner *t)
         return;
     gpo_online_free(t->online);
     gpo_ksession_free(t->ks);
-    gpo_cache_close(t->cache);
+    gpo_tuner_cache_release(t);
     gpo_kernel_def_free(&t->k);
     free(t->workload_key);
     if (t->space)
@@ -158,6 +158,10 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_timing(gpuopt_tuner *t, double warmup_
     s.repeat_ms = repeat_ms;
     s.min_runs = min_runs;
     s.max_runs = max_runs;
+    /* The probe is the first runs timed: no more than may be timed at all. */
+    gpo_timing_settings d;
+    gpo_timing_defaults(&d);
+    s.probe_runs = max_runs >= 1 && max_runs < d.probe_runs ? max_runs : d.probe_runs;
     gpuopt_status st = gpo_timing_check(&s);
     if (st != GPUOPT_OK)
         return gpo_fail(st, "gpuopt_tuner_set_timing: %s", gpo_detail_get());

@@ -6,7 +6,8 @@
  *   tuner_run.c       gpuopt_tuner_run: cache first, then the search loop
  *   tuner_eval.c      one candidate: prepare, first run, check, timing;
  *                     the side-by-side re-timing
- *   tuner_cache.c     cache keys, answers from a hit, resuming a journal
+ *   tuner_cache.c     cache keys, the shared open cache, parameters by name
+ *   tuner_hit.c       answers from a hit, verification, resuming a journal
  *   subject_kernel*.c a kernel on a runtime route of the device
  *   subject_callback.c a host callback
  *   result*.c         results and their JSON / CSV
@@ -102,7 +103,7 @@ struct gpuopt_tuner {
     gpuopt_progress_fn progress;
     void *progress_user;
 
-    gpo_cache *cache; /* opened on first use, kept for the tuner's life */
+    gpo_cache *cache; /* opened on first use, shared (gpo_tuner_cache) */
     int cache_tried;
     /* The subject's hashes for cache keys, computed once per change (the
      * source can be large; a cache hit must stay cheap). */
@@ -213,8 +214,11 @@ const char *gpo_language_runtime_name(int32_t language);
 /* Frees the tuner's device session (subject_kernel.c). */
 void gpo_ksession_free(struct gpo_ksession *ks);
 
-/* Starts a run: its space, the subject's constraints. No search yet. */
+/* Starts a run (checks the subject and fork state). Nothing is copied
+ * yet: a cache hit needs nothing more. */
 gpuopt_status gpo_trun_begin(gpuopt_tuner *t, gpo_trun **out);
+/* The run's space: the tuner's, plus the subject's device limits. */
+gpuopt_status gpo_trun_space(gpo_trun *r);
 /* Creates the run's search with the tuner's settings. */
 gpuopt_status gpo_trun_search(gpo_trun *r);
 /* Sets the subject up once (no-op afterwards). */
@@ -239,6 +243,10 @@ void gpo_trun_end(gpo_trun *r);
  * -1 when the run must stop (r->fatal). */
 int gpo_eval_candidate(gpo_trun *r, const gpuopt_config *c, double best_ns, gpo_eval *ev);
 
+/* One run of a prepared candidate: its measurement in *ns, the wall time
+ * of the call (what the timeout limits) in *wall_ns. */
+int32_t gpo_eval_run(gpo_trun *r, gpo_prep *p, double *ns, double *wall_ns, gpo_eval *ev);
+
 /* Prepares c and runs it once, checked: for re-timing candidates known
  * before (a cache's winner). GPO_CAND_* or GPO_FATAL; *p set on OK. */
 int32_t gpo_eval_ready(gpo_trun *r, const gpuopt_config *c, gpo_prep **p, gpo_eval *ev);
@@ -254,8 +262,11 @@ int32_t gpo_eval_retime(gpo_trun *r, gpo_prep **preps, int32_t k, gpo_stats *sta
 /* Fills r->key for this run; key.usable 0 when the run is not cached. */
 gpuopt_status gpo_tkey_make(gpo_trun *r);
 void gpo_tkey_free(gpo_tkey *k);
-/* The tuner's open cache, or NULL (opened on first use; never fails). */
+/* The tuner's open cache, or NULL (opened on first use; never fails). The
+ * cache is shared by the tuners of one context and device. */
 gpo_cache *gpo_tuner_cache(gpuopt_tuner *t);
+/* Drops the tuner's share of its cache (the last one closes it). */
+void gpo_tuner_cache_release(gpuopt_tuner *t);
 
 /* {NAME: value} of a configuration; NULL on allocation failure. */
 cJSON *gpo_config_params_json(const gpuopt_config *c);

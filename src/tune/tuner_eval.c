@@ -7,12 +7,17 @@
  * - no time counts before the candidate's output was checked: the first
  *   run is the checked one, untimed (it also pays first-launch costs such
  *   as PoCL's per-work-group-size code generation);
- * - TIMEOUT: any single run (the first included) longer than the tuner's
- *   timeout ends the candidate at once. A run cannot be interrupted, so the
- *   check follows each run;
+ * - TIMEOUT: any single run (the first included) whose wall time, reset
+ *   included, passes the tuner's timeout ends the candidate at once: wall
+ *   time, not the measurement, since a callback's own measurement may
+ *   cover only part of the call. A run cannot be interrupted, so the check
+ *   follows each run;
  * - PRUNED: the controller's probe rule (probe median over prune_ratio x
- *   the best), and, before it, a warm-up run already over 10 x that bound
- *   (a candidate 20x slower than the best is not worth three probe runs);
+ *   the best), and, before it, two runs in a row each over 10 x that bound
+ *   and over 1 ms (a candidate 20x slower than the best is not worth the
+ *   rest of its warm-up and probe). Two, because one sample on a shared
+ *   machine can be a scheduling hiccup; over 1 ms, because below that
+ *   the runs it saves cost nothing worth the risk;
  * - a PRUNED or failed candidate is released at once; nothing of it is
  *   kept but its statistics and message. */
 #include <math.h>
@@ -23,6 +28,8 @@
 #include "tune/tuner.h"
 
 #define EARLY_PRUNE_FACTOR 10.0
+#define EARLY_PRUNE_MIN_NS 1e6
+#define EARLY_PRUNE_RUNS 2
 #define RETIME_MIN_ROUNDS 5
 #define RETIME_MAX_ROUNDS 30
 
@@ -33,14 +40,22 @@ static void eval_init(gpo_eval *ev)
     ev->compile_ms = -1;
 }
 
-static int timed_out(const gpo_trun *r, double ns, gpo_eval *ev, const char *which)
+static int timed_out(const gpo_trun *r, double wall_ns, gpo_eval *ev, const char *which)
 {
     double limit = r->t->timeout_s;
-    if (limit <= 0 || ns <= limit * 1e9)
+    if (limit <= 0 || wall_ns <= limit * 1e9)
         return 0;
     gpo_snprintf(ev->msg, sizeof ev->msg, "%s run took %.3f s, over the timeout of %g s", which,
-                 ns / 1e9, limit);
+                 wall_ns / 1e9, limit);
     return 1;
+}
+
+int32_t gpo_eval_run(gpo_trun *r, gpo_prep *p, double *ns, double *wall_ns, gpo_eval *ev)
+{
+    uint64_t t0 = gpo_now_ns();
+    int32_t s = r->ops->run(r, p, ns, ev);
+    *wall_ns = (double)(gpo_now_ns() - t0);
+    return s;
 }
 
 int32_t gpo_eval_ready(gpo_trun *r, const gpuopt_config *c, gpo_prep **p, gpo_eval *ev)
@@ -49,9 +64,9 @@ int32_t gpo_eval_ready(gpo_trun *r, const gpuopt_config *c, gpo_prep **p, gpo_ev
     int32_t s = r->ops->prepare(r, c, p, ev);
     if (s != GPO_CAND_OK)
         return s;
-    double ns = 0;
-    if ((s = r->ops->run(r, *p, &ns, ev)) == GPO_CAND_OK) {
-        if (timed_out(r, ns, ev, "the first"))
+    double ns = 0, wall = 0;
+    if ((s = gpo_eval_run(r, *p, &ns, &wall, ev)) == GPO_CAND_OK) {
+        if (timed_out(r, wall, ev, "the first"))
             s = GPO_CAND_TIMEOUT;
         else
             s = r->ops->check(r, *p, ev);
@@ -80,22 +95,29 @@ int gpo_eval_candidate(gpo_trun *r, const gpuopt_config *c, double best_ns, gpo_
         return -1;
     }
     const gpo_timing_settings *set = &r->t->timing;
-    int step;
-    double ns = 0;
+    double slow_bound = EARLY_PRUNE_FACTOR * set->prune_ratio * best_ns;
+    if (slow_bound < EARLY_PRUNE_MIN_NS)
+        slow_bound = EARLY_PRUNE_MIN_NS;
+    double slow[EARLY_PRUNE_RUNS];
+    int nslow = 0, step;
+    double ns = 0, wall = 0;
     s = GPO_CAND_OK;
     while ((step = gpo_timing_next(&tm)) != GPO_TIMING_DONE) {
-        if ((s = r->ops->run(r, p, &ns, ev)) != GPO_CAND_OK)
+        if ((s = gpo_eval_run(r, p, &ns, &wall, ev)) != GPO_CAND_OK)
             break;
-        if (timed_out(r, ns, ev, step == GPO_TIMING_WARMUP ? "a warm-up" : "a timed")) {
+        if (timed_out(r, wall, ev, step == GPO_TIMING_WARMUP ? "a warm-up" : "a timed")) {
             s = GPO_CAND_TIMEOUT;
             break;
         }
-        if (step == GPO_TIMING_WARMUP && best_ns > 0 && set->prune_ratio > 0 &&
-            ns > EARLY_PRUNE_FACTOR * set->prune_ratio * best_ns) {
-            gpo_stats_compute(&ns, 1, &ev->stats);
+        nslow = best_ns > 0 && set->prune_ratio > 0 && ns > slow_bound ? nslow + 1 : 0;
+        if (nslow > 0)
+            slow[nslow - 1] = ns;
+        if (nslow == EARLY_PRUNE_RUNS) {
+            gpo_stats_compute(slow, nslow, &ev->stats);
             gpo_snprintf(ev->msg, sizeof ev->msg,
-                         "a warm-up run took %.0f ns, %.0fx the best (%.0f ns): not timed further",
-                         ns, ns / best_ns, best_ns);
+                         "%d runs in a row took over %.0fx the best (%.0f ns; median %.0f ns): not "
+                         "timed further",
+                         EARLY_PRUNE_RUNS, ev->stats.median / best_ns, best_ns, ev->stats.median);
             s = GPO_CAND_PRUNED;
             break;
         }
@@ -148,15 +170,15 @@ int32_t gpo_eval_retime(gpo_trun *r, gpo_prep **preps, int32_t k, gpo_stats *sta
     int32_t which;
     gpo_eval ev;
     while (gpo_retime_next(&rt, &which)) {
-        double ns = NAN;
+        double ns = NAN, wall = 0;
         if (alive[which]) {
             eval_init(&ev);
-            int32_t s = r->ops->run(r, preps[which], &ns, &ev);
+            int32_t s = gpo_eval_run(r, preps[which], &ns, &wall, &ev);
             if (s == GPO_FATAL) {
                 gpo_retime_free(&rt);
                 return -1;
             }
-            if (s != GPO_CAND_OK || timed_out(r, ns, &ev, "a re-timing")) {
+            if (s != GPO_CAND_OK || timed_out(r, wall, &ev, "a re-timing")) {
                 /* A candidate that fails now cannot win. */
                 alive[which] = 0;
                 ns = NAN;

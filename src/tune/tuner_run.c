@@ -41,14 +41,18 @@ gpuopt_status gpo_trun_begin(gpuopt_tuner *t, gpo_trun **out)
     r->ops = t->subject == GPO_SUBJECT_KERNEL ? &gpo_subject_kernel : &gpo_subject_callback;
     r->best_ns = -1;
     r->start_ns = gpo_now_ns();
-    if ((st = gpo_space_clone(t->space, &r->space)) == GPUOPT_OK && r->ops->constrain)
-        st = r->ops->constrain(r);
-    if (st != GPUOPT_OK) {
-        gpo_trun_end(r);
-        return st;
-    }
     *out = r;
     return GPUOPT_OK;
+}
+
+gpuopt_status gpo_trun_space(gpo_trun *r)
+{
+    if (r->space)
+        return GPUOPT_OK;
+    gpuopt_status st = gpo_space_clone(r->t->space, &r->space);
+    if (st == GPUOPT_OK && r->ops->constrain)
+        st = r->ops->constrain(r);
+    return st;
 }
 
 gpuopt_status gpo_trun_search(gpo_trun *r)
@@ -266,7 +270,8 @@ gpuopt_status gpo_trun_start_search(gpo_trun *r)
 {
     gpuopt_tuner *t = r->t;
     gpuopt_status st;
-    if ((st = gpo_trun_setup(r)) != GPUOPT_OK || (st = gpo_trun_search(r)) != GPUOPT_OK)
+    if ((st = gpo_trun_space(r)) != GPUOPT_OK || (st = gpo_trun_setup(r)) != GPUOPT_OK ||
+        (st = gpo_trun_search(r)) != GPUOPT_OK)
         return st;
     if (!(r->result = gpo_result_new(t, t->space)) ||
         gpo_result_set_workload(r->result, r->key.backend[0] ? r->key.backend : NULL,

@@ -54,7 +54,7 @@ run 0 plan;                             has "$out" "Plan for cpu:0"; has "$out" 
 run 0 plan --json;                      json_ok level_requested level_applied device knobs warnings
 run 0 plan --env;                       has "$out" "export OMP_NUM_THREADS="
 run 0 plan --level 0;                   has "$out" "level 0"
-run 0 plan --level 2;                   has "$out" "Warnings:"; has "$out" "level 2"
+run 0 plan --level 2;                   has "$out" "level 2"; has "$out" "tier 2, "
 run 2 plan --level 7;                   has "$err" "accepted 0"
 run 2 plan --level;                     has "$err" "missing value"
 run 2 plan --device "not a device";     has "$err" "not understood"; has "$err" "accepted: auto, gpu"

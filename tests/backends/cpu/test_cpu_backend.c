@@ -134,6 +134,88 @@ static void two_sockets_two_nodes_give_numa_advice(void **state)
     assert_non_null(strstr(k.reason, "L2 of 1 MiB per 2 CPUs"));
 }
 
+/* Like open_fixture, with a workload and the configuration's reduced_precision. */
+static void open_fixture_for(const char *name, int32_t level, const gpuopt_workload *w,
+                             const char *reduced)
+{
+    char root[1024];
+    snprintf(root, sizeof root, "%s/cpu/%s", GPO_FIXTURES_DIR, name);
+    gpuopt_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.flags = GPUOPT_OPTION_IGNORE_ENV | GPUOPT_OPTION_IGNORE_CONFIG_FILE;
+    o.backends = "cpu";
+    o.sysfs_root = root;
+    o.log_level = "off";
+    o.reduced_precision = reduced;
+    assert_int_equal(gpuopt_context_create(&o, &fx.ctx), GPUOPT_OK);
+    assert_int_equal(gpuopt_select(fx.ctx, "cpu:0", &fx.dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_plan_create_for(fx.ctx, fx.dev, level, w, &fx.plan), GPUOPT_OK);
+}
+
+static void latency_workload_runs_one_thread_per_physical_core(void **state)
+{
+    (void)state;
+    gpuopt_workload w;
+    gpuopt_workload_init(&w);
+    w.objective = GPUOPT_OBJECTIVE_LATENCY;
+    open_fixture_for("xeon-gold-6248-2s", 1, &w, NULL);
+    gpuopt_knob k = knob("threads");
+    assert_int_equal(k.int_value, 40); /* 80 CPUs on 40 cores */
+    assert_non_null(strstr(k.reason, "latency-bound"));
+    assert_int_equal(knob("omp.num_threads").int_value, 40);
+    assert_string_equal(knob("omp.places").value, "cores");
+    teardown(NULL);
+    /* Throughput (the default) keeps every hardware thread. */
+    w.objective = GPUOPT_OBJECTIVE_THROUGHPUT;
+    open_fixture_for("xeon-gold-6248-2s", 1, &w, NULL);
+    assert_int_equal(knob("threads").int_value, 80);
+    teardown(NULL);
+    /* Under a quota below the cores nothing changes. */
+    w.objective = GPUOPT_OBJECTIVE_LATENCY;
+    open_fixture_for("epyc-7763-k8s-pod", 1, &w, NULL);
+    assert_int_equal(knob("threads").int_value, 2);
+}
+
+static void bf16_math_mode_needs_bf16_units_and_reduced_precision(void **state)
+{
+    (void)state;
+    gpuopt_workload w;
+    gpuopt_workload_init(&w);
+    /* Sapphire Rapids has AMX-BF16, but nothing allows reduced precision. */
+    open_fixture_for("kvm-sapphirerapids-cgroup1", 1, NULL, NULL);
+    gpuopt_knob k = knob("cpu.fpmath_mode");
+    assert_string_equal(k.value, "STRICT");
+    assert_string_equal(k.env, "ONEDNN_DEFAULT_FPMATH_MODE");
+    assert_non_null(strstr(k.reason, "not enabled"));
+    teardown(NULL);
+    /* The configuration allows it. */
+    open_fixture_for("kvm-sapphirerapids-cgroup1", 1, NULL, "true");
+    k = knob("cpu.fpmath_mode");
+    assert_string_equal(k.value, "BF16");
+    assert_non_null(strstr(k.reason, "amx_bf16"));
+    teardown(NULL);
+    /* A precision-sensitive workload overrides the configuration. */
+    w.reduced_precision = 0;
+    open_fixture_for("kvm-sapphirerapids-cgroup1", 1, &w, "true");
+    k = knob("cpu.fpmath_mode");
+    assert_string_equal(k.value, "STRICT");
+    assert_non_null(strstr(k.reason, "precision-sensitive"));
+    teardown(NULL);
+    /* Cascade Lake has no bf16 units: strict whatever the workload says. */
+    w.reduced_precision = 1;
+    open_fixture_for("xeon-gold-6248-2s", 1, &w, NULL);
+    k = knob("cpu.fpmath_mode");
+    assert_string_equal(k.value, "STRICT");
+    assert_non_null(strstr(k.reason, "no bf16 arithmetic units"));
+    teardown(NULL);
+    /* Level 0 is strict without reading a fact. */
+    open_fixture_for("kvm-sapphirerapids-cgroup1", 0, &w, "true");
+    k = knob("cpu.fpmath_mode");
+    assert_string_equal(k.value, "STRICT");
+    assert_int_equal(k.tier, 0);
+}
+
 static void one_numa_node_gives_no_numa_advice(void **state)
 {
     (void)state;
@@ -329,15 +411,16 @@ static void knob_catalogue_is_complete_and_typed(void **state)
         assert_true(d->type >= GPUOPT_KNOB_BOOL && d->type <= GPUOPT_KNOB_STRING);
         for (size_t j = 0; j < i; j++)
             assert_string_not_equal(d->name, gpo_cpu_knobs[j].name);
-        /* OpenMP knobs export their variable; the others do not. */
-        if (strncmp(d->name, "omp.", 4) == 0)
+        /* OpenMP knobs and the oneDNN math mode export their variable; the
+         * others do not. */
+        if (strncmp(d->name, "omp.", 4) == 0 || strcmp(d->name, "cpu.fpmath_mode") == 0)
             assert_non_null(d->env);
         else
             assert_null(d->env);
     }
     assert_int_equal(gpo_backend_cpu.abi, GPO_BACKEND_ABI);
     assert_string_equal(gpo_backend_cpu.name, "cpu");
-    assert_null(gpo_backend_cpu.tier2);
+    assert_ptr_equal(gpo_backend_cpu.tier2, gpo_cpu_tier2); /* measured with host threads */
     assert_null(gpo_backend_cpu.runtime);
 }
 
@@ -421,6 +504,9 @@ int main(void)
         cmocka_unit_test_teardown(memory_max_on_ancestor_caps_memory, teardown),
         cmocka_unit_test_teardown(two_sockets_two_nodes_give_numa_advice, teardown),
         cmocka_unit_test_teardown(one_numa_node_gives_no_numa_advice, teardown),
+        cmocka_unit_test_teardown(latency_workload_runs_one_thread_per_physical_core, teardown),
+        cmocka_unit_test_teardown(bf16_math_mode_needs_bf16_units_and_reduced_precision,
+                                  teardown),
         cmocka_unit_test_teardown(level_0_uses_only_the_architecture_baseline, teardown),
         cmocka_unit_test_teardown(arm64_sve_sets_vector_bits_and_features, teardown),
         cmocka_unit_test_teardown(device_record_describes_the_two_socket_server, teardown),

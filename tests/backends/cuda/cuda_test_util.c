@@ -21,6 +21,12 @@ void cuda_env_init(cuda_env *e, const char *library, const char *sysfs_root)
     e->env.log = &e->log;
 }
 
+void cuda_env_set_nvrtc(cuda_env *e, const char *library)
+{
+    gpo_strlcpy(e->cfg.libraries[GPO_LIB_NVRTC], library ? library : "",
+                sizeof e->cfg.libraries[0]);
+}
+
 int fake_cuda_open(fake_cuda *f, const char *path)
 {
     memset(f, 0, sizeof *f);
@@ -42,8 +48,41 @@ int fake_cuda_open(fake_cuda *f, const char *path)
     SYM_(live_contexts, "gpo_fake_cuda_live_contexts");
     SYM_(stack_depth, "gpo_fake_cuda_stack_depth");
     SYM_(config_error, "gpo_fake_cuda_config_error");
+    SYM_(live_objects, "gpo_fake_cuda_live_objects");
+    SYM_(make_current, "gpo_fake_cuda_make_current");
+    SYM_(clear_current, "gpo_fake_cuda_clear_current");
+    return 0;
+}
+
+int fake_nvrtc_open(fake_nvrtc *f, const char *path)
+{
+    memset(f, 0, sizeof *f);
+    f->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!f->handle)
+        return -1;
+    SYM_(reset, "gpo_fake_nvrtc_reset");
+    SYM_(calls, "gpo_fake_nvrtc_calls");
+    SYM_(live_programs, "gpo_fake_nvrtc_live_programs");
 #undef SYM_
     return 0;
+}
+
+void fake_nvrtc_configure(const fake_nvrtc *f, const char *version, const char *archs,
+                          const char *fail)
+{
+    if (version)
+        setenv("GPUOPT_FAKE_NVRTC_VERSION", version, 1);
+    else
+        unsetenv("GPUOPT_FAKE_NVRTC_VERSION");
+    if (archs)
+        setenv("GPUOPT_FAKE_NVRTC_ARCHS", archs, 1);
+    else
+        unsetenv("GPUOPT_FAKE_NVRTC_ARCHS");
+    if (fail)
+        setenv("GPUOPT_FAKE_NVRTC_FAIL", fail, 1);
+    else
+        unsetenv("GPUOPT_FAKE_NVRTC_FAIL");
+    f->reset();
 }
 
 static void set_or_unset(const char *name, const char *value)

@@ -16,6 +16,8 @@ typedef struct cuda_env {
 } cuda_env;
 
 void cuda_env_init(cuda_env *e, const char *library, const char *sysfs_root);
+/* Names the NVRTC library the runtime opens (NULL: the default sonames). */
+void cuda_env_set_nvrtc(cuda_env *e, const char *library);
 
 /* The fake's control functions, found with dlsym in the same library object
  * the backend loads (dlopen of the same path returns the same object). */
@@ -27,6 +29,11 @@ typedef struct fake_cuda {
     int (*live_contexts)(void);
     int (*stack_depth)(void);
     const char *(*config_error)(void);
+    long (*live_objects)(const char *kind); /* runtime objects: memory, modules, events */
+    /* As a framework would: retain device `index`'s primary context and make
+     * it current on this thread (0, or -1); clear_current undoes it. */
+    int (*make_current)(int index);
+    int (*clear_current)(void);
 } fake_cuda;
 
 /* Opens the fake at `path`; 0 on success. */
@@ -41,8 +48,26 @@ void fake_cuda_configure(const fake_cuda *f, const char *devices, const char *in
  * ("h100-sxm5.json"), looked up in devices/ then synthetic/. Static buffer. */
 const char *fake_devices(const char *first, ...);
 
+/* The NVRTC double's controls (tests/fakes/cuda/fake_nvrtc.c). */
+typedef struct fake_nvrtc {
+    void *handle;
+    void (*reset)(void);
+    long (*calls)(const char *sym);
+    long (*live_programs)(void);
+} fake_nvrtc;
+
+/* Opens the NVRTC double at `path`; 0 on success. */
+int fake_nvrtc_open(fake_nvrtc *f, const char *path);
+
+/* Sets GPUOPT_FAKE_NVRTC_VERSION/ARCHS/FAIL (NULL unsets) and resets it. */
+void fake_nvrtc_configure(const fake_nvrtc *f, const char *version, const char *archs,
+                          const char *fail);
+
 /* The flavours of the fake, built by tests/fakes/cuda. */
 #define FAKE_CUDA_FULL GPO_BUILD_DIR "/tests/fakes/cuda/full/libcuda.so.1"
+#define FAKE_CUDA_R12 GPO_BUILD_DIR "/tests/fakes/cuda/r12/libcuda.so.1"
+#define FAKE_NVRTC GPO_BUILD_DIR "/tests/fakes/cuda/nvrtc/libnvrtc.so.13"
+#define FAKE_NVRTC11 GPO_BUILD_DIR "/tests/fakes/cuda/nvrtc11/libnvrtc.so.11.0"
 #define FAKE_CUDA_LEGACY GPO_BUILD_DIR "/tests/fakes/cuda/legacy/libcuda.so.1"
 #define FAKE_CUDA_BROKEN GPO_BUILD_DIR "/tests/fakes/cuda/broken/libcuda.so.1"
 

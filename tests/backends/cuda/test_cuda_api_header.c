@@ -1,11 +1,12 @@
 /* Checks backends/cuda/cuda_api.h against the real cuda.h of the CUDA
  * toolkit on the build machine (built only where cuda.h exists).
  *
- * Compile time: every declared CUresult, CUdevice_attribute and CUcomputemode
- * value equals cuda.h's, the UUID and handle types have cuda.h's sizes, and
- * every function prototype is compatible with cuda.h's declaration of the
- * name the backend resolves (after cuda.h's own #define mapping, so a
- * prototype of the wrong version fails too).
+ * Compile time: every declared CUresult, CUdevice_attribute, CUcomputemode,
+ * CUfunction_attribute and CUlimit value equals cuda.h's, the UUID, handle
+ * and enum types have cuda.h's sizes, and every function prototype is
+ * compatible with cuda.h's declaration of the name the backend resolves
+ * (after cuda.h's own #define mapping, so a prototype of the wrong version
+ * fails too).
  * Run time: every symbol the backend dlsyms is the one cuda.h maps the API
  * name to (cuDeviceTotalMem -> cuDeviceTotalMem_v2), which a static assert
  * cannot compare. */
@@ -40,11 +41,30 @@ GPO_CU_DEVICE_ATTRIBUTES(ATTR_CHECK_)
                    "CU_COMPUTEMODE_" #name " differs from cuda.h");
 GPO_CU_COMPUTEMODES(MODE_CHECK_)
 
+#define FUNC_ATTR_CHECK_(name, value)                                                              \
+    _Static_assert(GPO_CU_FUNC_ATTRIBUTE_##name == (int)CU_FUNC_ATTRIBUTE_##name,                  \
+                   "CU_FUNC_ATTRIBUTE_" #name " differs from cuda.h");
+GPO_CU_FUNC_ATTRIBUTES(FUNC_ATTR_CHECK_)
+_Static_assert(GPO_CU_EVENT_DEFAULT == (int)CU_EVENT_DEFAULT, "CU_EVENT_DEFAULT");
+
+#define LIMIT_CHECK_(name, value)                                                                  \
+    _Static_assert(GPO_CU_LIMIT_##name == (int)CU_LIMIT_##name && (value) == (int)CU_LIMIT_##name, \
+                   "CU_LIMIT_" #name " differs from cuda.h");
+GPO_CU_LIMITS(LIMIT_CHECK_)
+
 _Static_assert(sizeof(gpo_cu_uuid) == sizeof(CUuuid), "CUuuid size");
+_Static_assert(sizeof(gpo_cu_module) == sizeof(CUmodule), "CUmodule size");
+_Static_assert(sizeof(gpo_cu_function) == sizeof(CUfunction), "CUfunction size");
+_Static_assert(sizeof(gpo_cu_event) == sizeof(CUevent), "CUevent size");
+_Static_assert(sizeof(gpo_cu_stream) == sizeof(CUstream), "CUstream size");
+_Static_assert(sizeof(gpo_cu_function_attribute) == sizeof(CUfunction_attribute),
+               "CUfunction_attribute size");
+_Static_assert(__builtin_types_compatible_p(gpo_cu_deviceptr, CUdeviceptr), "CUdeviceptr type");
 _Static_assert(sizeof(gpo_cu_device) == sizeof(CUdevice), "CUdevice size");
 _Static_assert(sizeof(gpo_cu_context) == sizeof(CUcontext), "CUcontext size");
 _Static_assert(sizeof(gpo_cu_result) == sizeof(CUresult), "CUresult size");
 _Static_assert(sizeof(gpo_cu_device_attribute) == sizeof(CUdevice_attribute), "attribute size");
+_Static_assert(sizeof(gpo_cu_limit) == sizeof(CUlimit), "CUlimit size");
 
 /* From here on the backend's type names mean cuda.h's types, so the
  * parameter lists of GPO_CUDA_API rebuild cuda.h's prototypes. */
@@ -53,6 +73,13 @@ _Static_assert(sizeof(gpo_cu_device_attribute) == sizeof(CUdevice_attribute), "a
 #define gpo_cu_context CUcontext
 #define gpo_cu_uuid CUuuid
 #define gpo_cu_device_attribute CUdevice_attribute
+#define gpo_cu_module CUmodule
+#define gpo_cu_function CUfunction
+#define gpo_cu_event CUevent
+#define gpo_cu_stream CUstream
+#define gpo_cu_deviceptr CUdeviceptr
+#define gpo_cu_function_attribute CUfunction_attribute
+#define gpo_cu_limit CUlimit
 
 /* `field` expands through cuda.h's mapping (cuDeviceTotalMem becomes
  * cuDeviceTotalMem_v2); entries not checked are legacy symbols cuda.h no
@@ -104,8 +131,9 @@ static void the_dlsym_table_names_the_same_symbols(void **state)
 static void legacy_fallbacks_are_unversioned_names_of_checked_entries(void **state)
 {
     (void)state;
-    /* cuDeviceGetUuid (before CUDA 11.4) is kept only as a fallback for
-     * cuDeviceGetUuid_v2: its name is the _v2 symbol without the suffix. */
+    /* cuDeviceGetUuid (before CUDA 11.4) and cuEventElapsedTime (before
+     * 12.8) are kept only as fallbacks for their _v2 symbols: each name is
+     * the _v2 symbol without the suffix. */
     for (size_t i = 0; i < sizeof mapping / sizeof mapping[0]; i++) {
         if (mapping[i].checked)
             continue;

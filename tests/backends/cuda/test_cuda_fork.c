@@ -14,6 +14,7 @@
 
 #include "cuda/cuda_internal.h"
 #include "cuda_test_util.h"
+#include "plan.h"
 
 #define NO_KERNEL_DRIVER GPO_FIXTURES_DIR "/nvidia/absent"
 
@@ -116,11 +117,62 @@ static void child_after_discovery_gets_forked_not_stale_devices(void **state)
     gpo_backend_cuda.unload(st);
 }
 
+static void child_applying_a_plan_gets_forked_before_any_context_call(void **state)
+{
+    (void)state;
+    cuda_env e;
+    gpo_device_list list = {0};
+    void *st = NULL;
+    char why[512];
+    gpo_route route;
+    cuda_env_init(&e, FAKE_CUDA_FULL, NO_KERNEL_DRIVER);
+    fake_cuda_configure(&full, fake_devices("h100-sxm5.json", NULL), NULL, NULL);
+    assert_int_equal(cuda_load_and_list(&e, &st, &list, why, sizeof why), GPUOPT_OK);
+    gpuopt_device *dev = list.items[0];
+    dev->routes[0].backend = &gpo_backend_cuda; /* the core's part: the knob catalogue */
+    dev->n_routes = 1;
+    memset(&route, 0, sizeof route);
+    struct gpuopt_plan *plan = gpo_plan_new(NULL, dev, 1);
+    assert_non_null(plan);
+    plan->cur_tier = plan->level_applied = 1;
+    assert_int_equal(gpo_knob_set_bytes(plan, "cuda.l2_persisting_bytes", 39321600, "test"),
+                     GPUOPT_OK);
+
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int code = 0;
+        gpo_sbuf report;
+        gpo_sbuf_init(&report);
+        /* Even with a context made current in the child (the double lets
+         * it; a real driver would not). */
+        if (full.make_current(0) != 0)
+            code |= 1;
+        if (gpo_backend_cuda.apply_device(st, &route, plan, &report) != GPUOPT_ERR_FORKED)
+            code |= 2;
+        if (!strstr(gpo_detail_get(), "fork()ed child"))
+            code |= 4;
+        char *text = gpo_sbuf_take(&report);
+        if (!text || !strstr(text, "failed: setting the L2 persisting limit on cuda:0: the CUDA "
+                                   "driver was initialised in process"))
+            code |= 8;
+        if (full.calls("cuCtxGetCurrent") != 0 || full.calls("cuCtxSetLimit") != 0)
+            code |= 16;
+        free(text);
+        _exit(code);
+    }
+    assert_int_equal(child_exit_code(pid), 0);
+    gpo_plan_free(plan);
+    gpo_device_list_free(&list);
+    gpo_backend_cuda.unload(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(child_of_a_cuda_parent_hears_why_cuinit_fails),
         cmocka_unit_test(child_after_discovery_gets_forked_not_stale_devices),
+        cmocka_unit_test(child_applying_a_plan_gets_forked_before_any_context_call),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,15 +279,55 @@ static void the_ops_table_is_complete_and_honest(void **state)
     assert_non_null(b->unload);
     assert_non_null(b->enumerate);
     assert_non_null(b->memory_free);
-    /* Tier rules and runtime belong to later issues. */
-    assert_null(b->tier0);
-    assert_null(b->tier1);
+    assert_non_null(b->tier0);
+    assert_non_null(b->tier1);
+    /* Measured settings are the core's tier 2, through the runtime. */
     assert_null(b->tier2);
-    assert_null(b->runtime);
-    assert_int_equal(b->n_knobs, 0);
+    assert_non_null(b->runtime);
+    assert_string_equal(b->runtime->language, "cuda");
+    /* Every op is there, the optional ones included. */
+    const gpo_runtime_ops *r = b->runtime;
+    assert_true(r->open && r->close && r->buffer_alloc && r->buffer_free && r->buffer_write &&
+                r->buffer_read && r->buffer_copy && r->host_alloc_pinned && r->host_free_pinned &&
+                r->program_build && r->program_free && r->kernel_create && r->kernel_free &&
+                r->kernel_set_buffer && r->kernel_set_scalar && r->kernel_set_local &&
+                r->kernel_max_group && r->launch && r->finish && r->compiler_version);
+    assert_int_equal(b->n_knobs, GPO_CUDA_N_KNOBS);
+    assert_ptr_equal(b->knobs, gpo_cuda_knobs);
     /* The registry lists it first: native GPU APIs lead. */
     assert_true(gpo_n_backends >= 1);
     assert_ptr_equal(gpo_backends[0], b);
+}
+
+/* docs/knobs.md documents every knob of the catalogue, in the CUDA
+ * section's table, with the environment variable it exports to. */
+static void every_knob_is_documented_in_knobs_md(void **state)
+{
+    (void)state;
+    FILE *f = fopen(GPO_KNOBS_MD, "rb");
+    assert_non_null(f);
+    static char text[1 << 18];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const char *section = strstr(text, "\n## CUDA backend");
+    assert_non_null(section);
+    const char *end = strstr(section + 1, "\n## ");
+    for (size_t i = 0; i < GPO_CUDA_N_KNOBS; i++) {
+        char row[128];
+        snprintf(row, sizeof row, "\n| `%s` |", gpo_cuda_knobs[i].name);
+        const char *at = strstr(section, row);
+        if (!at || (end && at > end))
+            fail_msg("%s has no row in docs/knobs.md's CUDA section", gpo_cuda_knobs[i].name);
+        if (gpo_cuda_knobs[i].env) {
+            const char *eol = strchr(at + 1, '\n');
+            char env[96];
+            snprintf(env, sizeof env, "`%s`", gpo_cuda_knobs[i].env);
+            const char *mention = strstr(at, env);
+            if (!mention || (eol && mention > eol))
+                fail_msg("%s: its row does not name %s", gpo_cuda_knobs[i].name, env);
+        }
+    }
 }
 
 int main(void)
@@ -304,6 +345,7 @@ int main(void)
         cmocka_unit_test(version_text_and_call_failures_read_as_words),
         cmocka_unit_test(null_and_malformed_inputs_are_refused_in_words),
         cmocka_unit_test(the_ops_table_is_complete_and_honest),
+        cmocka_unit_test(every_knob_is_documented_in_knobs_md),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -149,3 +149,96 @@ int rocm_has_note(const gpuopt_device *dev, const char *text)
     }
     return 0;
 }
+
+void rocm_env_set_hiprtc(rocm_env *e, const char *path)
+{
+    e->cfg.libraries[GPO_LIB_HIPRTC][0] = '\0';
+    if (path)
+        gpo_strlcpy(e->cfg.libraries[GPO_LIB_HIPRTC], path, sizeof e->cfg.libraries[0]);
+}
+
+const char *fake_hiprtc_lib(int major)
+{
+    static char path[2][512];
+    int i = major - 6;
+    if (i < 0 || i > 1)
+        return NULL;
+    snprintf(path[i], sizeof path[i], "%s/fakes/hiprtc%d/libhiprtc.so.%d", GPO_BUILD_DIR, major,
+             major);
+    return path[i];
+}
+
+const char *fake_hiprtc_for(int major)
+{
+    return major >= 7 ? fake_hiprtc_lib(7) : fake_hip_path(major);
+}
+
+/* Calls `sym` (int (*)(void)) of the library at `path`; -1 when missing. */
+static int call_int(const char *path, const char *sym)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return -1;
+    int (*fn)(void);
+    void *p = dlsym(h, sym);
+    memcpy(&fn, &p, sizeof p);
+    int n = p ? fn() : -1;
+    dlclose(h);
+    return n;
+}
+
+int fake_live(int major)
+{
+    return call_int(fake_hip_path(major), "gpuoptFakeHipLive");
+}
+
+int fake_programs_live(const char *hiprtc_path)
+{
+    return call_int(hiprtc_path, "gpuoptFakeHiprtcLive");
+}
+
+void fake_hiprtc_reset(const char *path)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return;
+    void (*fn)(void);
+    void *p = dlsym(h, "gpuoptFakeHiprtcReset");
+    memcpy(&fn, &p, sizeof p);
+    if (p)
+        fn();
+    dlclose(h);
+}
+
+int fake_hiprtc_faults_fired(const char *path)
+{
+    return call_int(path, "gpuoptFakeHiprtcFaultsFired");
+}
+
+int fake_set_device(int major, int device)
+{
+    void *h = dlopen(fake_hip_path(major), RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return -1;
+    int (*fn)(int);
+    void *p = dlsym(h, "hipSetDevice");
+    memcpy(&fn, &p, sizeof p);
+    int e = p ? fn(device) : -1;
+    dlclose(h);
+    return e;
+}
+
+int fake_get_device(int major)
+{
+    void *h = dlopen(fake_hip_path(major), RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return -1;
+    int (*fn)(int *);
+    void *p = dlsym(h, "hipGetDevice");
+    memcpy(&fn, &p, sizeof p);
+    int d = -1;
+    if (!p || fn(&d) != 0)
+        d = -1;
+    dlclose(h);
+    return d;
+}

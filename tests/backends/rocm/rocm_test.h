@@ -38,6 +38,29 @@ int fake_reset(int major, const char *devices, const char *fail);
 /* The fake's count of injected failures since its last reset. */
 int fake_faults_fired(int major);
 
+/* The fake's emulated objects still alive (memory, modules, events,
+ * pinned memory), and hiprtc programs not destroyed. */
+int fake_live(int major);
+int fake_programs_live(const char *hiprtc_path);
+
+/* Path of the standalone hiprtc double of major 6 or 7 (libhiprtc.so.N). */
+const char *fake_hiprtc_lib(int major);
+/* The hiprtc a test of HIP major `major` should name: the runtime double
+ * itself for 5 and 6 (which export hiprtc), libhiprtc.so.7 for 7. */
+const char *fake_hiprtc_for(int major);
+/* Re-reads GPUOPT_FAKE_HIP_FAIL in the standalone hiprtc double (the
+ * runtime doubles do it in fake_reset). */
+void fake_hiprtc_reset(const char *path);
+int fake_hiprtc_faults_fired(const char *path);
+
+/* Calls the double's hipSetDevice / hipGetDevice (the calling thread's
+ * current device). */
+int fake_set_device(int major, int device);
+int fake_get_device(int major);
+
+/* Sets the hiprtc library of a test environment (NULL: the sonames). */
+void rocm_env_set_hiprtc(rocm_env *e, const char *path);
+
 /* The fixture root tests/fixtures/kfd/<name> (static buffer per slot 0..3). */
 const char *kfd_root(int slot, const char *name);
 

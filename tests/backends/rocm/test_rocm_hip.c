@@ -396,9 +396,13 @@ static void null_arguments_are_refused(void **state)
     assert_int_equal(gpo_backend_rocm.abi, GPO_BACKEND_ABI);
     assert_int_equal(gpo_backend_rocm.native_gpu, 1);
     assert_int_equal(gpo_backend_rocm.fork_sensitive, 1);
-    assert_null(gpo_backend_rocm.tier0);
-    assert_null(gpo_backend_rocm.tier1);
-    assert_null(gpo_backend_rocm.runtime);
+    assert_non_null(gpo_backend_rocm.tier0);
+    assert_non_null(gpo_backend_rocm.tier1);
+    assert_null(gpo_backend_rocm.tier2); /* the core's measured tier drives .runtime */
+    assert_ptr_equal(gpo_backend_rocm.runtime, &gpo_rocm_runtime);
+    assert_int_equal(gpo_backend_rocm.n_knobs, GPO_ROCM_N_KNOBS);
+    assert_int_equal(gpo_backend_rocm.tier0(NULL, &route, NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_backend_rocm.tier1(NULL, &route, NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
 }
 
 static void hip_helpers_refuse_nonsense(void **state)

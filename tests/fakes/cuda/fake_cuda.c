@@ -3,7 +3,8 @@
  * GPUs (the files in devices/), with the real driver's habits where tests depend on
  * them (calls before cuInit fail with CUDA_ERROR_NOT_INITIALIZED, cuInit
  * fails in a fork()ed child of a process that initialised it, cuMemGetInfo
- * needs a current context, primary contexts are reference-counted).
+ * needs a current context, primary contexts are reference-counted, a
+ * context's limits die with it).
  *
  * Configured from the environment, read on first use and again by
  * gpo_fake_cuda_reset():
@@ -50,6 +51,31 @@ static const char *const fake_syms[] = {
     "cuCtxPopCurrent_v2",
     "cuMemGetInfo",
     "cuMemGetInfo_v2",
+    "cuCtxGetCurrent",
+    "cuCtxGetDevice",
+    "cuCtxSetLimit",
+    "cuCtxGetLimit",
+    /* the runtime half, fake_cuda_rt.c */
+    "cuCtxSynchronize",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemcpyHtoD_v2",
+    "cuMemcpyDtoH_v2",
+    "cuMemcpyDtoD_v2",
+    "cuMemAllocHost_v2",
+    "cuMemFreeHost",
+    "cuModuleLoadData",
+    "cuModuleUnload",
+    "cuModuleGetFunction",
+    "cuFuncGetAttribute",
+    "cuFuncGetParamInfo",
+    "cuLaunchKernel",
+    "cuEventCreate",
+    "cuEventDestroy_v2",
+    "cuEventRecord",
+    "cuEventSynchronize",
+    "cuEventElapsedTime_v2",
+    "cuEventElapsedTime",
 };
 #define N_SYMS (sizeof fake_syms / sizeof fake_syms[0])
 
@@ -67,6 +93,7 @@ static _Thread_local int depth;
 /* Reads the environment and starts afresh; called with the lock held. */
 static void configure(void)
 {
+    fake_rt_reset();
     fake_config_read(&cfg);
     initialised = 0;
     init_pid = 0;
@@ -79,7 +106,7 @@ static void configure(void)
 
 /* Counts the call and applies fault rules: 1 with *r set when the call must
  * fail. A broken configuration fails every call. */
-static int enter(const char *sym, gpo_cu_result *r)
+int fake_enter(const char *sym, gpo_cu_result *r)
 {
     int fail = 0;
     pthread_mutex_lock(&lock);
@@ -104,18 +131,33 @@ static int enter(const char *sym, gpo_cu_result *r)
     return fail;
 }
 
-#define ENTER(sym)                                                                                 \
-    do {                                                                                           \
-        gpo_cu_result injected_;                                                                   \
-        if (enter(sym, &injected_))                                                                \
-            return injected_;                                                                      \
-    } while (0)
+#define ENTER(sym) FAKE_ENTER(sym)
+#define NEED_INIT() FAKE_NEED_INIT()
 
-#define NEED_INIT()                                                                                \
-    do {                                                                                           \
-        if (!initialised)                                                                          \
-            return GPO_CUDA_ERROR_NOT_INITIALIZED;                                                 \
-    } while (0)
+int fake_initialised(void)
+{
+    return initialised;
+}
+
+fake_device *fake_current(void)
+{
+    return depth ? stack[depth - 1] : NULL;
+}
+
+fake_device *fake_device_at(int index)
+{
+    return index >= 0 && index < cfg.n_devices ? &cfg.devices[index] : NULL;
+}
+
+void fake_lock(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void fake_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
 
 #define DEVICE(d, dev)                                                                             \
     do {                                                                                           \
@@ -150,6 +192,18 @@ gpo_cu_result cuDriverGetVersion(int *version)
         return GPO_CUDA_ERROR_INVALID_VALUE;
     *version = cfg.driver_version;
     return GPO_CUDA_SUCCESS;
+}
+
+/* The driver's private table of internal entry points, which NVRTC 13
+ * looks up in whatever libcuda.so.1 the process already has and calls
+ * without checking (a segfault inside nvrtcCompileProgram when the symbol
+ * is missing). The double has no such tables. */
+gpo_cu_result cuGetExportTable(const void **table, const void *id)
+{
+    (void)id;
+    if (table)
+        *table = NULL;
+    return GPO_CUDA_ERROR_NOT_SUPPORTED;
 }
 
 gpo_cu_result cuDeviceGetCount(int *count)
@@ -273,6 +327,12 @@ gpo_cu_result cuGetErrorString(gpo_cu_result error, const char **text)
         {GPO_CUDA_ERROR_OUT_OF_MEMORY, "out of memory"},
         {GPO_CUDA_ERROR_NOT_INITIALIZED, "initialization error"},
         {GPO_CUDA_ERROR_INVALID_CONTEXT, "invalid device context"},
+        {GPO_CUDA_ERROR_INVALID_HANDLE, "invalid resource handle"},
+        {GPO_CUDA_ERROR_NOT_FOUND, "named symbol not found"},
+        /* The real driver says "operation not supported"; the double says
+         * why it answers so to every launch. */
+        {GPO_CUDA_ERROR_NOT_SUPPORTED,
+         "operation not supported: the libcuda test double cannot run kernels"},
     };
     ENTER("cuGetErrorString");
     if (!text)
@@ -311,8 +371,10 @@ static gpo_cu_result release(gpo_cu_device dev)
     pthread_mutex_lock(&lock);
     if (d->refcount == 0)
         r = GPO_CUDA_ERROR_INVALID_CONTEXT;
-    else
-        d->refcount--;
+    else if (--d->refcount == 0) {
+        fake_rt_context_destroyed(d);
+        d->l2_persisting = 0; /* a new primary context starts from the defaults */
+    }
     pthread_mutex_unlock(&lock);
     return r;
 }
@@ -401,6 +463,75 @@ gpo_cu_result cuMemGetInfo(unsigned int *free_bytes, unsigned int *total_bytes)
     return GPO_CUDA_SUCCESS;
 }
 
+/* ---- Context queries and limits (gpuopt_plan_apply) --------------------- */
+
+gpo_cu_result cuCtxGetCurrent(gpo_cu_context *ctx)
+{
+    ENTER("cuCtxGetCurrent");
+    NEED_INIT();
+    if (!ctx)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    /* No context is not an error: the driver answers NULL (cuda.h). */
+    *ctx = (gpo_cu_context)(void *)fake_current();
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuCtxGetDevice(gpo_cu_device *device)
+{
+    fake_device *d;
+    ENTER("cuCtxGetDevice");
+    FAKE_NEED_CONTEXT(d);
+    if (!device)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    *device = (gpo_cu_device)(d - cfg.devices);
+    return GPO_CUDA_SUCCESS;
+}
+
+/* The persisting-L2 set-aside, the one limit the double keeps (others answer
+ * CUDA_ERROR_UNSUPPORTED_LIMIT). Below compute capability 8.0, or where the
+ * device's maximum is 0 (MIG), there is none. The driver may clamp the
+ * value (cuCtxSetLimit in cuda.h): the double clamps to the device's
+ * CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE. */
+static int persisting_max(const fake_device *d, size_t *max)
+{
+    const int a = GPO_CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE;
+    if (d->attrs[GPO_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] < 8 || !d->attrs_set[a] ||
+        d->attrs[a] <= 0)
+        return 0;
+    *max = (size_t)d->attrs[a];
+    return 1;
+}
+
+gpo_cu_result cuCtxSetLimit(gpo_cu_limit limit, size_t value)
+{
+    fake_device *d;
+    size_t max = 0;
+    ENTER("cuCtxSetLimit");
+    FAKE_NEED_CONTEXT(d);
+    if (limit != GPO_CU_LIMIT_PERSISTING_L2_CACHE_SIZE || !persisting_max(d, &max))
+        return GPO_CUDA_ERROR_UNSUPPORTED_LIMIT;
+    pthread_mutex_lock(&lock);
+    d->l2_persisting = value < max ? value : max;
+    pthread_mutex_unlock(&lock);
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuCtxGetLimit(size_t *value, gpo_cu_limit limit)
+{
+    fake_device *d;
+    size_t max = 0;
+    ENTER("cuCtxGetLimit");
+    FAKE_NEED_CONTEXT(d);
+    if (!value)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    if (limit != GPO_CU_LIMIT_PERSISTING_L2_CACHE_SIZE || !persisting_max(d, &max))
+        return GPO_CUDA_ERROR_UNSUPPORTED_LIMIT;
+    pthread_mutex_lock(&lock);
+    *value = d->l2_persisting;
+    pthread_mutex_unlock(&lock);
+    return GPO_CUDA_SUCCESS;
+}
+
 /* Each definition above must match the prototype the backend declares for
  * the symbol (cuda_api.h): a mismatch is an incompatible-pointer warning. */
 #define PROTOTYPE_CHECK_(field, symbol, required, checked, params)                                 \
@@ -445,6 +576,46 @@ int gpo_fake_cuda_live_contexts(void)
         n += cfg.devices[i].refcount;
     pthread_mutex_unlock(&lock);
     return n;
+}
+
+/* What a framework does before the host program calls gpuopt_plan_apply
+ * (cudaSetDevice, torch.cuda.set_device): retains device `index`'s primary
+ * context and makes it current on the calling thread, without a driver call
+ * being counted or failed. 0, or -1 for an unknown index, a driver not
+ * initialised or a full context stack. Undo with
+ * gpo_fake_cuda_clear_current. */
+int gpo_fake_cuda_make_current(int index)
+{
+    int rc = -1;
+    pthread_mutex_lock(&lock);
+    if (configured && initialised && index >= 0 && index < cfg.n_devices && depth < FAKE_STACK) {
+        fake_device *d = &cfg.devices[index];
+        if (d->refcount++ == 0)
+            contexts_created++;
+        stack[depth++] = d;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
+
+/* Pops the calling thread's current context and releases the primary
+ * context reference gpo_fake_cuda_make_current took. 0, or -1 when no
+ * context is current. */
+int gpo_fake_cuda_clear_current(void)
+{
+    int rc = -1;
+    pthread_mutex_lock(&lock);
+    if (depth > 0) {
+        fake_device *d = stack[--depth];
+        if (d->refcount > 0 && --d->refcount == 0) {
+            fake_rt_context_destroyed(d);
+            d->l2_persisting = 0;
+        }
+        rc = 0;
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
 }
 
 /* Contexts pushed and not popped on the calling thread. */

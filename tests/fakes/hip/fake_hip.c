@@ -39,30 +39,11 @@
 #error "build with -DFAKE_HIP_MAJOR=5, 6 or 7"
 #endif
 
-#define EXPORT __attribute__((visibility("default")))
+#include "fake_hip.h"
 
-typedef int hipError_t;
 typedef struct {
     char bytes[16];
 } hipUUID;
-
-/* hipError_t values (the same in every major). */
-static const struct {
-    const char *name;
-    int value;
-    const char *text;
-} errors[] = {
-    {"hipSuccess", 0, "no error"},
-    {"hipErrorInvalidValue", 1, "invalid argument"},
-    {"hipErrorOutOfMemory", 2, "out of memory"},
-    {"hipErrorNotInitialized", 3, "initialization error"},
-    {"hipErrorInsufficientDriver", 35, "driver version is insufficient for runtime version"},
-    {"hipErrorNoDevice", 100, "no ROCm-capable device is detected"},
-    {"hipErrorInvalidDevice", 101, "invalid device ordinal"},
-    {"hipErrorNotSupported", 801, "operation not supported"},
-    {"hipErrorUnknown", 999, "unknown error"},
-};
-#define N_ERRORS (sizeof errors / sizeof errors[0])
 
 enum field {
     F_ECC,
@@ -135,36 +116,9 @@ typedef struct device {
     char unique_id[17]; /* "" for parts without one */
 } device;
 
-typedef struct fault {
-    char call[64];
-    long nth; /* 0 = every use */
-    int error;
-} fault;
-
 static device devs[64];
 static int n_devs;
-static int loaded;
-static fault faults[16];
-static int n_faults;
-static int fired;
-static struct {
-    char call[64];
-    long uses;
-} counters[32];
-static int n_counters;
 static _Thread_local int current;
-
-static int error_value(const char *text)
-{
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*text && !*end)
-        return (int)v;
-    for (size_t i = 0; i < N_ERRORS; i++)
-        if (strcmp(errors[i].name, text) == 0)
-            return errors[i].value;
-    return 999;
-}
 
 static long get_int(const cJSON *o, const char *key, long fallback)
 {
@@ -241,100 +195,113 @@ static void load_device(const char *path)
 static void load_all(void)
 {
     const char *list = getenv("GPUOPT_FAKE_HIP_DEVICES");
-    const char *spec = getenv("GPUOPT_FAKE_HIP_FAIL");
     device all[64];
     int n_all;
 
-    loaded = 1;
-    n_devs = n_faults = fired = n_counters = 0;
-    memset(counters, 0, sizeof counters);
+    n_devs = 0;
+    fake_faults_load();
+    fake_rt_reset();
     if (list) {
         char buf[8192];
         snprintf(buf, sizeof buf, "%s", list);
         for (char *save = NULL, *p = strtok_r(buf, ":", &save); p; p = strtok_r(NULL, ":", &save))
             load_device(p);
     }
-    /* HIP_VISIBLE_DEVICES: indexes, first invalid one ends the list. */
+    /* HIP_VISIBLE_DEVICES: indexes, first invalid one ends the list, a
+     * repeated one is skipped (clr rocdevice.cpp, Device::init). */
     const char *vis = getenv("HIP_VISIBLE_DEVICES");
     if (vis && *vis) {
         memcpy(all, devs, sizeof devs);
         n_all = n_devs;
         n_devs = 0;
         char buf[256];
+        int used[64] = {0};
         snprintf(buf, sizeof buf, "%s", vis);
         for (char *save = NULL, *p = strtok_r(buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
             char *end;
             long i = strtol(p, &end, 10);
             if (*end || i < 0 || i >= n_all)
                 break;
+            if (used[i])
+                continue;
+            used[i] = 1;
             devs[n_devs++] = all[i];
         }
     }
-    if (spec) {
-        char buf[1024];
-        snprintf(buf, sizeof buf, "%s", spec);
-        for (char *save = NULL, *p = strtok_r(buf, ",", &save); p && n_faults < 16;
-             p = strtok_r(NULL, ",", &save)) {
-            char *c1 = strchr(p, ':');
-            char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-            if (!c1 || !c2)
-                continue;
-            *c1 = *c2 = '\0';
-            fault *f = &faults[n_faults++];
-            snprintf(f->call, sizeof f->call, "%s", p);
-            f->nth = strcmp(c1 + 1, "*") == 0 ? 0 : strtol(c1 + 1, NULL, 10);
-            f->error = error_value(c2 + 1);
-        }
-    }
 }
 
-/* Counts one use of `call`; returns the injected error, or 0. */
-static int enter(const char *call)
+void fake_on_first_use(void)
 {
-    int i;
-    if (!loaded)
-        load_all();
-    for (i = 0; i < n_counters; i++)
-        if (strcmp(counters[i].call, call) == 0)
-            break;
-    if (i == n_counters && n_counters < 32)
-        snprintf(counters[n_counters++].call, sizeof counters[0].call, "%s", call);
-    long use = i < 32 ? ++counters[i].uses : 0;
-    for (int k = 0; k < n_faults; k++)
-        if (strcmp(faults[k].call, call) == 0 && (faults[k].nth == 0 || faults[k].nth == use)) {
-            fired++;
-            return faults[k].error;
-        }
-    return 0;
+    load_all();
 }
-
-#define ENTER(name)                                                                                \
-    do {                                                                                           \
-        int injected_ = enter(name);                                                               \
-        if (injected_)                                                                             \
-            return injected_;                                                                      \
-    } while (0)
 
 /* ---- test controls ---------------------------------------------------------- */
+
+#ifdef FAKE_HIPRTC_MAJOR
+void fake_hiprtc_reset(void);
+#endif
 
 EXPORT int gpuoptFakeHipReset(void)
 {
     load_all();
+#ifdef FAKE_HIPRTC_MAJOR
+    fake_hiprtc_reset();
+#endif
     current = 0;
     return n_devs;
 }
 
 EXPORT int gpuoptFakeHipFaultsFired(void)
 {
-    return fired;
+    return fake_faults_fired();
 }
 
 EXPORT long gpuoptFakeHipUses(const char *call)
 {
-    for (int i = 0; i < n_counters; i++)
-        if (strcmp(counters[i].call, call) == 0)
-            return counters[i].uses;
-    return 0;
+    return fake_uses(call);
+}
+
+/* Emulated objects (memory, modules, events, pinned memory) still alive. */
+EXPORT int gpuoptFakeHipLive(void)
+{
+    return fake_rt_live();
+}
+
+#ifdef FAKE_HIPRTC_MAJOR
+/* hiprtc programs created and not destroyed (ROCm 5 and 6 flavours, whose
+ * runtime exports hiprtc). */
+int fake_hiprtc_live(void);
+EXPORT int gpuoptFakeHiprtcLive(void)
+{
+    return fake_hiprtc_live();
+}
+#endif
+
+/* ---- for fake_hip_rt.c ------------------------------------------------------------ */
+
+int fake_device_count(void)
+{
+    return n_devs;
+}
+
+int fake_current_device(void)
+{
+    return current;
+}
+
+const char *fake_device_arch(int device)
+{
+    return device >= 0 && device < n_devs ? devs[device].arch : "";
+}
+
+int fake_device_max_threads(int device)
+{
+    return device >= 0 && device < n_devs ? devs[device].value[F_MAX_THREADS] : 0;
+}
+
+long long fake_device_free_memory(int device)
+{
+    return device >= 0 && device < n_devs ? devs[device].free_memory : 0;
 }
 
 /* ---- the HIP slice -------------------------------------------------------------- */
@@ -510,20 +477,19 @@ EXPORT hipError_t hipMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 
 EXPORT const char *hipGetErrorName(hipError_t e)
 {
-    if (enter("hipGetErrorName"))
+    if (fake_enter("hipGetErrorName"))
         return NULL;
-    for (size_t i = 0; i < N_ERRORS; i++)
-        if (errors[i].value == e)
-            return errors[i].name;
-    return "hipErrorUnknown";
+    const char *name = fake_error_name(e);
+    return name ? name : "hipErrorUnknown";
 }
 
 EXPORT const char *hipGetErrorString(hipError_t e)
 {
-    if (enter("hipGetErrorString"))
+    if (fake_enter("hipGetErrorString"))
         return NULL;
-    for (size_t i = 0; i < N_ERRORS; i++)
-        if (errors[i].value == e)
-            return FAKE_HIP_MAJOR == 5 ? errors[i].name : errors[i].text;
-    return FAKE_HIP_MAJOR == 5 ? "hipErrorUnknown" : "unknown error";
+    const char *name = fake_error_name(e);
+    if (FAKE_HIP_MAJOR == 5)
+        return name ? name : "hipErrorUnknown";
+    const char *text = fake_error_text(e);
+    return text ? text : "unknown error";
 }

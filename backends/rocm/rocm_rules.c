@@ -1,0 +1,174 @@
+/* ROCm tier 0 (safe on any AMD GPU ROCm drives) and tier 1 (from the
+ * detected facts and the described workload), and the catalogue of the
+ * knobs they set. Every rule, its source and the framework setting it maps
+ * to are in docs/knobs.md ("ROCm backend"); each reason names the fact
+ * behind the value. The environment knobs (HIP_VISIBLE_DEVICES,
+ * MIOPEN_FIND_MODE, HSA_OVERRIDE_GFX_VERSION) are in rocm_rules_env.c. */
+#include "plan.h"
+#include "rocm_internal.h"
+#include "strutil.h"
+
+const gpo_knob_def gpo_rocm_knobs[GPO_ROCM_N_KNOBS] = {
+    {"rocm.matrix_units", GPUOPT_KNOB_STRING, NULL,
+     "matrix instructions of this GPU: mfma (CDNA), wmma (RDNA3 and later) or none"},
+    {"rocm.dim_multiple", GPUOPT_KNOB_INT, NULL,
+     "make matrix dimensions (M, N, K, channels) multiples of this many elements (the plan's "
+     "precision) so they fill whole MFMA/WMMA tiles or aligned rows"},
+    {"rocm.bf16", GPUOPT_KNOB_BOOL, NULL, "bfloat16 matrix math may be used"},
+    {"rocm.fp8", GPUOPT_KNOB_BOOL, NULL, "8-bit floating point matrix math may be used"},
+    {"rocm.autocast_dtype", GPUOPT_KNOB_STRING, NULL,
+     "the reduced precision for mixed-precision math: bfloat16, float16, or float32 (none)"},
+    {"rocm.miopen_benchmark", GPUOPT_KNOB_BOOL, NULL,
+     "let MIOpen search its convolution solvers once per input shape and keep the fastest"},
+    {"rocm.miopen_find_mode", GPUOPT_KNOB_STRING, "MIOPEN_FIND_MODE",
+     "how MIOpen picks convolution kernels: NORMAL, HYBRID, DYNAMIC_HYBRID or FAST"},
+    {"rocm.visible_devices", GPUOPT_KNOB_STRING, "HIP_VISIBLE_DEVICES",
+     "the one GPU the HIP runtime of a program started with this plan shows: the selected one"},
+    {"rocm.gfx_override_advice", GPUOPT_KNOB_STRING, NULL,
+     "UNSAFE advice, never applied: the HSA_OVERRIDE_GFX_VERSION value that would run this "
+     "unlisted GPU as a listed target with the same ISA"},
+    {"rocm.hsa_override_gfx_version", GPUOPT_KNOB_STRING, "HSA_OVERRIDE_GFX_VERSION",
+     "UNSAFE, set only when the user opts in: the gfx version ROCr reports for the GPU"},
+};
+
+/* ---- tier 0 ------------------------------------------------------------------
+ *
+ * 256 work-items: a whole number of wavefronts in both wave sizes (four
+ * wave64 on GCN/CDNA, eight wave32 on RDNA), and within the 1024-item
+ * work-group limit of every AMD GPU (HIP programming guide, "Hardware
+ * implementation"; LLVM AMDGPUUsage, amdgpu-flat-work-group-size defaults
+ * to 1,1024). 64 as the multiple: a multiple of 64 is whole wavefronts on
+ * every AMD GPU, wave64 or wave32 (HIP performance guidelines, "Device
+ * memory access": block widths a multiple of the warp size). */
+#define TIER0_BLOCK 256
+#define TIER0_MULTIPLE 64
+
+static gpuopt_status rule_args(void *state, const gpo_route *route, const gpuopt_device *dev,
+                               struct gpuopt_plan *plan)
+{
+    if (!state || !route || !dev || !plan)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm rules: NULL %s",
+                        !state   ? "backend state"
+                        : !route ? "route"
+                        : !dev   ? "device"
+                                 : "plan");
+    return GPUOPT_OK;
+}
+
+gpuopt_status gpo_rocm_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             struct gpuopt_plan *plan)
+{
+    const gpo_rocm_state *st = state;
+    gpuopt_status s = rule_args(state, route, dev, plan);
+    if (s)
+        return s;
+    if (!st->hip_ok)
+        s = gpo_plan_warn(plan,
+                          "%s is seen only in the kernel's KFD topology (%s); the plan follows "
+                          "its facts and takes effect once a HIP runtime drives it; level 2 "
+                          "cannot measure without one",
+                          dev->info.id, st->unavailable[0] ? st->unavailable : "no HIP runtime");
+    if (!s)
+        s = gpo_knob_set_int(plan, "launch.block_size", TIER0_BLOCK,
+                             "tier 0 reads no fact: 256 work-items are whole wavefronts in "
+                             "both wave sizes (4 x wave64 on GCN/CDNA, 8 x wave32 on RDNA) and "
+                             "within the 1024-item work-group limit of every AMD GPU");
+    if (!s)
+        s = gpo_knob_set_int(plan, "launch.block_multiple", TIER0_MULTIPLE,
+                             "tier 0 reads no fact: a multiple of 64 is whole wavefronts on "
+                             "every AMD GPU, wave64 (GCN, CDNA) or wave32 (RDNA)");
+    if (!s)
+        s = gpo_knob_set_bool(plan, "rocm.bf16", 0,
+                              "tier 0 reads no fact: full precision is correct on every GPU");
+    if (!s)
+        s = gpo_knob_set_bool(plan, "rocm.fp8", 0,
+                              "tier 0 reads no fact: full precision is correct on every GPU");
+    if (!s)
+        s = gpo_knob_set_string(plan, "rocm.autocast_dtype", "float32",
+                                "tier 0 reads no precision policy: no mixed precision");
+    if (!s)
+        s = gpo_knob_set_int(plan, "rocm.dim_multiple", 16,
+                             "multiples of 16 elements fill the 16-wide MFMA and WMMA tiles of "
+                             "every AMD GPU that has them (rocWMMA: BlockM = BlockN = 16) and "
+                             "keep fp32 rows 64-byte aligned on the others");
+    if (!s)
+        s = gpo_knob_set_bool(plan, "rocm.miopen_benchmark", 0,
+                              "tier 0 knows no workload: MIOpen's immediate mode and Find-Db "
+                              "choose solvers without timing them (PyTorch's default)");
+    if (!s)
+        s = gpo_rocm_set_visible(st, route, dev, plan);
+    return s;
+}
+
+/* ---- tier 1 --------------------------------------------------------------------- */
+
+/* One wavefront per SIMD a work-group can use: 4 SIMD16 per CU run wave64
+ * on GCN and CDNA (AMD CDNA3 ISA reference, "Compute unit"); a work-group
+ * runs on a work-group processor of 4 SIMD32 on RDNA in its default WGP
+ * mode (AMD RDNA whitepaper, "Work-group processor"; HIP runs gfx10+ in
+ * WGP mode). Both give 4 wavefronts; more waves per SIMD come from other
+ * work-groups on the same CU. */
+#define WAVES_PER_GROUP 4
+
+static gpuopt_status set_launch(const gpuopt_device *dev, const gpo_amd_arch_info *a,
+                                struct gpuopt_plan *plan)
+{
+    int32_t wave = dev->info.simd_width > 0 ? dev->info.simd_width : a ? a->wavefront : -1;
+    if (wave != 32 && wave != 64)
+        return GPUOPT_OK; /* unknown wave size: tier 0's values stand */
+    const char *src = dev->info.simd_width > 0 ? "the runtime's warpSize" : "the gfx target";
+    const char *mode =
+        wave == 64 ? "wave64, native on GCN and CDNA"
+                   : "wave32, native on RDNA; code built with -mwavefrontsize64 runs wave64 "
+                     "there, each wave64 instruction issued as two wave32 halves, and then "
+                     "wants multiples of 64";
+    gpuopt_status s = gpo_knob_set_int(plan, "launch.block_multiple", wave,
+                                       "wavefront of %d (%s: %s): smaller multiples leave lanes "
+                                       "of a wavefront idle",
+                                       wave, src, mode);
+    if (s)
+        return s;
+    int32_t block = WAVES_PER_GROUP * wave;
+    int32_t cap = dev->info.max_threads_per_block;
+    if (cap > 0 && block > cap)
+        block = cap / wave * wave;
+    if (block < wave)
+        return GPUOPT_OK;
+    return gpo_knob_set_int(
+        plan, "launch.block_size", block, "%d wavefronts of %d: one per SIMD of a %s (4 SIMDs)%s",
+        WAVES_PER_GROUP, wave, wave == 64 ? "GCN/CDNA compute unit" : "RDNA work-group processor",
+        block < WAVES_PER_GROUP * wave ? ", capped by the device's limit" : "");
+}
+
+gpuopt_status gpo_rocm_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             struct gpuopt_plan *plan)
+{
+    gpo_amd_arch_info arch;
+    char why[256];
+    gpuopt_status s = rule_args(state, route, dev, plan);
+    if (s)
+        return s;
+    int known = gpo_amd_arch_lookup(dev->info.arch_name, &arch) == 0;
+    const gpuopt_workload *w = gpo_plan_workload(plan);
+    gpo_log_debug(gpo_plan_log(plan),
+                  "%s rocm tier 1 looks at: target %s (%s%s), wavefront %d, max threads per "
+                  "block %d, UUID %s, %s, workload %s",
+                  dev->info.id, known ? arch.gfx : "unknown", known ? arch.family : "-",
+                  known && arch.extrapolated ? ", extrapolated" : "", (int)dev->info.simd_width,
+                  (int)dev->info.max_threads_per_block, dev->info.uuid[0] ? dev->info.uuid : "none",
+                  ((const gpo_rocm_state *)state)->hip_ok ? "HIP runtime" : "KFD topology only",
+                  !w                ? "none"
+                  : w->fixed_shapes ? "with fixed shapes"
+                                    : "with changing shapes");
+    s = set_launch(dev, known ? &arch : NULL, plan);
+    if (!s && known) {
+        /* Without a known target the math knobs keep tier 0's values. */
+        int reduced = gpo_plan_reduced_precision(plan, why, sizeof why);
+        s = gpo_rocm_rules_math(&arch, reduced, why, w, plan);
+        if (!s)
+            s = gpo_rocm_set_override_advice(dev, plan);
+    }
+    if (!s)
+        s = gpo_rocm_set_miopen(plan);
+    return s;
+}

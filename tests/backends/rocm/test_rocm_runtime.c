@@ -1,0 +1,500 @@
+/* The ROCm runtime ops (backend.h, gpo_runtime_ops) on the HIP test double,
+ * ROCm 5, 6 and 7 flavours: a session makes its device current and gives
+ * the thread's device back, memory round-trips through emulated device
+ * memory, hiprtc builds (and fails to build, with its log), kernels are
+ * found, and a launch fails where a real GPU is needed, with a reason that
+ * says so. Every object is released on every path (the double counts what
+ * is alive). Called directly: the core's tier-2 engine drives these ops. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "detail.h"
+#include "rocm/rocm_runtime.h"
+#include "rocm_test.h"
+
+static const char *const two[] = {"mi300x", "mi210", NULL};
+static const gpo_runtime_ops *ops = &gpo_rocm_runtime;
+
+static const char kernel_src[] = "extern \"C\" __global__ void scale(float *x, float a, int n)\n"
+                                 "{\n"
+                                 "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                 "    if (i < n)\n"
+                                 "        x[i] *= a;\n"
+                                 "}\n";
+
+typedef struct fixture {
+    int major;
+    rocm_env env;
+    rocm_run run;
+    gpo_route route;
+} fixture;
+
+static void setup(fixture *f, int major, const char *const *devices)
+{
+    memset(f, 0, sizeof *f);
+    f->major = major;
+    assert_true(fake_reset(major, fake_devices(devices), NULL) > 0);
+    fake_hiprtc_reset(fake_hiprtc_for(major));
+    rocm_env_init(&f->env, NULL, fake_hip_path(major));
+    rocm_env_set_hiprtc(&f->env, fake_hiprtc_for(major));
+    rocm_run_do(&f->run, &f->env);
+    assert_int_equal(f->run.load, GPUOPT_OK);
+    assert_int_equal(f->run.enumerate, GPUOPT_OK);
+    rocm_route_of(&f->run, 0, &f->route);
+}
+
+static void teardown(fixture *f)
+{
+    rocm_run_free(&f->run);
+    /* Everything the session created was released. */
+    assert_int_equal(fake_live(f->major), 0);
+    assert_int_equal(fake_programs_live(fake_hiprtc_for(f->major)), 0);
+}
+
+static void session_round_trips_memory_and_times_a_copy(void **state)
+{
+    (void)state;
+    for (int major = 5; major <= 7; major++) {
+        fixture f;
+        gpo_rt *rt = NULL;
+        gpo_rt_buf *a = NULL, *b = NULL;
+        float in[256], out[256];
+        double ns = -1.0;
+        setup(&f, major, two);
+        assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+        assert_string_equal(ops->language, "hip");
+        for (int i = 0; i < 256; i++)
+            in[i] = (float)i * 0.5f;
+        assert_int_equal(ops->buffer_alloc(rt, sizeof in, &a), GPUOPT_OK);
+        assert_int_equal(ops->buffer_alloc(rt, sizeof in, &b), GPUOPT_OK);
+        assert_int_equal(ops->buffer_write(rt, a, 0, in, sizeof in), GPUOPT_OK);
+        assert_int_equal(ops->buffer_copy(rt, b, a, sizeof in, &ns), GPUOPT_OK);
+        assert_true(ns >= 0.0);
+        assert_int_equal(ops->buffer_copy(rt, b, a, sizeof in, NULL), GPUOPT_OK);
+        memset(out, 0, sizeof out);
+        assert_int_equal(ops->buffer_read(rt, b, 0, out, sizeof out), GPUOPT_OK);
+        assert_memory_equal(in, out, sizeof in);
+        /* Part of a buffer, at an offset. */
+        assert_int_equal(ops->buffer_read(rt, b, 16, out, 16), GPUOPT_OK);
+        assert_memory_equal(out, (const char *)in + 16, 16);
+        assert_int_equal(ops->finish(rt), GPUOPT_OK);
+        void *pinned = NULL;
+        assert_int_equal(ops->host_alloc_pinned(rt, 1 << 16, &pinned), GPUOPT_OK);
+        assert_non_null(pinned);
+        ops->host_free_pinned(rt, pinned);
+        ops->buffer_free(rt, a);
+        ops->close(rt); /* b is released by close */
+        teardown(&f);
+    }
+}
+
+static void session_restores_the_threads_current_device(void **state)
+{
+    fixture f;
+    gpo_rt *rt = NULL;
+    (void)state;
+    setup(&f, 6, two);
+    /* The thread had device 1 current; the session works on device 0. */
+    assert_int_equal(fake_set_device(6, 1), 0);
+    assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+    assert_int_equal(fake_get_device(6), 0);
+    ops->close(rt);
+    assert_int_equal(fake_get_device(6), 1);
+    fake_set_device(6, 0);
+    teardown(&f);
+}
+
+static void build_find_and_launch_stop_where_a_real_gpu_is_needed(void **state)
+{
+    (void)state;
+    for (int major = 5; major <= 7; major++) {
+        fixture f;
+        gpo_rt *rt = NULL;
+        gpo_rt_prog *prog = NULL;
+        gpo_rt_kernel *k = NULL;
+        gpo_rt_buf *x = NULL;
+        char *log = NULL;
+        size_t max = 0;
+        setup(&f, major, two);
+        assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+        const char *version = ops->compiler_version(rt);
+        assert_non_null(strstr(version, "hiprtc"));
+        assert_non_null(strstr(version, "gfx942:sramecc+:xnack-"));
+        assert_int_equal(ops->program_build(rt, kernel_src, "-O3 -DN=4", &prog, &log), GPUOPT_OK);
+        assert_null(log);
+        assert_int_equal(ops->kernel_create(rt, prog, "scale", &k), GPUOPT_OK);
+        assert_int_equal(ops->kernel_max_group(rt, k, &max), GPUOPT_OK);
+        assert_int_equal(max, 1024);
+        assert_int_equal(ops->buffer_alloc(rt, 4096, &x), GPUOPT_OK);
+        float a = 2.0f;
+        int n = 1024;
+        assert_int_equal(ops->kernel_set_buffer(rt, k, 0, x), GPUOPT_OK);
+        assert_int_equal(ops->kernel_set_scalar(rt, k, 1, &a, sizeof a), GPUOPT_OK);
+        assert_int_equal(ops->kernel_set_scalar(rt, k, 2, &n, sizeof n), GPUOPT_OK);
+        assert_int_equal(ops->kernel_set_local(rt, k, 3, 1024), GPUOPT_OK);
+        size_t global[3] = {1024, 1, 1}, local[3] = {256, 1, 1};
+        double ns = 0;
+        gpo_detail_clear();
+        assert_int_equal(ops->launch(rt, k, 1, global, local, &ns), GPUOPT_ERR_LAUNCH);
+        const char *why = gpo_detail_get();
+        assert_non_null(strstr(why, "rocm:0 launch: hipModuleLaunchKernel returned "
+                                    "hipErrorNoDevice (100)"));
+        assert_non_null(strstr(why, "needs a real AMD GPU"));
+        /* The runtime picks no work-group for HIP: the ops do. */
+        assert_int_equal(ops->launch(rt, k, 1, global, NULL, NULL), GPUOPT_ERR_LAUNCH);
+        ops->kernel_free(rt, k);
+        ops->program_free(rt, prog);
+        ops->close(rt); /* x is released by close */
+        teardown(&f);
+    }
+}
+
+static void build_failures_carry_the_compilers_log(void **state)
+{
+    fixture f;
+    gpo_rt *rt = NULL;
+    gpo_rt_prog *prog = NULL;
+    char *log = NULL;
+    (void)state;
+    setup(&f, 6, two);
+    assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+
+    static const char broken[] = "extern \"C\" __global__ void k(int *x)\n{\n#error no such "
+                                 "thing\n}\n";
+    gpo_detail_clear();
+    assert_int_equal(ops->program_build(rt, broken, NULL, &prog, &log), GPUOPT_ERR_BUILD);
+    assert_null(prog);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "gpuopt.hip:3:2: error: no such thing"));
+    assert_non_null(strstr(gpo_detail_get(), "HIPRTC_ERROR_COMPILATION (6)"));
+    free(log);
+    log = NULL;
+
+    /* Warnings come back with a program. */
+    static const char warns[] = "#warning careful\nextern \"C\" __global__ void k(int *x) {}\n";
+    assert_int_equal(ops->program_build(rt, warns, NULL, &prog, &log), GPUOPT_OK);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "warning: careful"));
+    free(log);
+    log = NULL;
+
+    /* A kernel that is not extern "C" is mangled: the reason says how to
+     * find it. */
+    static const char mangled[] = "__global__ void plain(int *x) {}\n";
+    gpo_rt_prog *p2 = NULL;
+    gpo_rt_kernel *k = NULL;
+    assert_int_equal(ops->program_build(rt, mangled, NULL, &p2, &log), GPUOPT_OK);
+    gpo_detail_clear();
+    assert_int_equal(ops->kernel_create(rt, p2, "plain", &k), GPUOPT_ERR_NOT_FOUND);
+    assert_null(k);
+    assert_non_null(strstr(gpo_detail_get(), "extern \"C\""));
+
+    /* The target is the device's own: options may not name another. */
+    gpo_rt_prog *p3 = NULL;
+    assert_int_equal(ops->program_build(rt, kernel_src, "--offload-arch=gfx90a", &p3, &log),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_null(p3);
+    assert_null(log);
+    /* hiprtc refuses an unknown option, with its log. */
+    assert_int_equal(ops->program_build(rt, kernel_src, "-O3 bogus", &p3, &log), GPUOPT_ERR_BUILD);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "unknown argument: 'bogus'"));
+    free(log);
+    ops->close(rt); /* prog and p2 are released by close */
+    teardown(&f);
+}
+
+static void every_op_refuses_null_foreign_and_out_of_range(void **state)
+{
+    fixture f;
+    gpo_rt *rt = NULL, *other = NULL;
+    gpo_rt_buf *buf = NULL, *theirs = NULL;
+    gpo_rt_prog *prog = NULL;
+    gpo_rt_kernel *k = NULL;
+    char *log = NULL;
+    char data[64] = {0};
+    size_t global[3] = {1000, 1, 1}, local[3] = {256, 1, 1}, max = 0;
+    void *pin = NULL;
+    (void)state;
+    setup(&f, 6, two);
+    assert_int_equal(ops->open(NULL, &f.route, &rt), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->open(f.run.state, NULL, &rt), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->open(f.run.state, &f.route, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    gpo_route bad = f.route;
+    bad.index = 7;
+    assert_int_equal(ops->open(f.run.state, &bad, &rt), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_null(rt);
+    bad.index = -1;
+    assert_int_equal(ops->open(f.run.state, &bad, &rt), GPUOPT_ERR_OUT_OF_RANGE);
+    ops->close(NULL);
+    assert_non_null(ops->compiler_version(NULL));
+
+    assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+    assert_int_equal(ops->open(f.run.state, &f.route, &other), GPUOPT_OK);
+    assert_int_equal(ops->buffer_alloc(NULL, 64, &buf), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->buffer_alloc(rt, 0, &buf), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(ops->buffer_alloc(rt, 64, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    /* More than the device has free: the runtime's out-of-memory. */
+    assert_int_equal(ops->buffer_alloc(rt, (size_t)1 << 60, &buf), GPUOPT_ERR_NO_MEMORY);
+    assert_null(buf);
+    assert_int_equal(ops->buffer_alloc(rt, 64, &buf), GPUOPT_OK);
+    assert_int_equal(ops->buffer_alloc(other, 64, &theirs), GPUOPT_OK);
+    assert_int_equal(ops->buffer_write(rt, buf, 60, data, 8), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(ops->buffer_write(rt, buf, SIZE_MAX, data, 2), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(ops->buffer_write(rt, buf, 0, NULL, 8), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->buffer_write(rt, buf, 0, data, 0), GPUOPT_OK);
+    assert_int_equal(ops->buffer_read(rt, buf, 0, NULL, 8), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->buffer_read(rt, buf, 0, data, 65), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(ops->buffer_read(rt, theirs, 0, data, 8), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->buffer_read(rt, NULL, 0, data, 8), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->buffer_copy(rt, buf, theirs, 8, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->buffer_copy(rt, buf, buf, 0, NULL), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(ops->buffer_copy(rt, buf, buf, 128, NULL), GPUOPT_ERR_OUT_OF_RANGE);
+    ops->buffer_free(rt, theirs); /* not ours: ignored */
+    ops->buffer_free(rt, NULL);
+    assert_int_equal(ops->host_alloc_pinned(rt, 0, &pin), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(ops->host_alloc_pinned(rt, 64, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    ops->host_free_pinned(rt, NULL);
+    ops->host_free_pinned(rt, data); /* not pinned by us: ignored */
+
+    assert_int_equal(ops->program_build(rt, NULL, NULL, &prog, &log), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->program_build(rt, kernel_src, NULL, NULL, &log),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->program_build(rt, kernel_src, NULL, &prog, NULL),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->program_build(rt, kernel_src, NULL, &prog, &log), GPUOPT_OK);
+    assert_int_equal(ops->kernel_create(rt, NULL, "scale", &k), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->kernel_create(other, prog, "scale", &k), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->kernel_create(rt, prog, NULL, &k), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->kernel_create(rt, prog, "", &k), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->kernel_create(rt, prog, "missing", &k), GPUOPT_ERR_NOT_FOUND);
+    assert_int_equal(ops->kernel_create(rt, prog, "scale", NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->kernel_create(rt, prog, "scale", &k), GPUOPT_OK);
+    int one = 1;
+    assert_int_equal(ops->kernel_set_buffer(rt, k, 32, buf), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(ops->kernel_set_buffer(rt, k, 0, theirs), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->kernel_set_buffer(rt, NULL, 0, buf), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->kernel_set_scalar(rt, k, 1, NULL, 4), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->kernel_set_scalar(rt, k, 1, &one, 0), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(ops->kernel_set_scalar(rt, k, 1, &one, 257), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(ops->kernel_set_local(rt, k, 3, (size_t)1 << 20), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(ops->kernel_max_group(rt, k, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->kernel_max_group(rt, NULL, &max), GPUOPT_ERR_INVALID_ARGUMENT);
+    /* Argument 1 unset while 0 and 2 are: named. */
+    assert_int_equal(ops->kernel_set_buffer(rt, k, 0, buf), GPUOPT_OK);
+    assert_int_equal(ops->kernel_set_scalar(rt, k, 2, &one, sizeof one), GPUOPT_OK);
+    gpo_detail_clear();
+    size_t g1024[3] = {1024, 1, 1};
+    assert_int_equal(ops->launch(rt, k, 1, g1024, local, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(gpo_detail_get(), "argument 1 was not set"));
+    assert_int_equal(ops->kernel_set_scalar(rt, k, 1, &one, sizeof one), GPUOPT_OK);
+    assert_int_equal(ops->launch(rt, k, 0, g1024, local, NULL), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(ops->launch(rt, k, 4, g1024, local, NULL), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(ops->launch(rt, k, 1, NULL, local, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    /* global not a multiple of local */
+    assert_int_equal(ops->launch(rt, k, 1, global, local, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    size_t big_local[3] = {2048, 1, 1}, g4096[3] = {4096, 1, 1};
+    assert_int_equal(ops->launch(rt, k, 1, g4096, big_local, NULL), GPUOPT_ERR_OUT_OF_RANGE);
+    size_t huge[3] = {(size_t)1 << 33, 1, 1};
+    assert_int_equal(ops->launch(rt, k, 1, huge, local, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    size_t zero[3] = {0, 1, 1};
+    assert_int_equal(ops->launch(rt, k, 1, zero, local, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    ops->kernel_free(rt, NULL);
+    ops->program_free(rt, NULL);
+    ops->program_free(other, prog); /* not theirs: ignored */
+    ops->close(other);
+    ops->close(rt);
+    teardown(&f);
+}
+
+/* Ops from a thread other than the session's: refused in words. */
+typedef struct thread_args {
+    gpo_rt *rt;
+    gpuopt_status st;
+    char why[512];
+} thread_args;
+
+static void *other_thread(void *p)
+{
+    thread_args *a = p;
+    gpo_rt_buf *buf = NULL;
+    gpo_detail_clear();
+    a->st = ops->buffer_alloc(a->rt, 64, &buf);
+    gpo_strlcpy(a->why, gpo_detail_get(), sizeof a->why);
+    return NULL;
+}
+
+static void ops_on_another_thread_are_refused(void **state)
+{
+    fixture f;
+    gpo_rt *rt = NULL;
+    pthread_t t;
+    thread_args a;
+    (void)state;
+    setup(&f, 6, two);
+    assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+    memset(&a, 0, sizeof a);
+    a.rt = rt;
+    assert_int_equal(pthread_create(&t, NULL, other_thread, &a), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(a.st, GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(a.why, "opened on another thread"));
+    ops->close(rt);
+    teardown(&f);
+}
+
+static void a_gpu_seen_only_by_kfd_cannot_open_a_session(void **state)
+{
+    rocm_env e;
+    rocm_run r;
+    gpo_route route;
+    gpo_rt *rt = NULL;
+    (void)state;
+    rocm_env_init(&e, kfd_root(0, "rx7900xtx"), "/nonexistent/libamdhip64.so.6");
+    rocm_run_do(&r, &e);
+    assert_int_equal(r.load, GPUOPT_ERR_UNAVAILABLE);
+    assert_non_null(r.state);
+    assert_int_equal(r.list.n, 1);
+    rocm_route_of(&r, 0, &route);
+    gpo_detail_clear();
+    assert_int_equal(ops->open(r.state, &route, &rt), GPUOPT_ERR_UNAVAILABLE);
+    assert_null(rt);
+    assert_non_null(strstr(gpo_detail_get(), "seen only in the kernel's KFD topology"));
+    assert_non_null(strstr(gpo_detail_get(), "could not be opened"));
+    rocm_run_free(&r);
+}
+
+static void hiprtc_is_found_where_each_rocm_keeps_it(void **state)
+{
+    (void)state;
+    /* ROCm 6: a separate libhiprtc.so.6 named by the user wins. */
+    {
+        fixture f;
+        gpo_rt *rt = NULL;
+        setup(&f, 6, two);
+        rocm_run_free(&f.run);
+        fake_hiprtc_reset(fake_hiprtc_lib(6));
+        rocm_env_set_hiprtc(&f.env, fake_hiprtc_lib(6));
+        rocm_run_do(&f.run, &f.env);
+        rocm_route_of(&f.run, 0, &f.route);
+        assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+        assert_non_null(strstr(ops->compiler_version(rt), "hiprtc 6.2 (libhiprtc.so.6"));
+        ops->close(rt);
+        teardown(&f);
+    }
+    /* ROCm 6 without a separate hiprtc: the runtime's own (when this
+     * machine has no libhiprtc of its own to find first). */
+    void *system = dlopen("libhiprtc.so.6", RTLD_NOW | RTLD_LOCAL);
+    if (!system)
+        system = dlopen("libhiprtc.so.7", RTLD_NOW | RTLD_LOCAL);
+    if (!system)
+        system = dlopen("libhiprtc.so.5", RTLD_NOW | RTLD_LOCAL);
+    if (system) {
+        dlclose(system);
+        return;
+    }
+    {
+        fixture f;
+        gpo_rt *rt = NULL;
+        gpo_rt_prog *prog = NULL;
+        char *log = NULL;
+        setup(&f, 6, two);
+        rocm_run_free(&f.run);
+        rocm_env_set_hiprtc(&f.env, NULL);
+        rocm_run_do(&f.run, &f.env);
+        rocm_route_of(&f.run, 0, &f.route);
+        assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+        assert_non_null(strstr(ops->compiler_version(rt), "inside the HIP runtime"));
+        ops->close(rt);
+        teardown(&f);
+        /* ROCm 7's runtime has none: the build says what to install. */
+        setup(&f, 7, two);
+        rocm_run_free(&f.run);
+        rocm_env_set_hiprtc(&f.env, NULL);
+        rocm_run_do(&f.run, &f.env);
+        rocm_route_of(&f.run, 0, &f.route);
+        assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+        gpo_detail_clear();
+        assert_int_equal(ops->program_build(rt, kernel_src, NULL, &prog, &log),
+                         GPUOPT_ERR_UNAVAILABLE);
+        assert_non_null(strstr(gpo_detail_get(), "no hiprtc to compile kernels with"));
+        assert_non_null(strstr(gpo_detail_get(), "libhiprtc7"));
+        /* The failure is kept: asked again, the same words. */
+        assert_int_equal(ops->program_build(rt, kernel_src, NULL, &prog, &log),
+                         GPUOPT_ERR_UNAVAILABLE);
+        assert_non_null(strstr(gpo_detail_get(), "no hiprtc to compile kernels with"));
+        assert_non_null(strstr(ops->compiler_version(rt), "no hiprtc"));
+        ops->close(rt);
+        teardown(&f);
+    }
+}
+
+static void a_target_the_compiler_does_not_know_is_refused_before_compiling(void **state)
+{
+    gpo_hiprtc rtc;
+    void *code = NULL;
+    size_t size = 0;
+    char *log = NULL, known[512];
+    (void)state;
+    fake_hiprtc_reset(fake_hiprtc_lib(7));
+    assert_int_equal(gpo_hiprtc_open(&rtc, fake_hiprtc_lib(7), NULL, 7), GPUOPT_OK);
+    assert_int_equal(gpo_hiprtc_target_known(&rtc, "gfx942:sramecc+:xnack-", known, sizeof known),
+                     1);
+    assert_int_equal(gpo_hiprtc_target_known(&rtc, "gfx1201", known, sizeof known), 0);
+    assert_non_null(strstr(known, "gfx90a"));
+    gpo_detail_clear();
+    assert_int_equal(gpo_hiprtc_compile(&rtc, kernel_src, "gfx1201", NULL, &code, &size, &log),
+                     GPUOPT_ERR_UNSUPPORTED);
+    assert_null(code);
+    assert_null(log);
+    assert_non_null(strstr(gpo_detail_get(), "does not know gfx1201"));
+    assert_int_equal(gpo_hiprtc_compile(&rtc, kernel_src, "sm_90", NULL, &code, &size, &log),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_hiprtc_compile(NULL, kernel_src, "gfx90a", NULL, &code, &size, &log),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_hiprtc_compile(&rtc, NULL, "gfx90a", NULL, &code, &size, &log),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_hiprtc_compile(&rtc, kernel_src, NULL, NULL, &code, &size, &log),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_hiprtc_compile(&rtc, kernel_src, "gfx90a", NULL, NULL, &size, &log),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_hiprtc_target_known(NULL, "gfx90a", known, sizeof known), -1);
+    assert_int_equal(gpo_hiprtc_target_known(&rtc, NULL, known, sizeof known), -1);
+    /* The stand-in code object names the target and the kernel. */
+    assert_int_equal(gpo_hiprtc_compile(&rtc, kernel_src, "gfx90a", "-O2", &code, &size, &log),
+                     GPUOPT_OK);
+    assert_non_null(strstr(code, "target=gfx90a"));
+    assert_non_null(strstr(code, "scale"));
+    free(code);
+    assert_int_equal(gpo_hiprtc_open(NULL, NULL, NULL, 7), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_hiprtc_open(&rtc, "/nonexistent/libhiprtc.so.7", NULL, 7),
+                     GPUOPT_ERR_UNAVAILABLE);
+    /* A library that is not hiprtc: the missing functions are named. */
+    assert_int_equal(gpo_hiprtc_open(&rtc, fake_hip_path(7), NULL, 7), GPUOPT_ERR_UNAVAILABLE);
+    assert_non_null(strstr(gpo_detail_get(), "hiprtcCreateProgram"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(session_round_trips_memory_and_times_a_copy),
+        cmocka_unit_test(session_restores_the_threads_current_device),
+        cmocka_unit_test(build_find_and_launch_stop_where_a_real_gpu_is_needed),
+        cmocka_unit_test(build_failures_carry_the_compilers_log),
+        cmocka_unit_test(every_op_refuses_null_foreign_and_out_of_range),
+        cmocka_unit_test(ops_on_another_thread_are_refused),
+        cmocka_unit_test(a_gpu_seen_only_by_kfd_cannot_open_a_session),
+        cmocka_unit_test(hiprtc_is_found_where_each_rocm_keeps_it),
+        cmocka_unit_test(a_target_the_compiler_does_not_know_is_refused_before_compiling),
+    };
+    return cmocka_run_group_tests(tests, rocm_test_clean_env, NULL);
+}

@@ -1,0 +1,428 @@
+/* The tier-2 engine end to end over the test-double runtime (fake_rt.h),
+ * whose simulated times make every winner known in advance: what a level-2
+ * plan measures and sets, answers from the cache that touch no runtime op,
+ * trust-but-verify after a driver change (kept, and beaten), sweeps the
+ * budget cut short resumed, and every fallback to level 1 with its reason
+ * (a failing runtime call, no runtime ops, every route failing, a wrong
+ * result). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_rt.h"
+#include "tier2/tier2.h"
+
+static char dir[512];
+static char events[16384];
+
+static void hook(const char *event, const char *kind)
+{
+    size_t n = strlen(events);
+    snprintf(events + n, sizeof events - n, "%s:%s;", event, kind);
+}
+
+static int count(const char *what)
+{
+    int c = 0;
+    for (const char *p = events; (p = strstr(p, what)); p++)
+        c++;
+    return c;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    fake_reset();
+    snprintf(dir, sizeof dir, "%s/tests/tier2/cache-XXXXXX", GPO_BUILD_DIR);
+    if (!mkdtemp(dir))
+        return -1;
+    events[0] = '\0';
+    gpo_tier2_hook = hook;
+    /* Sweeps run to their end even in a sanitizer build on a busy machine
+     * (the fake's simulated times cost no wall time; its host work does). */
+    gpo_tier2_budget_scale = 100;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    gpo_tier2_hook = NULL;
+    gpo_tier2_budget_scale = 1.0;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static gpuopt_context *context(void)
+{
+    gpuopt_context *ctx = NULL;
+    assert_int_equal(fake_context(dir, &ctx), GPUOPT_OK);
+    return ctx;
+}
+
+static gpuopt_plan *plan_on(gpuopt_context *ctx, const char *id, int applied)
+{
+    gpuopt_device *d = NULL;
+    gpuopt_plan *p = NULL;
+    assert_int_equal(gpuopt_select(ctx, id, &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_plan_create(ctx, d, 2, &p), GPUOPT_OK);
+    int32_t asked, got;
+    assert_int_equal(gpuopt_plan_level(p, &asked, &got), GPUOPT_OK);
+    assert_int_equal(asked, 2);
+    if (got != applied) {
+        const char *w = "";
+        gpuopt_plan_warning_at(p, 0, &w);
+        fail_msg("level %d applied, %d expected (%s)", (int)got, applied, w);
+    }
+    return p;
+}
+
+static gpuopt_knob knob(const gpuopt_plan *p, const char *name)
+{
+    gpuopt_knob k;
+    memset(&k, 0, sizeof k);
+    k.struct_size = sizeof k;
+    if (gpuopt_plan_knob_find(p, name, &k) != GPUOPT_OK)
+        fail_msg("the plan has no knob %s", name);
+    return k;
+}
+
+static int has_knob(const gpuopt_plan *p, const char *name)
+{
+    gpuopt_knob k;
+    memset(&k, 0, sizeof k);
+    k.struct_size = sizeof k;
+    return gpuopt_plan_knob_find(p, name, &k) == GPUOPT_OK;
+}
+
+static const char *warning(const gpuopt_plan *p)
+{
+    const char *w = NULL;
+    assert_int_equal(gpuopt_plan_warning_at(p, 0, &w), GPUOPT_OK);
+    return w;
+}
+
+static const char *const measured_knobs[] = {
+    "launch.block_size",     "launch.reduce_block_size",  "transfer.pinned",
+    "measured.h2d_pageable", "measured.h2d_pinned",       "measured.d2h_pageable",
+    "measured.d2h_pinned",   "measured.memory_bandwidth", "measured.launch_latency_ns",
+};
+#define N_MEASURED (sizeof measured_knobs / sizeof measured_knobs[0])
+
+static void all_from(const gpuopt_plan *p, int32_t source)
+{
+    for (size_t i = 0; i < N_MEASURED; i++) {
+        gpuopt_knob k = knob(p, measured_knobs[i]);
+        if (k.source != source)
+            fail_msg("%s has source %d, %d expected (%s)", measured_knobs[i], (int)k.source,
+                     (int)source, k.reason);
+        assert_int_equal(k.tier, 2);
+    }
+}
+
+static void level2_measures_every_knob_through_the_runtime_ops(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    gpuopt_context *ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    all_from(p, GPUOPT_SOURCE_BENCHMARK);
+    assert_int_equal(count("measure:"), 5);
+    /* The simulated optimum wins, beyond noise, against tier 1's 256. */
+    gpuopt_knob k = knob(p, "launch.block_size");
+    assert_int_equal(k.int_value, 512);
+    assert_non_null(strstr(k.reason, "tier 1's 256"));
+    /* 2048 is within the device's limit but beyond the kernel's. */
+    assert_non_null(strstr(k.reason, "2048 (beyond the kernel's limit)"));
+    assert_int_equal(knob(p, "launch.reduce_block_size").int_value, 128);
+    k = knob(p, "transfer.pinned");
+    assert_int_equal(k.type, GPUOPT_KNOB_BOOL);
+    assert_int_equal(k.int_value, 1);
+    assert_non_null(strstr(k.reason, "faster beyond noise"));
+    assert_true(knob(p, "measured.memory_bandwidth").int_value > 0);
+    assert_true(knob(p, "measured.launch_latency_ns").int_value > 0);
+    assert_true(knob(p, "measured.h2d_pinned").int_value >
+                knob(p, "measured.h2d_pageable").int_value);
+    /* The session was opened once and closed with everything in it. */
+    assert_int_equal(fake_gpu.opens, 1);
+    assert_int_equal(fake_gpu.live, 0);
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
+static void later_plans_answer_from_the_cache_without_a_runtime_call(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    gpuopt_context *ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    gpuopt_knob first = knob(p, "launch.block_size");
+    gpuopt_plan_destroy(p);
+
+    /* The same context, then a new one (the journal read afresh). */
+    for (int round = 0; round < 2; round++) {
+        fake_gpu.calls = 0;
+        events[0] = '\0';
+        p = plan_on(ctx, "fakegpu:0", 2);
+        all_from(p, GPUOPT_SOURCE_CACHE);
+        assert_int_equal(fake_gpu.calls, 0);
+        assert_int_equal(count("hit:"), 5);
+        assert_int_equal(count("measure:"), 0);
+        gpuopt_knob k = knob(p, "launch.block_size");
+        assert_int_equal(k.int_value, first.int_value);
+        assert_non_null(strstr(k.reason, "from the tuning cache"));
+        gpuopt_plan_destroy(p);
+        gpuopt_context_destroy(ctx);
+        ctx = context();
+    }
+    gpuopt_context_destroy(ctx);
+}
+
+static void a_driver_update_re_verifies_the_stored_winners(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    gpuopt_context *ctx = context();
+    gpuopt_plan_destroy(plan_on(ctx, "fakegpu:0", 2));
+    gpuopt_context_destroy(ctx);
+
+    strcpy(fake_gpu.driver, "2.0");
+    events[0] = '\0';
+    ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    /* Sweeps re-time winner and runner-up; plain values are re-measured. */
+    assert_int_equal(count("verify:bench.block_stream"), 1);
+    assert_int_equal(count("verify:bench.block_reduce"), 1);
+    assert_int_equal(count("measure:bench.block_"), 0);
+    assert_int_equal(count("measure:"), 3);
+    gpuopt_knob k = knob(p, "launch.block_size");
+    assert_int_equal(k.int_value, 512);
+    assert_int_equal(k.source, GPUOPT_SOURCE_BENCHMARK);
+    assert_non_null(strstr(k.reason, "re-verified now because the driver changed"));
+    assert_non_null(strstr(k.reason, "holds against the runner-up"));
+    gpuopt_plan_destroy(p);
+
+    /* The kept winner adopted the new driver: a plain hit now. */
+    fake_gpu.calls = 0;
+    events[0] = '\0';
+    p = plan_on(ctx, "fakegpu:0", 2);
+    all_from(p, GPUOPT_SOURCE_CACHE);
+    assert_int_equal(fake_gpu.calls, 0);
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
+static void a_winner_beaten_after_a_driver_update_is_measured_again(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    /* Sizes above 512 beyond the kernel: finalists 256 (tier 1's), 512
+     * (fastest) and 128, so the runner-up is 256 for sure. */
+    fake_gpu.kernel_max = 512;
+    gpuopt_context *ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    assert_int_equal(knob(p, "launch.block_size").int_value, 512);
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+
+    strcpy(fake_gpu.driver, "2.0");
+    fake_gpu.best_copy = 256; /* the new driver prefers the runner-up */
+    events[0] = '\0';
+    ctx = context();
+    p = plan_on(ctx, "fakegpu:0", 2);
+    assert_non_null(strstr(events, "verify:bench.block_stream;measure:bench.block_stream;"));
+    gpuopt_knob k = knob(p, "launch.block_size");
+    assert_int_equal(k.int_value, 256);
+    assert_int_equal(k.source, GPUOPT_SOURCE_BENCHMARK);
+    assert_null(strstr(k.reason, "re-verified"));
+    /* The reduction's winner still holds. */
+    assert_non_null(strstr(knob(p, "launch.reduce_block_size").reason, "re-verified"));
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
+static void a_sweep_cut_by_the_budget_resumes_where_it_stopped(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    gpo_tier2_budget_scale = 1e-9; /* spent before the first benchmark */
+    gpuopt_context *ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    gpuopt_knob k = knob(p, "launch.block_size");
+    /* Only the incumbent was measured; it stands, and the plan says so. */
+    assert_int_equal(k.int_value, 256);
+    assert_non_null(strstr(k.reason, "512 (not reached)"));
+    gpuopt_plan_destroy(p);
+
+    gpo_tier2_budget_scale = 100;
+    events[0] = '\0';
+    fake_gpu.n_locals = 0;
+    p = plan_on(ctx, "fakegpu:0", 2);
+    assert_int_equal(count("measure:bench.block_stream"), 1);
+    assert_int_equal(count("measure:bench.block_reduce"), 1);
+    assert_int_equal(count("hit:"), 3);
+    k = knob(p, "launch.block_size");
+    assert_int_equal(k.int_value, 512);
+    assert_null(strstr(k.reason, "not reached"));
+    gpuopt_plan_destroy(p);
+
+    events[0] = '\0';
+    p = plan_on(ctx, "fakegpu:0", 2);
+    all_from(p, GPUOPT_SOURCE_CACHE);
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
+static void a_runtime_call_failing_mid_tier_leaves_level_1_with_its_reason(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    static const char *const ops[] = {"open",   "program_build",    "buffer_alloc",
+                                      "launch", "kernel_max_group", "buffer_read"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        teardown(NULL);
+        setup(NULL);
+        fake_cl.enabled = 0;
+        fake_gpu.fail_op = ops[i];
+        fake_gpu.fail_nth = 3;
+        if (strcmp(ops[i], "open") == 0 || strcmp(ops[i], "program_build") == 0 ||
+            strcmp(ops[i], "kernel_max_group") == 0)
+            fake_gpu.fail_nth = 1;
+        fake_gpu.fail_words = "the device fell off the bus";
+        gpuopt_context *ctx = context();
+        gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 1);
+        const char *w = warning(p);
+        char want[96];
+        snprintf(want, sizeof want, "fakegpu: fake: %s failed: the device fell off the bus",
+                 ops[i]);
+        if (!strstr(w, want) || !strstr(w, "level 2") || !strstr(w, "stays at level 1"))
+            fail_msg("%s: warning \"%s\"", ops[i], w);
+        /* Rolled back: tier 1's values, no measured knob. */
+        gpuopt_knob k = knob(p, "launch.block_size");
+        assert_int_equal(k.tier, 1);
+        assert_int_equal(k.int_value, 256);
+        assert_false(has_knob(p, "measured.launch_latency_ns"));
+        assert_false(has_knob(p, "launch.reduce_block_size"));
+        assert_int_equal(fake_gpu.live, 0);
+        gpuopt_plan_destroy(p);
+        gpuopt_context_destroy(ctx);
+    }
+}
+
+static void a_device_without_runtime_ops_stays_at_level_1_with_the_reason(void **state)
+{
+    (void)state;
+    fake_bare_enabled = 1;
+    gpuopt_context *ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "bare:0", 1);
+    const char *w = warning(p);
+    assert_non_null(strstr(w, "bare: the backend cannot run code on the device (no runtime ops "
+                              "and no tier-2 rules)"));
+    assert_non_null(strstr(w, "stays at level 1"));
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
+static void routes_are_tried_primary_first_and_every_reason_is_joined(void **state)
+{
+    (void)state;
+    /* One device, two routes: fakegpu (primary) and fakecl. */
+    fake_gpu.fail_op = "launch";
+    fake_gpu.fail_words = "launching needs a real GPU";
+    fake_gpu.fail_status = GPUOPT_ERR_UNSUPPORTED;
+    gpuopt_context *ctx = context();
+    int32_t n = 0;
+    assert_int_equal(gpuopt_device_count(ctx, &n), GPUOPT_OK); /* probes every backend */
+    assert_int_equal(n, 1);
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    assert_true(fake_gpu.calls > 0);
+    assert_true(fake_cl.launches > 0);
+    assert_int_equal(fake_gpu.live, 0);
+    all_from(p, GPUOPT_SOURCE_BENCHMARK);
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+
+    teardown(NULL);
+    setup(NULL);
+    fake_gpu.fail_op = "launch";
+    fake_gpu.fail_words = "launching needs a real GPU";
+    fake_gpu.fail_status = GPUOPT_ERR_UNSUPPORTED;
+    fake_cl.fail_op = "open";
+    fake_cl.fail_words = "no context";
+    ctx = context();
+    assert_int_equal(gpuopt_device_count(ctx, &n), GPUOPT_OK);
+    p = plan_on(ctx, "fakegpu:0", 1);
+    assert_non_null(strstr(warning(p), "fakegpu: fake: launch failed: launching needs a real GPU; "
+                                       "fakecl: fake: open failed: no context"));
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
+static void a_reduction_that_sums_wrong_fails_the_tier(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    fake_gpu.wrong_sum = 1;
+    gpuopt_context *ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 1);
+    assert_non_null(strstr(warning(p), "the device computes wrong results"));
+    assert_int_equal(fake_gpu.live, 0);
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
+static void a_small_workload_skips_tier2_without_touching_the_runtime(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    gpuopt_context *ctx = context();
+    gpuopt_device *d = NULL;
+    gpuopt_plan *p = NULL;
+    gpuopt_workload w;
+    gpuopt_workload_init(&w);
+    w.model_bytes = 4096;
+    w.item_bytes = 64;
+    assert_int_equal(gpuopt_select(ctx, "fakegpu:0", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_plan_create_for(ctx, d, 2, &w, &p), GPUOPT_OK);
+    int32_t asked, got;
+    assert_int_equal(gpuopt_plan_level(p, &asked, &got), GPUOPT_OK);
+    assert_int_equal(got, 1);
+    assert_non_null(strstr(warning(p), "was skipped"));
+    assert_int_equal(fake_gpu.calls, 0);
+    assert_int_equal(count("measure:") + count("hit:"), 0);
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(level2_measures_every_knob_through_the_runtime_ops, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(later_plans_answer_from_the_cache_without_a_runtime_call,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(a_driver_update_re_verifies_the_stored_winners, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_winner_beaten_after_a_driver_update_is_measured_again,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(a_sweep_cut_by_the_budget_resumes_where_it_stopped, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            a_runtime_call_failing_mid_tier_leaves_level_1_with_its_reason, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            a_device_without_runtime_ops_stays_at_level_1_with_the_reason, setup, teardown),
+        cmocka_unit_test_setup_teardown(routes_are_tried_primary_first_and_every_reason_is_joined,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(a_reduction_that_sums_wrong_fails_the_tier, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_small_workload_skips_tier2_without_touching_the_runtime,
+                                        setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,226 @@
+/* The tuner's journal across processes: a tune killed with SIGKILL keeps
+ * every candidate it finished and the next run resumes from them instead
+ * of measuring them again; several processes tuning at once lose nothing.
+ *
+ * All device work happens in forked children: the parent opens no driver
+ * (OpenCL state does not survive fork) and only reads the journal. A child
+ * checks its own results and exits with the failing line (0: passed). */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "test_cache_util.h"
+#include "test_tuner_util.h"
+#include "tune/tuner.h"
+
+#define CHILD_CHECK(cond)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "child %d: %s:%d: %s failed (%s)\n", (int)getpid(), __FILE__,          \
+                    __LINE__, #cond, gpuopt_last_error());                                         \
+            _exit(__LINE__ % 250 + 1);                                                             \
+        }                                                                                          \
+    } while (0)
+
+static int finished_before_kill = 5;
+
+static void kill_after(int32_t done, int32_t total, double best, double left, void *user)
+{
+    (void)total, (void)best, (void)left, (void)user;
+    if (done == finished_before_kill)
+        raise(SIGKILL); /* mid-run: candidates 6.. are never measured */
+}
+
+static void child_tune(const char *dir, int kill, int resumed_expected)
+{
+    gpuopt_context *ctx = NULL;
+    gpuopt_device *dev = NULL;
+    CHILD_CHECK(tt_context("opencl", dir, &ctx, &dev) == 0);
+    gpuopt_space *s = tt_planted_space();
+    gpuopt_tuner *t = tt_planted_tuner(ctx, dev, s, GPUOPT_CACHE_USE);
+    CHILD_CHECK(t != NULL);
+    if (kill)
+        gpuopt_tuner_set_progress(t, kill_after, NULL);
+    tt_count_install();
+    gpuopt_result *r = NULL;
+    CHILD_CHECK(gpuopt_tuner_run(t, &r) == GPUOPT_OK);
+    CHILD_CHECK(!kill);
+    CHILD_CHECK(strcmp(tt_best(r), "A=3 B=2") == 0);
+    int32_t n = 0;
+    gpuopt_result_count(r, &n);
+    CHILD_CHECK(n == 12);
+    char *json = NULL;
+    CHILD_CHECK(gpuopt_result_to_json(r, &json) == GPUOPT_OK);
+    cJSON *o = cJSON_Parse(json);
+    int resumed = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(o, "candidates"))
+    {
+        resumed += cJSON_IsTrue(cJSON_GetObjectItem(c, "resumed"));
+    }
+    CHILD_CHECK(resumed == resumed_expected);
+    /* The five journaled ones were not built for measuring again: 7 new
+     * candidates and the reference, plus finalists among the resumed. */
+    CHILD_CHECK(tt_count.build >= 8 && tt_count.build <= 8 + 4);
+    gpuopt_free(json);
+    cJSON_Delete(o);
+    gpuopt_result_destroy(r);
+    gpuopt_tuner_destroy(t);
+    gpuopt_space_destroy(s);
+    gpuopt_context_destroy(ctx);
+    _exit(0);
+}
+
+static int wait_child(pid_t pid, int *signal_out)
+{
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid)
+        return -1;
+    if (signal_out)
+        *signal_out = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Lines of the one journal in dir whose "t" is `type` (and whose "tune"
+ * is `tune` when not NULL); every line must parse. */
+static int lines_of(const char *dir, const char *type, const char *tune)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "ls %s/*.jsonl", dir);
+    FILE *p = popen(cmd, "r");
+    char path[1024] = "";
+    assert_non_null(fgets(path, sizeof path, p));
+    pclose(p);
+    path[strcspn(path, "\n")] = '\0';
+    size_t len = 0;
+    char *text = tc_read(path, &len);
+    assert_non_null(text);
+    int n = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        cJSON *o = cJSON_Parse(line);
+        assert_non_null(o); /* nothing torn, nothing interleaved */
+        const cJSON *t = cJSON_GetObjectItem(o, "t"), *u = cJSON_GetObjectItem(o, "tune");
+        if (cJSON_IsString(t) && strcmp(t->valuestring, type) == 0 &&
+            (!tune || (cJSON_IsString(u) && strcmp(u->valuestring, tune) == 0)))
+            n++;
+        cJSON_Delete(o);
+    }
+    free(text);
+    return n;
+}
+
+static void a_killed_tune_keeps_every_finished_candidate_and_the_next_run_resumes(void **state)
+{
+    (void)state;
+    const char *dir = tc_dir("crash");
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        child_tune(dir, 1, 0);
+    int sig = 0;
+    wait_child(pid, &sig);
+    assert_int_equal(sig, SIGKILL);
+    assert_int_equal(lines_of(dir, "cand", NULL), finished_before_kill);
+    assert_int_equal(lines_of(dir, "begin", NULL), 1);
+    assert_int_equal(lines_of(dir, "entry", NULL), 0);
+
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0)
+        child_tune(dir, 0, finished_before_kill);
+    assert_int_equal(wait_child(pid, NULL), 0);
+    /* The killed tune's 5, then the new tune's 12 (its 5 resumed ones
+     * journaled again, so a second kill would still resume from them). */
+    assert_int_equal(lines_of(dir, "cand", NULL), finished_before_kill + 12);
+    assert_int_equal(lines_of(dir, "entry", NULL), 1);
+}
+
+/* ---- several processes at once ----------------------------------------------- */
+
+#define WRITERS 4
+#define CANDIDATES 30
+
+static gpuopt_status busy_run(const gpuopt_config *c, void *user, double *ns)
+{
+    (void)user;
+    int64_t x = 0;
+    gpuopt_config_get_int(c, "X", &x);
+    *ns = 1000.0 + (double)((x * 7919) % CANDIDATES);
+    return GPUOPT_OK;
+}
+
+static void child_concurrent(const char *dir)
+{
+    gpuopt_context *ctx = NULL;
+    gpuopt_device *dev = NULL;
+    CHILD_CHECK(tt_context("cpu", dir, &ctx, &dev) == 0);
+    gpuopt_space *s = NULL;
+    int64_t v[CANDIDATES];
+    for (int i = 0; i < CANDIDATES; i++)
+        v[i] = i;
+    gpuopt_space_create(&s);
+    gpuopt_space_add_int(s, "X", v, CANDIDATES);
+    gpuopt_tuner *t = NULL;
+    CHILD_CHECK(gpuopt_tuner_create(ctx, dev, s, &t) == GPUOPT_OK);
+    CHILD_CHECK(gpuopt_tuner_set_callback(t, busy_run, NULL, NULL, NULL) == GPUOPT_OK);
+    gpuopt_tuner_set_timing(t, 0, 0.01, 1, 2);
+    gpuopt_tuner_set_workload_key(t, "concurrent");
+    gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_REFRESH);
+    gpuopt_result *r = NULL;
+    CHILD_CHECK(gpuopt_tuner_run(t, &r) == GPUOPT_OK);
+    gpuopt_result_destroy(r);
+    gpuopt_tuner_destroy(t);
+    gpuopt_space_destroy(s);
+    gpuopt_context_destroy(ctx);
+    _exit(0);
+}
+
+static void concurrent_tuners_in_several_processes_lose_nothing(void **state)
+{
+    (void)state;
+    const char *dir = tc_dir("concurrent");
+    pid_t pids[WRITERS];
+    fflush(NULL);
+    for (int i = 0; i < WRITERS; i++)
+        if ((pids[i] = fork()) == 0)
+            child_concurrent(dir);
+    for (int i = 0; i < WRITERS; i++)
+        assert_int_equal(wait_child(pids[i], NULL), 0);
+    assert_int_equal(lines_of(dir, "begin", NULL), WRITERS);
+    assert_int_equal(lines_of(dir, "entry", NULL), WRITERS);
+    /* Every tune has all its candidates (resumed ones journaled again). */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd,
+             "grep -ho '\"t\":\"begin\",\"key\":\"[0-9a-f]*\",\"tune\":\"[0-9a-f]*' "
+             "%s/*.jsonl | sed 's/.*\"tune\":\"//'",
+             dir);
+    FILE *p = popen(cmd, "r");
+    char id[64];
+    int tunes = 0;
+    while (fgets(id, sizeof id, p)) {
+        id[strcspn(id, "\n")] = '\0';
+        assert_int_equal(lines_of(dir, "cand", id), CANDIDATES);
+        tunes++;
+    }
+    pclose(p);
+    assert_int_equal(tunes, WRITERS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_killed_tune_keeps_every_finished_candidate_and_the_next_run_resumes),
+        cmocka_unit_test(concurrent_tuners_in_several_processes_lose_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, tc_cleanup);
+}
