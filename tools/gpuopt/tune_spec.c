@@ -411,8 +411,11 @@ tune_spec *tune_spec_parse(const char *text, const char *file, const char *dir, 
                 col++;
             }
         }
-        snprintf(err, cap, "%s: not valid JSON at line %d, column %d (near '%.20s')", file, line,
-                 col, at ? at : "");
+        int near = 0; /* the rest of the line, at most 30 characters */
+        while (at && near < 30 && at[near] && at[near] != '\n' && at[near] != '\r')
+            near++;
+        snprintf(err, cap, "%s: not valid JSON at line %d, column %d (near '%.*s')", file, line,
+                 col, near, at ? at : "");
         goto fail;
     }
     s->json = root;
