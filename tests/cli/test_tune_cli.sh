@@ -1,0 +1,128 @@
+#!/bin/sh
+# gpuopt tune and gpuopt cache on PoCL, for real: the SGEMM example tunes
+# (small problem, small budget), validates every candidate and caches; a
+# second run answers from the cache; spec errors exit 2 with the JSON path;
+# a space where every candidate is wrong exits 1; a build failure is
+# reported with its log; the cache command lists, shows, verifies, clears.
+# Usage: test_tune_cli.sh GPUOPT_BINARY EXAMPLES_DIR
+set -u
+gpuopt=$1
+examples=$2
+fails=0
+tmp=$(mktemp -d)
+out=$tmp/out err=$tmp/err
+trap 'rm -rf "$tmp"' EXIT
+export GPUOPT_CACHE_DIR=$tmp/cache
+
+run() {
+  want=$1; shift
+  "$gpuopt" "$@" >"$out" 2>"$err"
+  rc=$?
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL: gpuopt $* exited $rc, expected $want"; sed 's/^/  stdout: /' "$out" | head -n 20
+    sed 's/^/  stderr: /' "$err" | head -n 20; fails=$((fails + 1))
+  fi
+}
+has() {
+  if ! grep -qF -- "$2" "$1"; then
+    echo "FAIL: expected '$2' in $(basename "$1") of the last command"; sed 's/^/  | /' "$1" | head -n 20; fails=$((fails + 1))
+  fi
+}
+hasnt() {
+  if grep -qF -- "$2" "$1"; then
+    echo "FAIL: did not expect '$2' in $(basename "$1") of the last command"; sed 's/^/  | /' "$1" | head -n 20; fails=$((fails + 1))
+  fi
+}
+
+# ---- Usage and spec errors: exit 2, nothing built ------------------------
+run 0 tune --help;                       has "$out" "usage: gpuopt tune SPEC.json"
+run 0 cache --help;                      has "$out" "usage: gpuopt cache list"
+run 0 help tune;                         has "$out" "Exit status: 0 a valid best"
+run 2 tune;                              has "$err" "missing the spec file"
+run 2 tune "$tmp/none.json";             has "$err" "none.json: cannot be opened"
+run 2 tune a.json b.json;                has "$err" "one spec file at a time"
+run 2 tune "$examples/sgemm.json" --frob; has "$err" "unknown option '--frob'"
+run 2 tune "$examples/sgemm.json" --strategy greedy; has "$err" "accepted: auto, exhaustive"
+run 2 tune "$examples/sgemm.json" --budget 0;   has "$err" "--budget 0: accepted N"
+run 2 tune "$examples/sgemm.json" --budget 5x;  has "$err" "or Ns (seconds"
+run 2 tune "$examples/sgemm.json" --seed -1;    has "$err" "--seed -1"
+run 2 tune "$examples/sgemm.json" --size Q=1;   has "$err" "has no size 'Q'; its sizes: M, N, K"
+run 2 tune "$examples/sgemm.json" --cache maybe; has "$err" "accepted: use"
+run 2 tune "$examples/sgemm.json" --budget;     has "$err" "missing value"
+
+# A spec error found by the loader: file, JSON path, value, what is accepted.
+sed 's/"size": "M \* K"/"size": 12.5/' "$examples/sgemm.json" >"$tmp/badsize.json"
+cp "$examples/sgemm.cl" "$examples/sgemm_ref.cl" "$tmp/"
+run 2 tune "$tmp/badsize.json"
+has "$err" "badsize.json: arguments[4].size: 12.5 is not accepted"; has "$err" "such as \"M * K\""
+# ... and one only the library can judge (an expression), mapped back to its path.
+sed 's/"M % MWG == 0"/"M % MWG =="/' "$examples/sgemm.json" >"$tmp/badexpr.json"
+run 2 tune "$tmp/badexpr.json";          has "$err" "badexpr.json: constraints[0]"; has "$err" "column"
+sed 's/"M % MWG == 0"/"M % MWGX == 0"/' "$examples/sgemm.json" >"$tmp/badname.json"
+run 2 tune "$tmp/badname.json";          has "$err" "constraints[0]"; has "$err" "MWGX"
+
+# ---- The SGEMM example on PoCL: tunes, validates, caches ------------------
+small="--size M=64 --size N=64 --size K=64 --budget 3 --strategy random --seed 1"
+# shellcheck disable=SC2086
+run 0 tune "$examples/sgemm.json" $small --csv "$tmp/cands.csv"
+has "$out" "Tuned sgemm"; has "$out" "M=64 N=64 K=64"; has "$out" "best        MWG="
+has "$out" "median (p20"; has "$out" "from cache  no"
+# Every candidate was built, run and matched the reference (a pruned one was
+# validated, then found 2x slower than the best on its first runs).
+if [ "$(tail -n +2 "$tmp/cands.csv" | wc -l)" != 3 ] || tail -n +2 "$tmp/cands.csv" | grep -Eqv ',(ok|pruned),'; then
+  echo "FAIL: expected 3 candidates, all ok or pruned:"; cat "$tmp/cands.csv"; fails=$((fails + 1))
+fi
+head -n 1 "$tmp/cands.csv" >"$out"; has "$out" "MWG,NWG,KWG,MWI,NWI,VW,SA,SB"
+# shellcheck disable=SC2086
+run 0 tune "$examples/sgemm.json" $small
+has "$out" "from cache  yes"
+# shellcheck disable=SC2086
+run 0 tune "$examples/sgemm.json" $small --json; has "$out" '"from_cache":'
+
+# ---- gpuopt cache over what the tune stored -------------------------------
+run 0 cache path;                        has "$out" "$tmp/cache"
+run 0 cache list;                        has "$out" "kernel"; has "$out" "M=64;N=64"
+key=$(awk '$2 == "kernel" { print $1; exit }' "$out")
+run 0 cache show "$key";                 has "$out" "Record $key"; has "$out" "hard key"; has "$out" "best"
+run 0 cache show "$(echo "$key" | cut -c1-6)"; has "$out" "Record $key"
+run 0 cache show "$key" --json;          has "$out" "\"key\":\"$key\""
+run 2 cache show xyz;                    has "$err" "4 to 16 hex digits"
+run 1 cache show 0000000000000000;       has "$err" "no record has this key"
+run 0 cache list --json;                 has "$out" '"files":'
+run 0 cache verify;                      has "$out" ": ok"
+run 0 cache verify --json;               has "$out" '"ok":true'
+run 2 cache;                             has "$err" "accepted: list, show KEY, verify, clear, path"
+run 2 cache frob;                        has "$err" "'frob' is not accepted"
+run 2 cache show;                        has "$err" "show needs a KEY"
+run 2 cache list --device opencl;        has "$err" "--device goes with clear only"
+run 2 cache path --json;                 has "$err" "--json goes with list"
+run 0 cache clear;                       has "$out" "Cleared the tuning cache"
+run 0 cache list;                        has "$out" "(no entries)"
+run 1 cache show "$key"
+
+# ---- Failures: wrong results exit 1; a build failure keeps its log --------
+cat >"$tmp/wrong.json" <<'EOF'
+{
+  "kernel": {"source": "__kernel void k(__global float *x) { x[get_global_id(0)] = T; }",
+             "entry": "k"},
+  "parameters": {"T": [2, 3]},
+  "sizes": {"N": 64},
+  "geometry": {"global": ["N"], "local": null},
+  "arguments": [{"buffer": "float", "size": "N", "output": true}],
+  "reference": {"source": "__kernel void r(__global float *x) { x[get_global_id(0)] = 1; }",
+                "entry": "r", "global": ["N"]},
+  "timing": {"warmup_ms": 0, "repeat_ms": 0, "min_runs": 3, "max_runs": 3}
+}
+EOF
+run 1 tune "$tmp/wrong.json"
+has "$out" "none: no candidate was valid"; has "$out" "2 wrong result"; has "$err" "no valid configuration"
+sed -e 's/x\[get_global_id(0)\] = T;/\\n#if T == 3\\n#error planted build failure\\n#endif\\nx[get_global_id(0)] = T - 1;/' \
+  "$tmp/wrong.json" >"$tmp/buildfail.json"
+run 0 tune "$tmp/buildfail.json"
+has "$out" "best        T=2"; has "$out" "1 compile failed"; has "$out" "planted build failure"
+
+if [ "$fails" != 0 ]; then
+  echo "$fails failure(s)"
+  exit 1
+fi
+echo "gpuopt tune and cache: all checks passed"

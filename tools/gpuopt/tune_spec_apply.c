@@ -1,0 +1,197 @@
+/* Turning a loaded spec into a space and a tuner through the public API.
+ * The loader checked types and ranges; what only the library can judge
+ * (expressions, names they use, limits) is reported here with the JSON
+ * path it came from and the library's own detail. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tune_spec.h"
+
+typedef struct actx {
+    const tune_spec *s;
+    char *err;
+    size_t cap;
+} actx;
+
+/* "FILE: PATH: WHAT: <library detail>", returning the status. */
+static gpuopt_status afail(actx *a, gpuopt_status st, const char *path, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+static gpuopt_status afail(actx *a, gpuopt_status st, const char *path, const char *fmt, ...)
+{
+    const char *detail = gpuopt_last_error();
+    int off = snprintf(a->err, a->cap, "%s: %s: ", a->s->file, path);
+    if (off < 0 || (size_t)off >= a->cap)
+        return st;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(a->err + off, a->cap - (size_t)off, fmt, ap);
+    va_end(ap);
+    if (w >= 0 && (size_t)(off + w) < a->cap)
+        snprintf(a->err + off + w, a->cap - (size_t)(off + w), ": %s%s%s", gpuopt_strerror(st),
+                 detail && *detail ? ": " : "", detail ? detail : "");
+    return st;
+}
+
+static gpuopt_status build_space(actx *a, gpuopt_space *sp)
+{
+    const tune_spec *s = a->s;
+    gpuopt_status st;
+    char path[320];
+    /* Sizes first: constraints may name them. */
+    for (int32_t i = 0; i < s->n_sizes; i++) {
+        st = gpuopt_space_set_size(sp, s->sizes[i].name, s->sizes[i].value);
+        if (st) {
+            snprintf(path, sizeof path, "sizes.%s", s->sizes[i].name);
+            return afail(a, st, path, "the size is not accepted");
+        }
+    }
+    for (int32_t i = 0; i < s->n_params; i++) {
+        const ts_param *p = &s->params[i];
+        st = p->is_enum ? gpuopt_space_add_enum(sp, p->name, p->texts, p->count)
+                        : gpuopt_space_add_int(sp, p->name, p->ints, p->count);
+        if (st) {
+            snprintf(path, sizeof path, "parameters.%s", p->name);
+            return afail(a, st, path, "the parameter is not accepted");
+        }
+    }
+    for (int32_t i = 0; i < s->n_constraints; i++) {
+        st = gpuopt_space_add_constraint(sp, s->constraints[i]);
+        if (st) {
+            snprintf(path, sizeof path, "constraints[%d]", (int)i);
+            return afail(a, st, path, "\"%s\" is not accepted", s->constraints[i]);
+        }
+    }
+    return GPUOPT_OK;
+}
+
+static gpuopt_status set_arguments(actx *a, gpuopt_tuner *t)
+{
+    const tune_spec *s = a->s;
+    char path[64];
+    for (uint32_t i = 0; i < s->n_args; i++) {
+        const ts_arg *g = &s->args[i];
+        gpuopt_status st;
+        snprintf(path, sizeof path, "arguments[%u]", (unsigned)i);
+        if (g->kind == TS_ARG_BUFFER) {
+            st = gpuopt_tuner_add_buffer(t, i, g->type, g->count, g->init, g->constant, g->data,
+                                         g->output);
+            if (st)
+                return afail(a, st, path, "the buffer (size \"%s\") is not accepted", g->count);
+        } else if (g->expr) {
+            st = gpuopt_tuner_add_scalar(t, i, g->type, g->expr);
+            if (st)
+                return afail(a, st, path, "the scalar \"%s\" is not accepted", g->expr);
+        } else {
+            st = gpuopt_tuner_add_scalar_f64(t, i, g->type, g->number);
+            if (st)
+                return afail(a, st, path, "the scalar %g is not accepted", g->number);
+        }
+    }
+    return GPUOPT_OK;
+}
+
+static gpuopt_status set_reference(actx *a, gpuopt_tuner *t)
+{
+    const tune_spec *s = a->s;
+    gpuopt_status st = GPUOPT_OK;
+    if (s->ref_source) {
+        st =
+            gpuopt_tuner_set_reference_kernel(t, s->ref_source, s->ref_entry, s->ref_options,
+                                              s->ref_global, s->ref_local[0] ? s->ref_local : NULL);
+        if (st)
+            return afail(a, st, "reference", "the reference kernel is not accepted");
+    }
+    for (int32_t i = 0; i < s->n_ref_data; i++) {
+        st = gpuopt_tuner_set_reference_data(t, s->ref_data[i].index, s->ref_data[i].data,
+                                             s->ref_data[i].bytes);
+        if (st) {
+            char path[64];
+            snprintf(path, sizeof path, "reference.data[%d]", (int)i);
+            return afail(a, st, path, "the expected data is not accepted");
+        }
+    }
+    if (s->has_tolerance) {
+        st = gpuopt_tuner_set_tolerance(t, s->abs_tol, s->rel_tol);
+        if (st)
+            return afail(a, st, "tolerance", "the tolerance is not accepted");
+    }
+    return GPUOPT_OK;
+}
+
+static gpuopt_status configure(actx *a, gpuopt_tuner *t)
+{
+    const tune_spec *s = a->s;
+    gpuopt_status st =
+        gpuopt_tuner_set_kernel(t, s->source, s->entry, s->language, s->build_options);
+    if (st)
+        return afail(a, st, "kernel", "the kernel is not accepted");
+    st = gpuopt_tuner_set_geometry(t, s->global, s->local[0] ? s->local : NULL);
+    if (st)
+        return afail(a, st, "geometry", "the geometry is not accepted");
+    if (s->local_memory && (st = gpuopt_tuner_set_local_memory(t, s->local_memory)))
+        return afail(a, st, "local_memory", "\"%s\" is not accepted", s->local_memory);
+    if ((st = set_arguments(a, t)) || (st = set_reference(a, t)))
+        return st;
+    if (s->workload_key && (st = gpuopt_tuner_set_workload_key(t, s->workload_key)))
+        return afail(a, st, "workload_key", "\"%s\" is not accepted", s->workload_key);
+    if (s->has_timing &&
+        (st = gpuopt_tuner_set_timing(t, s->warmup_ms, s->repeat_ms, s->min_runs, s->max_runs)))
+        return afail(a, st, "timing", "the timing settings are not accepted");
+    if (s->timeout_s >= 0 && (st = gpuopt_tuner_set_timeout(t, s->timeout_s)))
+        return afail(a, st, "timing.timeout_s", "the timeout is not accepted");
+    if ((st = gpuopt_tuner_set_strategy(t, s->strategy)))
+        return afail(a, st, "search.strategy", "the strategy is not accepted");
+    if ((st = gpuopt_tuner_set_budget(t, s->max_evaluations, s->max_seconds, s->max_failures)))
+        return afail(a, st, "search", "the budget is not accepted");
+    if ((st = gpuopt_tuner_set_seed(t, s->seed)))
+        return afail(a, st, "search.seed", "the seed is not accepted");
+    return GPUOPT_OK;
+}
+
+gpuopt_status tune_spec_apply(const tune_spec *spec, gpuopt_context *ctx, gpuopt_device *device,
+                              gpuopt_space **space, gpuopt_tuner **tuner, char *err, size_t cap)
+{
+    char dummy[8];
+    if (!err || !cap) {
+        err = dummy;
+        cap = sizeof dummy;
+    }
+    err[0] = '\0';
+    if (space)
+        *space = NULL;
+    if (tuner)
+        *tuner = NULL;
+    if (!spec || !ctx || !space || !tuner) {
+        snprintf(err, cap, "tune_spec_apply: a required argument is NULL");
+        return GPUOPT_ERR_INVALID_ARGUMENT;
+    }
+    actx a = {spec, err, cap};
+    gpuopt_space *sp = NULL;
+    gpuopt_tuner *t = NULL;
+    gpuopt_status st = gpuopt_space_create(&sp);
+    if (st) {
+        afail(&a, st, "parameters", "cannot create the space");
+        goto out;
+    }
+    if ((st = build_space(&a, sp)))
+        goto out;
+    st = gpuopt_tuner_create(ctx, device, sp, &t);
+    if (st) {
+        afail(&a, st, "kernel", "cannot create a tuner on the device");
+        goto out;
+    }
+    if ((st = configure(&a, t)))
+        goto out;
+    *space = sp;
+    *tuner = t;
+    return GPUOPT_OK;
+out:
+    gpuopt_tuner_destroy(t);
+    gpuopt_space_destroy(sp);
+    return st;
+}
