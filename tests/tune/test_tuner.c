@@ -260,7 +260,7 @@ static void outputs_are_reset_before_every_run_and_reference_data_checks_them(vo
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
     /* Checked, so correct: each timed in full or pruned as slower. */
     for (int x = 1; x <= 4; x += 1 + (x == 1)) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "X=%d", x);
         int s = tt_status_of(r, name);
         assert_true(s == GPUOPT_CANDIDATE_OK || s == GPUOPT_CANDIDATE_PRUNED);
