@@ -24,9 +24,9 @@
 #include "tier2/tier2.h"
 
 #define BUDGET_MS 500.0
-#define PROBE_BYTES (16ull << 20)
-#define MAX_BYTES (512ull << 20)
-#define TARGET_MS 4.0
+#define PROBE_BYTES GPO_T2_BW_PROBE_BYTES
+#define MAX_BYTES GPO_T2_BW_MAX_BYTES
+#define TARGET_MS GPO_T2_BW_TARGET_MS
 #define PASSES 4
 #define MIN_TILE (4u << 10)
 #define MAX_TILE (64ull << 20)
@@ -51,14 +51,6 @@ typedef struct cpu_t2 {
     size_t per_thread; /* floats */
     size_t tile;       /* floats, prepared */
 } cpu_t2;
-
-static uint64_t pow2_floor(uint64_t v)
-{
-    uint64_t p = 1;
-    while (p <= v / 2)
-        p *= 2;
-    return v ? p : 0;
-}
 
 /* ---- memory bandwidth ------------------------------------------------------- */
 
@@ -109,8 +101,8 @@ static gpuopt_status bw_describe(gpo_t2 *t2, void *user, char *workload, size_t 
     gpo_snprintf(workload, wcap,
                  "memcpy;threads=%d and 1;size=pow2 min(4*llc %llu, mem/16 %llu, %llu, "
                  "rate*%gms), >= %llu",
-                 c->threads, (unsigned long long)pow2_floor(4 * t2->dev->info.l2_bytes),
-                 (unsigned long long)pow2_floor(t2->dev->info.memory_bytes / 16),
+                 c->threads, (unsigned long long)gpo_t2_pow2_floor(4 * t2->dev->info.l2_bytes),
+                 (unsigned long long)gpo_t2_pow2_floor(t2->dev->info.memory_bytes / 16),
                  (unsigned long long)MAX_BYTES, TARGET_MS, (unsigned long long)PROBE_BYTES);
     return GPUOPT_OK;
 }
@@ -155,17 +147,7 @@ static gpuopt_status bw_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
     if (st)
         return st;
     const gpuopt_device_info *d = &t2->dev->info;
-    uint64_t bytes = MAX_BYTES;
-    double rate = s.median > 0 ? 2.0 * PROBE_BYTES / s.median * 1e9 : 0;
-    if (rate > 0 && rate * TARGET_MS / 1e3 < (double)bytes)
-        bytes = (uint64_t)(rate * TARGET_MS / 1e3);
-    if (d->l2_bytes && 4 * d->l2_bytes < bytes)
-        bytes = 4 * d->l2_bytes;
-    if (d->memory_bytes && d->memory_bytes / 16 < bytes)
-        bytes = d->memory_bytes / 16;
-    bytes = pow2_floor(bytes);
-    if (bytes < PROBE_BYTES)
-        bytes = PROBE_BYTES;
+    uint64_t bytes = gpo_t2_bandwidth_bytes(d, s.median);
     if (bytes != c->bytes)
         st = buffers(c, (size_t)bytes);
     double left = gpo_t2_job_left_ms(job);

@@ -15,9 +15,9 @@
 #include "strutil.h"
 #include "tier2/t2_generic.h"
 
-#define PROBE_BYTES (16ull << 20)
-#define MAX_BYTES (512ull << 20)
-#define TARGET_MS 4.0
+#define PROBE_BYTES GPO_T2_BW_PROBE_BYTES
+#define MAX_BYTES GPO_T2_BW_MAX_BYTES
+#define TARGET_MS GPO_T2_BW_TARGET_MS
 #define MIN_RUNS 5
 #define MAX_RUNS 20
 
@@ -57,12 +57,26 @@ static gpuopt_status bw_buffers(bw_ctx *c, size_t bytes)
     return st;
 }
 
-static uint64_t pow2_floor(uint64_t v)
+uint64_t gpo_t2_pow2_floor(uint64_t v)
 {
     uint64_t p = 1;
     while (p <= v / 2)
         p *= 2;
     return v ? p : 0;
+}
+
+uint64_t gpo_t2_bandwidth_bytes(const gpuopt_device_info *d, double probe_median_ns)
+{
+    uint64_t bytes = MAX_BYTES;
+    double rate = probe_median_ns > 0 ? 2.0 * PROBE_BYTES / probe_median_ns * 1e9 : 0;
+    if (rate > 0 && rate * TARGET_MS / 1e3 < (double)bytes)
+        bytes = (uint64_t)(rate * TARGET_MS / 1e3);
+    if (d->l2_bytes && 4 * d->l2_bytes < bytes)
+        bytes = 4 * d->l2_bytes;
+    if (d->memory_bytes && d->memory_bytes / 16 < bytes)
+        bytes = d->memory_bytes / 16;
+    bytes = gpo_t2_pow2_floor(bytes);
+    return bytes < PROBE_BYTES ? PROBE_BYTES : bytes;
 }
 
 static gpuopt_status bw_describe(gpo_t2 *t2, void *user, char *workload, size_t wcap, char *space,
@@ -77,8 +91,8 @@ static gpuopt_status bw_describe(gpo_t2 *t2, void *user, char *workload, size_t 
     gpo_snprintf(workload, wcap,
                  "copy u32;local=%lld;size=pow2 min(4*llc %llu, mem/16 %llu, %llu, rate*%gms), "
                  ">= %llu",
-                 (long long)g->block, (unsigned long long)pow2_floor(4 * t2->dev->info.l2_bytes),
-                 (unsigned long long)pow2_floor(t2->dev->info.memory_bytes / 16),
+                 (long long)g->block, (unsigned long long)gpo_t2_pow2_floor(4 * t2->dev->info.l2_bytes),
+                 (unsigned long long)gpo_t2_pow2_floor(t2->dev->info.memory_bytes / 16),
                  (unsigned long long)MAX_BYTES, TARGET_MS, (unsigned long long)PROBE_BYTES);
     return GPUOPT_OK;
 }
@@ -98,17 +112,7 @@ static gpuopt_status bw_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
     if (st)
         goto out;
     const gpuopt_device_info *d = &t2->dev->info;
-    uint64_t bytes = MAX_BYTES;
-    double rate = s.median > 0 ? 2.0 * PROBE_BYTES / s.median * 1e9 : 0;
-    if (rate > 0 && rate * TARGET_MS / 1e3 < (double)bytes)
-        bytes = (uint64_t)(rate * TARGET_MS / 1e3);
-    if (d->l2_bytes && 4 * d->l2_bytes < bytes)
-        bytes = 4 * d->l2_bytes;
-    if (d->memory_bytes && d->memory_bytes / 16 < bytes)
-        bytes = d->memory_bytes / 16;
-    bytes = pow2_floor(bytes);
-    if (bytes < PROBE_BYTES)
-        bytes = PROBE_BYTES;
+    uint64_t bytes = gpo_t2_bandwidth_bytes(d, s.median);
     if (bytes != PROBE_BYTES)
         st = bw_buffers(&c, (size_t)bytes);
     gpo_timing_settings t = {1.0, gpo_t2_job_left_ms(job) * 0.8, MIN_RUNS, MAX_RUNS, MIN_RUNS, 0};

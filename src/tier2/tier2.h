@@ -129,6 +129,21 @@ struct gpo_t2_job {
     char verify_note[256];
 };
 
+/* Bandwidth benchmarks (the generic copy kernel and the CPU's memcpy) size
+ * their buffers by one rule: a 16 MiB probe, then the largest power of two
+ * under min(512 MiB, what the probed rate moves in 4 ms, 4 x the last-level
+ * cache, memory / 16), and never below the probe. */
+#define GPO_T2_BW_PROBE_BYTES (16ull << 20)
+#define GPO_T2_BW_MAX_BYTES (512ull << 20)
+#define GPO_T2_BW_TARGET_MS 4.0
+
+/* The buffer size for a device whose probe of `probe_bytes` each way took
+ * `probe_median_ns`. */
+uint64_t gpo_t2_bandwidth_bytes(const gpuopt_device_info *dev, double probe_median_ns);
+
+/* The largest power of two <= v (0 for 0). */
+uint64_t gpo_t2_pow2_floor(uint64_t v);
+
 /* The budget left to the current benchmark, in ms (never below 0). */
 double gpo_t2_job_left_ms(const gpo_t2_job *job);
 

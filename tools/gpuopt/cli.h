@@ -3,6 +3,8 @@
 #ifndef GPUOPT_CLI_H
 #define GPUOPT_CLI_H
 
+#include <stddef.h>
+
 #include <gpuopt/gpuopt.h>
 
 /* Exit status: 0 success, 1 runtime failure, 2 usage error. */
@@ -27,6 +29,10 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Prints "gpuopt CMD: what: <strerror>: <last error>" and returns CLI_FAIL,
  * or CLI_USAGE when the status says the user's input was malformed. */
 int cli_fail(const char *cmd, const char *what, gpuopt_status st);
+
+/* A duration for people: "812 ns", "3.4 us", "1.05 ms", "2.1 s"; "-" when
+ * negative or NaN (not measured). */
+void cli_format_ns(double ns, char *out, size_t cap);
 
 /* 1 when arg is --help or -h. */
 int cli_is_help(const char *arg);

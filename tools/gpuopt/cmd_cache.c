@@ -32,20 +32,6 @@ static const char *or_dash(const char *s)
     return s && *s ? s : "-";
 }
 
-static void fmt_ns(double ns, char *out, size_t cap)
-{
-    if (!(ns >= 0))
-        snprintf(out, cap, "-");
-    else if (ns < 1e3)
-        snprintf(out, cap, "%.0f ns", ns);
-    else if (ns < 1e6)
-        snprintf(out, cap, "%.3g us", ns / 1e3);
-    else if (ns < 1e9)
-        snprintf(out, cap, "%.3g ms", ns / 1e6);
-    else
-        snprintf(out, cap, "%.3g s", ns / 1e9);
-}
-
 static void fmt_when(double t, char *out, size_t cap)
 {
     if (!(t > 0)) {
@@ -95,7 +81,7 @@ static void print_entry_line(const cJSON *e)
     const cJSON *hard = cJSON_GetObjectItemCaseSensitive(e, "hard");
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(e, "best");
     char params[512] = "", t[32], when[32];
-    fmt_ns(num(best, "median_ns", -1), t, sizeof t);
+    cli_format_ns(num(best, "median_ns", -1), t, sizeof t);
     fmt_when(num(e, "time", 0), when, sizeof when);
     if (cJSON_IsObject(best))
         fmt_params(cJSON_GetObjectItemCaseSensitive(best, "params"), params, sizeof params);
@@ -167,10 +153,10 @@ static void print_stats(const char *label, const cJSON *c)
     }
     char params[1024], med[32], p20[32], p80[32], mn[32];
     fmt_params(cJSON_GetObjectItemCaseSensitive(c, "params"), params, sizeof params);
-    fmt_ns(num(c, "median_ns", -1), med, sizeof med);
-    fmt_ns(num(c, "p20_ns", -1), p20, sizeof p20);
-    fmt_ns(num(c, "p80_ns", -1), p80, sizeof p80);
-    fmt_ns(num(c, "min_ns", -1), mn, sizeof mn);
+    cli_format_ns(num(c, "median_ns", -1), med, sizeof med);
+    cli_format_ns(num(c, "p20_ns", -1), p20, sizeof p20);
+    cli_format_ns(num(c, "p80_ns", -1), p80, sizeof p80);
+    cli_format_ns(num(c, "min_ns", -1), mn, sizeof mn);
     printf("  %-13s %s\n", label, params);
     printf("  %-13s median %s (p20 %s, p80 %s, min %s; %.0f runs)", "", med, p20, p80, mn,
            num(c, "runs", 0));

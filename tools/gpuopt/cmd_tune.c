@@ -26,20 +26,6 @@ typedef struct progress {
     int shown; /* something was drawn on the line */
 } progress;
 
-static void fmt_time(double ns, char *out, size_t cap)
-{
-    if (!(ns >= 0))
-        snprintf(out, cap, "-");
-    else if (ns < 1e3)
-        snprintf(out, cap, "%.0f ns", ns);
-    else if (ns < 1e6)
-        snprintf(out, cap, "%.3g us", ns / 1e3);
-    else if (ns < 1e9)
-        snprintf(out, cap, "%.3g ms", ns / 1e6);
-    else
-        snprintf(out, cap, "%.3g s", ns / 1e9);
-}
-
 static void fmt_duration(double s, char *out, size_t cap)
 {
     if (!(s >= 0))
@@ -66,7 +52,7 @@ static void on_progress(int32_t done, int32_t total, double best_ns, double seco
     for (int i = 0; i < width; i++)
         bar[i] = i < fill ? '#' : (total > 0 ? '.' : ' ');
     bar[width] = '\0';
-    fmt_time(best_ns, best, sizeof best);
+    cli_format_ns(best_ns, best, sizeof best);
     fmt_duration(seconds_left, left, sizeof left);
     if (total > 0)
         fprintf(stderr, "\r[%s] %d/%d  best %s  %s left\033[K", bar, (int)done, (int)total, best,
@@ -140,18 +126,18 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
            *sizes ? ", " : "", sizes);
     if (have_best) {
         print_config("best", best.config);
-        fmt_time(best.median_ns, t, sizeof t);
-        fmt_time(best.p20_ns, p20, sizeof p20);
-        fmt_time(best.p80_ns, p80, sizeof p80);
+        cli_format_ns(best.median_ns, t, sizeof t);
+        cli_format_ns(best.p20_ns, p20, sizeof p20);
+        cli_format_ns(best.p80_ns, p80, sizeof p80);
         printf("  %-11s %s median (p20 %s, p80 %s; %d runs)\n", "time", t, p20, p80,
                (int)best.runs);
         if (worst > 0 && best.median_ns > 0) {
             /* A cached answer keeps only the winner and the runner-up. */
-            fmt_time(worst, t, sizeof t);
+            cli_format_ns(worst, t, sizeof t);
             printf("  %-11s %.2fx over the %s (%s)", "speed-up", worst / best.median_ns,
                    cached ? "runner-up" : "worst valid", t);
             if (dflt > 0) {
-                fmt_time(dflt, t, sizeof t);
+                cli_format_ns(dflt, t, sizeof t);
                 printf(", %.2fx over the default (%s)", dflt / best.median_ns, t);
             } else if (s->n_defaults) {
                 printf("; the default was not evaluated");

@@ -45,6 +45,20 @@ int cli_fail(const char *cmd, const char *what, gpuopt_status st)
                CLI_FAIL;
 }
 
+void cli_format_ns(double ns, char *out, size_t cap)
+{
+    if (!(ns >= 0))
+        snprintf(out, cap, "-");
+    else if (ns < 1e3)
+        snprintf(out, cap, "%.0f ns", ns);
+    else if (ns < 1e6)
+        snprintf(out, cap, "%.3g us", ns / 1e3);
+    else if (ns < 1e9)
+        snprintf(out, cap, "%.3g ms", ns / 1e6);
+    else
+        snprintf(out, cap, "%.3g s", ns / 1e9);
+}
+
 int cli_is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
 
 gpuopt_status cli_context(const char *backends, gpuopt_context **ctx)
