@@ -1,7 +1,7 @@
 /* Versions, status names, the per-thread detail, freeing, struct sizes. */
 #include <stdlib.h>
 
-#include "detail.h"
+#include "util/detail.h"
 
 /* One list gives both the description and the symbolic name of a status. */
 #define GPO_STATUS_MAP(X)                                                                          \

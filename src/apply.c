@@ -5,7 +5,7 @@
 
 #include "backend.h"
 #include "plan.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static void apply_env(const struct gpuopt_plan *p, gpo_sbuf *report, int *failed)
 {

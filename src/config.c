@@ -19,7 +19,7 @@
 #include "backend.h"
 #include "plan.h"
 #include "select.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* ---- the fields every layer can set -------------------------------------- */
 

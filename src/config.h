@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fs.h"
-#include "log.h"
+#include "util/fs.h"
+#include "util/log.h"
 
 #define GPO_MAX_BACKENDS 8
 #define GPO_POLICY_MAX 256

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "plan.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* ---- fork ------------------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
 #include "backend.h"
 #include "config.h"
 #include "device.h"
-#include "log.h"
+#include "util/log.h"
 
 typedef struct gpo_backend_slot {
     const gpo_backend *ops;

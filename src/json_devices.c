@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "context.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static const char *const status_words[] = {"not probed", "available", "unavailable", "error",
                                            "disabled"};

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "detail.h"
+#include "util/detail.h"
 
 typedef struct gpo_knob_def {
     const char *name;    /* "launch.block_size" */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "backend.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* ---- catalogue lookup ------------------------------------------------------- */
 

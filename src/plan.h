@@ -6,7 +6,7 @@
 #include "config.h"
 #include "device.h"
 #include "knob.h"
-#include "log.h"
+#include "util/log.h"
 
 typedef struct gpo_knob {
     char *name;

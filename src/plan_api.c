@@ -6,7 +6,7 @@
 
 #include "context.h"
 #include "plan.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static const char *const source_names[] = {"default", "detected", "benchmark", "cache",
                                            "config",  "env",      "api"};

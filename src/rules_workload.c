@@ -12,7 +12,7 @@
 
 #include "plan.h"
 #include "rules_core.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 typedef struct budget {
     uint64_t memory;  /* what we size against */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "context.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static const char accepted_policies[] =
     "accepted: auto, gpu, a backend name (%s), backend:index (e.g. %s:0), a UUID (GPU-... "

@@ -9,7 +9,7 @@
 #include "context.h"
 #include "plan.h"
 #include "rules_core.h"
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tier2/tier2.h"
 
 typedef gpuopt_status (*tier_fn)(void *state, const gpo_route *route, const gpuopt_device *dev,

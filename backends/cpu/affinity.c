@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cpu/cpu_facts.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 int gpo_cpu_parse_status_affinity(const char *status, gpo_cpu_facts *f)
 {

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "cpu/cpu_facts.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* v1 reports "no limit" as PAGE_COUNTER_MAX pages, a number just under
  * 2^63 (9223372036854771712 with 4 KiB pages); anything this large is no

@@ -6,7 +6,7 @@
 #include <sys/utsname.h>
 
 #include "cpu/cpu_backend.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 typedef struct cpu_state {
     gpo_fs fs;

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cpu/cpu_facts.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 void gpo_cpu_facts_init(gpo_cpu_facts *f)
 {

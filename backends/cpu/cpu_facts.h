@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fs.h"
-#include "log.h"
+#include "util/fs.h"
+#include "util/log.h"
 
 /* Largest CPU number handled (Linux NR_CPUS of distribution kernels is
  * 8192 at most; 4096 covers every shipping two-socket and four-socket

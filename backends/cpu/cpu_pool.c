@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cpu/cpu_pool.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define MAX_THREADS 256
 

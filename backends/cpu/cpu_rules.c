@@ -7,7 +7,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "plan.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 const gpo_knob_def gpo_cpu_knobs[GPO_CPU_N_KNOBS] = {
     {"threads", GPUOPT_KNOB_INT, NULL, "worker threads for compute on this CPU"},

@@ -20,7 +20,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_pool.h"
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tier2/tier2.h"
 
 #define BUDGET_MS 500.0

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cpu/cpu_facts.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

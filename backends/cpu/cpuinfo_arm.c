@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cpu/cpu_facts.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #if defined(__aarch64__)
 #include <sys/auxv.h>

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cpu/cpu_facts.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static int kib_line(const char *text, const char *key, uint64_t *bytes)
 {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "cpu/cpu_facts.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define SYS_CPU "/sys/devices/system/cpu"
 #define SYS_NODE "/sys/devices/system/node"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cpu/cpu_facts.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define B(f) GPO_BIT(GPO_X86_##f)
 

@@ -3,7 +3,7 @@
 
 #include <stddef.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 
 const gpo_dl_sym gpo_cuda_syms[] = {
 #define SYM_ROW_(field, symbol, required, checked, params)                                         \

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "dl.h"
+#include "util/dl.h"
 
 /* ---- Types -----------------------------------------------------------------
  * CUresult and CUdevice_attribute are enums in cuda.h; the ABI passes them as

@@ -19,7 +19,7 @@
 
 #include "cuda_internal.h"
 #include "plan.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define L2_KNOB "cuda.l2_persisting_bytes"
 #define L2_LIMIT "CU_LIMIT_PERSISTING_L2_CACHE_SIZE"

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cuda_arch.h"
+#include "arch/nvidia.h"
 #include "cuda_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* How an attribute is used. INFO fills gpuopt_device_info (code below);
  * the others go to details["cuda"][key]. */

@@ -7,7 +7,7 @@
 
 #include "cuda_rules.h"
 #include "plan.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 const gpo_knob_def gpo_cuda_knobs[GPO_CUDA_N_KNOBS] = {
     {"cuda.module_loading", GPUOPT_KNOB_STRING, "CUDA_MODULE_LOADING",

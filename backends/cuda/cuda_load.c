@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "cuda_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* The process in which this library's cuInit succeeded, 0 before. A fork()ed
  * child inherits the value but not a usable driver: NVIDIA's driver fails

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 gpuopt_status gpo_cuda_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes)
 {

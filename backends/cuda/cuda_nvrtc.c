@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 const gpo_dl_sym gpo_nvrtc_syms[] = {
 #define SYM_ROW_(name, required, ret, params) {#name, offsetof(gpo_nvrtc_api, name), required},

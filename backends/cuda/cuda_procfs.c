@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define GPUS_DIR "/proc/driver/nvidia/gpus"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cuda_rt.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* ---- words for failures of loading and running code ------------------------
  * Meanings from the CUresult documentation of cuda.h 13.0 and the CUDA C++

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cuda_rt.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* ---- objects ------------------------------------------------------------ */
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cuda_rules.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static gpuopt_status set_tf32(const cuda_facts *f, struct gpuopt_plan *plan, const char *cc)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cuda_rules.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define MIB (1024ull * 1024ull)
 #define GIB (1024ull * MIB)

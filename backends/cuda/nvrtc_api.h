@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "dl.h"
+#include "util/dl.h"
 
 typedef int gpo_nvrtc_result;
 typedef struct gpo_nvrtc_prog_st *gpo_nvrtc_program;

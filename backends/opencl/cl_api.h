@@ -22,7 +22,7 @@
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
 
-#include "dl.h"
+#include "util/dl.h"
 
 /* Vendor queries the Khronos headers of Debian 12 lack. Values from
  * cl_nv_device_attribute_query (the NVIDIA extension text, revision 2:

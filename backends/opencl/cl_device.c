@@ -11,10 +11,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cuda/cuda_arch.h"
-#include "rocm/amd_arch.h"
+#include "arch/nvidia.h"
+#include "arch/amd.h"
 #include "opencl.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 extern const gpo_backend gpo_backend_opencl;
 

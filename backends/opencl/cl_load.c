@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define OCL_API_SYM(field, symbol, required, ret, params)                                          \
     {symbol, offsetof(ocl_api, field), required},

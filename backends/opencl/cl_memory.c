@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cl_rt.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* ---- buffers ----------------------------------------------------------- */
 

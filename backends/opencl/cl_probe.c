@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* A string query of any length; *out malloc'd (NUL-terminated, trimmed). */
 static cl_int dev_str_alloc(const ocl_api *api, cl_device_id dev, cl_device_info what, char **out)

@@ -5,7 +5,7 @@
 
 #include "opencl.h"
 #include "plan.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 const gpo_knob_def gpo_ocl_knobs[OCL_N_KNOBS] = {
     {"opencl.platform", GPUOPT_KNOB_STRING, NULL,

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cl_rt.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 gpuopt_status gpo_ocl_rt_fail(cl_int err, gpuopt_status fallback, const char *what)
 {

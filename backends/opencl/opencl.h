@@ -9,7 +9,7 @@
 
 #include "backend.h"
 #include "cl_api.h"
-#include "fs.h"
+#include "util/fs.h"
 
 #define OCL_DEFAULT_LIBRARY "libOpenCL.so.1"
 #define OCL_MAX_SUB_GROUP_SIZES 16

@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dl.h"
+#include "util/dl.h"
 
 /* ---- hipError_t (values identical in ROCm 5, 6 and 7) -------------------- */
 

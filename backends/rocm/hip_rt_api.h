@@ -26,7 +26,7 @@
 
 #include <stddef.h>
 
-#include "dl.h"
+#include "util/dl.h"
 #include "hip_api.h"
 
 /* ---- HIP runtime ops slice ------------------------------------------------ */

@@ -11,7 +11,7 @@
 
 #include "config.h"
 #include "rocm_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 typedef gpo_rocm_state rocm_state;
 

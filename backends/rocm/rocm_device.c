@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "rocm_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* gfx targets that only exist as APUs ("APU" in the LLVM AMDGPU processor
  * table, llvm/docs/AMDGPUUsage.rst), so the KFD path, which has no

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "rocm_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* The process in which the runtime was initialised here, 0 before. A
  * fork()ed child inherits the value but not a usable runtime: the KFD file

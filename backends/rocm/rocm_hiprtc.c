@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "rocm_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define MAX_OPTIONS 64
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "rocm_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* Parses "73BF,\tC0,\tAMD Radeon RX 6900 XT" (one line, not terminated). */
 static int parse_line(const char *line, size_t len, unsigned *dev, unsigned *rev, const char **name,

@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "amd_arch.h"
+#include "arch/amd.h"
 #include "backend.h"
-#include "fs.h"
+#include "util/fs.h"
 #include "hip_api.h"
 #include "hip_rt_api.h"
 

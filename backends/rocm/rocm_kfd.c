@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "rocm_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define TOPOLOGY "/sys/class/kfd/kfd/topology/nodes"
 

@@ -6,7 +6,7 @@
  * MIOPEN_FIND_MODE, HSA_OVERRIDE_GFX_VERSION) are in rocm_rules_env.c. */
 #include "plan.h"
 #include "rocm_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 const gpo_knob_def gpo_rocm_knobs[GPO_ROCM_N_KNOBS] = {
     {"rocm.matrix_units", GPUOPT_KNOB_STRING, NULL,

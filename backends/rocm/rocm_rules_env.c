@@ -7,7 +7,7 @@
 
 #include "plan.h"
 #include "rocm_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* ---- HIP_VISIBLE_DEVICES ----------------------------------------------------
  *

@@ -7,7 +7,7 @@
 
 #include "plan.h"
 #include "rocm_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* fp8 encodings: CDNA3 (gfx940-942) MFMA uses the FNUZ variants (no
  * negative zero, one NaN), gfx950 and RDNA4 the OCP E4M3/E5M2 ones (AMD

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "rocm_runtime.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* ---- objects ------------------------------------------------------------ */
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "rocm_runtime.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* ---- programs ------------------------------------------------------------- */
 

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "rocm_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define MAX_TOKEN 64
 /* More GPU nodes than any machine has (8 MI300X in CPX mode are 64). */

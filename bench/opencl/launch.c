@@ -15,7 +15,7 @@
 #include "backend.h"
 #include "config.h"
 #include "opencl.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 extern const gpo_backend gpo_backend_opencl;
 

@@ -29,7 +29,7 @@
 
 #include "backend.h"
 #include "device.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define SGEMM_N 512
 #define STENCIL_N (8 << 20)

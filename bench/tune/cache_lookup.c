@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tune/cache.h"
 
 static int cmp(const void *a, const void *b)

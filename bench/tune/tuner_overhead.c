@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tune/tuner.h"
 
 static int cmp(const void *a, const void *b)

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "doctor.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static const char *const slot_words[] = {"not probed", "available", "unavailable", "error",
                                          "disabled"};

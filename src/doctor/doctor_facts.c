@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "doctor.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define PCI_DIR "/sys/bus/pci/devices"
 

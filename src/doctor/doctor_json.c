@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "doctor.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* Blocks in this order, then any other compiled-in backend. */
 static const char *const block_order[] = {"cuda", "rocm", "opencl", "cpu"};

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "doctor.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define STAT_FILE "/dev/.gpuopt-stat"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "doctor.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static const char *const status_words[] = {"ok", "info", "warning", "problem"};
 

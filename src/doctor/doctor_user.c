@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "doctor.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* ---- /etc/passwd and /etc/group in a recorded tree ------------------------ */
 

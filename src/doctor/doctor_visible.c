@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "doctor.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* 1 when `entry` ("GPU-6f8b0d2e") is a prefix of one of `uuids`. */
 static int uuid_matches(const char *entry, const char *const *uuids, size_t n)

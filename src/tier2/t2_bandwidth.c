@@ -12,7 +12,7 @@
  * the size it gave is stored with the result. */
 #include <stdlib.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tier2/t2_generic.h"
 
 #define PROBE_BYTES GPO_T2_BW_PROBE_BYTES

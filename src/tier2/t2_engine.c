@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "plan.h"
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tier2/tier2.h"
 
 double gpo_tier2_budget_scale = 1.0;

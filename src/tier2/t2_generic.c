@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "plan.h"
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tier2/t2_generic.h"
 
 #define BUDGET_MS 1500.0

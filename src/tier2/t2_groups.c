@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tier2/t2_generic.h"
 
 #define BYTES (16u << 20)

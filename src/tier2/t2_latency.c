@@ -2,7 +2,7 @@
  * its completion, on the host clock (what a program waiting on a small
  * kernel pays: the runtime's enqueue, the device's start, the completion
  * wake-up). Device events would leave out the first and the last. */
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tier2/t2_generic.h"
 
 #define MIN_RUNS 20

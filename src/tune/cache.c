@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "cache_int.h"
-#include "hash.h"
-#include "strutil.h"
+#include "util/hash.h"
+#include "util/strutil.h"
 
 struct gpo_cache_tune {
     gpo_cache *cache;

@@ -30,7 +30,7 @@
 #include <cjson/cJSON.h>
 
 #include "gpuopt/gpuopt.h"
-#include "log.h"
+#include "util/log.h"
 
 /* The file schema. Bumped when a reader of the old schema would misread the
  * new one; a file of a newer schema is never read or written. */

@@ -7,7 +7,7 @@
 
 #include "cache_int.h"
 #include "context.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static void snapshot(gpuopt_context *ctx, char *dir, size_t cap, gpo_logger *log)
 {

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cache_int.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static void cannot_write(gpo_cache *c, const char *fmt, const char *arg, int err)
 {

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cache_int.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 typedef struct span {
     const char *p;

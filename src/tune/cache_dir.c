@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cache_int.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 /* "<backend>_<arch>_<N>cu_<id>[@host].jsonl" */
 int gpo_cache_is_journal_name(const char *name)

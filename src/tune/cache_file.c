@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cache_int.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 void gpo_cache_reset_index(gpo_cache *c)
 {

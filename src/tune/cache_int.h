@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "cache.h"
-#include "fs.h"
+#include "util/fs.h"
 
 #define GPO_CACHE_FORMAT "gpuopt-tuning-cache"
 #define GPO_CACHE_EXT ".jsonl"

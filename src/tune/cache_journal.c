@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cache_int.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 void gpo_cidx_init(gpo_cidx *ix)
 {

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cache_int.h"
-#include "hash.h"
-#include "strutil.h"
+#include "util/hash.h"
+#include "util/strutil.h"
 
 /* Lower-case ASCII letters, digits and inner dots stay, runs of anything
  * else become one '-', ends are trimmed: safe in a file name on every file

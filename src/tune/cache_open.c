@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cache_int.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 void (*gpo_cache_fault_hook)(const char *point);
 

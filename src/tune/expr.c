@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
-#include "strutil.h"
+#include "util/detail.h"
+#include "util/strutil.h"
 
 /* Binding strength, loosest first; used to decide where the canonical text
  * needs parentheses. */

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
-#include "strutil.h"
+#include "util/hash.h"
+#include "util/strutil.h"
 #include "tune/progcache.h"
 
 enum { E_NEW = 0, E_QUEUED = 1, E_BUILDING = 2, E_DONE = 3 };

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tune/result_impl.h"
 
 gpuopt_result *gpo_result_new(gpuopt_tuner *t, const gpuopt_space *space)

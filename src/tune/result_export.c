@@ -7,7 +7,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tune/result_impl.h"
 
 static int add_num(cJSON *o, const char *name, double v)

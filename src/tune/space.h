@@ -21,7 +21,7 @@
 
 #include "gpuopt/gpuopt.h"
 #include "tune/expr.h"
-#include "tune/rng.h"
+#include "util/rng.h"
 
 #define GPO_SPACE_MAX_PARAMS 64
 #define GPO_SPACE_MAX_VALUES (1 << 20)

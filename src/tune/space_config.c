@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
-#include "strutil.h"
+#include "util/detail.h"
+#include "util/strutil.h"
 #include "tune/space_impl.h"
 
 gpuopt_status gpo_config_create(const gpuopt_space *space, const uint32_t *idx, gpuopt_config **out)

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
-#include "hash.h"
-#include "strutil.h"
+#include "util/detail.h"
+#include "util/hash.h"
+#include "util/strutil.h"
 #include "tune/space_impl.h"
 
 static int cmp_i64(const void *a, const void *b)

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
+#include "util/detail.h"
 #include "tune/space_impl.h"
 
 #define GPO_SAMPLER_INDEX_MAX (1u << 21)

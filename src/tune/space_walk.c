@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
+#include "util/detail.h"
 #include "tune/space_impl.h"
 
 enum { FRESH = 0, CHECK = 1, RETURNED = 2, DONE = 3 };

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
+#include "util/detail.h"
 
 #define MAX_RUNS 100000
 #define MAX_WARMUP_RUNS 10000

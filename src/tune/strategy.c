@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
-#include "strutil.h"
+#include "util/detail.h"
+#include "util/strutil.h"
 #include "tune/strategy_impl.h"
 
 #define CHUNK 1024                /* history entries per block: pointers stay put */

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
+#include "util/detail.h"
 #include "tune/strategy_impl.h"
 
 #define T0 0.1

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
+#include "util/detail.h"
 #include "tune/strategy_impl.h"
 
 static gpuopt_status create(gpo_search *s, void **state)

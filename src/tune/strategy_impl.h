@@ -6,7 +6,7 @@
 
 #include <math.h>
 
-#include "tune/rng.h"
+#include "util/rng.h"
 #include "tune/strategy.h"
 
 typedef struct gpo_strategy_ops {

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
+#include "util/detail.h"
 #include "tune/strategy_impl.h"
 
 #define TREES 24

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
-#include "hash.h"
+#include "util/detail.h"
+#include "util/hash.h"
 #include "tune/strategy_impl.h"
 
 #define RANDOM_SHARE 0.2

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tune/tuner.h"
 
 typedef struct cprep {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tune/subject_kernel.h"
 #include "tune/validate.h"
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tune/tuner.h"
 #include "tune/validate.h"
 

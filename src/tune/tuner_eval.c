@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tune/tuner.h"
 
 #define EARLY_PRUNE_FACTOR 10.0

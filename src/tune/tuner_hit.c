@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tune/result_impl.h"
 #include "tune/tuner.h"
 

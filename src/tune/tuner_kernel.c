@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
-#include "strutil.h"
+#include "util/detail.h"
+#include "util/strutil.h"
 #include "tune/tuner.h"
 #include "tune/validate.h"
 

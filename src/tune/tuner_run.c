@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tune/online.h"
 #include "tune/progcache.h"
 #include "tune/result_impl.h"

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tune/validate.h"
 
 size_t gpo_elem_size(int32_t type)

@@ -8,7 +8,7 @@
 #include <cmocka.h>
 
 #include "device.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static gpuopt_device *dev_with(const char *uuid, const char *pci)
 {

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "dl.h"
-#include "fs.h"
-#include "strutil.h"
+#include "util/dl.h"
+#include "util/fs.h"
+#include "util/strutil.h"
 #include "support/testutil.h"
 
 static void fs_reads_are_prefixed_by_the_root_and_trimmed(void **state)

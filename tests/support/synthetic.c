@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 
 syn_spec syn_cuda, syn_ocl, syn_cpu;
 

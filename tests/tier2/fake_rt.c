@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "context.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 fake_spec fake_gpu, fake_cl;
 int fake_bare_enabled;

@@ -18,7 +18,7 @@
 
 #include "cuda/cuda_internal.h"
 #include "rocm/rocm_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tier2/tier2.h"
 
 static const char *const entries[] = {"gpo_t2_copy", "gpo_t2_empty", "gpo_t2_reduce"};

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "context.h"
-#include "strutil.h"
+#include "util/strutil.h"
 #include "support/synthetic.h"
 #include "test_cache_util.h"
 

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 
 int64_t tc_now = 1700000000;
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "log.h"
+#include "util/log.h"
 #include "support/testutil.h"
 #include "tune/cache.h"
 

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "detail.h"
+#include "util/detail.h"
 #include "tune/expr.h"
-#include "tune/rng.h"
+#include "util/rng.h"
 
 /* Parses, binds a, b, c, N to params 0..2 and size 0, evaluates. */
 static int eval_text(const char *text, int64_t a, int64_t b, int64_t c, int64_t n, int64_t *out)

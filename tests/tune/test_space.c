@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "detail.h"
-#include "strutil.h"
+#include "util/detail.h"
+#include "util/strutil.h"
 #include "tune/space.h"
 
 #if defined(__SANITIZE_ADDRESS__)

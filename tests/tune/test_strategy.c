@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "detail.h"
-#include "hash.h"
-#include "tune/rng.h"
+#include "util/detail.h"
+#include "util/hash.h"
+#include "util/rng.h"
 #include "tune/strategy.h"
 #include "test_strategy_landscape.h"
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "hash.h"
+#include "util/hash.h"
 
 static void add(gpuopt_space *s, const char *name, const int64_t *v, int32_t n)
 {

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "device.h"
-#include "strutil.h"
+#include "util/strutil.h"
 #include "test_cache_util.h"
 #include "test_tuner_util.h"
 #include "tune/tuner.h"

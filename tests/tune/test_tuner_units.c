@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 #include "tune/progcache.h"
 #include "tune/validate.h"
 

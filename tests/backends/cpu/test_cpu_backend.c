@@ -16,7 +16,7 @@
 #include "backends/cpu/cpu_tree.h"
 #include "cpu/cpu_backend.h"
 #include "plan.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 typedef struct fixture {
     gpuopt_context *ctx;

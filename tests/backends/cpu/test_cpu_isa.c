@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "cpu/cpu_facts.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define X(f) GPO_BIT(GPO_X86_##f)
 #define A(f) GPO_BIT(GPO_ARM_##f)

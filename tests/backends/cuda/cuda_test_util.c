@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cuda/cuda_internal.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 void cuda_env_init(cuda_env *e, const char *library, const char *sysfs_root)
 {

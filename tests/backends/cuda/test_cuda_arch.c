@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "cuda/cuda_arch.h"
+#include "arch/nvidia.h"
 #include "gpuopt/gpuopt.h"
 
 #define FP64 GPUOPT_FEATURE_FP64

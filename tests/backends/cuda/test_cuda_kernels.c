@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "cuda_rt_fixture.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define NO_KERNEL_DRIVER GPO_FIXTURES_DIR "/nvidia/absent"
 #define H100 RT_H100

@@ -22,7 +22,7 @@
 
 #include "cuda/cuda_internal.h"
 #include "cuda_test_util.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define NO_KERNEL_DRIVER GPO_FIXTURES_DIR "/nvidia/absent"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "strutil.h"
+#include "util/strutil.h"
 
 void ocl_fx_init(ocl_fx *fx, const char *library)
 {

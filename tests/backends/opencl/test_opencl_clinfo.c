@@ -13,7 +13,7 @@
 
 #include "ocl_test.h"
 #include "opencl.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static cJSON *run_clinfo(void)
 {

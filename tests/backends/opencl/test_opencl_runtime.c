@@ -13,7 +13,7 @@
 
 #include "ocl_test.h"
 #include "opencl.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static ocl_fx fx;
 static gpuopt_device *dev;

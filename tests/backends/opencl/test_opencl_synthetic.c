@@ -15,7 +15,7 @@
 
 #include "ocl_test.h"
 #include "opencl.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define FIXTURE(name) GPO_OPENCL_FIXTURES "/" name
 

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "detail.h"
-#include "strutil.h"
+#include "util/detail.h"
+#include "util/strutil.h"
 
 void rocm_env_init(rocm_env *e, const char *sysfs_root, const char *hip_path)
 {

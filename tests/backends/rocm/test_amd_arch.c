@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "gpuopt/gpuopt.h"
-#include "rocm/amd_arch.h"
+#include "arch/amd.h"
 
 typedef struct expect {
     const char *gfx;

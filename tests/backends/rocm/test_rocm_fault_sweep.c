@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "detail.h"
+#include "util/detail.h"
 #include "rocm_test.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static const char *const three[] = {"mi300x", "rx7900xtx", "rx580", NULL};
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "detail.h"
+#include "util/detail.h"
 #include "rocm_test.h"
 
 static long fake_uses(int major, const char *call)

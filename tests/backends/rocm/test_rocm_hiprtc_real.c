@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "detail.h"
+#include "util/detail.h"
 #include "rocm_test.h"
 
 static gpo_hiprtc rtc;

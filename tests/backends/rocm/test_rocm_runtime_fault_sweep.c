@@ -17,10 +17,10 @@
 
 #include <cmocka.h>
 
-#include "detail.h"
+#include "util/detail.h"
 #include "rocm/rocm_runtime.h"
 #include "rocm_test.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 static const char *const devices[] = {"mi300x", NULL};
 static const gpo_runtime_ops *ops = &gpo_rocm_runtime;

@@ -5,8 +5,8 @@
  * could have been. */
 #include <string.h>
 
-#include "doctor.h"
-#include "strutil.h"
+#include "doctor/doctor.h"
+#include "util/strutil.h"
 
 /* cuInit results (names as cuGetErrorName gives them, which the backend's
  * reason quotes) and what to do about each; meanings from the CUresult

@@ -9,7 +9,7 @@
  *
  * Unknown targets are never an error: the nearest older row (by major,
  * minor, stepping) lends its facts and the answer is flagged extrapolated. */
-#include "amd_arch.h"
+#include "amd.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor.h"
-#include "strutil.h"
+#include "doctor/doctor.h"
+#include "util/strutil.h"
 
 #define AMD_VENDOR 0x1002
 #define KFD_NODES "/sys/class/kfd/kfd/topology/nodes"

@@ -43,8 +43,8 @@
 #include "config.h"
 #include "device.h"
 #include "knob.h"
-#include "log.h"
-#include "strutil.h"
+#include "util/log.h"
+#include "util/strutil.h"
 
 /* Bumped whenever this struct changes shape. */
 #define GPO_BACKEND_ABI 2

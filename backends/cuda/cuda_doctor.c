@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor.h"
-#include "strutil.h"
+#include "doctor/doctor.h"
+#include "util/strutil.h"
 
 #define NV_VENDOR 0x10de
 #define NV_GPUS "/proc/driver/nvidia/gpus"

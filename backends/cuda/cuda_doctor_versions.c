@@ -16,9 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dl.h"
-#include "doctor.h"
-#include "strutil.h"
+#include "util/dl.h"
+#include "doctor/doctor.h"
+#include "util/strutil.h"
 
 /* Minimum Linux x86_64 driver of each CUDA toolkit's GA release: CUDA
  * Toolkit Release Notes, Table 3 "CUDA Toolkit and Corresponding Driver

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dl.h"
-#include "doctor.h"
-#include "strutil.h"
+#include "util/dl.h"
+#include "doctor/doctor.h"
+#include "util/strutil.h"
 
 #define VENDORS_DIR "/etc/OpenCL/vendors"
 #define MAX_ICDS 32

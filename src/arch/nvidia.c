@@ -22,12 +22,12 @@
  *   FP8    tensor-core E4M3/E5M2, Ada and Hopper onwards [WP-AD102, WP-H100]
  *   INT8   dp4a (6.1+ [PG] "__dp4a") or int8 tensor cores (7.2, 7.5+)
  *   MATRIX_UNITS  tensor cores, Volta onwards [WP-GV100] */
-#include "cuda_arch.h"
+#include "nvidia.h"
 
 #include <string.h>
 
 #include "gpuopt/gpuopt.h"
-#include "strutil.h"
+#include "util/strutil.h"
 
 #define F_FP64 GPUOPT_FEATURE_FP64
 #define F_FP16 GPUOPT_FEATURE_FP16

@@ -1,6 +1,6 @@
 /* xoshiro256** and splitmix64, written from the published algorithms
  * (prng.di.unimi.it). */
-#include "tune/rng.h"
+#include "rng.h"
 
 /* GCC and Clang both have it; __extension__ keeps -Wpedantic quiet. */
 __extension__ typedef unsigned __int128 gpo_u128;
