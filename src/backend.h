@@ -40,20 +40,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
 #include "device.h"
 #include "knob.h"
+#include "util/fs.h"
 #include "util/log.h"
 #include "util/strutil.h"
 
 /* Bumped whenever this struct changes shape. */
 #define GPO_BACKEND_ABI 2
 
-/* What a backend may read while loading and enumerating. */
-typedef struct gpo_backend_env {
-    const gpo_config *cfg; /* fs root, library overrides, reduced precision, ... */
-    const gpo_logger *log;
-} gpo_backend_env;
+/* What a backend may read while loading and enumerating: the machine's
+ * file-system root (GPUOPT_SYSFS_ROOT), the log, and the paths the user
+ * chose for the vendor libraries the backend declared. The core owns the
+ * struct (src/backend_env.h); backends read it through these accessors
+ * only, so they never see, or depend on, the core's whole configuration. */
+typedef struct gpo_backend_env gpo_backend_env;
+
+const gpo_fs *gpo_env_fs(const gpo_backend_env *env);
+const gpo_logger *gpo_env_log(const gpo_backend_env *env);
+/* The user's path for the library `key` the backend declared in
+ * gpo_backend.libraries ("cuda"), or NULL for the backend's own default
+ * sonames. */
+const char *gpo_env_library(const gpo_backend_env *env, const char *key);
+
+/* A vendor library whose path the user may choose instead of the default
+ * soname: the environment variable (read with secure_getenv, so never in a
+ * privileged process) and the config file's "libraries" key. */
+typedef struct gpo_library_var {
+    const char *key;      /* "cuda": config file {"libraries": {"cuda": "/path"}} */
+    const char *variable; /* "GPUOPT_CUDA_LIBRARY" */
+} gpo_library_var;
+
+struct gpo_dr_run;
 
 /* Filled by load (reason, library, versions); the core adds timing. */
 typedef struct gpo_backend_report {
@@ -168,6 +186,15 @@ typedef struct gpo_backend {
 
     const gpo_knob_def *knobs; /* the knobs this backend's rules set */
     size_t n_knobs;
+
+    /* The vendor libraries whose paths the user may choose. */
+    const gpo_library_var *libraries;
+    size_t n_libraries;
+
+    /* gpuopt_doctor: adds this backend's findings (src/doctor/doctor.h) to
+     * the run, after the context has probed every backend. NULL: the core
+     * adds only the generic "backend" finding (status, reason, devices). */
+    void (*diagnose)(struct gpo_dr_run *run);
 } gpo_backend;
 
 /* The registry: every compiled-in backend, in priority order

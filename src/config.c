@@ -8,6 +8,7 @@
  * until the final log level is known, then delivered in order. */
 #include "config.h"
 
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -48,17 +49,6 @@ static const field_name field_names[F_COUNT] = {
     [F_SYSFS_ROOT] = {"GPUOPT_SYSFS_ROOT", "sysfs_root", "sysfs_root"},
     [F_CACHE_DIR] = {"GPUOPT_CACHE_DIR", "cache_dir", "cache_dir"},
     [F_REDUCED_PRECISION] = {NULL, "reduced_precision", "reduced_precision"},
-};
-
-static const struct {
-    const char *env;
-    const char *key;
-} library_names[GPO_LIB_COUNT] = {
-    [GPO_LIB_CUDA] = {"GPUOPT_CUDA_LIBRARY", "cuda"},
-    [GPO_LIB_NVRTC] = {"GPUOPT_NVRTC_LIBRARY", "nvrtc"},
-    [GPO_LIB_HIP] = {"GPUOPT_HIP_LIBRARY", "hip"},
-    [GPO_LIB_HIPRTC] = {"GPUOPT_HIPRTC_LIBRARY", "hiprtc"},
-    [GPO_LIB_OPENCL] = {"GPUOPT_OPENCL_LIBRARY", "opencl"},
 };
 
 /* Warnings held until the log level is final. */
@@ -402,6 +392,39 @@ static int json_scalar_text(const cJSON *item, char *out, size_t cap)
     return -1;
 }
 
+static gpo_library_path *find_library(gpo_config *cfg, const char *key)
+{
+    for (int i = 0; i < cfg->n_libraries; i++)
+        if (strcmp(cfg->libraries[i].key, key) == 0)
+            return &cfg->libraries[i];
+    return NULL;
+}
+
+/* The vendor libraries the backends of the list declare, paths empty. */
+static void declare_libraries(gpo_config *cfg, const struct gpo_backend *const *list, size_t nlist)
+{
+    for (size_t b = 0; b < nlist; b++)
+        for (size_t i = 0; i < list[b]->n_libraries; i++) {
+            const gpo_library_var *v = &list[b]->libraries[i];
+            if (find_library(cfg, v->key))
+                continue;
+            assert(cfg->n_libraries < GPO_MAX_LIBRARIES);
+            cfg->libraries[cfg->n_libraries].key = v->key;
+            cfg->libraries[cfg->n_libraries].variable = v->variable;
+            cfg->n_libraries++;
+        }
+}
+
+static void library_keys(const gpo_config *cfg, char *out, size_t cap)
+{
+    gpo_sbuf b;
+    gpo_sbuf_init(&b);
+    for (int i = 0; i < cfg->n_libraries; i++)
+        gpo_sbuf_appendf(&b, "%s%s", i ? ", " : "", cfg->libraries[i].key);
+    gpo_strlcpy(out, b.data && !b.failed ? b.data : "none", cap);
+    gpo_sbuf_free(&b);
+}
+
 static void file_libraries(gpo_config *cfg, const cJSON *obj, const char *path, pending *warn)
 {
     if (!cJSON_IsObject(obj)) {
@@ -412,17 +435,15 @@ static void file_libraries(gpo_config *cfg, const cJSON *obj, const char *path, 
     const cJSON *it;
     cJSON_ArrayForEach(it, obj)
     {
-        int id = -1;
-        for (int i = 0; i < GPO_LIB_COUNT; i++)
-            if (strcmp(it->string, library_names[i].key) == 0)
-                id = i;
-        if (id < 0 || !cJSON_IsString(it) || !*it->valuestring) {
-            pend(warn, "config file %s: libraries.%s ignored: accepted keys cuda, nvrtc, hip, "
-                       "hiprtc, opencl, each with a path",
-                 path, it->string);
+        gpo_library_path *lib = find_library(cfg, it->string);
+        if (!lib || !cJSON_IsString(it) || !*it->valuestring) {
+            char keys[256];
+            library_keys(cfg, keys, sizeof keys);
+            pend(warn, "config file %s: libraries.%s ignored: accepted keys %s, each with a path",
+                 path, it->string, keys);
             continue;
         }
-        gpo_strlcpy(cfg->libraries[id], it->valuestring, sizeof cfg->libraries[id]);
+        gpo_strlcpy(lib->path, it->valuestring, sizeof lib->path);
     }
 }
 
@@ -609,6 +630,7 @@ gpuopt_status gpo_config_load_with(gpo_config *cfg, const gpuopt_options *opts,
     gpo_strlcpy(cfg->device, "auto", sizeof cfg->device);
     cfg->level = 1;
     cfg->log_level = GPUOPT_LOG_WARN;
+    declare_libraries(cfg, list, nlist);
 
     uint32_t flags = opts ? opts->flags : 0;
     int use_env = !(flags & GPUOPT_OPTION_IGNORE_ENV);
@@ -639,11 +661,11 @@ gpuopt_status gpo_config_load_with(gpo_config *cfg, const gpuopt_options *opts,
                 pend(&warn, "%s=%s is not accepted (%s); keeping %s", name, v, why, kept);
             }
         }
-        for (int i = 0; i < GPO_LIB_COUNT; i++) {
+        for (int i = 0; i < cfg->n_libraries; i++) {
             /* Library paths choose code to load: never from a setuid context. */
-            const char *v = secure_getenv(library_names[i].env);
+            const char *v = secure_getenv(cfg->libraries[i].variable);
             if (v && *v)
-                gpo_strlcpy(cfg->libraries[i], v, sizeof cfg->libraries[i]);
+                gpo_strlcpy(cfg->libraries[i].path, v, sizeof cfg->libraries[i].path);
         }
         const char *knobs = getenv("GPUOPT_KNOBS");
         if (knobs && *knobs)
@@ -698,9 +720,27 @@ int gpo_config_backend_allowed(const gpo_config *cfg, const char *backend)
     return 0;
 }
 
-const char *gpo_config_library(const gpo_config *cfg, gpo_library_id id)
+const char *gpo_config_library(const gpo_config *cfg, const char *key)
 {
-    if (!cfg || (int)id < 0 || id >= GPO_LIB_COUNT || !cfg->libraries[id][0])
+    if (!cfg || !key)
         return NULL;
-    return cfg->libraries[id];
+    for (int i = 0; i < cfg->n_libraries; i++)
+        if (strcmp(cfg->libraries[i].key, key) == 0)
+            return cfg->libraries[i].path[0] ? cfg->libraries[i].path : NULL;
+    return NULL;
+}
+
+gpuopt_status gpo_config_set_library(gpo_config *cfg, const char *key, const char *path)
+{
+    gpo_library_path *lib = find_library(cfg, key);
+    if (!lib) {
+        if (cfg->n_libraries >= GPO_MAX_LIBRARIES)
+            return GPUOPT_ERR_OUT_OF_RANGE;
+        lib = &cfg->libraries[cfg->n_libraries++];
+        lib->key = key;
+        lib->variable = NULL;
+    }
+    if (gpo_strlcpy(lib->path, path ? path : "", sizeof lib->path) >= sizeof lib->path)
+        return GPUOPT_ERR_OUT_OF_RANGE;
+    return GPUOPT_OK;
 }

@@ -29,16 +29,17 @@ typedef struct gpo_knob_override {
     char *origin_text; /* "config file /x.json", "GPUOPT_KNOBS", "gpuopt_context_set_knob" */
 } gpo_knob_override;
 
-/* Vendor libraries whose path the user may override (GPUOPT_<NAME>_LIBRARY,
- * read with secure_getenv; config file "libraries": {"cuda": "..."}). */
-typedef enum gpo_library_id {
-    GPO_LIB_CUDA = 0,
-    GPO_LIB_NVRTC = 1,
-    GPO_LIB_HIP = 2,
-    GPO_LIB_HIPRTC = 3,
-    GPO_LIB_OPENCL = 4,
-    GPO_LIB_COUNT = 5
-} gpo_library_id;
+/* A vendor library whose path the user may choose: the backends declare
+ * them (gpo_backend.libraries), the configuration fills in the paths
+ * (GPUOPT_<NAME>_LIBRARY read with secure_getenv; config file
+ * "libraries": {"cuda": "..."}). */
+#define GPO_MAX_LIBRARIES 16
+
+typedef struct gpo_library_path {
+    const char *key;      /* static: "cuda", from the declaring backend */
+    const char *variable; /* static: "GPUOPT_CUDA_LIBRARY" */
+    char path[GPO_PATH_MAX]; /* "" = the backend's default sonames */
+} gpo_library_path;
 
 typedef struct gpo_config {
     /* Allowed backends in priority order. all_backends = 1 for "auto". */
@@ -62,7 +63,8 @@ typedef struct gpo_config {
     char cache_dir[GPO_PATH_MAX];   /* resolved: option/env/file, else $XDG_CACHE_HOME/gpuopt */
     gpo_fs fs;                      /* GPUOPT_SYSFS_ROOT */
 
-    char libraries[GPO_LIB_COUNT][GPO_PATH_MAX]; /* "" = the backend's default sonames */
+    gpo_library_path libraries[GPO_MAX_LIBRARIES]; /* declared by the backends of the list */
+    int n_libraries;
 
     gpo_knob_override *knobs; /* in precedence order: file, env, api */
     int n_knobs;
@@ -84,8 +86,14 @@ void gpo_config_free(gpo_config *cfg);
 /* 1 when `backend` ("cuda") may be used. */
 int gpo_config_backend_allowed(const gpo_config *cfg, const char *backend);
 
-/* The user's path for a vendor library, or NULL for the default sonames. */
-const char *gpo_config_library(const gpo_config *cfg, gpo_library_id id);
+/* The user's path for the vendor library `key` ("cuda"), or NULL for the
+ * backend's default sonames. */
+const char *gpo_config_library(const gpo_config *cfg, const char *key);
+
+/* Sets the path of library `key` (tests and tools that build a config by
+ * hand); adds the key when no backend declared it. GPUOPT_ERR_OUT_OF_RANGE
+ * when the table is full or the path too long. */
+gpuopt_status gpo_config_set_library(gpo_config *cfg, const char *key, const char *path);
 
 /* Adds or removes (value NULL) an override; replaces one of the same name
  * and source. */

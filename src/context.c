@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend_env.h"
 #include "plan.h"
 #include "util/strutil.h"
 

@@ -32,11 +32,8 @@ static gpuopt_status cpu_load(const gpo_backend_env *env, void **state, gpo_back
     cpu_state *s = calloc(1, sizeof *s);
     if (!s)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory loading the CPU backend");
-    if (env && env->cfg)
-        s->fs = env->cfg->fs;
-    else
-        gpo_fs_init(&s->fs, NULL);
-    gpuopt_status st = gpo_cpu_facts_read(&s->fs, env ? env->log : NULL, &s->facts);
+    s->fs = *gpo_env_fs(env);
+    gpuopt_status st = gpo_cpu_facts_read(&s->fs, gpo_env_log(env), &s->facts);
     if (st) {
         free(s);
         return st;

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor/doctor.h"
+#include "cuda_doctor.h"
 #include "util/strutil.h"
 
 #define NV_VENDOR 0x10de

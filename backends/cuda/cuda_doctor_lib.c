@@ -5,7 +5,7 @@
  * could have been. */
 #include <string.h>
 
-#include "doctor/doctor.h"
+#include "cuda_doctor.h"
 #include "util/strutil.h"
 
 /* cuInit results (names as cuGetErrorName gives them, which the backend's
@@ -69,7 +69,7 @@ static void check_open_failure(gpo_dr_run *run, const gpo_backend_slot *s,
                                const char *kernel_version, int hardware)
 {
     gpo_dr_report *r = run->rep;
-    const char *user = gpo_config_library(run->cfg, GPO_LIB_CUDA);
+    const char *user = gpo_dr_library(run, "cuda");
     gpo_dr_finding *f =
         gpo_dr_add(r, "cuda", "driver_library", hardware ? GPO_DR_PROBLEM : GPO_DR_INFO);
     if (user) {
@@ -101,7 +101,7 @@ static void check_open_failure(gpo_dr_run *run, const gpo_backend_slot *s,
 static void check_stub(gpo_dr_run *run, const gpo_backend_slot *s)
 {
     gpo_dr_report *r = run->rep;
-    const char *user = gpo_config_library(run->cfg, GPO_LIB_CUDA);
+    const char *user = gpo_dr_library(run, "cuda");
     gpo_dr_finding *f = gpo_dr_add(r, "cuda", "stub_library", GPO_DR_PROBLEM);
     gpo_dr_say(r, f, "the CUDA toolkit's stub libcuda was loaded instead of the driver's");
     gpo_dr_path(r, f, s->report.library[0] ? s->report.library : NULL);

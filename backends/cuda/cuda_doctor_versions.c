@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "util/dl.h"
-#include "doctor/doctor.h"
+#include "cuda_doctor.h"
 #include "util/strutil.h"
 
 /* Minimum Linux x86_64 driver of each CUDA toolkit's GA release: CUDA
@@ -99,14 +99,14 @@ static void *open_runtime(const char *override, const char *const *names, char *
     return h;
 }
 
-static void probe_nvrtc(const gpo_config *cfg, runtime_lib *rt)
+static void probe_nvrtc(const gpo_dr_run *run, runtime_lib *rt)
 {
     static const char *const names[] = {"libnvrtc.so.13",   "libnvrtc.so.12",   "libnvrtc.so.11.2",
                                         "libnvrtc.so.11.1", "libnvrtc.so.11.0", NULL};
     memset(rt, 0, sizeof *rt);
     rt->what = "NVRTC";
     rt->symbol = "nvrtcVersion";
-    void *h = open_runtime(gpo_config_library(cfg, GPO_LIB_NVRTC), names, rt->path, sizeof rt->path,
+    void *h = open_runtime(gpo_dr_library(run, "nvrtc"), names, rt->path, sizeof rt->path,
                            rt->err, sizeof rt->err);
     if (!h)
         return;
@@ -230,7 +230,7 @@ void gpo_dr_check_cuda_versions(gpo_dr_run *run, const char *kernel_version, int
     driver_side d;
     runtime_lib libs[2];
     driver_side_read(run, kernel_version, &d);
-    probe_nvrtc(run->cfg, &libs[0]);
+    probe_nvrtc(run, &libs[0]);
     probe_cudart(&libs[1]);
     int any = 0;
     for (size_t i = 0; i < 2; i++) {

@@ -317,7 +317,7 @@ gpuopt_status gpo_cuda_enumerate_driver(gpo_cuda_state *s, const gpo_backend_env
     if (r != GPO_CUDA_SUCCESS)
         return gpo_cuda_fail_call(s, GPUOPT_ERR_DRIVER, "cuda: counting devices",
                                   "cuDeviceGetCount", r);
-    gpo_log_debug(env->log, "cuda: the driver reports %d device%s", count, count == 1 ? "" : "s");
+    gpo_log_debug(gpo_env_log(env), "cuda: the driver reports %d device%s", count, count == 1 ? "" : "s");
     for (int i = 0; i < count; i++) {
         st = one_device(s, i, out);
         if (st)

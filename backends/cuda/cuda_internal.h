@@ -49,7 +49,7 @@ typedef struct gpo_cuda_state {
     char why_unusable[512]; /* the reason the library is not used */
 
     /* NVRTC, opened on the first kernel build of a runtime session. */
-    const gpo_config *cfg;
+    char nvrtc_path[GPO_PATH_MAX]; /* the user's NVRTC (GPUOPT_NVRTC_LIBRARY), "" */
     pthread_mutex_t nvrtc_lock;
     int nvrtc_tried;
     gpo_nvrtc *nvrtc;
@@ -85,9 +85,10 @@ gpuopt_status gpo_cuda_enumerate_kernel(gpo_cuda_state *s, const gpo_backend_env
                                         gpo_device_list *out);
 
 /* cuda_nvrtc.c. Every function sets the detail and returns a status. */
-/* Opens GPO_LIB_NVRTC from cfg, else the newest libnvrtc.so.* whose CUDA
- * major is not above the driver's (driver_version 13000; <= 0: any). */
-gpuopt_status gpo_nvrtc_open(const gpo_config *cfg, int driver_version, gpo_nvrtc **out);
+/* Opens `user_path` (the user's choice; NULL or "": none), else the newest
+ * libnvrtc.so.* whose CUDA major is not above the driver's (driver_version
+ * 13000; <= 0: any). */
+gpuopt_status gpo_nvrtc_open(const char *user_path, int driver_version, gpo_nvrtc **out);
 void gpo_nvrtc_close(gpo_nvrtc *nv);
 /* The target for a device of capability major.minor: "sm_XY" with *cubin 1
  * when this NVRTC knows the architecture, "compute_XY" of the newest one it

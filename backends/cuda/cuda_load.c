@@ -106,9 +106,7 @@ gpuopt_status gpo_cuda_nvrtc(gpo_cuda_state *s, const gpo_nvrtc **out)
          * a missing one stays missing. */
         s->nvrtc_tried = 1;
         gpo_detail_clear();
-        s->nvrtc_status = s->cfg ? gpo_nvrtc_open(s->cfg, s->driver_version, &s->nvrtc)
-                                 : gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                                            "cuda: NVRTC: the backend has no configuration");
+        s->nvrtc_status = gpo_nvrtc_open(s->nvrtc_path, s->driver_version, &s->nvrtc);
         gpo_strlcpy(s->nvrtc_why, gpo_detail_get(), sizeof s->nvrtc_why);
     }
     st = s->nvrtc_status;
@@ -134,7 +132,7 @@ static gpuopt_status unusable(const gpo_backend_env *env, gpo_cuda_state *s,
                               gpo_backend_report *rep, gpuopt_status status, const char *why,
                               const char *advice)
 {
-    const gpo_fs *fs = &env->cfg->fs;
+    const gpo_fs *fs = gpo_env_fs(env);
     gpo_strlcpy(s->why_unusable, why, sizeof s->why_unusable);
     if (gpo_cuda_procfs_scan(fs, s) != GPUOPT_OK) {
         gpo_snprintf(rep->reason, sizeof rep->reason, "%s", why);
@@ -198,7 +196,7 @@ static gpuopt_status init_failed(const gpo_backend_env *env, gpo_cuda_state *s,
         if (visible)
             gpo_snprintf(why + n, sizeof why - n, "; CUDA_VISIBLE_DEVICES='%s' may hide them",
                          visible);
-        else if (gpo_cuda_procfs_scan(&env->cfg->fs, s) == GPUOPT_OK)
+        else if (gpo_cuda_procfs_scan(gpo_env_fs(env), s) == GPUOPT_OK)
             gpo_snprintf(why + n, sizeof why - n,
                          "; the kernel driver lists %zu GPU%s: check that this user may open "
                          "/dev/nvidia*",
@@ -220,8 +218,8 @@ gpuopt_status gpo_cuda_load(const gpo_backend_env *env, void **state, gpo_backen
     if (!report)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cuda: load needs a report to fill");
     memset(report, 0, sizeof *report);
-    if (!state || !env || !env->cfg) {
-        gpo_strlcpy(report->reason, "cuda: load called without state, environment or config",
+    if (!state || !env) {
+        gpo_strlcpy(report->reason, "cuda: load called without state or environment",
                     sizeof report->reason);
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s", report->reason);
     }
@@ -242,10 +240,13 @@ gpuopt_status gpo_cuda_load(const gpo_backend_env *env, void **state, gpo_backen
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda: out of memory loading the backend");
     }
     s->driver_version = -1;
-    s->cfg = env->cfg;
+    {
+        const char *nvrtc = gpo_env_library(env, "nvrtc");
+        gpo_strlcpy(s->nvrtc_path, nvrtc ? nvrtc : "", sizeof s->nvrtc_path);
+    }
     pthread_mutex_init(&s->nvrtc_lock, NULL);
 
-    const char *user_path = gpo_config_library(env->cfg, GPO_LIB_CUDA);
+    const char *user_path = gpo_env_library(env, "cuda");
     const char *name = user_path ? user_path : GPO_CUDA_DEFAULT_LIBRARY;
     s->handle = gpo_dl_open(name, err, sizeof err);
     if (!s->handle) {
@@ -257,14 +258,14 @@ gpuopt_status gpo_cuda_load(const gpo_backend_env *env, void **state, gpo_backen
                          "libcuda.so.1, the NVIDIA driver's CUDA library, cannot be opened "
                          "(%s)",
                          err);
-        install_advice(&env->cfg->fs, advice, sizeof advice);
+        install_advice(gpo_env_fs(env), advice, sizeof advice);
         st = unusable(env, s, report, GPUOPT_ERR_UNAVAILABLE, why, advice);
         goto out;
     }
     gpo_dl_path(s->handle, report->library, sizeof report->library);
     if (!report->library[0])
         gpo_strlcpy(report->library, name, sizeof report->library);
-    gpo_log_debug(env->log, "cuda: opened %s", report->library);
+    gpo_log_debug(gpo_env_log(env), "cuda: opened %s", report->library);
 
     if (gpo_dl_resolve(s->handle, gpo_cuda_syms, gpo_cuda_n_syms, &s->api, missing,
                        sizeof missing) != GPUOPT_OK) {
@@ -284,7 +285,7 @@ gpuopt_status gpo_cuda_load(const gpo_backend_env *env, void **state, gpo_backen
         s->driver_version = version;
         gpo_cuda_version_text(version, report->driver_version, sizeof report->driver_version);
     }
-    gpo_cuda_procfs_version(&env->cfg->fs, s->kernel_version, sizeof s->kernel_version);
+    gpo_cuda_procfs_version(gpo_env_fs(env), s->kernel_version, sizeof s->kernel_version);
 
     gpo_cu_result ir = s->api.cuInit(0);
     if (ir != GPO_CUDA_SUCCESS) {
@@ -303,7 +304,7 @@ gpuopt_status gpo_cuda_load(const gpo_backend_env *env, void **state, gpo_backen
                      r == GPO_CUDA_SUCCESS ? "it answered " : words,
                      r == GPO_CUDA_SUCCESS ? "a version of 0" : "");
     }
-    gpo_log_debug(env->log, "cuda: driver %s initialised (%s)", report->driver_version,
+    gpo_log_debug(gpo_env_log(env), "cuda: driver %s initialised (%s)", report->driver_version,
                   report->library);
 
 out:

@@ -2,6 +2,7 @@
  * compiling CUDA C for one device, to a CUBIN for its sm_XY when this NVRTC
  * knows the architecture, else to PTX the driver compiles when it loads it.
  * Used by the runtime ops (cuda_rt_kernel.c) and directly by tests. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,21 +93,19 @@ void gpo_nvrtc_close(gpo_nvrtc *nv)
     free(nv);
 }
 
-gpuopt_status gpo_nvrtc_open(const gpo_config *cfg, int driver_version, gpo_nvrtc **out)
+gpuopt_status gpo_nvrtc_open(const char *user_path, int driver_version, gpo_nvrtc **out)
 {
     char err[1024], missing[256];
     gpuopt_status st = GPUOPT_OK;
     if (out)
         *out = NULL;
-    if (!cfg || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "cuda: opening NVRTC needs a config and an output");
+    assert(out);
     gpo_nvrtc *nv = calloc(1, sizeof *nv);
     if (!nv)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda: out of memory opening NVRTC");
     nv->n_archs = -1;
 
-    const char *user = gpo_config_library(cfg, GPO_LIB_NVRTC);
+    const char *user = user_path && *user_path ? user_path : NULL;
     nv->handle =
         user ? gpo_dl_open(user, err, sizeof err) : open_default(driver_version, err, sizeof err);
     if (!nv->handle) {

@@ -191,11 +191,11 @@ gpuopt_status gpo_cuda_enumerate_kernel(gpo_cuda_state *s, const gpo_backend_env
                                         gpo_device_list *out)
 {
     for (size_t i = 0; i < s->n_kernel_gpus; i++) {
-        gpuopt_status st = kernel_device(s, &env->cfg->fs, i, out);
+        gpuopt_status st = kernel_device(s, gpo_env_fs(env), i, out);
         if (st)
             return st;
     }
-    gpo_log_debug(env->log, "cuda: %zu GPU%s from the kernel module only", s->n_kernel_gpus,
+    gpo_log_debug(gpo_env_log(env), "cuda: %zu GPU%s from the kernel module only", s->n_kernel_gpus,
                   s->n_kernel_gpus == 1 ? "" : "s");
     return GPUOPT_OK;
 }

@@ -159,16 +159,16 @@ gpuopt_status gpo_ocl_load(const gpo_backend_env *env, void **state, gpo_backend
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl load: NULL state or report");
     *state = NULL;
     memset(report, 0, sizeof *report);
-    if (!env || !env->cfg)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl load: no configuration");
+    if (!env)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl load: no environment");
 
     gpuopt_status status = GPUOPT_OK;
     ocl_state *st = calloc(1, sizeof *st);
     if (!st)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl load: out of memory");
-    st->log = env->log;
+    st->log = gpo_env_log(env);
 
-    const char *path = gpo_config_library(env->cfg, GPO_LIB_OPENCL);
+    const char *path = gpo_env_library(env, "opencl");
     if (!path || !path[0])
         path = OCL_DEFAULT_LIBRARY;
     char err[512];
@@ -197,7 +197,7 @@ gpuopt_status gpo_ocl_load(const gpo_backend_env *env, void **state, gpo_backend
     uint64_t t0 = gpo_now_ns();
     cl_int cerr = st->api.GetPlatformIDs(0, NULL, &n);
     st->platforms_ns = gpo_now_ns() - t0;
-    gpo_log_debug(env->log, "opencl: clGetPlatformIDs took %.2f ms (%u platforms)",
+    gpo_log_debug(gpo_env_log(env), "opencl: clGetPlatformIDs took %.2f ms (%u platforms)",
                   (double)st->platforms_ns / 1e6, cerr == CL_SUCCESS ? n : 0u);
     if (cerr == CL_PLATFORM_NOT_FOUND_KHR) {
         status = fail_report(report, GPUOPT_ERR_UNAVAILABLE,

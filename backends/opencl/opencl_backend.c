@@ -1,6 +1,10 @@
 /* The OpenCL backend as the core sees it: one ops table. */
 #include "opencl.h"
 
+static const gpo_library_var ocl_libraries[] = {
+    {"opencl", "GPUOPT_OPENCL_LIBRARY"},
+};
+
 const gpo_backend gpo_backend_opencl = {
     .abi = GPO_BACKEND_ABI,
     .name = "opencl",
@@ -19,4 +23,7 @@ const gpo_backend gpo_backend_opencl = {
     .runtime = &gpo_ocl_runtime_ops,
     .knobs = gpo_ocl_knobs,
     .n_knobs = OCL_N_KNOBS,
+    .libraries = ocl_libraries,
+    .n_libraries = sizeof ocl_libraries / sizeof ocl_libraries[0],
+    .diagnose = gpo_dr_check_opencl,
 };

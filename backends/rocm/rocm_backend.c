@@ -132,8 +132,8 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm load: NULL state or report");
     *state = NULL;
     memset(rep, 0, sizeof *rep);
-    if (!env || !env->cfg)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm load: no configuration");
+    if (!env)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm load: no environment");
     int init_pid = gpo_hip_init_pid();
     if (init_pid && init_pid != (int)getpid()) {
         /* Checked before touching the runtime: in such a child HIP calls
@@ -152,10 +152,10 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
         free(st);
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "rocm load: cannot create a mutex");
     }
-    st->fs = env->cfg->fs;
+    st->fs = *gpo_env_fs(env);
     st->pid = getpid();
     {
-        const char *rtc = gpo_config_library(env->cfg, GPO_LIB_HIPRTC);
+        const char *rtc = gpo_env_library(env, "hiprtc");
         if (rtc)
             gpo_strlcpy(st->hiprtc_path, rtc, sizeof st->hiprtc_path);
     }
@@ -167,7 +167,7 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
      * the HIP runtime cannot see a GPU, and opening it costs 15 ms or more
      * (it pulls in LLVM): every machine without an AMD GPU would pay that.
      * Open it anyway when the user named a library. */
-    if (!gpo_config_library(env->cfg, GPO_LIB_HIP) && st->kfd.n == 0 &&
+    if (!gpo_env_library(env, "hip") && st->kfd.n == 0 &&
         !gpo_fs_exists(&st->fs, "/dev/kfd")) {
         gpo_snprintf(rep->reason, sizeof rep->reason,
                      "no AMD GPU driver here: /dev/kfd does not exist and the KFD topology "
@@ -180,7 +180,7 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
     }
 
     gpo_hip_failure kind =
-        gpo_hip_open(&st->hip, gpo_config_library(env->cfg, GPO_LIB_HIP), why, sizeof why);
+        gpo_hip_open(&st->hip, gpo_env_library(env, "hip"), why, sizeof why);
     gpo_strlcpy(rep->library, st->hip.library, sizeof rep->library);
     versions(st);
     gpo_strlcpy(rep->driver_version, st->driver_version, sizeof rep->driver_version);
@@ -198,7 +198,7 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
                          st->runtime_version);
         else if (st->hip.note[0])
             gpo_strlcpy(rep->reason, st->hip.note, sizeof rep->reason);
-        gpo_log_debug(env->log, "rocm: HIP %s from %s, %d device(s), KFD %zu GPU(s)",
+        gpo_log_debug(gpo_env_log(env), "rocm: HIP %s from %s, %d device(s), KFD %zu GPU(s)",
                       st->runtime_version, st->hip.library, st->hip.device_count, st->kfd.n);
         goto out;
     }
@@ -369,6 +369,11 @@ gpuopt_status gpo_rocm_hiprtc(rocm_state *st, const gpo_hiprtc **rtc)
     return GPUOPT_OK;
 }
 
+static const gpo_library_var rocm_libraries[] = {
+    {"hip", "GPUOPT_HIP_LIBRARY"},
+    {"hiprtc", "GPUOPT_HIPRTC_LIBRARY"},
+};
+
 const gpo_backend gpo_backend_rocm = {
     .abi = GPO_BACKEND_ABI,
     .name = "rocm",
@@ -386,4 +391,7 @@ const gpo_backend gpo_backend_rocm = {
     .apply_device = NULL, /* no device setting is the library's to own on ROCm */
     .knobs = gpo_rocm_knobs,
     .n_knobs = GPO_ROCM_N_KNOBS,
+    .libraries = rocm_libraries,
+    .n_libraries = sizeof rocm_libraries / sizeof rocm_libraries[0],
+    .diagnose = gpo_dr_check_rocm,
 };

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "backend_env.h"
 #include "backend.h"
 #include "config.h"
 #include "opencl.h"

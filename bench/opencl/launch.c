@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend_env.h"
 #include "backend.h"
 #include "config.h"
 #include "opencl.h"

@@ -157,9 +157,9 @@ static void link_overviews(gpo_dr_report *r)
     }
 }
 
-static void check_cpu(gpo_dr_run *run)
+const char *gpo_dr_library(const gpo_dr_run *run, const char *key)
 {
-    gpo_dr_check_backend(run, "cpu", 1);
+    return gpo_config_library(run->cfg, key);
 }
 
 GPUOPT_API gpuopt_status gpuopt_doctor(gpuopt_context *ctx, char **json)
@@ -188,10 +188,14 @@ GPUOPT_API gpuopt_status gpuopt_doctor(gpuopt_context *ctx, char **json)
     gpo_dr_user_read(run->fs, &run->user);
     gpo_dr_facts_read(run->fs, &run->facts);
 
-    gpo_dr_check_cuda(run);
-    gpo_dr_check_rocm(run);
-    gpo_dr_check_opencl(run);
-    check_cpu(run);
+    /* Each backend's block, in the registry's order; a backend without
+     * checks of its own gets the generic one (status, reason, devices). */
+    for (size_t i = 0; i < ctx->n_backends; i++) {
+        if (ctx->list[i]->diagnose)
+            ctx->list[i]->diagnose(run);
+        else
+            gpo_dr_check_backend(run, ctx->list[i]->name, 1);
+    }
     link_overviews(&rep);
     if (rep.failed) {
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory while diagnosing");

@@ -208,19 +208,9 @@ gpuopt_status gpo_dr_to_json(const gpo_dr_run *run, char **json);
  * into a problem. */
 void gpo_dr_check_backend(gpo_dr_run *run, const char *backend, int hardware);
 
-/* The vendor blocks. */
-void gpo_dr_check_cuda(gpo_dr_run *run);
-void gpo_dr_check_rocm(gpo_dr_run *run);
-void gpo_dr_check_opencl(gpo_dr_run *run);
+/* The user's path for vendor library `key` ("cuda"), or NULL. */
+const char *gpo_dr_library(const gpo_dr_run *run, const char *key);
 
-/* doctor_cuda_lib.c: libcuda found, not the stub, cuInit's answer.
- * `nodes_blocked`: a device node is missing or denied (the likely cause of
- * CUDA_ERROR_NO_DEVICE). */
-void gpo_dr_cuda_library(gpo_dr_run *run, const char *kernel_version, int hardware,
-                         int nodes_blocked);
-
-/* doctor_cuda_versions.c: the driver against the CUDA runtime it must serve. */
-void gpo_dr_check_cuda_versions(gpo_dr_run *run, const char *kernel_version, int hardware);
 
 /* A readable getenv for the doctor: NULL when unset. The variables the
  * doctor looks at (visibility, loader paths, container toolkits) are the

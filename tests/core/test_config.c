@@ -58,7 +58,7 @@ static void defaults_apply_when_nothing_is_set(void **state)
     assert_int_equal(cfg.reduced_precision, 0);
     assert_false(gpo_fs_is_recorded(&cfg.fs));
     assert_int_equal(log.count, 0);
-    assert_null(gpo_config_library(&cfg, GPO_LIB_CUDA));
+    assert_null(gpo_config_library(&cfg, "cuda"));
     gpo_config_free(&cfg);
 }
 
@@ -145,7 +145,7 @@ static void config_file_values_are_checked_one_by_one(void **state)
     assert_int_equal(cfg.level, 1);
     assert_string_equal(cfg.device, "syncpu:0");
     assert_int_equal(cfg.reduced_precision, 1);
-    assert_string_equal(gpo_config_library(&cfg, GPO_LIB_CUDA), "/opt/libcuda.so.1");
+    assert_string_equal(gpo_config_library(&cfg, "cuda"), "/opt/libcuda.so.1");
     assert_string_equal(cfg.config_path, path);
     gpo_config_free(&cfg);
 }
@@ -263,10 +263,10 @@ static void library_paths_and_sysfs_root_come_from_the_environment(void **state)
     log_capture log = {0};
     gpuopt_options o = opts(GPUOPT_OPTION_IGNORE_CONFIG_FILE);
     assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
-    assert_string_equal(gpo_config_library(&cfg, GPO_LIB_CUDA), "/tmp/fake/libcuda.so.1");
-    assert_null(gpo_config_library(&cfg, GPO_LIB_OPENCL));
-    assert_null(gpo_config_library(&cfg, (gpo_library_id)99));
-    assert_null(gpo_config_library(NULL, GPO_LIB_CUDA));
+    assert_string_equal(gpo_config_library(&cfg, "cuda"), "/tmp/fake/libcuda.so.1");
+    assert_null(gpo_config_library(&cfg, "opencl"));
+    assert_null(gpo_config_library(&cfg, "no-such-library"));
+    assert_null(gpo_config_library(NULL, "cuda"));
     assert_string_equal(cfg.fs.root, "/recorded/tree");
     assert_string_equal(cfg.cache_dir, "/var/cache/x");
     gpo_config_free(&cfg);

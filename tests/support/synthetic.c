@@ -94,7 +94,7 @@ TIER_FN(0)
 TIER_FN(1)
 TIER_FN(2)
 
-#define SYN_BACKEND(var, nm, native, loadfn)                                                       \
+#define SYN_BACKEND(var, nm, native, loadfn, libs)                                                     \
     const gpo_backend var = {.abi = GPO_BACKEND_ABI,                                               \
                              .name = nm,                                                           \
                              .description = "synthetic",                                           \
@@ -107,11 +107,20 @@ TIER_FN(2)
                              .tier1 = tier1,                                                       \
                              .tier2 = tier2,                                                       \
                              .knobs = syn_knobs,                                                   \
-                             .n_knobs = sizeof syn_knobs / sizeof syn_knobs[0]}
+                             .n_knobs = sizeof syn_knobs / sizeof syn_knobs[0],             \
+                             .libraries = libs,                                             \
+                             .n_libraries = libs[0].key ? sizeof libs / sizeof libs[0] : 0}
 
-SYN_BACKEND(syn_backend_cuda, "syncuda", 1, load_cuda);
-SYN_BACKEND(syn_backend_ocl, "synocl", 0, load_ocl);
-SYN_BACKEND(syn_backend_cpu, "syncpu", 0, load_cpu);
+/* The library variables the configuration tests use, declared the way the
+ * real CUDA and OpenCL backends declare them. */
+static const gpo_library_var gpu_libs[] = {{"cuda", "GPUOPT_CUDA_LIBRARY"},
+                                           {"nvrtc", "GPUOPT_NVRTC_LIBRARY"}};
+static const gpo_library_var ocl_libs[] = {{"opencl", "GPUOPT_OPENCL_LIBRARY"}};
+static const gpo_library_var no_libs[1] = {{NULL, NULL}};
+
+SYN_BACKEND(syn_backend_cuda, "syncuda", 1, load_cuda, gpu_libs);
+SYN_BACKEND(syn_backend_ocl, "synocl", 0, load_ocl, ocl_libs);
+SYN_BACKEND(syn_backend_cpu, "syncpu", 0, load_cpu, no_libs);
 
 const gpo_backend *const syn_list[3] = {&syn_backend_cuda, &syn_backend_ocl, &syn_backend_cpu};
 

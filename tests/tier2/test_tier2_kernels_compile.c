@@ -34,12 +34,8 @@ static int nvrtc_knows(const gpo_nvrtc *nv, int arch)
 static void the_cuda_kernels_compile_with_nvrtc(void **state)
 {
     (void)state;
-    gpo_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    gpo_strlcpy(cfg.libraries[GPO_LIB_NVRTC], GPO_NVRTC_TEST_LIBRARY,
-                sizeof cfg.libraries[GPO_LIB_NVRTC]);
     gpo_nvrtc *nv = NULL;
-    if (gpo_nvrtc_open(&cfg, 0, &nv) != GPUOPT_OK) {
+    if (gpo_nvrtc_open(GPO_NVRTC_TEST_LIBRARY, 0, &nv) != GPUOPT_OK) {
         print_message("skipped: no NVRTC here: %s\n", gpo_detail_get());
         skip();
     }

@@ -15,7 +15,7 @@ void cuda_env_init(cuda_env *e, const char *library, const char *sysfs_root)
     memset(e, 0, sizeof *e);
     gpo_fs_init(&e->cfg.fs, sysfs_root);
     if (library)
-        gpo_strlcpy(e->cfg.libraries[GPO_LIB_CUDA], library, sizeof e->cfg.libraries[0]);
+        gpo_config_set_library(&e->cfg, "cuda", library);
     e->log.level = GPUOPT_LOG_OFF;
     e->env.cfg = &e->cfg;
     e->env.log = &e->log;
@@ -23,8 +23,7 @@ void cuda_env_init(cuda_env *e, const char *library, const char *sysfs_root)
 
 void cuda_env_set_nvrtc(cuda_env *e, const char *library)
 {
-    gpo_strlcpy(e->cfg.libraries[GPO_LIB_NVRTC], library ? library : "",
-                sizeof e->cfg.libraries[0]);
+    gpo_config_set_library(&e->cfg, "nvrtc", library ? library : "");
 }
 
 int fake_cuda_open(fake_cuda *f, const char *path)

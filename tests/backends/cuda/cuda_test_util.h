@@ -4,6 +4,7 @@
 #ifndef GPO_CUDA_TEST_UTIL_H
 #define GPO_CUDA_TEST_UTIL_H
 
+#include "backend_env.h"
 #include "backend.h"
 
 /* A gpo_backend_env over a zeroed gpo_config: fs root `sysfs_root` (NULL:

@@ -147,8 +147,7 @@ static void real_modules_load_into_the_double_and_the_launch_needs_a_gpu(void **
     void *st = NULL;
     const gpo_runtime_ops *ops = gpo_backend_cuda.runtime;
     cuda_env_init(&e, FAKE_CUDA_FULL, NO_KERNEL_DRIVER);
-    gpo_strlcpy(e.cfg.libraries[GPO_LIB_NVRTC], cfg.libraries[GPO_LIB_NVRTC],
-                sizeof e.cfg.libraries[0]);
+    gpo_config_set_library(&e.cfg, "nvrtc", gpo_config_library(&cfg, "nvrtc"));
     fake_cuda_configure(&full, fake_devices("h100-sxm5.json", "future-cc13.json", NULL), NULL,
                         NULL);
     assert_int_equal(gpo_backend_cuda.load(&e.env, &st, &rep), GPUOPT_OK);
@@ -207,8 +206,8 @@ int main(void)
     const char *lib = GPO_NVRTC_TEST_LIBRARY;
     memset(&cfg, 0, sizeof cfg);
     if (lib[0])
-        gpo_strlcpy(cfg.libraries[GPO_LIB_NVRTC], lib, sizeof cfg.libraries[0]);
-    if (gpo_nvrtc_open(&cfg, 0, &nv) != GPUOPT_OK) {
+        gpo_config_set_library(&cfg, "nvrtc", lib);
+    if (gpo_nvrtc_open(gpo_config_library(&cfg, "nvrtc"), 0, &nv) != GPUOPT_OK) {
         printf("skipped: no NVRTC to compile with here: %s\n", gpo_detail_get());
         return 77; /* CTest: SKIP_RETURN_CODE */
     }

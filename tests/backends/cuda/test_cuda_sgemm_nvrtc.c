@@ -124,8 +124,7 @@ static void the_example_loads_into_the_double_and_needs_a_gpu_to_run(void **stat
     double ns = 0.0;
 
     cuda_env_init(&e, FAKE_CUDA_FULL, NO_KERNEL_DRIVER);
-    gpo_strlcpy(e.cfg.libraries[GPO_LIB_NVRTC], cfg.libraries[GPO_LIB_NVRTC],
-                sizeof e.cfg.libraries[0]);
+    gpo_config_set_library(&e.cfg, "nvrtc", gpo_config_library(&cfg, "nvrtc"));
     fake_cuda_configure(&full, fake_devices("a100-sxm4-40gb.json", NULL), NULL, NULL);
     assert_int_equal(gpo_backend_cuda.load(&e.env, &st, &rep), GPUOPT_OK);
     memset(&route, 0, sizeof route);
@@ -178,8 +177,8 @@ int main(void)
     const char *lib = GPO_NVRTC_TEST_LIBRARY;
     memset(&cfg, 0, sizeof cfg);
     if (lib[0])
-        gpo_strlcpy(cfg.libraries[GPO_LIB_NVRTC], lib, sizeof cfg.libraries[0]);
-    if (gpo_nvrtc_open(&cfg, 0, &nv) != GPUOPT_OK) {
+        gpo_config_set_library(&cfg, "nvrtc", lib);
+    if (gpo_nvrtc_open(gpo_config_library(&cfg, "nvrtc"), 0, &nv) != GPUOPT_OK) {
         printf("skipped: no NVRTC to compile the SGEMM example with here: %s\n", gpo_detail_get());
         return 77; /* CTest: SKIP_RETURN_CODE */
     }

@@ -18,8 +18,7 @@ void ocl_fx_init(ocl_fx *fx, const char *library)
     gpo_fs_init(&fx->cfg->fs, NULL);
     fx->cfg->level = 1;
     if (library)
-        gpo_strlcpy(fx->cfg->libraries[GPO_LIB_OPENCL], library,
-                    sizeof fx->cfg->libraries[GPO_LIB_OPENCL]);
+        gpo_config_set_library(fx->cfg, "opencl", library);
     fx->log.level = getenv("GPO_TEST_DEBUG") ? GPUOPT_LOG_DEBUG : GPUOPT_LOG_ERROR;
     fx->env.cfg = fx->cfg;
     fx->env.log = &fx->log;

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 
+#include "backend_env.h"
 #include "backend.h"
 #include "config.h"
 #include "device.h"

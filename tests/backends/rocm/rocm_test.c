@@ -14,7 +14,7 @@ void rocm_env_init(rocm_env *e, const char *sysfs_root, const char *hip_path)
     memset(e, 0, sizeof *e);
     gpo_fs_init(&e->cfg.fs, sysfs_root ? sysfs_root : GPO_BUILD_DIR "/no-such-sysfs-root");
     if (hip_path)
-        gpo_strlcpy(e->cfg.libraries[GPO_LIB_HIP], hip_path, sizeof e->cfg.libraries[0]);
+        gpo_config_set_library(&e->cfg, "hip", hip_path);
     e->log.level = GPUOPT_LOG_OFF;
     e->env.cfg = &e->cfg;
     e->env.log = &e->log;
@@ -152,9 +152,9 @@ int rocm_has_note(const gpuopt_device *dev, const char *text)
 
 void rocm_env_set_hiprtc(rocm_env *e, const char *path)
 {
-    e->cfg.libraries[GPO_LIB_HIPRTC][0] = '\0';
+    gpo_config_set_library(&e->cfg, "hiprtc", "");
     if (path)
-        gpo_strlcpy(e->cfg.libraries[GPO_LIB_HIPRTC], path, sizeof e->cfg.libraries[0]);
+        gpo_config_set_library(&e->cfg, "hiprtc", path);
 }
 
 const char *fake_hiprtc_lib(int major)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend_env.h"
 #include "backend.h"
 #include "rocm/rocm_internal.h"
 
