@@ -9,7 +9,7 @@
       names). The static library defines no global symbol outside the
       gpuopt_ / gpo_ name spaces, so it cannot collide with a user's names.
 
-  check_library.py symbols  --shared LIB.so --header gpuopt.h
+  check_library.py symbols  --shared LIB.so --header gpuopt.h [--header tune.h]
                             --symbols symbols-in-versions --version X.Y.Z
       The symbols file lists every public name of the header with the
       release that introduced it, nothing the header lacks (unless marked
@@ -123,10 +123,13 @@ def version_tuple(v):
 
 
 def check_symbols(args):
-    with open(args.header, encoding="utf-8") as f:
-        code = strip_comments(f.read())
-    guard = re.search(r"#ifndef (\w+)\s*\n\s*#define \1\b", code).group(1)
-    names = set(re.findall(r"\b(?:gpuopt|GPUOPT)_\w+\b", code)) - {guard}
+    code, guards = "", set()
+    for header in args.header:
+        with open(header, encoding="utf-8") as f:
+            text = strip_comments(f.read())
+        guards.add(re.search(r"#ifndef (\w+)\s*\n\s*#define \1\b", text).group(1))
+        code += text
+    names = set(re.findall(r"\b(?:gpuopt|GPUOPT)_\w+\b", code)) - guards
     functions = set(re.findall(r"GPUOPT_API\b[^;{]*?\b(gpuopt_\w+)\s*\(", code))
 
     listed, removed = {}, set()
@@ -153,7 +156,7 @@ def check_symbols(args):
                 removed.add(name)
 
     for name in sorted(names - set(listed)):
-        problem(f"{name} is in {os.path.basename(args.header)} but not in {args.symbols}: "
+        problem(f"{name} is in the public headers but not in {args.symbols}: "
                 f"add '{name} {args.version}'")
     for name in sorted(set(listed) - names - removed):
         problem(f"{name} is in {args.symbols} but not in the header: a public name never "
@@ -179,7 +182,7 @@ def main():
     ap.add_argument("mode", choices=("exports", "symbols"))
     ap.add_argument("--shared", required=True)
     ap.add_argument("--static")
-    ap.add_argument("--header")
+    ap.add_argument("--header", action="append", help="a public header (repeatable)")
     ap.add_argument("--symbols")
     ap.add_argument("--version")
     args = ap.parse_args()

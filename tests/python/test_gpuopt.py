@@ -2,7 +2,7 @@
 
 Run by CTest with Debian's /usr/bin/python3, GPUOPT_LIBRARY naming the
 built libgpuopt.so, PYTHONPATH the binding, and GPUOPT_TEST_HEADER the
-public header the binding must mirror. Standard library only.
+public headers the binding must mirror (separated by os.pathsep). Standard library only.
 """
 
 import ctypes
@@ -20,8 +20,12 @@ HEADER = os.environ.get("GPUOPT_TEST_HEADER", "")
 
 
 def read_header():
-    with open(HEADER, encoding="utf-8") as f:
-        text = f.read()
+    # GPUOPT_TEST_HEADER lists the public headers (gpuopt.h, tune.h),
+    # separated by os.pathsep.
+    text = ""
+    for path in HEADER.split(os.pathsep):
+        with open(path, encoding="utf-8") as f:
+            text += f.read()
     # Comments hold example code ("gpuopt_select(ctx, ...)"): drop them.
     return re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
 

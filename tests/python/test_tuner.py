@@ -18,8 +18,10 @@ HEADER = os.environ.get("GPUOPT_TEST_HEADER", "")
 class Mirror(unittest.TestCase):
     @unittest.skipUnless(HEADER, "GPUOPT_TEST_HEADER not set")
     def test_candidate_mirror_has_the_headers_fields_and_size(self):
-        with open(HEADER, encoding="utf-8") as f:
-            text = re.sub(r"/\*.*?\*/", " ", f.read(), flags=re.S)
+        text = ""
+        for path in HEADER.split(os.pathsep):
+            with open(path, encoding="utf-8") as f:
+                text += re.sub(r"/\*.*?\*/", " ", f.read(), flags=re.S)
         body = re.search(r"typedef struct gpuopt_candidate \{(.*?)\} gpuopt_candidate;", text,
                          re.S).group(1)
         want = [re.search(r"(\w+)\s*$", " ".join(d.split())).group(1)
