@@ -1,0 +1,88 @@
+/* The runtime-object registry: see objects.h for why a handle is looked up
+ * by address and never read. */
+#include "rt/objects.h"
+
+#include <assert.h>
+
+void gpo_rt_objects_init(gpo_rt_objects *r)
+{
+    for (int k = 0; k < GPO_RT_KINDS; k++) {
+        r->heads[k].prev = r->heads[k].next = &r->heads[k];
+        r->heads[k].kind = k;
+    }
+    pthread_mutex_init(&r->lock, NULL);
+}
+
+void gpo_rt_objects_destroy(gpo_rt_objects *r)
+{
+    for (int k = 0; k < GPO_RT_KINDS; k++)
+        assert(r->heads[k].next == &r->heads[k]);
+    pthread_mutex_destroy(&r->lock);
+}
+
+void gpo_rt_objects_add(gpo_rt_objects *r, gpo_rt_obj *o, gpo_rt_kind kind)
+{
+    assert(kind >= 0 && kind < GPO_RT_KINDS);
+    pthread_mutex_lock(&r->lock);
+    gpo_rt_obj *head = &r->heads[kind];
+    o->kind = kind;
+    o->prev = head;
+    o->next = head->next;
+    head->next->prev = o;
+    head->next = o;
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void unlink_obj(gpo_rt_obj *o)
+{
+    o->prev->next = o->next;
+    o->next->prev = o->prev;
+    o->prev = o->next = NULL;
+    o->kind = -1;
+}
+
+void gpo_rt_objects_remove(gpo_rt_objects *r, gpo_rt_obj *o)
+{
+    pthread_mutex_lock(&r->lock);
+    assert(o->kind >= 0 && o->prev && o->next);
+    unlink_obj(o);
+    pthread_mutex_unlock(&r->lock);
+}
+
+int gpo_rt_objects_owns(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind)
+{
+    int found = 0;
+    if (!r || !handle || kind < 0 || kind >= GPO_RT_KINDS)
+        return 0;
+    pthread_mutex_lock(&r->lock);
+    for (const gpo_rt_obj *o = r->heads[kind].next; o != &r->heads[kind]; o = o->next)
+        if ((const void *)o == handle) {
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&r->lock);
+    return found;
+}
+
+gpo_rt_obj *gpo_rt_objects_pop(gpo_rt_objects *r, gpo_rt_kind kind)
+{
+    assert(kind >= 0 && kind < GPO_RT_KINDS);
+    pthread_mutex_lock(&r->lock);
+    gpo_rt_obj *o = r->heads[kind].next;
+    if (o == &r->heads[kind])
+        o = NULL;
+    else
+        unlink_obj(o);
+    pthread_mutex_unlock(&r->lock);
+    return o;
+}
+
+size_t gpo_rt_objects_count(gpo_rt_objects *r, gpo_rt_kind kind)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&r->lock);
+    for (const gpo_rt_obj *o = r->heads[kind].next; o != &r->heads[kind]; o = o->next)
+        n++;
+    pthread_mutex_unlock(&r->lock);
+    return n;
+}

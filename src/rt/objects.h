@@ -1,0 +1,65 @@
+/* The one registry of runtime objects (buffers, programs, kernels, pinned
+ * host blocks) for every backend with runtime ops (src/backend.h).
+ *
+ * The core hands a backend's runtime its own handles back; a caller's bug
+ * can hand back one that was freed, or one of another session. A runtime
+ * must refuse such a handle *without reading it*, because reading it is
+ * exactly the use-after-free the check exists to prevent. So a handle is
+ * never dereferenced to validate it: gpo_rt_objects_owns compares addresses
+ * against the session's live objects, as the Khronos ICD loader validates
+ * handles once in its dispatch layer rather than trusting a field inside
+ * the object.
+ *
+ * Objects are intrusive: a backend's object struct starts with a
+ * gpo_rt_obj, so registering allocates nothing and cannot fail. A session
+ * holds a handful of objects at a time (tier 2 and the tuner create a few
+ * per candidate), so the walk is short. The registry has its own lock:
+ * OpenCL builds programs on a second thread while launches run
+ * (gpo_runtime_ops.builds_alongside_launches). */
+#ifndef GPO_RT_OBJECTS_H
+#define GPO_RT_OBJECTS_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum gpo_rt_kind {
+    GPO_RT_BUFFER = 0,
+    GPO_RT_PROGRAM = 1,
+    GPO_RT_KERNEL = 2,
+    GPO_RT_PINNED = 3,
+    GPO_RT_KINDS = 4
+} gpo_rt_kind;
+
+/* The first member of every registered backend object. */
+typedef struct gpo_rt_obj {
+    struct gpo_rt_obj *prev, *next;
+    int32_t kind; /* gpo_rt_kind while registered, -1 once removed */
+} gpo_rt_obj;
+
+typedef struct gpo_rt_objects {
+    gpo_rt_obj heads[GPO_RT_KINDS]; /* sentinels of circular lists */
+    pthread_mutex_t lock;
+} gpo_rt_objects;
+
+void gpo_rt_objects_init(gpo_rt_objects *r);
+/* Every object must have been removed first (close() pops them). */
+void gpo_rt_objects_destroy(gpo_rt_objects *r);
+
+void gpo_rt_objects_add(gpo_rt_objects *r, gpo_rt_obj *o, gpo_rt_kind kind);
+/* Unregisters `o`, which must be registered here. */
+void gpo_rt_objects_remove(gpo_rt_objects *r, gpo_rt_obj *o);
+
+/* 1 when `handle` is a live object of `kind` in this registry; 0 for NULL,
+ * a freed handle, another session's, or another kind. Never reads
+ * *handle. */
+int gpo_rt_objects_owns(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind);
+
+/* Removes and returns one object of `kind`, or NULL when none is left:
+ * a session's close() releases what the caller did not. */
+gpo_rt_obj *gpo_rt_objects_pop(gpo_rt_objects *r, gpo_rt_kind kind);
+
+/* Live objects of `kind` (tests count leaks with it). */
+size_t gpo_rt_objects_count(gpo_rt_objects *r, gpo_rt_kind kind);
+
+#endif
