@@ -48,7 +48,7 @@ static void a_freed_handle_is_refused_without_being_read(void **state)
     gpo_rt_objects_remove(&r, &gone->obj);
     /* The address as a caller would keep it (an integer, so the compiler
      * does not flag the deliberate use of a stale pointer). */
-    uintptr_t stale = (uintptr_t)gone;
+    volatile uintptr_t stale = (uintptr_t)gone;
     free(gone);
     /* ASan would stop here if owns() looked inside the freed block. */
     assert_false(gpo_rt_objects_owns(&r, (const void *)stale, GPO_RT_PROGRAM));
