@@ -421,6 +421,20 @@ static void check_container(gpo_dr_run *run, int nodes_present, int host_gpu)
     gpo_dr_evidence(r, f, "container: %s", where);
 }
 
+typedef struct visible_arg {
+    int n_devices;
+    const char *const *uuids;
+    size_t n_uuids;
+} visible_arg;
+
+static void parse_visible(const char *variable, const char *value, void *arg,
+                          gpo_dr_visible *out)
+{
+    const visible_arg *a = arg;
+    (void)variable;
+    gpo_dr_visible_parse(value, a->n_devices, a->uuids, a->n_uuids, out);
+}
+
 void gpo_dr_check_cuda(gpo_dr_run *run)
 {
     nv_kernel *k = calloc(1, sizeof *k);
@@ -446,8 +460,8 @@ void gpo_dr_check_cuda(gpo_dr_run *run)
     gpo_dr_check_cuda_versions(run, k->version, hardware);
     static const char *const vars[] = {"CUDA_VISIBLE_DEVICES"};
     int n_devices = k->n_gpus ? k->n_gpus : on_pci ? on_pci : -1;
-    gpo_dr_check_visible(run->rep, "cuda", vars, 1, n_devices, k->uuid_ptrs, (size_t)k->n_uuids,
-                         hardware);
+    visible_arg va = {n_devices, k->uuid_ptrs, (size_t)k->n_uuids};
+    gpo_dr_check_visible(run->rep, "cuda", vars, 1, parse_visible, &va, n_devices, hardware);
     check_container(run, present, on_pci > 0 || k->module);
     free(k);
 }

@@ -315,6 +315,20 @@ static void check_container(gpo_dr_run *run, int kfd_present, int host_gpu)
     gpo_dr_evidence(r, f, "container: %s", run->facts.container);
 }
 
+typedef struct visible_arg {
+    int n_devices;
+    const char *const *uuids;
+    size_t n_uuids;
+} visible_arg;
+
+static void parse_visible(const char *variable, const char *value, void *arg,
+                          gpo_dr_visible *out)
+{
+    const visible_arg *a = arg;
+    (void)variable;
+    gpo_dr_visible_parse(value, a->n_devices, a->uuids, a->n_uuids, out);
+}
+
 void gpo_dr_check_rocm(gpo_dr_run *run)
 {
     amd_kernel *k = calloc(1, sizeof *k);
@@ -343,8 +357,9 @@ void gpo_dr_check_rocm(gpo_dr_run *run)
     /* HIP honours CUDA_VISIBLE_DEVICES too (HIP environment variables); it
      * only matters here on a machine with AMD GPUs. */
     int n_devices = k->n_gpus ? k->n_gpus : on_pci ? on_pci : -1;
-    gpo_dr_check_visible(run->rep, "rocm", vars, hardware ? 4 : 3, n_devices, k->uuid_ptrs,
-                         (size_t)k->n_uuids, hardware);
+    visible_arg va = {n_devices, (const char *const *)k->uuid_ptrs, (size_t)k->n_uuids};
+    gpo_dr_check_visible(run->rep, "rocm", vars, hardware ? 4 : 3, parse_visible, &va, n_devices,
+                         hardware);
     check_container(run, kfd_node, on_pci > 0 || k->amdgpu);
     free(k);
 }

@@ -173,9 +173,18 @@ typedef struct gpo_dr_visible {
 void gpo_dr_visible_parse(const char *text, int n_devices, const char *const *uuids, size_t n_uuids,
                           gpo_dr_visible *out);
 
-/* Adds a "visible_devices" finding per variable of `vars` that is set. */
+/* A backend's own reading of one visibility variable: what its driver
+ * makes of `value` (the backend's one visibility parser, the same that
+ * enumerate uses, so the doctor never tells the user something the backend
+ * does not do). `arg` is the backend's (its known devices). */
+typedef void (*gpo_dr_visible_fn)(const char *variable, const char *value, void *arg,
+                                  gpo_dr_visible *out);
+
+/* Adds a "visible_devices" finding per variable of `vars` that is set, as
+ * `parse` reads it; `n_devices` is how many GPUs the kernel lists (-1
+ * unknown). */
 void gpo_dr_check_visible(gpo_dr_report *r, const char *backend, const char *const *vars,
-                          size_t n_vars, int n_devices, const char *const *uuids, size_t n_uuids,
+                          size_t n_vars, gpo_dr_visible_fn parse, void *arg, int n_devices,
                           int vendor_present);
 
 /* ---- One pass of the doctor ------------------------------------------------- */

@@ -93,7 +93,7 @@ void gpo_dr_visible_parse(const char *text, int n_devices, const char *const *uu
 }
 
 void gpo_dr_check_visible(gpo_dr_report *r, const char *backend, const char *const *vars,
-                          size_t n_vars, int n_devices, const char *const *uuids, size_t n_uuids,
+                          size_t n_vars, gpo_dr_visible_fn parse, void *arg, int n_devices,
                           int vendor_present)
 {
     int any = 0;
@@ -103,7 +103,7 @@ void gpo_dr_check_visible(gpo_dr_report *r, const char *backend, const char *con
             continue;
         any = 1;
         gpo_dr_visible v;
-        gpo_dr_visible_parse(value, n_devices, uuids, n_uuids, &v);
+        parse(vars[i], value, arg, &v);
         gpo_dr_finding *f;
         if (v.valid == 0) {
             f = gpo_dr_add(r, backend, "visible_devices",

@@ -349,6 +349,14 @@ static void report_builder_accepts_a_null_finding_and_frees_everything(void **st
     gpo_dr_report_free(NULL);
 }
 
+/* The CUDA rule over one GPU and no UUIDs, as a backend's parser. */
+static void parse_one_gpu(const char *variable, const char *value, void *arg, gpo_dr_visible *out)
+{
+    (void)variable;
+    (void)arg;
+    gpo_dr_visible_parse(value, 1, NULL, 0, out);
+}
+
 static void visibility_check_adds_one_finding_per_variable_set(void **state)
 {
     (void)state;
@@ -357,12 +365,12 @@ static void visibility_check_adds_one_finding_per_variable_set(void **state)
     memset(&r, 0, sizeof r);
     unsetenv("GPUOPT_TEST_VIS_A");
     unsetenv("GPUOPT_TEST_VIS_B");
-    gpo_dr_check_visible(&r, "rocm", vars, 2, 1, NULL, 0, 1);
+    gpo_dr_check_visible(&r, "rocm", vars, 2, parse_one_gpu, NULL, 1, 1);
     assert_int_equal(r.n, 1);
     assert_int_equal(r.items[0].status, GPO_DR_OK);
     setenv("GPUOPT_TEST_VIS_A", "", 1);
     setenv("GPUOPT_TEST_VIS_B", "0", 1);
-    gpo_dr_check_visible(&r, "rocm", vars, 2, 1, NULL, 0, 0);
+    gpo_dr_check_visible(&r, "rocm", vars, 2, parse_one_gpu, NULL, 1, 0);
     assert_int_equal(r.n, 3);
     assert_int_equal(r.items[1].status, GPO_DR_WARNING); /* hides all, but no such GPU here */
     assert_int_equal(r.items[2].status, GPO_DR_INFO);
