@@ -47,10 +47,6 @@ gpuopt_status gpo_ctx_probe_all(struct gpuopt_context *ctx);
  * belongs to a parent process. */
 gpuopt_status gpo_ctx_check_fork(struct gpuopt_context *ctx);
 
-/* With the lock held: resolves a policy (NULL: the configured one). */
-gpuopt_status gpo_ctx_select(struct gpuopt_context *ctx, const char *policy,
-                             gpuopt_device **out);
-
 /* Slot index of a backend by name, or -1. */
 int gpo_ctx_slot_of(const struct gpuopt_context *ctx, const char *name);
 

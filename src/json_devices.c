@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "select.h"
 #include "util/strutil.h"
 
 static const char *const status_words[] = {"not probed", "available", "unavailable", "error",

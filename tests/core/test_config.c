@@ -41,7 +41,7 @@ static gpuopt_options opts(uint32_t flags)
 static gpuopt_status load(gpo_config *cfg, const gpuopt_options *o, log_capture *log)
 {
     gpo_logger l = {GPUOPT_LOG_WARN, capture_log, log};
-    return gpo_config_load_with(cfg, o, &l, syn_list, 3);
+    return gpo_config_load(cfg, o, &l, syn_list, 3);
 }
 
 static void defaults_apply_when_nothing_is_set(void **state)
