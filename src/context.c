@@ -7,6 +7,7 @@
  * pthread_once when the first context is created. */
 #include "context.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,7 +37,7 @@ gpuopt_status gpo_ctx_check_fork(struct gpuopt_context *ctx)
     if (ctx->fork_generation == fork_generation)
         return GPUOPT_OK;
     for (size_t i = 0; i < ctx->n_probed; i++) {
-        const gpo_backend_slot *s = &ctx->slots[i];
+        const gpo_ctx_slot *s = &ctx->slots[i];
         if (s->ops->fork_sensitive && s->state)
             return gpo_fail(GPUOPT_ERR_FORKED,
                             "this context was created in process %d and the %s backend's "
@@ -178,6 +179,14 @@ GPUOPT_API gpuopt_status gpuopt_context_set_knob(gpuopt_context *ctx, const char
 
 /* ---- probing --------------------------------------------------------------------- */
 
+const char *gpo_ctx_status_word(int32_t status)
+{
+    static const char *const words[] = {"not probed", "available", "unavailable", "error",
+                                        "disabled"};
+    assert(status >= 0 && (size_t)status < sizeof words / sizeof words[0]);
+    return words[status];
+}
+
 int gpo_ctx_slot_of(const struct gpuopt_context *ctx, const char *name)
 {
     for (size_t i = 0; i < ctx->n_backends; i++)
@@ -189,7 +198,7 @@ int gpo_ctx_slot_of(const struct gpuopt_context *ctx, const char *name)
 /* Adds one backend's freshly enumerated devices to the context list, folding
  * each into a device an earlier (native) backend already listed when they are
  * the same physical device. */
-static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_backend_slot *slot,
+static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_ctx_slot *slot,
                                    gpo_device_list *found)
 {
     gpuopt_status st = GPUOPT_OK;
@@ -233,7 +242,7 @@ static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_backend_slot 
 
 static gpuopt_status probe_one(struct gpuopt_context *ctx, size_t i)
 {
-    gpo_backend_slot *slot = &ctx->slots[i];
+    gpo_ctx_slot *slot = &ctx->slots[i];
     const gpo_backend *ops = slot->ops;
     gpo_backend_env env = {&ctx->cfg, &ctx->log};
 
@@ -344,7 +353,7 @@ GPUOPT_API gpuopt_status gpuopt_backend_get(gpuopt_context *ctx, int32_t index,
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_probe_upto(ctx, (size_t)index);
     if (st == GPUOPT_OK) {
-        const gpo_backend_slot *s = &ctx->slots[index];
+        const gpo_ctx_slot *s = &ctx->slots[index];
         gpuopt_backend_info out;
         memset(&out, 0, sizeof out);
         out.struct_size = info->struct_size;
