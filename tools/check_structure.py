@@ -7,7 +7,8 @@
    folder of the build) and must not land under backends/.
 2. No rings: no two .c files of one folder call each other both ways, directly
    or through other files. The calls are read from the library's built
-   objects (nm: what each object defines and what it needs), so a call through
+   objects (those the build's compile_commands.json names for the top-level
+   targets; nm: what each object defines and what it needs), so a call through
    a header, a macro or an inline function counts as the linker sees it. A
    ring is a strongly connected group of objects; two or more of its files in
    one folder break the rule.
@@ -26,8 +27,10 @@ Standard library only: it runs with Debian's /usr/bin/python3 in CTest.
 """
 
 import argparse
+import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -70,25 +73,27 @@ def include_edges(root, build):
 
 
 def library_objects(build):
-    """{source path: object file} for the library's objects: the targets
-    defined in the top-level CMakeLists.txt (gpuopt_objects, the registry)."""
+    """{source path: object file} for the library's objects: those that
+    build/compile_commands.json says the top-level targets compile
+    (gpuopt_objects, the registry), so an object left over from a file that
+    has since moved never counts."""
     objects = {}
-    top = os.path.join(build, "CMakeFiles")
-    if not os.path.isdir(top):
-        return objects
-    for target in sorted(os.listdir(top)):
-        tdir = os.path.join(top, target)
-        if not target.endswith(".dir") or not os.path.isdir(tdir):
+    with open(os.path.join(build, "compile_commands.json"), encoding="utf-8") as f:
+        commands = json.load(f)
+    for entry in commands:
+        if os.path.abspath(entry["directory"]) != os.path.abspath(build):
             continue
-        for folder, dirs, files in os.walk(tdir):
-            dirs.sort()
-            for name in sorted(files):
-                if not name.endswith(".c.o"):
-                    continue
-                obj = os.path.join(folder, name)
-                source = os.path.relpath(obj, tdir)[: -len(".o")]
-                if source.startswith(SOURCE_TOPS):
-                    objects.setdefault(source, obj)
+        words = shlex.split(entry["command"]) if "command" in entry else entry["arguments"]
+        if "-o" not in words:
+            continue
+        output = words[words.index("-o") + 1]
+        parts = output.split("/", 2)
+        if len(parts) < 3 or parts[0] != "CMakeFiles" or not parts[1].endswith(".dir"):
+            continue
+        source = parts[2][: -len(".o")]
+        obj = os.path.join(build, output)
+        if source.startswith(SOURCE_TOPS) and os.path.isfile(obj):
+            objects.setdefault(source, obj)
     return objects
 
 
@@ -216,10 +221,14 @@ def main():
         print(f"UP-INCLUDE {source} -> {target}")
     failed |= bool(up)
 
-    objects = library_objects(build)
+    try:
+        objects = library_objects(build)
+    except OSError as e:
+        print(f"check_structure: {e}: configure and build first", file=sys.stderr)
+        return 2
     if not objects:
-        print(f"check_structure: no library objects under {build}/CMakeFiles: build first",
-              file=sys.stderr)
+        print(f"check_structure: {build}/compile_commands.json names no library object: "
+              "build first", file=sys.stderr)
         return 2
     graph = call_graph(objects)
     if args.calls:

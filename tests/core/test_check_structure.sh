@@ -20,11 +20,28 @@ int b_calls_back(int x) { return a_entry(x); }
 C
 cat >"$T/src/layer/c.c" <<'C'
 int a_entry(int);
-int c_on_top(void) { return a_entry(3); }
+int gone_helper(void);
+int c_on_top(void) { return a_entry(3) + gone_helper(); }
 C
+# Compiled as CMake would, and listed in compile_commands.json; stale.c.o
+# is left over from a file no longer built: were it counted, it would make a
+# ring with c.c.
+sep=
+echo "[" >"$T/build/compile_commands.json"
 for f in a b c; do
-    "$CC" -c -o "$T/build/CMakeFiles/lib.dir/src/layer/$f.c.o" "$T/src/layer/$f.c"
+    o=CMakeFiles/lib.dir/src/layer/$f.c.o
+    (cd "$T/build" && "$CC" -c -o "$o" "$T/src/layer/$f.c")
+    printf '%s{"directory": "%s", "command": "%s -c -o %s %s", "file": "%s"}\n' "$sep" \
+        "$T/build" "$CC" "$o" "$T/src/layer/$f.c" "$T/src/layer/$f.c" >>"$T/build/compile_commands.json"
+    sep=,
 done
+echo "]" >>"$T/build/compile_commands.json"
+cat >"$T/src/layer/stale.c" <<'C'
+int c_on_top(void);
+int gone_helper(void) { return c_on_top(); }
+C
+(cd "$T/build" && "$CC" -c -o CMakeFiles/lib.dir/src/layer/stale.c.o "$T/src/layer/stale.c")
+rm "$T/src/layer/stale.c"
 run() { (cd "$T" && "$PY" "$CHECK" --build build "$@"); }
 
 # A ring of two files in one folder fails; c.c only calls down and is not in it.
