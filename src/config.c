@@ -702,8 +702,7 @@ int gpo_config_backend_allowed(const gpo_config *cfg, const char *backend)
 
 const char *gpo_config_library(const gpo_config *cfg, const char *key)
 {
-    if (!cfg || !key)
-        return NULL;
+    assert(cfg && key);
     for (int i = 0; i < cfg->n_libraries; i++)
         if (strcmp(cfg->libraries[i].key, key) == 0)
             return cfg->libraries[i].path[0] ? cfg->libraries[i].path : NULL;
