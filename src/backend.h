@@ -5,6 +5,31 @@
  * header; a backend opens its vendor library with dlopen in `load`, so the
  * library builds and runs without any vendor SDK.
  *
+ * Adding a backend: one folder and one line (docs/architecture.md; the
+ * test-only backend in tests/backends/example/backend/ is a working model).
+ *   1. backends/<name>/CMakeLists.txt adds the folder's sources to
+ *      ${GPO_BACKEND_OBJECTS} and calls gpo_register_backend(<name>).
+ *   2. The folder defines `const gpo_backend gpo_backend_<name>` (below),
+ *      with everything vendor-specific beside it: the slice of the vendor
+ *      API it dlopens, load and enumerate, its knob catalogue (sized with
+ *      sizeof) and tier rules (src/rules.h), its library variables
+ *      (`libraries`: GPUOPT_<NAME>_LIBRARY), its doctor checks (`diagnose`,
+ *      src/doctor/doctor.h) and its one visibility parser, its runtime ops.
+ *      It reads the environment through gpo_env_* and the plan through
+ *      src/rules.h only. Architecture tables another backend also needs
+ *      (the OpenCL view of the same GPU) go to src/arch/.
+ *   3. backends/CMakeLists.txt gets one add_subdirectory(<name>) line, at
+ *      the backend's place in the priority order.
+ *   4. Beside the code, not in the core: a row per knob in docs/knobs.md,
+ *      tests in tests/backends/<name>/ (a test-double driver in
+ *      tests/fakes/<name>/ when the backend dlopens a vendor library).
+ * Nothing under src/ changes. A backend that seems to need a core change is
+ * asking for a new entry here: add it, optional (NULL = not supported),
+ * and bump GPO_BACKEND_ABI. Not yet so: a new kernel language for tier 2
+ * and the tuner also needs its name in the public gpuopt_language enum
+ * (include/gpuopt/tune.h), src/tune/subject_kernel.c and the tier-2 kernel
+ * texts (src/tier2/t2_kernels.c).
+ *
  * Life of a backend inside one context:
  *   load      once, on first need (lazily): dlopen + dlsym + driver init.
  *             Returns GPUOPT_OK with state (available, maybe zero devices),
