@@ -7,7 +7,7 @@
  * and through the run its own probe (gpo_dr_slot) and library path
  * (gpo_dr_library). It never sees the context or the configuration.
  *
- * The checks read the machine through src/fs.h only (/sys, /proc, /dev,
+ * The checks read the machine through src/util/fs.h only (/sys, /proc, /dev,
  * /etc/group, /etc/OpenCL/vendors, the usual library directories), so a
  * recorded tree under GPUOPT_SYSFS_ROOT stands in for the live system in
  * tests. What a recorded tree cannot hold (who owns a device node and its
