@@ -1,6 +1,8 @@
-/* Device selection: the "auto" preference order, and the lazy search that stops probing once a
- * native backend offers a discrete GPU (the first clGetPlatformIDs alone costs 16-20 ms on PoCL; a
- * program that has a CUDA or ROCm GPU should not pay it). */
+/* Device selection: the "auto" preference order, and the lazy search that
+ * stops probing once a native backend offers a discrete GPU (the first
+ * clGetPlatformIDs alone costs 16-20 ms on PoCL; a program that has a CUDA
+ * or ROCm GPU should not pay it). Selectors are parsed and matched by
+ * policy.c. */
 #include "select.h"
 
 #include <stdlib.h>
