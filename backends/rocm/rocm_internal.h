@@ -254,7 +254,7 @@ gpuopt_status gpo_rocm_tier1(void *state, const gpo_route *route, const gpuopt_d
  * autocast dtype and the dimension multiple, for a known target `a`,
  * whether reduced precision is allowed (`reduced`, `why` in words) and the
  * workload (may be NULL). */
-gpuopt_status gpo_rocm_rules_math(const gpo_amd_arch_info *a, int reduced, const char *why,
+gpuopt_status gpo_rocm_rules_math(const gpo_arch_amd_info *a, int reduced, const char *why,
                                   const gpuopt_workload *w, struct gpuopt_plan *plan);
 
 /* Environment knobs (rocm_rules_env.c): HIP_VISIBLE_DEVICES for the

@@ -110,7 +110,7 @@ gpuopt_status gpo_rocm_tier0(void *state, const gpo_route *route, const gpuopt_d
  * work-groups on the same CU. */
 #define WAVES_PER_GROUP 4
 
-static gpuopt_status set_launch(const gpuopt_device *dev, const gpo_amd_arch_info *a,
+static gpuopt_status set_launch(const gpuopt_device *dev, const gpo_arch_amd_info *a,
                                 struct gpuopt_plan *plan)
 {
     int32_t wave = dev->info.simd_width > 0 ? dev->info.simd_width : a ? a->wavefront : -1;
@@ -143,12 +143,12 @@ static gpuopt_status set_launch(const gpuopt_device *dev, const gpo_amd_arch_inf
 gpuopt_status gpo_rocm_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
                              struct gpuopt_plan *plan)
 {
-    gpo_amd_arch_info arch;
+    gpo_arch_amd_info arch;
     char why[256];
     gpuopt_status s = rule_args(state, route, dev, plan);
     if (s)
         return s;
-    int known = gpo_amd_arch_lookup(dev->info.arch_name, &arch) == 0;
+    int known = gpo_arch_amd_lookup(dev->info.arch_name, &arch) == 0;
     const gpuopt_workload *w = gpo_plan_workload(plan);
     gpo_log_debug(gpo_plan_log(plan),
                   "%s rocm tier 1 looks at: target %s (%s%s), wavefront %d, max threads per "

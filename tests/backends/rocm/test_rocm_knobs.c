@@ -71,7 +71,7 @@ static void value_to_gfx(const char *value, char *out, size_t cap)
 {
     unsigned major = 0, minor = 0, step = 0;
     assert_int_equal(sscanf(value, "%u.%u.%u", &major, &minor, &step), 3);
-    assert_int_equal(gpo_amd_gfx_from_version(major * 10000 + minor * 100 + step, out, cap), 0);
+    assert_int_equal(gpo_arch_amd_gfx_from_version(major * 10000 + minor * 100 + step, out, cap), 0);
 }
 
 static void override_advice_covers_only_unlisted_targets_with_a_listed_twin(void **state)
@@ -89,7 +89,7 @@ static void override_advice_covers_only_unlisted_targets_with_a_listed_twin(void
     for (size_t i = 0; i < sizeof advised / sizeof advised[0]; i++) {
         const gpo_rocm_override *o = gpo_rocm_override_for(advised[i]);
         char as[16];
-        gpo_amd_arch_info a, b;
+        gpo_arch_amd_info a, b;
         if (!o)
             fail_msg("%s should be advised", advised[i]);
         assert_string_equal(o->gfx, advised[i]);
@@ -98,8 +98,8 @@ static void override_advice_covers_only_unlisted_targets_with_a_listed_twin(void
         assert_string_equal(as, o->as);
         /* The same family in the architecture table (the same wave size,
          * matrix units and features). */
-        assert_int_equal(gpo_amd_arch_lookup(o->gfx, &a), 0);
-        assert_int_equal(gpo_amd_arch_lookup(o->as, &b), 0);
+        assert_int_equal(gpo_arch_amd_lookup(o->gfx, &a), 0);
+        assert_int_equal(gpo_arch_amd_lookup(o->as, &b), 0);
         assert_int_equal(a.wavefront, b.wavefront);
         assert_int_equal(a.matrix, b.matrix);
         assert_int_equal(a.features, b.features);
