@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rocm_internal.h"
+#include "rocm_device.h"
+
+#include "arch/amd.h"
 #include "util/strutil.h"
 
 /* gfx targets that only exist as APUs ("APU" in the LLVM AMDGPU processor

@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rocm_internal.h"
+#include "rocm_kfd.h"
+
+#include "arch/amd.h"
+#include "rocm_ids.h"
 #include "util/strutil.h"
 
 #define TOPOLOGY "/sys/class/kfd/kfd/topology/nodes"

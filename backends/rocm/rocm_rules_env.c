@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
-#include "rocm_internal.h"
+#include "rocm_rules_env.h"
+
+#include "knob.h"
 #include "util/strutil.h"
 
 /* ---- HIP_VISIBLE_DEVICES ----------------------------------------------------

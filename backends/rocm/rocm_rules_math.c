@@ -5,8 +5,7 @@
  * for the precision the plan chose. docs/knobs.md, "ROCm backend". */
 #include <string.h>
 
-#include "plan.h"
-#include "rocm_internal.h"
+#include "rocm_rules_math.h"
 #include "util/strutil.h"
 
 /* fp8 encodings: CDNA3 (gfx940-942) MFMA uses the FNUZ variants (no
@@ -24,7 +23,7 @@ static const char *unit_name(const gpo_arch_amd_info *a)
 {
     return a->matrix == GPO_ARCH_AMD_MATRIX_MFMA   ? "MFMA"
            : a->matrix == GPO_ARCH_AMD_MATRIX_WMMA ? "WMMA"
-                                              : "vector";
+                                                   : "vector";
 }
 
 static gpuopt_status set_matrix(const gpo_arch_amd_info *a, struct gpuopt_plan *plan)
