@@ -175,6 +175,17 @@ static size_t apply_rocr(gpo_rocm_filter *f, const char *const *uuids, size_t *c
     return m;
 }
 
+/* HIP's index entry: atoi, then compared with std::to_string, so only the
+ * canonical spelling is an index. */
+static int hip_index(const char *tok, long *v)
+{
+    char canon[32];
+    char *end;
+    *v = strtol(tok, &end, 10);
+    snprintf(canon, sizeof canon, "%ld", *v);
+    return *tok && !*end && strcmp(canon, tok) == 0;
+}
+
 static size_t apply_hip(gpo_rocm_filter *f, const char *const *uuids, size_t *cur, size_t n,
                         int after_rocr)
 {
@@ -203,15 +214,12 @@ static size_t apply_hip(gpo_rocm_filter *f, const char *const *uuids, size_t *cu
                 break;
             }
         } else {
-            char canon[32];
-            char *end;
-            long v = strtol(tok, &end, 10);
-            snprintf(canon, sizeof canon, "%ld", v);
+            long v;
             if (!*tok) {
                 stop_at(f, tok, "an empty entry");
                 break;
             }
-            if (*end || strcmp(canon, tok) != 0) {
+            if (!hip_index(tok, &v)) {
                 stop_at(f, tok, "not an index as HIP reads one (\"1\", not \"01\" or \" 1\")");
                 break;
             }
@@ -267,6 +275,29 @@ size_t gpo_rocm_visible(const char *rocr, const char *hip, const char *cuda,
         m = apply_hip(&v->hip, uuids, order, m, rocr != NULL);
     v->n = m;
     return m;
+}
+
+int gpo_rocm_hip_list_entry(const char *list, size_t ordinal, char *out, size_t cap)
+{
+    char seen[GPO_ROCM_VISIBLE_MAX][TOKEN_CAP];
+    size_t n_seen = 0;
+    char tok[TOKEN_CAP];
+    int too_long;
+    long v;
+
+    while (n_seen < GPO_ROCM_VISIBLE_MAX && next_entry(&list, tok, sizeof tok, &too_long)) {
+        if (too_long || (!strstr(tok, "GPU-") && !hip_index(tok, &v)))
+            break; /* where HIP stops reading */
+        int repeat = 0;
+        for (size_t j = 0; j < n_seen; j++)
+            repeat |= strcmp(seen[j], tok) == 0;
+        if (repeat)
+            continue;
+        if (n_seen == ordinal)
+            return gpo_strlcpy(out, tok, cap) < cap ? 0 : -1;
+        memcpy(seen[n_seen++], tok, sizeof tok);
+    }
+    return -1;
 }
 
 void gpo_rocm_visibility_describe(const gpo_rocm_visibility *v, char *out, size_t cap)

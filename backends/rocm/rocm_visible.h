@@ -39,6 +39,16 @@ size_t gpo_rocm_visible(const char *rocr, const char *hip, const char *cuda,
                         const char *const *uuids, size_t n, size_t *order,
                         gpo_rocm_visibility *out);
 
+/* The entry of HIP's list `list` (the HIP_VISIBLE_DEVICES or
+ * CUDA_VISIBLE_DEVICES value HIP read) that HIP device `ordinal` came from,
+ * into out[cap]: the ordinal-th entry that repeats no earlier one, among
+ * the entries HIP reads (up to the first that is neither a canonical index
+ * nor text with "GPU-"). A child given that entry sees the same GPU.
+ * Returns 0, or -1 when there is no such entry or it does not fit. Without
+ * the GPUs at hand, a UUID and an index naming the same GPU are two
+ * entries here. */
+int gpo_rocm_hip_list_entry(const char *list, size_t ordinal, char *out, size_t cap);
+
 /* In words, for a reason: "ROCR_VISIBLE_DEVICES="3,1,2" leaves 3 of 4 GPUs;
  * HIP_VISIBLE_DEVICES="2,x" leaves 1 of 3 (reading stopped at 'x': ...)";
  * "" when no variable applied. */

@@ -174,6 +174,28 @@ static void each_filter_says_where_and_why_reading_stopped(void **state)
     assert_string_equal(v.rocr.why, "");
 }
 
+static void the_entry_behind_a_hip_device_is_read_as_hip_reads_the_list(void **state)
+{
+    char e[32];
+    (void)state;
+    /* HIP device 0 under "1,0" came from entry "1". */
+    assert_int_equal(gpo_rocm_hip_list_entry("1,0", 0, e, sizeof e), 0);
+    assert_string_equal(e, "1");
+    /* Repeats are skipped: device 1 under "1,1,0" is "0". */
+    assert_int_equal(gpo_rocm_hip_list_entry("1,1,0", 1, e, sizeof e), 0);
+    assert_string_equal(e, "0");
+    /* UUID text is an entry as written. */
+    assert_int_equal(gpo_rocm_hip_list_entry("GPU-abba,2", 0, e, sizeof e), 0);
+    assert_string_equal(e, "GPU-abba");
+    /* HIP stops at " 1" (not canonical) and at an empty entry: there is no
+     * device behind what follows. */
+    assert_int_equal(gpo_rocm_hip_list_entry("0, 1", 1, e, sizeof e), -1);
+    assert_int_equal(gpo_rocm_hip_list_entry("0,,1", 1, e, sizeof e), -1);
+    assert_int_equal(gpo_rocm_hip_list_entry("0", 1, e, sizeof e), -1);
+    /* An entry that does not fit the output is no answer. */
+    assert_int_equal(gpo_rocm_hip_list_entry("GPU-babababababababa", 0, e, 8), -1);
+}
+
 static void backend_kfd_listing_honours_the_variables(void **state)
 {
     rocm_env e;
@@ -213,6 +235,7 @@ int main(void)
         cmocka_unit_test(no_variables_keep_every_gpu_in_order),
         cmocka_unit_test(no_gpus_and_gpus_without_a_uuid),
         cmocka_unit_test(each_filter_says_where_and_why_reading_stopped),
+        cmocka_unit_test(the_entry_behind_a_hip_device_is_read_as_hip_reads_the_list),
         cmocka_unit_test(backend_kfd_listing_honours_the_variables),
     };
     return cmocka_run_group_tests(tests, rocm_test_clean_env, NULL);
