@@ -92,6 +92,32 @@ static void pop_hands_back_every_object_once(void **state)
     gpo_rt_objects_destroy(&r);
 }
 
+static int payload_is(const gpo_rt_obj *o, const void *key)
+{
+    return ((const thing *)o)->payload == *(const int *)key;
+}
+
+static void find_sees_live_objects_of_its_kind_only(void **state)
+{
+    (void)state;
+    gpo_rt_objects r;
+    gpo_rt_objects_init(&r);
+    thing t[3] = {{.payload = 1}, {.payload = 2}, {.payload = 3}};
+    gpo_rt_objects_add(&r, &t[0].obj, GPO_RT_PINNED);
+    gpo_rt_objects_add(&r, &t[1].obj, GPO_RT_PINNED);
+    gpo_rt_objects_add(&r, &t[2].obj, GPO_RT_BUFFER);
+    int key = 2;
+    assert_ptr_equal(gpo_rt_objects_find(&r, GPO_RT_PINNED, payload_is, &key), &t[1].obj);
+    key = 3; /* registered, but as another kind */
+    assert_null(gpo_rt_objects_find(&r, GPO_RT_PINNED, payload_is, &key));
+    key = 1;
+    gpo_rt_objects_remove(&r, &t[0].obj);
+    assert_null(gpo_rt_objects_find(&r, GPO_RT_PINNED, payload_is, &key));
+    gpo_rt_objects_remove(&r, &t[1].obj);
+    gpo_rt_objects_remove(&r, &t[2].obj);
+    gpo_rt_objects_destroy(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -99,6 +125,7 @@ int main(void)
         cmocka_unit_test(a_freed_handle_is_refused_without_being_read),
         cmocka_unit_test(another_sessions_handle_is_refused),
         cmocka_unit_test(pop_hands_back_every_object_once),
+        cmocka_unit_test(find_sees_live_objects_of_its_kind_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
