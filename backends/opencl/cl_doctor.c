@@ -10,6 +10,8 @@
  * No .icd file means no OpenCL platform at all; an .icd naming a library
  * that does not load means that vendor's devices are missing. Paths from
  * the variables are used as given (they are the user's live settings). */
+#include "cl_doctor.h"
+
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,7 +237,7 @@ static void check_render_nodes(gpo_dr_run *run)
     }
 }
 
-void gpo_dr_check_opencl(gpo_dr_run *run)
+void gpo_ocl_diagnose(gpo_dr_run *run)
 {
     icd_list *l = calloc(1, sizeof *l);
     if (!l) {

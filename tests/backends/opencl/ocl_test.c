@@ -30,8 +30,11 @@ gpuopt_status ocl_fx_open(ocl_fx *fx)
     if (fx->load_status != GPUOPT_OK)
         return fx->load_status;
     gpuopt_status s = gpo_backend_opencl.enumerate(fx->state, &fx->env, &fx->list);
-    for (size_t i = 0; i < fx->list.n; i++)
+    /* What the core adds to each record (src/context.c, adopt_devices). */
+    for (size_t i = 0; i < fx->list.n; i++) {
+        fx->list.items[i]->routes[0].backend = &gpo_backend_opencl;
         fx->list.items[i]->routes[0].backend_state = fx->state;
+    }
     return s;
 }
 
