@@ -47,6 +47,20 @@ void ocl_fx_free(ocl_fx *fx)
     memset(fx, 0, sizeof *fx);
 }
 
+gpuopt_device *ocl_fx_open_runtime_device(ocl_fx *fx, int any)
+{
+    if (ocl_fx_open(fx) != GPUOPT_OK) {
+        fprintf(stderr, "OpenCL did not load: %s (%s)\n", fx->report.reason, gpo_detail_get());
+        return NULL;
+    }
+    gpuopt_device *dev = any ? (fx->list.n ? fx->list.items[0] : NULL)
+                             : ocl_fx_find_type(fx, GPUOPT_DEVICE_TYPE_CPU);
+    if (!dev)
+        fprintf(stderr, "no OpenCL %s (is pocl-opencl-icd installed?)\n",
+                any ? "device" : "CPU device");
+    return dev;
+}
+
 gpuopt_device *ocl_fx_find_type(ocl_fx *fx, int type)
 {
     for (size_t i = 0; i < fx->list.n; i++)

@@ -33,19 +33,12 @@ static int group_setup(void **state)
 {
     (void)state;
     const char *devices = getenv("GPO_OCL_HANDLES_DEVICES");
-    ocl_fake_set_devices(GPO_FAKE_OPENCL, devices && devices[0] ? devices : NULL);
+    int synthetic = devices && devices[0];
+    ocl_fake_set_devices(GPO_FAKE_OPENCL, synthetic ? devices : NULL);
     ocl_fx_init(&fx, GPO_FAKE_OPENCL);
-    if (ocl_fx_open(&fx) != GPUOPT_OK || fx.list.n == 0) {
-        fprintf(stderr, "OpenCL did not load: %s (%s)\n", fx.report.reason, gpo_detail_get());
-        return -1;
-    }
-    dev = devices && devices[0] ? fx.list.items[0] : ocl_fx_find_type(&fx, GPUOPT_DEVICE_TYPE_CPU);
-    if (!dev) {
-        fprintf(stderr, "no OpenCL CPU device (is pocl-opencl-icd installed?)\n");
-        return -1;
-    }
+    dev = ocl_fx_open_runtime_device(&fx, synthetic);
     ops = gpo_backend_opencl.runtime;
-    return 0;
+    return dev ? 0 : -1;
 }
 
 static int group_teardown(void **state)

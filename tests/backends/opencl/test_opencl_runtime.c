@@ -39,17 +39,9 @@ static int group_setup(void **state)
 {
     (void)state;
     ocl_fx_init(&fx, NULL);
-    if (ocl_fx_open(&fx) != GPUOPT_OK) {
-        fprintf(stderr, "OpenCL did not load: %s (%s)\n", fx.report.reason, gpo_detail_get());
-        return -1;
-    }
-    dev = ocl_fx_find_type(&fx, GPUOPT_DEVICE_TYPE_CPU);
-    if (!dev) {
-        fprintf(stderr, "no OpenCL CPU device (is pocl-opencl-icd installed?)\n");
-        return -1;
-    }
+    dev = ocl_fx_open_runtime_device(&fx, 0);
     ops = gpo_backend_opencl.runtime;
-    return 0;
+    return dev ? 0 : -1;
 }
 
 static int group_teardown(void **state)
