@@ -12,14 +12,14 @@
  *
  * The core's contract (a session, output pointers, host memory) is
  * asserted; the caller's handles and sizes are checked with words. The
- * launch path does only checks that cost a few compares; everything else
- * goes straight to the driver, so timings through these ops stay within
- * noise of raw OpenCL (bench/opencl). */
+ * launch path checks only the kernel (an uncontended lock and a walk of
+ * the session's few kernels) and the sizes; everything else goes straight
+ * to the driver, so timings through these ops stay within noise of raw
+ * OpenCL (bench/opencl). */
 #include "cl_runtime.h"
 
 #include <assert.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cl_device.h"
 #include "rt/objects.h"
