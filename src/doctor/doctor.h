@@ -205,6 +205,8 @@ typedef struct gpo_backend_slot {
     int32_t n_found;           /* devices it listed, before merging */
     int32_t usable;            /* accelerators usable through it (not CPUs) */
     int32_t cpus;              /* CPU devices it listed (PoCL's, the CPU backend's) */
+    const void *state;         /* what its load returned, NULL when none: only the
+                                  backend's own diagnose knows its type */
 } gpo_backend_slot;
 
 typedef struct gpo_dr_run {

@@ -59,6 +59,7 @@ void gpo_dr_slots_read(const struct gpuopt_context *ctx, gpo_backend_slot *slots
         s->status = c->status;
         s->report = c->report;
         s->n_found = c->n_found;
+        s->state = c->state;
         for (size_t k = 0; k < ctx->devices.n; k++)
             s->usable += gpo_dr_device_usable(ctx, ctx->devices.items[k], s->name);
         s->cpus = cpu_count(ctx, s->name);
