@@ -152,7 +152,7 @@ static int add_detail(cJSON *d, const struct attr_row *row, int value)
 }
 
 /* Facts derived from the attributes and the architecture table. */
-static int add_derived(cJSON *d, const int *v, const gpo_cuda_arch_info *arch,
+static int add_derived(cJSON *d, const int *v, const gpo_arch_nvidia_info *arch,
                        const gpo_cuda_state *s)
 {
     int bad = 0;
@@ -268,8 +268,8 @@ static gpuopt_status one_device(gpo_cuda_state *s, int index, gpo_device_list *o
                      (unsigned)v[A_PCI_DOMAIN], (unsigned)v[A_PCI_BUS], (unsigned)v[A_PCI_DEVICE]);
     gpo_cuda_version_text(s->driver_version, in->driver_version, sizeof in->driver_version);
 
-    gpo_cuda_arch_info arch;
-    if (gpo_cuda_arch_lookup(in->cc_major, in->cc_minor, &arch) != 0) {
+    gpo_arch_nvidia_info arch;
+    if (gpo_arch_nvidia_lookup(in->cc_major, in->cc_minor, &arch) != 0) {
         st = gpo_fail(GPUOPT_ERR_DRIVER,
                       "%s: the driver reports compute capability %d.%d, "
                       "which is not one",
