@@ -381,3 +381,7 @@ uint64_t gpo_plan_device_memory(const struct gpuopt_plan *p, const char **what)
 }
 
 const gpo_logger *gpo_plan_log(const struct gpuopt_plan *p) { return p ? p->log : NULL; }
+
+const gpuopt_device *gpo_plan_device(const struct gpuopt_plan *p) { return p->device; }
+
+int32_t gpo_plan_level_applied(const struct gpuopt_plan *p) { return p->level_applied; }

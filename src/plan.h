@@ -55,6 +55,10 @@ uint64_t gpo_plan_device_memory(const struct gpuopt_plan *p, const char **what);
 /* What a rule may read of the plan it fills. */
 const gpo_config *gpo_plan_config(const struct gpuopt_plan *p);
 const gpo_logger *gpo_plan_log(const struct gpuopt_plan *p);
+/* What a backend applying a finished plan may read of it besides its
+ * knobs: the device it is for, and the level it reached. */
+const gpuopt_device *gpo_plan_device(const struct gpuopt_plan *p);
+int32_t gpo_plan_level_applied(const struct gpuopt_plan *p);
 
 /* The catalogue entry of `name` for this plan's device (core catalogue and
  * the catalogues of every backend routing to the device), or NULL. */

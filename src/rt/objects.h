@@ -55,6 +55,14 @@ void gpo_rt_objects_remove(gpo_rt_objects *r, gpo_rt_obj *o);
  * *handle. */
 int gpo_rt_objects_owns(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind);
 
+/* The live object of `kind` for which match(object, key) is non-zero, or
+ * NULL. `match` sees registered (live) objects only, under the registry's
+ * lock, so it may read them: this finds an object by a value the caller
+ * got instead of the handle (a pinned block by its host address). */
+gpo_rt_obj *gpo_rt_objects_find(gpo_rt_objects *r, gpo_rt_kind kind,
+                                int (*match)(const gpo_rt_obj *o, const void *key),
+                                const void *key);
+
 /* Removes and returns one object of `kind`, or NULL when none is left:
  * a session's close() releases what the caller did not. */
 gpo_rt_obj *gpo_rt_objects_pop(gpo_rt_objects *r, gpo_rt_kind kind);
