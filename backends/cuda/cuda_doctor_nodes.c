@@ -1,122 +1,26 @@
-/* The CUDA block: from the PCI bus up to the driver library, each layer an
- * NVIDIA GPU needs before CUDA can use it, and what to do where one is
- * missing.
- *
- * Layers, in the order a GPU needs them: a GPU on the PCI bus with the
- * nvidia kernel module bound to it; the module loaded and listing the GPU
- * in /proc/driver/nvidia (the module's own files, nv-procfs.c in NVIDIA's
- * open-gpu-kernel-modules); the device nodes /dev/nvidiactl,
- * /dev/nvidia-uvm and /dev/nvidiaN, readable and writable by the user; the
- * driver's user-space libcuda.so.1 (not the toolkit's stub); cuInit
- * succeeding; a driver new enough for the CUDA runtime; no visibility
- * variable hiding the GPUs; in a container, the devices passed in. */
-#include <stdlib.h>
+/* The layers an NVIDIA GPU needs below the driver library, in the order it
+ * needs them: a GPU on the PCI bus with the nvidia kernel module bound to
+ * it; the module loaded and listing the GPU in /proc/driver/nvidia (the
+ * module's own files, nv-procfs.c in NVIDIA's open-gpu-kernel-modules); the
+ * device nodes /dev/nvidiactl, /dev/nvidia-uvm and /dev/nvidiaN, readable
+ * and writable by the user; in a container, the devices passed in. Each
+ * check says what to do where a layer is missing. */
 #include <string.h>
+#include <strings.h>
 
 #include "cuda_doctor.h"
 #include "util/strutil.h"
 
-#define NV_VENDOR 0x10de
-#define NV_GPUS "/proc/driver/nvidia/gpus"
-#define NV_MAX 32
-
-typedef struct nv_kernel {
-    int module;       /* /sys/module/nvidia or /proc/driver/nvidia/version */
-    int nouveau;      /* /sys/module/nouveau */
-    char version[64]; /* "580.65.06" */
-    char version_line[256];
-    int open_module; /* "Open Kernel Module" */
-    int n_gpus;      /* entries of /proc/driver/nvidia/gpus with an information file */
-    char bus[NV_MAX][32];
-    char uuid[NV_MAX][64];
-    int excluded[NV_MAX];
-    const char *uuid_ptrs[NV_MAX];
-    int n_uuids;
-} nv_kernel;
-
-/* "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release
- * Build ..." or "... Kernel Module  535.104.05  Sat Aug ...": the version is
- * the first word of digits holding a dot. */
-static void parse_version(const char *line, char *out, size_t cap)
-{
-    out[0] = '\0';
-    const char *p = strstr(line, "NVRM version:");
-    if (!p)
-        return;
-    for (p += 13; *p; p++) {
-        if (!(p[-1] == ' ' || p[-1] == '\t') || *p < '0' || *p > '9')
-            continue;
-        size_t len = strspn(p, "0123456789.");
-        if (memchr(p, '.', len) && (p[len] == '\0' || p[len] == ' ' || p[len] == '\t')) {
-            gpo_snprintf(out, cap, "%.*s", (int)len, p);
-            return;
-        }
-    }
-}
-
-/* One "Key: value" of an information file, trimmed; "" when absent. */
-static void info_value(const char *text, const char *key, char *out, size_t cap)
-{
-    out[0] = '\0';
-    size_t klen = strlen(key);
-    for (const char *line = text; line && *line;
-         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        if (strncmp(line, key, klen) != 0 || line[klen] != ':')
-            continue;
-        const char *v = line + klen + 1;
-        const char *end = strchr(v, '\n');
-        size_t len = end ? (size_t)(end - v) : strlen(v);
-        char buf[256];
-        gpo_snprintf(buf, sizeof buf, "%.*s", (int)len, v);
-        gpo_strlcpy(out, gpo_trim(buf), cap);
-        return;
-    }
-}
-
-static void read_kernel(const gpo_fs *fs, nv_kernel *k)
-{
-    char **names = NULL;
-    size_t n = 0;
-    memset(k, 0, sizeof *k);
-    k->nouveau = gpo_fs_exists(fs, "/sys/module/nouveau");
-    if (gpo_fs_read(fs, "/proc/driver/nvidia/version", k->version_line, sizeof k->version_line) ==
-        GPUOPT_OK) {
-        char *nl = strchr(k->version_line, '\n');
-        if (nl)
-            *nl = '\0';
-        parse_version(k->version_line, k->version, sizeof k->version);
-        k->open_module = strstr(k->version_line, "Open Kernel Module") != NULL;
-        k->module = 1;
-    }
-    k->module |= gpo_fs_exists(fs, "/sys/module/nvidia");
-    if (gpo_fs_list(fs, NV_GPUS, &names, &n) != GPUOPT_OK)
-        return;
-    for (size_t i = 0; i < n && k->n_gpus < NV_MAX; i++) {
-        char path[GPO_PATH_MAX], *text = NULL, excluded[16];
-        gpo_snprintf(path, sizeof path, NV_GPUS "/%s/information", names[i]);
-        if (gpo_fs_read_alloc(fs, path, &text, NULL) != GPUOPT_OK)
-            continue;
-        int g = k->n_gpus++;
-        gpo_strlcpy(k->bus[g], names[i], sizeof k->bus[g]);
-        info_value(text, "GPU UUID", k->uuid[g], sizeof k->uuid[g]);
-        info_value(text, "GPU Excluded", excluded, sizeof excluded);
-        k->excluded[g] = strcmp(excluded, "Yes") == 0;
-        /* Uninitialised GPUs print "GPU-????????-...": no UUID to match. */
-        if (strncmp(k->uuid[g], "GPU-", 4) == 0 && !strchr(k->uuid[g], '?'))
-            k->uuid_ptrs[k->n_uuids++] = k->uuid[g];
-        free(text);
-    }
-    gpo_fs_list_free(names, n);
-}
+#define NV_MAX 32 /* /dev/nvidiaN nodes looked at */
 
 /* ---- PCI and kernel module ------------------------------------------------- */
 
-static void check_pci(gpo_dr_run *run, const nv_kernel *k)
+static void check_pci(gpo_dr_run *run, const gpo_cuda_kernel_view *k)
 {
     gpo_dr_report *r = run->rep;
     const gpo_dr_facts *fa = &run->facts;
     gpo_dr_finding *ok = NULL;
-    size_t n = gpo_dr_pci_count(fa, NV_VENDOR);
+    size_t n = gpo_dr_pci_count(fa, GPO_CUDA_PCI_VENDOR);
     if (n == 0) {
         gpo_dr_finding *f = gpo_dr_add(r, "cuda", "pci_gpus", GPO_DR_INFO);
         gpo_dr_say(r, f, "no NVIDIA GPU on the PCI bus");
@@ -131,7 +35,7 @@ static void check_pci(gpo_dr_run *run, const nv_kernel *k)
     }
     for (size_t i = 0; i < fa->n_gpus; i++) {
         const gpo_dr_pci_gpu *g = &fa->gpus[i];
-        if (g->vendor != NV_VENDOR)
+        if (g->vendor != GPO_CUDA_PCI_VENDOR)
             continue;
         char what[160];
         gpo_snprintf(what, sizeof what, "%s, NVIDIA %s [10de:%04x]", g->bdf,
@@ -151,7 +55,7 @@ static void check_pci(gpo_dr_run *run, const nv_kernel *k)
             /* Without a driver link, a module that lists the GPU still owns it
              * (recorded trees often lack the link). */
             int listed = 0;
-            for (int j = 0; j < k->n_gpus; j++)
+            for (size_t j = 0; j < k->n_gpus; j++)
                 listed |= strcasecmp(k->bus[j], g->bdf) == 0;
             if (listed) {
                 if (!ok) {
@@ -198,7 +102,7 @@ static void check_pci(gpo_dr_run *run, const nv_kernel *k)
     }
 }
 
-static void check_kernel(gpo_dr_run *run, const nv_kernel *k, int on_pci)
+static void check_module(gpo_dr_run *run, const gpo_cuda_kernel_view *k, size_t on_pci)
 {
     gpo_dr_report *r = run->rep;
     gpo_dr_finding *f;
@@ -213,33 +117,41 @@ static void check_kernel(gpo_dr_run *run, const nv_kernel *k, int on_pci)
                        "sudo modprobe nvidia (install the NVIDIA driver first if modprobe "
                        "cannot find it: Debian nvidia-driver, Ubuntu `sudo "
                        "ubuntu-drivers install`)");
-        gpo_dr_path(r, f, "/proc/driver/nvidia/version");
+        gpo_dr_path(r, f, GPO_CUDA_PROCFS_VERSION);
         return;
     }
     f = gpo_dr_add(r, "cuda", "kernel_driver", GPO_DR_OK);
     gpo_dr_say(r, f, "the NVIDIA kernel module%s%s is loaded%s", k->version[0] ? " " : "",
                k->version, k->open_module ? " (open kernel module)" : "");
-    gpo_dr_path(r, f, "/proc/driver/nvidia/version");
+    gpo_dr_path(r, f, GPO_CUDA_PROCFS_VERSION);
     if (k->version_line[0])
         gpo_dr_evidence(r, f, "/proc/driver/nvidia/version: %s", k->version_line);
-    gpo_dr_evidence(r, f, "%s lists %d GPU%s", NV_GPUS, k->n_gpus, k->n_gpus == 1 ? "" : "s");
-    if (on_pci > k->n_gpus && k->n_gpus >= 0) {
+    gpo_dr_evidence(r, f, "%s lists %zu GPU%s", GPO_CUDA_PROCFS_GPUS, k->n_gpus,
+                    k->n_gpus == 1 ? "" : "s");
+    if (on_pci > k->n_gpus) {
         f->status = GPO_DR_WARNING;
-        gpo_dr_evidence(r, f, "the PCI bus shows %d NVIDIA GPU%s", on_pci, on_pci == 1 ? "" : "s");
+        gpo_dr_evidence(r, f, "the PCI bus shows %zu NVIDIA GPU%s", on_pci, on_pci == 1 ? "" : "s");
         gpo_dr_fix(r, f,
                    "the module did not take every GPU: `sudo dmesg | grep -i nvrm` says "
                    "why");
     }
-    for (int i = 0; i < k->n_gpus; i++) {
-        if (!k->excluded[i])
+    for (size_t i = 0; i < k->n_gpus; i++) {
+        if (strcmp(k->gpus[i].excluded, "Yes") != 0)
             continue;
         gpo_dr_finding *x = gpo_dr_add(r, "cuda", "kernel_driver", GPO_DR_WARNING);
         gpo_dr_say(r, x, "the NVIDIA driver excludes GPU %s", k->bus[i]);
-        gpo_dr_evidence(r, x, "%s/%s/information: GPU Excluded: Yes", NV_GPUS, k->bus[i]);
+        gpo_dr_evidence(r, x, "%s/%s/information: GPU Excluded: Yes", GPO_CUDA_PROCFS_GPUS,
+                        k->bus[i]);
         gpo_dr_fix(r, x,
                    "remove it from the NVreg_ExcludedGpus module option (in "
                    "/etc/modprobe.d) and reload the module, if it should be used");
     }
+}
+
+void gpo_cuda_doctor_kernel(gpo_dr_run *run, const gpo_cuda_kernel_view *k, size_t on_pci)
+{
+    check_pci(run, k);
+    check_module(run, k, on_pci);
 }
 
 /* ---- Device nodes ------------------------------------------------------------------ */
@@ -269,8 +181,13 @@ static const char *const modprobe_fix =
     "sudo nvidia-modprobe -c 0 -u (or run nvidia-smi once as root): the nodes are made by "
     "nvidia-modprobe or the driver's udev rules when the module loads";
 
-/* Returns the number of NVIDIA nodes present. */
-static int check_nodes(gpo_dr_run *run, const nv_kernel *k, int wanted)
+int gpo_cuda_doctor_any_node(const gpo_fs *fs)
+{
+    char probe[1][32];
+    return gpo_fs_exists(fs, "/dev/nvidiactl") || gpu_nodes(fs, probe, 1);
+}
+
+static int check_nodes(gpo_dr_run *run, const gpo_cuda_kernel_view *k, int wanted)
 {
     gpo_dr_report *r = run->rep;
     const gpo_fs *fs = run->fs;
@@ -333,10 +250,10 @@ static int check_nodes(gpo_dr_run *run, const nv_kernel *k, int wanted)
         else
             gpo_dr_fix(r, f, "%s", modprobe_fix);
     }
-    if (present && (size_t)k->n_gpus > n_gpu) {
+    if (present && k->n_gpus > n_gpu) {
         missing++;
         f = gpo_dr_add(r, "cuda", "device_nodes", n_gpu ? GPO_DR_WARNING : GPO_DR_PROBLEM);
-        gpo_dr_say(r, f, "the kernel lists %d NVIDIA GPU%s but /dev has %zu /dev/nvidiaN node%s",
+        gpo_dr_say(r, f, "the kernel lists %zu NVIDIA GPU%s but /dev has %zu /dev/nvidiaN node%s",
                    k->n_gpus, k->n_gpus == 1 ? "" : "s", n_gpu, n_gpu == 1 ? "" : "s");
         gpo_dr_evidence(r, f, "present: %s", have.data);
         gpo_dr_fix(r, f, "%s",
@@ -361,6 +278,18 @@ static int check_nodes(gpo_dr_run *run, const nv_kernel *k, int wanted)
     return present;
 }
 
+int gpo_cuda_doctor_nodes(gpo_dr_run *run, const gpo_cuda_kernel_view *k, int wanted, int *blocked)
+{
+    size_t before = run->rep->n;
+    int present = check_nodes(run, k, wanted);
+    /* A node the driver needs, missing or denied: the likely cause of
+     * CUDA_ERROR_NO_DEVICE, which the library check then points at. */
+    *blocked = 0;
+    for (size_t i = before; i < run->rep->n; i++)
+        *blocked |= run->rep->items[i].status == GPO_DR_PROBLEM;
+    return present;
+}
+
 /* ---- Container -------------------------------------------------------------------------- */
 
 static const char *const toolkit_fix =
@@ -368,7 +297,7 @@ static const char *const toolkit_fix =
     "(Podman/CDI: `--device nvidia.com/gpu=all`; Kubernetes: request nvidia.com/gpu in the "
     "pod's resources)";
 
-static void check_container(gpo_dr_run *run, int nodes_present, int host_gpu)
+void gpo_cuda_doctor_container(gpo_dr_run *run, int nodes_present, int host_gpu)
 {
     gpo_dr_report *r = run->rep;
     const char *nvd = gpo_dr_env("NVIDIA_VISIBLE_DEVICES");
@@ -419,49 +348,4 @@ static void check_container(gpo_dr_run *run, int nodes_present, int host_gpu)
         gpo_dr_fix(r, f, "%s%s", host_gpu ? "" : "if the host has an NVIDIA GPU, ", toolkit_fix);
     }
     gpo_dr_evidence(r, f, "container: %s", where);
-}
-
-typedef struct visible_arg {
-    int n_devices;
-    const char *const *uuids;
-    size_t n_uuids;
-} visible_arg;
-
-static void parse_visible(const char *variable, const char *value, void *arg,
-                          gpo_dr_visible *out)
-{
-    const visible_arg *a = arg;
-    (void)variable;
-    gpo_dr_visible_parse(value, a->n_devices, a->uuids, a->n_uuids, out);
-}
-
-void gpo_dr_check_cuda(gpo_dr_run *run)
-{
-    nv_kernel *k = calloc(1, sizeof *k);
-    if (!k) {
-        run->rep->failed = 1;
-        return;
-    }
-    read_kernel(run->fs, k);
-    int on_pci = (int)gpo_dr_pci_count(&run->facts, NV_VENDOR);
-    char probe[1][32];
-    int any_node = gpo_fs_exists(run->fs, "/dev/nvidiactl") || gpu_nodes(run->fs, probe, 1);
-    int hardware = on_pci > 0 || k->module || k->n_gpus > 0 || any_node;
-
-    gpo_dr_check_backend(run, "cuda", hardware);
-    check_pci(run, k);
-    check_kernel(run, k, on_pci);
-    size_t before = run->rep->n;
-    int present = check_nodes(run, k, hardware);
-    int blocked = 0;
-    for (size_t i = before; i < run->rep->n; i++)
-        blocked |= run->rep->items[i].status == GPO_DR_PROBLEM;
-    gpo_dr_cuda_library(run, k->version, hardware, blocked);
-    gpo_dr_check_cuda_versions(run, k->version, hardware);
-    static const char *const vars[] = {"CUDA_VISIBLE_DEVICES"};
-    int n_devices = k->n_gpus ? k->n_gpus : on_pci ? on_pci : -1;
-    visible_arg va = {n_devices, k->uuid_ptrs, (size_t)k->n_uuids};
-    gpo_dr_check_visible(run->rep, "cuda", vars, 1, parse_visible, &va, n_devices, hardware);
-    check_container(run, present, on_pci > 0 || k->module);
-    free(k);
 }
