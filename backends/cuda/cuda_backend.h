@@ -1,6 +1,6 @@
 /* The CUDA backend's ops table (cuda_backend.c), the one thing the core
- * sees of it, and the entries it gathers from the files below it: each
- * file holds one job and exports only its entry. */
+ * sees of it, and the entries it gathers from the files below it, one job
+ * each (load and unload come with the state they make, cuda_load.h). */
 #ifndef GPO_CUDA_BACKEND_H
 #define GPO_CUDA_BACKEND_H
 

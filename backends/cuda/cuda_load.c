@@ -113,6 +113,15 @@ gpuopt_status gpo_cuda_check_pid(const gpo_cuda_state *s, const char *what)
     return GPUOPT_OK;
 }
 
+gpuopt_status gpo_cuda_driver_ready(const gpo_cuda_state *s, const char *what)
+{
+    if (s->kernel_only)
+        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
+                        "%s needs the CUDA driver library, which is not usable here: %s", what,
+                        s->why_unusable);
+    return gpo_cuda_check_pid(s, what);
+}
+
 gpuopt_status gpo_cuda_fail_call(const gpo_cuda_state *s, gpuopt_status status, const char *what,
                                  const char *call, gpo_cu_result r)
 {

@@ -45,6 +45,13 @@ void gpo_cuda_unload(void *state);
  * detail set in a fork()ed child, whose copy of driver state is stale. */
 gpuopt_status gpo_cuda_check_pid(const gpo_cuda_state *s, const char *what);
 
+/* GPUOPT_OK when `what` ("cuda:0: reading free memory") may call the
+ * driver: the library is usable (not kernel-only) and was initialised in
+ * this process. Else GPUOPT_ERR_UNSUPPORTED ("<what> needs the CUDA driver
+ * library, which is not usable here: <why>") or GPUOPT_ERR_FORKED, with the
+ * detail set. */
+gpuopt_status gpo_cuda_driver_ready(const gpo_cuda_state *s, const char *what);
+
 /* "13.0" from 13000; "" for an unknown (<= 0) version. */
 void gpo_cuda_version_text(int version, char *out, size_t cap);
 

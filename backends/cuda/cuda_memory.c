@@ -24,12 +24,7 @@ gpuopt_status gpo_cuda_memory_free(void *state, const gpo_route *route, uint64_t
     assert(s && route && route->index >= 0 && free_bytes);
     *free_bytes = 0;
     gpo_snprintf(what, sizeof what, "cuda:%d: reading free memory", (int)route->index);
-    if (s->kernel_only)
-        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
-                        "%s needs the CUDA driver library, which is not "
-                        "usable here: %s",
-                        what, s->why_unusable);
-    st = gpo_cuda_check_pid(s, what);
+    st = gpo_cuda_driver_ready(s, what);
     if (st)
         return st;
     const char *lacking = !s->api.cuDevicePrimaryCtxRetain    ? "cuDevicePrimaryCtxRetain"

@@ -364,25 +364,20 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
 
     assert(s && route && route->index >= 0 && out);
     *out = NULL;
-    gpo_snprintf(what, sizeof what, "cuda:%d runtime", (int)route->index);
-    if (s->kernel_only)
-        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
-                        "%s: running code needs the CUDA driver library, which is not usable "
-                        "here: %s",
-                        what, s->why_unusable);
-    st = gpo_cuda_check_pid(s, what);
+    gpo_snprintf(what, sizeof what, "cuda:%d runtime: running code", (int)route->index);
+    st = gpo_cuda_driver_ready(s, what);
     if (st)
         return st;
     const char *lacking = missing_call(&s->api);
     if (lacking)
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
-                        "%s: the CUDA driver library lacks %s, which running code needs (a driver "
-                        "older than CUDA 11.0, or not a full driver)",
-                        what, lacking);
+                        "cuda:%d runtime: the CUDA driver library lacks %s, which running code "
+                        "needs (a driver older than CUDA 11.0, or not a full driver)",
+                        (int)route->index, lacking);
 
     rt = calloc(1, sizeof *rt);
     if (!rt)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "%s: out of memory", what);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda:%d runtime: out of memory", (int)route->index);
     gpo_rt_objects_init(&rt->objects);
     rt->s = s;
     rt->api = &s->api;
