@@ -8,6 +8,7 @@
  * (cuda_doctor_versions.c), no visibility variable hiding the GPUs (the
  * backend's parser, cuda_visible.c), and in a container, the devices passed
  * in. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,13 +49,14 @@ static int read_kernel(const gpo_fs *fs, gpo_cuda_kernel_view *k)
     return 0;
 }
 
-/* The backend's state in this context, or NULL when it did not load. Its
- * load identifies it: another backend could share the name, never the
- * function. */
+/* The backend's state in this context, or NULL when it did not load. This
+ * is the CUDA backend's own diagnose, called for its own slot, so the
+ * state is the one gpo_cuda_load made. The doctor may open NVRTC through
+ * it (cached in the state, under its lock), hence the cast. */
 static gpo_cuda_state *backend_state(const gpo_dr_run *run)
 {
     const gpo_backend_slot *slot = gpo_dr_slot(run, "cuda");
-    return slot && slot->ops->load == gpo_cuda_load ? slot->state : NULL;
+    return slot ? (gpo_cuda_state *)(uintptr_t)slot->state : NULL;
 }
 
 typedef struct visible_arg {

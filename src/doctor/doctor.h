@@ -162,23 +162,17 @@ const char *gpo_dr_pci_class_word(unsigned pci_class);
 
 /* ---- Visibility variables ------------------------------------------------------ */
 
-/* What a driver makes of a visibility list such as CUDA_VISIBLE_DEVICES
- * (CUDA C++ Programming Guide, "CUDA Environment Variables"; HIP's
- * HIP_VISIBLE_DEVICES and ROCR's ROCR_VISIBLE_DEVICES follow the same rule):
- * comma-separated indices or UUIDs ("GPU-...", "MIG-..."), read up to the
- * first entry that is not a device; only the entries before it count. */
+/* What a driver makes of one visibility variable (CUDA_VISIBLE_DEVICES,
+ * HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, ...), as the backend's own
+ * parser reads it (backends/cuda/cuda_visible.c, backends/rocm/
+ * rocm_visible.c): the entries that count, and where and why reading
+ * stopped. */
 typedef struct gpo_dr_visible {
     int valid;        /* entries before the first invalid one */
     int total;        /* entries in the list */
     char bad[64];     /* the first invalid entry, "" when none */
     char why_bad[96]; /* "negative", "index 3 >= 2 GPUs", "not a number or UUID" */
 } gpo_dr_visible;
-
-/* `n_devices` is how many GPUs the kernel sees (-1 unknown: indices are not
- * range-checked); `uuids` (may be NULL) the known UUIDs to check UUID
- * entries against (a unique prefix matches, as in CUDA). */
-void gpo_dr_visible_parse(const char *text, int n_devices, const char *const *uuids, size_t n_uuids,
-                          gpo_dr_visible *out);
 
 /* A backend's own reading of one visibility variable: what its driver
  * makes of `value` (the backend's one visibility parser, the same that
