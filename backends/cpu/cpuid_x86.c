@@ -5,11 +5,15 @@
  * checked, as the kernel does before it shows a flag); from a recorded tree
  * they come from /proc/cpuinfo. Both land in the same feature bits, so the
  * naming rules below never know which source fed them. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_facts.h"
+#include "cpu/cpuid_x86.h"
+#include "cpu/cpu_procfs.h"
+#include "cpu/x86_isa.h"
+#include "cpu/x86_uarch.h"
 #include "util/strutil.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -17,76 +21,7 @@
 #define GPO_HAVE_CPUID 1
 #endif
 
-/* Flag spellings: Linux arch/x86/include/asm/cpufeatures.h (the names
- * /proc/cpuinfo prints). Display names follow Intel's spelling where Linux
- * differs (pni is SSE3, sse4_2 is SSE4.2); "" keeps a feature every
- * x86-64 CPU has out of the details list. */
-const gpo_isa_name gpo_x86_isa_names[] = {
-    {GPO_X86_CMOV, "cmov", ""},
-    {GPO_X86_CX8, "cx8", ""},
-    {GPO_X86_FXSR, "fxsr", ""},
-    {GPO_X86_MMX, "mmx", ""},
-    {GPO_X86_SSE, "sse", ""},
-    {GPO_X86_SSE2, "sse2", NULL},
-    {GPO_X86_LM, "lm", ""},
-    {GPO_X86_SSE3, "pni", "sse3"},
-    {GPO_X86_SSSE3, "ssse3", NULL},
-    {GPO_X86_SSE4_1, "sse4_1", "sse4.1"},
-    {GPO_X86_SSE4_2, "sse4_2", "sse4.2"},
-    {GPO_X86_POPCNT, "popcnt", NULL},
-    {GPO_X86_CX16, "cx16", NULL},
-    {GPO_X86_LAHF, "lahf_lm", NULL},
-    {GPO_X86_PCLMUL, "pclmulqdq", NULL},
-    {GPO_X86_AES, "aes", NULL},
-    {GPO_X86_AVX, "avx", NULL},
-    {GPO_X86_F16C, "f16c", NULL},
-    {GPO_X86_FMA, "fma", NULL},
-    {GPO_X86_AVX2, "avx2", NULL},
-    {GPO_X86_BMI1, "bmi1", NULL},
-    {GPO_X86_BMI2, "bmi2", NULL},
-    {GPO_X86_LZCNT, "abm", "lzcnt"},
-    {GPO_X86_MOVBE, "movbe", NULL},
-    {GPO_X86_XSAVE, "xsave", NULL},
-    {GPO_X86_ADX, "adx", NULL},
-    {GPO_X86_SHA, "sha_ni", "sha"},
-    {GPO_X86_CLFLUSHOPT, "clflushopt", NULL},
-    {GPO_X86_CLWB, "clwb", NULL},
-    {GPO_X86_CLZERO, "clzero", NULL},
-    {GPO_X86_GFNI, "gfni", NULL},
-    {GPO_X86_VAES, "vaes", NULL},
-    {GPO_X86_SSE4A, "sse4a", NULL},
-    {GPO_X86_XOP, "xop", NULL},
-    {GPO_X86_FMA4, "fma4", NULL},
-    {GPO_X86_AVX512F, "avx512f", NULL},
-    {GPO_X86_AVX512DQ, "avx512dq", NULL},
-    {GPO_X86_AVX512CD, "avx512cd", NULL},
-    {GPO_X86_AVX512BW, "avx512bw", NULL},
-    {GPO_X86_AVX512VL, "avx512vl", NULL},
-    {GPO_X86_AVX512IFMA, "avx512ifma", NULL},
-    {GPO_X86_AVX512VBMI, "avx512vbmi", NULL},
-    {GPO_X86_AVX512VBMI2, "avx512_vbmi2", NULL},
-    {GPO_X86_AVX512VNNI, "avx512_vnni", NULL},
-    {GPO_X86_AVX512BITALG, "avx512_bitalg", NULL},
-    {GPO_X86_AVX512VPOPCNTDQ, "avx512_vpopcntdq", NULL},
-    {GPO_X86_AVX512BF16, "avx512_bf16", NULL},
-    {GPO_X86_AVX512FP16, "avx512_fp16", NULL},
-    {GPO_X86_AVX512VP2INTERSECT, "avx512_vp2intersect", NULL},
-    {GPO_X86_AVX512ER, "avx512er", NULL},
-    {GPO_X86_AVXVNNI, "avx_vnni", NULL},
-    {GPO_X86_AMX_TILE, "amx_tile", "amx"},
-    {GPO_X86_AMX_INT8, "amx_int8", NULL},
-    {GPO_X86_AMX_BF16, "amx_bf16", NULL},
-    {GPO_X86_AMX_FP16, "amx_fp16", NULL},
-    {GPO_X86_HYPERVISOR, "hypervisor", NULL},
-};
-const size_t gpo_n_x86_isa_names = sizeof gpo_x86_isa_names / sizeof gpo_x86_isa_names[0];
-
 #define B(f) GPO_BIT(GPO_X86_##f)
-
-uint64_t gpo_x86_features_from_flags(const char *flags)
-{
-    return gpo_isa_from_names(flags, gpo_x86_isa_names, gpo_n_x86_isa_names);
-}
 
 /* ---- Live cpuid ---------------------------------------------------------- */
 
@@ -205,8 +140,7 @@ static const unsigned *cpuid_leaf(cpuid_cache *c, uint32_t leaf, uint32_t sub)
 
 int gpo_x86_cpuid_live(gpo_cpu_facts *f)
 {
-    if (!f)
-        return -1;
+    assert(f);
     cpuid_cache c;
     memset(&c, 0, sizeof c);
     unsigned r[4];
@@ -278,9 +212,10 @@ int gpo_x86_cpuid_live(gpo_cpu_facts *f)
 
 int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f)
 {
+    assert(f);
     /* Hypervisors leave leaf 16h zero or pass the host's through; a guest
      * takes its clock from /proc/cpuinfo instead (and saves a trap). */
-    if (!f || f->cpuid_max_leaf < 0x16 || (f->isa & B(HYPERVISOR)))
+    if (f->cpuid_max_leaf < 0x16 || (f->isa & B(HYPERVISOR)))
         return -1;
     unsigned a, b, c, d;
     /* Leaf 16h EBX: maximum frequency in MHz (Intel SDM vol. 2A). */
@@ -291,6 +226,7 @@ int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f)
 #else
 int gpo_x86_cpuid_live(gpo_cpu_facts *f)
 {
+    assert(f);
     (void)f;
     return -1;
 }
@@ -333,8 +269,7 @@ static void parse_cpuinfo(const char *text, gpo_cpu_facts *f)
 
 gpuopt_status gpo_x86_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
 {
-    if (!fs || !f)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_x86_read: NULL argument");
+    assert(fs && f);
     f->arch = GPO_CPU_ARCH_X86_64;
     if (!gpo_fs_is_recorded(fs) && gpo_x86_cpuid_live(f) == 0) {
         gpo_strlcpy(f->src_isa, "cpuid instruction (XCR0-checked)", sizeof f->src_isa);

@@ -9,11 +9,14 @@
  * Sibling lists are read once per core and once per package, not once per
  * CPU: a CPU already covered by a list seen earlier is skipped, so a
  * 224-CPU host costs about cores + sockets small reads. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_facts.h"
+#include "cpu/cpu_procfs.h"
+#include "cpu/cpuid_x86.h"
+#include "cpu/topology.h"
 #include "util/strutil.h"
 
 #define SYS_CPU "/sys/devices/system/cpu"
@@ -21,7 +24,8 @@
 
 int gpo_cpu_parse_cache_size(const char *text, uint64_t *bytes)
 {
-    if (!text || !bytes)
+    assert(bytes);
+    if (!text)
         return -1;
     char *end;
     const char *p = text;
@@ -97,7 +101,7 @@ static void read_online(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *
                 continue;
             int cpu = atoi(val);
             if (cpu >= 0 && cpu < GPO_CPU_MAX && !gpo_cpuset_has(f->online, cpu)) {
-                f->online[cpu / 8] |= (unsigned char)(1u << (cpu % 8));
+                gpo_cpuset_add(f->online, cpu);
                 n++;
             }
         }
@@ -130,7 +134,7 @@ static int count_groups(const gpo_fs *fs, const unsigned char *cpus, const char 
             return -1;
         for (size_t i = 0; i < sizeof done; i++)
             done[i] |= group[i];
-        done[c / 8] |= (unsigned char)(1u << (c % 8)); /* a list not naming c must not loop */
+        gpo_cpuset_add(done, c); /* a list not naming c must not loop */
         groups++;
     }
     return groups;
@@ -310,8 +314,7 @@ static void read_clock(const gpo_fs *fs, gpo_cpu_facts *f)
 
 gpuopt_status gpo_cpu_topology_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
 {
-    if (!fs || !f)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_cpu_topology_read: NULL argument");
+    assert(fs && f);
     read_online(fs, log, f);
     read_cores(fs, log, f);
     read_nodes(fs, log, f);
@@ -322,8 +325,7 @@ gpuopt_status gpo_cpu_topology_read(const gpo_fs *fs, const gpo_logger *log, gpo
 
 void gpo_cpu_topology_span(const gpo_fs *fs, gpo_cpu_facts *f)
 {
-    if (!fs || !f)
-        return;
+    assert(fs && f);
     /* The usual case, a mask of every online CPU, needs no more reads. */
     if (memcmp(f->affinity, f->online, sizeof f->online) == 0 && f->physical_cores > 0 &&
         f->numa_nodes > 0) {

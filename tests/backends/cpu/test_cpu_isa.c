@@ -10,6 +10,10 @@
 #include <cmocka.h>
 
 #include "cpu/cpu_facts.h"
+#include "cpu/cpuid_x86.h"
+#include "cpu/cpuinfo_arm.h"
+#include "cpu/x86_isa.h"
+#include "cpu/x86_uarch.h"
 #include "util/strutil.h"
 
 #define X(f) GPO_BIT(GPO_X86_##f)
@@ -180,7 +184,6 @@ static void arm_cpuinfo_gives_midr_and_features(void **state)
     assert_int_equal(gpo_arm_parse_cpuinfo("processor : 0\n", &f), -1);
     assert_int_equal(gpo_arm_parse_cpuinfo("CPU implementer : 0x1000\n", &f), -1);
     assert_int_equal(gpo_arm_parse_cpuinfo(NULL, &f), -1);
-    assert_int_equal(gpo_arm_parse_cpuinfo(text, NULL), -1);
 }
 
 static void arm_unknown_core_gets_level_from_features(void **state)
@@ -236,7 +239,6 @@ static void feature_names_hide_the_baseline_and_use_display_names(void **state)
     f.arch = GPO_CPU_ARCH_UNKNOWN;
     gpo_cpu_feature_names(&f, collect, out);
     assert_string_equal(out, "");
-    gpo_cpu_feature_names(&f, NULL, out);
 }
 
 static void lanes_and_flops_follow_the_widest_usable_vector(void **state)

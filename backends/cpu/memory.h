@@ -1,0 +1,24 @@
+/* The memory reader: host memory from /proc/meminfo capped by the cgroup
+ * limit (memory.c), read at load and again for each plan. */
+#ifndef GPO_CPU_MEMORY_H
+#define GPO_CPU_MEMORY_H
+
+#include "cpu/cpu_facts.h"
+
+/* MemTotal / MemAvailable in bytes from /proc/meminfo text (may be NULL).
+ * Returns 0, -1 when MemTotal is absent or malformed (mem_available may
+ * stay 0). */
+int gpo_cpu_parse_meminfo(const char *text, uint64_t *total, uint64_t *available);
+
+/* /proc/meminfo, then memory_bytes / memory_free_bytes capped by the
+ * cgroup limit (read first). */
+gpuopt_status gpo_cpu_memory_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f);
+
+/* Free memory read now: MemAvailable, capped by the limit minus the current
+ * usage of the cgroup holding f->cg_mem_limit. GPUOPT_ERR_IO when
+ * /proc/meminfo has no MemAvailable, its read's status when it cannot be
+ * read. */
+gpuopt_status gpo_cpu_memory_free_now(const gpo_fs *fs, const gpo_cpu_facts *f,
+                                      uint64_t *free_bytes);
+
+#endif
