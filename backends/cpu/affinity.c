@@ -54,11 +54,12 @@ static int live_affinity(gpo_cpu_facts *f)
     int count = -1;
     if (sched_getaffinity(0, size, set) == 0) {
         memset(f->affinity, 0, sizeof f->affinity);
-        count = 0;
-        for (int c = 0; c < GPO_CPU_MAX; c++) {
+        count = CPU_COUNT_S(size, set);
+        /* Stop at the last CPU of the mask, not at GPO_CPU_MAX. */
+        for (int c = 0, seen = 0; seen < count && c < GPO_CPU_MAX; c++) {
             if (CPU_ISSET_S((size_t)c, size, set)) {
                 gpo_cpuset_add(f->affinity, c);
-                count++;
+                seen++;
             }
         }
     }

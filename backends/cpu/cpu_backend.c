@@ -1,7 +1,7 @@
 /* The CPU backend's ops table: load reads the host's facts once
  * (cpu_state.c), enumerate turns them into the one device "cpu:0"
  * (cpu_device.c), the rules set the knobs (cpu_rules.c, cpu_tier2.c), and
- * memory_free reads free memory for a plan. */
+ * memory_free answers from the load's reading while it is fresh. */
 #include <assert.h>
 
 #include "cpu/cpu_backend.h"

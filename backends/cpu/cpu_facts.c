@@ -25,7 +25,7 @@ void gpo_cpu_facts_init(gpo_cpu_facts *f)
     f->logical_cpus = f->physical_cores = f->sockets = f->numa_nodes = -1;
     f->l1d.shared_cpus = f->l2.shared_cpus = f->l3.shared_cpus = -1;
     f->l1d.instances = f->l2.instances = f->l3.instances = -1;
-    f->clock_mhz = -1;
+    f->clock_mhz = f->cpuid_max_mhz = -1;
     f->affinity_cores = f->affinity_nodes = -1;
     f->quota_us = -1;
     gpo_strlcpy(f->src_clock, "unknown", sizeof f->src_clock);

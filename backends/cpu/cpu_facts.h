@@ -57,6 +57,8 @@ typedef struct gpo_cpu_facts {
     char isa_level[32];      /* "x86-64-v4", "armv8.2-a" */
     int32_t x86_level;       /* 1..4 on x86-64, 0 elsewhere */
     uint32_t cpuid_max_leaf; /* highest basic cpuid leaf, live x86 only; 0 otherwise */
+    int32_t cpuid_max_mhz;   /* cpuid leaf 0x16 maximum clock, live x86 outside a
+                                hypervisor; -1 otherwise */
     int32_t sve_bits;        /* arm64 SVE vector length in bits, 0 none or unknown */
 
     unsigned char online[GPO_CPU_SET_BYTES];
@@ -85,6 +87,7 @@ typedef struct gpo_cpu_facts {
     uint64_t cg_mem_usage;             /* usage of the cgroup holding that limit */
     char mem_limit_path[GPO_PATH_MAX];
     uint64_t memory_bytes, memory_free_bytes; /* capped by the cgroup */
+    uint64_t memory_read_ns;                  /* CLOCK_MONOTONIC time of that reading; 0 none */
 
     char src_isa[GPO_CPU_SRC_CAP];
     char src_microarch[GPO_CPU_SRC_CAP];
@@ -142,6 +145,17 @@ static inline int gpo_cpuset_has(const unsigned char *set, int cpu)
 static inline void gpo_cpuset_add(unsigned char *set, int cpu)
 {
     set[cpu / 8] |= (unsigned char)(1u << (cpu % 8));
+}
+
+/* One past the highest CPU of a set; 0 for an empty set. Loops over CPUs
+ * stop there instead of at GPO_CPU_MAX. */
+static inline int gpo_cpuset_end(const unsigned char *set)
+{
+    for (int b = GPO_CPU_SET_BYTES - 1; b >= 0; b--)
+        for (int bit = 7; set[b] && bit >= 0; bit--)
+            if ((set[b] >> bit) & 1)
+                return b * 8 + bit + 1;
+    return 0;
 }
 
 #endif

@@ -19,7 +19,8 @@ gpuopt_status gpo_cpu_state_load(const gpo_backend_env *env, void **state,
 {
     assert(state && report);
     *state = NULL;
-    cpu_state *s = calloc(1, sizeof *s);
+    /* gpo_cpu_facts_read sets every fact: no need to zero 20 KiB first. */
+    cpu_state *s = malloc(sizeof *s);
     if (!s)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory loading the CPU backend");
     s->fs = *gpo_env_fs(env);
@@ -60,5 +61,5 @@ gpuopt_status gpo_cpu_state_memory_free(void *state, const gpo_route *route, uin
     (void)route;
     assert(state && free_bytes);
     const cpu_state *s = state;
-    return gpo_cpu_memory_free_now(&s->fs, &s->facts, free_bytes);
+    return gpo_cpu_memory_free(&s->fs, &s->facts, gpo_now_ns(), free_bytes);
 }

@@ -18,6 +18,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#include <pthread.h>
 #define GPO_HAVE_CPUID 1
 #endif
 
@@ -138,45 +139,63 @@ static const unsigned *cpuid_leaf(cpuid_cache *c, uint32_t leaf, uint32_t sub)
     return r;
 }
 
-int gpo_x86_cpuid_live(gpo_cpu_facts *f)
+/* What cpuid says about the processor, asked once per process: the
+ * answers cannot change while it runs (the OS fixes XCR0 at boot), and in a
+ * virtual machine every cpuid traps to the hypervisor (several microseconds
+ * each), so a second context reuses them instead of trapping again. */
+typedef struct cpuid_answers {
+    int ok; /* leaf 0 reports leaf 1 */
+    char vendor_id[13];
+    int32_t family, model, stepping;
+    uint64_t isa;
+    uint32_t max_leaf;
+    char brand[49]; /* "" under a hypervisor (see below) */
+    int32_t max_mhz;
+} cpuid_answers;
+
+static cpuid_answers answers;
+static pthread_once_t answers_once = PTHREAD_ONCE_INIT;
+
+static void ask_cpuid(void)
 {
-    assert(f);
+    cpuid_answers *a = &answers;
     cpuid_cache c;
     memset(&c, 0, sizeof c);
+    a->max_mhz = -1;
     unsigned r[4];
     /* cpuid itself is part of x86-64 (AMD64 architecture). */
     __cpuid(0, r[0], r[1], r[2], r[3]);
     if (r[0] < 1)
-        return -1;
+        return;
     c.max_basic = r[0];
-    memcpy(f->vendor_id, &r[1], 4);
-    memcpy(f->vendor_id + 4, &r[3], 4);
-    memcpy(f->vendor_id + 8, &r[2], 4);
-    f->vendor_id[12] = '\0';
-    f->cpuid_max_leaf = c.max_basic;
+    memcpy(a->vendor_id, &r[1], 4);
+    memcpy(a->vendor_id + 4, &r[3], 4);
+    memcpy(a->vendor_id + 8, &r[2], 4);
+    a->vendor_id[12] = '\0';
+    a->max_leaf = c.max_basic;
     __cpuid(0x80000000u, r[0], r[1], r[2], r[3]);
     c.max_ext = r[0] >= 0x80000000u && r[0] < 0x80000100u ? r[0] : 0;
 
     /* Display family/model: Intel SDM vol. 2A, CPUID leaf 1 EAX. */
     const unsigned *l1 = cpuid_leaf(&c, 1, 0);
     uint32_t base_family = (l1[0] >> 8) & 0xf, base_model = (l1[0] >> 4) & 0xf;
-    f->family = (int32_t)base_family;
-    f->model = (int32_t)base_model;
+    a->family = (int32_t)base_family;
+    a->model = (int32_t)base_model;
     if (base_family == 0xf)
-        f->family += (int32_t)((l1[0] >> 20) & 0xff);
+        a->family += (int32_t)((l1[0] >> 20) & 0xff);
     if (base_family == 0x6 || base_family == 0xf)
-        f->model += (int32_t)(((l1[0] >> 16) & 0xf) << 4);
-    f->stepping = (int32_t)(l1[0] & 0xf);
+        a->model += (int32_t)(((l1[0] >> 16) & 0xf) << 4);
+    a->stepping = (int32_t)(l1[0] & 0xf);
     int osxsave = (l1[2] >> 27) & 1;
 
     uint64_t isa = 0;
+    int intel = gpo_x86_vendor(a->vendor_id, NULL) == GPO_X86_VENDOR_INTEL;
     for (size_t i = 0; i < sizeof cpuid_bits / sizeof cpuid_bits[0]; i++) {
         /* Leaf 7 subleaf 1 exists when leaf 7.0 EAX says so; CLZERO
          * (8000_0008h) is AMD's and only names Zen parts. */
         if (cpuid_bits[i].leaf == 7 && cpuid_bits[i].sub == 1 && cpuid_leaf(&c, 7, 0)[0] < 1)
             continue;
-        if (cpuid_bits[i].leaf == 0x80000008u &&
-            gpo_x86_vendor(f->vendor_id, NULL) == GPO_X86_VENDOR_INTEL)
+        if (cpuid_bits[i].leaf == 0x80000008u && intel)
             continue;
         const unsigned *v = cpuid_leaf(&c, cpuid_bits[i].leaf, cpuid_bits[i].sub);
         if ((v[cpuid_bits[i].reg] >> cpuid_bits[i].bit) & 1)
@@ -195,44 +214,50 @@ int gpo_x86_cpuid_live(gpo_cpu_facts *f)
                  B(AVX512ER));
     if ((xcr0 & XCR0_AMX) != XCR0_AMX)
         isa &= ~(B(AMX_TILE) | B(AMX_INT8) | B(AMX_BF16) | B(AMX_FP16));
-    f->isa = isa;
+    a->isa = isa;
 
-    /* Brand string: leaves 8000_0002h..8000_0004h. Under a hypervisor
-     * (leaf 1 ECX bit 31) each leaf traps, and /proc/cpuinfo, read there
-     * anyway for the clock, has the same string: gpo_x86_read takes it. */
-    if (c.max_ext >= 0x80000004u && !(isa & B(HYPERVISOR))) {
-        char brand[49];
-        for (uint32_t i = 0; i < 3; i++)
-            memcpy(brand + 16 * i, cpuid_leaf(&c, 0x80000002u + i, 0), 16);
-        brand[48] = '\0';
-        gpo_strlcpy(f->model_name, gpo_trim(brand), sizeof f->model_name);
+    /* Under a hypervisor (leaf 1 ECX bit 31) the brand and the clock are
+     * left to /proc/cpuinfo: it has the same brand string, and hypervisors
+     * leave leaf 16h zero or pass the host's clock through. */
+    if (!(isa & B(HYPERVISOR))) {
+        /* Brand string: leaves 8000_0002h..8000_0004h. */
+        if (c.max_ext >= 0x80000004u) {
+            char brand[49];
+            for (uint32_t i = 0; i < 3; i++)
+                memcpy(brand + 16 * i, cpuid_leaf(&c, 0x80000002u + i, 0), 16);
+            brand[48] = '\0';
+            gpo_strlcpy(a->brand, gpo_trim(brand), sizeof a->brand);
+        }
+        /* Leaf 16h EBX: maximum frequency in MHz (Intel SDM vol. 2A). */
+        if (c.max_basic >= 0x16) {
+            unsigned mhz = cpuid_leaf(&c, 0x16, 0)[1] & 0xffff;
+            a->max_mhz = mhz ? (int32_t)mhz : -1;
+        }
     }
-    return 0;
+    a->ok = 1;
 }
 
-int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f)
+int gpo_x86_cpuid_live(gpo_cpu_facts *f)
 {
     assert(f);
-    /* Hypervisors leave leaf 16h zero or pass the host's through; a guest
-     * takes its clock from /proc/cpuinfo instead (and saves a trap). */
-    if (f->cpuid_max_leaf < 0x16 || (f->isa & B(HYPERVISOR)))
+    pthread_once(&answers_once, ask_cpuid);
+    if (!answers.ok)
         return -1;
-    unsigned a, b, c, d;
-    /* Leaf 16h EBX: maximum frequency in MHz (Intel SDM vol. 2A). */
-    __cpuid_count(0x16, 0, a, b, c, d);
-    (void)a, (void)c, (void)d;
-    return (b & 0xffff) ? (int32_t)(b & 0xffff) : -1;
+    gpo_strlcpy(f->vendor_id, answers.vendor_id, sizeof f->vendor_id);
+    f->family = answers.family;
+    f->model = answers.model;
+    f->stepping = answers.stepping;
+    f->isa = answers.isa;
+    f->cpuid_max_leaf = answers.max_leaf;
+    f->cpuid_max_mhz = answers.max_mhz;
+    if (answers.brand[0])
+        gpo_strlcpy(f->model_name, answers.brand, sizeof f->model_name);
+    return 0;
 }
 #else
 int gpo_x86_cpuid_live(gpo_cpu_facts *f)
 {
     assert(f);
-    (void)f;
-    return -1;
-}
-
-int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f)
-{
     (void)f;
     return -1;
 }

@@ -10,16 +10,13 @@
  * level and microarchitecture names (x86_uarch.h). */
 gpuopt_status gpo_x86_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f);
 
-/* Live cpuid only (x86 builds): fills vendor, family/model/stepping, brand
- * and isa (with OS support for AVX/AVX-512/AMX state checked in XCR0).
- * Under a hypervisor the brand is left empty (each cpuid traps there; the
- * caller reads it from /proc/cpuinfo).
+/* Live cpuid only (x86 builds): fills vendor, family/model/stepping, isa
+ * (with OS support for AVX/AVX-512/AMX state checked in XCR0),
+ * cpuid_max_leaf, and outside a hypervisor the brand (model_name) and
+ * cpuid_max_mhz. Under a hypervisor the brand and clock are left to
+ * /proc/cpuinfo (each cpuid traps there). The instruction runs once per
+ * process; later calls copy its answers. Thread-safe.
  * Returns 0, or -1 when not built for x86 or cpuid is missing. */
 int gpo_x86_cpuid_live(gpo_cpu_facts *f);
-
-/* Maximum core frequency from cpuid leaf 0x16 (live x86 only, after
- * gpo_x86_cpuid_live filled f->cpuid_max_leaf), -1 when the leaf is absent
- * or reports 0 (common under hypervisors). */
-int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f);
 
 #endif

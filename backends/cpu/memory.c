@@ -3,7 +3,8 @@
  * what can be allocated without swapping, since Linux 3.14), capped by the
  * tightest cgroup memory limit read by cgroup.c. Free memory under a limit
  * is the limit minus that cgroup's usage: the OOM killer acts there, not
- * at the host's MemAvailable. */
+ * at the host's MemAvailable. A plan reuses the load's reading while it is
+ * fresh (memory.h). */
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,7 @@ gpuopt_status gpo_cpu_memory_read(const gpo_fs *fs, const gpo_logger *log, gpo_c
 
     f->memory_bytes = f->mem_total;
     f->memory_free_bytes = f->mem_available;
+    f->memory_read_ns = gpo_now_ns();
     char lim[32];
     if (f->cg_mem_limit) {
         gpo_format_bytes(f->cg_mem_limit, lim, sizeof lim);
@@ -84,6 +86,24 @@ gpuopt_status gpo_cpu_memory_read(const gpo_fs *fs, const gpo_logger *log, gpo_c
         gpo_strlcpy(f->src_memory, "unknown", sizeof f->src_memory);
     }
     return GPUOPT_OK;
+}
+
+int gpo_cpu_memory_fresh(const gpo_cpu_facts *f, uint64_t now_ns)
+{
+    assert(f);
+    return f->mem_available && f->memory_read_ns && now_ns >= f->memory_read_ns &&
+           now_ns - f->memory_read_ns < GPO_CPU_FREE_FRESH_NS;
+}
+
+gpuopt_status gpo_cpu_memory_free(const gpo_fs *fs, const gpo_cpu_facts *f, uint64_t now_ns,
+                                  uint64_t *free_bytes)
+{
+    assert(fs && f && free_bytes);
+    if (gpo_cpu_memory_fresh(f, now_ns)) {
+        *free_bytes = f->memory_free_bytes;
+        return GPUOPT_OK;
+    }
+    return gpo_cpu_memory_free_now(fs, f, free_bytes);
 }
 
 gpuopt_status gpo_cpu_memory_free_now(const gpo_fs *fs, const gpo_cpu_facts *f,

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "cpu/cpu_procfs.h"
-#include "cpu/cpuid_x86.h"
 #include "cpu/topology.h"
 #include "util/strutil.h"
 
@@ -122,9 +121,11 @@ static void read_online(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *
 static int count_groups(const gpo_fs *fs, const unsigned char *cpus, const char *leaf)
 {
     unsigned char done[GPO_CPU_SET_BYTES], group[GPO_CPU_SET_BYTES];
-    memset(done, 0, sizeof done);
+    int end = gpo_cpuset_end(cpus);
+    size_t used = (size_t)(end + 7) / 8; /* bytes that can hold a CPU of `cpus` */
+    memset(done, 0, used);
     int groups = 0;
-    for (int c = 0; c < GPO_CPU_MAX; c++) {
+    for (int c = 0; c < end; c++) {
         if (!gpo_cpuset_has(cpus, c) || gpo_cpuset_has(done, c))
             continue;
         char path[128], buf[4096];
@@ -132,7 +133,7 @@ static int count_groups(const gpo_fs *fs, const unsigned char *cpus, const char 
         if (gpo_fs_read(fs, path, buf, sizeof buf) ||
             gpo_parse_cpulist(buf, group, GPO_CPU_MAX) < 1)
             return -1;
-        for (size_t i = 0; i < sizeof done; i++)
+        for (size_t i = 0; i < used; i++)
             done[i] |= group[i];
         gpo_cpuset_add(done, c); /* a list not naming c must not loop */
         groups++;
@@ -221,13 +222,21 @@ static void read_nodes(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f
  * (drivers/base/cacheinfo.c); more than 8 levels/types exist nowhere. */
 #define MAX_CACHE_INDEX 8
 
+/* Each level and type has one index: once L1d, L2 and L3 are known, the
+ * indices left (an instruction cache, an L4) change nothing and are not
+ * read. */
+static int caches_known(const gpo_cpu_facts *f)
+{
+    return f->l1d.size_bytes && f->l2.size_bytes && f->l3.size_bytes;
+}
+
 static void read_caches(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
 {
     int cpu = first_cpu(f->online);
     char dir[128];
     snprintf(dir, sizeof dir, SYS_CPU "/cpu%d/cache", cpu < 0 ? 0 : cpu);
     int found = 0;
-    for (int i = 0; i < MAX_CACHE_INDEX; i++) {
+    for (int i = 0; i < MAX_CACHE_INDEX && !caches_known(f); i++) {
         char type[32], level[16], size[32], shared[4096];
         /* "type" first: a missing index ends the list, and instruction
          * caches need no further read. */
@@ -281,13 +290,11 @@ static void read_clock(const gpo_fs *fs, gpo_cpu_facts *f)
         gpo_strlcpy(f->src_clock, path, sizeof f->src_clock);
         return;
     }
-    if (!gpo_fs_is_recorded(fs) && f->arch == GPO_CPU_ARCH_X86_64) {
-        int32_t mhz = gpo_x86_cpuid_max_mhz(f);
-        if (mhz > 0) {
-            f->clock_mhz = mhz;
-            gpo_strlcpy(f->src_clock, "cpuid leaf 0x16 maximum frequency", sizeof f->src_clock);
-            return;
-        }
+    /* Filled by the live x86 reader only (a recorded tree has no cpuid). */
+    if (f->cpuid_max_mhz > 0) {
+        f->clock_mhz = f->cpuid_max_mhz;
+        gpo_strlcpy(f->src_clock, "cpuid leaf 0x16 maximum frequency", sizeof f->src_clock);
+        return;
     }
     /* Without cpufreq (virtual machines, some arm64 servers): the highest
      * "cpu MHz" the kernel shows, a current rather than a maximum clock. */

@@ -7,7 +7,7 @@
 #include "cpu/cpu_facts.h"
 
 /* Logical CPUs, physical cores, sockets, NUMA nodes, caches, max clock
- * (cpufreq, else cpuid leaf 0x16, else /proc/cpuinfo). */
+ * (cpufreq, else f->cpuid_max_mhz, else /proc/cpuinfo). */
 gpuopt_status gpo_cpu_topology_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f);
 
 /* Physical cores and NUMA nodes that the CPUs of f->affinity belong to

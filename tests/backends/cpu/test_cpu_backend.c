@@ -1,7 +1,7 @@
 /* The CPU backend end to end: a context over a fixture tree
  * (gpuopt_options.sysfs_root), the device record it lists, the plans it
- * makes at levels 0 and 1, and its ops called directly on the live
- * system. */
+ * makes at levels 0 and 1, its ops called directly on the live system,
+ * and free memory reused while fresh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -481,6 +481,40 @@ static void memory_free_without_meminfo_is_an_io_error(void **state)
     tree_free(&t);
 }
 
+static void free_memory_reuses_a_fresh_reading_and_rereads_a_stale_one(void **state)
+{
+    (void)state;
+    test_tree t;
+    assert_int_equal(tree_new(&t), 0);
+    tree_write(&t, "/proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 800 kB\n");
+    gpo_fs fs;
+    gpo_fs_init(&fs, t.root);
+    gpo_logger quiet = {GPUOPT_LOG_OFF, NULL, NULL};
+    static gpo_cpu_facts f;
+    assert_int_equal(gpo_cpu_facts_read(&fs, &quiet, &f), GPUOPT_OK);
+    assert_int_equal(f.memory_free_bytes, 800 * 1024);
+    assert_true(f.memory_read_ns > 0);
+    tree_write(&t, "/proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 300 kB\n");
+    uint64_t at = f.memory_read_ns, free_bytes = 0;
+    /* Within the window the load's reading stands: no file is opened. */
+    assert_true(gpo_cpu_memory_fresh(&f, at));
+    assert_int_equal(gpo_cpu_memory_free(&fs, &f, at + GPO_CPU_FREE_FRESH_NS - 1, &free_bytes),
+                     GPUOPT_OK);
+    assert_int_equal(free_bytes, 800 * 1024);
+    /* Past it, or at a time before the reading, free memory is read anew. */
+    assert_false(gpo_cpu_memory_fresh(&f, at + GPO_CPU_FREE_FRESH_NS));
+    assert_int_equal(gpo_cpu_memory_free(&fs, &f, at + GPO_CPU_FREE_FRESH_NS, &free_bytes),
+                     GPUOPT_OK);
+    assert_int_equal(free_bytes, 300 * 1024);
+    assert_false(gpo_cpu_memory_fresh(&f, at - 1));
+    /* A reading without MemAvailable is never reused: the read's error shows. */
+    tree_write(&t, "/proc/meminfo", "MemTotal: 1000 kB\n");
+    assert_int_equal(gpo_cpu_facts_read(&fs, &quiet, &f), GPUOPT_OK);
+    assert_false(gpo_cpu_memory_fresh(&f, f.memory_read_ns));
+    assert_int_equal(gpo_cpu_memory_free(&fs, &f, f.memory_read_ns, &free_bytes), GPUOPT_ERR_IO);
+    tree_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -500,6 +534,7 @@ int main(void)
         cmocka_unit_test_teardown(empty_tree_still_gives_a_device_and_a_level_1_plan, teardown),
         cmocka_unit_test(knob_catalogue_is_complete_and_typed),
         cmocka_unit_test(ops_read_the_live_system_without_an_env),
+        cmocka_unit_test(free_memory_reuses_a_fresh_reading_and_rereads_a_stale_one),
         cmocka_unit_test(memory_free_without_meminfo_is_an_io_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
