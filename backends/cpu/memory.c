@@ -88,9 +88,8 @@ gpuopt_status gpo_cpu_memory_read(const gpo_fs *fs, const gpo_logger *log, gpo_c
     return GPUOPT_OK;
 }
 
-int gpo_cpu_memory_fresh(const gpo_cpu_facts *f, uint64_t now_ns)
+static int fresh(const gpo_cpu_facts *f, uint64_t now_ns)
 {
-    assert(f);
     return f->mem_available && f->memory_read_ns && now_ns >= f->memory_read_ns &&
            now_ns - f->memory_read_ns < GPO_CPU_FREE_FRESH_NS;
 }
@@ -99,7 +98,7 @@ gpuopt_status gpo_cpu_memory_free(const gpo_fs *fs, const gpo_cpu_facts *f, uint
                                   uint64_t *free_bytes)
 {
     assert(fs && f && free_bytes);
-    if (gpo_cpu_memory_fresh(f, now_ns)) {
+    if (fresh(f, now_ns)) {
         *free_bytes = f->memory_free_bytes;
         return GPUOPT_OK;
     }

@@ -23,12 +23,9 @@ int gpo_cpu_parse_meminfo(const char *text, uint64_t *total, uint64_t *available
  * cgroup limit (read first), and memory_read_ns. */
 gpuopt_status gpo_cpu_memory_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f);
 
-/* 1 when f holds a reading of free memory (MemAvailable known) taken less
- * than GPO_CPU_FREE_FRESH_NS before now_ns (CLOCK_MONOTONIC). */
-int gpo_cpu_memory_fresh(const gpo_cpu_facts *f, uint64_t now_ns);
-
-/* Free memory at now_ns: f's reading while fresh, else
- * gpo_cpu_memory_free_now. */
+/* Free memory at now_ns (CLOCK_MONOTONIC): f's reading when it has
+ * MemAvailable and was taken less than GPO_CPU_FREE_FRESH_NS before now_ns,
+ * else gpo_cpu_memory_free_now. */
 gpuopt_status gpo_cpu_memory_free(const gpo_fs *fs, const gpo_cpu_facts *f, uint64_t now_ns,
                                   uint64_t *free_bytes);
 
