@@ -72,7 +72,7 @@
 #include "util/strutil.h"
 
 /* Bumped whenever this struct changes shape. */
-#define GPO_BACKEND_ABI 2
+#define GPO_BACKEND_ABI 3
 
 /* What a backend may read while loading and enumerating: the machine's
  * file-system root (GPUOPT_SYSFS_ROOT), the log, and the paths the user
@@ -220,6 +220,17 @@ typedef struct gpo_backend {
      * the run, after the context has probed every backend. NULL: the core
      * adds only the generic "backend" finding (status, reason, devices). */
     void (*diagnose)(struct gpo_dr_run *run);
+
+    /* Whether the compiler and release this backend found (NVRTC's version
+     * and architecture list, the ROCm release) still target the device's
+     * architecture. 0 when they do or it cannot tell; 1 when they no longer
+     * do, with `why` (cap > 0) naming the release, and the last one that
+     * supports the device. The device list and plans show it as a warning,
+     * tier 2 falls back with it instead of compiling, and the backend's
+     * doctor reports it. May open the compiler library (once). NULL:
+     * nothing to check. (ABI 3) */
+    int (*toolchain_dropped)(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             char *why, size_t cap);
 } gpo_backend;
 
 /* The registry (src/registry.c): every compiled-in backend, in priority

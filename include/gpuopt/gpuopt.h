@@ -472,6 +472,14 @@ typedef enum gpuopt_objective {
     GPUOPT_OBJECTIVE_LATENCY = 1     /* time to one result */
 } gpuopt_objective;
 
+/* What limits the workload's speed, for ranking devices (docs/selection.md). */
+typedef enum gpuopt_bound {
+    GPUOPT_BOUND_UNKNOWN = 0, /* rank by arithmetic throughput (default) */
+    GPUOPT_BOUND_COMPUTE = 1, /* arithmetic throughput limits it: the same ranking, said */
+    GPUOPT_BOUND_MEMORY = 2   /* memory bandwidth limits it (large elementwise work, LLM
+                                 decoding at small batch): rank by peak memory bandwidth */
+} gpuopt_bound;
+
 typedef struct gpuopt_workload {
     size_t struct_size;
     uint64_t model_bytes;      /* weights/model data resident on the device; 0 unknown */
@@ -481,6 +489,9 @@ typedef struct gpuopt_workload {
     int32_t quantized;         /* 1: the model is already quantised (fp8/int8 paths may apply) */
     int32_t objective;         /* gpuopt_objective */
     int32_t fixed_shapes;      /* 1: shapes repeat call after call (benchmark-once modes pay off) */
+    /* Added with gpuopt_bound: a caller whose struct_size ends before it
+     * gets GPUOPT_BOUND_UNKNOWN. */
+    int32_t bound;             /* gpuopt_bound */
 } gpuopt_workload;
 
 GPUOPT_API size_t gpuopt_workload_size(void);

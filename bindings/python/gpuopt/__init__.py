@@ -56,6 +56,7 @@ _KNOB_TYPE = {1: "bool", 2: "int", 3: "bytes", 4: "string"}
 _KNOB_SOURCE = {0: "default", 1: "detected", 2: "benchmark", 3: "cache", 4: "config", 5: "env",
                 6: "api"}
 _OBJECTIVES = {"throughput": 0, "latency": 1}
+_BOUNDS = {"unknown": 0, "compute": 1, "memory": 2}  # gpuopt_bound
 _FEATURES = (("fp64", 0x01), ("fp16", 0x02), ("bf16", 0x04), ("tf32", 0x08), ("fp8", 0x10),
              ("int8", 0x20), ("matrix_units", 0x40))
 
@@ -171,6 +172,7 @@ class _Workload(ctypes.Structure):
         ("quantized", ctypes.c_int32),
         ("objective", ctypes.c_int32),
         ("fixed_shapes", ctypes.c_int32),
+        ("bound", ctypes.c_int32),
     ]
 
 
@@ -509,6 +511,7 @@ class Workload:
     quantized: bool = False
     objective: str = "throughput"        # or "latency"
     fixed_shapes: bool = False
+    bound: str = "unknown"               # what limits it: "compute" or "memory" (bandwidth)
 
     def _to_c(self):
         w = _Workload()
@@ -523,6 +526,9 @@ class Workload:
                              + ", ".join(_OBJECTIVES))
         w.objective = _OBJECTIVES[self.objective]
         w.fixed_shapes = 1 if self.fixed_shapes else 0
+        if self.bound not in _BOUNDS:
+            raise ValueError(f"gpuopt: bound {self.bound!r}: accepted " + ", ".join(_BOUNDS))
+        w.bound = _BOUNDS[self.bound]
         return w
 
 
