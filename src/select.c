@@ -245,7 +245,7 @@ static void metric_words(const rank_rule *r, const keys *k, char *out, size_t ca
         gpo_snprintf(out, cap, "%s %.1f TFLOP/s", gpo_precision_name(k->precision),
                      k->metric / 1000.0);
     else
-        gpo_snprintf(out, cap, "fp32 %.1f TFLOP/s", k->metric / 1000.0);
+        gpo_snprintf(out, cap, "%.1f TFLOP/s", k->metric / 1000.0);
 }
 
 static const char *metric_name(const rank_rule *r)
@@ -295,8 +295,8 @@ static void explain_win(const rank_rule *r, const keys *w, const keys *o, criter
         return;
     case C_NATIVE:
         gpo_snprintf(out, cap,
-                     "%s: reached through %s, its vendor's own interface, ranked above %s, the "
-                     "same kind of device reached only through %s",
+                     "%s: reached through its own backend (%s), ranked above %s, the same kind "
+                     "of device reached only through %s",
                      me, w->dev->routes[0].backend->name, other, o->dev->routes[0].backend->name);
         return;
     case C_METRIC:
@@ -368,17 +368,16 @@ static gpuopt_status no_match(struct gpuopt_context *ctx, const char *text, cons
     }
     gpo_sbuf msg;
     gpo_sbuf_init(&msg);
-    gpo_sbuf_appendf(&msg, "no device matches '%s'; devices here: ", text);
+    gpo_sbuf_appendf(&msg, "no device matches '%s'", text);
     for (size_t i = 0; i < ctx->devices.n; i++)
-        gpo_sbuf_appendf(&msg, "%s%s%s", i ? ", " : "", ctx->devices.items[i]->info.id,
+        gpo_sbuf_appendf(&msg, "%s%s%s",
+                         i ? ", " : "; devices here: ", ctx->devices.items[i]->info.id,
                          usable(ctx, ctx->devices.items[i])
                              ? ""
                              : " (seen by the kernel only: its backend is unavailable)");
-    if (!ctx->devices.n)
-        gpo_sbuf_append(&msg, "none");
     /* Each probed backend that offers nothing, with its reason; the ones
      * the configuration excluded in one clause. */
-    int disabled = 0;
+    int disabled = 0, said = 0;
     for (size_t i = 0; i < ctx->n_probed; i++) {
         const gpo_ctx_slot *s = &ctx->slots[i];
         if (s->status == GPUOPT_BACKEND_DISABLED) {
@@ -386,7 +385,8 @@ static gpuopt_status no_match(struct gpuopt_context *ctx, const char *text, cons
             continue;
         }
         if (s->status != GPUOPT_BACKEND_AVAILABLE)
-            gpo_sbuf_appendf(&msg, "; %s: %s", s->ops->name, s->report.reason);
+            gpo_sbuf_appendf(&msg, "%s%s: %s", ctx->devices.n || said++ ? "; " : ": ", s->ops->name,
+                             s->report.reason);
     }
     if (disabled) {
         gpo_sbuf_append(&msg, "; not probed: ");
@@ -400,6 +400,8 @@ static gpuopt_status no_match(struct gpuopt_context *ctx, const char *text, cons
                 break;
             }
     }
+    if (!ctx->devices.n && !msg.failed && msg.data && !strchr(msg.data, ';'))
+        gpo_sbuf_append(&msg, "; devices here: none");
     gpuopt_status st = gpo_fail(GPUOPT_ERR_NO_DEVICE, "%s",
                                 msg.data && !msg.failed ? msg.data : "no device matches");
     gpo_sbuf_free(&msg);
@@ -441,6 +443,10 @@ gpuopt_status gpo_ctx_select_for(struct gpuopt_context *ctx, const char *policy,
     if (st)
         return st;
 
+    /* When the native GPU backends decided, the runner-up the reason names
+     * is one of theirs too, so the words do not depend on whether OpenCL
+     * happened to be probed already. */
+    int natives_decide = search && decided(ctx, &rule);
     keys best, second, k;
     int have_best = 0, have_second = 0;
     criterion by = C_ORDER;
@@ -449,14 +455,15 @@ gpuopt_status gpo_ctx_select_for(struct gpuopt_context *ctx, const char *policy,
         if (!gpo_policy_matches(&pol, d) || (search && !usable(ctx, d)))
             continue;
         make_keys(&rule, d, i, &k);
+        int may_be_second = !natives_decide || d->routes[0].backend->native_gpu;
         if (!have_best || compare(&rule, &k, &best, NULL) < 0) {
-            if (have_best) {
+            if (have_best && (!natives_decide || best.dev->routes[0].backend->native_gpu)) {
                 second = best;
                 have_second = 1;
             }
             best = k;
             have_best = 1;
-        } else if (!have_second || compare(&rule, &k, &second, NULL) < 0) {
+        } else if (may_be_second && (!have_second || compare(&rule, &k, &second, NULL) < 0)) {
             second = k;
             have_second = 1;
         }

@@ -282,7 +282,8 @@ static gpuopt_status note_selection(struct gpuopt_plan *p, const gpo_selection *
     for (int i = 0; st == GPUOPT_OK && i < sel->n_warnings; i++)
         st = gpo_plan_warn(p, "%s", sel->warnings[i]);
     if (st == GPUOPT_OK && gpo_device_toolchain_dropped(p->device, dropped, sizeof dropped))
-        st = gpo_plan_warn(p, "%s: %s", p->device->info.id, dropped);
+        st = gpo_plan_warn(p, "%s (%s) is no longer a compiler target: %s", p->device->info.id,
+                           p->device->info.name, dropped);
     return st;
 }
 
