@@ -69,6 +69,28 @@ static void plan_device(const gpuopt_workload *w, int list_first, char *id, size
     gpuopt_context_destroy(ctx);
 }
 
+/* A plan in `ctx` for `w` on `dev` (NULL: the one selected) is for the
+ * device `want`, and its JSON holds each of `words` (NULL-terminated). */
+static void expect_plan(gpuopt_context *ctx, gpuopt_device *dev, const gpuopt_workload *w,
+                        const char *want, ...)
+{
+    gpuopt_plan *plan;
+    gpuopt_device *d;
+    char *json;
+    va_list ap;
+    assert_int_equal(gpuopt_plan_create_for(ctx, dev, 0, w, &plan), GPUOPT_OK);
+    assert_int_equal(gpuopt_plan_device(plan, &d), GPUOPT_OK);
+    assert_string_equal(id_of(d), want);
+    assert_int_equal(gpuopt_plan_to_json(plan, &json), GPUOPT_OK);
+    va_start(ap, want);
+    for (const char *words = va_arg(ap, const char *); words; words = va_arg(ap, const char *))
+        if (!strstr(json, words))
+            fail_msg("'%s' not in %s", words, json);
+    va_end(ap);
+    gpuopt_free(json);
+    gpuopt_plan_destroy(plan);
+}
+
 /* Two vendors' GPUs: syncuda has the bigger memory and the faster matrix
  * units, synrocm the higher fp32 peak; OpenCL lists a third GPU faster
  * than both, reached only through OpenCL, and the PoCL-like CPU. */
@@ -178,34 +200,20 @@ static void reduced_precision_ranks_by_the_matrix_rate_of_the_precision_used(voi
     syn_cuda.matrix[0][GPO_PREC_FP8] = 900000;
     syn_cuda.matrix[1][GPO_PREC_FP16] = 200000;
     gpuopt_context *ctx;
-    gpuopt_plan *plan;
-    gpuopt_device *d;
-    char *json;
     gpuopt_workload w;
     gpuopt_workload_init(&w);
     w.reduced_precision = 1;
     assert_int_equal(ctx4(NULL, NULL, &ctx), GPUOPT_OK);
     /* bf16 where there is bf16 (150), else fp16 (200): syncuda:1. */
-    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 0, &w, &plan), GPUOPT_OK);
-    gpuopt_plan_device(plan, &d);
-    assert_string_equal(id_of(d), "syncuda:1");
-    assert_int_equal(gpuopt_plan_to_json(plan, &json), GPUOPT_OK);
-    assert_non_null(strstr(json, "fp16 200.0 TFLOP/s against bf16 150.0 TFLOP/s for syncuda:0"));
-    gpuopt_free(json);
-    gpuopt_plan_destroy(plan);
+    expect_plan(ctx, NULL, &w, "syncuda:1",
+                "fp16 200.0 TFLOP/s against bf16 150.0 TFLOP/s for syncuda:0", NULL);
     /* A quantised model runs in fp8 where the matrix units have it. */
     w.quantized = 1;
-    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 0, &w, &plan), GPUOPT_OK);
-    gpuopt_plan_device(plan, &d);
-    assert_string_equal(id_of(d), "syncuda:0");
-    gpuopt_plan_destroy(plan);
+    expect_plan(ctx, NULL, &w, "syncuda:0", "fp8 900.0 TFLOP/s", NULL);
     /* Precision-sensitive: fp32 decides, today's rule. */
     w.quantized = 0;
     w.reduced_precision = 0;
-    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 0, &w, &plan), GPUOPT_OK);
-    gpuopt_plan_device(plan, &d);
-    assert_string_equal(id_of(d), "syncuda:2");
-    gpuopt_plan_destroy(plan);
+    expect_plan(ctx, NULL, &w, "syncuda:2", "peak fp32 throughput", NULL);
     gpuopt_context_destroy(ctx);
 }
 
@@ -218,34 +226,21 @@ static void memory_bound_ranks_by_bandwidth_and_says_when_one_is_unknown(void **
     syn_cuda.bandwidth[0] = 900;
     syn_cuda.bandwidth[1] = 2000;
     gpuopt_context *ctx;
-    gpuopt_plan *plan;
-    gpuopt_device *d;
-    char *json;
     gpuopt_workload w;
     gpuopt_workload_init(&w);
     w.bound = GPUOPT_BOUND_MEMORY;
     assert_int_equal(ctx4(NULL, NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 0, &w, &plan), GPUOPT_OK);
-    gpuopt_plan_device(plan, &d);
-    assert_string_equal(id_of(d), "syncuda:1");
-    assert_int_equal(gpuopt_plan_to_json(plan, &json), GPUOPT_OK);
-    assert_non_null(strstr(json, "peak memory bandwidth (the workload is memory-bound), 2000 GB/s "
-                                 "against 900 GB/s for syncuda:0"));
-    gpuopt_free(json);
-    gpuopt_plan_destroy(plan);
+    expect_plan(ctx, NULL, &w, "syncuda:1",
+                "peak memory bandwidth (the workload is memory-bound), 2000 GB/s against 900 GB/s "
+                "for syncuda:0",
+                NULL);
     gpuopt_context_destroy(ctx);
 
     /* A bandwidth nobody knows ranks nothing: fp32 decides, and says so. */
     syn_cuda.bandwidth[1] = 0;
     assert_int_equal(ctx4(NULL, NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 0, &w, &plan), GPUOPT_OK);
-    gpuopt_plan_device(plan, &d);
-    assert_string_equal(id_of(d), "syncuda:0");
-    assert_int_equal(gpuopt_plan_to_json(plan, &json), GPUOPT_OK);
-    assert_non_null(strstr(json, "the peak bandwidth of syncuda:1"));
-    assert_non_null(strstr(json, "is not known"));
-    gpuopt_free(json);
-    gpuopt_plan_destroy(plan);
+    expect_plan(ctx, NULL, &w, "syncuda:0", "the peak bandwidth of syncuda:1", "is not known",
+                NULL);
     gpuopt_context_destroy(ctx);
 }
 
@@ -303,23 +298,16 @@ static void a_device_the_caller_chose_is_explained_against_the_selector(void **s
     syn_add(&syn_cuda, GPUOPT_DEVICE_TYPE_GPU, "slow", NULL, NULL, 100, GIB)->integrated = 0;
     gpuopt_context *ctx;
     gpuopt_device *d;
-    gpuopt_plan *plan;
-    char *json;
     assert_int_equal(ctx4(NULL, NULL, &ctx), GPUOPT_OK);
     assert_int_equal(gpuopt_select(ctx, "syncuda:1", &d), GPUOPT_OK);
-    assert_int_equal(gpuopt_plan_create(ctx, d, 0, &plan), GPUOPT_OK);
-    assert_int_equal(gpuopt_plan_to_json(plan, &json), GPUOPT_OK);
-    assert_non_null(strstr(json, "syncuda:1 (slow): chosen by the caller; the selector 'auto' "
-                                 "would choose syncuda:0 (fast)"));
-    gpuopt_free(json);
-    gpuopt_plan_destroy(plan);
+    expect_plan(ctx, d, NULL, "syncuda:1",
+                "syncuda:1 (slow): chosen by the caller; the selector 'auto' would choose "
+                "syncuda:0 (fast)",
+                NULL);
     /* The device auto selects, passed in, carries auto's reason. */
     assert_int_equal(gpuopt_select(ctx, NULL, &d), GPUOPT_OK);
-    assert_int_equal(gpuopt_plan_create(ctx, d, 0, &plan), GPUOPT_OK);
-    assert_int_equal(gpuopt_plan_to_json(plan, &json), GPUOPT_OK);
-    assert_non_null(strstr(json, "\"reason\":\"syncuda:0 (fast): highest estimated peak fp32"));
-    gpuopt_free(json);
-    gpuopt_plan_destroy(plan);
+    expect_plan(ctx, d, NULL, "syncuda:0",
+                "\"reason\":\"syncuda:0 (fast): highest estimated peak fp32", NULL);
     gpuopt_context_destroy(ctx);
 }
 
