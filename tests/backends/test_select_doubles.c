@@ -5,7 +5,9 @@
  *   mixed    RTX 4090, H100, A100 and T4 on CUDA, an MI300X on ROCm 6
  *   k80      a Tesla K80 and a T4 with NVRTC 13.0
  *   rx580    a Radeon RX 580 and an MI300X on ROCm 6.2
- *   broken   a CUDA driver whose library and kernel module disagree
+ *   broken   a CUDA driver whose library and kernel module disagree, a
+ *            library that is not a driver, the toolkit's stub
+ *   nodes    a driver that sees no GPU while the kernel module lists two
  *   plain    no GPU backend: PoCL and the CPU */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -343,6 +345,33 @@ static void a_broken_driver_is_a_plan_warning_with_its_reason(void **state)
     cJSON_Delete(p);
 }
 
+static void a_library_that_is_not_a_driver_is_broken_too(void **state)
+{
+    (void)state;
+    /* The double built without the driver's entry points (broken.map). */
+    const char *lib = getenv("SELECT_FAKE_CUDA_BROKEN");
+    assert_non_null(lib);
+    setenv("GPUOPT_CUDA_LIBRARY", lib, 1);
+    cJSON *p = plan_json("cuda,cpu", NULL, 0, 0);
+    assert_string_equal(str(p, "device"), "cpu:0");
+    assert_true(warns(cJSON_GetObjectItemCaseSensitive(p, "warnings"),
+                      "it is not an NVIDIA driver library"));
+    cJSON_Delete(p);
+}
+
+static void gpus_behind_closed_device_nodes_are_a_broken_driver(void **state)
+{
+    (void)state;
+    /* cuInit finds no GPU while the kernel module lists two. */
+    cJSON *p = plan_json("cuda,cpu", NULL, 0, 0);
+    assert_string_equal(str(p, "device"), "cpu:0");
+    const cJSON *warnings = cJSON_GetObjectItemCaseSensitive(p, "warnings");
+    assert_true(warns(warnings, "the cuda backend is present but not working"));
+    assert_true(warns(warnings, "the kernel driver lists 2 GPUs: check that this user may open "
+                                "/dev/nvidia*"));
+    cJSON_Delete(p);
+}
+
 static void the_toolkit_stub_is_a_broken_driver_too(void **state)
 {
     (void)state;
@@ -412,8 +441,12 @@ int main(int argc, char **argv)
     };
     static const struct CMUnitTest broken[] = {
         cmocka_unit_test(a_broken_driver_is_a_plan_warning_with_its_reason),
+        cmocka_unit_test(a_library_that_is_not_a_driver_is_broken_too),
         cmocka_unit_test(the_toolkit_stub_is_a_broken_driver_too),
         cmocka_unit_test(asking_for_cuda_without_it_names_why),
+    };
+    static const struct CMUnitTest nodes[] = {
+        cmocka_unit_test(gpus_behind_closed_device_nodes_are_a_broken_driver),
     };
     static const struct CMUnitTest plain[] = {
         cmocka_unit_test(the_cpu_wins_over_its_opencl_view_either_way),
@@ -427,8 +460,10 @@ int main(int argc, char **argv)
         return cmocka_run_group_tests_name("rx580", rx580, NULL, NULL);
     if (strcmp(which, "broken") == 0)
         return cmocka_run_group_tests_name("broken", broken, NULL, NULL);
+    if (strcmp(which, "nodes") == 0)
+        return cmocka_run_group_tests_name("nodes", nodes, NULL, NULL);
     if (strcmp(which, "plain") == 0)
         return cmocka_run_group_tests_name("plain", plain, NULL, NULL);
-    fprintf(stderr, "usage: %s mixed|k80|rx580|broken|plain\n", argv[0]);
+    fprintf(stderr, "usage: %s mixed|k80|rx580|broken|nodes|plain\n", argv[0]);
     return 2;
 }
