@@ -99,18 +99,28 @@ extern "C" {
 
 /* Release version: changes with every release. */
 #define GPUOPT_VERSION_MAJOR 0
-#define GPUOPT_VERSION_MINOR 1
+#define GPUOPT_VERSION_MINOR 2
 #define GPUOPT_VERSION_PATCH 0
-#define GPUOPT_VERSION_STRING "0.1.0"
+#define GPUOPT_VERSION_STRING "0.2.0"
 /* MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons. */
 #define GPUOPT_VERSION_NUMBER                                                                      \
     (GPUOPT_VERSION_MAJOR * 10000 + GPUOPT_VERSION_MINOR * 100 + GPUOPT_VERSION_PATCH)
 
 /* API version: (X << 16) | (Y << 8) | Z, bumped only when the API changes
- * (a function, type, enum value or struct field is added). A program may
- * compare gpuopt_api_version() at run time with the value it was built with:
- * the library's must be at least as large. */
-#define GPUOPT_API_VERSION 0x00000100u
+ * (a function, type, enum value or struct field is added, or before 1.0
+ * renamed or removed: CHANGELOG.md lists every change). A program may
+ * compare gpuopt_api_version() at run time with the value it was built
+ * with: the library's must be at least as large.
+ *
+ * Stability. Before 1.0 a minor release may break the API and the ABI
+ * (0.2.0 did), and says so in CHANGELOG.md; breaking is cheaper now than
+ * after 1.0. Every exported function carries the symbol version of the
+ * release that introduced it (GPUOPT_0.1, GPUOPT_0.2, ... in
+ * cmake/gpuopt.map), so a program built against a release whose functions
+ * are gone fails when it is loaded, naming the missing version, instead of
+ * misbehaving. From 1.0 on, names, values and struct layouts are only
+ * added to. */
+#define GPUOPT_API_VERSION 0x00000200u
 
 /* The release version of the loaded library, "MAJOR.MINOR.PATCH". Static
  * string; never NULL. */
@@ -123,31 +133,58 @@ GPUOPT_API uint32_t gpuopt_api_version(void);
 /* Status                                                                     */
 /* ------------------------------------------------------------------------- */
 
-/* Values are pinned forever and grouped in ranges: 1xx the caller's input,
- * 2xx the system, 3xx devices and backends, 4xx running code on a device.
- * A retired value keeps its slot. */
+/* Every status, one line each: XX(name, value, description). This one list
+ * generates the gpuopt_status enum below, gpuopt_strerror() and
+ * gpuopt_status_name() in the library, and the Python binding's constants
+ * (tools/python_constants.py); a program may expand it too, as libuv's
+ * UV_ERRNO_MAP. Values are pinned forever and grouped in ranges: 1xx the
+ * caller's input, 2xx the system, 3xx devices and backends, 4xx running
+ * code on a device. A retired status keeps its line and its value, renamed
+ * GPUOPT_ERR_RETIRED_<value>, so that its number never takes another
+ * meaning (curl's CURLE_OBSOLETE*). */
+#define GPUOPT_STATUS_MAP(XX)                                                                      \
+    XX(GPUOPT_OK, 0, "success")                                                                    \
+    /* NULL where a value is needed, or a malformed value */                                       \
+    XX(GPUOPT_ERR_INVALID_ARGUMENT, 100, "invalid argument")                                       \
+    /* an index or number outside what is accepted */                                              \
+    XX(GPUOPT_ERR_OUT_OF_RANGE, 101, "value out of range")                                         \
+    /* struct_size not set, or smaller than any known layout */                                    \
+    XX(GPUOPT_ERR_STRUCT_SIZE, 102, "struct_size not set or too small")                            \
+    /* no knob, device or entry of that name */                                                    \
+    XX(GPUOPT_ERR_NOT_FOUND, 103, "not found")                                                     \
+    /* a configuration value or file is malformed */                                               \
+    XX(GPUOPT_ERR_CONFIG, 104, "bad configuration value")                                          \
+    /* an allocation failed */                                                                     \
+    XX(GPUOPT_ERR_NO_MEMORY, 200, "out of memory")                                                 \
+    /* reading or writing a file failed */                                                         \
+    XX(GPUOPT_ERR_IO, 201, "input/output error")                                                   \
+    /* the context was created before fork(); GPU state is stale */                                \
+    XX(GPUOPT_ERR_FORKED, 202, "context used after fork()")                                        \
+    /* no device matches the request */                                                            \
+    XX(GPUOPT_ERR_NO_DEVICE, 300, "no matching device")                                            \
+    /* the backend cannot be used here (library missing, no driver) */                             \
+    XX(GPUOPT_ERR_UNAVAILABLE, 301, "backend unavailable")                                         \
+    /* the backend or device cannot do what was asked */                                           \
+    XX(GPUOPT_ERR_UNSUPPORTED, 302, "not supported by this backend or device")                     \
+    /* a vendor library call failed */                                                             \
+    XX(GPUOPT_ERR_DRIVER, 303, "vendor driver call failed")                                        \
+    /* the backend is excluded by configuration */                                                 \
+    XX(GPUOPT_ERR_DISABLED, 304, "backend disabled by configuration")                              \
+    /* a kernel failed to compile; the detail carries the log */                                   \
+    XX(GPUOPT_ERR_BUILD, 400, "kernel build failed")                                               \
+    /* a kernel failed to launch or run */                                                         \
+    XX(GPUOPT_ERR_LAUNCH, 401, "kernel launch failed")                                             \
+    /* a measurement ran past its budget */                                                        \
+    XX(GPUOPT_ERR_TIMEOUT, 402, "measurement timed out")
+
 typedef enum gpuopt_status {
-    GPUOPT_OK = 0,
-
-    GPUOPT_ERR_INVALID_ARGUMENT = 100, /* NULL where a value is needed, or a malformed value */
-    GPUOPT_ERR_OUT_OF_RANGE = 101,     /* an index or number outside what is accepted */
-    GPUOPT_ERR_STRUCT_SIZE = 102,      /* struct_size not set, or smaller than any known layout */
-    GPUOPT_ERR_NOT_FOUND = 103,        /* no knob, device or entry of that name */
-    GPUOPT_ERR_CONFIG = 104,           /* a configuration value or file is malformed */
-
-    GPUOPT_ERR_NO_MEMORY = 200, /* an allocation failed */
-    GPUOPT_ERR_IO = 201,        /* reading or writing a file failed */
-    GPUOPT_ERR_FORKED = 202,    /* the context was created before fork(); GPU state is stale */
-
-    GPUOPT_ERR_NO_DEVICE = 300,   /* no device matches the request */
-    GPUOPT_ERR_UNAVAILABLE = 301, /* the backend cannot be used here (library missing, no driver) */
-    GPUOPT_ERR_UNSUPPORTED = 302, /* the backend or device cannot do what was asked */
-    GPUOPT_ERR_DRIVER = 303,      /* a vendor library call failed */
-    GPUOPT_ERR_DISABLED = 304,    /* the backend is excluded by configuration */
-
-    GPUOPT_ERR_BUILD = 400,  /* a kernel failed to compile; the detail carries the log */
-    GPUOPT_ERR_LAUNCH = 401, /* a kernel failed to launch or run */
-    GPUOPT_ERR_TIMEOUT = 402 /* a measurement ran past its budget */
+#define GPUOPT_STATUS_ENUM_(name, value, text) name = value,
+    GPUOPT_STATUS_MAP(GPUOPT_STATUS_ENUM_)
+#undef GPUOPT_STATUS_ENUM_
+    /* Not a status. It ends the generated list (C++98 has no trailing
+     * comma in an enum) and keeps the type 32 bits wide whatever the
+     * compiler's enum-size options, as Vulkan's VK_RESULT_MAX_ENUM. */
+    GPUOPT_STATUS_MAX_ENUM = 0x7fffffff
 } gpuopt_status;
 
 /* A static, lower-case description of a status ("invalid argument").

@@ -54,6 +54,33 @@ static void every_status_has_its_pinned_value_name_and_own_description(void **st
     }
 }
 
+/* The header's X-macro, expanded as a program would, is the pinned list
+ * above: same names, values and descriptions, none missing, none added
+ * without being pinned here. */
+static void status_map_expands_to_the_pinned_statuses_and_their_descriptions(void **state)
+{
+    static const struct {
+        gpuopt_status status;
+        int value;
+        const char *name, *text;
+    } map[] = {
+#define ROW(name, value, text) {name, value, #name, text},
+        GPUOPT_STATUS_MAP(ROW)
+#undef ROW
+    };
+    (void)state;
+    assert_int_equal(sizeof map / sizeof map[0], N_STATUSES);
+    for (size_t i = 0; i < N_STATUSES; i++) {
+        assert_int_equal((int)map[i].status, map[i].value);
+        assert_int_equal(map[i].value, statuses[i].value);
+        assert_string_equal(map[i].name, statuses[i].name);
+        assert_string_equal(gpuopt_strerror(map[i].status), map[i].text);
+    }
+    /* The enum's last member pins its width; it is no status. */
+    assert_int_equal(sizeof(gpuopt_status), 4);
+    assert_string_equal(gpuopt_status_name(GPUOPT_STATUS_MAX_ENUM), "GPUOPT_UNKNOWN_STATUS");
+}
+
 static void unknown_status_values_get_the_fallback_name_and_description(void **state)
 {
     static const int unknown[] = {INT32_MIN, -1,  1,   99,  105, 199,
@@ -279,6 +306,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(version_string_and_api_version_match_the_header),
         cmocka_unit_test(every_status_has_its_pinned_value_name_and_own_description),
+        cmocka_unit_test(status_map_expands_to_the_pinned_statuses_and_their_descriptions),
         cmocka_unit_test(unknown_status_values_get_the_fallback_name_and_description),
         cmocka_unit_test(free_and_destroy_accept_null),
         cmocka_unit_test(struct_size_queries_match_this_header),

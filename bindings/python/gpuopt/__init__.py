@@ -39,7 +39,7 @@ __all__ = [
 
 # The GPUOPT_API_VERSION of the header this module mirrors. The loaded
 # library must be at least this new: every declaration below exists there.
-API_VERSION = 0x00000100
+API_VERSION = 0x00000200
 
 # Mirrors of the header's enums (values are pinned by the header).
 OK = 0
