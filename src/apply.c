@@ -67,7 +67,7 @@ GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t fla
     return st;
 }
 
-GPUOPT_API gpuopt_status gpuopt_plan_build_options(const gpuopt_plan *plan, char **options)
+GPUOPT_API gpuopt_status gpuopt_plan_to_build_options(const gpuopt_plan *plan, char **options)
 {
     gpo_detail_clear();
     if (!plan || !options)

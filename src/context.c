@@ -330,8 +330,8 @@ GPUOPT_API gpuopt_status gpuopt_backend_count(gpuopt_context *ctx, int32_t *coun
 static const size_t first_backend_info_size =
     offsetof(gpuopt_backend_info, runtime_version) + sizeof(((gpuopt_backend_info *)0)->runtime_version);
 
-GPUOPT_API gpuopt_status gpuopt_backend_get(gpuopt_context *ctx, int32_t index,
-                                            gpuopt_backend_info *info)
+GPUOPT_API gpuopt_status gpuopt_backend_at(gpuopt_context *ctx, int32_t index,
+                                           gpuopt_backend_info *info)
 {
     gpo_detail_clear();
     if (!ctx || !info)
@@ -377,8 +377,8 @@ GPUOPT_API gpuopt_status gpuopt_device_count(gpuopt_context *ctx, int32_t *count
     return st;
 }
 
-GPUOPT_API gpuopt_status gpuopt_device_get(gpuopt_context *ctx, int32_t index,
-                                           gpuopt_device **device)
+GPUOPT_API gpuopt_status gpuopt_device_at(gpuopt_context *ctx, int32_t index,
+                                          gpuopt_device **device)
 {
     gpo_detail_clear();
     if (!ctx || !device)
@@ -426,8 +426,8 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
     return GPUOPT_OK;
 }
 
-GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
-                                       gpuopt_device **device)
+GPUOPT_API gpuopt_status gpuopt_device_select(gpuopt_context *ctx, const char *policy,
+                                              gpuopt_device **device)
 {
     gpo_detail_clear();
     if (!ctx || !device)

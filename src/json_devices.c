@@ -139,7 +139,7 @@ cJSON *gpo_device_json(const gpuopt_device *d, int selected)
     return o;
 }
 
-GPUOPT_API gpuopt_status gpuopt_devices_to_json(gpuopt_context *ctx, char **json)
+GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json)
 {
     gpo_detail_clear();
     if (!ctx || !json)

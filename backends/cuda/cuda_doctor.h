@@ -1,4 +1,4 @@
-/* The CUDA backend's checks for gpuopt_doctor (src/doctor/doctor.h). */
+/* The CUDA backend's checks for gpuopt_context_diagnose (src/doctor/doctor.h). */
 #ifndef GPO_CUDA_DOCTOR_H
 #define GPO_CUDA_DOCTOR_H
 

@@ -133,7 +133,7 @@ extern const gpo_knob_def gpo_ocl_knobs[OCL_N_KNOBS];
 /* cl_runtime.c */
 extern const gpo_runtime_ops gpo_ocl_runtime_ops;
 
-/* cl_doctor.c: the OpenCL block of gpuopt_doctor (gpo_backend_opencl.diagnose). */
+/* cl_doctor.c: the OpenCL block of gpuopt_context_diagnose (gpo_backend_opencl.diagnose). */
 struct gpo_dr_run;
 void gpo_dr_check_opencl(struct gpo_dr_run *run);
 

@@ -284,7 +284,7 @@ extern const gpo_runtime_ops gpo_rocm_runtime;
 /* The backend table (rocm_backend.c). */
 extern const gpo_backend gpo_backend_rocm;
 
-/* rocm_doctor.c: the ROCm block of gpuopt_doctor (gpo_backend_rocm.diagnose). */
+/* rocm_doctor.c: the ROCm block of gpuopt_context_diagnose (gpo_backend_rocm.diagnose). */
 struct gpo_dr_run;
 void gpo_dr_check_rocm(struct gpo_dr_run *run);
 

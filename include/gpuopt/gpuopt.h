@@ -12,7 +12,7 @@
  *   gpuopt_context *ctx;
  *   gpuopt_context_create(NULL, &ctx);          // reads config file + env
  *   gpuopt_device *dev;
- *   gpuopt_select(ctx, "auto", &dev);            // or NULL: GPUOPT_DEVICE
+ *   gpuopt_device_select(ctx, "auto", &dev);     // or NULL: GPUOPT_DEVICE
  *   gpuopt_plan *plan;
  *   gpuopt_plan_create(ctx, dev, GPUOPT_LEVEL_DEFAULT, &plan);
  *   ... gpuopt_plan_knob_find(plan, "threads", &knob) ...
@@ -20,7 +20,7 @@
  *   gpuopt_context_destroy(ctx);
  *
  * Devices come from backends compiled into the library (CPU, and the GPU
- * backends listed by gpuopt_backend_get). Vendor libraries are opened at run
+ * backends listed by gpuopt_backend_at). Vendor libraries are opened at run
  * time; a backend that cannot find its library reports "unavailable" with the
  * reason, never an error for the host program.
  *
@@ -313,8 +313,8 @@ GPUOPT_API gpuopt_status gpuopt_backend_count(gpuopt_context *ctx, int32_t *coun
 
 /* Fills `info` for backend `index` (0 .. count-1, in priority order). Probes
  * that backend first if it was not probed yet, unless it is disabled. */
-GPUOPT_API gpuopt_status gpuopt_backend_get(gpuopt_context *ctx, int32_t index,
-                                            gpuopt_backend_info *info);
+GPUOPT_API gpuopt_status gpuopt_backend_at(gpuopt_context *ctx, int32_t index,
+                                           gpuopt_backend_info *info);
 
 /* ------------------------------------------------------------------------- */
 /* Devices                                                                    */
@@ -383,8 +383,8 @@ GPUOPT_API gpuopt_status gpuopt_device_count(gpuopt_context *ctx, int32_t *count
 
 /* Device `index` (0 .. count-1): GPUs of native backends first (CUDA, ROCm),
  * then OpenCL, then the CPU, each in its backend's native order. */
-GPUOPT_API gpuopt_status gpuopt_device_get(gpuopt_context *ctx, int32_t index,
-                                           gpuopt_device **device);
+GPUOPT_API gpuopt_status gpuopt_device_at(gpuopt_context *ctx, int32_t index,
+                                          gpuopt_device **device);
 
 /* Copies the device's record into `info` (struct_size bytes at most). */
 GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
@@ -406,13 +406,14 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
  * still names them. A malformed policy is GPUOPT_ERR_INVALID_ARGUMENT;
  * a well-formed one that matches nothing is GPUOPT_ERR_NO_DEVICE; the detail
  * says which and lists what is accepted or present. */
-GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
-                                       gpuopt_device **device);
+GPUOPT_API gpuopt_status gpuopt_device_select(gpuopt_context *ctx, const char *policy,
+                                              gpuopt_device **device);
 
-/* All backends and devices as one JSON object (see docs/json.md):
- * {gpuopt_version, backends: [...], devices: [...]}, the selected device
- * marked. Probes every enabled backend. Free *json with gpuopt_free. */
-GPUOPT_API gpuopt_status gpuopt_devices_to_json(gpuopt_context *ctx, char **json);
+/* The context's backends and devices as one JSON object (see docs/json.md):
+ * {gpuopt_version, backends: [...], devices: [...], selection}, the
+ * selected device marked. Probes every enabled backend. Free *json with
+ * gpuopt_free. */
+GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json);
 
 /* ------------------------------------------------------------------------- */
 /* Diagnosis                                                                  */
@@ -446,7 +447,7 @@ GPUOPT_API gpuopt_status gpuopt_devices_to_json(gpuopt_context *ctx, char **json
  * Free *json with gpuopt_free; on failure *json is NULL. NULL ctx or json
  * is GPUOPT_ERR_INVALID_ARGUMENT; a context from before fork() is
  * GPUOPT_ERR_FORKED. Takes the context's lock for the whole diagnosis. */
-GPUOPT_API gpuopt_status gpuopt_doctor(gpuopt_context *ctx, char **json);
+GPUOPT_API gpuopt_status gpuopt_context_diagnose(gpuopt_context *ctx, char **json);
 
 /* ------------------------------------------------------------------------- */
 /* Plans and knobs                                                            */
@@ -595,9 +596,9 @@ GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text
 GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t flags,
                                            char **report);
 
-/* The plan's OpenCL build options (knob opencl.build_options), for
+/* The plan as OpenCL build options (knob opencl.build_options), for
  * clBuildProgram; "" when the plan has none. Free with gpuopt_free. */
-GPUOPT_API gpuopt_status gpuopt_plan_build_options(const gpuopt_plan *plan, char **options);
+GPUOPT_API gpuopt_status gpuopt_plan_to_build_options(const gpuopt_plan *plan, char **options);
 
 /* ------------------------------------------------------------------------- */
 /* Tuning cache                                                               */

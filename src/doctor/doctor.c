@@ -1,4 +1,4 @@
-/* gpuopt_doctor: probes every backend, runs the vendor checks over what the
+/* gpuopt_context_diagnose: probes every backend, runs the vendor checks over what the
  * machine shows (device nodes, kernel drivers, PCI, libraries, variables),
  * and answers with findings as JSON (doctor_json.c, docs/doctor.md). */
 #include <stdlib.h>
@@ -162,7 +162,7 @@ const char *gpo_dr_library(const gpo_dr_run *run, const char *key)
     return gpo_config_library(run->cfg, key);
 }
 
-GPUOPT_API gpuopt_status gpuopt_doctor(gpuopt_context *ctx, char **json)
+GPUOPT_API gpuopt_status gpuopt_context_diagnose(gpuopt_context *ctx, char **json)
 {
     gpo_detail_clear();
     if (json)

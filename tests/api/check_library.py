@@ -162,7 +162,8 @@ def check_symbols(args):
                 f"add '{name} {args.version}'")
     for name in sorted(set(listed) - names - removed):
         problem(f"{name} is in {args.symbols} but not in the header: a public name never "
-                "disappears; mark it removed (4th column) only with a major release")
+                "disappears; mark it removed (4th column) only in a release that may break "
+                "the API (a major one, or a minor one before 1.0)")
     for name in sorted(removed & names):
         problem(f"{name} is marked removed but the header still has it")
 

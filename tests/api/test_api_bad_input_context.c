@@ -125,7 +125,7 @@ static void last_error_is_per_thread(void **state)
     (void)state;
     gpuopt_context *ctx = api_cpu_context();
     gpuopt_device *dev = NULL;
-    EXPECT_STATUS(gpuopt_select(ctx, "cpu:x", &dev), GPUOPT_ERR_INVALID_ARGUMENT, "cpu:x");
+    EXPECT_STATUS(gpuopt_device_select(ctx, "cpu:x", &dev), GPUOPT_ERR_INVALID_ARGUMENT, "cpu:x");
     char mine[512];
     snprintf(mine, sizeof mine, "%s", gpuopt_last_error());
 
@@ -232,7 +232,7 @@ static void set_log_rejects_null_context_and_levels_outside_off_to_debug(void **
     gpuopt_context_destroy(ctx);
 }
 
-static void backend_count_and_get_reject_null_and_out_of_range(void **state)
+static void backend_count_and_at_reject_null_and_out_of_range(void **state)
 {
     int32_t count = -7;
     char num[32];
@@ -247,16 +247,16 @@ static void backend_count_and_get_reject_null_and_out_of_range(void **state)
     EXPECT_OK(gpuopt_backend_count(ctx, &count));
     assert_true(count >= 1);
 
-    EXPECT_STATUS(gpuopt_backend_get(NULL, 0, &info), GPUOPT_ERR_INVALID_ARGUMENT, "ctx|context");
-    EXPECT_STATUS(gpuopt_backend_get(ctx, 0, NULL), GPUOPT_ERR_INVALID_ARGUMENT, "info");
+    EXPECT_STATUS(gpuopt_backend_at(NULL, 0, &info), GPUOPT_ERR_INVALID_ARGUMENT, "ctx|context");
+    EXPECT_STATUS(gpuopt_backend_at(ctx, 0, NULL), GPUOPT_ERR_INVALID_ARGUMENT, "info");
     const int32_t bad[] = {API_INT32_EDGES, count, count + 1};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        EXPECT_STATUS(gpuopt_backend_get(ctx, bad[i], &info), GPUOPT_ERR_OUT_OF_RANGE,
+        EXPECT_STATUS(gpuopt_backend_at(ctx, bad[i], &info), GPUOPT_ERR_OUT_OF_RANGE,
                       api_itoa(bad[i], num, sizeof num));
     gpuopt_context_destroy(ctx);
 }
 
-static void backend_get_rejects_struct_size_below_the_first_layout(void **state)
+static void backend_at_rejects_struct_size_below_the_first_layout(void **state)
 {
     static const size_t sizes[] = {0, 1, sizeof(gpuopt_backend_info) - 1};
     (void)state;
@@ -265,7 +265,7 @@ static void backend_get_rejects_struct_size_below_the_first_layout(void **state)
         gpuopt_backend_info info;
         memset(&info, 0, sizeof info);
         info.struct_size = sizes[i];
-        EXPECT_STATUS(gpuopt_backend_get(ctx, 0, &info), GPUOPT_ERR_STRUCT_SIZE, "struct_size");
+        EXPECT_STATUS(gpuopt_backend_at(ctx, 0, &info), GPUOPT_ERR_STRUCT_SIZE, "struct_size");
     }
     gpuopt_context_destroy(ctx);
 }
@@ -285,7 +285,7 @@ static void backends_excluded_by_options_report_disabled_and_cpu_available(void 
         } big;
         memset(&big, 0xA5, sizeof big);
         big.info.struct_size = sizeof big;
-        EXPECT_OK(gpuopt_backend_get(ctx, i, &big.info));
+        EXPECT_OK(gpuopt_backend_at(ctx, i, &big.info));
         for (size_t j = 0; j < sizeof big.tail; j++)
             assert_int_equal(big.tail[j], 0xA5);
         assert_true(memchr(big.info.name, '\0', sizeof big.info.name) != NULL);
@@ -316,8 +316,8 @@ int main(void)
         cmocka_unit_test(context_create_accepts_options_from_a_newer_header),
         cmocka_unit_test(context_create_rejects_malformed_option_values),
         cmocka_unit_test(set_log_rejects_null_context_and_levels_outside_off_to_debug),
-        cmocka_unit_test(backend_count_and_get_reject_null_and_out_of_range),
-        cmocka_unit_test(backend_get_rejects_struct_size_below_the_first_layout),
+        cmocka_unit_test(backend_count_and_at_reject_null_and_out_of_range),
+        cmocka_unit_test(backend_at_rejects_struct_size_below_the_first_layout),
         cmocka_unit_test(backends_excluded_by_options_report_disabled_and_cpu_available),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,7 +26,7 @@ def read_header():
     for path in HEADER.split(os.pathsep):
         with open(path, encoding="utf-8") as f:
             text += f.read()
-    # Comments hold example code ("gpuopt_select(ctx, ...)"): drop them.
+    # Comments hold example code ("gpuopt_device_select(ctx, ...)"): drop them.
     return re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
 
 
@@ -199,7 +199,7 @@ class Devices(unittest.TestCase):
         e = cm.exception
         self.assertEqual(e.name, "GPUOPT_ERR_INVALID_ARGUMENT")
         self.assertEqual(e.status, 100)
-        self.assertEqual(e.function, "gpuopt_select")
+        self.assertEqual(e.function, "gpuopt_device_select")
         self.assertIn("warp:drive:9", e.detail)
         self.assertIn("GPUOPT_ERR_INVALID_ARGUMENT", str(e))
 

@@ -236,14 +236,14 @@ _PROTOTYPES = {
     "gpuopt_context_set_knob": (_c_status, [_p, ctypes.c_char_p, ctypes.c_char_p], True),
     "gpuopt_backend_info_size": (ctypes.c_size_t, [], False),
     "gpuopt_backend_count": (_c_status, [_p, _i32p], True),
-    "gpuopt_backend_get": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_BackendInfo)], True),
+    "gpuopt_backend_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_BackendInfo)], True),
     "gpuopt_device_info_size": (ctypes.c_size_t, [], False),
     "gpuopt_device_count": (_c_status, [_p, _i32p], True),
-    "gpuopt_device_get": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)], True),
+    "gpuopt_device_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)], True),
     "gpuopt_device_get_info": (_c_status, [_p, ctypes.POINTER(_DeviceInfo)], True),
-    "gpuopt_select": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_p)], True),
-    "gpuopt_devices_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_doctor": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_device_select": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_p)], True),
+    "gpuopt_context_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_context_diagnose": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_knob_size": (ctypes.c_size_t, [], False),
     "gpuopt_plan_create": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_p)], True),
     "gpuopt_workload_size": (ctypes.c_size_t, [], False),
@@ -262,7 +262,7 @@ _PROTOTYPES = {
     "gpuopt_plan_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_plan_to_env": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_plan_apply": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_p)], True),
-    "gpuopt_plan_build_options": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_plan_to_build_options": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_path": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_list": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_verify": (_c_status, [_p, ctypes.POINTER(_p)], True),
@@ -719,7 +719,7 @@ class Context:
         out = []
         for i in range(n.value):
             b = _sized(_BackendInfo)
-            _lib.gpuopt_backend_get(self._h(), i, ctypes.byref(b))
+            _lib.gpuopt_backend_at(self._h(), i, ctypes.byref(b))
             out.append(Backend(name=_text(b.name), status=_BACKEND_STATUS.get(b.status, str(b.status)),
                                device_count=b.device_count,
                                init_ms=None if b.init_ms < 0 else b.init_ms,
@@ -734,7 +734,7 @@ class Context:
         out = []
         for i in range(n.value):
             h = _p()
-            _lib.gpuopt_device_get(self._h(), i, ctypes.byref(h))
+            _lib.gpuopt_device_at(self._h(), i, ctypes.byref(h))
             out.append(_device_from(h.value, self))
         return out
 
@@ -742,20 +742,20 @@ class Context:
         """The device a policy picks ("auto", "gpu", "cpu", "cuda:1", a UUID or
         PCI bus id); None uses the context's policy (GPUOPT_DEVICE)."""
         h = _p()
-        _lib.gpuopt_select(self._h(), policy.encode() if policy is not None else None,
+        _lib.gpuopt_device_select(self._h(), policy.encode() if policy is not None else None,
                            ctypes.byref(h))
         return _device_from(h.value, self)
 
     def devices_json(self) -> str:
         out = _p()
-        _lib.gpuopt_devices_to_json(self._h(), ctypes.byref(out))
+        _lib.gpuopt_context_to_json(self._h(), ctypes.byref(out))
         return _take_string(out)
 
     def doctor_json(self) -> str:
         """Why each backend can or cannot use a GPU, with evidence and fixes
         (docs/doctor.md), as JSON."""
         out = _p()
-        _lib.gpuopt_doctor(self._h(), ctypes.byref(out))
+        _lib.gpuopt_context_diagnose(self._h(), ctypes.byref(out))
         return _take_string(out)
 
     # -- the tuning cache -------------------------------------------------
@@ -838,7 +838,7 @@ class Context:
         js_text = _take_string(js)
         _lib.gpuopt_plan_to_env(plan, ctypes.byref(env))
         env_text = _take_string(env)
-        _lib.gpuopt_plan_build_options(plan, ctypes.byref(opts))
+        _lib.gpuopt_plan_to_build_options(plan, ctypes.byref(opts))
         return Plan(level_requested=req.value, level_applied=app.value,
                     device=_device_from(dev.value, self), knobs=knobs, warnings=warnings,
                     json=js_text, env=env_text, build_options=_take_string(opts),

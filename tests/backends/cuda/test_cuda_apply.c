@@ -96,7 +96,7 @@ static gpuopt_plan *plan_for(gpuopt_context *ctx, const char *id, int level)
 {
     gpuopt_device *dev = NULL;
     gpuopt_plan *plan = NULL;
-    assert_int_equal(gpuopt_select(ctx, id, &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, id, &dev), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_create(ctx, dev, level, &plan), GPUOPT_OK);
     return plan;
 }
