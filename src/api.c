@@ -51,6 +51,7 @@ GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload)
 {
     if (!workload)
         return;
-    gpuopt_workload w = {sizeof w, 0, 0, -1, 0, GPUOPT_OBJECTIVE_THROUGHPUT, 0};
+    gpuopt_workload w = {sizeof w, 0, 0, GPUOPT_TRISTATE_UNKNOWN, 0, GPUOPT_OBJECTIVE_THROUGHPUT,
+                         0};
     *workload = w;
 }

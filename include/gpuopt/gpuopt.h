@@ -44,8 +44,9 @@
  *
  * Ownership. Handles are created by *_create and released by *_destroy.
  *   Strings returned through `char **` are allocated by the library and freed
- *   with gpuopt_free(). `const char *` results point into the object they came
- *   from and live as long as it does.
+ *   with gpuopt_free(). `const char *` results, and the `const char *` fields
+ *   of the structs the library fills, point into the object they came from
+ *   and live as long as it does; they are never NULL unless documented.
  *
  * Structs filled by the library (gpuopt_device_info, gpuopt_knob,
  *   gpuopt_backend_info) and structs read by it (gpuopt_options) begin with
@@ -294,16 +295,21 @@ typedef enum gpuopt_backend_status {
     GPUOPT_BACKEND_DISABLED = 4     /* excluded by GPUOPT_BACKEND or options */
 } gpuopt_backend_status;
 
+/* One backend as gpuopt_backend_at reports it. The strings point into the
+ * context and live as long as it does (a backend is probed once per
+ * context, so they never change); none is NULL. They are pointers, not
+ * arrays, so that a long library path or a vendor's message is never cut
+ * to a length frozen into the ABI (curl's info structs do the same). */
 typedef struct gpuopt_backend_info {
     size_t struct_size;
-    char name[16];            /* "cuda", "rocm", "opencl", "cpu" */
-    int32_t status;           /* gpuopt_backend_status */
-    int32_t device_count;     /* devices it found (before merging), 0 when not available */
-    double init_ms;           /* wall time of opening and enumerating, -1 when not probed */
-    char reason[512];         /* why it is not available; "" when it is */
-    char library[512];        /* path of the vendor library actually loaded; "" if none */
-    char driver_version[64];  /* "" when unknown */
-    char runtime_version[64]; /* "" when unknown */
+    const char *name;            /* "cuda", "rocm", "opencl", "cpu" */
+    int32_t status;              /* gpuopt_backend_status */
+    int32_t device_count;        /* devices it found (before merging), 0 when not available */
+    double init_ms;              /* wall time of opening and enumerating, -1 when not probed */
+    const char *reason;          /* why it is not available; when it is, "" or a note */
+    const char *library;         /* path of the vendor library actually loaded; "" if none */
+    const char *driver_version;  /* "" when unknown */
+    const char *runtime_version; /* "" when unknown */
 } gpuopt_backend_info;
 
 GPUOPT_API size_t gpuopt_backend_info_size(void);
@@ -340,8 +346,21 @@ typedef enum gpuopt_feature {
     GPUOPT_FEATURE_MATRIX_UNITS = 0x40 /* tensor cores, MFMA, WMMA, AMX */
 } gpuopt_feature;
 
+/* A yes/no fact or setting that may be unknown or unset
+ * (gpuopt_device_info.integrated, .unified_memory, .ecc;
+ * gpuopt_workload.reduced_precision). The fields stay int32_t, as every
+ * field of a public struct, and hold these values. */
+typedef enum gpuopt_tristate {
+    GPUOPT_TRISTATE_UNKNOWN = -1, /* not known (a fact), or not set (a setting) */
+    GPUOPT_TRISTATE_NO = 0,
+    GPUOPT_TRISTATE_YES = 1
+} gpuopt_tristate;
+
 /* The normalised record of one physical device. Unknown or inapplicable
- * facts are -1 (int32), 0 (uint64) or "" (strings). */
+ * facts are -1 (int32, GPUOPT_TRISTATE_UNKNOWN for the gpuopt_tristate
+ * ones), 0 (uint64) or "" (strings). The strings are arrays whose sizes
+ * follow the vendors' own limits (CUDA's cudaDeviceProp.name[256], a
+ * 16-byte UUID, a PCI bus id), and each is terminated inside its array. */
 typedef struct gpuopt_device_info {
     size_t struct_size;
     char id[32];        /* "cuda:0": primary backend and its native index */
@@ -359,9 +378,9 @@ typedef struct gpuopt_device_info {
     int32_t compute_units;     /* SMs, CUs, OpenCL compute units, usable CPU cores */
     int32_t simd_width;        /* warp 32, wavefront 64/32, CPU 32-bit lanes per vector */
     int32_t clock_mhz;         /* max clock */
-    int32_t integrated;        /* 1 shares memory with the host CPU, 0 discrete, -1 unknown */
-    int32_t unified_memory;    /* 1 unified addressing with the host, 0 no, -1 unknown */
-    int32_t ecc;               /* 1 on, 0 off, -1 unknown */
+    int32_t integrated;        /* gpuopt_tristate: YES shares memory with the host CPU */
+    int32_t unified_memory;    /* gpuopt_tristate: YES unified addressing with the host */
+    int32_t ecc;               /* gpuopt_tristate: YES ECC on */
     int32_t max_threads_per_block; /* max work-group size */
     uint64_t memory_bytes;         /* total memory the device may use */
     uint64_t memory_free_bytes;    /* free memory when last read, 0 unknown */
@@ -457,6 +476,7 @@ typedef struct gpuopt_plan gpuopt_plan;
 
 #define GPUOPT_LEVEL_DEFAULT (-1) /* the context's level (GPUOPT_LEVEL, else 1) */
 #define GPUOPT_LEVEL_MAX 2
+#define GPUOPT_TIER_NONE (-1) /* gpuopt_knob.tier of a knob only a user set */
 
 typedef enum gpuopt_knob_type {
     GPUOPT_KNOB_BOOL = 1,   /* int_value 0 or 1; text "true"/"false" */
@@ -480,7 +500,7 @@ typedef struct gpuopt_knob {
     size_t struct_size;
     const char *name;    /* dotted stable name: "threads", "launch.block_size" */
     int32_t type;        /* gpuopt_knob_type */
-    int32_t tier;        /* the tier that set it: 0, 1, 2; -1 when only a user set it */
+    int32_t tier;        /* the tier that set it: 0, 1, 2; GPUOPT_TIER_NONE: a user only */
     int32_t source;      /* gpuopt_knob_source */
     int32_t reserved;    /* 0 */
     int64_t int_value;   /* bools, ints and bytes; 0 for strings */
@@ -514,8 +534,8 @@ typedef struct gpuopt_workload {
     size_t struct_size;
     uint64_t model_bytes;      /* weights/model data resident on the device; 0 unknown */
     uint64_t item_bytes;       /* device memory per item of a batch; 0 unknown */
-    int32_t reduced_precision; /* 1 acceptable, 0 precision-sensitive (no fp16/bf16/tf32/fp8),
-                                  -1 unset: the configuration's reduced_precision decides */
+    int32_t reduced_precision; /* gpuopt_tristate: YES acceptable, NO precision-sensitive (no
+                                  fp16/bf16/tf32/fp8), UNKNOWN: the configuration decides */
     int32_t quantized;         /* 1: the model is already quantised (fp8/int8 paths may apply) */
     int32_t objective;         /* gpuopt_objective */
     int32_t fixed_shapes;      /* 1: shapes repeat call after call (benchmark-once modes pay off) */
@@ -523,8 +543,8 @@ typedef struct gpuopt_workload {
 
 GPUOPT_API size_t gpuopt_workload_size(void);
 
-/* Sets struct_size and every field to "unknown" (reduced_precision -1).
- * NULL does nothing. */
+/* Sets struct_size and every field to "unknown" (reduced_precision
+ * GPUOPT_TRISTATE_UNKNOWN). NULL does nothing. */
 GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload);
 
 /* gpuopt_plan_create for a described workload (NULL: none). Without a

@@ -101,14 +101,14 @@ class _Options(ctypes.Structure):
 class _BackendInfo(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
-        ("name", ctypes.c_char * 16),
+        ("name", ctypes.c_char_p),
         ("status", ctypes.c_int32),
         ("device_count", ctypes.c_int32),
         ("init_ms", ctypes.c_double),
-        ("reason", ctypes.c_char * 512),
-        ("library", ctypes.c_char * 512),
-        ("driver_version", ctypes.c_char * 64),
-        ("runtime_version", ctypes.c_char * 64),
+        ("reason", ctypes.c_char_p),
+        ("library", ctypes.c_char_p),
+        ("driver_version", ctypes.c_char_p),
+        ("runtime_version", ctypes.c_char_p),
     ]
 
 
