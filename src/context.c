@@ -321,6 +321,8 @@ gpuopt_status gpo_ctx_probe_all(struct gpuopt_context *ctx)
 GPUOPT_API gpuopt_status gpuopt_backend_count(gpuopt_context *ctx, int32_t *count)
 {
     gpo_detail_clear();
+    if (count)
+        *count = 0;
     if (!ctx || !count)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "count" : "ctx");
     *count = (int32_t)ctx->n_backends;
@@ -376,6 +378,8 @@ GPUOPT_API gpuopt_status gpuopt_backend_at(gpuopt_context *ctx, int32_t index,
 GPUOPT_API gpuopt_status gpuopt_device_count(gpuopt_context *ctx, int32_t *count)
 {
     gpo_detail_clear();
+    if (count)
+        *count = 0;
     if (!ctx || !count)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "count" : "ctx");
     gpo_ctx_lock(ctx);
@@ -389,9 +393,10 @@ GPUOPT_API gpuopt_status gpuopt_device_at(gpuopt_context *ctx, int32_t index,
                                           gpuopt_device **device)
 {
     gpo_detail_clear();
+    if (device)
+        *device = NULL;
     if (!ctx || !device)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "device" : "ctx");
-    *device = NULL;
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_probe_all(ctx);
     if (st == GPUOPT_OK) {
@@ -415,14 +420,20 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
                                                 gpuopt_device_info *info)
 {
     gpo_detail_clear();
-    if (!device || !info)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", device ? "info" : "device");
+    if (!info)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "info is NULL");
     if (info->struct_size < first_device_info_size)
         return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
                         "gpuopt_device_info.struct_size is %zu; set it to "
                         "sizeof(gpuopt_device_info) (%zu in this library)",
                         info->struct_size, sizeof(gpuopt_device_info));
     size_t n = info->struct_size < sizeof device->info ? info->struct_size : sizeof device->info;
+    if (!device) {
+        size_t keep = info->struct_size;
+        memset(info, 0, n);
+        info->struct_size = keep;
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "device is NULL");
+    }
     struct gpuopt_context *ctx = device->ctx;
     if (ctx)
         gpo_ctx_lock(ctx);
@@ -438,9 +449,10 @@ GPUOPT_API gpuopt_status gpuopt_device_select(gpuopt_context *ctx, const char *p
                                               gpuopt_device **device)
 {
     gpo_detail_clear();
+    if (device)
+        *device = NULL;
     if (!ctx || !device)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "device" : "ctx");
-    *device = NULL;
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_select(ctx, policy, device);
     gpo_ctx_unlock(ctx);

@@ -38,6 +38,15 @@
  *   accepted, the vendor library's own words). The detail is only meaningful
  *   right after a call returned something other than GPUOPT_OK.
  *
+ * Failure means no output. When a function returns anything but GPUOPT_OK,
+ *   there is nothing to read from it: every output the caller passed is
+ *   cleared, whatever argument was wrong: a pointer output becomes NULL, a
+ *   number 0, and a struct with a valid struct_size is zeroed (struct_size
+ *   kept). Only a struct whose struct_size is itself the error is left as it
+ *   was, since the library cannot know its size. The words are in
+ *   gpuopt_last_error(). (gpuopt/tune.h is experimental and has one
+ *   exception, gpuopt_tuner_run, documented there, until its redesign.)
+ *
  * NULL. A NULL handle or a NULL output pointer is GPUOPT_ERR_INVALID_ARGUMENT,
  *   never a crash, except where a function documents what NULL means
  *   (destroy functions accept NULL and do nothing).
@@ -612,7 +621,10 @@ GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text
  * backend with none reports so. `report` (may be NULL) receives one line per
  * action ("set OMP_NUM_THREADS=8", "kept OMP_PLACES=threads (already set; the
  * plan had cores)"); free with gpuopt_free. Unknown flag bits are
- * GPUOPT_ERR_INVALID_ARGUMENT. */
+ * GPUOPT_ERR_INVALID_ARGUMENT. On any failure *report is NULL and the
+ * detail says what was refused and why (a variable setenv() refused, a
+ * device setting the driver refused); what was applied before the failure
+ * stays applied. */
 GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t flags,
                                            char **report);
 

@@ -316,7 +316,8 @@ _PROTOTYPES = {
     "gpuopt_tuner_set_workload_key": (_c_status, [_p, ctypes.c_char_p], True),
     "gpuopt_tuner_set_cache_mode": (_c_status, [_p, ctypes.c_int32], True),
     "gpuopt_tuner_set_progress": (_c_status, [_p, _PROGRESS_FN, _p], True),
-    # Unchecked: GPUOPT_ERR_NOT_FOUND still hands back a result to read.
+    # Unchecked: GPUOPT_ERR_NOT_FOUND still hands back a result to read
+    # (the one exception to "failure means no output", in gpuopt/tune.h).
     "gpuopt_tuner_run": (_c_status, [_p, ctypes.POINTER(_p)], False),
     "gpuopt_tune_step": (_c_status, [_p, ctypes.POINTER(_p), _i32p], True),
     "gpuopt_candidate_size": (ctypes.c_size_t, [], False),
