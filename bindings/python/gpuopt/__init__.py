@@ -20,6 +20,10 @@ loader's search by soname, and ctypes.util.find_library("gpuopt").
 Devices, backends, knobs and plans come back as dataclasses holding plain
 Python values; a failure raises GpuoptError with the status name and the
 library's detail (gpuopt_last_error) for that call.
+
+Every number shared with C (statuses, enum values, flags, API_VERSION) comes
+from gpuopt._constants, which tools/python_constants.py generates from the
+public headers: GpuoptError.status compares with gpuopt.ERR_NO_DEVICE etc.
 """
 
 import ctypes
@@ -29,35 +33,28 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
+from . import _constants
+from ._constants import *  # noqa: F401,F403 - the header's numbers, re-exported
+from ._constants import (API_VERSION, APPLY_ENV, BACKEND_STATUS, CACHE_MODE, CANDIDATE_STATUS,
+                         DEVICE_TYPE_GPU, ERR_LAUNCH, ERR_NOT_FOUND, FEATURE, KNOB_SOURCE,
+                         KNOB_TYPE, LEVEL_DEFAULT, OBJECTIVE, OK, OPTION_IGNORE_CONFIG_FILE,
+                         OPTION_IGNORE_ENV, STRATEGY, TRISTATE_NO, TRISTATE_UNKNOWN, TRISTATE_YES)
+
 __all__ = [
-    "API_VERSION", "Backend", "CallbackTuner", "Candidate", "Context", "Device", "GpuoptError",
+    "Backend", "CallbackTuner", "Candidate", "Context", "Device", "GpuoptError",
     "Knob", "Plan", "Space", "TuneResult", "Workload",
     "api_version", "last_error", "library_path", "status_name", "strerror", "version",
-    "DEVICE_TYPE_OTHER", "DEVICE_TYPE_CPU", "DEVICE_TYPE_GPU", "DEVICE_TYPE_ACCELERATOR",
-    "LOG_OFF", "LOG_ERROR", "LOG_WARN", "LOG_INFO", "LOG_DEBUG",
-]
+] + _constants.__all__
 
-# The GPUOPT_API_VERSION of the header this module mirrors. The loaded
-# library must be at least this new: every declaration below exists there.
-API_VERSION = 0x00000200
+# API_VERSION is the GPUOPT_API_VERSION of the headers this module mirrors.
+# The loaded library must be at least this new: every declaration below
+# exists there.
 
-# Mirrors of the header's enums (values are pinned by the header).
-OK = 0
-DEVICE_TYPE_OTHER, DEVICE_TYPE_CPU, DEVICE_TYPE_GPU, DEVICE_TYPE_ACCELERATOR = 0, 1, 2, 3
-LOG_OFF, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG = 0, 1, 2, 3, 4
-LEVEL_DEFAULT = -1
-OPTION_IGNORE_ENV = 0x1
-OPTION_IGNORE_CONFIG_FILE = 0x2
-APPLY_ENV = 0x1     # set the plan's environment knobs that are not set yet
-APPLY_DEVICE = 0x2  # device settings the backend owns, on the current device
-
-_BACKEND_STATUS = {0: "not probed", 1: "available", 2: "unavailable", 3: "error", 4: "disabled"}
-_KNOB_TYPE = {1: "bool", 2: "int", 3: "bytes", 4: "string"}
-_KNOB_SOURCE = {0: "default", 1: "detected", 2: "benchmark", 3: "cache", 4: "config", 5: "env",
-                6: "api"}
-_OBJECTIVES = {"throughput": 0, "latency": 1}
-_FEATURES = (("fp64", 0x01), ("fp16", 0x02), ("bf16", 0x04), ("tf32", 0x08), ("fp8", 0x10),
-             ("int8", 0x20), ("matrix_units", 0x40))
+# The words this module has always used: the enumerators' own, except that
+# a backend that was not probed yet reads "not probed".
+_BACKEND_STATUS = {v: w.replace("_", " ") for v, w in BACKEND_STATUS.items()}
+_OBJECTIVES = {w: v for v, w in OBJECTIVE.items()}
+_FEATURES = tuple((w, bit) for bit, w in sorted(FEATURE.items()))
 
 
 # ---------------------------------------------------------------------------
@@ -494,7 +491,7 @@ class Knob:
     type: str            # "bool", "int", "bytes", "string"
     value: object        # bool, int or str by type
     text: str            # the value as the library writes it
-    tier: int            # 0, 1, 2; -1 when only a user set it
+    tier: int            # 0, 1, 2; TIER_NONE (-1) when only a user set it
     source: str          # "default", "detected", "benchmark", "cache", "config", "env", "api"
     env: Optional[str]   # the environment variable it exports to
     reason: str
@@ -517,7 +514,7 @@ class Workload:
         w.model_bytes = self.model_bytes or 0
         w.item_bytes = self.item_bytes or 0
         if self.reduced_precision is not None:
-            w.reduced_precision = 1 if self.reduced_precision else 0
+            w.reduced_precision = TRISTATE_YES if self.reduced_precision else TRISTATE_NO
         w.quantized = 1 if self.quantized else 0
         if self.objective not in _OBJECTIVES:
             raise ValueError(f"gpuopt: objective {self.objective!r}: accepted "
@@ -554,7 +551,8 @@ def _opt_int(v):
 
 
 def _opt_bool(v):
-    return None if v < 0 else bool(v)
+    """A gpuopt_tristate as None, False or True."""
+    return None if v == TRISTATE_UNKNOWN else v == TRISTATE_YES
 
 
 def _opt_bytes(v):
@@ -588,7 +586,7 @@ def _device_from(handle, ctx):
 
 
 def _knob_from(k):
-    kind = _KNOB_TYPE.get(k.type, str(k.type))
+    kind = KNOB_TYPE.get(k.type, str(k.type))
     text = _text(k.value)
     if kind == "bool":
         value = bool(k.int_value)
@@ -597,7 +595,7 @@ def _knob_from(k):
     else:
         value = text
     return Knob(name=_text(k.name), type=kind, value=value, text=text, tier=k.tier,
-                source=_KNOB_SOURCE.get(k.source, str(k.source)),
+                source=KNOB_SOURCE.get(k.source, str(k.source)),
                 env=_text(k.env) if k.env else None, reason=_text(k.reason))
 
 
@@ -850,11 +848,8 @@ class Context:
 # Tuning a Python callable (the host-callback subject).
 # ---------------------------------------------------------------------------
 
-CANDIDATE_STATUS = {0: "ok", 1: "invalid", 2: "compile_failed", 3: "launch_failed",
-                    4: "wrong_result", 5: "timeout", 6: "pruned"}
-_STRATEGIES = {"auto": 0, "exhaustive": 1, "random": 2, "annealing": 3, "model": 4}
-_CACHE_MODES = {"use": 0, "refresh": 1, "off": 2}
-_ERR_LAUNCH = 401
+_STRATEGIES = {w: v for v, w in STRATEGY.items()}
+_CACHE_MODES = {w: v for v, w in CACHE_MODE.items()}
 
 
 class Space:
@@ -968,7 +963,7 @@ class CallbackTuner:
                 return OK
             except Exception as e:  # noqa: BLE001 - reported as the candidate's failure
                 self._error = e
-                return _ERR_LAUNCH
+                return ERR_LAUNCH
 
         def pre_cb(config, _user):
             try:
@@ -1033,7 +1028,7 @@ class CallbackTuner:
         res = _p()
         self._error = None
         st = _lib.gpuopt_tuner_run(self._handle, ctypes.byref(res))
-        if st not in (OK, 103) or not res.value:  # 103: GPUOPT_ERR_NOT_FOUND
+        if st not in (OK, ERR_NOT_FOUND) or not res.value:
             raise GpuoptError(st, _text(_lib.gpuopt_status_name(st)),
                               _text(_lib.gpuopt_last_error()), "gpuopt_tuner_run")
         try:
