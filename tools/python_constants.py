@@ -118,18 +118,20 @@ def generate(root):
         exported.append(name)
         out.append(f"{name} = {value}")
 
-    def emit_dict(name, pairs, origin):
-        """A dict literal, wrapped at 99 columns."""
-        emit(name, "{", origin)
+    def wrapped(pieces, close):
+        """Items four spaces in, as many to a line as fit in 99 columns."""
         line = "   "
-        for key, text in pairs:
-            piece = f' {key}: "{text}",'
+        for piece in pieces:
             if len(line) + len(piece) > 99:
                 out.append(line)
                 line = "   "
             line += piece
         out.append(line)
-        out.append("}")
+        out.append(close)
+
+    def emit_dict(name, pairs, origin):
+        emit(name, "{", origin)
+        wrapped((f' {key}: "{text}",' for key, text in pairs), "}")
 
     out.append("# gpuopt_status (GPUOPT_STATUS_MAP)")
     for name, value, _ in h.status:
@@ -157,15 +159,7 @@ def generate(root):
     emit_dict("STATUS_TEXT", [(v, t) for _, v, t in h.status], "GPUOPT_STATUS_MAP")
     out.append("")
     out.append("__all__ = [")
-    line = "   "
-    for name in exported:
-        piece = f' "{name}",'
-        if len(line) + len(piece) > 99:
-            out.append(line)
-            line = "   "
-        line += piece
-    out.append(line)
-    out.append("]")
+    wrapped([f' "{name}",' for name in exported], "]")
     return "\n".join(out) + "\n"
 
 

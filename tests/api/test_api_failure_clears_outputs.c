@@ -27,6 +27,28 @@ static void assert_zeroed(const void *s, size_t size)
         assert_int_equal(p[i], 0);
 }
 
+/* `call` fails with `want` (its detail naming `needles`) and leaves the
+ * output `out`, poisoned first, cleared: a pointer NULL, a number 0, a
+ * caller-sized struct zeroed. */
+#define EXPECT_NULL_AFTER(out, call, want, needles)                                                \
+    do {                                                                                           \
+        (out) = POISON_PTR;                                                                        \
+        EXPECT_STATUS(call, want, needles);                                                        \
+        assert_null(out);                                                                          \
+    } while (0)
+#define EXPECT_ZERO_AFTER(out, call, want, needles)                                                \
+    do {                                                                                           \
+        (out) = POISON_INT;                                                                        \
+        EXPECT_STATUS(call, want, needles);                                                        \
+        assert_int_equal(out, 0);                                                                  \
+    } while (0)
+#define EXPECT_ZEROED_AFTER(out, call, want, needles)                                              \
+    do {                                                                                           \
+        POISONED(out, sizeof(out));                                                                \
+        EXPECT_STATUS(call, want, needles);                                                        \
+        assert_zeroed(&(out), sizeof(out));                                                        \
+    } while (0)
+
 typedef struct fixture {
     gpuopt_context *ctx;
     gpuopt_plan *plan;
@@ -52,139 +74,106 @@ static int teardown(void **state)
 static void failed_context_and_backend_calls_leave_no_output(void **state)
 {
     fixture *f = *state;
-    gpuopt_context *ctx = POISON_PTR;
+    gpuopt_context *ctx;
     gpuopt_options opt;
     memset(&opt, 0, sizeof opt);
     opt.struct_size = sizeof opt;
     opt.level = "7";
     opt.config_path = "";
-    EXPECT_STATUS(gpuopt_context_create(&opt, &ctx), GPUOPT_ERR_CONFIG, "level");
-    assert_null(ctx);
+    EXPECT_NULL_AFTER(ctx, gpuopt_context_create(&opt, &ctx), GPUOPT_ERR_CONFIG, "level");
 
-    int32_t count = POISON_INT;
-    EXPECT_STATUS(gpuopt_backend_count(NULL, &count), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
-    assert_int_equal(count, 0);
+    int32_t count;
+    EXPECT_ZERO_AFTER(count, gpuopt_backend_count(NULL, &count), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "ctx");
 
     gpuopt_backend_info info;
-    POISONED(info, sizeof info);
-    EXPECT_STATUS(gpuopt_backend_at(NULL, 0, &info), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
-    assert_zeroed(&info, sizeof info);
-    POISONED(info, sizeof info);
-    EXPECT_STATUS(gpuopt_backend_at(f->ctx, INT32_MAX, &info), GPUOPT_ERR_OUT_OF_RANGE, NULL);
-    assert_zeroed(&info, sizeof info);
+    EXPECT_ZEROED_AFTER(info, gpuopt_backend_at(NULL, 0, &info), GPUOPT_ERR_INVALID_ARGUMENT,
+                        "ctx");
+    EXPECT_ZEROED_AFTER(info, gpuopt_backend_at(f->ctx, INT32_MAX, &info), GPUOPT_ERR_OUT_OF_RANGE,
+                        NULL);
 
-    char *json = POISON_PTR;
-    EXPECT_STATUS(gpuopt_context_to_json(NULL, &json), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
-    assert_null(json);
-    json = POISON_PTR;
-    EXPECT_STATUS(gpuopt_context_diagnose(NULL, &json), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
-    assert_null(json);
+    char *json;
+    EXPECT_NULL_AFTER(json, gpuopt_context_to_json(NULL, &json), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "ctx");
+    EXPECT_NULL_AFTER(json, gpuopt_context_diagnose(NULL, &json), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "ctx");
 }
 
 static void failed_device_calls_leave_no_output(void **state)
 {
     fixture *f = *state;
-    int32_t count = POISON_INT;
-    EXPECT_STATUS(gpuopt_device_count(NULL, &count), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
-    assert_int_equal(count, 0);
+    int32_t count;
+    EXPECT_ZERO_AFTER(count, gpuopt_device_count(NULL, &count), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
 
-    gpuopt_device *dev = POISON_PTR;
-    EXPECT_STATUS(gpuopt_device_at(NULL, 0, &dev), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
-    assert_null(dev);
-    dev = POISON_PTR;
-    EXPECT_STATUS(gpuopt_device_at(f->ctx, -1, &dev), GPUOPT_ERR_OUT_OF_RANGE, "-1");
-    assert_null(dev);
-
-    static const char *const refused[] = {NULL, "cpu:x", "cuda:7"};
-    static const gpuopt_status why[] = {GPUOPT_ERR_INVALID_ARGUMENT, GPUOPT_ERR_INVALID_ARGUMENT,
-                                        GPUOPT_ERR_NO_DEVICE};
-    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
-        dev = POISON_PTR;
-        EXPECT_STATUS(gpuopt_device_select(refused[i] ? f->ctx : NULL, refused[i], &dev), why[i],
+    gpuopt_device *dev;
+    EXPECT_NULL_AFTER(dev, gpuopt_device_at(NULL, 0, &dev), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
+    EXPECT_NULL_AFTER(dev, gpuopt_device_at(f->ctx, -1, &dev), GPUOPT_ERR_OUT_OF_RANGE, "-1");
+    EXPECT_NULL_AFTER(dev, gpuopt_device_select(NULL, NULL, &dev), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "ctx");
+    EXPECT_NULL_AFTER(dev, gpuopt_device_select(f->ctx, "cpu:x", &dev), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "cpu:x");
+    EXPECT_NULL_AFTER(dev, gpuopt_device_select(f->ctx, "cuda:7", &dev), GPUOPT_ERR_NO_DEVICE,
                       NULL);
-        assert_null(dev);
-    }
 
     gpuopt_device_info info;
-    POISONED(info, sizeof info);
-    EXPECT_STATUS(gpuopt_device_get_info(NULL, &info), GPUOPT_ERR_INVALID_ARGUMENT, "device");
-    assert_zeroed(&info, sizeof info);
+    EXPECT_ZEROED_AFTER(info, gpuopt_device_get_info(NULL, &info), GPUOPT_ERR_INVALID_ARGUMENT,
+                        "device");
 }
 
 static void failed_plan_calls_leave_no_output(void **state)
 {
     fixture *f = *state;
-    gpuopt_plan *plan = POISON_PTR;
-    EXPECT_STATUS(gpuopt_plan_create(NULL, NULL, 1, &plan), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
-    assert_null(plan);
-    plan = POISON_PTR;
-    EXPECT_STATUS(gpuopt_plan_create(f->ctx, NULL, 3, &plan), GPUOPT_ERR_OUT_OF_RANGE, "3");
-    assert_null(plan);
+    gpuopt_plan *plan;
+    EXPECT_NULL_AFTER(plan, gpuopt_plan_create(NULL, NULL, 1, &plan), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "ctx");
+    EXPECT_NULL_AFTER(plan, gpuopt_plan_create(f->ctx, NULL, 3, &plan), GPUOPT_ERR_OUT_OF_RANGE,
+                      "3");
     gpuopt_workload w;
     gpuopt_workload_init(&w);
     w.objective = 9;
-    plan = POISON_PTR;
-    EXPECT_STATUS(gpuopt_plan_create_for(f->ctx, NULL, 1, &w, &plan), GPUOPT_ERR_OUT_OF_RANGE,
-                  "objective");
-    assert_null(plan);
+    EXPECT_NULL_AFTER(plan, gpuopt_plan_create_for(f->ctx, NULL, 1, &w, &plan),
+                      GPUOPT_ERR_OUT_OF_RANGE, "objective");
 
-    int32_t requested = POISON_INT, applied = POISON_INT, count = POISON_INT;
-    EXPECT_STATUS(gpuopt_plan_level(NULL, &requested, &applied), GPUOPT_ERR_INVALID_ARGUMENT,
-                  "plan");
+    int32_t requested = POISON_INT, applied;
+    EXPECT_ZERO_AFTER(applied, gpuopt_plan_level(NULL, &requested, &applied),
+                      GPUOPT_ERR_INVALID_ARGUMENT, "plan");
     assert_int_equal(requested, 0);
-    assert_int_equal(applied, 0);
-    gpuopt_device *dev = POISON_PTR;
-    EXPECT_STATUS(gpuopt_plan_device(NULL, &dev), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
-    assert_null(dev);
-    EXPECT_STATUS(gpuopt_plan_knob_count(NULL, &count), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
-    assert_int_equal(count, 0);
-    count = POISON_INT;
-    EXPECT_STATUS(gpuopt_plan_warning_count(NULL, &count), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
-    assert_int_equal(count, 0);
+    gpuopt_device *dev;
+    EXPECT_NULL_AFTER(dev, gpuopt_plan_device(NULL, &dev), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
+    int32_t count;
+    EXPECT_ZERO_AFTER(count, gpuopt_plan_knob_count(NULL, &count), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "plan");
+    EXPECT_ZERO_AFTER(count, gpuopt_plan_warning_count(NULL, &count), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "plan");
 
     gpuopt_knob knob;
-    POISONED(knob, sizeof knob);
-    EXPECT_STATUS(gpuopt_plan_knob_at(NULL, 0, &knob), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
-    assert_zeroed(&knob, sizeof knob);
-    POISONED(knob, sizeof knob);
-    EXPECT_STATUS(gpuopt_plan_knob_at(f->plan, INT32_MAX, &knob), GPUOPT_ERR_OUT_OF_RANGE, NULL);
-    assert_zeroed(&knob, sizeof knob);
-    POISONED(knob, sizeof knob);
-    EXPECT_STATUS(gpuopt_plan_knob_find(f->plan, "no.such.knob", &knob), GPUOPT_ERR_NOT_FOUND,
-                  "no.such.knob");
-    assert_zeroed(&knob, sizeof knob);
+    EXPECT_ZEROED_AFTER(knob, gpuopt_plan_knob_at(NULL, 0, &knob), GPUOPT_ERR_INVALID_ARGUMENT,
+                        "plan");
+    EXPECT_ZEROED_AFTER(knob, gpuopt_plan_knob_at(f->plan, INT32_MAX, &knob),
+                        GPUOPT_ERR_OUT_OF_RANGE, NULL);
+    EXPECT_ZEROED_AFTER(knob, gpuopt_plan_knob_find(f->plan, "no.such.knob", &knob),
+                        GPUOPT_ERR_NOT_FOUND, "no.such.knob");
 
-    const char *warning = POISON_PTR;
-    EXPECT_STATUS(gpuopt_plan_warning_at(f->plan, INT32_MAX, &warning), GPUOPT_ERR_OUT_OF_RANGE,
-                  NULL);
-    assert_null(warning);
+    const char *warning;
+    EXPECT_NULL_AFTER(warning, gpuopt_plan_warning_at(f->plan, INT32_MAX, &warning),
+                      GPUOPT_ERR_OUT_OF_RANGE, NULL);
 
-    char *text = POISON_PTR;
-    EXPECT_STATUS(gpuopt_plan_to_json(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
-    assert_null(text);
-    text = POISON_PTR;
-    EXPECT_STATUS(gpuopt_plan_to_env(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
-    assert_null(text);
-    text = POISON_PTR;
-    EXPECT_STATUS(gpuopt_plan_to_build_options(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
-    assert_null(text);
-    text = POISON_PTR;
-    EXPECT_STATUS(gpuopt_plan_apply(f->plan, 0x80u, &text), GPUOPT_ERR_INVALID_ARGUMENT, "flags");
-    assert_null(text);
+    char *text;
+    EXPECT_NULL_AFTER(text, gpuopt_plan_to_json(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
+    EXPECT_NULL_AFTER(text, gpuopt_plan_to_env(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
+    EXPECT_NULL_AFTER(text, gpuopt_plan_to_build_options(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "plan");
+    EXPECT_NULL_AFTER(text, gpuopt_plan_apply(f->plan, 0x80u, &text), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "flags");
 }
 
 static void failed_cache_calls_leave_no_output(void **state)
 {
     (void)state;
-    char *text = POISON_PTR;
-    EXPECT_STATUS(gpuopt_cache_path(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
-    assert_null(text);
-    text = POISON_PTR;
-    EXPECT_STATUS(gpuopt_cache_list(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
-    assert_null(text);
-    text = POISON_PTR;
-    EXPECT_STATUS(gpuopt_cache_verify(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
-    assert_null(text);
+    char *text;
+    EXPECT_NULL_AFTER(text, gpuopt_cache_path(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
+    EXPECT_NULL_AFTER(text, gpuopt_cache_list(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
+    EXPECT_NULL_AFTER(text, gpuopt_cache_verify(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
 }
 
 /* The library cannot know how large a struct with a wrong struct_size is,
