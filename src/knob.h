@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "util/detail.h"
+#include "util/log.h"
 
 typedef struct gpo_knob_def {
     const char *name;    /* "launch.block_size" */
@@ -46,5 +47,19 @@ const char *gpo_knob_get_text(const struct gpuopt_plan *p, const char *name);
 
 /* Adds a warning to the plan (printf-formatted). */
 gpuopt_status gpo_plan_warn(struct gpuopt_plan *p, const char *fmt, ...) GPO_PRINTF(2, 3);
+
+/* What a rule may read of the plan it fills, without the plan's insides
+ * (plan.h is the core's). */
+
+/* The described workload, or NULL. */
+const gpuopt_workload *gpo_plan_workload(const struct gpuopt_plan *p);
+
+/* Whether rules may trade precision for speed: the workload's say when it
+ * gave one, else the configuration's reduced_precision. Writes the reason
+ * in words ("the workload is precision-sensitive") to why. */
+int gpo_plan_reduced_precision(const struct gpuopt_plan *p, char *why, size_t cap);
+
+/* The context's log, for a rule's debug lines. */
+const gpo_logger *gpo_plan_log(const struct gpuopt_plan *p);
 
 #endif

@@ -40,21 +40,12 @@ struct gpuopt_plan {
     gpuopt_workload workload;
 };
 
-/* The described workload, or NULL. */
-const gpuopt_workload *gpo_plan_workload(const struct gpuopt_plan *p);
-
-/* Whether rules may trade precision for speed: the workload's say when it
- * gave one, else the configuration's reduced_precision. Writes the reason
- * in words ("the workload is precision-sensitive") to why. */
-int gpo_plan_reduced_precision(const struct gpuopt_plan *p, char *why, size_t cap);
-
 /* Device memory a rule should size against: free memory when it was read
  * (level >= 1), else the total. *what says which ("free" / "total"). */
 uint64_t gpo_plan_device_memory(const struct gpuopt_plan *p, const char **what);
 
-/* What a rule may read of the plan it fills. */
+/* What a rule may read of the plan it fills (see also knob.h). */
 const gpo_config *gpo_plan_config(const struct gpuopt_plan *p);
-const gpo_logger *gpo_plan_log(const struct gpuopt_plan *p);
 
 /* The catalogue entry of `name` for this plan's device (core catalogue and
  * the catalogues of every backend routing to the device), or NULL. */

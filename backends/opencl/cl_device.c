@@ -161,8 +161,8 @@ static void fill_nvidia_arch(const ocl_facts *f, gpuopt_device *dev)
 static void fill_amd_arch(const ocl_facts *f, gpuopt_device *dev)
 {
     gpuopt_device_info *info = &dev->info;
-    gpo_amd_arch_info arch;
-    if (gpo_amd_arch_lookup(f->amd_gfx, &arch) != 0) {
+    gpo_arch_amd_info arch;
+    if (gpo_arch_amd_lookup(f->amd_gfx, &arch) != 0) {
         /* "gfx90a:sramecc+:xnack-": the target without its feature flags. */
         gpo_snprintf(info->arch_name, sizeof info->arch_name, "%.*s", (int)strcspn(f->amd_gfx, ":"),
                      f->amd_gfx);
