@@ -11,7 +11,7 @@
 #include <assert.h>
 
 #include "arch/amd.h"
-#include "knob.h"
+#include "rules.h"
 #include "rocm_rules_env.h"
 #include "rocm_rules_math.h"
 #include "rocm_state.h"

@@ -7,7 +7,7 @@
 
 #include "rocm_rules_env.h"
 
-#include "knob.h"
+#include "rules.h"
 #include "rocm_visible.h"
 #include "util/strutil.h"
 

@@ -3,7 +3,7 @@
 #define GPO_ROCM_RULES_MATH_H
 
 #include "arch/amd.h"
-#include "knob.h"
+#include "rules.h"
 
 /* Matrix units, bf16, fp8, the autocast dtype and the dimension multiple,
  * for a known target `a`, whether reduced precision is allowed (`reduced`,

@@ -8,6 +8,7 @@
 
 #include "util/detail.h"
 #include "util/strutil.h"
+#include "select.h"
 #include "tune/online.h"
 #include "tune/tuner.h"
 
