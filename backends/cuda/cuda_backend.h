@@ -31,7 +31,7 @@ extern const gpo_runtime_ops gpo_cuda_runtime_ops;
 gpuopt_status gpo_cuda_apply_device(void *state, const gpo_route *route,
                                     const struct gpuopt_plan *plan, gpo_sbuf *report);
 
-/* cuda_doctor.c: the CUDA block of gpuopt_doctor. */
+/* cuda_doctor.c: the CUDA block of gpuopt_context_diagnose. */
 void gpo_cuda_diagnose(struct gpo_dr_run *run);
 
 #endif
