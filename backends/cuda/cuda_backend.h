@@ -36,7 +36,7 @@ gpuopt_status gpo_cuda_apply_device(void *state, const gpo_route *route,
 int gpo_cuda_toolchain_dropped(void *state, const gpo_route *route, const gpuopt_device *dev,
                                char *why, size_t cap);
 
-/* cuda_doctor.c: the CUDA block of gpuopt_doctor. */
+/* cuda_doctor.c: the CUDA block of gpuopt_context_diagnose. */
 void gpo_cuda_diagnose(struct gpo_dr_run *run);
 
 #endif

@@ -1,4 +1,4 @@
-/* The CUDA block of gpuopt_doctor (gpo_backend_cuda.diagnose): from the PCI
+/* The CUDA block of gpuopt_context_diagnose (gpo_backend_cuda.diagnose): from the PCI
  * bus up to the driver library, each layer an NVIDIA GPU needs before CUDA
  * can use it, and what to do where one is missing. This file reads what the
  * kernel module says once (through the backend's own readers,

@@ -1,4 +1,4 @@
-/* The CUDA block of gpuopt_doctor, in three checks under one orchestrator
+/* The CUDA block of gpuopt_context_diagnose, in three checks under one orchestrator
  * (cuda_doctor.c): the machine's layers below the driver library
  * (cuda_doctor_nodes.c: PCI, kernel module, device nodes, container), the
  * driver library and cuInit (cuda_doctor_lib.c), and the driver against

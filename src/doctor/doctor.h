@@ -1,5 +1,5 @@
-/* gpuopt_doctor: why each backend can or cannot use a GPU here, and what to
- * do about it. Internal to the library; the public face is gpuopt_doctor()
+/* gpuopt_context_diagnose: why each backend can or cannot use a GPU here, and what to
+ * do about it. Internal to the library; the public face is gpuopt_context_diagnose()
  * in gpuopt.h and the format is docs/doctor.md.
  *
  * This header is what a backend's diagnose entry (src/backend.h) may use:
@@ -18,7 +18,7 @@
  * sets its one-line summary, gpo_dr_evidence() appends a fact,
  * gpo_dr_fix() sets what to do. Every function accepts a NULL finding
  * (an allocation that failed) and does nothing: the report latches the
- * failure and gpuopt_doctor returns GPUOPT_ERR_NO_MEMORY once, at the end. */
+ * failure and gpuopt_context_diagnose returns GPUOPT_ERR_NO_MEMORY once, at the end. */
 #ifndef GPO_DOCTOR_H
 #define GPO_DOCTOR_H
 

@@ -54,7 +54,7 @@ static cJSON *plan_json(const char *backends, const gpuopt_workload *w, int leve
     gpuopt_plan *plan = NULL;
     char *text = NULL;
     if (list_first) {
-        assert_int_equal(gpuopt_devices_to_json(ctx, &text), GPUOPT_OK);
+        assert_int_equal(gpuopt_context_to_json(ctx, &text), GPUOPT_OK);
         gpuopt_free(text);
     }
     assert_int_equal(gpuopt_plan_create_for(ctx, NULL, level, w, &plan), GPUOPT_OK);
@@ -94,7 +94,7 @@ static cJSON *devices_json(const char *backends)
 {
     gpuopt_context *ctx = context(backends, NULL);
     char *text = NULL;
-    assert_int_equal(gpuopt_devices_to_json(ctx, &text), GPUOPT_OK);
+    assert_int_equal(gpuopt_context_to_json(ctx, &text), GPUOPT_OK);
     cJSON *root = cJSON_Parse(text);
     assert_non_null(root);
     gpuopt_free(text);
@@ -158,9 +158,9 @@ static void select_alone_and_after_a_listing_agree_in_c(void **state)
     gpuopt_context *alone = context(NULL, NULL), *listed = context(NULL, NULL);
     gpuopt_device *a, *b;
     int32_t n;
-    assert_int_equal(gpuopt_select(alone, NULL, &a), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(alone, NULL, &a), GPUOPT_OK);
     assert_int_equal(gpuopt_device_count(listed, &n), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(listed, NULL, &b), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(listed, NULL, &b), GPUOPT_OK);
     assert_string_equal(id_of(a), "rocm:0");
     assert_string_equal(id_of(b), "rocm:0");
     gpuopt_context_destroy(alone);
@@ -266,7 +266,7 @@ static void k80_is_a_warning_in_devices_plan_and_doctor_with_the_last_toolkit(vo
     gpuopt_plan_destroy(plan);
 
     /* The doctor's CUDA block. */
-    assert_int_equal(gpuopt_doctor(ctx, &text), GPUOPT_OK);
+    assert_int_equal(gpuopt_context_diagnose(ctx, &text), GPUOPT_OK);
     cJSON *dr = cJSON_Parse(text);
     gpuopt_free(text);
     const cJSON *f;
@@ -323,7 +323,7 @@ static void rx580_is_a_warning_with_the_rocm_release_detected(void **state)
             hits++;
     assert_int_equal(hits, 1);
     gpuopt_plan_destroy(plan);
-    assert_int_equal(gpuopt_doctor(ctx, &text), GPUOPT_OK);
+    assert_int_equal(gpuopt_context_diagnose(ctx, &text), GPUOPT_OK);
     assert_non_null(strstr(text, "\"check\":\"toolchain_support\""));
     assert_non_null(strstr(text, words));
     gpuopt_free(text);
@@ -392,7 +392,7 @@ static void asking_for_cuda_without_it_names_why(void **state)
     setenv("GPUOPT_CUDA_LIBRARY", "/nonexistent/libcuda.so.1", 1);
     gpuopt_context *ctx = context("cuda", NULL);
     gpuopt_device *d;
-    assert_int_equal(gpuopt_select(ctx, NULL, &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_device_select(ctx, NULL, &d), GPUOPT_ERR_NO_DEVICE);
     assert_non_null(strstr(gpuopt_last_error(), "no device matches 'auto': cuda: cannot open "
                                                 "/nonexistent/libcuda.so.1 (GPUOPT_CUDA_LIBRARY)"));
     assert_null(strstr(gpuopt_last_error(), "devices here: none"));

@@ -57,7 +57,7 @@ static void plan_device(const gpuopt_workload *w, int list_first, char *id, size
     assert_int_equal(ctx4(NULL, NULL, &ctx), GPUOPT_OK);
     if (list_first) {
         char *all;
-        assert_int_equal(gpuopt_devices_to_json(ctx, &all), GPUOPT_OK);
+        assert_int_equal(gpuopt_context_to_json(ctx, &all), GPUOPT_OK);
         gpuopt_free(all);
     }
     assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 0, w, &plan), GPUOPT_OK);
@@ -120,7 +120,7 @@ static void select_alone_and_after_a_full_listing_choose_the_same_device(void **
     gpuopt_device *a, *b;
     int32_t n;
     assert_int_equal(ctx4(NULL, NULL, &alone), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(alone, "auto", &a), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(alone, "auto", &a), GPUOPT_OK);
     /* Both native GPU backends were asked, OpenCL and the CPU never. */
     assert_int_equal(syn_cuda.loads, 1);
     assert_int_equal(syn_rocm.loads, 1);
@@ -128,12 +128,12 @@ static void select_alone_and_after_a_full_listing_choose_the_same_device(void **
     assert_int_equal(ctx4(NULL, NULL, &listed), GPUOPT_OK);
     assert_int_equal(gpuopt_device_count(listed, &n), GPUOPT_OK);
     assert_int_equal(n, 5);
-    assert_int_equal(gpuopt_select(listed, "auto", &b), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(listed, "auto", &b), GPUOPT_OK);
     /* The higher fp32 peak wins without a workload, in both. */
     assert_string_equal(id_of(a), "synrocm:0");
     assert_string_equal(id_of(b), "synrocm:0");
-    assert_int_equal(gpuopt_select(alone, "gpu", &a), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(listed, "gpu", &b), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(alone, "gpu", &a), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(listed, "gpu", &b), GPUOPT_OK);
     assert_string_equal(id_of(a), id_of(b));
     gpuopt_context_destroy(alone);
     gpuopt_context_destroy(listed);
@@ -283,7 +283,7 @@ static void the_reason_names_the_criterion_that_decided(void **state)
             fail_msg("%s: '%s' not in %s", cases[i].policy, cases[i].words, json);
         gpuopt_free(json);
         /* The device list, which probes everything, says the same. */
-        assert_int_equal(gpuopt_devices_to_json(ctx, &json), GPUOPT_OK);
+        assert_int_equal(gpuopt_context_to_json(ctx, &json), GPUOPT_OK);
         assert_non_null(strstr(json, cases[i].words));
         gpuopt_free(json);
         gpuopt_plan_destroy(plan);
@@ -299,13 +299,13 @@ static void a_device_the_caller_chose_is_explained_against_the_selector(void **s
     gpuopt_context *ctx;
     gpuopt_device *d;
     assert_int_equal(ctx4(NULL, NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(ctx, "syncuda:1", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "syncuda:1", &d), GPUOPT_OK);
     expect_plan(ctx, d, NULL, "syncuda:1",
                 "syncuda:1 (slow): chosen by the caller; the selector 'auto' would choose "
                 "syncuda:0 (fast)",
                 NULL);
     /* The device auto selects, passed in, carries auto's reason. */
-    assert_int_equal(gpuopt_select(ctx, NULL, &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, NULL, &d), GPUOPT_OK);
     expect_plan(ctx, d, NULL, "syncuda:0",
                 "\"reason\":\"syncuda:0 (fast): highest estimated peak fp32", NULL);
     gpuopt_context_destroy(ctx);
@@ -334,7 +334,7 @@ static void a_broken_backend_passed_over_is_a_plan_warning_and_logged_once(void 
     gpuopt_plan_destroy(plan);
     /* On the log at warning level (the default), once per context. */
     assert_non_null(strstr(log.text, "2:the syncuda backend is present but not working"));
-    assert_int_equal(gpuopt_select(ctx, NULL, &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, NULL, &d), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_create(ctx, NULL, 0, &plan), GPUOPT_OK);
     gpuopt_plan_destroy(plan);
     assert_int_equal(log.count, 1);
@@ -381,7 +381,7 @@ static void asking_for_an_unavailable_backend_names_its_reason(void **state)
     gpuopt_context *ctx;
     gpuopt_device *d;
     assert_int_equal(ctx4("syncuda", NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(ctx, "auto", &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_device_select(ctx, "auto", &d), GPUOPT_ERR_NO_DEVICE);
     const char *why = gpuopt_last_error();
     assert_non_null(strstr(why, "no device matches 'auto': syncuda: synthetic failure 301"));
     assert_non_null(strstr(why, "not probed: synrocm, synocl, syncpu (excluded by"));

@@ -255,7 +255,7 @@ static void run_refuses_a_benchmark_without_its_functions(void **state)
     assert_non_null(mkdtemp(dir));
     assert_int_equal(fake_context(dir, &ctx), GPUOPT_OK);
     gpuopt_device *dev = NULL;
-    assert_int_equal(gpuopt_select(ctx, "fakegpu:0", &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "fakegpu:0", &dev), GPUOPT_OK);
     struct gpuopt_plan *p = gpo_plan_new(ctx, dev, 2);
     assert_non_null(p);
     p->cfg = &ctx->cfg;

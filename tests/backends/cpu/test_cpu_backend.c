@@ -39,7 +39,7 @@ static void open_root(const char *root, int32_t level)
     o.sysfs_root = root;
     o.log_level = "off";
     assert_int_equal(gpuopt_context_create(&o, &fx.ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(fx.ctx, "cpu:0", &fx.dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(fx.ctx, "cpu:0", &fx.dev), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_create(fx.ctx, fx.dev, level, &fx.plan), GPUOPT_OK);
 }
 
@@ -152,7 +152,7 @@ static void open_fixture_for(const char *name, int32_t level, const gpuopt_workl
     o.log_level = "off";
     o.reduced_precision = reduced;
     assert_int_equal(gpuopt_context_create(&o, &fx.ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(fx.ctx, "cpu:0", &fx.dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(fx.ctx, "cpu:0", &fx.dev), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_create_for(fx.ctx, fx.dev, level, w, &fx.plan), GPUOPT_OK);
 }
 
@@ -315,7 +315,7 @@ static void details_json_names_the_quota_limit_and_sources(void **state)
     (void)state;
     open_fixture("epyc-7763-k8s-pod", 1);
     char *json = NULL;
-    assert_int_equal(gpuopt_devices_to_json(fx.ctx, &json), GPUOPT_OK);
+    assert_int_equal(gpuopt_context_to_json(fx.ctx, &json), GPUOPT_OK);
     cJSON *root = cJSON_Parse(json);
     gpuopt_free(json);
     assert_non_null(root);
@@ -352,7 +352,7 @@ static void details_json_has_null_quota_without_one(void **state)
     (void)state;
     open_fixture("xeon-gold-6248-2s", 1);
     char *json = NULL;
-    assert_int_equal(gpuopt_devices_to_json(fx.ctx, &json), GPUOPT_OK);
+    assert_int_equal(gpuopt_context_to_json(fx.ctx, &json), GPUOPT_OK);
     cJSON *root = cJSON_Parse(json);
     gpuopt_free(json);
     cJSON *cpu = find_cpu_details(root);
@@ -392,7 +392,7 @@ static void empty_tree_still_gives_a_device_and_a_level_1_plan(void **state)
     int32_t n = 0;
     assert_int_equal(gpuopt_backend_count(fx.ctx, &n), GPUOPT_OK);
     for (int32_t k = 0; k < n; k++) {
-        assert_int_equal(gpuopt_backend_get(fx.ctx, k, &b), GPUOPT_OK);
+        assert_int_equal(gpuopt_backend_at(fx.ctx, k, &b), GPUOPT_OK);
         if (strcmp(b.name, "cpu") == 0)
             break;
     }
