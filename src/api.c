@@ -21,7 +21,8 @@
     X(GPUOPT_ERR_DISABLED, "backend disabled by configuration")                                    \
     X(GPUOPT_ERR_BUILD, "kernel build failed")                                                     \
     X(GPUOPT_ERR_LAUNCH, "kernel launch failed")                                                   \
-    X(GPUOPT_ERR_TIMEOUT, "measurement timed out")
+    X(GPUOPT_ERR_TIMEOUT, "measurement timed out")                                                \
+    X(GPUOPT_ERR_FAULT, "device fault; the process must restart to use the device again")
 
 GPUOPT_API const char *gpuopt_version(void) { return GPUOPT_VERSION_STRING; }
 

@@ -145,9 +145,11 @@ typedef enum gpuopt_status {
     GPUOPT_ERR_DRIVER = 303,      /* a vendor library call failed */
     GPUOPT_ERR_DISABLED = 304,    /* the backend is excluded by configuration */
 
-    GPUOPT_ERR_BUILD = 400,  /* a kernel failed to compile; the detail carries the log */
-    GPUOPT_ERR_LAUNCH = 401, /* a kernel failed to launch or run */
-    GPUOPT_ERR_TIMEOUT = 402 /* a measurement ran past its budget */
+    GPUOPT_ERR_BUILD = 400,   /* a kernel failed to compile; the detail carries the log */
+    GPUOPT_ERR_LAUNCH = 401,  /* a kernel failed to launch or run */
+    GPUOPT_ERR_TIMEOUT = 402, /* a measurement ran past its budget */
+    GPUOPT_ERR_FAULT = 403    /* code on the device faulted and the driver's error is sticky:
+                                 device work in this process fails until it restarts */
 } gpuopt_status;
 
 /* A static, lower-case description of a status ("invalid argument").
