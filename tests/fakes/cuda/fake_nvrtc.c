@@ -4,7 +4,8 @@
  * finds each __global__ function and emits PTX with its entry and
  * parameter list (for a compute_XY target), or a small ELF image whose
  * string table names the entries (for sm_XY, standing in for a CUBIN).
- * `#error` in the source fails the compilation with a log, as NVRTC would.
+ * An `#error` outside every conditional block fails the compilation with a
+ * log, as NVRTC would (one inside is taken as unreached: no preprocessing).
  *
  * Configured from the environment, read at first use and by
  * gpo_fake_nvrtc_reset():
@@ -284,16 +285,26 @@ static int each_kernel(const char *src,
                        int (*fn)(void *, const char *, size_t, const char *, size_t), void *user)
 {
     for (const char *p = strstr(src, "__global__"); p; p = strstr(p + 1, "__global__")) {
-        const char *open = strchr(p, '(');
-        if (!open)
-            break;
-        const char *e = open;
-        while (e > p && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\t'))
-            e--;
-        const char *b = e;
-        while (b > p && (b[-1] == '_' || (b[-1] >= '0' && b[-1] <= '9') ||
-                         ((b[-1] | 32) >= 'a' && (b[-1] | 32) <= 'z')))
-            b--;
+        const char *from = p, *open, *e, *b;
+        /* The name is the identifier before the first '(' that does not
+         * open __launch_bounds__(...). */
+        for (;;) {
+            open = strchr(from, '(');
+            if (!open)
+                return 0;
+            e = open;
+            while (e > p && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\t'))
+                e--;
+            b = e;
+            while (b > p && (b[-1] == '_' || (b[-1] >= '0' && b[-1] <= '9') ||
+                             ((b[-1] | 32) >= 'a' && (b[-1] | 32) <= 'z')))
+                b--;
+            if ((size_t)(e - b) != 17 || strncmp(b, "__launch_bounds__", 17) != 0)
+                break;
+            from = strchr(open, ')');
+            if (!from)
+                return 0;
+        }
         const char *close = strchr(open, ')');
         if (!close || e == b)
             break;
@@ -390,6 +401,35 @@ static int supported(int arch)
     return n_archs < 0; /* an NVRTC that cannot list them accepts any */
 }
 
+/* The first `#error` line outside every #if/#ifdef/#ifndef block, or
+ * NULL. The double does not preprocess: an #error inside a conditional is
+ * taken as one the defines never reach (sgemm.cu guards its parameters so),
+ * one outside fails as NVRTC would. */
+static const char *unconditional_error(const char *source)
+{
+    int depth = 0;
+    for (const char *line = source; line && *line;) {
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#') {
+            const char *hash = p++;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (!strncmp(p, "if", 2))
+                depth++; /* #if, #ifdef, #ifndef */
+            else if (!strncmp(p, "endif", 5) && depth > 0)
+                depth--;
+            else if (!strncmp(p, "error", 5) && depth == 0)
+                return hash;
+        }
+        line = strchr(line, '\n');
+        if (line)
+            line++;
+    }
+    return NULL;
+}
+
 gpo_nvrtc_result nvrtcCompileProgram(gpo_nvrtc_program prog, int num_options,
                                      const char *const *options)
 {
@@ -417,7 +457,7 @@ gpo_nvrtc_result nvrtcCompileProgram(gpo_nvrtc_program prog, int num_options,
             return GPO_NVRTC_ERROR_INVALID_OPTION;
         }
     }
-    const char *err = strstr(prog->source, "#error");
+    const char *err = unconditional_error(prog->source);
     if (err) {
         int line = 1;
         for (const char *c = prog->source; c < err; c++)
