@@ -42,99 +42,75 @@
 
 #define FAKE_STACK 16
 
+/* What a call does, for the double's sticky faults: QUERY calls do no
+ * device work (device queries, error names, context bookkeeping) and keep
+ * answering after a fault, as a driver whose context is poisoned still
+ * does while the process lives on; WORK calls return the fault; WAITS
+ * calls wait for the device (cuMemFree and module loads synchronise too),
+ * so a pending fault shows there first. */
+enum { QUERY, WORK, WAITS };
+
 /* Every symbol the fake implements, so calls are counted by name. */
-static const char *const fake_syms[] = {
-    "cuInit",
-    "cuDriverGetVersion",
-    "cuDeviceGetCount",
-    "cuDeviceGet",
-    "cuDeviceGetName",
-    "cuDeviceGetAttribute",
-    "cuDeviceTotalMem",
-    "cuDeviceTotalMem_v2",
-    "cuDeviceGetUuid",
-    "cuDeviceGetUuid_v2",
-    "cuGetErrorName",
-    "cuGetErrorString",
-    "cuDevicePrimaryCtxRetain",
-    "cuDevicePrimaryCtxRelease",
-    "cuDevicePrimaryCtxRelease_v2",
-    "cuDevicePrimaryCtxGetState",
-    "cuCtxPushCurrent",
-    "cuCtxPushCurrent_v2",
-    "cuCtxPopCurrent",
-    "cuCtxPopCurrent_v2",
-    "cuMemGetInfo",
-    "cuMemGetInfo_v2",
-    "cuCtxGetCurrent",
-    "cuCtxGetDevice",
-    "cuCtxSetLimit",
-    "cuCtxGetLimit",
+static const struct {
+    const char *name;
+    int kind;
+} fake_syms[] = {
+    {"cuInit", QUERY},
+    {"cuDriverGetVersion", QUERY},
+    {"cuDeviceGetCount", QUERY},
+    {"cuDeviceGet", QUERY},
+    {"cuDeviceGetName", QUERY},
+    {"cuDeviceGetAttribute", QUERY},
+    {"cuDeviceTotalMem", QUERY},
+    {"cuDeviceTotalMem_v2", QUERY},
+    {"cuDeviceGetUuid", QUERY},
+    {"cuDeviceGetUuid_v2", QUERY},
+    {"cuGetErrorName", QUERY},
+    {"cuGetErrorString", QUERY},
+    {"cuDevicePrimaryCtxRetain", QUERY},
+    {"cuDevicePrimaryCtxRelease", QUERY},
+    {"cuDevicePrimaryCtxRelease_v2", QUERY},
+    {"cuDevicePrimaryCtxGetState", QUERY},
+    {"cuCtxPushCurrent", QUERY},
+    {"cuCtxPushCurrent_v2", QUERY},
+    {"cuCtxPopCurrent", QUERY},
+    {"cuCtxPopCurrent_v2", QUERY},
+    {"cuMemGetInfo", WORK},
+    {"cuMemGetInfo_v2", WORK},
+    {"cuCtxGetCurrent", QUERY},
+    {"cuCtxGetDevice", QUERY},
+    {"cuCtxSetLimit", WORK},
+    {"cuCtxGetLimit", WORK},
     /* the runtime half, fake_cuda_rt.c */
-    "cuCtxSynchronize",
-    "cuStreamCreate",
-    "cuStreamDestroy_v2",
-    "cuStreamSynchronize",
-    "cuMemAlloc_v2",
-    "cuMemFree_v2",
-    "cuMemcpyHtoD_v2",
-    "cuMemcpyDtoH_v2",
-    "cuMemcpyDtoD_v2",
-    "cuMemcpyHtoDAsync_v2",
-    "cuMemcpyDtoHAsync_v2",
-    "cuMemcpyDtoDAsync_v2",
-    "cuMemAllocHost_v2",
-    "cuMemFreeHost",
-    "cuModuleLoadData",
-    "cuModuleUnload",
-    "cuModuleGetFunction",
-    "cuFuncGetAttribute",
-    "cuFuncSetAttribute",
-    "cuFuncGetParamInfo",
-    "cuLaunchKernel",
-    "cuEventCreate",
-    "cuEventDestroy_v2",
-    "cuEventRecord",
-    "cuEventSynchronize",
-    "cuEventElapsedTime_v2",
-    "cuEventElapsedTime",
+    {"cuCtxSynchronize", WAITS},
+    {"cuStreamCreate", WORK},
+    {"cuStreamDestroy_v2", WORK},
+    {"cuStreamSynchronize", WAITS},
+    {"cuMemAlloc_v2", WORK},
+    {"cuMemFree_v2", WAITS},
+    {"cuMemcpyHtoD_v2", WORK},
+    {"cuMemcpyDtoH_v2", WORK},
+    {"cuMemcpyDtoD_v2", WORK},
+    {"cuMemcpyHtoDAsync_v2", WORK},
+    {"cuMemcpyDtoHAsync_v2", WORK},
+    {"cuMemcpyDtoDAsync_v2", WORK},
+    {"cuMemAllocHost_v2", WORK},
+    {"cuMemFreeHost", WORK},
+    {"cuModuleLoadData", WAITS},
+    {"cuModuleUnload", WAITS},
+    {"cuModuleGetFunction", WORK},
+    {"cuFuncGetAttribute", WORK},
+    {"cuFuncSetAttribute", WORK},
+    {"cuFuncGetParamInfo", WORK},
+    {"cuLaunchKernel", WORK},
+    {"cuEventCreate", WORK},
+    {"cuEventDestroy_v2", WORK},
+    {"cuEventRecord", WORK},
+    {"cuEventSynchronize", WAITS},
+    {"cuEventElapsedTime_v2", WORK},
+    {"cuEventElapsedTime", WORK},
 };
 #define N_SYMS (sizeof fake_syms / sizeof fake_syms[0])
-
-/* Calls that do no device work and keep answering after a sticky fault
- * (device queries, error names, context bookkeeping): the double's model
- * of a driver whose context is poisoned while the process lives on. */
-static const char *const fault_free[] = {
-    "cuInit",
-    "cuDriverGetVersion",
-    "cuDeviceGetCount",
-    "cuDeviceGet",
-    "cuDeviceGetName",
-    "cuDeviceGetAttribute",
-    "cuDeviceTotalMem",
-    "cuDeviceTotalMem_v2",
-    "cuDeviceGetUuid",
-    "cuDeviceGetUuid_v2",
-    "cuGetErrorName",
-    "cuGetErrorString",
-    "cuDevicePrimaryCtxRetain",
-    "cuDevicePrimaryCtxRelease",
-    "cuDevicePrimaryCtxRelease_v2",
-    "cuDevicePrimaryCtxGetState",
-    "cuCtxPushCurrent",
-    "cuCtxPushCurrent_v2",
-    "cuCtxPopCurrent",
-    "cuCtxPopCurrent_v2",
-    "cuCtxGetCurrent",
-    "cuCtxGetDevice",
-};
-
-/* The calls at which a pending fault surfaces: they wait for the device
- * (cuMemFree and module loads synchronise too). */
-static const char *const waiting[] = {
-    "cuStreamSynchronize", "cuEventSynchronize", "cuCtxSynchronize",
-    "cuMemFree_v2",        "cuModuleLoadData",   "cuModuleUnload",
-};
 
 #define TRACE_MAX 16384
 typedef struct trace_entry {
@@ -173,14 +149,6 @@ static void configure(void)
     configured = 1;
 }
 
-static int listed(const char *const *list, size_t n, const char *sym)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(list[i], sym) == 0)
-            return 1;
-    return 0;
-}
-
 /* Counts the call, traces it and applies fault rules and a sticky fault: 1
  * with *r set when the call must fail. A broken configuration fails every
  * call. */
@@ -190,17 +158,17 @@ int fake_enter(const char *sym, int has_stream, const void *stream, gpo_cu_resul
     pthread_mutex_lock(&lock);
     if (!configured)
         configure();
-    if (pending_fault && listed(waiting, sizeof waiting / sizeof waiting[0], sym)) {
-        sticky_fault = pending_fault;
-        pending_fault = GPO_CUDA_SUCCESS;
-    }
-    if (sticky_fault && !listed(fault_free, sizeof fault_free / sizeof fault_free[0], sym)) {
-        *r = sticky_fault;
-        fail = 1;
-    }
     for (size_t i = 0; i < N_SYMS; i++) {
-        if (strcmp(fake_syms[i], sym) != 0)
+        if (strcmp(fake_syms[i].name, sym) != 0)
             continue;
+        if (pending_fault && fake_syms[i].kind == WAITS) {
+            sticky_fault = pending_fault;
+            pending_fault = GPO_CUDA_SUCCESS;
+        }
+        if (sticky_fault && fake_syms[i].kind != QUERY) {
+            *r = sticky_fault;
+            fail = 1;
+        }
         if (trace_len < TRACE_MAX)
             trace[trace_len++] = (trace_entry){(short)i, (short)has_stream, stream};
         long n = ++calls[i];
@@ -674,7 +642,7 @@ long gpo_fake_cuda_calls(const char *sym)
     long n = 0;
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < N_SYMS; i++)
-        if (!sym || strcmp(fake_syms[i], sym) == 0)
+        if (!sym || strcmp(fake_syms[i].name, sym) == 0)
             n += calls[i];
     pthread_mutex_unlock(&lock);
     return n;
@@ -767,7 +735,7 @@ const char *gpo_fake_cuda_trace_call(long i, int *has_stream, const void **strea
     const char *sym = NULL;
     pthread_mutex_lock(&lock);
     if (i >= 0 && i < trace_len) {
-        sym = fake_syms[trace[i].sym];
+        sym = fake_syms[trace[i].sym].name;
         *has_stream = trace[i].has_stream;
         *stream = trace[i].stream;
     }

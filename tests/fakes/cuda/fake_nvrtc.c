@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cuda/nvrtc_api.h"
+#include "../fake_source.h"
 
 #define FAKE_MAX_RULES 16
 
@@ -401,35 +402,6 @@ static int supported(int arch)
     return n_archs < 0; /* an NVRTC that cannot list them accepts any */
 }
 
-/* The first `#error` line outside every #if/#ifdef/#ifndef block, or
- * NULL. The double does not preprocess: an #error inside a conditional is
- * taken as one the defines never reach (sgemm.cu guards its parameters so),
- * one outside fails as NVRTC would. */
-static const char *unconditional_error(const char *source)
-{
-    int depth = 0;
-    for (const char *line = source; line && *line;) {
-        const char *p = line;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p == '#') {
-            const char *hash = p++;
-            while (*p == ' ' || *p == '\t')
-                p++;
-            if (!strncmp(p, "if", 2))
-                depth++; /* #if, #ifdef, #ifndef */
-            else if (!strncmp(p, "endif", 5) && depth > 0)
-                depth--;
-            else if (!strncmp(p, "error", 5) && depth == 0)
-                return hash;
-        }
-        line = strchr(line, '\n');
-        if (line)
-            line++;
-    }
-    return NULL;
-}
-
 gpo_nvrtc_result nvrtcCompileProgram(gpo_nvrtc_program prog, int num_options,
                                      const char *const *options)
 {
@@ -457,7 +429,7 @@ gpo_nvrtc_result nvrtcCompileProgram(gpo_nvrtc_program prog, int num_options,
             return GPO_NVRTC_ERROR_INVALID_OPTION;
         }
     }
-    const char *err = unconditional_error(prog->source);
+    const char *err = fake_unconditional_error(prog->source);
     if (err) {
         int line = 1;
         for (const char *c = prog->source; c < err; c++)

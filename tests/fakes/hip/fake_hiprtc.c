@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "fake_hip.h"
+#include "../fake_source.h"
 
 #ifndef FAKE_HIPRTC_MAJOR
 #error "build with -DFAKE_HIPRTC_MAJOR=5, 6 or 7"
@@ -178,35 +179,6 @@ static int line_of(const char *src, const char *at)
     return line;
 }
 
-/* The first `#error` line outside every #if/#ifdef/#ifndef block, or
- * NULL: the double does not preprocess, so an #error inside a conditional
- * is taken as one the defines never reach (sgemm.cu guards its parameters
- * so) and one outside fails as the compiler would. */
-static const char *unconditional_error(const char *src)
-{
-    int depth = 0;
-    for (const char *line = src; line && *line;) {
-        const char *p = line;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p == '#') {
-            const char *hash = p++;
-            while (*p == ' ' || *p == '\t')
-                p++;
-            if (strncmp(p, "if", 2) == 0)
-                depth++; /* #if, #ifdef, #ifndef */
-            else if (strncmp(p, "endif", 5) == 0 && depth > 0)
-                depth--;
-            else if (strncmp(p, "error", 5) == 0 && depth == 0)
-                return hash;
-        }
-        line = strchr(line, '\n');
-        if (line)
-            line++;
-    }
-    return NULL;
-}
-
 /* "name\n" for each `__global__ void NAME(` of the source. */
 static void kernel_names(const char *src, int extern_c, char *out, size_t cap)
 {
@@ -269,7 +241,7 @@ EXPORT int hiprtcCompileProgram(void *prog, int n_options, const char *const *op
         set_log(p, "error: no --offload-arch: the double does not query a device\n");
         return 5;
     }
-    const char *err = unconditional_error(p->src);
+    const char *err = fake_unconditional_error(p->src);
     if (err) {
         size_t n = strcspn(err, "\n");
         snprintf(log, sizeof log,
