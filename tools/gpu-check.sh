@@ -69,7 +69,7 @@ rm -rf "$OUT" && mkdir -p "$OUT" || exit 2
 RESULTS=$OUT/results.tsv
 : >"$RESULTS"
 export LD_LIBRARY_PATH="$BUILD/carry:$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export GPUOPT_CACHE_DIR=$OUT/cache GPUOPT_CONFIG= GPUOPT_LOG=warn
+export GPUOPT_CACHE_DIR=$OUT/cache GPUOPT_CONFIG='' GPUOPT_LOG=warn
 export PYTHONPATH="$REPO/bindings/python${PYTHONPATH:+:$PYTHONPATH}"
 export GPUOPT_LIBRARY=$BUILD/lib/libgpuopt.so.0
 GPUOPT=$BUILD/bin/gpuopt
@@ -119,9 +119,9 @@ run() { # NAME T COMMAND...
 
 # ---- the machine, or the doubles that stand in for it ----------------------
 if [ "$VENDOR" = nvidia ]; then
-    BACKEND=cuda VISIBLE=CUDA_VISIBLE_DEVICES LANGUAGE=cuda
+    BACKEND=cuda LANGUAGE=cuda
 else
-    BACKEND=rocm VISIBLE=HIP_VISIBLE_DEVICES LANGUAGE=hip
+    BACKEND=rocm LANGUAGE=hip
 fi
 if [ "$DRY" = 1 ]; then
     mkdir -p "$OUT/stub"

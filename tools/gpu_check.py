@@ -25,7 +25,6 @@ Subcommands (each reads the files the script saved):
 import json
 import os
 import re
-import statistics
 import sys
 
 
@@ -271,7 +270,7 @@ def tune(path, m, n, k, out):
 
 
 TORCH_BASELINE = r'''
-import json, os, statistics, sys, time
+import json, os, statistics, sys
 m, n, k, out = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 res = {}
 try:
@@ -459,7 +458,7 @@ def summary(results, meta_path):
         print()
     print(f"- machine: {meta.get('host')}; driver {meta.get('driver')}; gpuopt {meta.get('version')}")
     print(f"- command: `{meta.get('command')}`; {meta.get('wall_s')} s")
-    print(f"- result: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
+    print("- result: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())))
     print()
     print("| check | result | detail |")
     print("| --- | --- | --- |")
