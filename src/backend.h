@@ -108,9 +108,15 @@ typedef struct gpo_backend_report {
 
 /* ---- Runtime ops for tier 2 (NULL table when a backend cannot run code) --
  *
- * A session is a device context plus an in-order queue with timing on.
- * Objects are the backend's own; the core only passes them back. Every
- * function releases what it created on failure. */
+ * A session is a device context plus an in-order queue with timing on:
+ * the backend's own queue (a non-blocking stream on CUDA and HIP), never a
+ * default queue the host program also uses, and no op leaves the calling
+ * thread's current context or device changed. Objects are the backend's
+ * own; the core only passes them back. Every function releases what it
+ * created on failure. A device time is never 0 or not a number: a backend
+ * whose timer reads so fails the call. GPUOPT_ERR_FAULT from any op means
+ * code on the device faulted and the driver's error is sticky: every
+ * later op fails too, so a caller stops (a search ends, naming it). */
 typedef struct gpo_rt gpo_rt;
 typedef struct gpo_rt_buf gpo_rt_buf;
 typedef struct gpo_rt_prog gpo_rt_prog;
@@ -130,7 +136,8 @@ typedef struct gpo_runtime_ops {
 
     gpuopt_status (*buffer_alloc)(gpo_rt *rt, size_t bytes, gpo_rt_buf **buf);
     void (*buffer_free)(gpo_rt *rt, gpo_rt_buf *buf);
-    /* Blocking copies. */
+    /* Blocking copies: the data has arrived when they return (a host clock
+     * around one times the whole transfer). */
     gpuopt_status (*buffer_write)(gpo_rt *rt, gpo_rt_buf *buf, size_t offset, const void *src,
                                   size_t bytes);
     gpuopt_status (*buffer_read)(gpo_rt *rt, gpo_rt_buf *buf, size_t offset, void *dst,
@@ -198,7 +205,9 @@ typedef struct gpo_backend {
                            struct gpuopt_plan *plan);
 
     /* Free device memory now; may need a short-lived context. NULL when the
-     * backend cannot tell (the device's total is used instead). */
+     * backend cannot tell (the device's total is used instead). On success
+     * the detail may hold a note on how it was read (whether a context was
+     * created for it), which the core logs. */
     gpuopt_status (*memory_free)(void *state, const gpo_route *route, uint64_t *free_bytes);
 
     const gpo_runtime_ops *runtime; /* NULL: cannot run code */

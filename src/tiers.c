@@ -140,6 +140,9 @@ static void read_free_memory(struct gpuopt_context *ctx, struct gpuopt_plan *p)
     if (route->backend->memory_free(route->backend_state, route, &free_bytes) == GPUOPT_OK) {
         p->memory_free = free_bytes;
         dev->info.memory_free_bytes = free_bytes;
+        /* How it was read (whether the backend had to create a context). */
+        if (gpo_detail_get()[0])
+            gpo_log_info(&ctx->log, "%s", gpo_detail_get());
     } else {
         gpo_log_debug(&ctx->log, "%s: free memory not read: %s", dev->info.id, gpo_detail_get());
     }

@@ -31,6 +31,38 @@ const char *gpo_cuda_result_name(gpo_cu_result r)
     return NULL;
 }
 
+/* Every result cuda.h 13.0 documents as sticky: "This leaves the process in
+ * an inconsistent state and any further CUDA work will return the same
+ * error. To continue using CUDA, the process must be terminated and
+ * relaunched" (CONTAINED, ILLEGAL_ADDRESS, LAUNCH_TIMEOUT, the 714-719
+ * faults, TENSOR_MEMORY_LEAK, EXTERNAL_DEVICE; MPS_CLIENT_TERMINATED in
+ * the same words), and ASSERT ("The context cannot be used anymore, and
+ * must be destroyed"), which in the primary context the host program
+ * shares amounts to the same. */
+static const gpo_cu_result sticky_results[] = {
+    GPO_CUDA_ERROR_CONTAINED,
+    GPO_CUDA_ERROR_ILLEGAL_ADDRESS,
+    GPO_CUDA_ERROR_LAUNCH_TIMEOUT,
+    GPO_CUDA_ERROR_ASSERT,
+    GPO_CUDA_ERROR_HARDWARE_STACK_ERROR,
+    GPO_CUDA_ERROR_ILLEGAL_INSTRUCTION,
+    GPO_CUDA_ERROR_MISALIGNED_ADDRESS,
+    GPO_CUDA_ERROR_INVALID_ADDRESS_SPACE,
+    GPO_CUDA_ERROR_INVALID_PC,
+    GPO_CUDA_ERROR_LAUNCH_FAILED,
+    GPO_CUDA_ERROR_TENSOR_MEMORY_LEAK,
+    GPO_CUDA_ERROR_MPS_CLIENT_TERMINATED,
+    GPO_CUDA_ERROR_EXTERNAL_DEVICE,
+};
+
+int gpo_cuda_result_sticky(gpo_cu_result r)
+{
+    for (size_t i = 0; i < sizeof sticky_results / sizeof sticky_results[0]; i++)
+        if (sticky_results[i] == r)
+            return 1;
+    return 0;
+}
+
 void gpo_cuda_result_words(const gpo_cuda_api *api, gpo_cu_result r, char *out, size_t cap)
 {
     const char *name = NULL, *text = NULL;

@@ -209,11 +209,17 @@ enum { GPO_CU_DEVICE_ATTRIBUTES(GPO_CU_ATTRIBUTE_ENUM_) };
 #define GPO_CU_COMPUTEMODE_ENUM_(name, value) GPO_CU_COMPUTEMODE_##name = value,
 enum { GPO_CU_COMPUTEMODES(GPO_CU_COMPUTEMODE_ENUM_) };
 
-/* CUfunction_attribute (cuda.h 13.0): what the runtime asks of a kernel. */
+/* CUfunction_attribute (cuda.h 13.0): what the runtime asks of a kernel,
+ * and MAX_DYNAMIC_SHARED_SIZE_BYTES, which it raises (cuFuncSetAttribute)
+ * for a launch that wants more dynamic shared memory than the default
+ * (MAX_SHARED_MEMORY_PER_BLOCK - SHARED_SIZE_BYTES), up to
+ * MAX_SHARED_MEMORY_PER_BLOCK_OPTIN - SHARED_SIZE_BYTES (cuda.h, the
+ * attribute's comment: above it "the launch will fail"). */
 #define GPO_CU_FUNC_ATTRIBUTES(X)                                                                  \
     X(MAX_THREADS_PER_BLOCK, 0)                                                                    \
     X(SHARED_SIZE_BYTES, 1)                                                                        \
-    X(NUM_REGS, 4)
+    X(NUM_REGS, 4)                                                                                 \
+    X(MAX_DYNAMIC_SHARED_SIZE_BYTES, 8)
 
 #define GPO_CU_FUNC_ATTRIBUTE_ENUM_(name, value) GPO_CU_FUNC_ATTRIBUTE_##name = value,
 enum { GPO_CU_FUNC_ATTRIBUTES(GPO_CU_FUNC_ATTRIBUTE_ENUM_) };
@@ -221,6 +227,12 @@ enum { GPO_CU_FUNC_ATTRIBUTES(GPO_CU_FUNC_ATTRIBUTE_ENUM_) };
 /* CUevent_flags: CU_EVENT_DEFAULT records timing (CU_EVENT_DISABLE_TIMING,
  * 0x2, would not). */
 #define GPO_CU_EVENT_DEFAULT 0x0
+
+/* CUstream_flags: work on a CU_STREAM_NON_BLOCKING stream "does not
+ * synchronize with stream 0 (the NULL stream)" (cuda.h), so the runtime's
+ * work neither waits for nor delays what the host program queued on the
+ * legacy default stream of the same context. */
+#define GPO_CU_STREAM_NON_BLOCKING 0x1
 
 /* CUlimit (cuda.h 13.0): the context limits gpuopt_plan_apply sets.
  * CU_LIMIT_PERSISTING_L2_CACHE_SIZE came with CUDA 11.0 and compute
@@ -250,8 +262,12 @@ enum { GPO_CU_LIMITS(GPO_CU_LIMIT_ENUM_) };
  * Versions in which the versioned symbols appeared (CUDA driver API
  * reference, "Modules" and cuda.h history): cuDeviceTotalMem_v2 3.2,
  * cuCtxPushCurrent_v2/cuCtxPopCurrent_v2 4.0, cuGetErrorName/String 6.0,
- * cuDevicePrimaryCtx* 7.0, cuDevicePrimaryCtxRelease_v2 11.0,
- * cuDeviceGetUuid 9.2, cuDeviceGetUuid_v2 11.4. */
+ * cuDevicePrimaryCtx* 7.0 (cuDevicePrimaryCtxGetState among them),
+ * cuDevicePrimaryCtxRelease_v2 11.0, cuDeviceGetUuid 9.2,
+ * cuDeviceGetUuid_v2 11.4. Both UUID calls are resolved: a device whose
+ * two answers differ is a MIG instance (cuda.h: _v2 "If the device is in
+ * MIG mode, returns its MIG UUID"; the unversioned call keeps answering
+ * the GPU's own). */
 #define GPO_CUDA_API(X)                                                                            \
     X(cuInit, cuInit, GPO_DL_REQUIRED, 1, (unsigned int flags))                                    \
     X(cuDriverGetVersion, cuDriverGetVersion, GPO_DL_REQUIRED, 1, (int *version))                  \
@@ -275,6 +291,8 @@ enum { GPO_CU_LIMITS(GPO_CU_LIMIT_ENUM_) };
       (gpo_cu_context * ctx, gpo_cu_device dev))                                                   \
     X(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, GPO_DL_OPTIONAL, 1,                 \
       (gpo_cu_device dev))                                                                         \
+    X(cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxGetState, GPO_DL_OPTIONAL, 1,                  \
+      (gpo_cu_device dev, unsigned int *flags, int *active))                                       \
     X(cuCtxPushCurrent, cuCtxPushCurrent_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_context ctx))             \
     X(cuCtxPopCurrent, cuCtxPopCurrent_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_context * ctx))             \
     X(cuMemGetInfo, cuMemGetInfo_v2, GPO_DL_OPTIONAL, 1,                                           \
@@ -295,23 +313,29 @@ enum { GPO_CU_LIMITS(GPO_CU_LIMIT_ENUM_) };
     X(cuCtxSetLimit, cuCtxSetLimit, GPO_DL_OPTIONAL, 1, (gpo_cu_limit limit, size_t value))        \
     X(cuCtxGetLimit, cuCtxGetLimit, GPO_DL_OPTIONAL, 1, (size_t * value, gpo_cu_limit limit))
 
-/* The calls of the tier-2 runtime (cuda_rt_*.c): optional for the backend,
- * required by a runtime session, which names the first one missing. All
- * exist since CUDA 4.0 except cuFuncGetParamInfo (12.4, used to check
- * argument indices and sizes when present) and cuEventElapsedTime_v2 (12.8,
- * the unversioned symbol before). The copies and launches use the legacy
- * default stream (the NULL stream): in order with each other and with every
- * synchronous copy, and no stream object to leak. */
+/* The calls of the tier-2 runtime (cuda_runtime.c): optional for the
+ * backend, required by a runtime session, which names the first one
+ * missing. All exist since CUDA 4.0 except cuFuncSetAttribute (9.0),
+ * cuFuncGetParamInfo (12.4, used to check argument indices and sizes when
+ * present) and cuEventElapsedTime_v2 (12.8, the unversioned symbol
+ * before). A session's copies, launches and events go to its own
+ * CU_STREAM_NON_BLOCKING stream, through the async copies (the _v2 ABI,
+ * not the per-thread-default-stream _ptsz variants: the stream is always
+ * named), and a copy the ops promise to be blocking waits for that
+ * stream (cuStreamSynchronize) before it returns. */
 #define GPO_CUDA_RUNTIME_API(X)                                                                    \
-    X(cuCtxSynchronize, cuCtxSynchronize, GPO_DL_OPTIONAL, 1, (void))                              \
+    X(cuStreamCreate, cuStreamCreate, GPO_DL_OPTIONAL, 1,                                          \
+      (gpo_cu_stream * stream, unsigned int flags))                                                \
+    X(cuStreamDestroy, cuStreamDestroy_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_stream stream))             \
+    X(cuStreamSynchronize, cuStreamSynchronize, GPO_DL_OPTIONAL, 1, (gpo_cu_stream stream))        \
     X(cuMemAlloc, cuMemAlloc_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_deviceptr * dptr, size_t bytes))      \
     X(cuMemFree, cuMemFree_v2, GPO_DL_OPTIONAL, 1, (gpo_cu_deviceptr dptr))                        \
-    X(cuMemcpyHtoD, cuMemcpyHtoD_v2, GPO_DL_OPTIONAL, 1,                                           \
-      (gpo_cu_deviceptr dst, const void *src, size_t bytes))                                       \
-    X(cuMemcpyDtoH, cuMemcpyDtoH_v2, GPO_DL_OPTIONAL, 1,                                           \
-      (void *dst, gpo_cu_deviceptr src, size_t bytes))                                             \
-    X(cuMemcpyDtoD, cuMemcpyDtoD_v2, GPO_DL_OPTIONAL, 1,                                           \
-      (gpo_cu_deviceptr dst, gpo_cu_deviceptr src, size_t bytes))                                  \
+    X(cuMemcpyHtoDAsync, cuMemcpyHtoDAsync_v2, GPO_DL_OPTIONAL, 1,                                 \
+      (gpo_cu_deviceptr dst, const void *src, size_t bytes, gpo_cu_stream stream))                 \
+    X(cuMemcpyDtoHAsync, cuMemcpyDtoHAsync_v2, GPO_DL_OPTIONAL, 1,                                 \
+      (void *dst, gpo_cu_deviceptr src, size_t bytes, gpo_cu_stream stream))                       \
+    X(cuMemcpyDtoDAsync, cuMemcpyDtoDAsync_v2, GPO_DL_OPTIONAL, 1,                                 \
+      (gpo_cu_deviceptr dst, gpo_cu_deviceptr src, size_t bytes, gpo_cu_stream stream))            \
     X(cuMemAllocHost, cuMemAllocHost_v2, GPO_DL_OPTIONAL, 1, (void **ptr, size_t bytes))           \
     X(cuMemFreeHost, cuMemFreeHost, GPO_DL_OPTIONAL, 1, (void *ptr))                               \
     X(cuModuleLoadData, cuModuleLoadData, GPO_DL_OPTIONAL, 1,                                      \
@@ -321,6 +345,8 @@ enum { GPO_CU_LIMITS(GPO_CU_LIMIT_ENUM_) };
       (gpo_cu_function * func, gpo_cu_module module, const char *name))                            \
     X(cuFuncGetAttribute, cuFuncGetAttribute, GPO_DL_OPTIONAL, 1,                                  \
       (int *value, gpo_cu_function_attribute attrib, gpo_cu_function func))                        \
+    X(cuFuncSetAttribute, cuFuncSetAttribute, GPO_DL_OPTIONAL, 1,                                  \
+      (gpo_cu_function func, gpo_cu_function_attribute attrib, int value))                         \
     X(cuFuncGetParamInfo, cuFuncGetParamInfo, GPO_DL_OPTIONAL, 1,                                  \
       (gpo_cu_function func, size_t index, size_t * offset, size_t * size))                        \
     X(cuLaunchKernel, cuLaunchKernel, GPO_DL_OPTIONAL, 1,                                          \
@@ -355,6 +381,12 @@ extern const size_t gpo_cuda_n_syms;
 
 /* "CUDA_ERROR_NO_DEVICE" for a known result, else NULL. */
 const char *gpo_cuda_result_name(gpo_cu_result r);
+
+/* 1 for a sticky result: one after which, in cuda.h's words, "the process
+ * [is] in an inconsistent state and any further CUDA work will return the
+ * same error. To continue using CUDA, the process must be terminated and
+ * relaunched." */
+int gpo_cuda_result_sticky(gpo_cu_result r);
 
 /* A result in words for reasons: "CUDA_ERROR_NO_DEVICE (no CUDA-capable
  * device is detected)". Asks the library (cuGetErrorName/String) when `api`

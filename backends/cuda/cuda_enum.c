@@ -126,7 +126,11 @@ static gpuopt_status device_new(int index, gpuopt_device **out)
     return GPUOPT_OK;
 }
 
-static void format_uuid(const gpo_cu_uuid *u, char *out, size_t cap)
+/* nvidia-smi's form: the prefix, then the 16 bytes as 8-4-4-4-12 hex
+ * digits; "" for all zeros (no UUID). `mig`: a MIG instance's UUID, which
+ * nvidia-smi -L and CUDA_VISIBLE_DEVICES spell "MIG-..." (NVML's
+ * nvmlDeviceGetUUID: "MIG-<uuid>" since R470). */
+static void format_uuid(const gpo_cu_uuid *u, int mig, char *out, size_t cap)
 {
     const unsigned char *b = (const unsigned char *)u->bytes;
     int zero = 1;
@@ -136,11 +140,10 @@ static void format_uuid(const gpo_cu_uuid *u, char *out, size_t cap)
         gpo_strlcpy(out, "", cap);
         return;
     }
-    /* nvidia-smi's form: GPU- then the 16 bytes as 8-4-4-4-12 hex digits. */
     gpo_snprintf(out, cap,
-                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                 b[14], b[15]);
+                 "%s-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 mig ? "MIG" : "GPU", b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+                 b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
 /* Adds a number or bool to the details; 0 on success, -1 when cJSON runs
@@ -181,29 +184,40 @@ static int add_derived(cJSON *d, const int *v, const gpo_arch_nvidia_info *arch,
     return bad ? -1 : 0;
 }
 
+/* The device's UUID, and whether it is a MIG instance: _v2 answers a MIG
+ * instance's own UUID ("If the device is in MIG mode, returns its MIG UUID
+ * which uniquely identifies the subscribed MIG compute instance", cuda.h),
+ * the unversioned call (drivers before CUDA 11.4) the whole GPU's, so the
+ * two differ exactly on a MIG instance. *mig: 1, 0, or -1 unknown (only
+ * one call answered). */
 static gpuopt_status read_uuid(gpo_cuda_state *s, gpo_cu_device cu, const char *what,
-                               gpuopt_device_info *in)
+                               gpuopt_device_info *in, int *mig)
 {
-    gpo_cu_uuid u;
-    const char *call = "cuDeviceGetUuid_v2";
+    gpo_cu_uuid u, gpu;
     gpo_cu_result r;
+    *mig = -1;
     memset(&u, 0, sizeof u);
-    /* _v2 reports a MIG instance's own UUID; the unversioned symbol (drivers
-     * before CUDA 11.4) reports the parent GPU's. */
+    memset(&gpu, 0, sizeof gpu);
     if (s->api.cuDeviceGetUuid) {
         r = s->api.cuDeviceGetUuid(&u, cu);
+        if (r != GPO_CUDA_SUCCESS && !is_unknown_fact(r))
+            return gpo_cuda_fail_call(s, GPUOPT_ERR_DRIVER, what, "cuDeviceGetUuid_v2", r);
+        if (r == GPO_CUDA_SUCCESS && s->api.cuDeviceGetUuid_v1) {
+            gpo_cu_result r1 = s->api.cuDeviceGetUuid_v1(&gpu, cu);
+            if (r1 == GPO_CUDA_SUCCESS)
+                *mig = memcmp(&u, &gpu, sizeof u) != 0;
+            else if (!is_unknown_fact(r1))
+                return gpo_cuda_fail_call(s, GPUOPT_ERR_DRIVER, what, "cuDeviceGetUuid", r1);
+        }
     } else if (s->api.cuDeviceGetUuid_v1) {
-        call = "cuDeviceGetUuid";
         r = s->api.cuDeviceGetUuid_v1(&u, cu);
+        if (r != GPO_CUDA_SUCCESS && !is_unknown_fact(r))
+            return gpo_cuda_fail_call(s, GPUOPT_ERR_DRIVER, what, "cuDeviceGetUuid", r);
     } else {
         return GPUOPT_OK;
     }
-    if (r != GPO_CUDA_SUCCESS) {
-        if (is_unknown_fact(r))
-            return GPUOPT_OK;
-        return gpo_cuda_fail_call(s, GPUOPT_ERR_DRIVER, what, call, r);
-    }
-    format_uuid(&u, in->uuid, sizeof in->uuid);
+    if (r == GPO_CUDA_SUCCESS)
+        format_uuid(&u, *mig == 1, in->uuid, sizeof in->uuid);
     return GPUOPT_OK;
 }
 
@@ -257,7 +271,8 @@ static gpuopt_status one_device(gpo_cuda_state *s, int index, gpo_device_list *o
         st = gpo_cuda_fail_call(s, GPUOPT_ERR_DRIVER, what, call, r);
         goto out;
     }
-    st = read_uuid(s, cu, what, in);
+    int mig = -1;
+    st = read_uuid(s, cu, what, in, &mig);
     if (st)
         goto out;
 
@@ -307,6 +322,8 @@ static gpuopt_status one_device(gpo_cuda_state *s, int index, gpo_device_list *o
             bad |= add_detail(d, &attr_rows[i], v[i]);
     if (d)
         bad |= add_derived(d, v, &arch, s);
+    if (d && mig >= 0)
+        bad |= !cJSON_AddBoolToObject(d, "mig_instance", mig);
     if (bad) {
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "%s: out of memory for its details", what);
         goto out;

@@ -128,6 +128,9 @@ gpuopt_status gpo_cuda_fail_call(const gpo_cuda_state *s, gpuopt_status status, 
 {
     char words[256];
     gpo_cuda_result_words(s ? &s->api : NULL, r, words, sizeof words);
+    if (gpo_cuda_result_sticky(r))
+        return gpo_fail(GPUOPT_ERR_FAULT, "%s: %s failed: %s: %s", what, call, words,
+                        GPO_CUDA_STICKY_WORDS);
     return gpo_fail(status, "%s: %s failed: %s", what, call, words);
 }
 

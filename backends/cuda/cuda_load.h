@@ -55,9 +55,17 @@ gpuopt_status gpo_cuda_driver_ready(const gpo_cuda_state *s, const char *what);
 /* "13.0" from 13000; "" for an unknown (<= 0) version. */
 void gpo_cuda_version_text(int version, char *out, size_t cap);
 
+/* What a sticky result means, for reasons (cuda.h's words on each of them). */
+#define GPO_CUDA_STICKY_WORDS                                                                      \
+    "a sticky error: code on the device faulted, and every later CUDA call in this process "       \
+    "fails the same way, the host program's own CUDA work included (the device's primary "         \
+    "context is shared); cuda.h: \"To continue using CUDA, the process must be terminated and "    \
+    "relaunched\""
+
 /* A failed driver call in words: "<what>: <call> failed: CUDA_ERROR_X (...)",
  * with the library's own names when `s` has them. Sets the detail and
- * returns `status`. */
+ * returns `status`, or GPUOPT_ERR_FAULT with GPO_CUDA_STICKY_WORDS added
+ * for a sticky result (gpo_cuda_result_sticky), whatever call met it. */
 gpuopt_status gpo_cuda_fail_call(const gpo_cuda_state *s, gpuopt_status status, const char *what,
                                  const char *call, gpo_cu_result r);
 

@@ -1,10 +1,15 @@
 /* Free device memory. CUDA answers it only inside a context, so this retains
  * the device's primary context (the one the CUDA runtime and most frameworks
- * share, so a host program that uses CUDA pays nothing extra), makes it
- * current, asks, and restores everything: the thread's context stack and the
- * primary context's reference count are as before. Creating a context costs
- * time and device memory, which is why the core asks only for plans at
- * level 1 and above, never while listing. */
+ * share), makes it current, asks, and restores everything: the thread's
+ * context stack and the primary context's reference count are as before.
+ *
+ * When the host program already uses the device, its primary context is
+ * active (cuDevicePrimaryCtxGetState) and retaining it creates nothing.
+ * When it is not, retaining creates the context and the release destroys
+ * it again: a fraction of a second and some device memory, paid for one
+ * reading. Which of the two happened is the note left in the detail on
+ * success, for the caller's log. The core asks only for plans at level 1
+ * and above, never while listing. */
 #include <assert.h>
 #include <string.h>
 
@@ -42,6 +47,15 @@ gpuopt_status gpo_cuda_memory_free(void *state, const gpo_route *route, uint64_t
     gpo_cu_result r = s->api.cuDeviceGet(&cu, route->index);
     if (r != GPO_CUDA_SUCCESS)
         return gpo_cuda_fail_call(s, GPUOPT_ERR_DRIVER, what, "cuDeviceGet", r);
+    /* -1: the driver cannot say (no cuDevicePrimaryCtxGetState). */
+    int active = -1;
+    unsigned int flags = 0;
+    if (s->api.cuDevicePrimaryCtxGetState) {
+        r = s->api.cuDevicePrimaryCtxGetState(cu, &flags, &active);
+        if (r != GPO_CUDA_SUCCESS)
+            return gpo_cuda_fail_call(s, GPUOPT_ERR_DRIVER, what, "cuDevicePrimaryCtxGetState", r);
+        active = active != 0;
+    }
     r = s->api.cuDevicePrimaryCtxRetain(&ctx, cu);
     if (r != GPO_CUDA_SUCCESS)
         return gpo_cuda_fail_call(s, GPUOPT_ERR_DRIVER, what, "cuDevicePrimaryCtxRetain", r);
@@ -63,7 +77,22 @@ release:
     r = s->api.cuDevicePrimaryCtxRelease(cu);
     if (r != GPO_CUDA_SUCCESS && st == GPUOPT_OK)
         st = gpo_cuda_fail_call(s, GPUOPT_ERR_DRIVER, what, "cuDevicePrimaryCtxRelease_v2", r);
-    if (st == GPUOPT_OK)
+    if (st == GPUOPT_OK) {
         *free_bytes = free_now;
+        if (active == 1)
+            gpo_detail_set("cuda:%d: free memory read in the device's primary context, which was "
+                           "already active (no context created)",
+                           (int)route->index);
+        else if (active == 0)
+            gpo_detail_set("cuda:%d: free memory read in the device's primary context, created "
+                           "for this reading and destroyed after it (no CUDA context was active "
+                           "on the device)",
+                           (int)route->index);
+        else
+            gpo_detail_set("cuda:%d: free memory read in the device's primary context (the driver "
+                           "lacks cuDevicePrimaryCtxGetState, so whether one was created is "
+                           "unknown)",
+                           (int)route->index);
+    }
     return st;
 }

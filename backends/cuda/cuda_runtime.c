@@ -1,8 +1,8 @@
 /* The CUDA runtime ops for tier 2 and the tuner (backend.h,
- * gpo_runtime_ops): a session on a device's primary context with two timing
- * events, device buffers and copies, pinned host memory, and CUDA C
- * programs compiled by NVRTC (cuda_nvrtc.c), loaded with cuModuleLoadData
- * and launched with cuLaunchKernel.
+ * gpo_runtime_ops): a session on a device's primary context with its own
+ * stream and two timing events, device buffers and copies, pinned host
+ * memory, and CUDA C programs compiled by NVRTC (cuda_nvrtc.c), loaded with
+ * cuModuleLoadData and launched with cuLaunchKernel.
  *
  * A session retains the device's primary context (the one the CUDA runtime
  * and most frameworks share) for its whole life and releases it on close.
@@ -15,10 +15,29 @@
  * refused (looked up by address, never read) instead of reaching the
  * driver.
  *
- * All work goes to the legacy default stream, in order: synchronous copies
- * (cuMemcpyHtoD_v2/DtoH_v2) wait for earlier launches, and events recorded
- * on it bracket exactly the copy or launch between them (CUDA Driver API,
- * "API synchronization behavior" and "Stream synchronization behavior").
+ * All work goes to the session's own stream, created with
+ * CU_STREAM_NON_BLOCKING: in order among itself, so events recorded on it
+ * bracket exactly the copy or launch between them, and never implicitly
+ * synchronised with the legacy default stream on which the host program's
+ * own work may be queued (CUDA Driver API, "Stream synchronization
+ * behavior"). Copies are the async calls on that stream; the ones the ops
+ * contract calls blocking (buffer_write, buffer_read) wait for the stream
+ * before returning, because a copy from pageable memory otherwise returns
+ * "once the pageable buffer has been copied to the staging memory for DMA
+ * transfer to device memory, but the DMA to final destination may not have
+ * completed" (CUDA Driver API, "API synchronization behavior"), and a host
+ * timer around it would stop early.
+ *
+ * A sticky result (gpo_cuda_result_sticky: a kernel faulted) is
+ * GPUOPT_ERR_FAULT with cuda.h's words, whichever call meets it, so a
+ * caller stops instead of blaming the next build or launch.
+ *
+ * Dynamic shared memory above a kernel's default limit
+ * (MAX_SHARED_MEMORY_PER_BLOCK, 48 KiB, minus its static shared memory) is
+ * opted into with cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES) before
+ * the launch, up to the device's MAX_SHARED_MEMORY_PER_BLOCK_OPTIN (227 KiB
+ * on an H100); more is refused with the numbers (cuda.h,
+ * CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
  *
  * Kernels are found with cuModuleGetFunction (their names must not be
  * mangled: declare them extern "C"). Sizes follow the OpenCL convention of
@@ -26,6 +45,7 @@
  * grid = global / local and block = local. */
 #include <assert.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +89,8 @@ struct gpo_rt_kernel {
     size_t param_size[GPO_CUDA_MAX_ARGS];
     rt_arg args[GPO_CUDA_MAX_ARGS];
     unsigned int shared_bytes; /* dynamic shared memory per block */
+    int static_shared;         /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */
+    unsigned int dynamic_max;  /* its MAX_DYNAMIC_SHARED_SIZE_BYTES as last set or defaulted */
 };
 
 struct gpo_rt {
@@ -81,6 +103,9 @@ struct gpo_rt {
     int max_threads;  /* per block */
     int max_block[3]; /* per dimension */
     int max_grid[3];
+    int shared_per_block; /* MAX_SHARED_MEMORY_PER_BLOCK: the default limit */
+    int shared_optin;     /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: the opt-in limit */
+    gpo_cu_stream stream; /* the session's own, CU_STREAM_NON_BLOCKING */
     gpo_cu_event ev_start, ev_end;
     gpo_pfn_cuEventElapsedTime elapsed; /* _v2, or the unversioned symbol */
     gpo_rt_objects objects;
@@ -116,9 +141,8 @@ static gpuopt_status not_ours(const gpo_rt *rt, const char *op, const char *kind
 }
 
 /* Failures of loading and running code, with what they mean. Meanings from
- * the CUresult documentation of cuda.h 13.0 and the CUDA C++ Programming
- * Guide ("Error Checking": errors from a faulting kernel are sticky and
- * leave the context unusable). */
+ * the CUresult documentation of cuda.h 13.0. A sticky one is
+ * GPUOPT_ERR_FAULT whatever its row says (explain). */
 typedef struct result_meaning {
     gpo_cu_result result;
     gpuopt_status status;
@@ -139,9 +163,6 @@ static const result_meaning load_words[] = {
      "PTX compilation is disabled (CUDA_DISABLE_PTX_JIT)"},
 };
 
-#define STICKY_                                                                                    \
-    "the kernel faulted; CUDA keeps this error in the device's primary context, which the host "   \
-    "program's CUDA runtime shares, until the device is reset (cudaDeviceReset)"
 static const result_meaning launch_words[] = {
     {GPO_CUDA_ERROR_NOT_SUPPORTED, GPUOPT_ERR_UNSUPPORTED,
      "this driver cannot run kernels on the device (a test double or a driver without a GPU "
@@ -151,20 +172,19 @@ static const result_meaning launch_words[] = {
      "block"},
     {GPO_CUDA_ERROR_INVALID_VALUE, GPUOPT_ERR_LAUNCH,
      "the grid, block or shared memory is outside what the kernel and device accept"},
-    {GPO_CUDA_ERROR_LAUNCH_TIMEOUT, GPUOPT_ERR_TIMEOUT,
+    {GPO_CUDA_ERROR_LAUNCH_TIMEOUT, GPUOPT_ERR_FAULT,
      "the kernel ran past the display watchdog's limit"},
-    {GPO_CUDA_ERROR_ILLEGAL_ADDRESS, GPUOPT_ERR_LAUNCH, STICKY_},
-    {GPO_CUDA_ERROR_MISALIGNED_ADDRESS, GPUOPT_ERR_LAUNCH, STICKY_},
-    {GPO_CUDA_ERROR_ILLEGAL_INSTRUCTION, GPUOPT_ERR_LAUNCH, STICKY_},
-    {GPO_CUDA_ERROR_INVALID_PC, GPUOPT_ERR_LAUNCH, STICKY_},
-    {GPO_CUDA_ERROR_HARDWARE_STACK_ERROR, GPUOPT_ERR_LAUNCH, STICKY_},
-    {GPO_CUDA_ERROR_ASSERT, GPUOPT_ERR_LAUNCH, STICKY_},
-    {GPO_CUDA_ERROR_LAUNCH_FAILED, GPUOPT_ERR_LAUNCH, STICKY_},
+    {GPO_CUDA_ERROR_ILLEGAL_ADDRESS, GPUOPT_ERR_FAULT,
+     "a thread read or wrote memory outside every allocation (an index out of bounds)"},
+    {GPO_CUDA_ERROR_MISALIGNED_ADDRESS, GPUOPT_ERR_FAULT,
+     "a thread accessed memory at an address not aligned to the access's size"},
+    {GPO_CUDA_ERROR_ASSERT, GPUOPT_ERR_FAULT, "a device-side assert() failed"},
+    {GPO_CUDA_ERROR_LAUNCH_FAILED, GPUOPT_ERR_FAULT, "an exception on the device while it ran"},
 };
-#undef STICKY_
 
 /* A failed load or launch in words: the call, the driver's words, and what
- * they mean when `table` knows. `fallback` is the status otherwise. */
+ * they mean when `table` knows. `fallback` is the status otherwise; a
+ * sticky result is GPUOPT_ERR_FAULT either way. */
 static gpuopt_status explain(gpo_rt *rt, const char *op, const char *call, gpo_cu_result r,
                              const result_meaning *table, size_t n, gpuopt_status fallback)
 {
@@ -173,6 +193,9 @@ static gpuopt_status explain(gpo_rt *rt, const char *op, const char *call, gpo_c
             continue;
         char name[256];
         gpo_cuda_result_words(rt->api, r, name, sizeof name);
+        if (gpo_cuda_result_sticky(r))
+            return gpo_fail(GPUOPT_ERR_FAULT, "%s %s: %s failed: %s: %s; %s", rt->what, op, call,
+                            name, table[i].words, GPO_CUDA_STICKY_WORDS);
         return gpo_fail(table[i].status, "%s %s: %s failed: %s: %s", rt->what, op, call, name,
                         table[i].words);
     }
@@ -208,11 +231,20 @@ static gpuopt_status rt_leave(gpo_rt *rt, gpuopt_status st, const char *op)
     return st;
 }
 
-/* Records the two session events around what the caller enqueues between
- * the calls, then waits and stores the time between them in ns. */
+/* Waits for everything the session queued. Errors of the work itself
+ * surface here (a kernel's fault), so they are launch errors. */
+static gpuopt_status wait_stream(gpo_rt *rt, const char *op)
+{
+    gpo_cu_result r = rt->api->cuStreamSynchronize(rt->stream);
+    return r == GPO_CUDA_SUCCESS ? GPUOPT_OK : launch_fail(rt, op, "cuStreamSynchronize", r);
+}
+
+/* Records the two session events on the session's stream around what the
+ * caller enqueues between the calls, then waits for the second and stores
+ * the time between them in ns. */
 static gpuopt_status time_begin(gpo_rt *rt, const char *op)
 {
-    gpo_cu_result r = rt->api->cuEventRecord(rt->ev_start, NULL);
+    gpo_cu_result r = rt->api->cuEventRecord(rt->ev_start, rt->stream);
     return r == GPO_CUDA_SUCCESS ? GPUOPT_OK
                                  : rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuEventRecord", r);
 }
@@ -220,21 +252,27 @@ static gpuopt_status time_begin(gpo_rt *rt, const char *op)
 static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
 {
     float ms = 0.0f;
-    gpo_cu_result r = rt->api->cuEventRecord(rt->ev_end, NULL);
+    gpo_cu_result r = rt->api->cuEventRecord(rt->ev_end, rt->stream);
     if (r != GPO_CUDA_SUCCESS)
         return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuEventRecord", r);
     /* Errors of the work itself surface here, so they are launch errors. */
     r = rt->api->cuEventSynchronize(rt->ev_end);
     if (r != GPO_CUDA_SUCCESS)
         return launch_fail(rt, op, "cuEventSynchronize", r);
+    const char *call = rt->api->cuEventElapsedTime ? "cuEventElapsedTime_v2" : "cuEventElapsedTime";
     r = rt->elapsed(&ms, rt->ev_start, rt->ev_end);
     if (r != GPO_CUDA_SUCCESS)
-        return rt_fail(rt, GPUOPT_ERR_DRIVER, op,
-                       rt->api->cuEventElapsedTime ? "cuEventElapsedTime_v2" : "cuEventElapsedTime",
-                       r);
-    /* Event resolution is about half a microsecond (CUDA Driver API,
-     * cuEventElapsedTime). */
-    *device_ns = ms > 0.0f ? (double)ms * 1e6 : 0.0;
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, op, call, r);
+    /* Work between two events takes time: a reading of 0 (below the
+     * events' resolution of about half a microsecond: cuEventElapsedTime in
+     * cuda.h), a negative one or one that is not a number is no
+     * measurement, and passed on it could win a search with 0 ns. */
+    if (!(ms > 0.0f) || !isfinite(ms))
+        return gpo_fail(GPUOPT_ERR_DRIVER,
+                        "%s %s: %s read %g ms between the events around the work, which is no "
+                        "measurement (the events resolve about 0.0005 ms)",
+                        rt->what, op, call, (double)ms);
+    *device_ns = (double)ms * 1e6;
     return GPUOPT_OK;
 }
 
@@ -301,18 +339,21 @@ static const char *missing_call(const gpo_cuda_api *a)
     NEED_(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")
     NEED_(cuCtxPushCurrent, "cuCtxPushCurrent_v2")
     NEED_(cuCtxPopCurrent, "cuCtxPopCurrent_v2")
-    NEED_(cuCtxSynchronize, "cuCtxSynchronize")
+    NEED_(cuStreamCreate, "cuStreamCreate")
+    NEED_(cuStreamDestroy, "cuStreamDestroy_v2")
+    NEED_(cuStreamSynchronize, "cuStreamSynchronize")
     NEED_(cuMemAlloc, "cuMemAlloc_v2")
     NEED_(cuMemFree, "cuMemFree_v2")
-    NEED_(cuMemcpyHtoD, "cuMemcpyHtoD_v2")
-    NEED_(cuMemcpyDtoH, "cuMemcpyDtoH_v2")
-    NEED_(cuMemcpyDtoD, "cuMemcpyDtoD_v2")
+    NEED_(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")
+    NEED_(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
+    NEED_(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")
     NEED_(cuMemAllocHost, "cuMemAllocHost_v2")
     NEED_(cuMemFreeHost, "cuMemFreeHost")
     NEED_(cuModuleLoadData, "cuModuleLoadData")
     NEED_(cuModuleUnload, "cuModuleUnload")
     NEED_(cuModuleGetFunction, "cuModuleGetFunction")
     NEED_(cuFuncGetAttribute, "cuFuncGetAttribute")
+    NEED_(cuFuncSetAttribute, "cuFuncSetAttribute")
     NEED_(cuLaunchKernel, "cuLaunchKernel")
     NEED_(cuEventCreate, "cuEventCreate")
     NEED_(cuEventDestroy, "cuEventDestroy_v2")
@@ -333,11 +374,16 @@ static gpuopt_status read_limits(gpo_rt *rt)
         size_t offset;
     } reads[] = {
 #define LIMIT_(attr, field) {GPO_CU_DEVICE_ATTRIBUTE_##attr, #attr, offsetof(gpo_rt, field)}
-        LIMIT_(COMPUTE_CAPABILITY_MAJOR, cc_major), LIMIT_(COMPUTE_CAPABILITY_MINOR, cc_minor),
-        LIMIT_(MAX_THREADS_PER_BLOCK, max_threads), LIMIT_(MAX_BLOCK_DIM_X, max_block[0]),
-        LIMIT_(MAX_BLOCK_DIM_Y, max_block[1]),      LIMIT_(MAX_BLOCK_DIM_Z, max_block[2]),
-        LIMIT_(MAX_GRID_DIM_X, max_grid[0]),        LIMIT_(MAX_GRID_DIM_Y, max_grid[1]),
+        LIMIT_(COMPUTE_CAPABILITY_MAJOR, cc_major),
+        LIMIT_(COMPUTE_CAPABILITY_MINOR, cc_minor),
+        LIMIT_(MAX_THREADS_PER_BLOCK, max_threads),
+        LIMIT_(MAX_BLOCK_DIM_X, max_block[0]),
+        LIMIT_(MAX_BLOCK_DIM_Y, max_block[1]),
+        LIMIT_(MAX_BLOCK_DIM_Z, max_block[2]),
+        LIMIT_(MAX_GRID_DIM_X, max_grid[0]),
+        LIMIT_(MAX_GRID_DIM_Y, max_grid[1]),
         LIMIT_(MAX_GRID_DIM_Z, max_grid[2]),
+        LIMIT_(MAX_SHARED_MEMORY_PER_BLOCK, shared_per_block),
 #undef LIMIT_
     };
     for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
@@ -350,6 +396,17 @@ static gpuopt_status read_limits(gpo_rt *rt)
         }
         memcpy((char *)rt + reads[i].offset, &v, sizeof v);
     }
+    /* The opt-in limit came with Volta (CUDA 9.0); a driver or device that
+     * does not know it has none beyond the default. */
+    gpo_cu_result r = rt->api->cuDeviceGetAttribute(
+        &rt->shared_optin, GPO_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, rt->dev);
+    if (r == GPO_CUDA_ERROR_INVALID_VALUE || r == GPO_CUDA_ERROR_NOT_SUPPORTED)
+        rt->shared_optin = 0;
+    else if (r != GPO_CUDA_SUCCESS)
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, "open",
+                       "cuDeviceGetAttribute(MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)", r);
+    if (rt->shared_optin < rt->shared_per_block)
+        rt->shared_optin = rt->shared_per_block;
     return GPUOPT_OK;
 }
 
@@ -403,14 +460,16 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     st = rt_enter(rt, "open");
     if (st)
         goto fail;
-    r = s->api.cuEventCreate(&rt->ev_start, GPO_CU_EVENT_DEFAULT);
+    r = s->api.cuStreamCreate(&rt->stream, GPO_CU_STREAM_NON_BLOCKING);
     if (r != GPO_CUDA_SUCCESS) {
-        rt->ev_start = NULL;
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "cuEventCreate", r);
-    } else {
-        r = s->api.cuEventCreate(&rt->ev_end, GPO_CU_EVENT_DEFAULT);
+        rt->stream = NULL;
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "cuStreamCreate(CU_STREAM_NON_BLOCKING)", r);
+    }
+    gpo_cu_event *events[2] = {&rt->ev_start, &rt->ev_end};
+    for (int i = 0; i < 2 && !st; i++) {
+        r = s->api.cuEventCreate(events[i], GPO_CU_EVENT_DEFAULT);
         if (r != GPO_CUDA_SUCCESS) {
-            rt->ev_end = NULL;
+            *events[i] = NULL;
             st = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "cuEventCreate", r);
         }
     }
@@ -434,8 +493,8 @@ static void rt_close(gpo_rt *rt)
          * context below frees what they could not (the driver destroys a
          * primary context with its last reference). */
         int pushed = rt_enter(rt, "close") == GPUOPT_OK;
-        if (pushed)
-            rt->api->cuCtxSynchronize();
+        if (pushed && rt->stream)
+            rt->api->cuStreamSynchronize(rt->stream);
         /* Kernels before the modules they come from, then memory. */
         gpo_rt_obj *o;
         while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_KERNEL)))
@@ -450,6 +509,8 @@ static void rt_close(gpo_rt *rt)
             rt->api->cuEventDestroy(rt->ev_start);
         if (rt->ev_end)
             rt->api->cuEventDestroy(rt->ev_end);
+        if (rt->stream)
+            rt->api->cuStreamDestroy(rt->stream);
         if (pushed)
             rt_leave(rt, GPUOPT_OK, "close");
         rt->api->cuDevicePrimaryCtxRelease(rt->dev);
@@ -483,9 +544,7 @@ static gpuopt_status rt_finish(gpo_rt *rt)
     gpuopt_status st = rt_enter(rt, "finish");
     if (st)
         return st;
-    gpo_cu_result r = rt->api->cuCtxSynchronize();
-    if (r != GPO_CUDA_SUCCESS)
-        st = launch_fail(rt, "finish", "cuCtxSynchronize", r);
+    st = wait_stream(rt, "finish");
     return rt_leave(rt, st, "finish");
 }
 
@@ -559,9 +618,11 @@ static gpuopt_status rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, c
         st = rt_enter(rt, "buffer_write");
     if (st)
         return st;
-    gpo_cu_result r = rt->api->cuMemcpyHtoD(b->ptr + offset, src, bytes);
+    gpo_cu_result r = rt->api->cuMemcpyHtoDAsync(b->ptr + offset, src, bytes, rt->stream);
     if (r != GPO_CUDA_SUCCESS)
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_write", "cuMemcpyHtoD_v2", r);
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_write", "cuMemcpyHtoDAsync_v2", r);
+    else
+        st = wait_stream(rt, "buffer_write"); /* the DMA has landed, not only been staged */
     return rt_leave(rt, st, "buffer_write");
 }
 
@@ -574,9 +635,11 @@ static gpuopt_status rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, vo
         st = rt_enter(rt, "buffer_read");
     if (st)
         return st;
-    gpo_cu_result r = rt->api->cuMemcpyDtoH(dst, b->ptr + offset, bytes);
+    gpo_cu_result r = rt->api->cuMemcpyDtoHAsync(dst, b->ptr + offset, bytes, rt->stream);
     if (r != GPO_CUDA_SUCCESS)
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_read", "cuMemcpyDtoH_v2", r);
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_read", "cuMemcpyDtoHAsync_v2", r);
+    else
+        st = wait_stream(rt, "buffer_read");
     return rt_leave(rt, st, "buffer_read");
 }
 
@@ -600,9 +663,9 @@ static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src
         st = time_begin(rt, "buffer_copy");
     }
     if (!st) {
-        gpo_cu_result r = rt->api->cuMemcpyDtoD(dst->ptr, src->ptr, bytes);
+        gpo_cu_result r = rt->api->cuMemcpyDtoDAsync(dst->ptr, src->ptr, bytes, rt->stream);
         if (r != GPO_CUDA_SUCCESS)
-            st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "cuMemcpyDtoD_v2", r);
+            st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "cuMemcpyDtoDAsync_v2", r);
     }
     if (!st && device_ns)
         st = time_end(rt, "buffer_copy", device_ns);
@@ -769,6 +832,25 @@ static gpuopt_status read_params(gpo_rt *rt, gpo_rt_kernel *k)
                     GPO_CUDA_MAX_ARGS);
 }
 
+/* The kernel's static shared memory, and so the dynamic shared memory it
+ * may use by default: MAX_SHARED_MEMORY_PER_BLOCK minus it, or 0 when the
+ * static part alone is larger (cuda.h, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_
+ * SIZE_BYTES). */
+static gpuopt_status read_static_shared(gpo_rt *rt, gpo_rt_kernel *k)
+{
+    int v = 0;
+    gpo_cu_result r =
+        rt->api->cuFuncGetAttribute(&v, GPO_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->func);
+    if (r != GPO_CUDA_SUCCESS)
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create",
+                       "cuFuncGetAttribute(SHARED_SIZE_BYTES)", r);
+    k->static_shared = v > 0 ? v : 0;
+    k->dynamic_max = rt->shared_per_block > k->static_shared
+                         ? (unsigned int)(rt->shared_per_block - k->static_shared)
+                         : 0;
+    return GPUOPT_OK;
+}
+
 static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *name,
                                       gpo_rt_kernel **out)
 {
@@ -799,6 +881,8 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
         st = rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create", "cuModuleGetFunction", r);
     if (!st)
         st = read_params(rt, k);
+    if (!st)
+        st = read_static_shared(rt, k);
     st = rt_leave(rt, st, "kernel_create");
     if (st) {
         free(k);
@@ -860,7 +944,9 @@ static gpuopt_status rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uint32_t
 
 /* CUDA has one dynamic shared-memory area per launch (extern __shared__),
  * not a parameter: `index` takes no parameter slot, and the bytes become
- * every later launch's dynamic shared memory. */
+ * every later launch's dynamic shared memory. More than the device lets a
+ * block opt into, beside the kernel's static shared memory, is refused
+ * here with the numbers; the opt-in itself happens at the launch. */
 static gpuopt_status rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, size_t bytes)
 {
     (void)index;
@@ -868,9 +954,34 @@ static gpuopt_status rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t 
         return not_ours(rt, "kernel_set_local", "kernel");
     if (bytes == 0)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s kernel_set_local: 0 bytes", rt->what);
-    if (bytes > UINT_MAX)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s kernel_set_local: %zu bytes", rt->what, bytes);
+    if (bytes > (size_t)rt->shared_optin - (size_t)k->static_shared || bytes > INT_MAX)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s kernel_set_local: %zu bytes of dynamic shared memory for kernel %s, "
+                        "beside its %d bytes of static shared memory, exceed the %d bytes a block "
+                        "may opt into on this device (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_"
+                        "BLOCK_OPTIN; %d without opting in)",
+                        rt->what, bytes, k->name, k->static_shared, rt->shared_optin,
+                        rt->shared_per_block);
     k->shared_bytes = (unsigned int)bytes;
+    return GPUOPT_OK;
+}
+
+/* Raises the kernel's MAX_DYNAMIC_SHARED_SIZE_BYTES when this launch
+ * wants more dynamic shared memory than it allows now (kernel_set_local
+ * kept the request within the opt-in limit). */
+static gpuopt_status opt_in_shared(gpo_rt *rt, gpo_rt_kernel *k)
+{
+    if (k->shared_bytes <= k->dynamic_max)
+        return GPUOPT_OK;
+    gpo_cu_result r = rt->api->cuFuncSetAttribute(
+        k->func, GPO_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)k->shared_bytes);
+    if (r != GPO_CUDA_SUCCESS) {
+        char call[96];
+        gpo_snprintf(call, sizeof call, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES, %u)",
+                     k->shared_bytes);
+        return rt_fail(rt, GPUOPT_ERR_LAUNCH, "launch", call, r);
+    }
+    k->dynamic_max = k->shared_bytes;
     return GPUOPT_OK;
 }
 
@@ -977,12 +1088,14 @@ static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, cons
     if (st)
         return st;
     st = geometry(rt, k, dims, global, local, grid, block);
+    if (!st)
+        st = opt_in_shared(rt, k);
     if (!st && device_ns)
         st = time_begin(rt, "launch");
     if (!st) {
         gpo_cu_result r =
             rt->api->cuLaunchKernel(k->func, grid[0], grid[1], grid[2], block[0], block[1],
-                                    block[2], k->shared_bytes, NULL, n ? params : NULL, NULL);
+                                    block[2], k->shared_bytes, rt->stream, n ? params : NULL, NULL);
         if (r != GPO_CUDA_SUCCESS)
             st = launch_fail(rt, "launch", "cuLaunchKernel", r);
     }

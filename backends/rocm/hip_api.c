@@ -99,3 +99,26 @@ const char *gpo_hip_error_name(gpo_hip_error code)
     default: return NULL;
     }
 }
+
+/* The faults HIP shares with CUDA by value (hip_runtime_api.h gives them
+ * CUDA's numbers, and HIP's NVIDIA path maps CUDA's sticky
+ * cudaErrorIllegalAddress, LaunchTimeout, Assert and LaunchFailure onto
+ * them: hipCUDAErrorTohipError in nvidia_detail/nvidia_hip_runtime_api.h).
+ * cuda.h says of each that the process "must be terminated and
+ * relaunched"; on AMD a memory fault is worse still (ROCr's default
+ * system-event handler ends the process), so whoever meets one is done
+ * with the device for this process either way. */
+static const gpo_hip_error sticky_errors[] = {
+    GPO_hipErrorIllegalAddress,
+    GPO_hipErrorLaunchTimeOut,
+    GPO_hipErrorAssert,
+    GPO_hipErrorLaunchFailure,
+};
+
+int gpo_hip_error_sticky(gpo_hip_error code)
+{
+    for (size_t i = 0; i < sizeof sticky_errors / sizeof sticky_errors[0]; i++)
+        if (sticky_errors[i] == code)
+            return 1;
+    return 0;
+}

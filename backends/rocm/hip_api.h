@@ -72,6 +72,8 @@
     X(500, hipErrorNotFound)                                                                       \
     X(700, hipErrorIllegalAddress)                                                                 \
     X(701, hipErrorLaunchOutOfResources)                                                           \
+    X(702, hipErrorLaunchTimeOut)                                                                  \
+    X(710, hipErrorAssert)                                                                         \
     X(719, hipErrorLaunchFailure)                                                                  \
     X(801, hipErrorNotSupported)                                                                   \
     X(999, hipErrorUnknown)                                                                        \
@@ -198,5 +200,9 @@ int gpo_hip_version_text(int version, char *out, size_t cap);
 
 /* "hipErrorNoDevice" for known codes, else NULL. */
 const char *gpo_hip_error_name(gpo_hip_error code);
+
+/* 1 for a sticky error: code on the GPU faulted and the process cannot use
+ * the device again (gpo_hip_sticky in hip_api.c says why these). */
+int gpo_hip_error_sticky(gpo_hip_error code);
 
 #endif

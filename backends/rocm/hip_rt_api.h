@@ -9,8 +9,8 @@
  * Sources:
  *   HIP: include/hip/hip_runtime_api.h and driver_types.h (Debian
  *        libamdhip64-dev 5.2.3; the same signatures in ROCm/HIP rocm-6.2.0
- *        and ROCm/rocm-systems projects/hip for 7.x, where hipMemcpyHtoD's
- *        source became `const void *`: the same ABI).
+ *        and ROCm/rocm-systems projects/hip for 7.x, where the host-to-
+ *        device copies' source became `const void *`: the same ABI).
  *   hiprtc: include/hip/hiprtc.h (Debian 5.2.3; ROCm 7.0 made the option
  *        and header arrays `const char *const *`, as NVRTC's: the same ABI).
  *        Where the functions live: in libamdhip64 itself up to ROCm 6 (as
@@ -41,13 +41,21 @@ typedef struct gpo_hip_stream_s *gpo_hip_stream; /* NULL: the null stream */
 #define GPO_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK 0
 /* hipHostMallocDefault (hip_runtime_api.h). */
 #define GPO_HIP_HOST_MALLOC_DEFAULT 0u
+/* hipStreamNonBlocking (hip_runtime_api.h): the stream does not
+ * synchronise with the null stream, on which the host program's own work
+ * may be queued. */
+#define GPO_HIP_STREAM_NON_BLOCKING 0x01u
 
 typedef gpo_hip_error (*gpo_hip_malloc_fn)(void **ptr, size_t bytes);
 typedef gpo_hip_error (*gpo_hip_free_fn)(void *ptr);
-typedef gpo_hip_error (*gpo_hip_memcpy_htod_fn)(gpo_hip_deviceptr dst, void *src, size_t bytes);
-typedef gpo_hip_error (*gpo_hip_memcpy_dtoh_fn)(void *dst, gpo_hip_deviceptr src, size_t bytes);
-typedef gpo_hip_error (*gpo_hip_memcpy_dtod_fn)(gpo_hip_deviceptr dst, gpo_hip_deviceptr src,
-                                                size_t bytes);
+typedef gpo_hip_error (*gpo_hip_memcpy_htod_async_fn)(gpo_hip_deviceptr dst, void *src,
+                                                      size_t bytes, gpo_hip_stream stream);
+typedef gpo_hip_error (*gpo_hip_memcpy_dtoh_async_fn)(void *dst, gpo_hip_deviceptr src,
+                                                      size_t bytes, gpo_hip_stream stream);
+typedef gpo_hip_error (*gpo_hip_memcpy_dtod_async_fn)(gpo_hip_deviceptr dst, gpo_hip_deviceptr src,
+                                                      size_t bytes, gpo_hip_stream stream);
+typedef gpo_hip_error (*gpo_hip_stream_create_fn)(gpo_hip_stream *stream, unsigned int flags);
+typedef gpo_hip_error (*gpo_hip_stream_fn)(gpo_hip_stream stream);
 typedef gpo_hip_error (*gpo_hip_host_malloc_fn)(void **ptr, size_t bytes, unsigned int flags);
 typedef gpo_hip_error (*gpo_hip_module_load_data_fn)(gpo_hip_module *module, const void *image);
 typedef gpo_hip_error (*gpo_hip_module_unload_fn)(gpo_hip_module module);
@@ -63,18 +71,23 @@ typedef gpo_hip_error (*gpo_hip_event_record_fn)(gpo_hip_event event, gpo_hip_st
 typedef gpo_hip_error (*gpo_hip_event_fn)(gpo_hip_event event);
 typedef gpo_hip_error (*gpo_hip_event_elapsed_fn)(float *ms, gpo_hip_event start,
                                                   gpo_hip_event stop);
-typedef gpo_hip_error (*gpo_hip_void_fn)(void);
 
 /* (field, exported symbol, required?, type). Resolved from the runtime the
- * backend already opened, when a session opens. */
+ * backend already opened, when a session opens. Copies, launches and events
+ * go to the session's own hipStreamNonBlocking stream (the async copies,
+ * then hipStreamSynchronize where the ops promise a blocking copy); every
+ * one of these exists since ROCm 1.x. */
 #define GPO_HIP_RT_SYMBOLS(X)                                                                      \
     X(get_device, "hipGetDevice", GPO_DL_REQUIRED, gpo_hip_int_out_fn)                             \
     X(set_device, "hipSetDevice", GPO_DL_REQUIRED, gpo_hip_set_device_fn)                          \
     X(malloc, "hipMalloc", GPO_DL_REQUIRED, gpo_hip_malloc_fn)                                     \
     X(free, "hipFree", GPO_DL_REQUIRED, gpo_hip_free_fn)                                           \
-    X(memcpy_htod, "hipMemcpyHtoD", GPO_DL_REQUIRED, gpo_hip_memcpy_htod_fn)                       \
-    X(memcpy_dtoh, "hipMemcpyDtoH", GPO_DL_REQUIRED, gpo_hip_memcpy_dtoh_fn)                       \
-    X(memcpy_dtod, "hipMemcpyDtoD", GPO_DL_REQUIRED, gpo_hip_memcpy_dtod_fn)                       \
+    X(stream_create, "hipStreamCreateWithFlags", GPO_DL_REQUIRED, gpo_hip_stream_create_fn)        \
+    X(stream_destroy, "hipStreamDestroy", GPO_DL_REQUIRED, gpo_hip_stream_fn)                      \
+    X(stream_synchronize, "hipStreamSynchronize", GPO_DL_REQUIRED, gpo_hip_stream_fn)              \
+    X(memcpy_htod, "hipMemcpyHtoDAsync", GPO_DL_REQUIRED, gpo_hip_memcpy_htod_async_fn)            \
+    X(memcpy_dtoh, "hipMemcpyDtoHAsync", GPO_DL_REQUIRED, gpo_hip_memcpy_dtoh_async_fn)            \
+    X(memcpy_dtod, "hipMemcpyDtoDAsync", GPO_DL_REQUIRED, gpo_hip_memcpy_dtod_async_fn)            \
     X(host_malloc, "hipHostMalloc", GPO_DL_OPTIONAL, gpo_hip_host_malloc_fn)                       \
     X(host_free, "hipHostFree", GPO_DL_OPTIONAL, gpo_hip_free_fn)                                  \
     X(module_load_data, "hipModuleLoadData", GPO_DL_REQUIRED, gpo_hip_module_load_data_fn)         \
@@ -88,8 +101,7 @@ typedef gpo_hip_error (*gpo_hip_void_fn)(void);
     X(event_record, "hipEventRecord", GPO_DL_REQUIRED, gpo_hip_event_record_fn)                    \
     X(event_synchronize, "hipEventSynchronize", GPO_DL_REQUIRED, gpo_hip_event_fn)                 \
     X(event_elapsed_time, "hipEventElapsedTime", GPO_DL_REQUIRED, gpo_hip_event_elapsed_fn)        \
-    X(event_destroy, "hipEventDestroy", GPO_DL_REQUIRED, gpo_hip_event_fn)                         \
-    X(device_synchronize, "hipDeviceSynchronize", GPO_DL_REQUIRED, gpo_hip_void_fn)
+    X(event_destroy, "hipEventDestroy", GPO_DL_REQUIRED, gpo_hip_event_fn)
 
 typedef struct gpo_hip_rt_fns {
 #define GPO_HIP_RT_FIELD(field, sym, req, type) type field;

@@ -339,6 +339,14 @@ gpuopt_status gpo_hip_memory(const gpo_hip *hip, int ordinal, uint64_t *free_byt
         *free_bytes = f;
         if (total_bytes)
             *total_bytes = t;
+        if (previous == ordinal)
+            gpo_detail_set("rocm:%d: free memory read with hipMemGetInfo on the thread's current "
+                           "device",
+                           ordinal);
+        else
+            gpo_detail_set("rocm:%d: free memory read with hipMemGetInfo, the device made current "
+                           "for the call and the thread's device %d given back after it",
+                           ordinal, previous);
     }
     return st;
 }

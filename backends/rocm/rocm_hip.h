@@ -63,7 +63,8 @@ void gpo_hip_query(const gpo_hip *hip, int ordinal, gpo_hip_device *out, cJSON *
 
 /* Free and total memory of one device: hipMemGetInfo on the device made
  * current with hipSetDevice, the calling thread's previous device restored.
- * total_bytes may be NULL. */
+ * total_bytes may be NULL. On success the detail says how it was read (the
+ * note backend.h's memory_free leaves for the log). */
 gpuopt_status gpo_hip_memory(const gpo_hip *hip, int ordinal, uint64_t *free_bytes,
                              uint64_t *total_bytes);
 

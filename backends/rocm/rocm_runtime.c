@@ -1,16 +1,26 @@
 /* The ROCm runtime ops for tier 2 (backend.h, gpo_runtime_ops): a HIP
- * session on one device, device buffers and copies, pinned host memory,
- * HIP source compiled by hiprtc for the device's own target ID and loaded
- * with hipModuleLoadData, kernels from hipModuleGetFunction, launches
- * through hipModuleLaunchKernel, timed with events.
+ * session on one device with its own stream, device buffers and copies,
+ * pinned host memory, HIP source compiled by hiprtc for the device's own
+ * target ID and loaded with hipModuleLoadData, kernels from
+ * hipModuleGetFunction, launches through hipModuleLaunchKernel, timed with
+ * events.
  *
- * A session makes its device current on the thread that opens it
- * (hipSetDevice; HIP's current device is per thread) and gives the thread's
- * previous device back on close. Every op runs on that thread, so each op
- * checks it is on it and refuses otherwise, in words, rather than working on
- * whatever device another thread has current. All work goes to the null
- * stream, in order; the blocking copies wait for earlier launches
- * (HIP programming guide, "Synchronous and asynchronous operations").
+ * HIP's current device is per thread and is the host program's: each op
+ * that calls HIP makes the session's device current (hipSetDevice) only
+ * when the thread has another one, and gives the thread its device back
+ * before it returns (enter/leave), so between ops the thread's device is
+ * what the host chose, and a session may move between threads (one at a
+ * time, as backend.h says).
+ *
+ * All work goes to the session's own stream, created hipStreamNonBlocking:
+ * in order among itself, so events recorded on it bracket exactly the work
+ * between them, and never waiting for, or timed with, what the host queued
+ * on the null stream. The blocking copies (buffer_write, buffer_read) are
+ * the async copies on that stream followed by hipStreamSynchronize, so the
+ * data has arrived when they return.
+ *
+ * A sticky error (gpo_hip_error_sticky: a kernel faulted) is
+ * GPUOPT_ERR_FAULT whichever call meets it, so a caller stops.
  *
  * Every object an op creates is registered with its session
  * (src/rt/objects.h), so close() releases what the caller left behind
@@ -23,7 +33,7 @@
 #include "rocm_runtime.h"
 
 #include <assert.h>
-#include <pthread.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,8 +84,7 @@ struct gpo_rt {
     const gpo_hip *hip;
     gpo_hip_rt_fns fn;
     int ordinal;
-    int previous; /* the thread's current device before open, -1 unknown */
-    pthread_t thread;
+    gpo_hip_stream stream; /* the session's own, hipStreamNonBlocking */
     gpo_hip_event ev_start, ev_stop;
     int max_threads;        /* per block */
     uint64_t lds_per_block; /* bytes, 0 unknown */
@@ -97,7 +106,8 @@ static int no_gpu(gpo_hip_error e)
 
 /* A failed HIP call of op `op` in words ("rocm:0 launch: hipModuleLaunchKernel
  * returned hipErrorNoDevice (100): ...; running code needs ..."); sets the
- * detail and returns `status` (GPUOPT_ERR_NO_MEMORY for an out-of-memory). */
+ * detail and returns `status` (GPUOPT_ERR_NO_MEMORY for an out-of-memory,
+ * GPUOPT_ERR_FAULT for a sticky error). */
 static gpuopt_status rt_fail(const gpo_rt *rt, gpuopt_status status, const char *op,
                              const char *call, gpo_hip_error e)
 {
@@ -105,8 +115,15 @@ static gpuopt_status rt_fail(const gpo_rt *rt, gpuopt_status status, const char 
     gpo_hip_error_text(rt->hip, e, words, sizeof words);
     if (e == GPO_hipErrorOutOfMemory)
         status = GPUOPT_ERR_NO_MEMORY;
+    if (gpo_hip_error_sticky(e))
+        status = GPUOPT_ERR_FAULT;
     const char *hint = "";
-    if (no_gpu(e))
+    if (gpo_hip_error_sticky(e))
+        hint = "; a sticky error: code on the GPU faulted, and every later HIP call in this "
+               "process fails with it (a memory fault on an AMD GPU may end the process instead: "
+               "ROCr's default handler aborts); the process must be restarted to use the GPU "
+               "again";
+    else if (no_gpu(e))
         hint = "; running code needs a real AMD GPU that this HIP runtime drives, and it has "
                "none to run this on";
     else if (e == GPO_hipErrorNoBinaryForGpu)
@@ -115,26 +132,60 @@ static gpuopt_status rt_fail(const gpo_rt *rt, gpuopt_status status, const char 
     return gpo_fail(status, "%s %s: %s returned %s%s", rt->what, op, call, words, hint);
 }
 
-/* Whether an op may run: same process, same thread. */
-static gpuopt_status enter(const gpo_rt *rt, const char *op)
+/* Whether an op may run at all: in the process that opened the session. */
+static gpuopt_status check(const gpo_rt *rt, const char *op)
 {
     assert(rt);
-    gpuopt_status st = gpo_rocm_check_fork(rt->st, op);
+    return gpo_rocm_check_fork(rt->st, op);
+}
+
+/* What an op found current on the calling thread, to give back. */
+typedef struct rt_scope {
+    int previous;
+} rt_scope;
+
+/* Makes the session's device current for one op that calls HIP, when the
+ * thread has another one; leave() gives the thread its device back. */
+static gpuopt_status enter(gpo_rt *rt, const char *op, rt_scope *sc)
+{
+    gpuopt_status st = check(rt, op);
     if (st != GPUOPT_OK)
         return st;
-    if (!pthread_equal(pthread_self(), rt->thread))
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "%s %s: the session was opened on another thread; HIP's current device "
-                        "is per thread, so a session is used only on the thread that opened it",
-                        rt->what, op);
+    gpo_hip_error e = rt->fn.get_device(&sc->previous);
+    if (e != GPO_HIP_SUCCESS)
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipGetDevice", e);
+    if (sc->previous != rt->ordinal && (e = rt->fn.set_device(rt->ordinal)) != GPO_HIP_SUCCESS)
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipSetDevice", e);
     return GPUOPT_OK;
 }
 
-/* Events around what the caller enqueues between the two calls; the
- * second waits and stores the time between them in ns. */
+/* Returns `st`, or a failure to give the device back when `st` was OK. */
+static gpuopt_status leave(gpo_rt *rt, const rt_scope *sc, gpuopt_status st, const char *op)
+{
+    if (sc->previous == rt->ordinal)
+        return st;
+    gpo_hip_error e = rt->fn.set_device(sc->previous);
+    if (e != GPO_HIP_SUCCESS && st == GPUOPT_OK)
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, op,
+                       "hipSetDevice (giving the thread its device back)", e);
+    return st;
+}
+
+/* Waits for everything the session queued; errors of the work itself
+ * (a kernel's fault) surface here, so they are launch errors. */
+static gpuopt_status wait_stream(gpo_rt *rt, const char *op)
+{
+    gpo_hip_error e = rt->fn.stream_synchronize(rt->stream);
+    return e == GPO_HIP_SUCCESS ? GPUOPT_OK
+                                : rt_fail(rt, GPUOPT_ERR_LAUNCH, op, "hipStreamSynchronize", e);
+}
+
+/* Events on the session's stream around what the caller enqueues between
+ * the two calls; the second waits for its event and stores the time
+ * between them in ns. */
 static gpuopt_status time_begin(gpo_rt *rt, const char *op)
 {
-    gpo_hip_error e = rt->fn.event_record(rt->ev_start, NULL);
+    gpo_hip_error e = rt->fn.event_record(rt->ev_start, rt->stream);
     return e == GPO_HIP_SUCCESS ? GPUOPT_OK
                                 : rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventRecord", e);
 }
@@ -142,18 +193,23 @@ static gpuopt_status time_begin(gpo_rt *rt, const char *op)
 static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
 {
     float ms = 0.0f;
-    gpo_hip_error e = rt->fn.event_record(rt->ev_stop, NULL);
+    gpo_hip_error e = rt->fn.event_record(rt->ev_stop, rt->stream);
     if (e != GPO_HIP_SUCCESS)
         return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventRecord", e);
+    /* A fault of the work shows here: a launch error, as on CUDA. */
     e = rt->fn.event_synchronize(rt->ev_stop);
     if (e != GPO_HIP_SUCCESS)
-        return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventSynchronize", e);
+        return rt_fail(rt, GPUOPT_ERR_LAUNCH, op, "hipEventSynchronize", e);
     e = rt->fn.event_elapsed_time(&ms, rt->ev_start, rt->ev_stop);
     if (e != GPO_HIP_SUCCESS)
         return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventElapsedTime", e);
-    if (!(ms >= 0.0f))
-        return gpo_fail(GPUOPT_ERR_DRIVER, "%s %s: hipEventElapsedTime gave %g ms", rt->what, op,
-                        (double)ms);
+    /* Work takes time: 0, below 0 or not a number is no measurement, and
+     * passed on could win a search with 0 ns. */
+    if (!(ms > 0.0f) || !isfinite(ms))
+        return gpo_fail(GPUOPT_ERR_DRIVER,
+                        "%s %s: hipEventElapsedTime read %g ms between the events around the "
+                        "work, which is no measurement",
+                        rt->what, op, (double)ms);
     *device_ns = (double)ms * 1e6;
     return GPUOPT_OK;
 }
@@ -237,19 +293,24 @@ static void rocm_rt_close(gpo_rt *rt)
 {
     if (!rt)
         return;
-    /* After fork() the parent's runtime must not be touched. Objects are
-     * released by pointer, which HIP accepts from any thread; the current
-     * device is given back only on the thread it was taken from (it is per
-     * thread). */
-    if (gpo_rocm_check_fork(rt->st, "close") == GPUOPT_OK) {
+    /* After fork() the parent's runtime must not be touched. Otherwise the
+     * session's work is waited for and everything released on its device
+     * (by pointer, which HIP accepts on any device; when the device cannot
+     * be made current the calls are made anyway). */
+    if (check(rt, "close") == GPUOPT_OK) {
+        rt_scope sc;
+        int entered = enter(rt, "close", &sc) == GPUOPT_OK;
+        if (rt->stream)
+            rt->fn.stream_synchronize(rt->stream);
         release_all(rt);
         if (rt->ev_start)
             rt->fn.event_destroy(rt->ev_start);
         if (rt->ev_stop)
             rt->fn.event_destroy(rt->ev_stop);
-        if (pthread_equal(pthread_self(), rt->thread) && rt->previous >= 0 &&
-            rt->previous != rt->ordinal)
-            rt->fn.set_device(rt->previous);
+        if (rt->stream)
+            rt->fn.stream_destroy(rt->stream);
+        if (entered)
+            leave(rt, &sc, GPUOPT_OK, "close");
     } else {
         forget_all(rt);
     }
@@ -264,7 +325,7 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
     char missing[256];
     gpo_hip_error e;
     gpuopt_status status = GPUOPT_OK;
-    int device_set = 0;
+    rt_scope sc;
 
     assert(st && route && out);
     *out = NULL;
@@ -287,8 +348,6 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
     rt->st = st;
     rt->hip = &st->hip;
     rt->ordinal = route->index;
-    rt->previous = -1;
-    rt->thread = pthread_self();
     gpo_rt_objects_init(&rt->objects);
     gpo_snprintf(rt->what, sizeof rt->what, "rocm:%d", rt->ordinal);
     if (gpo_dl_resolve(st->hip.handle, gpo_hip_rt_syms, gpo_hip_rt_n_syms, &rt->fn, missing,
@@ -297,25 +356,23 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
                           rt->what, st->hip.library, missing);
         goto out;
     }
-    e = rt->fn.get_device(&rt->previous);
-    if (e != GPO_HIP_SUCCESS) {
-        rt->previous = -1;
-        status = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "hipGetDevice", e);
+    status = enter(rt, "open", &sc);
+    if (status != GPUOPT_OK)
         goto out;
-    }
-    e = rt->fn.set_device(rt->ordinal);
+    /* The stream and events belong to the device current when they are
+     * made: the session's. */
+    e = rt->fn.stream_create(&rt->stream, GPO_HIP_STREAM_NON_BLOCKING);
     if (e != GPO_HIP_SUCCESS) {
-        status = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "hipSetDevice", e);
-        goto out;
+        rt->stream = NULL;
+        status = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "hipStreamCreateWithFlags", e);
     }
-    device_set = 1;
-    e = rt->fn.event_create(&rt->ev_start);
-    if (e == GPO_HIP_SUCCESS)
+    if (status == GPUOPT_OK && (e = rt->fn.event_create(&rt->ev_start)) == GPO_HIP_SUCCESS)
         e = rt->fn.event_create(&rt->ev_stop);
-    if (e != GPO_HIP_SUCCESS) {
+    if (status == GPUOPT_OK && e != GPO_HIP_SUCCESS)
         status = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "hipEventCreate", e);
+    status = leave(rt, &sc, status, "open");
+    if (status != GPUOPT_OK)
         goto out;
-    }
     gpo_hip_target(&st->hip, rt->ordinal, rt->target, sizeof rt->target);
     if (!rt->target[0])
         gpo_strlcpy(rt->target, route->info.arch_name, sizeof rt->target);
@@ -328,8 +385,8 @@ out:
             rt->fn.event_destroy(rt->ev_start);
         if (rt->ev_stop)
             rt->fn.event_destroy(rt->ev_stop);
-        if (device_set && rt->previous >= 0 && rt->previous != rt->ordinal)
-            rt->fn.set_device(rt->previous);
+        if (rt->stream)
+            rt->fn.stream_destroy(rt->stream);
         gpo_rt_objects_destroy(&rt->objects);
         free(rt);
         return status;
@@ -340,13 +397,11 @@ out:
 
 static gpuopt_status rocm_rt_finish(gpo_rt *rt)
 {
-    gpuopt_status st = enter(rt, "finish");
+    rt_scope sc;
+    gpuopt_status st = enter(rt, "finish", &sc);
     if (st != GPUOPT_OK)
         return st;
-    gpo_hip_error e = rt->fn.device_synchronize();
-    return e == GPO_HIP_SUCCESS
-               ? GPUOPT_OK
-               : rt_fail(rt, GPUOPT_ERR_LAUNCH, "finish", "hipDeviceSynchronize", e);
+    return leave(rt, &sc, wait_stream(rt, "finish"), "finish");
 }
 
 static const char *rocm_rt_compiler_version(gpo_rt *rt)
@@ -374,7 +429,8 @@ static gpuopt_status rocm_rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf *
 {
     assert(out);
     *out = NULL;
-    gpuopt_status st = enter(rt, "buffer_alloc");
+    rt_scope sc;
+    gpuopt_status st = check(rt, "buffer_alloc");
     if (st != GPUOPT_OK)
         return st;
     if (bytes == 0)
@@ -382,13 +438,22 @@ static gpuopt_status rocm_rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf *
     gpo_rt_buf *b = calloc(1, sizeof *b);
     if (!b)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
-    gpo_hip_error e = rt->fn.malloc(&b->ptr, bytes);
-    if (e != GPO_HIP_SUCCESS || !b->ptr) {
+    if ((st = enter(rt, "buffer_alloc", &sc)) != GPUOPT_OK) {
         free(b);
-        if (e == GPO_HIP_SUCCESS)
-            return gpo_fail(GPUOPT_ERR_DRIVER, "%s buffer_alloc: hipMalloc(%zu) gave NULL",
-                            rt->what, bytes);
-        return rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_alloc", "hipMalloc", e);
+        return st;
+    }
+    gpo_hip_error e = rt->fn.malloc(&b->ptr, bytes);
+    if (e != GPO_HIP_SUCCESS)
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_alloc", "hipMalloc", e);
+    else if (!b->ptr)
+        st = gpo_fail(GPUOPT_ERR_DRIVER, "%s buffer_alloc: hipMalloc(%zu) gave NULL", rt->what,
+                      bytes);
+    st = leave(rt, &sc, st, "buffer_alloc");
+    if (st != GPUOPT_OK) {
+        if (b->ptr && e == GPO_HIP_SUCCESS) /* allocated, then giving the device back failed */
+            rt->fn.free(b->ptr);
+        free(b);
+        return st;
     }
     b->size = bytes;
     gpo_rt_objects_add(&rt->objects, &b->obj, GPO_RT_BUFFER);
@@ -398,11 +463,13 @@ static gpuopt_status rocm_rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf *
 
 static void rocm_rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
 {
-    if (enter(rt, "buffer_free") != GPUOPT_OK ||
-        !gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER))
+    rt_scope sc;
+    if (!gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER) ||
+        enter(rt, "buffer_free", &sc) != GPUOPT_OK)
         return;
     gpo_rt_objects_remove(&rt->objects, &b->obj);
     buf_destroy(rt, b);
+    leave(rt, &sc, GPUOPT_OK, "buffer_free");
 }
 
 /* A buffer of this session (checked by address before anything reads it),
@@ -425,37 +492,49 @@ static gpuopt_status rocm_rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offs
                                           size_t bytes)
 {
     assert(src);
-    gpuopt_status st = enter(rt, "buffer_write");
+    rt_scope sc;
+    gpuopt_status st = check(rt, "buffer_write");
     if (st == GPUOPT_OK)
         st = in_range(rt, "buffer_write", b, offset, bytes);
     if (st != GPUOPT_OK || bytes == 0)
         return st;
+    if ((st = enter(rt, "buffer_write", &sc)) != GPUOPT_OK)
+        return st;
     void *host;
-    memcpy(&host, &src, sizeof host); /* hipMemcpyHtoD takes void * before HIP 7 */
-    gpo_hip_error e = rt->fn.memcpy_htod((char *)b->ptr + offset, host, bytes);
-    return e == GPO_HIP_SUCCESS
-               ? GPUOPT_OK
-               : rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_write", "hipMemcpyHtoD", e);
+    memcpy(&host, &src, sizeof host); /* hipMemcpyHtoDAsync takes void * before HIP 7 */
+    gpo_hip_error e = rt->fn.memcpy_htod((char *)b->ptr + offset, host, bytes, rt->stream);
+    if (e != GPO_HIP_SUCCESS)
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_write", "hipMemcpyHtoDAsync", e);
+    else
+        st = wait_stream(rt, "buffer_write"); /* landed on the device, not only staged */
+    return leave(rt, &sc, st, "buffer_write");
 }
 
 static gpuopt_status rocm_rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *dst,
                                          size_t bytes)
 {
     assert(dst);
-    gpuopt_status st = enter(rt, "buffer_read");
+    rt_scope sc;
+    gpuopt_status st = check(rt, "buffer_read");
     if (st == GPUOPT_OK)
         st = in_range(rt, "buffer_read", b, offset, bytes);
     if (st != GPUOPT_OK || bytes == 0)
         return st;
-    gpo_hip_error e = rt->fn.memcpy_dtoh(dst, (char *)b->ptr + offset, bytes);
-    return e == GPO_HIP_SUCCESS ? GPUOPT_OK
-                                : rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_read", "hipMemcpyDtoH", e);
+    if ((st = enter(rt, "buffer_read", &sc)) != GPUOPT_OK)
+        return st;
+    gpo_hip_error e = rt->fn.memcpy_dtoh(dst, (char *)b->ptr + offset, bytes, rt->stream);
+    if (e != GPO_HIP_SUCCESS)
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_read", "hipMemcpyDtoHAsync", e);
+    else
+        st = wait_stream(rt, "buffer_read");
+    return leave(rt, &sc, st, "buffer_read");
 }
 
 static gpuopt_status rocm_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
                                          double *device_ns)
 {
-    gpuopt_status st = enter(rt, "buffer_copy");
+    rt_scope sc;
+    gpuopt_status st = check(rt, "buffer_copy");
     if (st == GPUOPT_OK)
         st = in_range(rt, "buffer_copy", dst, 0, bytes);
     if (st == GPUOPT_OK)
@@ -464,12 +543,18 @@ static gpuopt_status rocm_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf
         return st;
     if (bytes == 0)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s buffer_copy: 0 bytes", rt->what);
-    if (device_ns && (st = time_begin(rt, "buffer_copy")) != GPUOPT_OK)
+    if ((st = enter(rt, "buffer_copy", &sc)) != GPUOPT_OK)
         return st;
-    gpo_hip_error e = rt->fn.memcpy_dtod(dst->ptr, src->ptr, bytes);
-    if (e != GPO_HIP_SUCCESS)
-        return rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "hipMemcpyDtoD", e);
-    return device_ns ? time_end(rt, "buffer_copy", device_ns) : GPUOPT_OK;
+    if (device_ns)
+        st = time_begin(rt, "buffer_copy");
+    if (st == GPUOPT_OK) {
+        gpo_hip_error e = rt->fn.memcpy_dtod(dst->ptr, src->ptr, bytes, rt->stream);
+        if (e != GPO_HIP_SUCCESS)
+            st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "hipMemcpyDtoDAsync", e);
+    }
+    if (st == GPUOPT_OK && device_ns)
+        st = time_end(rt, "buffer_copy", device_ns);
+    return leave(rt, &sc, st, "buffer_copy");
 }
 
 /* ---- pinned host memory --------------------------------------------------------------- */
@@ -478,7 +563,8 @@ static gpuopt_status rocm_rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **
 {
     assert(out);
     *out = NULL;
-    gpuopt_status st = enter(rt, "host_alloc_pinned");
+    rt_scope sc;
+    gpuopt_status st = check(rt, "host_alloc_pinned");
     if (st != GPUOPT_OK)
         return st;
     if (bytes == 0)
@@ -491,13 +577,21 @@ static gpuopt_status rocm_rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **
     rt_pinned *p = calloc(1, sizeof *p);
     if (!p)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
-    gpo_hip_error e = rt->fn.host_malloc(&p->ptr, bytes, GPO_HIP_HOST_MALLOC_DEFAULT);
-    if (e != GPO_HIP_SUCCESS || !p->ptr) {
+    if ((st = enter(rt, "host_alloc_pinned", &sc)) != GPUOPT_OK) {
         free(p);
-        if (e == GPO_HIP_SUCCESS)
-            return gpo_fail(GPUOPT_ERR_DRIVER, "%s host_alloc_pinned: hipHostMalloc gave NULL",
-                            rt->what);
-        return rt_fail(rt, GPUOPT_ERR_DRIVER, "host_alloc_pinned", "hipHostMalloc", e);
+        return st;
+    }
+    gpo_hip_error e = rt->fn.host_malloc(&p->ptr, bytes, GPO_HIP_HOST_MALLOC_DEFAULT);
+    if (e != GPO_HIP_SUCCESS)
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "host_alloc_pinned", "hipHostMalloc", e);
+    else if (!p->ptr)
+        st = gpo_fail(GPUOPT_ERR_DRIVER, "%s host_alloc_pinned: hipHostMalloc gave NULL", rt->what);
+    st = leave(rt, &sc, st, "host_alloc_pinned");
+    if (st != GPUOPT_OK) {
+        if (p->ptr && e == GPO_HIP_SUCCESS)
+            rt->fn.host_free(p->ptr);
+        free(p);
+        return st;
     }
     gpo_rt_objects_add(&rt->objects, &p->obj, GPO_RT_PINNED);
     *out = p->ptr;
@@ -513,13 +607,13 @@ static int pinned_at(const gpo_rt_obj *o, const void *ptr)
 
 static void rocm_rt_host_free_pinned(gpo_rt *rt, void *ptr)
 {
-    if (!ptr || enter(rt, "host_free_pinned") != GPUOPT_OK)
-        return;
-    gpo_rt_obj *o = gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr);
-    if (!o)
+    rt_scope sc;
+    gpo_rt_obj *o = ptr ? gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr) : NULL;
+    if (!o || enter(rt, "host_free_pinned", &sc) != GPUOPT_OK)
         return;
     gpo_rt_objects_remove(&rt->objects, o);
     pinned_destroy(rt, (rt_pinned *)o);
+    leave(rt, &sc, GPUOPT_OK, "host_free_pinned");
 }
 
 /* ---- programs ------------------------------------------------------------------------- */
@@ -536,7 +630,8 @@ static gpuopt_status rocm_rt_program_build(gpo_rt *rt, const char *source, const
     assert(source && out && log);
     *out = NULL;
     *log = NULL;
-    st = enter(rt, "program_build");
+    rt_scope sc;
+    st = check(rt, "program_build");
     if (st != GPUOPT_OK)
         return st;
     if (!rt->target[0])
@@ -555,11 +650,19 @@ static gpuopt_status rocm_rt_program_build(gpo_rt *rt, const char *source, const
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
         goto out;
     }
-    gpo_hip_error e = rt->fn.module_load_data(&p->module, code);
-    if (e != GPO_HIP_SUCCESS) {
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "program_build", "hipModuleLoadData", e);
+    /* A module loads onto the current device: the session's. */
+    if ((st = enter(rt, "program_build", &sc)) != GPUOPT_OK) {
         free(p);
-        p = NULL;
+        goto out;
+    }
+    gpo_hip_error e = rt->fn.module_load_data(&p->module, code);
+    if (e != GPO_HIP_SUCCESS)
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "program_build", "hipModuleLoadData", e);
+    st = leave(rt, &sc, st, "program_build");
+    if (st != GPUOPT_OK) {
+        if (e == GPO_HIP_SUCCESS)
+            rt->fn.module_unload(p->module);
+        free(p);
         goto out;
     }
     gpo_rt_objects_add(&rt->objects, &p->obj, GPO_RT_PROGRAM);
@@ -575,10 +678,12 @@ out:
 
 static void rocm_rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
 {
-    if (enter(rt, "program_free") != GPUOPT_OK ||
-        !gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
+    rt_scope sc;
+    if (!gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM) ||
+        enter(rt, "program_free", &sc) != GPUOPT_OK)
         return;
     prog_release(rt, p);
+    leave(rt, &sc, GPUOPT_OK, "program_free");
 }
 
 /* ---- kernels -------------------------------------------------------------------------- */
@@ -588,7 +693,8 @@ static gpuopt_status rocm_rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const cha
 {
     assert(name && out);
     *out = NULL;
-    gpuopt_status st = enter(rt, "kernel_create");
+    rt_scope sc;
+    gpuopt_status st = check(rt, "kernel_create");
     if (st != GPUOPT_OK)
         return st;
     if (!gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
@@ -604,16 +710,23 @@ static gpuopt_status rocm_rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const cha
     gpo_rt_kernel *k = calloc(1, sizeof *k);
     if (!k)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
-    gpo_hip_error e = rt->fn.module_get_function(&k->func, p->module, name);
-    if (e != GPO_HIP_SUCCESS) {
+    if ((st = enter(rt, "kernel_create", &sc)) != GPUOPT_OK) {
         free(k);
-        if (e == GPO_hipErrorNotFound || e == GPO_hipErrorInvalidDeviceFunction)
-            return gpo_fail(GPUOPT_ERR_NOT_FOUND,
-                            "%s kernel_create: the program has no kernel '%s' "
-                            "(hipModuleGetFunction: %s); declare it extern \"C\" __global__ so "
-                            "its name is not mangled",
-                            rt->what, name, gpo_hip_error_name(e));
-        return rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create", "hipModuleGetFunction", e);
+        return st;
+    }
+    gpo_hip_error e = rt->fn.module_get_function(&k->func, p->module, name);
+    if (e == GPO_hipErrorNotFound || e == GPO_hipErrorInvalidDeviceFunction)
+        st = gpo_fail(GPUOPT_ERR_NOT_FOUND,
+                      "%s kernel_create: the program has no kernel '%s' "
+                      "(hipModuleGetFunction: %s); declare it extern \"C\" __global__ so "
+                      "its name is not mangled",
+                      rt->what, name, gpo_hip_error_name(e));
+    else if (e != GPO_HIP_SUCCESS)
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create", "hipModuleGetFunction", e);
+    st = leave(rt, &sc, st, "kernel_create");
+    if (st != GPUOPT_OK) {
+        free(k); /* a function belongs to its module: nothing to release */
+        return st;
     }
     k->prog = p;
     memcpy(k->name, name, len + 1);
@@ -624,18 +737,18 @@ static gpuopt_status rocm_rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const cha
 
 static void rocm_rt_kernel_free(gpo_rt *rt, gpo_rt_kernel *k)
 {
-    if (enter(rt, "kernel_free") != GPUOPT_OK ||
+    if (check(rt, "kernel_free") != GPUOPT_OK ||
         !gpo_rt_objects_owns(&rt->objects, k, GPO_RT_KERNEL))
         return;
     gpo_rt_objects_remove(&rt->objects, &k->obj);
     kernel_destroy(k);
 }
 
-/* The checks every kernel op starts with: the thread, a kernel of this
+/* The checks every kernel op starts with: the process, a kernel of this
  * session (by address, before anything reads it), an argument index. */
-static gpuopt_status kernel_enter(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, const char *op)
+static gpuopt_status kernel_check(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, const char *op)
 {
-    gpuopt_status st = enter(rt, op);
+    gpuopt_status st = check(rt, op);
     if (st != GPUOPT_OK)
         return st;
     if (!gpo_rt_objects_owns(&rt->objects, k, GPO_RT_KERNEL))
@@ -663,7 +776,7 @@ static gpuopt_status set_arg(gpo_rt_kernel *k, uint32_t index, const void *value
 static gpuopt_status rocm_rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
                                                gpo_rt_buf *buf)
 {
-    gpuopt_status st = kernel_enter(rt, k, index, "kernel_set_buffer");
+    gpuopt_status st = kernel_check(rt, k, index, "kernel_set_buffer");
     if (st != GPUOPT_OK)
         return st;
     if (!gpo_rt_objects_owns(&rt->objects, buf, GPO_RT_BUFFER))
@@ -678,7 +791,7 @@ static gpuopt_status rocm_rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uin
                                                const void *value, size_t size)
 {
     assert(value);
-    gpuopt_status st = kernel_enter(rt, k, index, "kernel_set_scalar");
+    gpuopt_status st = kernel_check(rt, k, index, "kernel_set_scalar");
     if (st != GPUOPT_OK)
         return st;
     if (size == 0 || size > MAX_ARG_BYTES)
@@ -690,11 +803,18 @@ static gpuopt_status rocm_rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uin
 
 /* HIP has one dynamic LDS region per launch (`extern __shared__`), sized at
  * launch, not a kernel parameter: `index` names no parameter and the bytes
- * become the launch's dynamic LDS (a later call replaces them). */
+ * become the launch's dynamic LDS (a later call replaces them). Unlike
+ * CUDA's 48 KiB default there is nothing to opt into: a module kernel may
+ * use the whole LDS of a work-group (hipDeviceAttributeMaxSharedMemoryPer
+ * Block, 64 KiB on CDNA and RDNA), as the runtime checks at launch
+ * (hip_module.cpp of ROCm's CLR: sharedMemBytes against the device's LDS
+ * size, and a module function's maxDynamicSharedSizeBytes defaults to the
+ * LDS left beside its static part); hipFuncSetAttribute takes a host
+ * function pointer, which a hipModuleGetFunction kernel does not have. */
 static gpuopt_status rocm_rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
                                               size_t bytes)
 {
-    gpuopt_status st = kernel_enter(rt, k, index, "kernel_set_local");
+    gpuopt_status st = kernel_check(rt, k, index, "kernel_set_local");
     if (st != GPUOPT_OK)
         return st;
     uint64_t limit = rt->lds_per_block ? rt->lds_per_block : 65536;
@@ -710,24 +830,30 @@ static gpuopt_status rocm_rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint
 static gpuopt_status rocm_rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *max_items)
 {
     assert(max_items);
-    gpuopt_status st = kernel_enter(rt, k, 0, "kernel_max_group");
+    rt_scope sc;
+    gpuopt_status st = kernel_check(rt, k, 0, "kernel_max_group");
     if (st != GPUOPT_OK)
         return st;
     if (!rt->fn.func_get_attribute) {
         *max_items = (size_t)rt->max_threads; /* the device's limit */
         return GPUOPT_OK;
     }
+    /* The attribute is read for the current device: the session's. */
+    if ((st = enter(rt, "kernel_max_group", &sc)) != GPUOPT_OK)
+        return st;
     int v = 0;
     gpo_hip_error e =
         rt->fn.func_get_attribute(&v, GPO_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->func);
     if (e != GPO_HIP_SUCCESS)
-        return rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_max_group", "hipFuncGetAttribute", e);
-    if (v <= 0)
-        return gpo_fail(GPUOPT_ERR_DRIVER,
-                        "%s kernel_max_group: hipFuncGetAttribute gave %d threads for '%s'",
-                        rt->what, v, k->name);
-    *max_items = (size_t)(v < rt->max_threads ? v : rt->max_threads);
-    return GPUOPT_OK;
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_max_group", "hipFuncGetAttribute", e);
+    else if (v <= 0)
+        st = gpo_fail(GPUOPT_ERR_DRIVER,
+                      "%s kernel_max_group: hipFuncGetAttribute gave %d threads for '%s'", rt->what,
+                      v, k->name);
+    st = leave(rt, &sc, st, "kernel_max_group");
+    if (st == GPUOPT_OK)
+        *max_items = (size_t)(v < rt->max_threads ? v : rt->max_threads);
+    return st;
 }
 
 /* ---- launch --------------------------------------------------------------------------- */
@@ -751,7 +877,8 @@ static gpuopt_status rocm_rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims,
     void *params[MAX_ARGS];
     int n_args = 0;
     assert(global);
-    gpuopt_status st = kernel_enter(rt, k, 0, "launch");
+    rt_scope sc;
+    gpuopt_status st = kernel_check(rt, k, 0, "launch");
     if (st != GPUOPT_OK)
         return st;
     if (dims < 1 || dims > 3)
@@ -789,20 +916,26 @@ static gpuopt_status rocm_rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims,
                             rt->what, k->name, i, n_args - 1);
         params[i] = k->arg[i];
     }
-    if (device_ns && (st = time_begin(rt, "launch")) != GPUOPT_OK)
+    if ((st = enter(rt, "launch", &sc)) != GPUOPT_OK)
         return st;
-    gpo_hip_error e = rt->fn.module_launch_kernel(
-        k->func, (unsigned)(g[0] / l[0]), (unsigned)(g[1] / l[1]), (unsigned)(g[2] / l[2]),
-        (unsigned)l[0], (unsigned)l[1], (unsigned)l[2], k->shared_bytes, NULL,
-        n_args ? params : NULL, NULL);
-    if (e != GPO_HIP_SUCCESS)
-        return rt_fail(rt, GPUOPT_ERR_LAUNCH, "launch", "hipModuleLaunchKernel", e);
-    return device_ns ? time_end(rt, "launch", device_ns) : GPUOPT_OK;
+    if (device_ns)
+        st = time_begin(rt, "launch");
+    if (st == GPUOPT_OK) {
+        gpo_hip_error e = rt->fn.module_launch_kernel(
+            k->func, (unsigned)(g[0] / l[0]), (unsigned)(g[1] / l[1]), (unsigned)(g[2] / l[2]),
+            (unsigned)l[0], (unsigned)l[1], (unsigned)l[2], k->shared_bytes, rt->stream,
+            n_args ? params : NULL, NULL);
+        if (e != GPO_HIP_SUCCESS)
+            st = rt_fail(rt, GPUOPT_ERR_LAUNCH, "launch", "hipModuleLaunchKernel", e);
+    }
+    if (st == GPUOPT_OK && device_ns)
+        st = time_end(rt, "launch", device_ns);
+    return leave(rt, &sc, st, "launch");
 }
 
 const gpo_runtime_ops gpo_rocm_runtime = {
     .language = "hip",
-    .builds_alongside_launches = 0, /* a module load needs the device current on this thread */
+    .builds_alongside_launches = 0, /* a module load makes the device current on this thread */
     .open = rocm_rt_open,
     .close = rocm_rt_close,
     .buffer_alloc = rocm_rt_buffer_alloc,

@@ -185,7 +185,10 @@ GPUOPT_API uint32_t gpuopt_api_version(void);
     /* a kernel failed to launch or run */                                                         \
     XX(GPUOPT_ERR_LAUNCH, 401, "kernel launch failed")                                             \
     /* a measurement ran past its budget */                                                        \
-    XX(GPUOPT_ERR_TIMEOUT, 402, "measurement timed out")
+    XX(GPUOPT_ERR_TIMEOUT, 402, "measurement timed out")                                           \
+    /* code on the device faulted and the driver's error is sticky: the */                         \
+    /* device is unusable in this process until it restarts */                                     \
+    XX(GPUOPT_ERR_FAULT, 403, "device fault; the process must restart to use the device again")
 
 typedef enum gpuopt_status {
 #define GPUOPT_STATUS_ENUM_(name, value, text) name = value,

@@ -48,6 +48,25 @@ void gpo_kernel_release(gpo_trun *r, gpo_prep *prep)
     free(p);
 }
 
+/* A sticky device fault (GPUOPT_ERR_FAULT, backend.h) is no candidate's
+ * build, launch or result: every later call in this process fails the
+ * same way, so the run ends at once, naming the fault and when it showed. */
+static int32_t fault_ends_run(gpo_trun *r, const gpuopt_config *c, const char *when)
+{
+    const gpuopt_device_info *d = &r->t->dev->info;
+    char why[1024], *config = NULL;
+    gpo_strlcpy(why, gpo_detail_get(), sizeof why);
+    if (c && gpuopt_config_to_string(c, &config) != GPUOPT_OK)
+        config = NULL; /* the fault is the news; the configuration only helps */
+    r->fatal = gpo_fail(GPUOPT_ERR_FAULT,
+                        "the tuner stopped on device %s (%s): code on the device faulted (%s%s%s "
+                        "%s), and the fault leaves the device unusable in this process: %s",
+                        d->id, d->name, config ? "candidate " : "", config ? config : "",
+                        config ? ", seen while" : "seen while", when, why);
+    free(config);
+    return GPO_FATAL;
+}
+
 /* The start of a build log, on one line per line kept. */
 static void log_excerpt(const char *log, char *out, size_t cap)
 {
@@ -85,8 +104,12 @@ static int32_t own_buffers(gpo_trun *r, const gpo_krun *k, kprep *p, const uint3
         }
         gpo_kernel_image(r->t, a, b->image, b->count);
         gpo_detail_clear();
-        if (ks->ops->buffer_alloc(ks->rt, b->bytes, &b->buf) != GPUOPT_OK ||
-            ks->ops->buffer_write(ks->rt, b->buf, 0, b->image, b->bytes) != GPUOPT_OK) {
+        gpuopt_status st = ks->ops->buffer_alloc(ks->rt, b->bytes, &b->buf);
+        if (st == GPUOPT_OK)
+            st = ks->ops->buffer_write(ks->rt, b->buf, 0, b->image, b->bytes);
+        if (st == GPUOPT_ERR_FAULT)
+            return fault_ends_run(r, p->config, "making its buffers");
+        if (st != GPUOPT_OK) {
             gpo_snprintf(ev->msg, sizeof ev->msg, "buffer argument %u (%zu bytes): %s", a->index,
                          b->bytes, gpo_detail_get());
             return GPO_CAND_INVALID;
@@ -153,6 +176,10 @@ int32_t gpo_kernel_prepare(gpo_trun *r, const gpuopt_config *c, gpo_prep **out, 
         s = GPO_FATAL;
         goto out;
     }
+    if (st == GPUOPT_ERR_FAULT) {
+        s = fault_ends_run(r, c, "loading its program");
+        goto out;
+    }
     if (st != GPUOPT_OK) {
         if (st == GPUOPT_ERR_BUILD)
             log_excerpt(log, ev->msg, sizeof ev->msg);
@@ -162,7 +189,12 @@ int32_t gpo_kernel_prepare(gpo_trun *r, const gpuopt_config *c, gpo_prep **out, 
         goto out;
     }
     gpo_detail_clear();
-    if ((st = ks->ops->kernel_create(ks->rt, p->prog, t->k.entry, &p->kernel)) != GPUOPT_OK) {
+    if ((st = ks->ops->kernel_create(ks->rt, p->prog, t->k.entry, &p->kernel)) ==
+        GPUOPT_ERR_FAULT) {
+        s = fault_ends_run(r, c, "finding its kernel");
+        goto out;
+    }
+    if (st != GPUOPT_OK) {
         gpo_snprintf(ev->msg, sizeof ev->msg, "kernel %s: %s", t->k.entry, gpo_detail_get());
         s = GPO_CAND_COMPILE_FAILED;
         goto out;
@@ -206,7 +238,10 @@ int32_t gpo_kernel_run(gpo_trun *r, gpo_prep *prep, double *ns, gpo_eval *ev)
         if (k->args[i]->kind != GPO_ARG_BUFFER || !k->args[i]->is_output)
             continue;
         const gpo_kbuf *b = outbuf(k, p, i);
-        if (ks->ops->buffer_write(ks->rt, b->buf, 0, b->image, b->bytes) != GPUOPT_OK) {
+        gpuopt_status st = ks->ops->buffer_write(ks->rt, b->buf, 0, b->image, b->bytes);
+        if (st == GPUOPT_ERR_FAULT)
+            return fault_ends_run(r, p->config, "resetting its outputs");
+        if (st != GPUOPT_OK) {
             gpo_snprintf(ev->msg, sizeof ev->msg, "resetting output %d: %s", (int)i,
                          gpo_detail_get());
             return GPO_CAND_LAUNCH_FAILED;
@@ -223,6 +258,8 @@ int32_t gpo_kernel_run(gpo_trun *r, gpo_prep *prep, double *ns, gpo_eval *ev)
                             d->name, gpo_detail_get());
         return GPO_FATAL;
     }
+    if (st == GPUOPT_ERR_FAULT)
+        return fault_ends_run(r, p->config, "running it");
     if (st != GPUOPT_OK) {
         gpo_snprintf(ev->msg, sizeof ev->msg, "launch failed: %s", gpo_detail_get());
         return GPO_CAND_LAUNCH_FAILED;
@@ -240,7 +277,10 @@ int32_t gpo_kernel_check(gpo_trun *r, gpo_prep *prep, gpo_eval *ev)
             continue;
         const gpo_kbuf *b = outbuf(k, p, i);
         gpo_detail_clear();
-        if (ks->ops->buffer_read(ks->rt, b->buf, 0, k->scratch, b->bytes) != GPUOPT_OK) {
+        gpuopt_status st = ks->ops->buffer_read(ks->rt, b->buf, 0, k->scratch, b->bytes);
+        if (st == GPUOPT_ERR_FAULT)
+            return fault_ends_run(r, p->config, "reading its outputs");
+        if (st != GPUOPT_OK) {
             gpo_snprintf(ev->msg, sizeof ev->msg, "reading output %d: %s", (int)i,
                          gpo_detail_get());
             return GPO_CAND_LAUNCH_FAILED;

@@ -36,6 +36,7 @@ static const struct {
     {GPUOPT_ERR_BUILD, 400, "GPUOPT_ERR_BUILD"},
     {GPUOPT_ERR_LAUNCH, 401, "GPUOPT_ERR_LAUNCH"},
     {GPUOPT_ERR_TIMEOUT, 402, "GPUOPT_ERR_TIMEOUT"},
+    {GPUOPT_ERR_FAULT, 403, "GPUOPT_ERR_FAULT"},
 };
 #define N_STATUSES (sizeof statuses / sizeof statuses[0])
 
@@ -84,7 +85,7 @@ static void status_map_expands_to_the_pinned_statuses_and_their_descriptions(voi
 static void unknown_status_values_get_the_fallback_name_and_description(void **state)
 {
     static const int unknown[] = {INT32_MIN, -1,  1,   99,  105, 199,
-                                  203,       299, 305, 403, 999, INT32_MAX};
+                                  203,       299, 305, 404, 999, INT32_MAX};
     (void)state;
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         assert_string_equal(gpuopt_status_name((gpuopt_status)unknown[i]), "GPUOPT_UNKNOWN_STATUS");

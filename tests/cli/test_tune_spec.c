@@ -87,6 +87,63 @@ static void sgemm_example_loads_every_key(void **state)
     tune_spec_free(s);
 }
 
+/* The number of configurations of `s`'s space its constraints allow at its
+ * sizes (counted by the library's own space), or with `defaults_only` of
+ * its default configuration alone (1 when it is legal). */
+static uint64_t legal_count(const tune_spec *s, int defaults_only)
+{
+    gpuopt_space *sp = NULL;
+    uint64_t raw = 0, legal = 0;
+    assert_int_equal(gpuopt_space_create(&sp), GPUOPT_OK);
+    for (int32_t i = 0; i < s->n_params; i++) {
+        const ts_param *p = &s->params[i];
+        int64_t one = 0;
+        if (defaults_only) {
+            for (int32_t d = 0; d < s->n_defaults; d++)
+                if (strcmp(s->defaults[d].name, p->name) == 0)
+                    one = strtoll(s->defaults[d].text, NULL, 10);
+            assert_int_equal(gpuopt_space_add_int(sp, p->name, &one, 1), GPUOPT_OK);
+        } else {
+            assert_int_equal(gpuopt_space_add_int(sp, p->name, p->ints, p->count), GPUOPT_OK);
+        }
+    }
+    for (int32_t i = 0; i < s->n_sizes; i++)
+        assert_int_equal(gpuopt_space_set_size(sp, s->sizes[i].name, s->sizes[i].value), GPUOPT_OK);
+    for (int32_t i = 0; i < s->n_constraints; i++)
+        assert_int_equal(gpuopt_space_add_constraint(sp, s->constraints[i]), GPUOPT_OK);
+    assert_int_equal(gpuopt_space_count(sp, &raw, &legal), GPUOPT_OK);
+    gpuopt_space_destroy(sp);
+    return legal;
+}
+
+/* The CUDA spec of sgemm.cu (tools/gpu-check.sh runs it on a GPU): a CUDA
+ * kernel with a CUDA reference, a GPU-sized space whose default is legal. */
+static void sgemm_cuda_example_loads_with_a_cuda_reference_and_a_legal_default(void **state)
+{
+    (void)state;
+    char err[512];
+    tune_spec *s = tune_spec_load(GPO_EXAMPLES_DIR "/sgemm_cuda.json", err, sizeof err);
+    if (!s)
+        fail_msg("%s", err);
+    assert_int_equal(s->language, GPUOPT_LANG_CUDA);
+    assert_string_equal(s->source_file, "sgemm.cu");
+    assert_string_equal(s->entry, "sgemm");
+    assert_non_null(strstr(s->source, "__global__"));
+    assert_string_equal(s->ref_file, "sgemm_ref.cu");
+    assert_string_equal(s->ref_entry, "sgemm_ref");
+    assert_non_null(strstr(s->ref_source, "extern \"C\" __global__ void sgemm_ref"));
+    assert_int_equal(s->n_args, 8);
+    assert_int_equal(s->n_defaults, 8);
+    char sizes[64];
+    tune_spec_sizes_text(s, sizes, sizeof sizes);
+    assert_string_equal(sizes, "M=2048 N=2048 K=2048");
+    /* 2,916 raw configurations, 1,476 legal (the count examples/tuning/
+     * README.md gives), the default among them. */
+    assert_int_equal(legal_count(s, 0), 1476);
+    assert_int_equal(legal_count(s, 1), 1);
+    tune_spec_free(s);
+}
+
 static void stencil_example_loads_with_defaults_filled_in(void **state)
 {
     (void)state;
@@ -348,6 +405,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sgemm_example_loads_every_key),
+        cmocka_unit_test(sgemm_cuda_example_loads_with_a_cuda_reference_and_a_legal_default),
         cmocka_unit_test(stencil_example_loads_with_defaults_filled_in),
         cmocka_unit_test(minimal_spec_loads),
         cmocka_unit_test(malformed_specs_name_the_path_the_value_and_what_is_accepted),

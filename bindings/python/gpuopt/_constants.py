@@ -22,6 +22,7 @@ ERR_DISABLED = 304
 ERR_BUILD = 400
 ERR_LAUNCH = 401
 ERR_TIMEOUT = 402
+ERR_FAULT = 403
 
 # gpuopt_log_level
 LOG_OFF = 0
@@ -140,7 +141,7 @@ STATUS = {
     103: "err_not_found", 104: "err_config", 200: "err_no_memory", 201: "err_io",
     202: "err_forked", 300: "err_no_device", 301: "err_unavailable", 302: "err_unsupported",
     303: "err_driver", 304: "err_disabled", 400: "err_build", 401: "err_launch",
-    402: "err_timeout",
+    402: "err_timeout", 403: "err_fault",
 }
 LOG_LEVEL = {
     0: "off", 1: "error", 2: "warn", 3: "info", 4: "debug",
@@ -199,13 +200,14 @@ STATUS_TEXT = {
     302: "not supported by this backend or device", 303: "vendor driver call failed",
     304: "backend disabled by configuration", 400: "kernel build failed",
     401: "kernel launch failed", 402: "measurement timed out",
+    403: "device fault; the process must restart to use the device again",
 }
 
 __all__ = [
     "OK", "ERR_INVALID_ARGUMENT", "ERR_OUT_OF_RANGE", "ERR_STRUCT_SIZE", "ERR_NOT_FOUND",
     "ERR_CONFIG", "ERR_NO_MEMORY", "ERR_IO", "ERR_FORKED", "ERR_NO_DEVICE", "ERR_UNAVAILABLE",
     "ERR_UNSUPPORTED", "ERR_DRIVER", "ERR_DISABLED", "ERR_BUILD", "ERR_LAUNCH", "ERR_TIMEOUT",
-    "LOG_OFF", "LOG_ERROR", "LOG_WARN", "LOG_INFO", "LOG_DEBUG", "BACKEND_NOT_PROBED",
+    "ERR_FAULT", "LOG_OFF", "LOG_ERROR", "LOG_WARN", "LOG_INFO", "LOG_DEBUG", "BACKEND_NOT_PROBED",
     "BACKEND_AVAILABLE", "BACKEND_UNAVAILABLE", "BACKEND_ERROR", "BACKEND_DISABLED",
     "DEVICE_TYPE_OTHER", "DEVICE_TYPE_CPU", "DEVICE_TYPE_GPU", "DEVICE_TYPE_ACCELERATOR",
     "FEATURE_FP64", "FEATURE_FP16", "FEATURE_BF16", "FEATURE_TF32", "FEATURE_FP8", "FEATURE_INT8",

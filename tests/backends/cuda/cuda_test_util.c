@@ -51,6 +51,10 @@ int fake_cuda_open(fake_cuda *f, const char *path)
     SYM_(live_objects, "gpo_fake_cuda_live_objects");
     SYM_(make_current, "gpo_fake_cuda_make_current");
     SYM_(clear_current, "gpo_fake_cuda_clear_current");
+    SYM_(current_device, "gpo_fake_cuda_current_device");
+    SYM_(trace_length, "gpo_fake_cuda_trace_length");
+    SYM_(trace_call, "gpo_fake_cuda_trace_call");
+    SYM_(stream_flags, "gpo_fake_cuda_stream_flags");
     return 0;
 }
 
@@ -93,12 +97,23 @@ static void set_or_unset(const char *name, const char *value)
         unsetenv(name);
 }
 
+static const char *next_launch_ns, *next_fault;
+
+void fake_cuda_launches(const char *launch_ns, const char *fault)
+{
+    next_launch_ns = launch_ns;
+    next_fault = fault;
+}
+
 void fake_cuda_configure(const fake_cuda *f, const char *devices, const char *init,
                          const char *fail)
 {
     set_or_unset("GPUOPT_FAKE_CUDA_DEVICES", devices);
     set_or_unset("GPUOPT_FAKE_CUDA_INIT", init);
     set_or_unset("GPUOPT_FAKE_CUDA_FAIL", fail);
+    set_or_unset("GPUOPT_FAKE_CUDA_LAUNCH_NS", next_launch_ns);
+    set_or_unset("GPUOPT_FAKE_CUDA_FAULT", next_fault);
+    next_launch_ns = next_fault = NULL;
     f->reset();
 }
 

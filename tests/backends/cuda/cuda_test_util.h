@@ -35,15 +35,29 @@ typedef struct fake_cuda {
      * it current on this thread (0, or -1); clear_current undoes it. */
     int (*make_current)(int index);
     int (*clear_current)(void);
+    /* The device whose context is current on this thread, -1 for none. */
+    int (*current_device)(void);
+    /* The calls since the last reset, in order: trace_call gives the i-th
+     * one's symbol (NULL past the end) and, for a call that takes a
+     * stream, which (NULL: the legacy default stream). */
+    long (*trace_length)(void);
+    const char *(*trace_call)(long i, int *has_stream, const void **stream);
+    /* The flags a live stream was created with, -1 for no live stream. */
+    int (*stream_flags)(const void *stream);
 } fake_cuda;
 
 /* Opens the fake at `path`; 0 on success. */
 int fake_cuda_open(fake_cuda *f, const char *path);
 
 /* Sets GPUOPT_FAKE_CUDA_DEVICES/INIT/FAIL (NULL unsets) and resets the fake
- * so it reads them. */
+ * so it reads them. Launches are refused (GPUOPT_FAKE_CUDA_LAUNCH_NS and
+ * GPUOPT_FAKE_CUDA_FAULT are unset) unless fake_cuda_launches set them. */
 void fake_cuda_configure(const fake_cuda *f, const char *devices, const char *init,
                          const char *fail);
+/* For the next fake_cuda_configure: launches run and take `launch_ns` of
+ * the double's clock ("1000", "0", "nan"; NULL: launches are refused), and
+ * `fault` ("N:RESULT", NULL: none) faults one of them. */
+void fake_cuda_launches(const char *launch_ns, const char *fault);
 
 /* ":"-joined absolute paths of device descriptions by file name
  * ("h100-sxm5.json"), looked up in devices/ then synthetic/. Static buffer. */

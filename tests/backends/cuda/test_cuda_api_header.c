@@ -46,6 +46,7 @@ GPO_CU_COMPUTEMODES(MODE_CHECK_)
                    "CU_FUNC_ATTRIBUTE_" #name " differs from cuda.h");
 GPO_CU_FUNC_ATTRIBUTES(FUNC_ATTR_CHECK_)
 _Static_assert(GPO_CU_EVENT_DEFAULT == (int)CU_EVENT_DEFAULT, "CU_EVENT_DEFAULT");
+_Static_assert(GPO_CU_STREAM_NON_BLOCKING == (int)CU_STREAM_NON_BLOCKING, "CU_STREAM_NON_BLOCKING");
 
 #define LIMIT_CHECK_(name, value)                                                                  \
     _Static_assert(GPO_CU_LIMIT_##name == (int)CU_LIMIT_##name && (value) == (int)CU_LIMIT_##name, \

@@ -157,7 +157,9 @@ static void listing_creates_no_context(void **state)
     assert_true(full.calls("cuDeviceTotalMem_v2") == 3);
     assert_int_equal(full.calls("cuDeviceTotalMem"), 0);
     assert_true(full.calls("cuDeviceGetUuid_v2") == 3);
-    assert_int_equal(full.calls("cuDeviceGetUuid"), 0);
+    /* The unversioned UUID call only tells a MIG instance (its answer
+     * differs from _v2's there); the UUID listed is _v2's. */
+    assert_int_equal(full.calls("cuDeviceGetUuid"), 3);
     /* Native order, indices as the driver numbers them. */
     assert_string_equal(list.items[0]->info.name, "NVIDIA H100 80GB HBM3");
     assert_string_equal(list.items[2]->info.name, "Tesla T4");
@@ -283,6 +285,34 @@ static void old_driver_uuid_comes_from_the_unversioned_call(void **state)
     gpo_backend_cuda.unload(st);
 }
 
+/* Under MIG the instance's UUID is _v2's and differs from the GPU's (the
+ * unversioned call's): it is listed as nvidia-smi -L and
+ * CUDA_VISIBLE_DEVICES spell it, MIG-..., and said to be an instance. */
+static void a_mig_instance_is_listed_with_its_mig_uuid(void **state)
+{
+    (void)state;
+    void *st = NULL;
+    gpo_device_list list;
+    char why[512];
+    assert_int_equal(list_with(FAKE_CUDA_FULL,
+                               fake_devices("a100-sxm4-40gb.json", "a100-mig-3g20gb.json", NULL),
+                               &st, &list, why, sizeof why),
+                     GPUOPT_OK);
+    assert_int_equal(list.n, 2);
+    assert_string_equal(list.items[0]->info.uuid, "GPU-3c5e7a9b-1d2f-4b4d-8f6a-8b0c2d4e6f8a");
+    assert_string_equal(list.items[1]->info.uuid, "MIG-00000000-0000-4000-8000-0000000003a1");
+    assert_string_equal(list.items[1]->info.name, "NVIDIA A100-SXM4-40GB MIG 3g.20gb");
+    assert_int_equal(list.items[1]->info.compute_units, 42);
+    const cJSON *whole =
+        cJSON_GetObjectItem(gpo_device_details(list.items[0], "cuda"), "mig_instance");
+    const cJSON *mig =
+        cJSON_GetObjectItem(gpo_device_details(list.items[1], "cuda"), "mig_instance");
+    assert_true(cJSON_IsFalse(whole));
+    assert_true(cJSON_IsTrue(mig));
+    gpo_device_list_free(&list);
+    gpo_backend_cuda.unload(st);
+}
+
 static void a_device_count_of_zero_lists_nothing(void **state)
 {
     (void)state;
@@ -310,6 +340,7 @@ int main(void)
         cmocka_unit_test(future_capability_is_extrapolated_not_refused),
         cmocka_unit_test(a_compute_capability_that_is_not_one_fails_in_words),
         cmocka_unit_test(old_driver_uuid_comes_from_the_unversioned_call),
+        cmocka_unit_test(a_mig_instance_is_listed_with_its_mig_uuid),
         cmocka_unit_test(a_device_count_of_zero_lists_nothing),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

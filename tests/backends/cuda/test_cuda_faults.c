@@ -156,6 +156,8 @@ static void run_runtime(void *st, session *out)
         STEP(out, "kernel_set_scalar", ops->kernel_set_scalar(rt, k, 1, &scale, sizeof scale));
         STEP(out, "kernel_set_scalar", ops->kernel_set_scalar(rt, k, 2, &n, sizeof n));
         STEP(out, "kernel_max_group", ops->kernel_max_group(rt, k, &max_group));
+        /* Above the default 48 KiB: the launch opts in (cuFuncSetAttribute). */
+        STEP(out, "kernel_set_local", ops->kernel_set_local(rt, k, 0, 64 << 10));
         if (out->status == GPUOPT_OK) {
             /* The double checks the launch and then cannot run it. */
             long before = watch_calls();
@@ -270,13 +272,14 @@ static int names_call(const char *message, const char *sym)
 }
 
 /* The status a failed call must give: what an op reports for the driver
- * failing under it. Running code and waiting for it are launch errors. */
+ * failing under it. Running code and waiting for it (the session's stream,
+ * in finish and in the blocking copies) are launch errors. */
 static gpuopt_status expected_status(const char *step, const char *sym)
 {
     if (strcmp(step, "load") == 0)
         return GPUOPT_ERR_DRIVER; /* unused: load's statuses are load_test's */
     if (strcmp(sym, "cuLaunchKernel") == 0 || strcmp(sym, "cuEventSynchronize") == 0 ||
-        (strcmp(sym, "cuCtxSynchronize") == 0 && strcmp(step, "finish") == 0))
+        strcmp(sym, "cuStreamSynchronize") == 0 || strcmp(sym, "cuFuncSetAttribute") == 0)
         return GPUOPT_ERR_LAUNCH;
     return GPUOPT_ERR_DRIVER;
 }

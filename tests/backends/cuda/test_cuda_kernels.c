@@ -240,11 +240,13 @@ static void launch_failures_say_what_they_mean(void **state)
          "use a smaller block"},
         {"cuLaunchKernel:1:CUDA_ERROR_UNKNOWN", GPUOPT_ERR_LAUNCH,
          "cuLaunchKernel failed: CUDA_ERROR_UNKNOWN"},
-        {"cuEventSynchronize:1:CUDA_ERROR_ILLEGAL_ADDRESS", GPUOPT_ERR_LAUNCH,
-         "until the device is reset (cudaDeviceReset)"},
-        {"cuEventSynchronize:1:CUDA_ERROR_LAUNCH_TIMEOUT", GPUOPT_ERR_TIMEOUT, "watchdog"},
-        {"cuCtxSynchronize:1:CUDA_ERROR_MISALIGNED_ADDRESS", GPUOPT_ERR_LAUNCH,
-         "the kernel faulted"},
+        /* Sticky faults: GPUOPT_ERR_FAULT, with cuda.h's words on what is
+         * left (never "until a reset": the process must be relaunched). */
+        {"cuEventSynchronize:1:CUDA_ERROR_ILLEGAL_ADDRESS", GPUOPT_ERR_FAULT,
+         "the process must be terminated and relaunched"},
+        {"cuEventSynchronize:1:CUDA_ERROR_LAUNCH_TIMEOUT", GPUOPT_ERR_FAULT, "watchdog"},
+        {"cuStreamSynchronize:1:CUDA_ERROR_MISALIGNED_ADDRESS", GPUOPT_ERR_FAULT,
+         "a sticky error: code on the device faulted"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         rt_fixture x;

@@ -62,6 +62,34 @@ static void free_memory_is_read_and_the_primary_context_released(void **state)
     gpo_backend_cuda.unload(st);
 }
 
+/* With the host's primary context active, the reading uses it and creates
+ * nothing; without one, it creates and destroys one. The note in the
+ * detail says which happened. */
+static void free_memory_says_whether_it_created_a_context(void **state)
+{
+    (void)state;
+    void *st = load_fake(FAKE_CUDA_FULL, &full, fake_devices("h100-sxm5.json", NULL));
+    gpo_route route;
+    memset(&route, 0, sizeof route);
+    uint64_t free_bytes = 0;
+    assert_int_equal(gpo_backend_cuda.memory_free(st, &route, &free_bytes), GPUOPT_OK);
+    assert_non_null(strstr(gpo_detail_get(), "created for this reading and destroyed after it"));
+    assert_int_equal(full.contexts_created(), 1);
+
+    /* The host program uses the device: its primary context is active. */
+    assert_int_equal(full.make_current(0), 0);
+    assert_int_equal(full.contexts_created(), 2);
+    assert_int_equal(gpo_backend_cuda.memory_free(st, &route, &free_bytes), GPUOPT_OK);
+    assert_non_null(strstr(gpo_detail_get(), "already active (no context created)"));
+    assert_int_equal(full.contexts_created(), 2);
+    assert_int_equal(full.current_device(), 0);
+    assert_int_equal(full.stack_depth(), 1);
+    assert_int_equal(full.live_contexts(), 1); /* the host's reference, no more */
+    assert_int_equal(full.clear_current(), 0);
+    assert_int_equal(full.calls("cuDevicePrimaryCtxGetState"), 2);
+    gpo_backend_cuda.unload(st);
+}
+
 static void failure_inside_the_context_still_restores_everything(void **state)
 {
     (void)state;
@@ -120,6 +148,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(free_memory_is_read_and_the_primary_context_released),
+        cmocka_unit_test(free_memory_says_whether_it_created_a_context),
         cmocka_unit_test(failure_inside_the_context_still_restores_everything),
         cmocka_unit_test(driver_without_the_v2_release_cannot_tell),
         cmocka_unit_test(kernel_only_state_cannot_read_free_memory),

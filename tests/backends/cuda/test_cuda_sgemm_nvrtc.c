@@ -1,10 +1,13 @@
 /* examples/tuning/sgemm.cu builds through the backend's NVRTC path for
  * every legal combination of a small parameter subset (the example's
  * legality rules, its header comment), without a single warning, and an
- * illegal one is refused by the kernel's own checks. One configuration
- * then goes through the runtime ops into the libcuda test double: it
- * loads, its parameters are set, and the launch says that running it
- * needs a GPU. Exits 77 (skipped) without NVRTC. */
+ * illegal one is refused by the kernel's own checks; the CUDA spec
+ * (sgemm_cuda.json) builds its default configuration and its reference
+ * kernel the same way. One configuration then goes through the runtime ops
+ * into the libcuda test double: it loads, its parameters are set, and the
+ * launch says that running it needs a GPU. Exits 77 (skipped) without
+ * NVRTC. */
+#include <cjson/cJSON.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -105,6 +108,52 @@ static void illegal_configurations_are_refused_by_the_kernel(void **state)
     }
 }
 
+static char *read_all(const char *path);
+
+/* Compiles `src` with `opts` for the test's architecture, cleanly. */
+static void builds_cleanly(const char *what, const char *src, const char *opts)
+{
+    char *log = NULL;
+    gpo_nvrtc_image img;
+    if (gpo_nvrtc_compile(nv, src, opts, arch / 10, arch % 10, &img, &log))
+        fail_msg("%s (%s): %s", what, opts, gpo_detail_get());
+    if (log)
+        fail_msg("%s (%s): warnings: %s", what, opts, log);
+    assert_true(img.size > 0);
+    gpo_nvrtc_image_free(&img);
+}
+
+/* The spec tools/gpu-check.sh tunes on a GPU: its default configuration
+ * (the "default" object as -D defines, as the tuner passes them) and its
+ * reference kernel build without a warning. */
+static void the_cuda_spec_s_default_and_reference_build(void **state)
+{
+    (void)state;
+    char *text = read_all(GPO_SGEMM_CUDA_SPEC);
+    assert_non_null(text);
+    cJSON *spec = cJSON_Parse(text);
+    assert_non_null(spec);
+    const cJSON *def = cJSON_GetObjectItem(spec, "default"), *v;
+    char opts[512] = "";
+    cJSON_ArrayForEach(v, def)
+    {
+        size_t n = strlen(opts);
+        gpo_snprintf(opts + n, sizeof opts - n, "%s-D%s=%d", n ? " " : "", v->string, v->valueint);
+    }
+    assert_non_null(strstr(opts, "-DMWG="));
+    builds_cleanly("sgemm.cu, the spec's default", source, opts);
+    const cJSON *ref = cJSON_GetObjectItem(spec, "reference");
+    char path[1024];
+    gpo_snprintf(path, sizeof path, "%s/%s", GPO_EXAMPLES_DIR,
+                 cJSON_GetObjectItem(ref, "file")->valuestring);
+    char *ref_src = read_all(path);
+    assert_non_null(ref_src);
+    builds_cleanly(path, ref_src, "");
+    free(ref_src);
+    cJSON_Delete(spec);
+    free(text);
+}
+
 static void the_example_loads_into_the_double_and_needs_a_gpu_to_run(void **state)
 {
     (void)state;
@@ -198,6 +247,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_legal_configuration_of_the_subset_builds_cleanly),
         cmocka_unit_test(illegal_configurations_are_refused_by_the_kernel),
+        cmocka_unit_test(the_cuda_spec_s_default_and_reference_build),
         cmocka_unit_test(the_example_loads_into_the_double_and_needs_a_gpu_to_run),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,9 +22,10 @@ void rocm_env_init(rocm_env *e, const char *sysfs_root, const char *hip_path)
 
 int rocm_test_clean_env(void **state)
 {
-    static const char *const vars[] = {"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
-                                       "CUDA_VISIBLE_DEVICES", "GPU_ENABLE_WGP_MODE",
-                                       "GPUOPT_FAKE_HIP_VERSION"};
+    static const char *const vars[] = {"ROCR_VISIBLE_DEVICES",    "HIP_VISIBLE_DEVICES",
+                                       "CUDA_VISIBLE_DEVICES",    "GPU_ENABLE_WGP_MODE",
+                                       "GPUOPT_FAKE_HIP_VERSION", "GPUOPT_FAKE_HIP_LAUNCH_NS",
+                                       "GPUOPT_FAKE_HIP_FAULT"};
     (void)state;
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
         unsetenv(vars[i]);
@@ -241,4 +242,41 @@ int fake_get_device(int major)
         d = -1;
     dlclose(h);
     return d;
+}
+
+/* The double's own symbol `name` (dlsym of the library the backend
+ * loaded), or NULL. */
+static void *fake_hip_sym(int major, const char *name)
+{
+    void *h = dlopen(fake_hip_path(major), RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return NULL;
+    void *p = dlsym(h, name);
+    /* The backend keeps the library loaded; ours is balanced here. */
+    dlclose(h);
+    return p;
+}
+
+long fake_trace_length(int major)
+{
+    long (*fn)(void);
+    void *p = fake_hip_sym(major, "gpuoptFakeHipTraceLength");
+    memcpy(&fn, &p, sizeof p);
+    return p ? fn() : -1;
+}
+
+const char *fake_trace(int major, long i, int *has_stream, const void **stream, int *device)
+{
+    const char *(*fn)(long, int *, const void **, int *);
+    void *p = fake_hip_sym(major, "gpuoptFakeHipTrace");
+    memcpy(&fn, &p, sizeof p);
+    return p ? fn(i, has_stream, stream, device) : NULL;
+}
+
+int fake_stream_flags(int major, const void *stream)
+{
+    int (*fn)(const void *);
+    void *p = fake_hip_sym(major, "gpuoptFakeHipStreamFlags");
+    memcpy(&fn, &p, sizeof p);
+    return p ? fn(stream) : -1;
 }

@@ -59,6 +59,14 @@ int fake_hiprtc_faults_fired(const char *path);
 int fake_set_device(int major, int device);
 int fake_get_device(int major);
 
+/* The double's trace of calls doing device work since its last reset
+ * (fake_hip_rt.c): how many, and the i-th one's name (NULL past the end),
+ * whether it takes a stream and which, and the calling thread's device. */
+long fake_trace_length(int major);
+const char *fake_trace(int major, long i, int *has_stream, const void **stream, int *device);
+/* The flags a live stream of the double was made with, -1 for none. */
+int fake_stream_flags(int major, const void *stream);
+
 /* Sets the hiprtc library of a test environment (NULL: the sonames). */
 void rocm_env_set_hiprtc(rocm_env *e, const char *path);
 

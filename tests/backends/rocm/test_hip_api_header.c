@@ -88,12 +88,24 @@ static void runtime_ops_slice_matches_the_installed_header(void **state)
     SAME(gpo_hip_free_fn, (void *), hipFree);
     SAME(gpo_hip_free_fn, (void *), hipHostFree);
     SAME(gpo_hip_host_malloc_fn, (void **, size_t, unsigned int), hipHostMalloc);
-    SAME(gpo_hip_void_fn, (void), hipDeviceSynchronize);
+    /* The stream-taking calls: the header's prototype with hipStream_t,
+     * ours the same with our stream handle. */
+#define SAME_ON_STREAM(ours, params, ours_params, fn)                                              \
+    assert_true(__builtin_types_compatible_p(ours, gpo_hip_error(*) ours_params));                 \
+    assert_true(__builtin_types_compatible_p(hipError_t(*) params, __typeof__(&fn)))
 #if HIP_VERSION_MAJOR < 7
-    SAME(gpo_hip_memcpy_htod_fn, (void *, void *, size_t), hipMemcpyHtoD);
+    SAME_ON_STREAM(gpo_hip_memcpy_htod_async_fn, (void *, void *, size_t, hipStream_t),
+                   (void *, void *, size_t, gpo_hip_stream), hipMemcpyHtoDAsync);
 #endif
-    SAME(gpo_hip_memcpy_dtoh_fn, (void *, void *, size_t), hipMemcpyDtoH);
-    SAME(gpo_hip_memcpy_dtod_fn, (void *, void *, size_t), hipMemcpyDtoD);
+    SAME_ON_STREAM(gpo_hip_memcpy_dtoh_async_fn, (void *, void *, size_t, hipStream_t),
+                   (void *, void *, size_t, gpo_hip_stream), hipMemcpyDtoHAsync);
+    SAME_ON_STREAM(gpo_hip_memcpy_dtod_async_fn, (void *, void *, size_t, hipStream_t),
+                   (void *, void *, size_t, gpo_hip_stream), hipMemcpyDtoDAsync);
+    SAME_ON_STREAM(gpo_hip_stream_create_fn, (hipStream_t *, unsigned int),
+                   (gpo_hip_stream *, unsigned int), hipStreamCreateWithFlags);
+    SAME_ON_STREAM(gpo_hip_stream_fn, (hipStream_t), (gpo_hip_stream), hipStreamDestroy);
+    SAME_ON_STREAM(gpo_hip_stream_fn, (hipStream_t), (gpo_hip_stream), hipStreamSynchronize);
+#undef SAME_ON_STREAM
     SAME(gpo_hip_int_out_fn, (int *), hipGetDevice);
     SAME(gpo_hip_set_device_fn, (int), hipSetDevice);
 #undef SAME
@@ -113,13 +125,14 @@ static void runtime_ops_slice_matches_the_installed_header(void **state)
     assert_int_equal(GPO_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
                      (int)HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     assert_int_equal(GPO_HIP_HOST_MALLOC_DEFAULT, hipHostMallocDefault);
+    assert_int_equal(GPO_HIP_STREAM_NON_BLOCKING, hipStreamNonBlocking);
     assert_int_equal(sizeof(gpo_hip_deviceptr), sizeof(hipDeviceptr_t));
     assert_int_equal(sizeof(gpo_hip_module), sizeof(hipModule_t));
     assert_int_equal(sizeof(gpo_hip_function), sizeof(hipFunction_t));
     assert_int_equal(sizeof(gpo_hip_event), sizeof(hipEvent_t));
     assert_int_equal(sizeof(gpo_hip_stream), sizeof(hipStream_t));
     /* The symbol table lists exactly the slice's functions. */
-    assert_int_equal(gpo_hip_rt_n_syms, 20);
+    assert_int_equal(gpo_hip_rt_n_syms, 22);
 }
 
 /* hiprtc: result values, and the functions by name. The option and header

@@ -243,6 +243,12 @@ static void free_memory_reads_the_device_and_restores_the_current_one(void **sta
     assert_int_equal(gpo_backend_rocm.memory_free(r.state, &route, &free_bytes), GPUOPT_OK);
     assert_int_equal(get(&cur), 0);
     assert_int_equal(cur, 1);
+    /* The note for the log says what was done to the thread's device. */
+    assert_non_null(strstr(gpo_detail_get(), "the thread's device 1 given back after it"));
+    rocm_route_of(&r, 1, &route);
+    assert_int_equal(gpo_backend_rocm.memory_free(r.state, &route, &free_bytes), GPUOPT_OK);
+    assert_non_null(strstr(gpo_detail_get(), "on the thread's current device"));
+    assert_int_equal(set(0), 0);
     dlclose(h);
 
     route.index = 7;

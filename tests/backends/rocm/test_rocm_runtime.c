@@ -1,10 +1,14 @@
 /* The ROCm runtime ops (backend.h, gpo_runtime_ops) on the HIP test double,
- * ROCm 5, 6 and 7 flavours: a session makes its device current and gives
- * the thread's device back, memory round-trips through emulated device
- * memory, hiprtc builds (and fails to build, with its log), kernels are
- * found, and a launch fails where a real GPU is needed, with a reason that
- * says so. Every object is released on every path (the double counts what
- * is alive). Called directly: the core's tier-2 engine drives these ops. */
+ * ROCm 5, 6 and 7 flavours: every op works on the session's device and
+ * gives the thread its own device back, on whichever thread it runs; all
+ * work goes to the session's non-blocking stream; blocking copies and
+ * timers wait for it; memory round-trips through emulated device memory;
+ * hiprtc builds (and fails to build, with its log); kernels are found; a
+ * launch fails where a real GPU is needed, with a reason that says so, or,
+ * where the double runs launches, a reading of 0 or not a number is
+ * refused and a sticky fault is named by every later op. Every object is
+ * released on every path (the double counts what is alive). Called
+ * directly: the core's tier-2 engine drives these ops. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -98,20 +102,84 @@ static void session_round_trips_memory_and_times_a_copy(void **state)
     }
 }
 
-static void session_restores_the_threads_current_device(void **state)
+/* The thread's current device after each op of a session on device 0. */
+static void device_is(int major, const char *op, int expect)
 {
-    fixture f;
-    gpo_rt *rt = NULL;
+    int now = fake_get_device(major);
+    if (now != expect)
+        fail_msg("HIP %d: after %s the thread's device is %d, not %d", major, op, now, expect);
+}
+
+/* Every op of the table once (the launch fails: the double runs no code),
+ * checking the thread's device after each. */
+static void every_op(gpo_rt *rt, int major, int expect)
+{
+    gpo_rt_buf *a = NULL, *b = NULL;
+    gpo_rt_prog *prog = NULL;
+    gpo_rt_kernel *k = NULL;
+    void *pinned = NULL;
+    char *log = NULL;
+    float data[256] = {1.0f}, scale = 2.0f;
+    int n = 256;
+    double ns = 0.0;
+    size_t max = 0, global[3] = {256, 1, 1}, local[3] = {64, 1, 1};
+#define OP_(name, expr, want)                                                                      \
+    do {                                                                                           \
+        if ((expr) != (want))                                                                      \
+            fail_msg("HIP %d: %s: %s", major, name, gpo_detail_get());                             \
+        device_is(major, name, expect);                                                            \
+    } while (0)
+    OP_("buffer_alloc", ops->buffer_alloc(rt, sizeof data, &a), GPUOPT_OK);
+    OP_("buffer_alloc", ops->buffer_alloc(rt, sizeof data, &b), GPUOPT_OK);
+    OP_("buffer_write", ops->buffer_write(rt, a, 0, data, sizeof data), GPUOPT_OK);
+    OP_("buffer_copy", ops->buffer_copy(rt, b, a, sizeof data, &ns), GPUOPT_OK);
+    OP_("buffer_read", ops->buffer_read(rt, b, 0, data, sizeof data), GPUOPT_OK);
+    OP_("host_alloc_pinned", ops->host_alloc_pinned(rt, 4096, &pinned), GPUOPT_OK);
+    OP_("program_build", ops->program_build(rt, kernel_src, NULL, &prog, &log), GPUOPT_OK);
+    OP_("kernel_create", ops->kernel_create(rt, prog, "scale", &k), GPUOPT_OK);
+    OP_("kernel_max_group", ops->kernel_max_group(rt, k, &max), GPUOPT_OK);
+    OP_("kernel_set_buffer", ops->kernel_set_buffer(rt, k, 0, a), GPUOPT_OK);
+    OP_("kernel_set_scalar", ops->kernel_set_scalar(rt, k, 1, &scale, sizeof scale), GPUOPT_OK);
+    OP_("kernel_set_scalar", ops->kernel_set_scalar(rt, k, 2, &n, sizeof n), GPUOPT_OK);
+    OP_("launch", ops->launch(rt, k, 1, global, local, &ns), GPUOPT_ERR_LAUNCH);
+    OP_("finish", ops->finish(rt), GPUOPT_OK);
+#undef OP_
+    ops->host_free_pinned(rt, pinned);
+    device_is(major, "host_free_pinned", expect);
+    ops->kernel_free(rt, k);
+    ops->program_free(rt, prog);
+    device_is(major, "program_free", expect);
+    ops->buffer_free(rt, a);
+    device_is(major, "buffer_free", expect);
+    free(log);
+}
+
+/* The thread had device 1 current; the session works on device 0: every
+ * op, open and close included, leaves device 1 current, and the work the
+ * double saw ran with device 0 current. */
+static void every_op_gives_the_thread_its_current_device_back(void **state)
+{
     (void)state;
-    setup(&f, 6, two);
-    /* The thread had device 1 current; the session works on device 0. */
-    assert_int_equal(fake_set_device(6, 1), 0);
-    assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
-    assert_int_equal(fake_get_device(6), 0);
-    ops->close(rt);
-    assert_int_equal(fake_get_device(6), 1);
-    fake_set_device(6, 0);
-    teardown(&f);
+    for (int major = 5; major <= 7; major++) {
+        fixture f;
+        gpo_rt *rt = NULL;
+        setup(&f, major, two);
+        assert_int_equal(fake_set_device(major, 1), 0);
+        assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+        device_is(major, "open", 1);
+        every_op(rt, major, 1);
+        ops->close(rt);
+        device_is(major, "close", 1);
+        for (long i = 0; i < fake_trace_length(major); i++) {
+            int has_stream = 0, device = -1;
+            const void *stream = NULL;
+            const char *call = fake_trace(major, i, &has_stream, &stream, &device);
+            if (device != 0)
+                fail_msg("HIP %d: %s ran with device %d current", major, call, device);
+        }
+        fake_set_device(major, 0);
+        teardown(&f);
+    }
 }
 
 static void build_find_and_launch_stop_where_a_real_gpu_is_needed(void **state)
@@ -391,10 +459,13 @@ static void freed_and_foreign_handles_of_each_kind_are_refused_unread(void **sta
     teardown(&f);
 }
 
-/* Ops from a thread other than the session's: refused in words. */
+/* A session used from another thread (one at a time, as backend.h says):
+ * its ops work on the session's device there too and leave that thread's
+ * own device current. */
 typedef struct thread_args {
     gpo_rt *rt;
     gpuopt_status st;
+    int device_after;
     char why[512];
 } thread_args;
 
@@ -402,13 +473,16 @@ static void *other_thread(void *p)
 {
     thread_args *a = p;
     gpo_rt_buf *buf = NULL;
+    fake_set_device(6, 1); /* this thread's own choice */
     gpo_detail_clear();
     a->st = ops->buffer_alloc(a->rt, 64, &buf);
     gpo_strlcpy(a->why, gpo_detail_get(), sizeof a->why);
+    a->device_after = fake_get_device(6);
+    ops->buffer_free(a->rt, buf);
     return NULL;
 }
 
-static void ops_on_another_thread_are_refused(void **state)
+static void a_session_works_from_another_thread_on_its_own_device(void **state)
 {
     fixture f;
     gpo_rt *rt = NULL;
@@ -419,12 +493,142 @@ static void ops_on_another_thread_are_refused(void **state)
     assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
     memset(&a, 0, sizeof a);
     a.rt = rt;
+    long from = fake_trace_length(6);
     assert_int_equal(pthread_create(&t, NULL, other_thread, &a), 0);
     pthread_join(t, NULL);
-    assert_int_equal(a.st, GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_non_null(strstr(a.why, "opened on another thread"));
+    if (a.st != GPUOPT_OK)
+        fail_msg("%s", a.why);
+    assert_int_equal(a.device_after, 1);
+    int has_stream = 0, device = -1;
+    const void *stream = NULL;
+    assert_string_equal(fake_trace(6, from, &has_stream, &stream, &device), "hipMalloc");
+    assert_int_equal(device, 0);
     ops->close(rt);
     teardown(&f);
+}
+
+/* Every call that takes a stream names the session's own, created
+ * hipStreamNonBlocking: never the null stream the host program's work may
+ * be queued on. */
+static void all_work_goes_to_one_non_blocking_stream_of_the_session(void **state)
+{
+    (void)state;
+    for (int major = 5; major <= 7; major++) {
+        fixture f;
+        gpo_rt *rt = NULL;
+        setup(&f, major, two);
+        assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+        every_op(rt, major, 0);
+        const void *mine = NULL;
+        int on_streams = 0;
+        for (long i = 0; i < fake_trace_length(major); i++) {
+            int has_stream = 0, device = -1;
+            const void *stream = NULL;
+            const char *call = fake_trace(major, i, &has_stream, &stream, &device);
+            if (!has_stream)
+                continue;
+            if (!stream)
+                fail_msg("HIP %d: %s used the null stream", major, call);
+            if (!mine)
+                mine = stream;
+            assert_ptr_equal(stream, mine);
+            on_streams++;
+        }
+        assert_true(on_streams >= 9);
+        assert_int_equal(fake_stream_flags(major, mine), 1); /* hipStreamNonBlocking */
+        ops->close(rt);
+        assert_int_equal(fake_stream_flags(major, mine), -1);
+        teardown(&f);
+    }
+}
+
+/* A blocking copy returns only after its stream has drained, so a host
+ * clock around it times the whole transfer. */
+static void blocking_copies_wait_for_their_stream_before_returning(void **state)
+{
+    (void)state;
+    fixture f;
+    gpo_rt *rt = NULL;
+    gpo_rt_buf *b = NULL;
+    char data[64] = "x";
+    setup(&f, 6, two);
+    assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+    assert_int_equal(ops->buffer_alloc(rt, sizeof data, &b), GPUOPT_OK);
+    static const char *const copies[2] = {"hipMemcpyHtoDAsync", "hipMemcpyDtoHAsync"};
+    for (int dir = 0; dir < 2; dir++) {
+        long from = fake_trace_length(6);
+        assert_int_equal(dir == 0 ? ops->buffer_write(rt, b, 0, data, sizeof data)
+                                  : ops->buffer_read(rt, b, 0, data, sizeof data),
+                         GPUOPT_OK);
+        long to = fake_trace_length(6);
+        int has_stream = 0, device = -1;
+        const void *s1 = NULL, *s2 = NULL;
+        assert_int_equal(to - from, 2);
+        assert_string_equal(fake_trace(6, from, &has_stream, &s1, &device), copies[dir]);
+        assert_string_equal(fake_trace(6, from + 1, &has_stream, &s2, &device),
+                            "hipStreamSynchronize");
+        assert_ptr_equal(s1, s2);
+    }
+    ops->close(rt);
+    teardown(&f);
+}
+
+/* Where the double runs launches: a reading of 0 or not a number is
+ * refused; a sticky fault (each of HIP's) is GPUOPT_ERR_FAULT named in the
+ * runtime's words, for the launch that meets it and every op after it,
+ * a build included. */
+static void zero_readings_are_refused_and_faults_stick_with_their_name(void **state)
+{
+    (void)state;
+    static const char *const readings[] = {"0", "nan"};
+    static const char *const faults[] = {"hipErrorIllegalAddress", "hipErrorLaunchTimeOut",
+                                         "hipErrorAssert", "hipErrorLaunchFailure"};
+    size_t global[3] = {256, 1, 1}, local[3] = {64, 1, 1};
+    for (size_t i = 0; i < 2 + sizeof faults / sizeof faults[0]; i++) {
+        fixture f;
+        gpo_rt *rt = NULL;
+        gpo_rt_prog *prog = NULL, *again = NULL;
+        gpo_rt_kernel *k = NULL;
+        gpo_rt_buf *x = NULL;
+        char *log = NULL, fault[64];
+        float a = 2.0f, data[64] = {0};
+        double ns = 0.0;
+        if (i < 2) {
+            setenv("GPUOPT_FAKE_HIP_LAUNCH_NS", readings[i], 1);
+        } else {
+            gpo_snprintf(fault, sizeof fault, "1:%s", faults[i - 2]);
+            setenv("GPUOPT_FAKE_HIP_FAULT", fault, 1);
+        }
+        setup(&f, 6, two);
+        unsetenv("GPUOPT_FAKE_HIP_LAUNCH_NS");
+        unsetenv("GPUOPT_FAKE_HIP_FAULT");
+        assert_int_equal(ops->open(f.run.state, &f.route, &rt), GPUOPT_OK);
+        assert_int_equal(ops->program_build(rt, kernel_src, NULL, &prog, &log), GPUOPT_OK);
+        assert_int_equal(ops->kernel_create(rt, prog, "scale", &k), GPUOPT_OK);
+        assert_int_equal(ops->buffer_alloc(rt, sizeof data, &x), GPUOPT_OK);
+        assert_int_equal(ops->kernel_set_buffer(rt, k, 0, x), GPUOPT_OK);
+        assert_int_equal(ops->kernel_set_scalar(rt, k, 1, &a, sizeof a), GPUOPT_OK);
+        gpuopt_status st = ops->launch(rt, k, 1, global, local, &ns);
+        const char *why = gpo_detail_get();
+        if (i < 2) {
+            if (st != GPUOPT_ERR_DRIVER || !strstr(why, "which is no measurement"))
+                fail_msg("a launch of %s ns: %d '%s'", readings[i], (int)st, why);
+        } else {
+            if (st != GPUOPT_ERR_FAULT || !strstr(why, faults[i - 2]) ||
+                !strstr(why, "the process must be restarted"))
+                fail_msg("%s: %d '%s'", faults[i - 2], (int)st, why);
+            assert_int_equal(ops->buffer_write(rt, x, 0, data, sizeof data), GPUOPT_ERR_FAULT);
+            assert_int_equal(ops->finish(rt), GPUOPT_ERR_FAULT);
+            assert_int_equal(ops->program_build(rt, kernel_src, NULL, &again, &log),
+                             GPUOPT_ERR_FAULT);
+            assert_null(again);
+            assert_non_null(strstr(gpo_detail_get(), "hipModuleLoadData"));
+        }
+        free(log);
+        ops->close(rt);
+        rocm_run_free(&f.run); /* objects the faulted runtime would not free stay with it */
+        fake_reset(6, NULL, NULL);
+    }
 }
 
 static void a_gpu_seen_only_by_kfd_cannot_open_a_session(void **state)
@@ -553,12 +757,15 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(session_round_trips_memory_and_times_a_copy),
-        cmocka_unit_test(session_restores_the_threads_current_device),
+        cmocka_unit_test(every_op_gives_the_thread_its_current_device_back),
         cmocka_unit_test(build_find_and_launch_stop_where_a_real_gpu_is_needed),
         cmocka_unit_test(build_failures_carry_the_compilers_log),
         cmocka_unit_test(every_op_refuses_foreign_handles_and_out_of_range_values),
         cmocka_unit_test(freed_and_foreign_handles_of_each_kind_are_refused_unread),
-        cmocka_unit_test(ops_on_another_thread_are_refused),
+        cmocka_unit_test(a_session_works_from_another_thread_on_its_own_device),
+        cmocka_unit_test(all_work_goes_to_one_non_blocking_stream_of_the_session),
+        cmocka_unit_test(blocking_copies_wait_for_their_stream_before_returning),
+        cmocka_unit_test(zero_readings_are_refused_and_faults_stick_with_their_name),
         cmocka_unit_test(a_gpu_seen_only_by_kfd_cannot_open_a_session),
         cmocka_unit_test(hiprtc_is_found_where_each_rocm_keeps_it),
         cmocka_unit_test(a_target_the_compiler_does_not_know_is_refused_before_compiling),

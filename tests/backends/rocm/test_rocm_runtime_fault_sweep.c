@@ -23,7 +23,10 @@
 #include "rocm_test.h"
 #include "util/strutil.h"
 
-static const char *const devices[] = {"mi300x", NULL};
+/* Two GPUs, the session on the second: the thread keeps the first current,
+ * so every op makes its device current and gives the thread's back
+ * (hipSetDevice is exercised both ways). */
+static const char *const devices[] = {"mi300x", "mi300x", NULL};
 static const gpo_runtime_ops *ops = &gpo_rocm_runtime;
 
 static const char kernel_src[] = "extern \"C\" __global__ void scale(float *x, float a) {}\n";
@@ -33,6 +36,7 @@ static const char kernel_src[] = "extern \"C\" __global__ void scale(float *x, f
  * unknown), and comgr's list (then the guard cannot ask and steps aside). */
 static const char *const silent[] = {
     "hipFree",
+    "hipStreamDestroy",
     "hipHostFree",
     "hipModuleUnload",
     "hipEventDestroy",
@@ -60,7 +64,7 @@ static int is_release(const char *call)
 {
     return strcmp(call, "hipFree") == 0 || strcmp(call, "hipHostFree") == 0 ||
            strcmp(call, "hipModuleUnload") == 0 || strcmp(call, "hipEventDestroy") == 0 ||
-           strcmp(call, "hiprtcDestroyProgram") == 0;
+           strcmp(call, "hipStreamDestroy") == 0 || strcmp(call, "hiprtcDestroyProgram") == 0;
 }
 
 #define STEP(expr, expected)                                                                       \
@@ -89,7 +93,7 @@ static void script(const rocm_run *r, gpo_sbuf *all)
     size_t max = 0, global[3] = {256, 1, 1}, local[3] = {64, 1, 1};
     float scale = 2.0f;
 
-    rocm_route_of(r, 0, &route);
+    rocm_route_of(r, 1, &route);
     STEP(ops->open(r->state, &route, &rt), GPUOPT_OK);
     STEP(ops->buffer_alloc(rt, sizeof data, &a), GPUOPT_OK);
     STEP(ops->buffer_alloc(rt, sizeof data, &b), GPUOPT_OK);
@@ -131,7 +135,7 @@ static void one_run(int major, const char *call, const char *use, int *fired_any
     if (strcmp(call, "hiprtcGetErrorString") == 0)
         gpo_snprintf(fail, sizeof fail,
                      "%s:%s:1,hiprtcCompileProgram:1:HIPRTC_ERROR_INTERNAL_ERROR", call, use);
-    assert_int_equal(fake_reset(major, fake_devices(devices), fail), 1);
+    assert_int_equal(fake_reset(major, fake_devices(devices), fail), 2);
     if (major >= 7)
         fake_hiprtc_reset(rtc);
     rocm_env_init(&e, NULL, fake_hip_path(major));

@@ -57,10 +57,12 @@ static int attr_index(const char *name)
     return -1;
 }
 
+/* "GPU-" or, for a MIG instance, "MIG-", then 32 hex digits in 8-4-4-4-12. */
 static int parse_uuid(const char *text, gpo_cu_uuid *u)
 {
     int n = 0;
-    if (strncmp(text, "GPU-", 4) != 0)
+    memset(u, 0, sizeof *u);
+    if (strncmp(text, "GPU-", 4) != 0 && strncmp(text, "MIG-", 4) != 0)
         return -1;
     for (const char *p = text + 4; *p && n < 32; p++) {
         if (*p == '-')
@@ -96,6 +98,9 @@ static int load_device(fake_config *c, const char *path, fake_device *d)
     const cJSON *total = cJSON_GetObjectItem(root, "total_memory_bytes");
     const cJSON *free_mem = cJSON_GetObjectItem(root, "free_memory_bytes");
     const cJSON *uuid = cJSON_GetObjectItem(root, "uuid");
+    /* A MIG instance ("uuid": "MIG-...") names its GPU's UUID, which the
+     * unversioned cuDeviceGetUuid answers. */
+    const cJSON *gpu_uuid = cJSON_GetObjectItem(root, "gpu_uuid");
     const cJSON *attrs = cJSON_GetObjectItem(root, "attributes");
     if (!cJSON_IsString(name) || !cJSON_IsArray(cc) || cJSON_GetArraySize(cc) != 2 ||
         !cJSON_IsNumber(total) || !cJSON_IsString(uuid) || !cJSON_IsObject(attrs)) {
@@ -109,8 +114,13 @@ static int load_device(fake_config *c, const char *path, fake_device *d)
     snprintf(d->name, sizeof d->name, "%s", name->valuestring);
     d->total = (size_t)total->valuedouble;
     d->free_mem = cJSON_IsNumber(free_mem) ? (size_t)free_mem->valuedouble : d->total;
-    if (parse_uuid(uuid->valuestring, &d->uuid) != 0) {
-        snprintf(c->error, sizeof c->error, "%s: malformed uuid", path);
+    snprintf(d->uuid_text, sizeof d->uuid_text, "%s", uuid->valuestring);
+    if (parse_uuid(uuid->valuestring, &d->uuid) != 0 ||
+        parse_uuid(cJSON_IsString(gpu_uuid) ? gpu_uuid->valuestring : uuid->valuestring,
+                   &d->gpu_uuid) != 0 ||
+        (strncmp(uuid->valuestring, "MIG-", 4) == 0) != cJSON_IsString(gpu_uuid)) {
+        snprintf(c->error, sizeof c->error,
+                 "%s: malformed uuid (GPU-..., or MIG-... with the GPU's gpu_uuid)", path);
         goto out;
     }
     d->attrs[GPO_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] =
@@ -164,9 +174,28 @@ static void parse_rules(fake_config *c, const char *text)
     }
 }
 
-/* CUDA_VISIBLE_DEVICES with indices (the CUDA C++ Programming Guide,
- * "CUDA Environment Variables": devices not listed are hidden, the order is
- * the listed one, and an invalid index ends the list). */
+/* The device a CUDA_VISIBLE_DEVICES entry names: an index, or a UUID
+ * ("GPU-..."/"MIG-...") given whole or by a prefix only one device has;
+ * -1 for none. */
+static int visible_entry(const fake_device *all, int n_all, const char *e, size_t len)
+{
+    char *end;
+    long idx = strtol(e, &end, 10);
+    if (end != e && (size_t)(end - e) == len)
+        return idx >= 0 && idx < n_all ? (int)idx : -1;
+    int found = -1;
+    for (int i = 0; i < n_all; i++)
+        if (len >= 5 && strncmp(all[i].uuid_text, e, len) == 0) {
+            if (found >= 0)
+                return -1; /* ambiguous */
+            found = i;
+        }
+    return found;
+}
+
+/* CUDA_VISIBLE_DEVICES with indices or UUIDs (the CUDA C++ Programming
+ * Guide, "CUDA Environment Variables": devices not listed are hidden, the
+ * order is the listed one, and an invalid entry ends the list). */
 static void apply_visibility(fake_config *c, const char *text)
 {
     static fake_device all[FAKE_MAX_DEVICES]; /* under the fake's lock */
@@ -174,12 +203,12 @@ static void apply_visibility(fake_config *c, const char *text)
     memcpy(all, c->devices, sizeof all);
     const char *p = text;
     while (*p && n < FAKE_MAX_DEVICES) {
-        char *end;
-        long idx = strtol(p, &end, 10);
-        if (end == p || idx < 0 || idx >= n_all)
+        size_t len = strcspn(p, ",");
+        int idx = visible_entry(all, n_all, p, len);
+        if (idx < 0)
             break;
         c->devices[n++] = all[idx];
-        p = end;
+        p += len;
         if (*p != ',')
             break;
         p++;
@@ -218,4 +247,22 @@ void fake_config_read(fake_config *c)
         c->driver_version = atoi(env);
     if ((env = getenv("GPUOPT_FAKE_CUDA_FAIL")) && *env)
         parse_rules(c, env);
+    if ((env = getenv("GPUOPT_FAKE_CUDA_LAUNCH_NS")) && *env) {
+        char *end;
+        c->launch_ns = strtod(env, &end);
+        c->launch_runs = 1;
+        if (*end)
+            snprintf(c->error, sizeof c->error, "GPUOPT_FAKE_CUDA_LAUNCH_NS: not a number: %s",
+                     env);
+    }
+    if ((env = getenv("GPUOPT_FAKE_CUDA_FAULT")) && *env) {
+        char *end;
+        c->fault_nth = strtol(env, &end, 10);
+        if (c->fault_nth < 1 || *end != ':' || parse_result(end + 1, &c->fault_result) != 0)
+            snprintf(c->error, sizeof c->error, "GPUOPT_FAKE_CUDA_FAULT: not N:RESULT: %s", env);
+        if (!c->launch_runs) {
+            c->launch_runs = 1;
+            c->launch_ns = 1000.0;
+        }
+    }
 }

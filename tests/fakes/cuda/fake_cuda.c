@@ -13,9 +13,23 @@
  *   GPUOPT_FAKE_CUDA_DRIVER_VERSION  cuDriverGetVersion's answer (13000)
  *   GPUOPT_FAKE_CUDA_FAIL            sym:N:RESULT[,...]: the Nth call (from 1,
  *                                    or '*' for every call) of sym returns RESULT
- *   CUDA_VISIBLE_DEVICES             as the driver reads it, indices only: the
- *                                    listed devices in that order, up to the
- *                                    first index that is not one; "" hides all
+ *   GPUOPT_FAKE_CUDA_LAUNCH_NS       launches run (doing nothing) and take this
+ *                                    many ns of the virtual clock (0, nan: the
+ *                                    readings a timer must refuse); unset: every
+ *                                    launch is refused with NOT_SUPPORTED
+ *   GPUOPT_FAKE_CUDA_FAULT           N:RESULT: launches run, and the Nth faults
+ *                                    with RESULT as a real kernel does: the
+ *                                    launch succeeds, the next call that waits
+ *                                    for the device returns RESULT, and so does
+ *                                    every call doing device work from then on
+ *                                    (a sticky error; only a reset clears it)
+ *   CUDA_VISIBLE_DEVICES             as the driver reads it: indices or UUIDs
+ *                                    (whole or a unique prefix), the listed
+ *                                    devices in that order, up to the first
+ *                                    entry that names none; "" hides all
+ * Every call is recorded in order, with the stream of the calls that take
+ * one (gpo_fake_cuda_trace), so tests can tell which stream work went to
+ * and what waited before what.
  * Which symbols are exported is the linker map's business (full.map,
  * legacy.map, broken.map), so one source builds every flavour. */
 #include <pthread.h>
@@ -28,56 +42,82 @@
 
 #define FAKE_STACK 16
 
+/* What a call does, for the double's sticky faults: QUERY calls do no
+ * device work (device queries, error names, context bookkeeping) and keep
+ * answering after a fault, as a driver whose context is poisoned still
+ * does while the process lives on; WORK calls return the fault; WAITS
+ * calls wait for the device (cuMemFree and module loads synchronise too),
+ * so a pending fault shows there first. */
+enum { QUERY, WORK, WAITS };
+
 /* Every symbol the fake implements, so calls are counted by name. */
-static const char *const fake_syms[] = {
-    "cuInit",
-    "cuDriverGetVersion",
-    "cuDeviceGetCount",
-    "cuDeviceGet",
-    "cuDeviceGetName",
-    "cuDeviceGetAttribute",
-    "cuDeviceTotalMem",
-    "cuDeviceTotalMem_v2",
-    "cuDeviceGetUuid",
-    "cuDeviceGetUuid_v2",
-    "cuGetErrorName",
-    "cuGetErrorString",
-    "cuDevicePrimaryCtxRetain",
-    "cuDevicePrimaryCtxRelease",
-    "cuDevicePrimaryCtxRelease_v2",
-    "cuCtxPushCurrent",
-    "cuCtxPushCurrent_v2",
-    "cuCtxPopCurrent",
-    "cuCtxPopCurrent_v2",
-    "cuMemGetInfo",
-    "cuMemGetInfo_v2",
-    "cuCtxGetCurrent",
-    "cuCtxGetDevice",
-    "cuCtxSetLimit",
-    "cuCtxGetLimit",
+static const struct {
+    const char *name;
+    int kind;
+} fake_syms[] = {
+    {"cuInit", QUERY},
+    {"cuDriverGetVersion", QUERY},
+    {"cuDeviceGetCount", QUERY},
+    {"cuDeviceGet", QUERY},
+    {"cuDeviceGetName", QUERY},
+    {"cuDeviceGetAttribute", QUERY},
+    {"cuDeviceTotalMem", QUERY},
+    {"cuDeviceTotalMem_v2", QUERY},
+    {"cuDeviceGetUuid", QUERY},
+    {"cuDeviceGetUuid_v2", QUERY},
+    {"cuGetErrorName", QUERY},
+    {"cuGetErrorString", QUERY},
+    {"cuDevicePrimaryCtxRetain", QUERY},
+    {"cuDevicePrimaryCtxRelease", QUERY},
+    {"cuDevicePrimaryCtxRelease_v2", QUERY},
+    {"cuDevicePrimaryCtxGetState", QUERY},
+    {"cuCtxPushCurrent", QUERY},
+    {"cuCtxPushCurrent_v2", QUERY},
+    {"cuCtxPopCurrent", QUERY},
+    {"cuCtxPopCurrent_v2", QUERY},
+    {"cuMemGetInfo", WORK},
+    {"cuMemGetInfo_v2", WORK},
+    {"cuCtxGetCurrent", QUERY},
+    {"cuCtxGetDevice", QUERY},
+    {"cuCtxSetLimit", WORK},
+    {"cuCtxGetLimit", WORK},
     /* the runtime half, fake_cuda_rt.c */
-    "cuCtxSynchronize",
-    "cuMemAlloc_v2",
-    "cuMemFree_v2",
-    "cuMemcpyHtoD_v2",
-    "cuMemcpyDtoH_v2",
-    "cuMemcpyDtoD_v2",
-    "cuMemAllocHost_v2",
-    "cuMemFreeHost",
-    "cuModuleLoadData",
-    "cuModuleUnload",
-    "cuModuleGetFunction",
-    "cuFuncGetAttribute",
-    "cuFuncGetParamInfo",
-    "cuLaunchKernel",
-    "cuEventCreate",
-    "cuEventDestroy_v2",
-    "cuEventRecord",
-    "cuEventSynchronize",
-    "cuEventElapsedTime_v2",
-    "cuEventElapsedTime",
+    {"cuCtxSynchronize", WAITS},
+    {"cuStreamCreate", WORK},
+    {"cuStreamDestroy_v2", WORK},
+    {"cuStreamSynchronize", WAITS},
+    {"cuMemAlloc_v2", WORK},
+    {"cuMemFree_v2", WAITS},
+    {"cuMemcpyHtoD_v2", WORK},
+    {"cuMemcpyDtoH_v2", WORK},
+    {"cuMemcpyDtoD_v2", WORK},
+    {"cuMemcpyHtoDAsync_v2", WORK},
+    {"cuMemcpyDtoHAsync_v2", WORK},
+    {"cuMemcpyDtoDAsync_v2", WORK},
+    {"cuMemAllocHost_v2", WORK},
+    {"cuMemFreeHost", WORK},
+    {"cuModuleLoadData", WAITS},
+    {"cuModuleUnload", WAITS},
+    {"cuModuleGetFunction", WORK},
+    {"cuFuncGetAttribute", WORK},
+    {"cuFuncSetAttribute", WORK},
+    {"cuFuncGetParamInfo", WORK},
+    {"cuLaunchKernel", WORK},
+    {"cuEventCreate", WORK},
+    {"cuEventDestroy_v2", WORK},
+    {"cuEventRecord", WORK},
+    {"cuEventSynchronize", WAITS},
+    {"cuEventElapsedTime_v2", WORK},
+    {"cuEventElapsedTime", WORK},
 };
 #define N_SYMS (sizeof fake_syms / sizeof fake_syms[0])
+
+#define TRACE_MAX 16384
+typedef struct trace_entry {
+    short sym; /* index into fake_syms */
+    short has_stream;
+    const void *stream;
+} trace_entry;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int configured;
@@ -86,6 +126,9 @@ static long calls[N_SYMS];
 static int initialised;
 static pid_t init_pid;
 static int contexts_created;
+static gpo_cu_result pending_fault, sticky_fault;
+static trace_entry trace[TRACE_MAX];
+static long trace_len;
 
 static _Thread_local fake_device *stack[FAKE_STACK];
 static _Thread_local int depth;
@@ -98,23 +141,36 @@ static void configure(void)
     initialised = 0;
     init_pid = 0;
     contexts_created = 0;
+    pending_fault = sticky_fault = GPO_CUDA_SUCCESS;
+    trace_len = 0;
     memset(calls, 0, sizeof calls);
     if (cfg.error[0])
         fprintf(stderr, "fake libcuda: %s\n", cfg.error);
     configured = 1;
 }
 
-/* Counts the call and applies fault rules: 1 with *r set when the call must
- * fail. A broken configuration fails every call. */
-int fake_enter(const char *sym, gpo_cu_result *r)
+/* Counts the call, traces it and applies fault rules and a sticky fault: 1
+ * with *r set when the call must fail. A broken configuration fails every
+ * call. */
+int fake_enter(const char *sym, int has_stream, const void *stream, gpo_cu_result *r)
 {
     int fail = 0;
     pthread_mutex_lock(&lock);
     if (!configured)
         configure();
     for (size_t i = 0; i < N_SYMS; i++) {
-        if (strcmp(fake_syms[i], sym) != 0)
+        if (strcmp(fake_syms[i].name, sym) != 0)
             continue;
+        if (pending_fault && fake_syms[i].kind == WAITS) {
+            sticky_fault = pending_fault;
+            pending_fault = GPO_CUDA_SUCCESS;
+        }
+        if (sticky_fault && fake_syms[i].kind != QUERY) {
+            *r = sticky_fault;
+            fail = 1;
+        }
+        if (trace_len < TRACE_MAX)
+            trace[trace_len++] = (trace_entry){(short)i, (short)has_stream, stream};
         long n = ++calls[i];
         for (int k = 0; k < cfg.n_rules; k++)
             if (strcmp(cfg.rules[k].sym, sym) == 0 &&
@@ -133,6 +189,19 @@ int fake_enter(const char *sym, gpo_cu_result *r)
 
 #define ENTER(sym) FAKE_ENTER(sym)
 #define NEED_INIT() FAKE_NEED_INIT()
+
+const fake_config *fake_cfg(void)
+{
+    return &cfg;
+}
+
+void fake_fault_pending(gpo_cu_result r)
+{
+    pthread_mutex_lock(&lock);
+    if (!sticky_fault)
+        pending_fault = r;
+    pthread_mutex_unlock(&lock);
+}
 
 int fake_initialised(void)
 {
@@ -283,27 +352,29 @@ gpo_cu_result cuDeviceTotalMem(unsigned int *bytes, gpo_cu_device dev)
     return GPO_CUDA_SUCCESS;
 }
 
-static gpo_cu_result get_uuid(gpo_cu_uuid *uuid, gpo_cu_device dev)
+/* _v2 answers a MIG instance's own UUID, the unversioned call its GPU's
+ * (the same for a whole GPU). */
+static gpo_cu_result get_uuid(gpo_cu_uuid *uuid, gpo_cu_device dev, int v2)
 {
     fake_device *d;
     NEED_INIT();
     if (!uuid)
         return GPO_CUDA_ERROR_INVALID_VALUE;
     DEVICE(d, dev);
-    *uuid = d->uuid;
+    *uuid = v2 ? d->uuid : d->gpu_uuid;
     return GPO_CUDA_SUCCESS;
 }
 
 gpo_cu_result cuDeviceGetUuid_v2(gpo_cu_uuid *uuid, gpo_cu_device dev)
 {
     ENTER("cuDeviceGetUuid_v2");
-    return get_uuid(uuid, dev);
+    return get_uuid(uuid, dev, 1);
 }
 
 gpo_cu_result cuDeviceGetUuid(gpo_cu_uuid *uuid, gpo_cu_device dev)
 {
     ENTER("cuDeviceGetUuid");
-    return get_uuid(uuid, dev);
+    return get_uuid(uuid, dev, 0);
 }
 
 gpo_cu_result cuGetErrorName(gpo_cu_result error, const char **text)
@@ -389,6 +460,22 @@ gpo_cu_result cuDevicePrimaryCtxRelease(gpo_cu_device dev)
 {
     ENTER("cuDevicePrimaryCtxRelease");
     return release(dev);
+}
+
+/* Active while anyone holds a reference; the flags are never set here. */
+gpo_cu_result cuDevicePrimaryCtxGetState(gpo_cu_device dev, unsigned int *flags, int *active)
+{
+    fake_device *d;
+    ENTER("cuDevicePrimaryCtxGetState");
+    NEED_INIT();
+    if (!flags || !active)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    DEVICE(d, dev);
+    pthread_mutex_lock(&lock);
+    *flags = 0;
+    *active = d->refcount > 0;
+    pthread_mutex_unlock(&lock);
+    return GPO_CUDA_SUCCESS;
 }
 
 static gpo_cu_result push(gpo_cu_context ctx)
@@ -555,7 +642,7 @@ long gpo_fake_cuda_calls(const char *sym)
     long n = 0;
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < N_SYMS; i++)
-        if (!sym || strcmp(fake_syms[i], sym) == 0)
+        if (!sym || strcmp(fake_syms[i].name, sym) == 0)
             n += calls[i];
     pthread_mutex_unlock(&lock);
     return n;
@@ -622,6 +709,38 @@ int gpo_fake_cuda_clear_current(void)
 int gpo_fake_cuda_stack_depth(void)
 {
     return depth;
+}
+
+/* The index of the device whose context is current on the calling thread,
+ * or -1 for none. */
+int gpo_fake_cuda_current_device(void)
+{
+    return depth ? (int)(stack[depth - 1] - cfg.devices) : -1;
+}
+
+/* Calls recorded since the last reset (at most TRACE_MAX). */
+long gpo_fake_cuda_trace_length(void)
+{
+    pthread_mutex_lock(&lock);
+    long n = trace_len;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+/* The i-th call since the last reset: its symbol, and in *has_stream and
+ * *stream whether it takes a stream and which (NULL: the legacy default
+ * stream). NULL past the end. */
+const char *gpo_fake_cuda_trace_call(long i, int *has_stream, const void **stream)
+{
+    const char *sym = NULL;
+    pthread_mutex_lock(&lock);
+    if (i >= 0 && i < trace_len) {
+        sym = fake_syms[trace[i].sym].name;
+        *has_stream = trace[i].has_stream;
+        *stream = trace[i].stream;
+    }
+    pthread_mutex_unlock(&lock);
+    return sym;
 }
 
 /* Why the configuration is broken; "" when it is fine. */

@@ -16,7 +16,9 @@ typedef struct fake_device {
     int attrs_set[160]; /* 1 when attrs[i] comes from the file */
     int attrs[160];
     size_t total, free_mem;
-    gpo_cu_uuid uuid;
+    char uuid_text[64];   /* as the file spells it: "GPU-..." or "MIG-..." */
+    gpo_cu_uuid uuid;     /* cuDeviceGetUuid_v2's answer */
+    gpo_cu_uuid gpu_uuid; /* the unversioned call's: the parent GPU's for a MIG instance */
     int refcount;         /* primary context retains minus releases */
     size_t l2_persisting; /* the primary context's CU_LIMIT_PERSISTING_L2_CACHE_SIZE */
 } fake_device;
@@ -36,6 +38,12 @@ typedef struct fake_config {
     int driver_version;
     fake_rule rules[FAKE_MAX_RULES];
     int n_rules;
+    /* Launches: refused (CUDA_ERROR_NOT_SUPPORTED) unless launch_runs; a
+     * run advances the virtual clock by launch_ns (any double, NaN too). */
+    int launch_runs;
+    double launch_ns;
+    long fault_nth; /* the launch that faults (from 1), 0: none */
+    gpo_cu_result fault_result;
 } fake_config;
 
 void fake_config_read(fake_config *c);
@@ -51,9 +59,20 @@ GPO_CUDA_API(FAKE_DECLARE_)
 
 /* Shared by fake_cuda.c and fake_cuda_rt.c (the runtime half: memory,
  * modules, events, launches). */
-/* Counts the call of `sym` and applies the fault rules: 1 with *r set when
- * the call must fail. */
-int fake_enter(const char *sym, gpo_cu_result *r);
+/* Counts the call of `sym`, records it in the call trace (with `stream`
+ * when `has_stream`: the calls that take one) and applies the fault rules
+ * and a sticky fault: 1 with *r set when the call must fail. */
+int fake_enter(const char *sym, int has_stream, const void *stream, gpo_cu_result *r);
+/* The configuration (under the lock or after the first call). */
+const fake_config *fake_cfg(void);
+/* A launch faulted with `r`: the fault surfaces at the next call that
+ * waits for the device, and sticks from then on (fake_cuda.c). */
+void fake_fault_pending(gpo_cu_result r);
+/* fake_cuda_rt.c: advances the virtual clock (launches). */
+void fake_clock_advance(double ns);
+/* fake_cuda_rt.c: 1 when `stream` is NULL (the legacy default stream) or a
+ * live stream of device `d`. */
+int fake_stream_ok(const fake_device *d, const void *stream);
 int fake_initialised(void);
 /* The device whose context is current on this thread, or NULL. */
 fake_device *fake_current(void);
@@ -69,11 +88,21 @@ void fake_rt_context_destroyed(const fake_device *d);
  * lock), and counts the live ones. */
 void fake_modules_free(const fake_device *d);
 long fake_modules_count(void);
+/* fake_cuda_module.c: restarts the count of launches (a reset). */
+void fake_launches_reset(void);
 
 #define FAKE_ENTER(sym)                                                                            \
     do {                                                                                           \
         gpo_cu_result injected_;                                                                   \
-        if (fake_enter(sym, &injected_))                                                           \
+        if (fake_enter(sym, 0, NULL, &injected_))                                                  \
+            return injected_;                                                                      \
+    } while (0)
+
+/* The same for a call that takes a stream (recorded in the trace). */
+#define FAKE_ENTER_ON(sym, stream)                                                                 \
+    do {                                                                                           \
+        gpo_cu_result injected_;                                                                   \
+        if (fake_enter(sym, 1, (stream), &injected_))                                              \
             return injected_;                                                                      \
     } while (0)
 

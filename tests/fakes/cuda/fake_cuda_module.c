@@ -2,9 +2,14 @@
  * has memory and events): cuModuleLoadData takes PTX text or an ELF image
  * (a CUBIN); cuModuleGetFunction finds ".entry NAME" in PTX or NAME in the
  * ELF's string table; cuFuncGetParamInfo reads PTX parameter lists (for an
- * ELF it answers CUDA_ERROR_NOT_SUPPORTED); cuLaunchKernel checks a launch
- * as the driver does (context, handle, geometry, parameters) and then
- * refuses it with CUDA_ERROR_NOT_SUPPORTED: the double cannot run code.
+ * ELF it answers CUDA_ERROR_NOT_SUPPORTED); cuFuncSetAttribute raises a
+ * function's dynamic shared-memory limit up to the device's opt-in limit;
+ * cuLaunchKernel checks a launch as the driver does (context, handle,
+ * stream, geometry, shared memory against the function's limit,
+ * parameters) and then refuses it with CUDA_ERROR_NOT_SUPPORTED (the
+ * double cannot run code), or, when GPUOPT_FAKE_CUDA_LAUNCH_NS or
+ * GPUOPT_FAKE_CUDA_FAULT say so, "runs" it: nothing is computed, the
+ * virtual clock advances, and the configured launch faults (fake_cuda.c).
  * Modules belong to the context they were loaded in and die with it. */
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +27,10 @@ typedef struct fake_func {
     int n_params; /* -1: the image cannot say (an ELF) */
     size_t param_size[FAKE_MAX_PARAMS];
     size_t param_offset[FAKE_MAX_PARAMS];
+    int dynamic_max; /* MAX_DYNAMIC_SHARED_SIZE_BYTES; -1: the default */
 } fake_func;
+
+static long launches;
 
 typedef struct fake_module {
     struct fake_module *next;
@@ -263,10 +271,43 @@ gpo_cu_result cuModuleGetFunction(gpo_cu_function *func, gpo_cu_module module, c
     f->module = m;
     snprintf(f->name, sizeof f->name, "%s", name);
     f->n_params = -1;
+    f->dynamic_max = -1;
     if (!m->elf)
         ptx_params((const char *)at + strlen(needle), f);
     m->n_funcs++;
     *func = (gpo_cu_function)(void *)f;
+    return GPO_CUDA_SUCCESS;
+}
+
+/* The double's kernels have no static shared memory, so the default
+ * dynamic limit is the device's per-block limit and the opt-in one its
+ * OPTIN attribute (cuda.h, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). */
+static int dynamic_max(const fake_func *f)
+{
+    return f->dynamic_max >= 0
+               ? f->dynamic_max
+               : f->module->dev->attrs[GPO_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK];
+}
+
+static int optin_max(const fake_device *d)
+{
+    int optin = d->attrs[GPO_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN];
+    int block = d->attrs[GPO_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK];
+    return optin > block ? optin : block;
+}
+
+gpo_cu_result cuFuncSetAttribute(gpo_cu_function func, gpo_cu_function_attribute attrib, int value)
+{
+    fake_device *d;
+    FAKE_ENTER("cuFuncSetAttribute");
+    FAKE_NEED_CONTEXT(d);
+    fake_func *f = find_func(func);
+    if (!f)
+        return GPO_CUDA_ERROR_INVALID_HANDLE;
+    if (attrib != GPO_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || value < 0 ||
+        value > optin_max(f->module->dev))
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    f->dynamic_max = value;
     return GPO_CUDA_SUCCESS;
 }
 
@@ -286,6 +327,9 @@ gpo_cu_result cuFuncGetAttribute(int *value, gpo_cu_function_attribute attrib, g
         return GPO_CUDA_SUCCESS;
     case GPO_CU_FUNC_ATTRIBUTE_NUM_REGS: *value = 32; return GPO_CUDA_SUCCESS;
     case GPO_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = 0; return GPO_CUDA_SUCCESS;
+    case GPO_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        *value = dynamic_max(f);
+        return GPO_CUDA_SUCCESS;
     default: return GPO_CUDA_ERROR_INVALID_VALUE;
     }
 }
@@ -315,13 +359,13 @@ gpo_cu_result cuLaunchKernel(gpo_cu_function func, unsigned int grid_x, unsigned
                              void **params, void **extra)
 {
     fake_device *d;
-    FAKE_ENTER("cuLaunchKernel");
+    FAKE_ENTER_ON("cuLaunchKernel", stream);
     FAKE_NEED_CONTEXT(d);
     fake_func *f = find_func(func);
-    if (!f || f->module->dev != d)
+    if (!f || f->module->dev != d || !fake_stream_ok(d, stream))
         return GPO_CUDA_ERROR_INVALID_HANDLE;
-    if (stream || extra)
-        return GPO_CUDA_ERROR_INVALID_VALUE; /* the backend uses neither */
+    if (extra)
+        return GPO_CUDA_ERROR_INVALID_VALUE; /* the backend does not use it */
     const int *a = d->attrs;
     unsigned long long threads = (unsigned long long)block_x * block_y * block_z;
     if (!grid_x || !grid_y || !grid_z || !block_x || !block_y || !block_z ||
@@ -332,7 +376,7 @@ gpo_cu_result cuLaunchKernel(gpo_cu_function func, unsigned int grid_x, unsigned
         grid_y > (unsigned)a[GPO_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y] ||
         grid_z > (unsigned)a[GPO_CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z] ||
         threads > (unsigned)a[GPO_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK] ||
-        shared_bytes > (unsigned)a[GPO_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN])
+        shared_bytes > (unsigned)dynamic_max(f))
         return GPO_CUDA_ERROR_INVALID_VALUE;
     if (f->n_params > 0 && !params)
         return GPO_CUDA_ERROR_INVALID_VALUE;
@@ -340,5 +384,19 @@ gpo_cu_result cuLaunchKernel(gpo_cu_function func, unsigned int grid_x, unsigned
         if (!params[i])
             return GPO_CUDA_ERROR_INVALID_VALUE;
     /* Everything checked: this is where a GPU would run the kernel. */
-    return GPO_CUDA_ERROR_NOT_SUPPORTED;
+    const fake_config *c = fake_cfg();
+    if (!c->launch_runs)
+        return GPO_CUDA_ERROR_NOT_SUPPORTED;
+    fake_lock();
+    long n = ++launches;
+    fake_unlock();
+    if (n == c->fault_nth)
+        fake_fault_pending(c->fault_result);
+    fake_clock_advance(c->launch_ns);
+    return GPO_CUDA_SUCCESS;
+}
+
+void fake_launches_reset(void)
+{
+    launches = 0;
 }

@@ -4,9 +4,14 @@
  *   memory    cuMemAlloc_v2 and friends hand out host memory, bounded by the
  *             device's free memory; copies check that they stay inside an
  *             allocation and really copy
+ *   streams   cuStreamCreate makes a stream of the current context; calls that
+ *             take one accept NULL (the legacy default stream) or a live
+ *             stream of the current context; the work is done at once, so
+ *             a stream is always idle when waited for
  *   events    record a virtual clock that copies between device buffers
  *             advance at the device's datasheet bandwidth (2 x memory clock
- *             x bus width / 8, for reads plus writes), so timings are
+ *             x bus width / 8, for reads plus writes) and launches that run
+ *             advance by GPUOPT_FAKE_CUDA_LAUNCH_NS, so timings are
  *             plausible and repeatable
  * Every live object is counted so tests can prove nothing leaks. */
 #include <stdint.h>
@@ -34,8 +39,15 @@ typedef struct fake_event {
     double at_ns;
 } fake_event;
 
+typedef struct fake_stream {
+    struct fake_stream *next;
+    fake_device *dev;
+    unsigned int flags;
+} fake_stream;
+
 static fake_alloc *allocs;
 static fake_event *events;
+static fake_stream *streams;
 static double clock_ns;
 
 /* Frees the objects of device `d` (NULL: of every device). */
@@ -61,11 +73,21 @@ static void free_objects(const fake_device *d)
         *pp = e->next;
         free(e);
     }
+    for (fake_stream **pp = &streams; *pp;) {
+        fake_stream *st = *pp;
+        if (d && st->dev != d) {
+            pp = &st->next;
+            continue;
+        }
+        *pp = st->next;
+        free(st);
+    }
 }
 
 void fake_rt_reset(void)
 {
     free_objects(NULL);
+    fake_launches_reset();
     clock_ns = 0.0;
 }
 
@@ -237,6 +259,126 @@ gpo_cu_result cuCtxSynchronize(void)
     FAKE_NEED_CONTEXT(d);
     return GPO_CUDA_SUCCESS;
 }
+
+void fake_clock_advance(double ns)
+{
+    fake_lock();
+    clock_ns += ns;
+    fake_unlock();
+}
+
+/* ---- streams ------------------------------------------------------------------------ */
+
+static fake_stream *find_stream(const void *handle)
+{
+    fake_stream *found = NULL;
+    fake_lock();
+    for (fake_stream *st = streams; st; st = st->next)
+        if ((const void *)st == handle)
+            found = st;
+    fake_unlock();
+    return found;
+}
+
+int fake_stream_ok(const fake_device *d, const void *stream)
+{
+    if (!stream)
+        return 1;
+    fake_stream *st = find_stream(stream);
+    return st && st->dev == d;
+}
+
+gpo_cu_result cuStreamCreate(gpo_cu_stream *stream, unsigned int flags)
+{
+    fake_device *d;
+    FAKE_ENTER("cuStreamCreate");
+    FAKE_NEED_CONTEXT(d);
+    /* CU_STREAM_DEFAULT (0) and CU_STREAM_NON_BLOCKING (1) are the flags. */
+    if (!stream || flags > GPO_CU_STREAM_NON_BLOCKING)
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    fake_stream *st = calloc(1, sizeof *st);
+    if (!st)
+        return GPO_CUDA_ERROR_OUT_OF_MEMORY;
+    st->dev = d;
+    st->flags = flags;
+    fake_lock();
+    st->next = streams;
+    streams = st;
+    fake_unlock();
+    *stream = (gpo_cu_stream)(void *)st;
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuStreamDestroy_v2(gpo_cu_stream stream)
+{
+    gpo_cu_result r = GPO_CUDA_ERROR_INVALID_HANDLE;
+    FAKE_ENTER_ON("cuStreamDestroy_v2", stream);
+    FAKE_NEED_INIT();
+    fake_lock();
+    for (fake_stream **pp = &streams; *pp; pp = &(*pp)->next) {
+        if ((void *)*pp != (void *)stream)
+            continue;
+        fake_stream *st = *pp;
+        *pp = st->next;
+        free(st);
+        r = GPO_CUDA_SUCCESS;
+        break;
+    }
+    fake_unlock();
+    return r;
+}
+
+gpo_cu_result cuStreamSynchronize(gpo_cu_stream stream)
+{
+    fake_device *d;
+    FAKE_ENTER_ON("cuStreamSynchronize", stream);
+    FAKE_NEED_CONTEXT(d);
+    return fake_stream_ok(d, stream) ? GPO_CUDA_SUCCESS : GPO_CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* The async copies: done at once (a stream is never busy here). */
+gpo_cu_result cuMemcpyHtoDAsync_v2(gpo_cu_deviceptr dst, const void *src, size_t bytes,
+                                   gpo_cu_stream stream)
+{
+    fake_device *d;
+    FAKE_ENTER_ON("cuMemcpyHtoDAsync_v2", stream);
+    FAKE_NEED_CONTEXT(d);
+    if (!fake_stream_ok(d, stream))
+        return GPO_CUDA_ERROR_INVALID_HANDLE;
+    if (!src || !device_range(dst, bytes))
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    memcpy((void *)(uintptr_t)dst, src, bytes);
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuMemcpyDtoHAsync_v2(void *dst, gpo_cu_deviceptr src, size_t bytes,
+                                   gpo_cu_stream stream)
+{
+    fake_device *d;
+    FAKE_ENTER_ON("cuMemcpyDtoHAsync_v2", stream);
+    FAKE_NEED_CONTEXT(d);
+    if (!fake_stream_ok(d, stream))
+        return GPO_CUDA_ERROR_INVALID_HANDLE;
+    if (!dst || !device_range(src, bytes))
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    memcpy(dst, (const void *)(uintptr_t)src, bytes);
+    return GPO_CUDA_SUCCESS;
+}
+
+gpo_cu_result cuMemcpyDtoDAsync_v2(gpo_cu_deviceptr dst, gpo_cu_deviceptr src, size_t bytes,
+                                   gpo_cu_stream stream)
+{
+    fake_device *d;
+    FAKE_ENTER_ON("cuMemcpyDtoDAsync_v2", stream);
+    FAKE_NEED_CONTEXT(d);
+    if (!fake_stream_ok(d, stream))
+        return GPO_CUDA_ERROR_INVALID_HANDLE;
+    if (!device_range(dst, bytes) || !device_range(src, bytes))
+        return GPO_CUDA_ERROR_INVALID_VALUE;
+    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+    fake_clock_advance(2.0 * (double)bytes / bytes_per_ns(d));
+    return GPO_CUDA_SUCCESS;
+}
 /* ---- events ------------------------------------------------------------------------ */
 
 static fake_event *find_event(gpo_cu_event handle)
@@ -291,10 +433,10 @@ gpo_cu_result cuEventDestroy_v2(gpo_cu_event event)
 gpo_cu_result cuEventRecord(gpo_cu_event event, gpo_cu_stream stream)
 {
     fake_device *d;
-    FAKE_ENTER("cuEventRecord");
+    FAKE_ENTER_ON("cuEventRecord", stream);
     FAKE_NEED_CONTEXT(d);
     fake_event *e = find_event(event);
-    if (!e || stream)
+    if (!e || !fake_stream_ok(d, stream))
         return GPO_CUDA_ERROR_INVALID_HANDLE;
     fake_lock();
     e->recorded = 1;
@@ -336,8 +478,15 @@ gpo_cu_result cuEventElapsedTime(float *ms, gpo_cu_event start, gpo_cu_event end
 
 /* ---- control, for tests --------------------------------------------------------------- */
 
+/* The flags a live stream was created with, or -1 for no live stream. */
+int gpo_fake_cuda_stream_flags(const void *stream)
+{
+    fake_stream *st = stream ? find_stream(stream) : NULL;
+    return st ? (int)st->flags : -1;
+}
+
 /* Live runtime objects of a kind: "device_memory", "host_memory",
- * "modules", "events"; NULL: all of them. */
+ * "modules", "events", "streams"; NULL: all of them. */
 long gpo_fake_cuda_live_objects(const char *kind)
 {
     long n = 0;
@@ -347,6 +496,9 @@ long gpo_fake_cuda_live_objects(const char *kind)
             n++;
     for (fake_event *e = events; e; e = e->next)
         if (!kind || strcmp(kind, "events") == 0)
+            n++;
+    for (fake_stream *st = streams; st; st = st->next)
+        if (!kind || strcmp(kind, "streams") == 0)
             n++;
     fake_unlock();
     if (!kind || strcmp(kind, "modules") == 0)

@@ -4,7 +4,8 @@
  * finds each __global__ function and emits PTX with its entry and
  * parameter list (for a compute_XY target), or a small ELF image whose
  * string table names the entries (for sm_XY, standing in for a CUBIN).
- * `#error` in the source fails the compilation with a log, as NVRTC would.
+ * An `#error` outside every conditional block fails the compilation with a
+ * log, as NVRTC would (one inside is taken as unreached: no preprocessing).
  *
  * Configured from the environment, read at first use and by
  * gpo_fake_nvrtc_reset():
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "cuda/nvrtc_api.h"
+#include "../fake_source.h"
 
 #define FAKE_MAX_RULES 16
 
@@ -284,16 +286,26 @@ static int each_kernel(const char *src,
                        int (*fn)(void *, const char *, size_t, const char *, size_t), void *user)
 {
     for (const char *p = strstr(src, "__global__"); p; p = strstr(p + 1, "__global__")) {
-        const char *open = strchr(p, '(');
-        if (!open)
-            break;
-        const char *e = open;
-        while (e > p && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\t'))
-            e--;
-        const char *b = e;
-        while (b > p && (b[-1] == '_' || (b[-1] >= '0' && b[-1] <= '9') ||
-                         ((b[-1] | 32) >= 'a' && (b[-1] | 32) <= 'z')))
-            b--;
+        const char *from = p, *open, *e, *b;
+        /* The name is the identifier before the first '(' that does not
+         * open __launch_bounds__(...). */
+        for (;;) {
+            open = strchr(from, '(');
+            if (!open)
+                return 0;
+            e = open;
+            while (e > p && (e[-1] == ' ' || e[-1] == '\n' || e[-1] == '\t'))
+                e--;
+            b = e;
+            while (b > p && (b[-1] == '_' || (b[-1] >= '0' && b[-1] <= '9') ||
+                             ((b[-1] | 32) >= 'a' && (b[-1] | 32) <= 'z')))
+                b--;
+            if ((size_t)(e - b) != 17 || strncmp(b, "__launch_bounds__", 17) != 0)
+                break;
+            from = strchr(open, ')');
+            if (!from)
+                return 0;
+        }
         const char *close = strchr(open, ')');
         if (!close || e == b)
             break;
@@ -417,7 +429,7 @@ gpo_nvrtc_result nvrtcCompileProgram(gpo_nvrtc_program prog, int num_options,
             return GPO_NVRTC_ERROR_INVALID_OPTION;
         }
     }
-    const char *err = strstr(prog->source, "#error");
+    const char *err = fake_unconditional_error(prog->source);
     if (err) {
         int line = 1;
         for (const char *c = prog->source; c < err; c++)

@@ -27,6 +27,8 @@
  *                            `error` (a hipError name or number); calls
  *                            returning text return NULL instead
  *   GPUOPT_FAKE_HIP_VERSION  the number hipRuntimeGetVersion returns
+ *   GPUOPT_FAKE_HIP_LAUNCH_NS, GPUOPT_FAKE_HIP_FAULT: launches that run or
+ *                            fault (fake_hip_rt.c)
  */
 #include <cjson/cJSON.h>
 #include <ctype.h>

@@ -11,18 +11,30 @@
  *     hipErrorInvalidImage, and a stand-in built for another target than the
  *     current device's is hipErrorNoBinaryForGpu, as a real code object for
  *     the wrong target ID would be.
+ *   - Streams (hipStreamCreateWithFlags) belong to the device current when
+ *     they are made; calls that take one accept NULL (the null stream) or a
+ *     live stream of the current device. Work is done at once, so a stream
+ *     is always idle when waited for.
  *   - hipModuleLaunchKernel checks its arguments like the runtime, then
  *     fails with hipErrorNoDevice: the double has no GPU to run code on, and
- *     that is the point at which a real one is needed.
- *   - Events record the host's monotonic clock on the null stream (other
- *     streams are refused: the backend uses only the null stream).
+ *     that is the point at which a real one is needed. With
+ *     GPUOPT_FAKE_HIP_LAUNCH_NS set, launches "run" instead (nothing is
+ *     computed) and take that many ns of the virtual clock; with
+ *     GPUOPT_FAKE_HIP_FAULT=N:error the N-th launch faults: it is enqueued
+ *     fine, the next call that waits (hipStreamSynchronize,
+ *     hipEventSynchronize, hipFree, hipModuleLoadData, hipModuleUnload)
+ *     returns the error, and every call doing device work returns it from
+ *     then on (a sticky error; a reset clears it).
+ *   - Events record a virtual clock that device-to-device copies advance at
+ *     1 byte per ns each way and running launches by their
+ *     GPUOPT_FAKE_HIP_LAUNCH_NS, so timings are repeatable.
  * Every object is counted; gpuoptFakeHipLive() tells the tests whether the
- * backend released all it created. */
+ * backend released all it created. Every call taking a stream is traced
+ * (gpuoptFakeHipTrace) with the stream and the calling thread's device. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fake_hip.h"
 
@@ -46,14 +58,68 @@ typedef struct fake_function {
 } fake_function;
 
 typedef struct fake_event {
-    long long ns; /* -1: not recorded */
+    double ns;
+    int recorded;
 } fake_event;
+
+typedef struct fake_stream {
+    int device;
+    unsigned int flags;
+} fake_stream;
+
+#define TRACE_MAX 4096
+typedef struct trace_entry {
+    const char *call;
+    int has_stream;
+    const void *stream;
+    int device; /* the calling thread's current device */
+} trace_entry;
 
 static alloc device_mem[MAX_OBJECTS];
 static alloc host_mem[MAX_OBJECTS];
 static fake_module *modules[MAX_OBJECTS];
 static fake_function *functions[MAX_OBJECTS];
 static fake_event *events[MAX_OBJECTS];
+static fake_stream *streams[MAX_OBJECTS];
+static double clock_ns;
+static int launch_runs;
+static double launch_ns;
+static long launches, fault_nth;
+static int fault_error, pending_fault, sticky_fault;
+static trace_entry trace[TRACE_MAX];
+static long trace_len;
+
+/* The calls at which a pending fault surfaces: they wait for the device. */
+static const char *const waiting[] = {"hipStreamSynchronize", "hipEventSynchronize", "hipFree",
+                                      "hipModuleLoadData", "hipModuleUnload"};
+
+/* ENTER for the calls that do device work: counted, traced, faults
+ * injected, and a sticky fault returned once one has shown. */
+static int rt_enter(const char *call, int has_stream, const void *stream)
+{
+    int injected = fake_enter(call);
+    if (trace_len < TRACE_MAX)
+        trace[trace_len++] = (trace_entry){call, has_stream, stream, fake_current_device()};
+    for (size_t i = 0; pending_fault && i < sizeof waiting / sizeof waiting[0]; i++)
+        if (strcmp(waiting[i], call) == 0) {
+            sticky_fault = pending_fault;
+            pending_fault = 0;
+        }
+    return sticky_fault ? sticky_fault : injected;
+}
+
+#define RT_ENTER(name)                                                                             \
+    do {                                                                                           \
+        int e_ = rt_enter(name, 0, NULL);                                                          \
+        if (e_)                                                                                    \
+            return e_;                                                                             \
+    } while (0)
+#define RT_ENTER_ON(name, stream)                                                                  \
+    do {                                                                                           \
+        int e_ = rt_enter(name, 1, stream);                                                        \
+        if (e_)                                                                                    \
+            return e_;                                                                             \
+    } while (0)
 
 static int live_of(const void *table, size_t stride)
 {
@@ -67,7 +133,8 @@ int fake_rt_live(void)
 {
     /* Functions belong to their module (freed with it), as in HIP. */
     return live_of(device_mem, sizeof device_mem[0]) + live_of(host_mem, sizeof host_mem[0]) +
-           live_of(modules, sizeof modules[0]) + live_of(events, sizeof events[0]);
+           live_of(modules, sizeof modules[0]) + live_of(events, sizeof events[0]) +
+           live_of(streams, sizeof streams[0]);
 }
 
 void fake_rt_reset(void)
@@ -81,19 +148,37 @@ void fake_rt_reset(void)
         free(modules[i]);
         free(functions[i]);
         free(events[i]);
+        free(streams[i]);
     }
     memset(device_mem, 0, sizeof device_mem);
     memset(host_mem, 0, sizeof host_mem);
     memset(modules, 0, sizeof modules);
     memset(functions, 0, sizeof functions);
     memset(events, 0, sizeof events);
-}
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    memset(streams, 0, sizeof streams);
+    clock_ns = 0.0;
+    launches = trace_len = 0;
+    pending_fault = sticky_fault = 0;
+    const char *env = getenv("GPUOPT_FAKE_HIP_LAUNCH_NS");
+    launch_runs = env && *env;
+    launch_ns = launch_runs ? strtod(env, NULL) : 0.0;
+    env = getenv("GPUOPT_FAKE_HIP_FAULT");
+    fault_nth = 0;
+    if (env && *env) {
+        char *end;
+        fault_nth = strtol(env, &end, 10);
+        const char *name = *end == ':' ? end + 1 : "";
+        fault_error = 0;
+        for (int v = 1; v < 2000 && !fault_error; v++)
+            if (fake_error_name(v) && strcmp(fake_error_name(v), name) == 0)
+                fault_error = v;
+        if (!fault_error)
+            fault_error = atoi(name);
+        if (!launch_runs) {
+            launch_runs = 1;
+            launch_ns = 1000.0;
+        }
+    }
 }
 
 static int slot(void *const *table, size_t stride)
@@ -119,7 +204,7 @@ static alloc *holding(alloc *table, const void *p, size_t n)
 
 EXPORT hipError_t hipMalloc(void **ptr, size_t size)
 {
-    ENTER("hipMalloc");
+    RT_ENTER("hipMalloc");
     if (!ptr)
         return 1;
     *ptr = NULL;
@@ -137,7 +222,7 @@ EXPORT hipError_t hipMalloc(void **ptr, size_t size)
 
 EXPORT hipError_t hipFree(void *ptr)
 {
-    ENTER("hipFree");
+    RT_ENTER("hipFree");
     if (!ptr)
         return 0;
     for (int i = 0; i < MAX_OBJECTS; i++)
@@ -149,36 +234,96 @@ EXPORT hipError_t hipFree(void *ptr)
     return 1;
 }
 
-EXPORT hipError_t hipMemcpyHtoD(void *dst, void *src, size_t bytes)
+/* ---- streams -------------------------------------------------------------------- */
+
+static fake_stream *stream_live(const void *s)
 {
-    ENTER("hipMemcpyHtoD");
+    for (int i = 0; i < MAX_OBJECTS; i++)
+        if (s && streams[i] == s)
+            return streams[i];
+    return NULL;
+}
+
+/* NULL (the null stream) or a live stream of the current device. */
+static int stream_ok(const void *s)
+{
+    fake_stream *st = stream_live(s);
+    return !s || (st && st->device == fake_current_device());
+}
+
+EXPORT hipError_t hipStreamCreateWithFlags(void **stream, unsigned int flags)
+{
+    RT_ENTER("hipStreamCreateWithFlags");
+    if (!stream || flags > 1) /* hipStreamDefault 0, hipStreamNonBlocking 1 */
+        return 1;
+    int i = slot((void *const *)streams, sizeof streams[0]);
+    fake_stream *st = i < 0 ? NULL : calloc(1, sizeof *st);
+    if (!st)
+        return 2;
+    st->device = fake_current_device();
+    st->flags = flags;
+    streams[i] = st;
+    *stream = st;
+    return 0;
+}
+
+EXPORT hipError_t hipStreamDestroy(void *stream)
+{
+    RT_ENTER_ON("hipStreamDestroy", stream);
+    for (int i = 0; i < MAX_OBJECTS; i++)
+        if (stream && streams[i] == stream) {
+            free(streams[i]);
+            streams[i] = NULL;
+            return 0;
+        }
+    return 400;
+}
+
+EXPORT hipError_t hipStreamSynchronize(void *stream)
+{
+    RT_ENTER_ON("hipStreamSynchronize", stream);
+    return stream_ok(stream) ? 0 : 400;
+}
+
+/* ---- copies: done at once ------------------------------------------------------- */
+
+EXPORT hipError_t hipMemcpyHtoDAsync(void *dst, void *src, size_t bytes, void *stream)
+{
+    RT_ENTER_ON("hipMemcpyHtoDAsync", stream);
+    if (!stream_ok(stream))
+        return 400;
     if (!src || !holding(device_mem, dst, bytes))
         return 1;
     memcpy(dst, src, bytes);
     return 0;
 }
 
-EXPORT hipError_t hipMemcpyDtoH(void *dst, void *src, size_t bytes)
+EXPORT hipError_t hipMemcpyDtoHAsync(void *dst, void *src, size_t bytes, void *stream)
 {
-    ENTER("hipMemcpyDtoH");
+    RT_ENTER_ON("hipMemcpyDtoHAsync", stream);
+    if (!stream_ok(stream))
+        return 400;
     if (!dst || !holding(device_mem, src, bytes))
         return 1;
     memcpy(dst, src, bytes);
     return 0;
 }
 
-EXPORT hipError_t hipMemcpyDtoD(void *dst, void *src, size_t bytes)
+EXPORT hipError_t hipMemcpyDtoDAsync(void *dst, void *src, size_t bytes, void *stream)
 {
-    ENTER("hipMemcpyDtoD");
+    RT_ENTER_ON("hipMemcpyDtoDAsync", stream);
+    if (!stream_ok(stream))
+        return 400;
     if (!holding(device_mem, dst, bytes) || !holding(device_mem, src, bytes))
         return 1;
     memmove(dst, src, bytes);
+    clock_ns += 2.0 * (double)bytes; /* 1 byte per ns each way */
     return 0;
 }
 
 EXPORT hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags)
 {
-    ENTER("hipHostMalloc");
+    RT_ENTER("hipHostMalloc");
     if (!ptr)
         return 1;
     *ptr = NULL;
@@ -196,7 +341,7 @@ EXPORT hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags)
 
 EXPORT hipError_t hipHostFree(void *ptr)
 {
-    ENTER("hipHostFree");
+    RT_ENTER("hipHostFree");
     if (!ptr)
         return 0;
     for (int i = 0; i < MAX_OBJECTS; i++)
@@ -218,7 +363,7 @@ static int bare_equal(const char *a, const char *b)
 
 EXPORT hipError_t hipModuleLoadData(void **module, const void *image)
 {
-    ENTER("hipModuleLoadData");
+    RT_ENTER("hipModuleLoadData");
     if (!module || !image)
         return 1;
     *module = NULL;
@@ -254,7 +399,7 @@ EXPORT hipError_t hipModuleLoadData(void **module, const void *image)
 
 EXPORT hipError_t hipModuleUnload(void *module)
 {
-    ENTER("hipModuleUnload");
+    RT_ENTER("hipModuleUnload");
     for (int i = 0; i < MAX_OBJECTS; i++)
         if (module && modules[i] == module) {
             for (int f = 0; f < MAX_OBJECTS; f++)
@@ -279,7 +424,7 @@ static int module_live(const void *m)
 
 EXPORT hipError_t hipModuleGetFunction(void **function, void *module, const char *name)
 {
-    ENTER("hipModuleGetFunction");
+    RT_ENTER("hipModuleGetFunction");
     if (!function || !name)
         return 1;
     *function = NULL;
@@ -318,7 +463,7 @@ static int function_live(const void *f)
 
 EXPORT hipError_t hipFuncGetAttribute(int *value, int attrib, void *function)
 {
-    ENTER("hipFuncGetAttribute");
+    RT_ENTER("hipFuncGetAttribute");
     if (!value || attrib != 0) /* HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
         return 1;
     if (!function_live(function))
@@ -332,10 +477,12 @@ EXPORT hipError_t hipModuleLaunchKernel(void *f, unsigned int gx, unsigned int g
                                         unsigned int shared, void *stream, void **params,
                                         void **extra)
 {
-    ENTER("hipModuleLaunchKernel");
+    RT_ENTER_ON("hipModuleLaunchKernel", stream);
     if (!function_live(f))
         return 400;
-    if (stream || extra || !gx || !gy || !gz || !bx || !by || !bz)
+    if (!stream_ok(stream))
+        return 400;
+    if (extra || !gx || !gy || !gz || !bx || !by || !bz)
         return 1;
     if ((unsigned long long)bx * by * bz >
         (unsigned long long)fake_device_max_threads(fake_current_device()))
@@ -344,12 +491,11 @@ EXPORT hipError_t hipModuleLaunchKernel(void *f, unsigned int gx, unsigned int g
         return 1;
     (void)params;
     /* Everything a launch needs is in order: only a GPU is missing. */
-    return 100; /* hipErrorNoDevice */
-}
-
-EXPORT hipError_t hipDeviceSynchronize(void)
-{
-    ENTER("hipDeviceSynchronize");
+    if (!launch_runs)
+        return 100; /* hipErrorNoDevice */
+    if (++launches == fault_nth)
+        pending_fault = fault_error;
+    clock_ns += launch_ns;
     return 0;
 }
 
@@ -365,14 +511,13 @@ static fake_event *event_live(void *e)
 
 EXPORT hipError_t hipEventCreate(void **event)
 {
-    ENTER("hipEventCreate");
+    RT_ENTER("hipEventCreate");
     if (!event)
         return 1;
     int i = slot((void *const *)events, sizeof events[0]);
     fake_event *e = i < 0 ? NULL : calloc(1, sizeof *e);
     if (!e)
         return 2;
-    e->ns = -1;
     events[i] = e;
     *event = e;
     return 0;
@@ -380,37 +525,36 @@ EXPORT hipError_t hipEventCreate(void **event)
 
 EXPORT hipError_t hipEventRecord(void *event, void *stream)
 {
-    ENTER("hipEventRecord");
+    RT_ENTER_ON("hipEventRecord", stream);
     fake_event *e = event_live(event);
-    if (!e)
+    if (!e || !stream_ok(stream))
         return 400;
-    if (stream)
-        return 1;
-    e->ns = now_ns();
+    e->ns = clock_ns;
+    e->recorded = 1;
     return 0;
 }
 
 EXPORT hipError_t hipEventSynchronize(void *event)
 {
-    ENTER("hipEventSynchronize");
+    RT_ENTER("hipEventSynchronize");
     return event_live(event) ? 0 : 400;
 }
 
 EXPORT hipError_t hipEventElapsedTime(float *ms, void *start, void *stop)
 {
-    ENTER("hipEventElapsedTime");
+    RT_ENTER("hipEventElapsedTime");
     fake_event *a = event_live(start), *b = event_live(stop);
     if (!ms)
         return 1;
-    if (!a || !b || a->ns < 0 || b->ns < 0)
+    if (!a || !b || !a->recorded || !b->recorded)
         return 400;
-    *ms = (float)((double)(b->ns - a->ns) / 1e6);
+    *ms = (float)((b->ns - a->ns) / 1e6);
     return 0;
 }
 
 EXPORT hipError_t hipEventDestroy(void *event)
 {
-    ENTER("hipEventDestroy");
+    RT_ENTER("hipEventDestroy");
     for (int i = 0; i < MAX_OBJECTS; i++)
         if (event && events[i] == event) {
             free(events[i]);
@@ -418,4 +562,32 @@ EXPORT hipError_t hipEventDestroy(void *event)
             return 0;
         }
     return 400;
+}
+
+/* ---- test controls ------------------------------------------------------------------------ */
+
+/* Calls that do device work since the last reset (at most TRACE_MAX). */
+EXPORT long gpuoptFakeHipTraceLength(void)
+{
+    return trace_len;
+}
+
+/* The i-th of them: its name, whether it takes a stream and which (NULL:
+ * the null stream), and the calling thread's device then; NULL past the
+ * end. */
+EXPORT const char *gpuoptFakeHipTrace(long i, int *has_stream, const void **stream, int *device)
+{
+    if (i < 0 || i >= trace_len)
+        return NULL;
+    *has_stream = trace[i].has_stream;
+    *stream = trace[i].stream;
+    *device = trace[i].device;
+    return trace[i].call;
+}
+
+/* The flags a live stream was created with, or -1 for no live stream. */
+EXPORT int gpuoptFakeHipStreamFlags(const void *stream)
+{
+    fake_stream *st = stream_live(stream);
+    return st ? (int)st->flags : -1;
 }

@@ -5,8 +5,10 @@
  * which the double's hipModuleLoadData accepts (fake_hip_rt.c).
  *   - --offload-arch=<target ID> (or --gpu-architecture=) is required;
  *     other options must start with '-' (HIPRTC_ERROR_INVALID_OPTION);
- *   - a line with #error fails the compile (HIPRTC_ERROR_COMPILATION) with
- *     a clang-style log; #warning compiles with a log;
+ *   - a line with #error outside every #if block fails the compile
+ *     (HIPRTC_ERROR_COMPILATION) with a clang-style log (no preprocessing:
+ *     one inside a conditional is taken as unreached); #warning compiles
+ *     with a log;
  *   - kernels are the `__global__ void NAME(` of the source, mangled
  *     ("_Z<len><name>v") unless the source says extern "C";
  *   - amd_comgr_get_isa_count/_name list ROCm 6's targets without gfx950
@@ -18,6 +20,7 @@
 #include <string.h>
 
 #include "fake_hip.h"
+#include "../fake_source.h"
 
 #ifndef FAKE_HIPRTC_MAJOR
 #error "build with -DFAKE_HIPRTC_MAJOR=5, 6 or 7"
@@ -190,6 +193,14 @@ static void kernel_names(const char *src, int extern_c, char *out, size_t cap)
         q += 4;
         while (isspace((unsigned char)*q))
             q++;
+        /* __launch_bounds__(...) may stand between the type and the name. */
+        if (strncmp(q, "__launch_bounds__", 17) == 0 && (q = strchr(q, ')')) != NULL) {
+            q++;
+            while (isspace((unsigned char)*q))
+                q++;
+        }
+        if (!q)
+            continue;
         size_t n = 0;
         while (isalnum((unsigned char)q[n]) || q[n] == '_')
             n++;
@@ -230,7 +241,7 @@ EXPORT int hiprtcCompileProgram(void *prog, int n_options, const char *const *op
         set_log(p, "error: no --offload-arch: the double does not query a device\n");
         return 5;
     }
-    const char *err = strstr(p->src, "#error");
+    const char *err = fake_unconditional_error(p->src);
     if (err) {
         size_t n = strcspn(err, "\n");
         snprintf(log, sizeof log,
