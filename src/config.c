@@ -295,8 +295,8 @@ static int check_knob(const struct gpo_backend *const *list, size_t nlist, const
     }
     int64_t ival;
     char *norm = NULL;
-    char inner[256];
-    if (gpo_knob_parse(def->type, value, &ival, &norm, inner, sizeof inner)) {
+    char inner[768];
+    if (gpo_knob_parse(def, value, &ival, &norm, inner, sizeof inner)) {
         gpo_snprintf(why, cap, "knob '%s': %s", name, inner);
         return -1;
     }
@@ -326,7 +326,7 @@ static void env_knobs(gpo_config *cfg, const char *text, const struct gpo_backen
         }
         *eq = '\0';
         char *name = gpo_trim(item), *value = gpo_trim(eq + 1);
-        char why[512];
+        char why[1024];
         if (check_knob(list, nlist, name, value, why, sizeof why)) {
             pend(warn, "GPUOPT_KNOBS: ignoring '%s=%s': %s", name, value, why);
             continue;
@@ -446,10 +446,14 @@ static void file_knobs(gpo_config *cfg, const cJSON *obj, const char *path,
     const cJSON *it;
     cJSON_ArrayForEach(it, obj)
     {
-        char value[1024], why[512];
+        char value[1024], why[1024];
         if (json_scalar_text(it, value, sizeof value)) {
-            pend(warn, "config file %s: knobs.%s must be a string, number or boolean; ignored",
-                 path, it->string);
+            const gpo_knob_def *def = gpo_knob_find(list, nlist, it->string);
+            char dom[512] = "";
+            if (def)
+                gpo_knob_domain_text(def, dom, sizeof dom);
+            pend(warn, "config file %s: knobs.%s must be a string, number or boolean%s%s; ignored",
+                 path, it->string, def ? " in its domain: " : "", dom);
             continue;
         }
         if (check_knob(list, nlist, it->string, value, why, sizeof why)) {
