@@ -275,6 +275,18 @@ static void workloads_are_checked_and_tiny_ones_skip_measurement(void **state)
     w.struct_size = 4;
     assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 1, &w, &p), GPUOPT_ERR_STRUCT_SIZE);
     assert_null(p);
+    /* Fields that contradict each other are refused, both named: neither wins. */
+    gpuopt_workload_init(&w);
+    w.reduced_precision = 0;
+    w.quantized = 1;
+    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 1, &w, &p), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(gpuopt_last_error(), "reduced_precision = 0 (precision-sensitive) and "
+                                                "quantized = 1 contradict each other"));
+    assert_null(p);
+    w.reduced_precision = 1; /* each alone is fine */
+    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 1, &w, &p), GPUOPT_OK);
+    gpuopt_plan_destroy(p);
+    p = NULL;
 
     /* 64 KiB of model: level 2 is not worth it, and the plan says so. */
     gpuopt_workload_init(&w);
