@@ -191,6 +191,10 @@ static void plan_exports_json_and_quoted_shell_lines(void **state)
     assert_int_equal(cJSON_GetObjectItem(k, "value")->valueint, 10);
     assert_string_equal(cJSON_GetObjectItem(k, "source")->valuestring, "default");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(k, "env")));
+    /* The additions: the domain in words, the mapping, the inputs of a derived knob. */
+    assert_string_equal(cJSON_GetObjectItem(k, "domain")->valuestring, "an integer from 0 to 1000");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(k, "maps_to")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(k, "inputs")));
     assert_true(cJSON_IsArray(cJSON_GetObjectItem(root, "warnings")));
     cJSON_Delete(root);
     gpuopt_free(env);
