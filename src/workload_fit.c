@@ -59,6 +59,25 @@ static void env_budget(const gpo_derive_env *env, gpo_fit_budget *b)
                         b);
 }
 
+/* The budget for a derivation that needs the workload's `size` (the model's
+ * or an item's): 1, or 0 with the knob absent and the missing fact in its
+ * `how`. */
+static int derive_budget(const gpo_derive_env *env, uint64_t size, const char *missing,
+                         gpo_fit_budget *b, gpo_derivation *out)
+{
+    out->present = 0;
+    if (!size) {
+        gpo_snprintf(out->how, sizeof out->how, "%s", missing);
+        return 0;
+    }
+    env_budget(env, b);
+    if (!b->memory) {
+        gpo_snprintf(out->how, sizeof out->how, "the device's memory size is unknown");
+        return 0;
+    }
+    return 1;
+}
+
 /* "model 30 GiB at 8 bits = 15 GiB" or "model 30 GiB". */
 static void model_text(uint64_t model, int64_t bits, char *out, size_t cap)
 {
@@ -76,16 +95,8 @@ gpuopt_status gpo_derive_offload_bytes(const gpo_knob_input *in, const gpo_deriv
 {
     const gpuopt_workload *w = env->workload;
     gpo_fit_budget b;
-    out->present = 0;
-    if (!w || !w->model_bytes) {
-        gpo_snprintf(out->how, sizeof out->how, "no model size was described");
+    if (!derive_budget(env, w ? w->model_bytes : 0, "no model size was described", &b, out))
         return GPUOPT_OK;
-    }
-    env_budget(env, &b);
-    if (!b.memory) {
-        gpo_snprintf(out->how, sizeof out->how, "the device's memory size is unknown");
-        return GPUOPT_OK;
-    }
     int64_t bits = in[0].present ? in[0].ival : 16;
     uint64_t need = gpo_fit_quantised(w->model_bytes, bits) + w->item_bytes;
     char mt[96], item[32], needs[32], usable[32], off[32], sep[256], tail[300] = "";
@@ -124,16 +135,8 @@ gpuopt_status gpo_derive_batch_max_size(const gpo_knob_input *in, const gpo_deri
 {
     const gpuopt_workload *w = env->workload;
     gpo_fit_budget b;
-    out->present = 0;
-    if (!w || !w->item_bytes) {
-        gpo_snprintf(out->how, sizeof out->how, "no item size was described");
+    if (!derive_budget(env, w ? w->item_bytes : 0, "no item size was described", &b, out))
         return GPUOPT_OK;
-    }
-    env_budget(env, &b);
-    if (!b.memory) {
-        gpo_snprintf(out->how, sizeof out->how, "the device's memory size is unknown");
-        return GPUOPT_OK;
-    }
     int64_t bits = in[0].present ? in[0].ival : 16;
     uint64_t q = gpo_fit_quantised(w->model_bytes, bits);
     uint64_t off = in[1].present ? (uint64_t)in[1].ival : 0;
