@@ -21,6 +21,7 @@
 #include "backend.h"
 #include "context.h"
 #include "support/testutil.h"
+#include "util/fs.h"
 #include "util/strutil.h"
 
 typedef struct entry {
@@ -157,18 +158,6 @@ static void doc_row(const entry *e, char *out, size_t cap)
              dom, inputs[0] ? inputs : "-", env[0] ? env : "-");
 }
 
-static char *read_docs(void)
-{
-    FILE *f = fopen(GPO_FIXTURES_DIR "/../../docs/knobs.md", "rb");
-    assert_non_null(f);
-    char *text = calloc(1, 1 << 20);
-    assert_non_null(text);
-    size_t n = fread(text, 1, (1 << 20) - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    return text;
-}
-
 static void the_document_lists_every_knob_with_its_domain_and_derivation(void **state)
 {
     (void)state;
@@ -180,7 +169,12 @@ static void the_document_lists_every_knob_with_its_domain_and_derivation(void **
         }
         return;
     }
-    char *docs = read_docs();
+    gpo_fs fs;
+    char *docs = NULL;
+    size_t len = 0;
+    gpo_fs_init(&fs, "");
+    assert_int_equal(gpo_fs_read_alloc(&fs, GPO_FIXTURES_DIR "/../../docs/knobs.md", &docs, &len),
+                     GPUOPT_OK);
     char *section = strstr(docs, "\n## Domains and derivations");
     assert_non_null(section);
     char *next = strstr(section + 1, "\n## ");
