@@ -12,7 +12,9 @@
  *   2. The folder defines `const gpo_backend gpo_backend_<name>` (below),
  *      with everything vendor-specific beside it: the slice of the vendor
  *      API it dlopens, load and enumerate, its knob catalogue (sized with
- *      sizeof) and tier rules (src/rules.h), its library variables
+ *      sizeof; each entry with its domain, and a derived knob with its
+ *      inputs and derivation: src/knob.h) and tier rules (src/rules.h),
+ *      its library variables
  *      (`libraries`: GPUOPT_<NAME>_LIBRARY), its doctor checks (`diagnose`,
  *      src/doctor/doctor.h) and its one visibility parser, its runtime ops.
  *      It reads the environment through gpo_env_* and the plan through
@@ -71,8 +73,10 @@
 #include "util/log.h"
 #include "util/strutil.h"
 
-/* Bumped whenever this struct changes shape. */
-#define GPO_BACKEND_ABI 2
+/* Bumped whenever this struct, or what it points to (the knob catalogue
+ * entry, src/knob.h), changes shape. 3: catalogue entries declare domains
+ * and derivations. */
+#define GPO_BACKEND_ABI 3
 
 /* What a backend may read while loading and enumerating: the machine's
  * file-system root (GPUOPT_SYSFS_ROOT), the log, and the paths the user
