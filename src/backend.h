@@ -12,7 +12,9 @@
  *   2. The folder defines `const gpo_backend gpo_backend_<name>` (below),
  *      with everything vendor-specific beside it: the slice of the vendor
  *      API it dlopens, load and enumerate, its knob catalogue (sized with
- *      sizeof) and tier rules (src/rules.h), its library variables
+ *      sizeof; each entry with its domain, and a derived knob with its
+ *      inputs and derivation: src/knob.h) and tier rules (src/rules.h),
+ *      its library variables
  *      (`libraries`: GPUOPT_<NAME>_LIBRARY), its doctor checks (`diagnose`,
  *      src/doctor/doctor.h) and its one visibility parser, its runtime ops.
  *      It reads the environment through gpo_env_* and the plan through
@@ -71,8 +73,10 @@
 #include "util/log.h"
 #include "util/strutil.h"
 
-/* Bumped whenever this struct changes shape. */
-#define GPO_BACKEND_ABI 3
+/* Bumped whenever this struct, or what it points to (the knob catalogue
+ * entry, src/knob.h), changes shape. 3: catalogue entries declare domains
+ * and derivations. 4: toolchain_dropped. */
+#define GPO_BACKEND_ABI 4
 
 /* What a backend may read while loading and enumerating: the machine's
  * file-system root (GPUOPT_SYSFS_ROOT), the log, and the paths the user
@@ -237,7 +241,7 @@ typedef struct gpo_backend {
      * supports the device. The device list and plans show it as a warning,
      * tier 2 falls back with it instead of compiling, and the backend's
      * doctor reports it. May open the compiler library (once). NULL:
-     * nothing to check. (ABI 3) */
+     * nothing to check. (ABI 4) */
     int (*toolchain_dropped)(void *state, const gpo_route *route, const gpuopt_device *dev,
                              char *why, size_t cap);
 } gpo_backend;

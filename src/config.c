@@ -295,8 +295,8 @@ static int check_knob(const struct gpo_backend *const *list, size_t nlist, const
     }
     int64_t ival;
     char *norm = NULL;
-    char inner[256];
-    if (gpo_knob_parse(def->type, value, &ival, &norm, inner, sizeof inner)) {
+    char inner[768];
+    if (gpo_knob_parse(def, value, &ival, &norm, inner, sizeof inner)) {
         gpo_snprintf(why, cap, "knob '%s': %s", name, inner);
         return -1;
     }
@@ -326,7 +326,7 @@ static void env_knobs(gpo_config *cfg, const char *text, const struct gpo_backen
         }
         *eq = '\0';
         char *name = gpo_trim(item), *value = gpo_trim(eq + 1);
-        char why[512];
+        char why[1024];
         if (check_knob(list, nlist, name, value, why, sizeof why)) {
             pend(warn, "GPUOPT_KNOBS: ignoring '%s=%s': %s", name, value, why);
             continue;
@@ -446,10 +446,14 @@ static void file_knobs(gpo_config *cfg, const cJSON *obj, const char *path,
     const cJSON *it;
     cJSON_ArrayForEach(it, obj)
     {
-        char value[1024], why[512];
+        char value[1024], why[1024];
         if (json_scalar_text(it, value, sizeof value)) {
-            pend(warn, "config file %s: knobs.%s must be a string, number or boolean; ignored",
-                 path, it->string);
+            const gpo_knob_def *def = gpo_knob_find(list, nlist, it->string);
+            char dom[512] = "";
+            if (def)
+                gpo_knob_domain_text(def, dom, sizeof dom);
+            pend(warn, "config file %s: knobs.%s must be a string, number or boolean%s%s; ignored",
+                 path, it->string, def ? " in its domain: " : "", dom);
             continue;
         }
         if (check_knob(list, nlist, it->string, value, why, sizeof why)) {
@@ -457,6 +461,76 @@ static void file_knobs(gpo_config *cfg, const cJSON *obj, const char *path,
             continue;
         }
         gpo_config_set_knob(cfg, it->string, value, GPUOPT_SOURCE_CONFIG, origin);
+    }
+}
+
+/* A configuration's backend list, to compare and restore. */
+typedef struct backend_choice {
+    int all;
+    char names[GPO_MAX_BACKENDS][16];
+    int n;
+    gpo_origin origin;
+} backend_choice;
+
+static void backends_save(const gpo_config *cfg, backend_choice *c)
+{
+    c->all = cfg->all_backends;
+    memcpy(c->names, cfg->backends, sizeof c->names);
+    c->n = cfg->n_backends;
+    c->origin = cfg->backends_origin;
+}
+
+static void backends_restore(gpo_config *cfg, const backend_choice *c)
+{
+    cfg->all_backends = c->all;
+    memcpy(cfg->backends, c->names, sizeof cfg->backends);
+    cfg->n_backends = c->n;
+    cfg->backends_origin = c->origin;
+}
+
+/* The legacy "use_cuda" key of the origin project's configuration: false
+ * means the CPU only, true today's "auto". With a "backend" key that says
+ * otherwise the two contradict: neither is used (the backend list stays
+ * what it was before the file) and the warning names both. */
+static void file_use_cuda(gpo_config *cfg, const backend_choice *before, const cJSON *use_cuda,
+                          const cJSON *backend, const char *path,
+                          const struct gpo_backend *const *list, size_t nlist, pending *warn)
+{
+    char value[64], why[512], bv[256] = "";
+    int on;
+    if (json_scalar_text(use_cuda, value, sizeof value) || gpo_parse_bool(value, &on)) {
+        pend(warn,
+             "config file %s: \"use_cuda\" is not accepted (accepted: true, the default "
+             "backend choice, or false, the CPU only); ignored",
+             path);
+        return;
+    }
+    const char *wanted = on ? "auto" : "cpu";
+    backend_choice from_backend, from_use_cuda;
+    backends_save(cfg, &from_backend);
+    backends_restore(cfg, before);
+    if (set_field(cfg, F_BACKEND, wanted, GPO_ORIGIN_FILE, list, nlist, why, sizeof why)) {
+        pend(warn,
+             "config file %s: \"use_cuda\": %s needs backend \"%s\", which is not "
+             "accepted here (%s); ignored",
+             path, value, wanted, why);
+        backends_restore(cfg, &from_backend);
+        return;
+    }
+    backends_save(cfg, &from_use_cuda);
+    if (!backend)
+        return;
+    json_scalar_text(backend, bv, sizeof bv);
+    int same = from_backend.origin == GPO_ORIGIN_FILE && from_backend.all == from_use_cuda.all &&
+               (from_backend.all || from_backend.n == from_use_cuda.n);
+    for (int i = 0; same && !from_backend.all && i < from_backend.n; i++)
+        same = strcmp(from_backend.names[i], from_use_cuda.names[i]) == 0;
+    if (!same) {
+        pend(warn,
+             "config file %s: \"use_cuda\": %s and \"backend\": \"%s\" contradict each other "
+             "(use_cuda %s means backend \"%s\"); both are ignored",
+             path, on ? "true" : "false", bv, on ? "true" : "false", wanted);
+        backends_restore(cfg, before);
     }
 }
 
@@ -508,9 +582,15 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist,
         free(text);
         return;
     }
+    /* The backend list before the file, for the legacy use_cuda key. */
+    backend_choice before;
+    backends_save(cfg, &before);
+    const cJSON *use_cuda = cJSON_GetObjectItemCaseSensitive(root, "use_cuda");
     const cJSON *it;
     cJSON_ArrayForEach(it, root)
     {
+        if (strcmp(it->string, "use_cuda") == 0)
+            continue; /* after the loop: it is checked against "backend" */
         if (strcmp(it->string, "libraries") == 0) {
             file_libraries(cfg, it, path, warn);
             continue;
@@ -527,7 +607,7 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist,
             pend(warn,
                  "config file %s: unknown key \"%s\" ignored; accepted keys: backend, "
                  "device, level, log, sysfs_root, cache_dir, reduced_precision, "
-                 "libraries, knobs",
+                 "libraries, knobs, use_cuda",
                  path, it->string);
             continue;
         }
@@ -541,6 +621,9 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist,
             pend(warn, "config file %s: \"%s\": %s is not accepted (%s); keeping the default", path,
                  it->string, value, why);
     }
+    if (use_cuda)
+        file_use_cuda(cfg, &before, use_cuda, cJSON_GetObjectItemCaseSensitive(root, "backend"),
+                      path, list, nlist, warn);
     cJSON_Delete(root);
     free(text);
 }

@@ -165,8 +165,8 @@ GPUOPT_API gpuopt_status gpuopt_context_set_knob(gpuopt_context *ctx, const char
                         "no knob is called '%s'; docs/knobs.md lists every knob", name);
     if (value) {
         int64_t ival;
-        char *norm = NULL, why[256];
-        if (gpo_knob_parse(def->type, value, &ival, &norm, why, sizeof why))
+        char *norm = NULL, why[768];
+        if (gpo_knob_parse(def, value, &ival, &norm, why, sizeof why))
             return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "knob %s: %s", name, why);
         free(norm);
     }

@@ -121,6 +121,7 @@ static gpuopt_status knob_put(struct gpuopt_plan *p, const char *name, int32_t t
     char *reason = NULL;
     gpuopt_status st = GPUOPT_OK;
     const gpo_knob_def *def = gpo_plan_knob_def(p, name);
+    char buf[1024];
     if (!def || def->type != type) {
         st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                       def ? "knob %s is declared with another type"
@@ -128,7 +129,19 @@ static gpuopt_status knob_put(struct gpuopt_plan *p, const char *name, int32_t t
                       name);
         goto out;
     }
-    char buf[1024];
+    /* Derived knobs follow from the final values of their inputs; a rule
+     * that set one would be overwritten by the derivation, or would hide an
+     * override of an input from it. */
+    if (def->derive && !p->deriving && !gpo_knob_source_is_user(p->cur_source)) {
+        st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                      "knob %s is derived from other knobs: rules set its inputs, not the knob",
+                      name);
+        goto out;
+    }
+    if (text && gpo_knob_check(def, ival, text, buf, sizeof buf)) {
+        st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "knob %s: %s", name, buf);
+        goto out;
+    }
     vsnprintf(buf, sizeof buf, fmt, ap);
     reason = gpo_strdup(buf);
     if (!text || !reason) {
@@ -166,6 +179,7 @@ static gpuopt_status knob_put(struct gpuopt_plan *p, const char *name, int32_t t
     k->tier = p->cur_tier;
     k->source = p->cur_source;
     k->env = def->env;
+    k->def = def;
     return GPUOPT_OK;
 out:
     free(text);

@@ -12,12 +12,13 @@
 
 typedef struct gpo_knob {
     char *name;
-    int32_t type;    /* gpuopt_knob_type */
-    int64_t ival;    /* bool/int/bytes */
-    char *text;      /* value as text */
-    int32_t tier;    /* -1: set only by the user */
-    int32_t source;  /* gpuopt_knob_source */
-    const char *env; /* from the catalogue, static */
+    int32_t type;            /* gpuopt_knob_type */
+    int64_t ival;            /* bool/int/bytes */
+    char *text;              /* value as text */
+    int32_t tier;            /* -1: set only by the user */
+    int32_t source;          /* gpuopt_knob_source */
+    const char *env;         /* from the catalogue, static */
+    const gpo_knob_def *def; /* its catalogue entry, static */
     char *reason;
 } gpo_knob;
 
@@ -35,6 +36,9 @@ struct gpuopt_plan {
     /* Set by the orchestrator while a tier runs. */
     int32_t cur_tier;
     int32_t cur_source;
+    /* Set while src/plan_derive.c computes the derived knobs: the only
+     * time anything but a user's override may set one. */
+    int deriving;
     /* Free device memory read for this plan (level >= 1), 0 when unknown. */
     uint64_t memory_free;
     /* The workload, when the caller described one. */
@@ -60,5 +64,11 @@ gpuopt_status gpo_plan_snapshot(const struct gpuopt_plan *p, gpo_knob **knobs, s
 void gpo_plan_restore(struct gpuopt_plan *p, gpo_knob *knobs, size_t n);
 void gpo_knobs_free(gpo_knob *knobs, size_t n);
 gpo_knob *gpo_plan_find(const struct gpuopt_plan *p, const char *name);
+
+/* The derivation phase (plan_derive.c): computes every derived knob of the
+ * plan's catalogues from the final values of its inputs, in dependency
+ * order, after the user's overrides; a derived knob the user overrode keeps
+ * the user's value and its reason says what the derivation gives. */
+gpuopt_status gpo_plan_derive(struct gpuopt_plan *p);
 
 #endif

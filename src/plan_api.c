@@ -14,7 +14,10 @@ static const char *const type_names[] = {"", "bool", "int", "bytes", "string"};
 
 static const size_t first_knob_size = offsetof(gpuopt_knob, reason) + sizeof(const char *);
 
-GPUOPT_API void gpuopt_plan_destroy(gpuopt_plan *plan) { gpo_plan_free(plan); }
+GPUOPT_API void gpuopt_plan_destroy(gpuopt_plan *plan)
+{
+    gpo_plan_free(plan);
+}
 
 GPUOPT_API gpuopt_status gpuopt_plan_level(const gpuopt_plan *plan, int32_t *requested,
                                            int32_t *applied)
@@ -148,29 +151,49 @@ GPUOPT_API gpuopt_status gpuopt_plan_warning_at(const gpuopt_plan *plan, int32_t
 
 /* ---- exports ----------------------------------------------------------------------- */
 
+/* cJSON_Add*ToObject return the item they made, NULL when it could not be
+ * allocated: a knob missing a key is worse than no JSON at all. */
 static cJSON *knob_json(const gpo_knob *k)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    cJSON_AddStringToObject(o, "name", k->name);
-    cJSON_AddStringToObject(o, "type", type_names[k->type]);
+    int ok = cJSON_AddStringToObject(o, "name", k->name) &&
+             cJSON_AddStringToObject(o, "type", type_names[k->type]);
     if (k->type == GPUOPT_KNOB_BOOL)
-        cJSON_AddBoolToObject(o, "value", k->ival != 0);
+        ok = ok && cJSON_AddBoolToObject(o, "value", k->ival != 0);
     else if (k->type == GPUOPT_KNOB_STRING)
-        cJSON_AddStringToObject(o, "value", k->text);
+        ok = ok && cJSON_AddStringToObject(o, "value", k->text);
     else
-        cJSON_AddNumberToObject(o, "value", (double)k->ival);
-    if (k->tier >= 0)
-        cJSON_AddNumberToObject(o, "tier", k->tier);
-    else
-        cJSON_AddNullToObject(o, "tier");
-    cJSON_AddStringToObject(o, "source", source_names[k->source]);
-    cJSON_AddStringToObject(o, "reason", k->reason);
-    if (k->env)
-        cJSON_AddStringToObject(o, "env", k->env);
-    else
-        cJSON_AddNullToObject(o, "env");
+        ok = ok && cJSON_AddNumberToObject(o, "value", (double)k->ival);
+    ok = ok && (k->tier >= 0 ? cJSON_AddNumberToObject(o, "tier", k->tier) != NULL
+                             : cJSON_AddNullToObject(o, "tier") != NULL);
+    ok = ok && cJSON_AddStringToObject(o, "source", source_names[k->source]) &&
+         cJSON_AddStringToObject(o, "reason", k->reason) &&
+         (k->env ? cJSON_AddStringToObject(o, "env", k->env) != NULL
+                 : cJSON_AddNullToObject(o, "env") != NULL);
+    /* Additions: what the catalogue declares of the knob (docs/json.md). */
+    char dom[512];
+    gpo_knob_domain_text(k->def, dom, sizeof dom);
+    ok = ok && cJSON_AddStringToObject(o, "domain", dom) &&
+         (k->def->maps_to ? cJSON_AddStringToObject(o, "maps_to", k->def->maps_to) != NULL
+                          : cJSON_AddNullToObject(o, "maps_to") != NULL);
+    if (ok && k->def->inputs) {
+        cJSON *in = cJSON_AddArrayToObject(o, "inputs");
+        ok = in != NULL;
+        for (size_t i = 0; ok && k->def->inputs[i]; i++) {
+            cJSON *name = cJSON_CreateString(k->def->inputs[i]);
+            ok = name && cJSON_AddItemToArray(in, name);
+            if (!ok)
+                cJSON_Delete(name);
+        }
+    } else if (ok) {
+        ok = cJSON_AddNullToObject(o, "inputs") != NULL;
+    }
+    if (!ok) {
+        cJSON_Delete(o);
+        return NULL;
+    }
     return o;
 }
 

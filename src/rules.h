@@ -2,9 +2,10 @@
  * of the plan a backend's rules see (backend.h includes this header; the
  * plan's insides are src/plan.h, the core's own). Implemented by plan.c.
  *
- * Setting a knob that no catalogue declares (src/knob.h), or with another
- * type, is a bug in a rule: the setters refuse it, and the backends' tests
- * catch it. */
+ * Setting a knob that no catalogue declares (src/knob.h), with another
+ * type, outside its domain, or a derived knob (one the catalogue computes
+ * from others after the user's overrides) is a bug in a rule: the setters
+ * refuse it, and the backends' tests catch it. */
 #ifndef GPO_RULES_H
 #define GPO_RULES_H
 
@@ -22,7 +23,7 @@ struct gpuopt_plan;
  * same knob. The reason is printf-formatted and must name the fact behind
  * the value. Return GPUOPT_OK, GPUOPT_ERR_NO_MEMORY, or
  * GPUOPT_ERR_INVALID_ARGUMENT for a knob no catalogue declares with that
- * type. */
+ * type, a value outside its domain, or a derived knob. */
 gpuopt_status gpo_knob_set_bool(struct gpuopt_plan *p, const char *name, int value,
                                 const char *reason_fmt, ...) GPO_PRINTF(4, 5);
 gpuopt_status gpo_knob_set_int(struct gpuopt_plan *p, const char *name, int64_t value,

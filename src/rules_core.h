@@ -6,8 +6,10 @@
 
 struct gpuopt_plan;
 
-/* Workload-derived knobs (batch.max_size, model.quantize_bits,
- * model.offload_bytes) for tier 0 and 1. */
+/* Workload advice for tier 0 and 1: model.quantize_bits when the model does
+ * not fit and precision may be traded. The knobs that follow from it
+ * (model.offload_bytes, batch.max_size) are derived after the user's
+ * overrides (src/workload_fit.c). */
 gpuopt_status gpo_rules_workload(struct gpuopt_plan *p, int tier);
 
 #endif

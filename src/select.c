@@ -16,13 +16,9 @@
 
 #include "context.h"
 #include "util/strutil.h"
+#include "workload_fit.h"
 
 /* ---- what the workload asks of the ranking ------------------------------- */
-
-/* Level 0's budget (src/rules_workload.c): a fit judged on total memory
- * with 20% kept back, which never changes between calls as free memory
- * does. */
-#define FIT_KEEP_PCT 20
 
 typedef enum metric_kind {
     M_FP32 = 0,     /* no workload, or it keeps fp32: est_gflops */
@@ -67,6 +63,7 @@ typedef struct keys {
     double metric;
     double fp32;
     uint64_t memory;
+    int keep_pct; /* headroom the fit kept back */
 } keys;
 
 static const gpuopt_device_info *own(const gpuopt_device *d)
@@ -122,10 +119,15 @@ static void make_keys(const rank_rule *r, const gpuopt_device *d, size_t pos, ke
     k->pos = pos;
     k->memory = i->memory_bytes;
     k->fit = FIT_YES;
-    if (r->need)
-        k->fit = !k->memory                                          ? FIT_UNKNOWN
-                 : r->need <= k->memory / 100 * (100 - FIT_KEEP_PCT) ? FIT_YES
-                                                                     : FIT_NO;
+    if (r->need) {
+        /* Level 0's budget (src/workload_fit.c): total memory with its
+         * headroom kept back, which never changes between calls as a
+         * free-memory reading does. */
+        gpo_fit_budget b;
+        gpo_fit_budget_make(k->memory, "total", k->memory, 0, &b);
+        k->keep_pct = b.keep_pct;
+        k->fit = !k->memory ? FIT_UNKNOWN : r->need <= b.usable ? FIT_YES : FIT_NO;
+    }
     k->type = type_rank(i);
     k->native = native_rank(d);
     k->fp32 = d->est_gflops;
@@ -277,17 +279,17 @@ static void explain_win(const rank_rule *r, const keys *w, const keys *o, criter
             gpo_snprintf(out, cap,
                          "%s: the workload's %s fits in its %s (%d%% kept back), not in the %s "
                          "of %s",
-                         me, r->need_text, ma, FIT_KEEP_PCT, mb, other);
+                         me, r->need_text, ma, w->keep_pct, mb, other);
         else if (w->fit == FIT_YES)
             gpo_snprintf(out, cap,
                          "%s: the workload's %s fits in its %s (%d%% kept back); the memory size "
                          "of %s is unknown",
-                         me, r->need_text, ma, FIT_KEEP_PCT, other);
+                         me, r->need_text, ma, w->keep_pct, other);
         else
             gpo_snprintf(out, cap,
                          "%s: its memory size is unknown, and the workload's %s does not fit in "
                          "the %s of %s (%d%% kept back)",
-                         me, r->need_text, mb, other, FIT_KEEP_PCT);
+                         me, r->need_text, mb, other, o->keep_pct);
         return;
     case C_TYPE:
         gpo_snprintf(out, cap, "%s: %s, ranked above %s, %s", me, type_words(w->type), other,

@@ -1,7 +1,9 @@
 /* Building a plan: tier 0, then 1, then 2 as far as asked, each on top of the
  * last; a tier that fails is rolled back and the plan stays at the last tier
  * that succeeded, with the reason as a warning. The user's overrides (config
- * file < GPUOPT_KNOBS < API) are applied last and say what they replaced. */
+ * file < GPUOPT_KNOBS < API) replace the values they name and say what they
+ * replaced; then the derived knobs are computed from the final values
+ * (plan_derive.c). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,9 +106,9 @@ static gpuopt_status run_tier(struct gpuopt_plan *p, int tier)
     gpuopt_device *dev = p->device;
     int ran = 0;
     p->cur_tier = tier;
-    p->cur_source = tier == 0 ? GPUOPT_SOURCE_DEFAULT :
-                    tier == 1 ? GPUOPT_SOURCE_DETECTED :
-                                GPUOPT_SOURCE_BENCHMARK;
+    p->cur_source = tier == 0   ? GPUOPT_SOURCE_DEFAULT
+                    : tier == 1 ? GPUOPT_SOURCE_DETECTED
+                                : GPUOPT_SOURCE_BENCHMARK;
     if (tier == 2)
         return run_measured(p);
     for (int r = dev->n_routes - 1; r >= 0; r--) {
@@ -155,26 +157,27 @@ static gpuopt_status apply_overrides(struct gpuopt_context *ctx, struct gpuopt_p
         const gpo_knob_override *o = &ctx->cfg.knobs[i];
         const gpo_knob_def *def = gpo_plan_knob_def(p, o->name);
         if (!def) {
-            gpuopt_status st = gpo_plan_warn(p, "%s sets knob %s, which does not apply to %s (%s "
-                                                "backend); ignored",
-                                             o->origin_text, o->name, p->device->info.id,
-                                             p->device->info.routes);
+            gpuopt_status st =
+                gpo_plan_warn(p,
+                              "%s sets knob %s, which does not apply to %s (%s "
+                              "backend); ignored",
+                              o->origin_text, o->name, p->device->info.id, p->device->info.routes);
             if (st)
                 return st;
             continue;
         }
         int64_t ival;
-        char *norm = NULL, why[256];
-        if (gpo_knob_parse(def->type, o->value, &ival, &norm, why, sizeof why)) {
-            gpuopt_status st = gpo_plan_warn(p, "%s: knob %s: %s; ignored", o->origin_text,
-                                             o->name, why);
+        char *norm = NULL, why[768];
+        if (gpo_knob_parse(def, o->value, &ival, &norm, why, sizeof why)) {
+            gpuopt_status st =
+                gpo_plan_warn(p, "%s: knob %s: %s; ignored", o->origin_text, o->name, why);
             if (st)
                 return st;
             continue;
         }
         gpo_knob *old = gpo_plan_find(p, o->name);
-        char *was = old ? gpo_asprintf(" (rules gave %s: %s)", old->text, old->reason) :
-                          gpo_strdup("");
+        char *was =
+            old ? gpo_asprintf(" (rules gave %s: %s)", old->text, old->reason) : gpo_strdup("");
         int32_t tier = old ? old->tier : -1;
         p->cur_tier = tier;
         p->cur_source = o->source;
@@ -213,9 +216,10 @@ static int tier2_skipped(struct gpuopt_plan *p, gpuopt_status *st)
         return 0;
     char have[32];
     gpo_format_bytes(footprint, have, sizeof have);
-    *st = gpo_plan_warn(p, "level 2 (measurements on the device) was skipped: the workload's "
-                           "device footprint is %s, under the 1 MiB below which measuring costs "
-                           "more than it can save; the plan stays at level 1",
+    *st = gpo_plan_warn(p,
+                        "level 2 (measurements on the device) was skipped: the workload's "
+                        "device footprint is %s, under the 1 MiB below which measuring costs "
+                        "more than it can save; the plan stays at level 1",
                         have);
     return 1;
 }
@@ -257,7 +261,8 @@ static gpuopt_status build_plan(struct gpuopt_context *ctx, struct gpuopt_plan *
         gpo_knobs_free(saved, n_saved);
         p->level_applied = tier;
     }
-    return apply_overrides(ctx, p);
+    gpuopt_status st = apply_overrides(ctx, p);
+    return st ? st : gpo_plan_derive(p);
 }
 
 static void log_plan(struct gpuopt_context *ctx, const struct gpuopt_plan *p)
@@ -267,8 +272,9 @@ static void log_plan(struct gpuopt_context *ctx, const struct gpuopt_plan *p)
     for (size_t i = 0; i < p->n_knobs; i++)
         gpo_log_info(&ctx->log, "%s: %s = %s (tier %d): %s", p->device->info.id, p->knobs[i].name,
                      p->knobs[i].text, (int)p->knobs[i].tier, p->knobs[i].reason);
-    gpo_log_info(&ctx->log, "plan: backend %s, device %s (%s), level %d asked -> %d applied, %zu "
-                            "knobs set",
+    gpo_log_info(&ctx->log,
+                 "plan: backend %s, device %s (%s), level %d asked -> %d applied, %zu "
+                 "knobs set",
                  p->device->info.backend, p->device->info.id, p->device->info.name,
                  (int)p->level_requested, (int)p->level_applied, p->n_knobs);
 }
@@ -292,6 +298,44 @@ static gpuopt_status note_selection(struct gpuopt_plan *p, const gpo_selection *
 
 static const size_t first_workload_size = offsetof(gpuopt_workload, fixed_shapes) + sizeof(int32_t);
 
+/* Workload fields that cannot both hold. Each field alone is valid; the pair
+ * is refused rather than one silently winning. (Precision-sensitive and
+ * accepting reduced precision are one field, reduced_precision, so they
+ * cannot contradict.) */
+static const struct {
+    size_t a;
+    int32_t a_value;
+    const char *a_words;
+    size_t b;
+    int32_t b_value;
+    const char *b_words;
+    const char *why;
+} contradictions[] = {
+    {offsetof(gpuopt_workload, reduced_precision), 0, "reduced_precision = 0 (precision-sensitive)",
+     offsetof(gpuopt_workload, quantized), 1, "quantized = 1",
+     "a quantised model already trades precision"},
+};
+
+static int32_t field_at(const gpuopt_workload *w, size_t offset)
+{
+    int32_t v;
+    memcpy(&v, (const char *)w + offset, sizeof v);
+    return v;
+}
+
+static gpuopt_status check_contradictions(const gpuopt_workload *w)
+{
+    for (size_t i = 0; i < sizeof contradictions / sizeof contradictions[0]; i++)
+        if (field_at(w, contradictions[i].a) == contradictions[i].a_value &&
+            field_at(w, contradictions[i].b) == contradictions[i].b_value)
+            return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                            "gpuopt_workload: %s and %s contradict each other (%s); describe one "
+                            "of them",
+                            contradictions[i].a_words, contradictions[i].b_words,
+                            contradictions[i].why);
+    return GPUOPT_OK;
+}
+
 static gpuopt_status check_workload(const gpuopt_workload *w, gpuopt_workload *copy)
 {
     if (w->struct_size < first_workload_size)
@@ -312,8 +356,10 @@ static gpuopt_status check_workload(const gpuopt_workload *w, gpuopt_workload *c
                         (int)copy->quantized);
     if (copy->fixed_shapes < 0 || copy->fixed_shapes > 1)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "gpuopt_workload.fixed_shapes is %d: accepted 0, 1", (int)copy->fixed_shapes);
-    if (copy->objective != GPUOPT_OBJECTIVE_THROUGHPUT && copy->objective != GPUOPT_OBJECTIVE_LATENCY)
+                        "gpuopt_workload.fixed_shapes is %d: accepted 0, 1",
+                        (int)copy->fixed_shapes);
+    if (copy->objective != GPUOPT_OBJECTIVE_THROUGHPUT &&
+        copy->objective != GPUOPT_OBJECTIVE_LATENCY)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "gpuopt_workload.objective is %d: accepted 0 (throughput), 1 (latency)",
                         (int)copy->objective);
@@ -324,7 +370,7 @@ static gpuopt_status check_workload(const gpuopt_workload *w, gpuopt_workload *c
                         (int)copy->bound);
     if (copy->model_bytes > (uint64_t)INT64_MAX || copy->item_bytes > (uint64_t)INT64_MAX)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "gpuopt_workload sizes above 2^63 bytes");
-    return GPUOPT_OK;
+    return check_contradictions(copy);
 }
 
 GPUOPT_API gpuopt_status gpuopt_plan_create(gpuopt_context *ctx, gpuopt_device *device,
@@ -352,8 +398,7 @@ GPUOPT_API gpuopt_status gpuopt_plan_create_for(gpuopt_context *ctx, gpuopt_devi
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "level %d: accepted 0, 1, 2, or GPUOPT_LEVEL_DEFAULT (-1)", (int)level);
     if (device && device->ctx != ctx)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "the device belongs to another context");
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "the device belongs to another context");
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_check_fork(ctx);
     struct gpuopt_plan *p = NULL;

@@ -1,7 +1,9 @@
 /* CPU tier 0 (safe on any CPU of the architecture) and tier 1 (from the
- * detected facts), and the catalogue of the knobs they set. Every rule and
- * its source is documented in docs/knobs.md ("CPU backend"); each reason
- * names the fact behind the value. */
+ * detected facts), and the derivations of the CPU's derived knobs (the
+ * OpenMP variables that follow `threads` and `omp.proc_bind`). The
+ * catalogue is beside the ops table (cpu_backend.c). Every rule and its
+ * source is documented in docs/knobs.md ("CPU backend"); each reason names
+ * the fact behind the value. */
 #include <assert.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,21 +14,6 @@
 #include "cpu/x86_isa.h"
 #include "plan.h"
 #include "util/strutil.h"
-
-const gpo_knob_def gpo_cpu_knobs[GPO_CPU_N_KNOBS] = {
-    {"threads", GPUOPT_KNOB_INT, NULL, "worker threads for compute on this CPU"},
-    {"omp.num_threads", GPUOPT_KNOB_INT, "OMP_NUM_THREADS", "OpenMP team size"},
-    {"omp.proc_bind", GPUOPT_KNOB_STRING, "OMP_PROC_BIND",
-     "OpenMP thread binding: close, spread, or false (no binding)"},
-    {"omp.places", GPUOPT_KNOB_STRING, "OMP_PLACES",
-     "what an OpenMP thread binds to: cores or threads"},
-    {"cpu.vector_bits", GPUOPT_KNOB_INT, NULL, "widest usable SIMD vector, in bits"},
-    {"cpu.tile_bytes", GPUOPT_KNOB_BYTES, NULL, "cache-blocking tile per thread, in bytes"},
-    {"numa.placement", GPUOPT_KNOB_STRING, NULL,
-     "memory placement on a multi-node host: first-touch or local"},
-    {"cpu.fpmath_mode", GPUOPT_KNOB_STRING, "ONEDNN_DEFAULT_FPMATH_MODE",
-     "oneDNN's floating-point math mode: strict, or bf16 where fp32 work may use bf16 units"},
-};
 
 /* Tier 0: what holds on every CPU of the architecture, no fact read. */
 static const struct {
@@ -99,39 +86,25 @@ static void threads_why(const gpo_cpu_facts *f, char *out, size_t cap)
                  f->usable_cpus);
 }
 
-static gpuopt_status set_binding(const gpo_cpu_facts *f, int threads, struct gpuopt_plan *plan)
+/* Binding only: where the threads go is omp.places, derived from
+ * `threads` and this value after the user's overrides. */
+static gpuopt_status set_binding(const gpo_cpu_facts *f, struct gpuopt_plan *plan)
 {
-    gpuopt_status st;
-    if (f->usable_cpus < f->affinity_cpus) {
+    if (f->usable_cpus < f->affinity_cpus)
         /* Under a quota the scheduler spreads the threads over the whole
          * mask; pinning them would tie them to CPUs other cgroups share. */
-        gpo_knob_unset(plan, "omp.places");
         return gpo_knob_set_string(plan, "omp.proc_bind", "false",
                                    "a CPU quota of %g CPUs is below the %d CPUs of the mask: "
                                    "leave the %d threads unbound so the scheduler can move them",
                                    f->quota_cpus, f->affinity_cpus, f->usable_cpus);
-    }
     if (f->affinity_nodes > 1)
-        st = gpo_knob_set_string(plan, "omp.proc_bind", "spread",
-                                 "the mask spans %d NUMA nodes: spread threads so every node's "
-                                 "memory bandwidth and caches are used",
-                                 f->affinity_nodes);
-    else
-        st = gpo_knob_set_string(plan, "omp.proc_bind", "close",
-                                 "the mask lies in one NUMA node: keep threads close, sharing "
-                                 "its last-level cache");
-    if (st)
-        return st;
-    if (f->affinity_cores > 0 && threads <= f->affinity_cores)
-        return gpo_knob_set_string(plan, "omp.places", "cores",
-                                   "%d threads fit on the %d physical cores of the mask: one "
-                                   "per core%s",
-                                   threads, f->affinity_cores,
-                                   f->affinity_cpus > f->affinity_cores ? ", SMT siblings left idle"
-                                                                        : "");
-    return gpo_knob_set_string(plan, "omp.places", "threads",
-                               "%d threads on %d physical cores (SMT): one per hardware thread",
-                               f->usable_cpus, f->affinity_cores);
+        return gpo_knob_set_string(plan, "omp.proc_bind", "spread",
+                                   "the mask spans %d NUMA nodes: spread threads so every node's "
+                                   "memory bandwidth and caches are used",
+                                   f->affinity_nodes);
+    return gpo_knob_set_string(plan, "omp.proc_bind", "close",
+                               "the mask lies in one NUMA node: keep threads close, sharing "
+                               "its last-level cache");
 }
 
 static gpuopt_status set_vector(const gpo_cpu_facts *f, struct gpuopt_plan *plan)
@@ -288,9 +261,7 @@ gpuopt_status gpo_cpu_tier1(void *state, const gpo_route *route, const gpuopt_de
     }
     gpuopt_status st = gpo_knob_set_int(plan, "threads", threads, "%s", why);
     if (!st)
-        st = gpo_knob_set_int(plan, "omp.num_threads", threads, "as threads: %s", why);
-    if (!st)
-        st = set_binding(f, threads, plan);
+        st = set_binding(f, plan);
     if (!st)
         st = set_vector(f, plan);
     if (!st)
@@ -300,4 +271,63 @@ gpuopt_status gpo_cpu_tier1(void *state, const gpo_route *route, const gpuopt_de
     if (!st)
         st = set_fpmath(f, plan);
     return st;
+}
+
+/* ---- derived knobs ------------------------------------------------------------------ */
+
+/* OMP_NUM_THREADS is the plan's `threads`. Level 0's single thread is a
+ * safe default for the plan's own work, not a reason to shrink every
+ * OpenMP program: without a rule on the facts or a user's value, OpenMP
+ * keeps its own default (one thread per CPU of the mask). */
+gpuopt_status gpo_cpu_derive_omp_num_threads(const gpo_knob_input *in, const gpo_derive_env *env,
+                                             gpo_derivation *out)
+{
+    (void)env;
+    out->present = in[0].present && (in[0].user || in[0].tier >= 1);
+    if (!in[0].present)
+        gpo_snprintf(out->how, sizeof out->how, "threads is not set");
+    else if (!out->present)
+        gpo_snprintf(out->how, sizeof out->how,
+                     "threads = %s is level 0's safe default: OpenMP keeps its own team size",
+                     in[0].text);
+    else
+        gpo_snprintf(out->value, sizeof out->value, "%s", in[0].text);
+    return GPUOPT_OK;
+}
+
+/* OMP_PLACES only with binding (OpenMP 5.2 section 6.5: places matter to
+ * bound threads): one place per physical core while the threads fit on
+ * the cores of the mask (SMT siblings left idle), else one per hardware
+ * thread. */
+gpuopt_status gpo_cpu_derive_omp_places(const gpo_knob_input *in, const gpo_derive_env *env,
+                                        gpo_derivation *out)
+{
+    const gpo_cpu_facts *f = gpo_cpu_state_facts(env->state);
+    out->present = 0;
+    if (!in[0].present || !in[1].present || gpo_strcaseeq(in[1].text, "false")) {
+        gpo_snprintf(out->how, sizeof out->how, "%s",
+                     !in[0].present   ? "threads is not set"
+                     : !in[1].present ? "no binding is set (omp.proc_bind)"
+                                      : "threads are not bound (omp.proc_bind=false)");
+        return GPUOPT_OK;
+    }
+    int64_t threads = in[0].ival;
+    out->present = 1;
+    if (f->affinity_cores > 0 && threads <= f->affinity_cores) {
+        gpo_snprintf(out->value, sizeof out->value, "cores");
+        gpo_snprintf(out->how, sizeof out->how,
+                     "%lld threads fit on the %d physical cores of the mask: one per core%s",
+                     (long long)threads, f->affinity_cores,
+                     f->affinity_cpus > f->affinity_cores ? ", SMT siblings left idle" : "");
+        return GPUOPT_OK;
+    }
+    gpo_snprintf(out->value, sizeof out->value, "threads");
+    if (f->affinity_cores > 0)
+        gpo_snprintf(out->how, sizeof out->how,
+                     "%lld threads on %d physical cores: one per hardware thread",
+                     (long long)threads, f->affinity_cores);
+    else
+        gpo_snprintf(out->how, sizeof out->how,
+                     "the physical cores of the mask are unknown: one place per hardware thread");
+    return GPUOPT_OK;
 }

@@ -1,9 +1,10 @@
 /* Tier 0 (safe on every CUDA GPU, reads no fact), and tier 1's entry
  * point: it reads the facts (device record, details.cuda, driver version,
  * workload, memory), sets the launch knobs, and runs the math and memory
- * rules. The knobs are declared in cuda_backend.c's catalogue;
- * docs/knobs.md ("CUDA backend") documents each, its rule and the rule's
- * source. */
+ * rules. The derived knobs (the autocast type, the dimension multiple, the
+ * environment strings) follow after the user's overrides. The knobs are
+ * declared in cuda_backend.c's catalogue; docs/knobs.md ("CUDA backend")
+ * documents each, its rule and the rule's source. */
 #include <assert.h>
 
 #include "cuda_backend.h"
@@ -38,9 +39,7 @@ gpuopt_status gpo_cuda_tier0(void *state, const gpo_route *route, const gpuopt_d
                                "tier 0 knows no workload: cuDNN's heuristics choose algorithms "
                                "without timing them (PyTorch's default)");
     if (!st)
-        st = gpo_knob_set_bool(plan, "cuda.tf32", 0,
-                               "tier 0 reads neither the GPU's capability nor the precision "
-                               "policy: full fp32");
+        st = gpo_cuda_tier0_tf32(plan);
     if (!st)
         st = gpo_knob_set_bool(plan, "cuda.bf16", 0,
                                "tier 0 reads neither the GPU's capability nor the precision "
@@ -49,14 +48,6 @@ gpuopt_status gpo_cuda_tier0(void *state, const gpo_route *route, const gpuopt_d
         st = gpo_knob_set_bool(plan, "cuda.fp8", 0,
                                "tier 0 reads neither the GPU's capability nor the workload: no "
                                "FP8");
-    if (!st)
-        st = gpo_knob_set_string(plan, "cuda.autocast_dtype", "float32",
-                                 "tier 0 reads no precision policy: no mixed precision");
-    if (!st)
-        st = gpo_knob_set_int(plan, "cuda.dim_multiple", 8,
-                              "multiples of 8 elements suit fp16 tensor cores on every GPU that "
-                              "has them (NVIDIA Deep Learning Performance Guide, \"Tensor Core "
-                              "Requirements\") and keep fp32 rows 32-byte aligned");
     return st;
 }
 

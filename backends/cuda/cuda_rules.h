@@ -38,17 +38,38 @@ typedef struct cuda_facts {
  * driver facts); GPUOPT_ERR_UNSUPPORTED in words when the device lacks the
  * capability every rule needs. */
 gpuopt_status gpo_cuda_facts_read(const gpo_cuda_state *s, const gpuopt_device *dev,
-                                  struct gpuopt_plan *plan, cuda_facts *f);
+                                  const struct gpuopt_plan *plan, cuda_facts *f);
 /* "9.0" */
 void gpo_cuda_cc_text(const cuda_facts *f, char *out, size_t cap);
 /* "79.5 GiB free" */
 void gpo_cuda_memory_text(const cuda_facts *f, char *out, size_t cap);
 
-/* cuda_rules_math.c: TF32, BF16, FP8, autocast dtype, dimension
- * multiples, cuDNN benchmark mode. */
+/* cuda_rules_math.c: TF32, BF16, FP8, the tensor-core dimension list,
+ * cuDNN benchmark mode; tier 0's precision-sensitive TF32. */
 gpuopt_status gpo_cuda_rules_math(const cuda_facts *f, struct gpuopt_plan *plan);
+gpuopt_status gpo_cuda_tier0_tf32(struct gpuopt_plan *plan);
+/* Its derived knobs (src/knob.h): the TF32 variables from cuda.tf32, the
+ * autocast dtype from cuda.bf16, the dimension multiple from the plan's
+ * precision (cuda.fp8, cuda.autocast_dtype, cuda.tf32). */
+gpuopt_status gpo_cuda_derive_tf32_override(const gpo_knob_input *in, const gpo_derive_env *env,
+                                            gpo_derivation *out);
+gpuopt_status gpo_cuda_derive_torch_tf32_override(const gpo_knob_input *in,
+                                                  const gpo_derive_env *env, gpo_derivation *out);
+gpuopt_status gpo_cuda_derive_autocast_dtype(const gpo_knob_input *in, const gpo_derive_env *env,
+                                             gpo_derivation *out);
+gpuopt_status gpo_cuda_derive_dim_multiple(const gpo_knob_input *in, const gpo_derive_env *env,
+                                           gpo_derivation *out);
+/* cuda.dim_multiples' form: "fp16:64,bf16:64". */
+int gpo_cuda_dim_list_ok(const char *text);
+
 /* cuda_rules_memory.c: module loading, cuBLAS workspace, L2 set-aside,
  * PyTorch's caching allocator. */
 gpuopt_status gpo_cuda_rules_memory(const cuda_facts *f, struct gpuopt_plan *plan);
+/* Its derived knobs: CUBLASLT_WORKSPACE_SIZE from the workspace,
+ * PYTORCH_CUDA_ALLOC_CONF from the three allocator knobs. */
+gpuopt_status gpo_cuda_derive_cublaslt_kib(const gpo_knob_input *in, const gpo_derive_env *env,
+                                           gpo_derivation *out);
+gpuopt_status gpo_cuda_derive_alloc_conf(const gpo_knob_input *in, const gpo_derive_env *env,
+                                         gpo_derivation *out);
 
 #endif

@@ -30,7 +30,7 @@ static int64_t detail_int(const gpuopt_device *dev, const char *key)
 }
 
 gpuopt_status gpo_cuda_facts_read(const gpo_cuda_state *s, const gpuopt_device *dev,
-                                  struct gpuopt_plan *plan, cuda_facts *f)
+                                  const struct gpuopt_plan *plan, cuda_facts *f)
 {
     memset(f, 0, sizeof *f);
     const gpuopt_device_info *in = &dev->info;

@@ -56,19 +56,15 @@ static gpuopt_status set_cublas(const cuda_facts *f, struct gpuopt_plan *plan, c
     if (cap < MIB)
         cap = MIB;
     uint64_t ws = recommended < cap ? recommended : cap;
-    char rec[32], capped[32], ws_text[32], mem_part[64];
+    char rec[32], capped[32], mem_part[64];
     gpo_format_bytes(recommended, rec, sizeof rec);
     gpo_format_bytes(cap, capped, sizeof capped);
-    gpo_format_bytes(ws, ws_text, sizeof ws_text);
     gpo_snprintf(mem_part, sizeof mem_part, "%s / 512 rounded down to a power of two", mem);
     gpuopt_status st = gpo_knob_set_bytes(
         plan, "cuda.cublas_workspace_bytes", ws,
         "cuBLAS recommends %s on compute capability %d.%d (%s); the cap is %s = %s: %s", rec,
         f->cc_major, f->cc_minor, f->arch >= 90 ? "Hopper and later" : "before Hopper", mem_part,
         capped, ws == recommended ? "the recommendation fits" : "the cap wins");
-    if (!st)
-        st = gpo_knob_set_int(plan, "cuda.cublaslt_workspace_kib", (int64_t)(ws / 1024),
-                              "%s in KiB, as PyTorch reads CUBLASLT_WORKSPACE_SIZE", ws_text);
     if (st)
         return st;
 
@@ -130,7 +126,8 @@ static gpuopt_status set_l2(const cuda_facts *f, struct gpuopt_plan *plan)
  *                        usage passes this share, keeping max(10%, 1 GiB)
  *                        of headroom, between 0.5 and 0.9.
  * The three together need PyTorch 2.5 or later (pytorch PR 134338 fixed
- * their interplay). */
+ * their interplay). PYTORCH_CUDA_ALLOC_CONF is derived from the three
+ * after the user's overrides (gpo_cuda_derive_alloc_conf). */
 static gpuopt_status set_alloc(const cuda_facts *f, struct gpuopt_plan *plan, const char *mem)
 {
     uint64_t mib = f->memory / MIB;
@@ -162,15 +159,7 @@ static gpuopt_status set_alloc(const cuda_facts *f, struct gpuopt_plan *plan, co
                               "keep max(10%%, 1 GiB) = %s of %s as headroom: reclaim unused "
                               "cached blocks above %d%% (within 50%% to 90%%)",
                               room, mem, gc);
-    if (st)
-        return st;
-    char conf[160];
-    gpo_snprintf(conf, sizeof conf, "%smax_split_size_mb:%llu,garbage_collection_threshold:0.%02d",
-                 expandable ? "expandable_segments:True," : "", (unsigned long long)split, gc);
-    return gpo_knob_set_string(plan, "cuda.alloc_conf", conf,
-                               "cuda.alloc.expandable_segments, cuda.alloc.max_split_mb and "
-                               "cuda.alloc.gc_threshold_percent as PyTorch reads them (all three "
-                               "together need PyTorch 2.5 or later)");
+    return st;
 }
 
 gpuopt_status gpo_cuda_rules_memory(const cuda_facts *f, struct gpuopt_plan *plan)
@@ -186,4 +175,51 @@ gpuopt_status gpo_cuda_rules_memory(const cuda_facts *f, struct gpuopt_plan *pla
     if (!st)
         st = set_l2(f, plan);
     return st;
+}
+
+/* ---- derived knobs ------------------------------------------------------------------ */
+
+/* PyTorch reads its cuBLASLt workspace in KiB (CUBLASLT_WORKSPACE_SIZE,
+ * aten/src/ATen/cuda/CublasHandlePool.cpp); the workspace's domain is whole
+ * KiB. */
+gpuopt_status gpo_cuda_derive_cublaslt_kib(const gpo_knob_input *in, const gpo_derive_env *env,
+                                           gpo_derivation *out)
+{
+    (void)env;
+    out->present = in[0].present;
+    if (!out->present) {
+        gpo_snprintf(out->how, sizeof out->how, "no cuBLAS workspace is set");
+        return GPUOPT_OK;
+    }
+    gpo_snprintf(out->value, sizeof out->value, "%lld", (long long)(in[0].ival / 1024));
+    gpo_snprintf(out->how, sizeof out->how,
+                 "%lld / 1024 = %lld KiB, as PyTorch reads CUBLASLT_WORKSPACE_SIZE",
+                 (long long)in[0].ival, (long long)(in[0].ival / 1024));
+    return GPUOPT_OK;
+}
+
+/* "expandable_segments:True,max_split_size_mb:1024,garbage_collection_threshold:0.90":
+ * PyTorch's option:value list (docs, "CUDA semantics", Optimizing memory
+ * usage with PYTORCH_CUDA_ALLOC_CONF), with the options the plan has. */
+gpuopt_status gpo_cuda_derive_alloc_conf(const gpo_knob_input *in, const gpo_derive_env *env,
+                                         gpo_derivation *out)
+{
+    (void)env;
+    size_t n = 0;
+    out->present = 0;
+    out->value[0] = '\0';
+    if (in[0].present && in[0].ival)
+        n += (size_t)snprintf(out->value + n, sizeof out->value - n, "expandable_segments:True");
+    if (in[1].present)
+        n += (size_t)snprintf(out->value + n, sizeof out->value - n, "%smax_split_size_mb:%lld",
+                              n ? "," : "", (long long)in[1].ival);
+    if (in[2].present)
+        n += (size_t)snprintf(out->value + n, sizeof out->value - n,
+                              "%sgarbage_collection_threshold:0.%02d", n ? "," : "",
+                              (int)in[2].ival);
+    out->present = n > 0;
+    gpo_snprintf(out->how, sizeof out->how, "%s",
+                 n ? "as PyTorch reads them (all three together need PyTorch 2.5 or later)"
+                   : "no allocator setting is set");
+    return GPUOPT_OK;
 }

@@ -15,12 +15,23 @@ static const gpo_library_var ocl_libraries[] = {
 
 /* The knobs the rules (cl_rules.c) set; documented in docs/knobs.md. */
 static const gpo_knob_def ocl_knobs[] = {
-    {"opencl.platform", GPUOPT_KNOB_STRING, NULL,
-     "the OpenCL platform (CL_PLATFORM_NAME) to create the context on for this device"},
-    {"opencl.build_options", GPUOPT_KNOB_STRING, NULL,
-     "options to pass to clBuildProgram for this device"},
-    {"opencl.local_mem_tile_bytes", GPUOPT_KNOB_BYTES, NULL,
-     "local memory one work-group's tile should use"},
+    {.name = "opencl.platform",
+     .type = GPUOPT_KNOB_STRING,
+     .summary = "the OpenCL platform (CL_PLATFORM_NAME) to create the context on for this device",
+     .maps_to = "clGetPlatformIDs: the platform whose CL_PLATFORM_NAME this is"},
+    {.name = "opencl.build_options",
+     .type = GPUOPT_KNOB_STRING,
+     .summary = "options to pass to clBuildProgram for this device",
+     .maps_to = "clBuildProgram options; gpuopt_plan_to_build_options"},
+    /* Local memory per work-group: OpenCL 3.0 guarantees 32 KiB on a full
+     * profile device (CL_DEVICE_LOCAL_MEM_SIZE); CPU devices emulate it in
+     * global memory, so 1 GiB bounds typos, not devices. */
+    {.name = "opencl.local_mem_tile_bytes",
+     .type = GPUOPT_KNOB_BYTES,
+     .summary = "local memory one work-group's tile should use",
+     .min = 1,
+     .max = INT64_C(1) << 30,
+     .maps_to = "__local tile size of your kernels"},
 };
 
 static gpuopt_status ocl_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes)

@@ -17,6 +17,8 @@
 #include "rocm_hip.h"
 #include "rocm_kfd.h"
 #include "rocm_rules.h"
+#include "rocm_rules_env.h"
+#include "rocm_rules_math.h"
 #include "rocm_runtime.h"
 #include "rocm_state.h"
 #include "rocm_support.h"
@@ -328,27 +330,93 @@ static gpuopt_status rocm_memory_free(void *state, const gpo_route *route, uint6
 
 /* Every knob the rules (rocm_rules*.c) set; the core refuses one that is
  * not here, and docs/knobs.md documents each ("ROCm backend"). */
+/* The knobs the rules (rocm_rules.c and below) set, with their domains;
+ * docs/knobs.md ("ROCm backend") documents each. MIOpen's find modes are
+ * its documented names ("Find and immediate mode"); PyTorch reads
+ * HIPBLASLT_ALLOW_TF32 and TORCH_ALLOW_TF32_CUBLAS_OVERRIDE as "0"/"1"
+ * (c10::utils::check_env). */
 static const gpo_knob_def rocm_knobs[] = {
-    {"rocm.matrix_units", GPUOPT_KNOB_STRING, NULL,
-     "matrix instructions of this GPU: mfma (CDNA), wmma (RDNA3 and later) or none"},
-    {"rocm.dim_multiple", GPUOPT_KNOB_INT, NULL,
-     "make matrix dimensions (M, N, K, channels) multiples of this many elements (the plan's "
-     "precision) so they fill whole MFMA/WMMA tiles or aligned rows"},
-    {"rocm.bf16", GPUOPT_KNOB_BOOL, NULL, "bfloat16 matrix math may be used"},
-    {"rocm.fp8", GPUOPT_KNOB_BOOL, NULL, "8-bit floating point matrix math may be used"},
-    {"rocm.autocast_dtype", GPUOPT_KNOB_STRING, NULL,
-     "the reduced precision for mixed-precision math: bfloat16, float16, or float32 (none)"},
-    {"rocm.miopen_benchmark", GPUOPT_KNOB_BOOL, NULL,
-     "let MIOpen search its convolution solvers once per input shape and keep the fastest"},
-    {"rocm.miopen_find_mode", GPUOPT_KNOB_STRING, "MIOPEN_FIND_MODE",
-     "how MIOpen picks convolution kernels: NORMAL, HYBRID, DYNAMIC_HYBRID or FAST"},
-    {"rocm.visible_devices", GPUOPT_KNOB_STRING, "HIP_VISIBLE_DEVICES",
-     "the one GPU the HIP runtime of a program started with this plan shows: the selected one"},
-    {"rocm.gfx_override_advice", GPUOPT_KNOB_STRING, NULL,
-     "UNSAFE advice, never applied: the HSA_OVERRIDE_GFX_VERSION value that would run this "
-     "unlisted GPU as a listed target with the same ISA"},
-    {"rocm.hsa_override_gfx_version", GPUOPT_KNOB_STRING, "HSA_OVERRIDE_GFX_VERSION",
-     "UNSAFE, set only when the user opts in: the gfx version ROCr reports for the GPU"},
+    {.name = "rocm.matrix_units",
+     .type = GPUOPT_KNOB_STRING,
+     .summary = "matrix instructions of this GPU: mfma (CDNA), wmma (RDNA3 and later) or none",
+     .words = GPO_WORDS("none", "mfma", "wmma"),
+     .maps_to = "which kernel families apply: rocWMMA, Composable Kernel, hipBLASLt MFMA/WMMA"},
+    {.name = "rocm.dim_multiple",
+     .type = GPUOPT_KNOB_INT,
+     .summary = "make matrix dimensions (M, N, K, channels) multiples of this many elements (the "
+                "plan's precision) so they fill whole MFMA/WMMA tiles or aligned rows",
+     .min = 1,
+     .max = 256,
+     .units = "elements",
+     .maps_to = "pad GEMM M, N, K and channels (pad_to_multiple_of, vocabulary padding)",
+     .inputs = GPO_WORDS("rocm.fp8", "rocm.autocast_dtype"),
+     .derive = gpo_rocm_derive_dim_multiple},
+    {.name = "rocm.tf32",
+     .type = GPUOPT_KNOB_BOOL,
+     .summary = "allow XF32 (TF32-class) matrix math for fp32 matrix multiplications",
+     .maps_to = "torch.backends.cuda.matmul.allow_tf32 (PyTorch on ROCm keeps the cuda names)"},
+    {.name = "rocm.hipblaslt_allow_tf32",
+     .type = GPUOPT_KNOB_STRING,
+     .env = "HIPBLASLT_ALLOW_TF32",
+     .summary = "PyTorch on ROCm uses TF32 for matrix multiplications only with 1; 0 refuses it",
+     .words = GPO_WORDS("0", "1"),
+     .maps_to = "HIPBLASLT_ALLOW_TF32 (read by PyTorch on ROCm)",
+     .inputs = GPO_WORDS("rocm.tf32"),
+     .derive = gpo_rocm_derive_hipblaslt_allow_tf32},
+    {.name = "rocm.torch_tf32_override",
+     .type = GPUOPT_KNOB_STRING,
+     .env = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
+     .summary = "1 makes PyTorch allow TF32 for fp32 matrix multiplications",
+     .words = GPO_WORDS("1"),
+     .maps_to = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE (read by PyTorch at start)",
+     .inputs = GPO_WORDS("rocm.tf32"),
+     .derive = gpo_rocm_derive_torch_tf32_override},
+    {.name = "rocm.bf16",
+     .type = GPUOPT_KNOB_BOOL,
+     .summary = "bfloat16 matrix math may be used",
+     .maps_to = "torch.autocast(..., dtype=torch.bfloat16), model.to(torch.bfloat16)"},
+    {.name = "rocm.fp8",
+     .type = GPUOPT_KNOB_BOOL,
+     .summary = "8-bit floating point matrix math may be used",
+     .maps_to = "torch.float8_e4m3fnuz / float8_e4m3fn GEMMs, hipBLASLt fp8"},
+    {.name = "rocm.autocast_dtype",
+     .type = GPUOPT_KNOB_STRING,
+     .summary = "the reduced precision for mixed-precision math: bfloat16, float16, or float32 "
+                "(none)",
+     .words = GPO_WORDS("bfloat16", "float16", "float32"),
+     .maps_to = "torch.autocast(\"cuda\", dtype=...) on ROCm builds",
+     .inputs = GPO_WORDS("rocm.bf16"),
+     .derive = gpo_rocm_derive_autocast_dtype},
+    {.name = "rocm.miopen_benchmark",
+     .type = GPUOPT_KNOB_BOOL,
+     .summary = "let MIOpen search its convolution solvers once per input shape and keep the "
+                "fastest",
+     .maps_to = "torch.backends.cudnn.benchmark on ROCm builds"},
+    {.name = "rocm.miopen_find_mode",
+     .type = GPUOPT_KNOB_STRING,
+     .env = "MIOPEN_FIND_MODE",
+     .summary = "how MIOpen picks convolution kernels: NORMAL, HYBRID, DYNAMIC_HYBRID or FAST",
+     .words = GPO_WORDS("NORMAL", "FAST", "HYBRID", "DYNAMIC_HYBRID"),
+     .maps_to = "MIOPEN_FIND_MODE (read by MIOpen)"},
+    {.name = "rocm.visible_devices",
+     .type = GPUOPT_KNOB_STRING,
+     .env = "HIP_VISIBLE_DEVICES",
+     .summary = "the one GPU the HIP runtime of a program started with this plan shows: the "
+                "selected one",
+     .maps_to = "HIP_VISIBLE_DEVICES; torch.cuda.set_device / hipSetDevice with the index"},
+    {.name = "rocm.gfx_override_advice",
+     .type = GPUOPT_KNOB_STRING,
+     .summary = "UNSAFE advice, never applied: the HSA_OVERRIDE_GFX_VERSION value that would run "
+                "this unlisted GPU as a listed target with the same ISA",
+     .form = gpo_rocm_gfx_version_ok,
+     .form_text = "a gfx version major.minor.stepping, such as 10.3.0"},
+    {.name = "rocm.hsa_override_gfx_version",
+     .type = GPUOPT_KNOB_STRING,
+     .env = "HSA_OVERRIDE_GFX_VERSION",
+     .summary = "UNSAFE, set only when the user opts in: the gfx version ROCr reports for the GPU",
+     .form = gpo_rocm_gfx_version_ok,
+     .form_text = "a gfx version major.minor.stepping, such as 10.3.0",
+     .maps_to = "HSA_OVERRIDE_GFX_VERSION (read by ROCr at start)"},
 };
 
 static const gpo_library_var rocm_libraries[] = {

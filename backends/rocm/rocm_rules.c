@@ -58,13 +58,7 @@ gpuopt_status gpo_rocm_tier0(void *state, const gpo_route *route, const gpuopt_d
         s = gpo_knob_set_bool(plan, "rocm.fp8", 0,
                               "tier 0 reads no fact: full precision is correct on every GPU");
     if (!s)
-        s = gpo_knob_set_string(plan, "rocm.autocast_dtype", "float32",
-                                "tier 0 reads no precision policy: no mixed precision");
-    if (!s)
-        s = gpo_knob_set_int(plan, "rocm.dim_multiple", 16,
-                             "multiples of 16 elements fill the 16-wide MFMA and WMMA tiles of "
-                             "every AMD GPU that has them (rocWMMA: BlockM = BlockN = 16) and "
-                             "keep fp32 rows 64-byte aligned on the others");
+        s = gpo_rocm_tier0_tf32(plan);
     if (!s)
         s = gpo_knob_set_bool(plan, "rocm.miopen_benchmark", 0,
                               "tier 0 knows no workload: MIOpen's immediate mode and Find-Db "

@@ -204,3 +204,19 @@ gpuopt_status gpo_rocm_set_override_advice(const gpuopt_device *dev, struct gpuo
         o->gfx, o->as, o->family, o->value, o->as, o->as, o->caveat, o->value,
         have ? "; HSA_OVERRIDE_GFX_VERSION is already set here: " : "", have ? have : "");
 }
+
+/* ROCr parses the value as three decimal numbers separated by dots
+ * (ROCR documentation, "Environment variables": HSA_OVERRIDE_GFX_VERSION
+ * "major.minor.stepping"). */
+int gpo_rocm_gfx_version_ok(const char *text)
+{
+    for (int part = 0; part < 3; part++) {
+        size_t digits = strspn(text, "0123456789");
+        if (!digits || digits > 3)
+            return 0;
+        text += digits;
+        if (part < 2 && *text++ != '.')
+            return 0;
+    }
+    return *text == '\0';
+}

@@ -25,4 +25,8 @@ typedef struct gpo_rocm_override {
 } gpo_rocm_override;
 const gpo_rocm_override *gpo_rocm_override_for(const char *gfx);
 
+/* 1 when `text` has the form HSA_OVERRIDE_GFX_VERSION takes:
+ * major.minor.stepping in decimal ("10.3.0"). */
+int gpo_rocm_gfx_version_ok(const char *text);
+
 #endif

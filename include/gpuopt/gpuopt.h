@@ -289,9 +289,14 @@ GPUOPT_API gpuopt_status gpuopt_context_set_log(gpuopt_context *ctx, int32_t lev
 /* Overrides one knob in every plan this context makes afterwards (source
  * "api", above config file and environment). `value` is parsed by the knob's
  * type: "true"/"false" for bools, an integer for ints, a size such as
- * "268435456", "256MiB" or "2e9" for bytes, any text for strings. Unknown
- * knob names and values that do not parse are GPUOPT_ERR_NOT_FOUND and
- * GPUOPT_ERR_INVALID_ARGUMENT. `value` NULL removes an API override. */
+ * "268435456", "256MiB" or "2e9" for bytes, text for strings; and checked
+ * against the knob's domain (docs/knobs.md: a range, accepted words, a
+ * form). Unknown knob names are GPUOPT_ERR_NOT_FOUND; values that do not
+ * parse or lie outside the domain are GPUOPT_ERR_INVALID_ARGUMENT, the
+ * detail naming the knob, the value and the domain. Knobs derived from
+ * others (OMP_NUM_THREADS from "threads") follow an override of their
+ * inputs; overriding a derived knob itself wins over its derivation.
+ * `value` NULL removes an API override. */
 GPUOPT_API gpuopt_status gpuopt_context_set_knob(gpuopt_context *ctx, const char *name,
                                                  const char *value);
 
@@ -586,7 +591,9 @@ GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload);
  * precision, peak memory bandwidth when it is memory-bound, fp32 otherwise
  * (docs/selection.md). Without a workload the workload-derived knobs (batch
  * size, quantisation and offload advice) are absent. A field outside its documented values is
- * GPUOPT_ERR_OUT_OF_RANGE, naming the field. Tier 2 is skipped, with a warning, for a workload
+ * GPUOPT_ERR_OUT_OF_RANGE, naming the field; fields that contradict each
+ * other (reduced_precision 0, precision-sensitive, with quantized 1) are
+ * GPUOPT_ERR_INVALID_ARGUMENT, naming both. Tier 2 is skipped, with a warning, for a workload
  * whose device footprint (model_bytes + item_bytes) is under 1 MiB: it
  * finishes before a measurement could pay off. */
 GPUOPT_API gpuopt_status gpuopt_plan_create_for(gpuopt_context *ctx, gpuopt_device *device,

@@ -106,6 +106,33 @@ if [ -r "$stub" ]; then
   export GPUOPT_BACKEND=cpu
 fi
 
+# Contradictory requests are refused (exit 2), naming both; none silently wins.
+run 2 plan --precision-sensitive --reduced-precision
+has "$err" "--precision-sensitive and --reduced-precision contradict each other"
+run 2 plan --reduced-precision --model-bytes 1GiB --precision-sensitive
+has "$err" "--precision-sensitive and --reduced-precision contradict each other"
+run 2 plan --latency --throughput;      has "$err" "--latency and --throughput contradict each other"
+run 2 plan --throughput --latency;      has "$err" "--latency and --throughput contradict each other"
+run 2 plan --precision-sensitive --quantized; has "$err" "--precision-sensitive and --quantized"
+run 2 tune spec.json --csv - --json;    has "$err" "--csv - and --json contradict each other"
+run 2 tune spec.json --json --csv -;    has "$err" "--csv - and --json contradict each other"
+run 0 plan --latency --latency --precision-sensitive --precision-sensitive
+
+# An override reaches what is derived from it, in the plan, --env and --apply-env alike.
+GPUOPT_KNOBS=threads=1 run 0 plan;      has "$out" "OMP_NUM_THREADS = threads = 1, set by GPUOPT_KNOBS"
+GPUOPT_KNOBS=threads=1 run 0 plan --env; has "$out" "export OMP_NUM_THREADS='1'"
+GPUOPT_KNOBS=threads=1 run 0 plan --apply-env -- sh -c 'echo "threads=$OMP_NUM_THREADS"'
+has "$out" "threads=1"
+# A value outside a knob's domain warns with the domain and is not used:
+# the exports are those of a plan without it.
+base=$(mktemp)
+"$gpuopt" plan --env >"$base" 2>/dev/null
+for bad in threads=-3 threads=0 threads=99999999999 omp.proc_bind=sideways cpu.fpmath_mode=whatever; do
+  GPUOPT_KNOBS=$bad run 0 plan --env;   has "$err" "outside its domain"
+  if ! cmp -s "$out" "$base"; then echo "FAIL: GPUOPT_KNOBS=$bad changed the exports"; fails=$((fails + 1)); fi
+done
+rm -f "$base"
+
 # A bad environment value warns (variable, value, accepted) and keeps the default.
 GPUOPT_LEVEL=abc run 0 plan;            has "$err" "GPUOPT_LEVEL=abc is not accepted"; has "$out" "level 1"
 GPUOPT_LOG=off GPUOPT_LEVEL=abc run 0 plan

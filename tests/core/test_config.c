@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "backend.h"
 #include "config.h"
 #include "context.h"
 #include "support/synthetic.h"
@@ -287,6 +288,61 @@ static void log_level_from_env_filters_config_warnings(void **state)
     setup(NULL);
 }
 
+/* The origin project's "use_cuda": false is the CPU only, true today's
+ * auto; a "backend" key that says otherwise contradicts it, and then
+ * neither is used, the warning naming both. */
+static void legacy_use_cuda_chooses_backends_and_refuses_a_contradicting_backend(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json;
+        int all;          /* expected all_backends */
+        const char *one;  /* else the one backend expected */
+        const char *says; /* part of the one warning, or NULL for none */
+    } rows[] = {
+        {"{\"use_cuda\": false}", 0, "cpu", NULL},
+        {"{\"use_cuda\": true}", 1, NULL, NULL},
+        {"{\"use_cuda\": \"false\", \"backend\": \"cpu\"}", 0, "cpu", NULL},
+        {"{\"backend\": \"auto\", \"use_cuda\": true}", 1, NULL, NULL},
+        {"{\"use_cuda\": false, \"backend\": \"cuda\"}", 1, NULL,
+         "\"use_cuda\": false and \"backend\": \"cuda\" contradict each other (use_cuda "
+         "false means backend \"cpu\"); both are ignored"},
+        {"{\"backend\": \"cpu\", \"use_cuda\": true}", 1, NULL,
+         "\"use_cuda\": true and \"backend\": \"cpu\" contradict each other"},
+        {"{\"use_cuda\": false, \"backend\": \"cpu,cuda\"}", 1, NULL, "contradict each other"},
+        {"{\"use_cuda\": \"sometimes\"}", 1, NULL, "\"use_cuda\" is not accepted"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        gpo_config cfg;
+        log_capture log = {0};
+        gpuopt_options o = opts(0);
+        gpo_logger l = {GPUOPT_LOG_WARN, capture_log, &log};
+        o.config_path = write_temp_file(0, "use_cuda.json", rows[i].json);
+        assert_int_equal(gpo_config_load(&cfg, &o, &l, gpo_backends, gpo_n_backends), GPUOPT_OK);
+        if (cfg.all_backends != rows[i].all)
+            fail_msg("%s: all_backends %d", rows[i].json, cfg.all_backends);
+        if (rows[i].one) {
+            assert_int_equal(cfg.n_backends, 1);
+            assert_string_equal(cfg.backends[0], rows[i].one);
+        }
+        if (rows[i].says ? !strstr(log.text, rows[i].says) || log.count != 1 : log.count != 0)
+            fail_msg("%s: the log says '%s'", rows[i].json, log.text);
+        gpo_config_free(&cfg);
+    }
+    /* The environment still overrides the file. */
+    gpo_config cfg;
+    log_capture log = {0};
+    gpuopt_options o = opts(0);
+    gpo_logger l = {GPUOPT_LOG_WARN, capture_log, &log};
+    o.config_path = write_temp_file(0, "use_cuda.json", "{\"use_cuda\": false}");
+    setenv("GPUOPT_BACKEND", "cuda", 1);
+    assert_int_equal(gpo_config_load(&cfg, &o, &l, gpo_backends, gpo_n_backends), GPUOPT_OK);
+    unsetenv("GPUOPT_BACKEND");
+    assert_int_equal(cfg.n_backends, 1);
+    assert_string_equal(cfg.backends[0], "cuda");
+    gpo_config_free(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +356,8 @@ int main(void)
         cmocka_unit_test_setup(bad_api_options_fail_creation_naming_the_field, setup),
         cmocka_unit_test_setup(library_paths_and_sysfs_root_come_from_the_environment, setup),
         cmocka_unit_test_setup(log_level_from_env_filters_config_warnings, setup),
+        cmocka_unit_test_setup(legacy_use_cuda_chooses_backends_and_refuses_a_contradicting_backend,
+                               setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

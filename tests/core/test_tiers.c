@@ -154,7 +154,7 @@ static void bad_overrides_are_refused_or_warned_never_applied(void **state)
     assert_non_null(strstr(log.text, "GPUOPT_KNOBS: ignoring 'syn.tier0=abc'"));
     assert_non_null(strstr(log.text, "no knob is called 'nosuch.knob'"));
     assert_non_null(strstr(log.text, "'novalue' is not name=value"));
-    assert_non_null(strstr(log.text, "accepted: true, false"));
+    assert_non_null(strstr(log.text, "its domain: true or false"));
     assert_int_equal(gpuopt_context_set_knob(ctx, "nosuch", "1"), GPUOPT_ERR_NOT_FOUND);
     assert_int_equal(gpuopt_context_set_knob(ctx, "syn.tier0", "1.5"), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(gpuopt_last_error(), "not an integer"));
@@ -191,6 +191,10 @@ static void plan_exports_json_and_quoted_shell_lines(void **state)
     assert_int_equal(cJSON_GetObjectItem(k, "value")->valueint, 10);
     assert_string_equal(cJSON_GetObjectItem(k, "source")->valuestring, "default");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(k, "env")));
+    /* The additions: the domain in words, the mapping, the inputs of a derived knob. */
+    assert_string_equal(cJSON_GetObjectItem(k, "domain")->valuestring, "an integer from 0 to 1000");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(k, "maps_to")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(k, "inputs")));
     assert_true(cJSON_IsArray(cJSON_GetObjectItem(root, "warnings")));
     cJSON_Delete(root);
     gpuopt_free(env);
@@ -275,6 +279,18 @@ static void workloads_are_checked_and_tiny_ones_skip_measurement(void **state)
     w.struct_size = 4;
     assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 1, &w, &p), GPUOPT_ERR_STRUCT_SIZE);
     assert_null(p);
+    /* Fields that contradict each other are refused, both named: neither wins. */
+    gpuopt_workload_init(&w);
+    w.reduced_precision = 0;
+    w.quantized = 1;
+    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 1, &w, &p), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(gpuopt_last_error(), "reduced_precision = 0 (precision-sensitive) and "
+                                                "quantized = 1 contradict each other"));
+    assert_null(p);
+    w.reduced_precision = 1; /* each alone is fine */
+    assert_int_equal(gpuopt_plan_create_for(ctx, NULL, 1, &w, &p), GPUOPT_OK);
+    gpuopt_plan_destroy(p);
+    p = NULL;
 
     /* 64 KiB of model: level 2 is not worth it, and the plan says so. */
     gpuopt_workload_init(&w);

@@ -7,13 +7,24 @@
 syn_spec syn_cuda, syn_rocm, syn_ocl, syn_cpu;
 
 static const gpo_knob_def syn_knobs[] = {
-    {"syn.tier0", GPUOPT_KNOB_INT, NULL, "set by tier 0"},
-    {"syn.tier1", GPUOPT_KNOB_BOOL, "SYN_TIER1", "set by tier 1"},
-    {"syn.tier2", GPUOPT_KNOB_BYTES, NULL, "set by tier 2"},
-    {"syn.text", GPUOPT_KNOB_STRING, "SYN_TEXT", "a string knob"},
+    {.name = "syn.tier0",
+     .type = GPUOPT_KNOB_INT,
+     .summary = "set by tier 0",
+     .min = 0,
+     .max = 1000},
+    {.name = "syn.tier1", .type = GPUOPT_KNOB_BOOL, .env = "SYN_TIER1", .summary = "set by tier 1"},
+    {.name = "syn.tier2",
+     .type = GPUOPT_KNOB_BYTES,
+     .summary = "set by tier 2",
+     .min = 1,
+     .max = INT64_C(1) << 40},
+    {.name = "syn.text", .type = GPUOPT_KNOB_STRING, .env = "SYN_TEXT", .summary = "a string knob"},
 };
 
-static syn_spec *spec_of(void *state) { return (syn_spec *)state; }
+static syn_spec *spec_of(void *state)
+{
+    return (syn_spec *)state;
+}
 
 static gpuopt_status load_common(syn_spec *s, void **state, gpo_backend_report *r)
 {
@@ -52,7 +63,10 @@ static gpuopt_status load_cpu(const gpo_backend_env *e, void **st, gpo_backend_r
     return load_common(&syn_cpu, st, r);
 }
 
-static void unload(void *state) { spec_of(state)->unloads++; }
+static void unload(void *state)
+{
+    spec_of(state)->unloads++;
+}
 
 static gpuopt_status enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out)
 {
@@ -101,7 +115,7 @@ TIER_FN(0)
 TIER_FN(1)
 TIER_FN(2)
 
-#define SYN_BACKEND(var, nm, native, loadfn, libs)                                                     \
+#define SYN_BACKEND(var, nm, native, loadfn, libs)                                                 \
     const gpo_backend var = {.abi = GPO_BACKEND_ABI,                                               \
                              .name = nm,                                                           \
                              .description = "synthetic",                                           \
@@ -114,8 +128,8 @@ TIER_FN(2)
                              .tier1 = tier1,                                                       \
                              .tier2 = tier2,                                                       \
                              .knobs = syn_knobs,                                                   \
-                             .n_knobs = sizeof syn_knobs / sizeof syn_knobs[0],             \
-                             .libraries = libs,                                             \
+                             .n_knobs = sizeof syn_knobs / sizeof syn_knobs[0],                    \
+                             .libraries = libs,                                                    \
                              .n_libraries = libs[0].key ? sizeof libs / sizeof libs[0] : 0}
 
 /* The library variables the configuration tests use, declared the way the

@@ -102,6 +102,8 @@ static int parse_size(const char *opt, const char *v, uint64_t *out)
 static int run(int argc, char **argv)
 {
     int level = GPUOPT_LEVEL_DEFAULT, json = 0, env = 0, apply_env = 0, have_workload = 0;
+    /* Flags that cannot be given together: both are refused, none wins. */
+    int sensitive = 0, reduced = 0, latency = 0, throughput = 0;
     const char *device = NULL, *backends = NULL;
     char **command = NULL;
     gpuopt_workload wl;
@@ -141,19 +143,19 @@ static int run(int argc, char **argv)
             have_workload = 1;
         } else if (strcmp(a, "--precision-sensitive") == 0) {
             wl.reduced_precision = 0;
-            have_workload = 1;
+            have_workload = sensitive = 1;
         } else if (strcmp(a, "--reduced-precision") == 0) {
             wl.reduced_precision = 1;
-            have_workload = 1;
+            have_workload = reduced = 1;
         } else if (strcmp(a, "--quantized") == 0) {
             wl.quantized = 1;
             have_workload = 1;
         } else if (strcmp(a, "--latency") == 0) {
             wl.objective = GPUOPT_OBJECTIVE_LATENCY;
-            have_workload = 1;
+            have_workload = latency = 1;
         } else if (strcmp(a, "--throughput") == 0) {
             wl.objective = GPUOPT_OBJECTIVE_THROUGHPUT;
-            have_workload = 1;
+            have_workload = throughput = 1;
         } else if (strcmp(a, "--fixed-shapes") == 0) {
             wl.fixed_shapes = 1;
             have_workload = 1;
@@ -182,6 +184,12 @@ static int run(int argc, char **argv)
                                        "COMMAND [ARGS...]");
     if (command && !apply_env)
         return cli_usage_error("plan", "a command after '--' runs only with --apply-env");
+    if (sensitive && reduced)
+        return cli_usage_error("plan", "--precision-sensitive and --reduced-precision contradict "
+                                       "each other: describe one");
+    if (latency && throughput)
+        return cli_usage_error("plan", "--latency and --throughput contradict each other: "
+                                       "describe one objective");
     if (wl.reduced_precision == 0 && wl.quantized)
         return cli_usage_error("plan", "--precision-sensitive and --quantized contradict each "
                                        "other: a quantised model already trades precision");
@@ -262,10 +270,10 @@ const cli_command cli_plan = {
     "Workload (sizes the batch, advises quantising or offloading, decides precision):\n"
     "  --model-bytes N        model/weights resident on the device (7e9, 14GiB)\n"
     "  --item-bytes N         device memory per batch item\n"
-    "  --precision-sensitive  no fp16/bf16/tf32/fp8 knob turns on\n"
-    "  --reduced-precision    reduced precision is acceptable\n"
+    "  --precision-sensitive  no fp16/bf16/tf32/fp8 knob turns on; TF32 is kept off\n"
+    "  --reduced-precision    reduced precision is acceptable (not with the above)\n"
     "  --quantized            the model is already quantised\n"
-    "  --latency | --throughput   what to optimise (default throughput)\n"
+    "  --latency | --throughput   what to optimise (one of them; default throughput)\n"
     "  --fixed-shapes         shapes repeat call after call\n"
     "  --memory-bound | --compute-bound\n"
     "                         what limits its speed: memory bandwidth, or arithmetic\n\n"

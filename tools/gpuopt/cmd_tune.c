@@ -233,6 +233,9 @@ static int parse_args(int argc, char **argv, tune_opts *o)
     if (!o->spec)
         return cli_usage_error("tune", "missing the spec file; usage: gpuopt tune SPEC.json "
                                        "[OPTIONS] (gpuopt tune --help)");
+    if (o->json && o->csv && strcmp(o->csv, "-") == 0)
+        return cli_usage_error("tune", "--csv - and --json contradict each other: both write to "
+                                       "stdout; give --csv a file, or drop one of them");
     return 0;
 }
 
@@ -428,7 +431,8 @@ const cli_command cli_tune = {
     "                      exhaustive, random, annealing, model\n"
     "  --budget N|Ns       at most N candidates, or N seconds (90s)\n"
     "  --seed K            the search's random seed (the same seed, the same sequence)\n"
-    "  --csv FILE          every candidate as CSV, one column per parameter ('-': stdout)\n"
+    "  --csv FILE          every candidate as CSV, one column per parameter ('-': stdout,\n"
+    "                      not with --json)\n"
     "  --json              the result as JSON on stdout instead of the summary\n"
     "  --device SPEC       the device (as in gpuopt devices: opencl:0, cuda:1, a UUID);\n"
     "                      default: the best device of the kernel language's backend\n"

@@ -2,8 +2,9 @@
  * GPU (tests/fakes/cuda/devices) and workload. Computed apart from the C
  * rules: by a model of the rules as docs/knobs.md ("CUDA backend") states
  * them, reading the same device descriptions (free memory, attributes,
- * compute capability). Included once, by test_cuda_rules.c, after its
- * workload enum. */
+ * compute capability). TF32 is level 1's default from 8.0 unless the
+ * workload is precision-sensitive (docs/knobs.md, "TF32"). Included once,
+ * by test_cuda_rules.c, after its workload enum. */
 #ifndef GPO_CUDA_RULES_TABLE_H
 #define GPO_CUDA_RULES_TABLE_H
 
@@ -98,218 +99,278 @@ static const struct workload_row {
     const char *knobs;
 } workload_rows[] = {
     {"jetson-nano", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "!cuda.cublas_workspace_config"},
     {"jetson-nano", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "cuda.cublas_workspace_config=:16:8"},
     {"jetson-nano", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
      "!cuda.cublas_workspace_config"},
     {"jetson-nano", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
+     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false cuda.fp8=false "
      "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
     {"jetson-nano", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
      "!cuda.cublas_workspace_config"},
     {"k80", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "!cuda.cublas_workspace_config"},
     {"k80", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "cuda.cublas_workspace_config=:4096:8"},
     {"k80", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "!cuda.cublas_workspace_config"},
     {"k80", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
+     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false cuda.fp8=false "
      "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
     {"k80", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "!cuda.cublas_workspace_config"},
     {"p100-sxm2", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "!cuda.cublas_workspace_config"},
     {"p100-sxm2", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "cuda.cublas_workspace_config=:4096:8"},
     {"p100-sxm2", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
      "!cuda.cublas_workspace_config"},
     {"p100-sxm2", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
+     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false cuda.fp8=false "
      "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
     {"p100-sxm2", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
      "!cuda.cublas_workspace_config"},
     {"v100-sxm2", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "!cuda.cublas_workspace_config"},
     {"v100-sxm2", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "cuda.cublas_workspace_config=:4096:8"},
     {"v100-sxm2", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
      "!cuda.cublas_workspace_config"},
     {"v100-sxm2", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
+     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false cuda.fp8=false "
      "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
     {"v100-sxm2", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
      "!cuda.cublas_workspace_config"},
     {"t4", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "!cuda.cublas_workspace_config"},
     {"t4", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "cuda.cublas_workspace_config=:4096:8"},
     {"t4", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
      "!cuda.cublas_workspace_config"},
     {"t4", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
+     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false cuda.fp8=false "
      "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
     {"t4", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float16 cuda.dim_multiple=8 "
      "!cuda.cublas_workspace_config"},
     {"a100-sxm4-40gb", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false "
+     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=32 "
      "!cuda.cublas_workspace_config"},
     {"a100-sxm4-40gb", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "cuda.cublas_workspace_config=:4096:8"},
     {"a100-sxm4-40gb", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=false "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
     {"a100-sxm4-40gb", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
+     "cuda.cudnn_benchmark=true cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false cuda.fp8=false "
+     "cuda.autocast_dtype=float32 cuda.dim_multiple=32 !cuda.cublas_workspace_config"},
     {"a100-sxm4-40gb", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=false "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
     {"rtx3090", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false "
+     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=32 "
      "!cuda.cublas_workspace_config"},
     {"rtx3090", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "cuda.cublas_workspace_config=:4096:8"},
     {"rtx3090", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=false "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
     {"rtx3090", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
+     "cuda.cudnn_benchmark=true cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false cuda.fp8=false "
+     "cuda.autocast_dtype=float32 cuda.dim_multiple=32 !cuda.cublas_workspace_config"},
     {"rtx3090", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=false "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
     {"jetson-agx-orin", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false "
+     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=32 "
      "!cuda.cublas_workspace_config"},
     {"jetson-agx-orin", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "cuda.cublas_workspace_config=:4096:8"},
     {"jetson-agx-orin", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=false "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
     {"jetson-agx-orin", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
+     "cuda.cudnn_benchmark=true cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false cuda.fp8=false "
+     "cuda.autocast_dtype=float32 cuda.dim_multiple=32 !cuda.cublas_workspace_config"},
     {"jetson-agx-orin", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=false "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
     {"rtx4090", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false "
+     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=32 "
      "!cuda.cublas_workspace_config"},
     {"rtx4090", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "cuda.cublas_workspace_config=:4096:8"},
     {"rtx4090", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=true "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=true "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=128 !cuda.cublas_workspace_config"},
     {"rtx4090", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
+     "cuda.cudnn_benchmark=true cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false cuda.fp8=false "
+     "cuda.autocast_dtype=float32 cuda.dim_multiple=32 !cuda.cublas_workspace_config"},
     {"rtx4090", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=false "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
     {"h100-sxm5", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false "
+     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=32 "
      "!cuda.cublas_workspace_config"},
     {"h100-sxm5", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "cuda.cublas_workspace_config=:4096:8"},
     {"h100-sxm5", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=true "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=true "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=128 !cuda.cublas_workspace_config"},
     {"h100-sxm5", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
+     "cuda.cudnn_benchmark=true cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false cuda.fp8=false "
+     "cuda.autocast_dtype=float32 cuda.dim_multiple=32 !cuda.cublas_workspace_config"},
     {"h100-sxm5", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=false "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
     {"b200", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false "
+     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=32 "
      "!cuda.cublas_workspace_config"},
     {"b200", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "cuda.cublas_workspace_config=:4096:8"},
     {"b200", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=true "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=true "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=128 !cuda.cublas_workspace_config"},
     {"b200", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
+     "cuda.cudnn_benchmark=true cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false cuda.fp8=false "
+     "cuda.autocast_dtype=float32 cuda.dim_multiple=32 !cuda.cublas_workspace_config"},
     {"b200", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=false "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
     {"rtx5090", W_NONE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false !cuda.tf32_override cuda.bf16=false "
-     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false "
+     "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=32 "
      "!cuda.cublas_workspace_config"},
     {"rtx5090", W_SENSITIVE,
-     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 cuda.bf16=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=false cuda.tf32_override=0 !cuda.torch_tf32_override "
+     "cuda.bf16=false "
      "cuda.fp8=false cuda.autocast_dtype=float32 cuda.dim_multiple=4 "
      "cuda.cublas_workspace_config=:4096:8"},
     {"rtx5090", W_REDUCED_QUANTISED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=true "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=true "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=128 !cuda.cublas_workspace_config"},
     {"rtx5090", W_FIXED_SHAPES,
-     "cuda.cudnn_benchmark=true cuda.tf32=false !cuda.tf32_override cuda.bf16=false cuda.fp8=false "
-     "cuda.autocast_dtype=float32 cuda.dim_multiple=4 !cuda.cublas_workspace_config"},
+     "cuda.cudnn_benchmark=true cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=false cuda.fp8=false "
+     "cuda.autocast_dtype=float32 cuda.dim_multiple=32 !cuda.cublas_workspace_config"},
     {"rtx5090", W_REDUCED,
-     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.bf16=true cuda.fp8=false "
+     "cuda.cudnn_benchmark=false cuda.tf32=true !cuda.tf32_override cuda.torch_tf32_override=1 "
+     "cuda.bf16=true cuda.fp8=false "
      "cuda.autocast_dtype=bfloat16 cuda.dim_multiple=64 !cuda.cublas_workspace_config"},
 };
 

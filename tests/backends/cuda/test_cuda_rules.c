@@ -28,11 +28,15 @@ enum { W_NONE, W_SENSITIVE, W_REDUCED_QUANTISED, W_FIXED_SHAPES, W_REDUCED, N_WO
 static const char *const workload_names[] = {"none", "precision-sensitive", "reduced+quantised",
                                              "fixed shapes", "reduced, not quantised"};
 
-/* Level 0 reads no fact: the same knobs on every GPU, whatever the workload. */
+/* Level 0 reads no fact: the same knobs on every GPU. TF32 is left to the
+ * framework (no cuda.tf32, nothing exported) except for precision-sensitive
+ * work, which gets it off and enforced. */
 static const char level0[] =
     "launch.block_multiple=32 launch.block_size=256 cuda.module_loading=LAZY "
-    "cuda.cudnn_benchmark=false cuda.tf32=false cuda.bf16=false cuda.fp8=false "
-    "cuda.autocast_dtype=float32 cuda.dim_multiple=8";
+    "cuda.cudnn_benchmark=false cuda.bf16=false cuda.fp8=false "
+    "cuda.autocast_dtype=float32 cuda.dim_multiple=8 !cuda.torch_tf32_override";
+static const char level0_tf32[] = "!cuda.tf32 !cuda.tf32_override";
+static const char level0_sensitive[] = "cuda.tf32=false cuda.tf32_override=0";
 
 #include "cuda_rules_table.h"
 
@@ -42,6 +46,7 @@ static const struct {
 } env_knobs[] = {
     {"cuda.module_loading", "CUDA_MODULE_LOADING"},
     {"cuda.tf32_override", "NVIDIA_TF32_OVERRIDE"},
+    {"cuda.torch_tf32_override", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"},
     {"cuda.cublaslt_workspace_kib", "CUBLASLT_WORKSPACE_SIZE"},
     {"cuda.cublas_workspace_config", "CUBLAS_WORKSPACE_CONFIG"},
     {"cuda.alloc_conf", "PYTORCH_CUDA_ALLOC_CONF"},
@@ -152,9 +157,13 @@ static void every_gpu_and_workload_gives_the_table_s_knobs(void **state)
                 gpuopt_plan *plan = plan_for(ctx, d, w, level);
                 assert_int_equal(gpuopt_plan_level(plan, &requested, &applied), GPUOPT_OK);
                 assert_int_equal(applied, level);
-                int present = level == 0 ? check_knobs(plan, level0, 0, what)
-                                         : check_knobs(plan, dr->knobs, 1, what) +
-                                               check_knobs(plan, wr->knobs, 1, what);
+                int present =
+                    level == 0
+                        ? check_knobs(plan, level0, 0, what) +
+                              check_knobs(plan, w == W_SENSITIVE ? level0_sensitive : level0_tf32,
+                                          0, what)
+                        : check_knobs(plan, dr->knobs, 1, what) +
+                              check_knobs(plan, wr->knobs, 1, what);
                 assert_int_equal(gpuopt_plan_knob_count(plan, &count), GPUOPT_OK);
                 if (count != present)
                     fail_msg("%s: %d knobs, the table says %d", what, (int)count, present);
@@ -228,7 +237,7 @@ static void configuration_allows_reduced_precision_without_a_workload(void **sta
                             "!cuda.tf32_override !cuda.cublas_workspace_config",
                             1, "h100-sxm5 with reduced_precision=true") == 5);
     assert_non_null(strstr(reason_of(plan, "cuda.fp8"), "no workload was described"));
-    assert_non_null(strstr(reason_of(plan, "cuda.tf32"), "allowed by the configuration"));
+    assert_non_null(strstr(reason_of(plan, "cuda.bf16"), "allowed by the configuration"));
     gpuopt_plan_destroy(plan);
     gpuopt_context_destroy(ctx);
 }
@@ -302,7 +311,9 @@ static void user_override_beats_the_rules(void **state)
     assert_int_equal(gpuopt_plan_knob_find(plan, "cuda.alloc_conf", &k), GPUOPT_OK);
     assert_string_equal(k.value, "backend:cudaMallocAsync");
     assert_int_equal(k.source, GPUOPT_SOURCE_API);
-    assert_non_null(strstr(k.reason, "rules gave expandable_segments:True"));
+    /* It replaced the derived value, and says what that was. */
+    assert_non_null(strstr(k.reason, "overriding its derivation (which gives "
+                                     "expandable_segments:True"));
     gpuopt_plan_destroy(plan);
     gpuopt_context_destroy(ctx);
 }
@@ -323,7 +334,7 @@ static void level_2_on_the_double_stays_at_level_1_with_a_warning(void **state)
     assert_true(warnings >= 1);
     assert_int_equal(gpuopt_plan_warning_at(plan, 0, &text), GPUOPT_OK);
     assert_non_null(strstr(text, "level 2"));
-    assert_true(check_knobs(plan, "cuda.tf32=false cuda.l2_persisting_bytes=39321600", 1,
+    assert_true(check_knobs(plan, "cuda.tf32=true cuda.l2_persisting_bytes=39321600", 1,
                             "level 2 on h100-sxm5") == 2);
     gpuopt_plan_destroy(plan);
     gpuopt_context_destroy(ctx);
@@ -354,7 +365,9 @@ static void a_gpu_seen_only_by_the_kernel_stays_at_level_0_with_the_reason(void 
     assert_int_equal(gpuopt_plan_create(ctx, dev, 1, &plan), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_level(plan, NULL, &applied), GPUOPT_OK);
     assert_int_equal(applied, 0);
-    assert_true(check_knobs(plan, level0, 0, "kernel-only T4") == 9);
+    assert_true(check_knobs(plan, level0, 0, "kernel-only T4") +
+                    check_knobs(plan, level0_tf32, 0, "kernel-only T4") ==
+                8);
     assert_int_equal(gpuopt_plan_warning_at(plan, 0, &text), GPUOPT_OK);
     assert_non_null(strstr(text, "did not give its compute capability (the CUDA driver library is "
                                  "not usable)"));

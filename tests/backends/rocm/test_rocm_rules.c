@@ -86,7 +86,7 @@ static const row rows[] = {
      "mi300x",
      "rocm:0",
      1,
-     {1, 0, 1, THR, 0},
+     {1, 0, 0, THR, 0},
      1,
      "rocm.bf16=false;rocm.fp8=false;rocm.autocast_dtype=float32;rocm.dim_multiple=16",
      NULL,

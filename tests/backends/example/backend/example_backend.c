@@ -115,8 +115,13 @@ static gpuopt_status example_tier1(void *state, const gpo_route *route, const gp
 
 /* The knobs only this backend sets; the catalogue's size follows from it. */
 static const gpo_knob_def example_knobs[] = {
-    {"example.queues", GPUOPT_KNOB_INT, "EXAMPLE_QUEUES",
-     "command queues to keep busy on an Example accelerator"},
+    {.name = "example.queues",
+     .type = GPUOPT_KNOB_INT,
+     .env = "EXAMPLE_QUEUES",
+     .summary = "command queues to keep busy on an Example accelerator",
+     .min = 1,
+     .max = 64,
+     .units = "queues"},
 };
 
 static const gpo_library_var example_libraries[] = {
