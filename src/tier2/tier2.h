@@ -4,7 +4,7 @@
  * A tier-2 run is a list of benchmarks (gpo_t2_bench). For each one the
  * engine (t2_engine.c) builds a hard cache key from static facts only (the
  * device, the kernel source, the build options, the benchmark's workload
- * text) and looks it up in the device's tuning cache (src/tune/cache.h):
+ * text) and looks it up in the device's tuning cache (src/cache/cache.h):
  *   - a plain hit sets the stored knobs with source "cache" and runs
  *     nothing: no session is opened, no kernel is built;
  *   - a hit whose soft fields changed (driver, compiler, library, device
@@ -30,7 +30,7 @@
 #include <cjson/cJSON.h>
 
 #include "backend.h"
-#include "tune/cache.h"
+#include "cache/cache.h"
 #include "tune/stats.h"
 
 struct gpuopt_plan;

@@ -26,7 +26,7 @@
 
 #include "backend.h"
 #include "context.h"
-#include "tune/cache.h"
+#include "cache/cache.h"
 #include "tune/expr.h"
 #include "tune/space.h"
 #include "tune/stats.h"

@@ -1,4 +1,4 @@
-/* The tuner and the tuning cache (src/tune/cache.h):
+/* The tuner and the tuning cache (src/cache/cache.h):
  *
  * - the hard key of a run: kind, the backend of the route the work runs
  *   on, the device's architecture and compute units, a hash of the

@@ -32,7 +32,7 @@ static gpo_cache *open_at(const char *dir, uint32_t max_entries)
 static void assert_dir_sound(const char *dir, int allow_torn)
 {
     cJSON *r;
-    assert_int_equal(gpo_cache_dir_verify(dir, NULL, &r), GPUOPT_OK);
+    assert_int_equal(gpo_cache_dir_verify(dir, &r), GPUOPT_OK);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "ok")));
     cJSON *files = cJSON_GetObjectItem(r, "files");
     assert_int_equal(cJSON_GetArraySize(files), 1);

@@ -8,7 +8,11 @@
 
 #include "util/log.h"
 #include "support/testutil.h"
-#include "tune/cache.h"
+#include "cache/cache.h"
+#include "cache/compact.h"
+#include "cache/dir.h"
+#include "cache/journal.h"
+#include "util/fs.h"
 
 /* An empty directory "<build>/tests/tune-<pid>/<name>" (removed first). */
 const char *tc_dir(const char *name);

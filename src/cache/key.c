@@ -1,12 +1,13 @@
 /* Keys of the tuning cache: device fingerprints and file names, the
  * canonical hard-key text and its hash, soft-field comparison, and the
  * checks on what callers ask to store. */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_int.h"
+#include "cache/key.h"
 #include "util/hash.h"
 #include "util/strutil.h"
 
@@ -35,12 +36,8 @@ static void sanitise(const char *in, char *out, size_t cap)
 
 void gpo_cache_device_from_info(const gpuopt_device_info *info, gpo_cache_device *out)
 {
-    if (!out)
-        return;
+    assert(info && out);
     memset(out, 0, sizeof *out);
-    out->compute_units = -1;
-    if (!info)
-        return;
     gpo_strlcpy(out->backend, info->backend, sizeof out->backend);
     /* OpenCL devices of unknown architecture are told apart by vendor and
      * name, as the anchors' "OpenCL vendor+name+version" arch id suggests. */
@@ -59,8 +56,7 @@ void gpo_cache_device_from_info(const gpuopt_device_info *info, gpo_cache_device
 gpuopt_status gpo_cache_file_name(const gpo_cache_device *dev, const char *host, char *out,
                                   size_t cap)
 {
-    if (!dev || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", dev ? "out" : "dev");
+    assert(dev && out);
     char backend[17], arch[49], id[65], hostpart[66] = "";
     sanitise(dev->backend, backend, sizeof backend);
     sanitise(dev->arch, arch, sizeof arch);
@@ -89,6 +85,21 @@ gpuopt_status gpo_cache_file_name(const gpo_cache_device *dev, const char *host,
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "cache file name needs %d bytes, %zu given", n + 1,
                         cap);
     return GPUOPT_OK;
+}
+
+int gpo_cache_is_journal_name(const char *name)
+{
+    size_t n = strlen(name), e = strlen(GPO_CACHE_EXT);
+    if (n <= e || name[0] == '.' || strcmp(name + n - e, GPO_CACHE_EXT) != 0 || strchr(name, '/'))
+        return 0;
+    const char *a = strchr(name, '_');
+    const char *b = a ? strchr(a + 1, '_') : NULL;
+    if (!b || !(b[1] >= '0' && b[1] <= '9'))
+        return 0;
+    const char *p = b + 1;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return strncmp(p, "cu_", 3) == 0;
 }
 
 void gpo_cache_hex16(uint64_t value, char out[17])
@@ -134,6 +145,16 @@ const char *gpo_cache_soft_name(uint32_t bit)
     }
 }
 
+void gpo_cache_soft_words(uint32_t changed, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (uint32_t bit = 1; bit <= GPO_SOFT_DEVICE_NAME; bit <<= 1)
+        if (changed & bit) {
+            size_t n = strlen(out);
+            gpo_snprintf(out + n, cap - n, "%s%s", n ? ", " : "", gpo_cache_soft_name(bit));
+        }
+}
+
 static void hash_out(uint64_t h, char *out)
 {
     char hex[17];
@@ -144,10 +165,8 @@ static void hash_out(uint64_t h, char *out)
 
 gpuopt_status gpo_cache_hash_text(const char *text, size_t len, char *out, size_t cap)
 {
-    if (!out || (!text && len))
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", out ? "text" : "out");
-    if (cap < 25)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "hash output needs 25 bytes, %zu given", cap);
+    assert(out && cap >= 25 && (text || !len));
+    (void)cap;
     hash_out(gpo_hash64(text, len), out);
     return GPUOPT_OK;
 }
@@ -159,13 +178,8 @@ static int cmp_str(const void *a, const void *b)
 
 gpuopt_status gpo_cache_hash_set(const char *const *items, size_t n, char *out, size_t cap)
 {
-    if (!out || (!items && n))
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", out ? "items" : "out");
-    if (cap < 25)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "hash output needs 25 bytes, %zu given", cap);
-    for (size_t i = 0; i < n; i++)
-        if (!items[i])
-            return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "item %zu is NULL", i);
+    assert(out && cap >= 25 && (items || !n));
+    (void)cap;
     const char **sorted = malloc((n ? n : 1) * sizeof *sorted);
     if (!sorted)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to sort %zu items", n);
@@ -207,8 +221,7 @@ static void key_strings(const gpo_cache_key *k, const char *s[8])
 
 gpuopt_status gpo_cache_key_canon(const gpo_cache_key *key, char **canon, uint64_t *hash)
 {
-    if (!key || !canon)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", key ? "canon" : "key");
+    assert(key && canon);
     *canon = NULL;
     const char *s[8];
     key_strings(key, s);

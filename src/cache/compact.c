@@ -1,13 +1,5 @@
-/* Compaction: the journal rewritten as its latest state. Per key, the
- * newest finished record (uses and verifications folded in) with the
- * candidates of its tune, and the newest unfinished tune with its
- * candidates; everything else is history and goes. Over a bound (keys or
- * bytes per file), the least recently used keys are evicted down to 3/4 of
- * it, so the next compaction is not one append away; candidates go before
- * records do. Output is ordered by key, so compacting twice gives the same
- * bytes. Written to a temp file in the same directory, fsync'd, renamed over
- * the journal, and the directory fsync'd: a crash leaves the old file or the
- * new one, never a mix. */
+/* Compaction (compact.h): the journal's latest state to a temp file,
+ * then renamed over it. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache_int.h"
+#include "cache/compact.h"
+#include "cache/journal.h"
+#include "util/fs.h"
 #include "util/strutil.h"
 
 typedef struct span {
@@ -147,27 +141,15 @@ static void select_kept(kept **order, size_t n, size_t header_n, uint64_t max_by
     }
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static int write_spans(int fd, const spans *s)
 {
     for (size_t i = 0; i < s->n; i++)
-        if (write_all(fd, s->v[i].p, s->v[i].n) || write_all(fd, "\n", 1))
+        if (gpo_journal_write(fd, s->v[i].p, s->v[i].n) || gpo_journal_write(fd, "\n", 1))
             return -1;
     return 0;
 }
+
+void (*gpo_cache_fault_hook)(const char *point);
 
 static void hook(const char *point)
 {
@@ -177,7 +159,7 @@ static void hook(const char *point)
 
 /* Temp files of this journal left by a compaction that died: we hold the
  * journal's exclusive lock, so no live process is writing one. */
-static void remove_stale_temps(const gpo_cache *c)
+static void remove_stale_temps(const gpo_compact_target *c)
 {
     DIR *d = opendir(c->dir);
     if (!d)
@@ -192,25 +174,27 @@ static void remove_stale_temps(const gpo_cache *c)
     closedir(d);
 }
 
-static int write_file(gpo_cache *c, kept **order, size_t n, const char *header, size_t header_n)
+static int write_file(const gpo_compact_target *c, kept **order, size_t n, const char *header,
+                      size_t header_n)
 {
     char tmp[GPO_PATH_MAX + 64];
     gpo_snprintf(tmp, sizeof tmp, "%s/.%s.tmp-%ld-%llu", c->dir, c->name, (long)getpid(),
-                 (unsigned long long)++c->serial);
+                 (unsigned long long)++*c->serial);
     remove_stale_temps(c);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -1;
-    int rc = write_all(fd, header, header_n);
+    int rc = gpo_journal_write(fd, header, header_n);
     for (size_t i = 0; !rc && i < n; i++) {
         kept *k = order[i];
         if (!k->keep)
             continue;
         if (k->record)
-            rc =
-                write_all(fd, k->record, k->record_n) || (k->keep_cands && write_spans(fd, &k->rc));
+            rc = gpo_journal_write(fd, k->record, k->record_n) ||
+                 (k->keep_cands && write_spans(fd, &k->rc));
         if (!rc && k->begin)
-            rc = write_all(fd, k->begin, k->begin_n) || (k->keep_cands && write_spans(fd, &k->oc));
+            rc = gpo_journal_write(fd, k->begin, k->begin_n) ||
+                 (k->keep_cands && write_spans(fd, &k->oc));
     }
     if (!rc)
         hook("compact:temp-written");
@@ -238,7 +222,7 @@ static int write_file(gpo_cache *c, kept **order, size_t n, const char *header, 
     return 0;
 }
 
-int gpo_cache_compact_locked(gpo_cache *c, const char *buf, size_t len, int salvage)
+int gpo_journal_compact(const gpo_compact_target *c, const char *buf, size_t len, int salvage)
 {
     int rc = -1;
     gpo_cidx ix;
@@ -272,22 +256,22 @@ int gpo_cache_compact_locked(gpo_cache *c, const char *buf, size_t len, int salv
         order[n++] = &k[i];
     }
     qsort(order, n, sizeof *order, by_use);
-    select_kept(order, n, header_n, c->opt.max_bytes, c->opt.max_entries);
+    select_kept(order, n, header_n, c->max_bytes, c->max_entries);
     size_t evicted = 0;
     for (size_t i = 0; i < n; i++)
         evicted += !order[i]->keep;
     qsort(order, n, sizeof *order, by_key);
     if (write_file(c, order, n, header, header_n) != 0) {
-        gpo_log_warn(&c->log, "cannot compact cache file %s: %s (it is kept as it was)", c->path,
+        gpo_log_warn(c->log, "cannot compact cache file %s: %s (it is kept as it was)", c->path,
                      strerror(errno));
         goto out;
     }
     if (evicted)
-        gpo_log_info(&c->log,
+        gpo_log_info(c->log,
                      "cache file %s: %zu least recently used entr%s evicted (bounds: %u "
                      "entries, %llu bytes)",
-                     c->path, evicted, evicted == 1 ? "y" : "ies", c->opt.max_entries,
-                     (unsigned long long)c->opt.max_bytes);
+                     c->path, evicted, evicted == 1 ? "y" : "ies", c->max_entries,
+                     (unsigned long long)c->max_bytes);
     rc = 0;
 out:
     for (size_t i = 0; k && i < ix.n; i++) {

@@ -2,10 +2,12 @@
  * the CLI (`gpuopt cache path|list|verify|clear`). The context's lock is
  * held only to copy the directory and the logger; file work runs without
  * it, so a long listing never blocks discovery or planning. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cache_int.h"
+#include "cache/cache.h"
+#include "cache/dir.h"
 #include "context.h"
 #include "util/strutil.h"
 
@@ -13,18 +15,15 @@ static void snapshot(gpuopt_context *ctx, char *dir, size_t cap, gpo_logger *log
 {
     gpo_ctx_lock(ctx);
     gpo_strlcpy(dir, ctx->cfg.cache_dir, cap);
-    *log = ctx->log;
+    if (log)
+        *log = ctx->log;
     gpo_ctx_unlock(ctx);
 }
 
 gpuopt_status gpo_cache_open_device(struct gpuopt_context *ctx, const gpuopt_device *device,
                                     const gpo_cache_options *opts, gpo_cache **out)
 {
-    if (!out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "out is NULL");
-    *out = NULL;
-    if (!ctx || !device)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "device" : "ctx");
+    assert(ctx && device && out);
     char dir[GPO_PATH_MAX];
     gpo_logger log;
     snapshot(ctx, dir, sizeof dir, &log);
@@ -50,7 +49,7 @@ GPUOPT_API gpuopt_status gpuopt_cache_path(gpuopt_context *ctx, char **path)
     return GPUOPT_OK;
 }
 
-typedef gpuopt_status (*dir_fn)(const char *dir, const gpo_logger *log, cJSON **out);
+typedef gpuopt_status (*dir_fn)(const char *dir, cJSON **out);
 
 static gpuopt_status dir_json(gpuopt_context *ctx, char **json, dir_fn fn)
 {
@@ -59,10 +58,9 @@ static gpuopt_status dir_json(gpuopt_context *ctx, char **json, dir_fn fn)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "json" : "ctx");
     *json = NULL;
     char dir[GPO_PATH_MAX];
-    gpo_logger log;
-    snapshot(ctx, dir, sizeof dir, &log);
+    snapshot(ctx, dir, sizeof dir, NULL);
     cJSON *o = NULL;
-    gpuopt_status st = fn(dir, &log, &o);
+    gpuopt_status st = fn(dir, &o);
     if (st)
         return st;
     char *text = cJSON_PrintUnformatted(o);

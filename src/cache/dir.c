@@ -1,7 +1,5 @@
-/* The cache directory as a whole: listing, checking and clearing journals.
- * Only files whose names the cache itself makes are read or removed
- * (journals, their set-aside copies, compaction temp files): the directory
- * may be shared with anything else, even be $HOME by mistake. */
+/* The cache directory as a whole (dir.h). */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -10,24 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cache_int.h"
+#include "cache/dir.h"
+#include "cache/journal.h"
+#include "util/fs.h"
 #include "util/strutil.h"
-
-/* "<backend>_<arch>_<N>cu_<id>[@host].jsonl" */
-int gpo_cache_is_journal_name(const char *name)
-{
-    size_t n = strlen(name), e = strlen(GPO_CACHE_EXT);
-    if (n <= e || name[0] == '.' || strcmp(name + n - e, GPO_CACHE_EXT) != 0 || strchr(name, '/'))
-        return 0;
-    const char *a = strchr(name, '_');
-    const char *b = a ? strchr(a + 1, '_') : NULL;
-    if (!b || !(b[1] >= '0' && b[1] <= '9'))
-        return 0;
-    const char *p = b + 1;
-    while (*p >= '0' && *p <= '9')
-        p++;
-    return strncmp(p, "cu_", 3) == 0;
-}
 
 typedef enum file_kind { F_NONE, F_JOURNAL, F_ASIDE, F_TEMP } file_kind;
 
@@ -98,10 +82,10 @@ static void scan_file(const char *path, int flags, scanned *s)
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return;
-    int locked = gpo_cache_lock_fd(fd, LOCK_SH) == 0;
+    int locked = gpo_journal_lock(fd, LOCK_SH) == 0;
     char *buf;
     size_t len;
-    if (gpo_cache_slurp(fd, &buf, &len) == 0) {
+    if (gpo_journal_slurp(fd, &buf, &len) == 0) {
         s->readable = 1;
         s->bytes = len;
         gpo_journal_apply(&s->ix, buf, len, 1, flags, &s->scan);
@@ -160,28 +144,29 @@ static void add_entries(cJSON *f, gpo_cidx *ix)
     free(v);
 }
 
-static cJSON *dir_object(const char *dir)
+/* The directory's names and the report object {"dir": dir} (its fields
+ * are checked with the rest once filled). */
+static gpuopt_status dir_begin(const char *dir, char ***names, size_t *n, cJSON **o, cJSON **out)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "dir", dir);
-    return o;
-}
-
-gpuopt_status gpo_cache_dir_list(const char *dir, const gpo_logger *log, cJSON **out)
-{
-    (void)log;
-    if (!out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "out is NULL");
+    assert(dir && *dir && out);
     *out = NULL;
-    if (!dir || !*dir)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "the cache directory is %s",
-                        dir ? "empty" : "NULL");
-    char **names = NULL, base[300], path[GPO_PATH_MAX];
-    size_t n = 0;
-    gpuopt_status st = list_dir(dir, &names, &n);
+    gpuopt_status st = list_dir(dir, names, n);
     if (st)
         return st;
-    cJSON *o = dir_object(dir), *files = cJSON_AddArrayToObject(o, "files");
+    *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(*o, "dir", dir);
+    return GPUOPT_OK;
+}
+
+gpuopt_status gpo_cache_dir_list(const char *dir, cJSON **out)
+{
+    char **names = NULL, base[300], path[GPO_PATH_MAX];
+    size_t n = 0;
+    cJSON *o = NULL;
+    gpuopt_status st = dir_begin(dir, &names, &n, &o, out);
+    if (st)
+        return st;
+    cJSON *files = cJSON_AddArrayToObject(o, "files");
     for (size_t i = 0; files && i < n; i++) {
         if (classify(names[i], base, sizeof base) != F_JOURNAL)
             continue;
@@ -207,21 +192,14 @@ gpuopt_status gpo_cache_dir_list(const char *dir, const gpo_logger *log, cJSON *
     return GPUOPT_OK;
 }
 
-gpuopt_status gpo_cache_dir_verify(const char *dir, const gpo_logger *log, cJSON **out)
+gpuopt_status gpo_cache_dir_verify(const char *dir, cJSON **out)
 {
-    (void)log;
-    if (!out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "out is NULL");
-    *out = NULL;
-    if (!dir || !*dir)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "the cache directory is %s",
-                        dir ? "empty" : "NULL");
     char **names = NULL, base[300], path[GPO_PATH_MAX];
     size_t n = 0;
-    gpuopt_status st = list_dir(dir, &names, &n);
+    cJSON *o = NULL;
+    gpuopt_status st = dir_begin(dir, &names, &n, &o, out);
     if (st)
         return st;
-    cJSON *o = dir_object(dir);
     cJSON *files = cJSON_AddArrayToObject(o, "files");
     cJSON *aside = cJSON_AddArrayToObject(o, "set_aside");
     cJSON *temps = cJSON_AddArrayToObject(o, "stale_temp");
@@ -273,11 +251,9 @@ gpuopt_status gpo_cache_dir_verify(const char *dir, const gpo_logger *log, cJSON
 gpuopt_status gpo_cache_dir_clear(const char *dir, const gpo_cache_device *dev,
                                   const gpo_logger *log, int *removed)
 {
+    assert(dir && *dir);
     if (removed)
         *removed = 0;
-    if (!dir || !*dir)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "the cache directory is %s",
-                        dir ? "empty" : "NULL");
     char want[300] = "", base[300], path[GPO_PATH_MAX];
     if (dev) {
         gpuopt_status st = gpo_cache_file_name(dev, NULL, want, sizeof want);
@@ -300,7 +276,7 @@ gpuopt_status gpo_cache_dir_clear(const char *dir, const gpo_cache_device *dev,
          * find the path gone and start a new file. */
         int fd = k == F_JOURNAL ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
         if (fd >= 0)
-            gpo_cache_lock_fd(fd, LOCK_EX);
+            gpo_journal_lock(fd, LOCK_EX);
         if (unlink(path) == 0) {
             if (removed)
                 (*removed)++;

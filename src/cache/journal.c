@@ -2,10 +2,14 @@
  * hard key with its newest finished record, its newest unfinished tune and
  * its last use. Later lines win, so reading a file front to back, or only
  * its new tail, gives the same index as the writers meant. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "cache_int.h"
+#include "cache/journal.h"
 #include "util/strutil.h"
 
 void gpo_cidx_init(gpo_cidx *ix)
@@ -419,4 +423,66 @@ void gpo_journal_each(const char *buf, size_t len, gpo_journal_line_fn fn, void 
         cJSON_Delete(o);
         pos = (size_t)(nl - buf) + 1;
     }
+}
+
+/* ---- files ------------------------------------------------------------------- */
+
+int gpo_journal_lock(int fd, int op)
+{
+    while (flock(fd, op) != 0)
+        if (errno != EINTR)
+            return -1;
+    return 0;
+}
+
+int gpo_journal_write(int fd, const char *buf, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, buf, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        buf += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int gpo_journal_slurp(int fd, char **buf, size_t *len)
+{
+    *buf = NULL;
+    *len = 0;
+    struct stat st;
+    if (fstat(fd, &st))
+        return -1;
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    char *b = malloc(cap);
+    if (!b)
+        return -1;
+    for (;;) {
+        if (n + 1 == cap) {
+            char *nb = realloc(b, cap * 2);
+            if (!nb) {
+                free(b);
+                return -1;
+            }
+            b = nb;
+            cap *= 2;
+        }
+        ssize_t r = pread(fd, b + n, cap - 1 - n, (off_t)n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            free(b);
+            return -1;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+    }
+    b[n] = '\0';
+    *buf = b;
+    *len = n;
+    return 0;
 }
