@@ -143,7 +143,7 @@ static gpuopt_status bw_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
     st = buffers(c, PROBE_BYTES);
     gpo_timing_settings probe = {0, 0, 3, 3, 3, 0};
     if (!st)
-        st = gpo_t2_time(copy_once, &r, &probe, 0, &s, NULL);
+        st = gpo_measure_time(copy_once, &r, &probe, 0, &s, NULL);
     if (st)
         return st;
     const gpuopt_device_info *d = &t2->dev->info;
@@ -153,11 +153,11 @@ static gpuopt_status bw_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
     double left = gpo_t2_job_left_ms(job);
     gpo_timing_settings t = {1.0, left * 0.4, 5, 20, 5, 0};
     if (!st)
-        st = gpo_t2_time(copy_once, &r, &t, 0, &s, NULL);
+        st = gpo_measure_time(copy_once, &r, &t, 0, &s, NULL);
     r.pool = c->one;
     t.repeat_ms = gpo_t2_job_left_ms(job) * 0.8;
     if (!st)
-        st = gpo_t2_time(copy_once, &r, &t, 0, &one, NULL);
+        st = gpo_measure_time(copy_once, &r, &t, 0, &one, NULL);
     if (st)
         return st;
     char note[160] = "", llc[32];

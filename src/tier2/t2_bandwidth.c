@@ -108,7 +108,7 @@ static gpuopt_status bw_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
     st = bw_buffers(&c, PROBE_BYTES);
     gpo_timing_settings probe = {0, 0, 3, 3, 3, 0};
     if (!st)
-        st = gpo_t2_time(bw_run, &c, &probe, 0, &s, NULL);
+        st = gpo_measure_time(bw_run, &c, &probe, 0, &s, NULL);
     if (st)
         goto out;
     const gpuopt_device_info *d = &t2->dev->info;
@@ -117,7 +117,7 @@ static gpuopt_status bw_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
         st = bw_buffers(&c, (size_t)bytes);
     gpo_timing_settings t = {1.0, gpo_t2_job_left_ms(job) * 0.8, MIN_RUNS, MAX_RUNS, MIN_RUNS, 0};
     if (!st)
-        st = gpo_t2_time(bw_run, &c, &t, 0, &s, NULL);
+        st = gpo_measure_time(bw_run, &c, &t, 0, &s, NULL);
     if (st)
         goto out;
     double bps = s.median > 0 ? 2.0 * (double)bytes / s.median * 1e9 : 0;

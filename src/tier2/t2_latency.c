@@ -50,7 +50,7 @@ static gpuopt_status lat_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
     double left = gpo_t2_job_left_ms(job);
     gpo_timing_settings t = {WARMUP_MS, left * 0.8, MIN_RUNS, MAX_RUNS, MIN_RUNS, 0};
     gpo_stats s;
-    st = gpo_t2_time(lat_run, &c, &t, 0, &s, NULL);
+    st = gpo_measure_time(lat_run, &c, &t, 0, &s, NULL);
     if (st)
         return st;
     char med[32], lo[32], hi[32];

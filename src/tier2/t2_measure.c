@@ -6,37 +6,6 @@
  * a side-by-side re-timing of the finalists). */
 #include "tier2/tier2.h"
 
-gpuopt_status gpo_t2_time(gpo_t2_run_fn run, void *user, const gpo_timing_settings *t,
-                          double best_ns, gpo_stats *out, int *pruned)
-{
-    if (pruned)
-        *pruned = 0;
-    if (!run || !t || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "tier 2 timing: NULL %s",
-                        !run ? "subject"
-                        : !t ? "settings"
-                             : "output");
-    gpo_timing tm;
-    gpuopt_status st = gpo_timing_begin(&tm, t, best_ns);
-    if (st)
-        return st;
-    while (gpo_timing_next(&tm) != GPO_TIMING_DONE) {
-        double ns = 0;
-        st = run(user, &ns);
-        if (st)
-            goto out;
-        gpo_timing_record(&tm, ns);
-    }
-    int32_t result = gpo_timing_finish(&tm, out);
-    if (result < 0)
-        st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "tier 2 timing: no run was timed");
-    else if (pruned)
-        *pruned = result == GPO_CAND_PRUNED;
-out:
-    gpo_timing_free(&tm);
-    return st;
-}
-
 gpuopt_status gpo_t2_retime(gpuopt_status (*run)(void *user, int32_t i, double *ns), void *user,
                             int32_t k, int32_t rounds, double floor, gpo_stats *stats,
                             int32_t *pick)

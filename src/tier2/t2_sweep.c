@@ -223,7 +223,7 @@ gpuopt_status gpo_t2_sweep_run(gpo_t2 *t2, gpo_t2_job *job, const gpo_t2_sweep *
         gpo_timing_settings t = {
             0, left * 0.5 / (nv - i), CAND_MIN_RUNS, CAND_MAX_RUNS, CAND_MIN_RUNS, PRUNE_RATIO};
         int pruned = 0;
-        st = gpo_t2_time(s->run, s->user, &t, best >= 0 ? sts[best].median : 0, &sts[i], &pruned);
+        st = gpo_measure_time(s->run, s->user, &t, best >= 0 ? sts[best].median : 0, &sts[i], &pruned);
         if (st)
             goto out;
         res->measured++;

@@ -92,7 +92,7 @@ static gpuopt_status xfer_measure(gpo_t2 *t2, gpo_t2_job *job, void *user)
             int left_subjects = dir * kinds + (kinds - k);
             gpo_timing_settings t = {
                 0, gpo_t2_job_left_ms(job) * 0.8 / left_subjects, MIN_RUNS, MAX_RUNS, MIN_RUNS, 0};
-            st = gpo_t2_time(xfer_run, &c, &t, 0, &s[dir][k], NULL);
+            st = gpo_measure_time(xfer_run, &c, &t, 0, &s[dir][k], NULL);
         }
     }
     if (st)

@@ -31,23 +31,12 @@
 
 #include "backend.h"
 #include "cache/cache.h"
-#include "tune/stats.h"
+#include "measure/timing.h"
+#include "tune/status.h"
 
 struct gpuopt_plan;
 
 /* ---- timing (t2_measure.c) ------------------------------------------------ */
-
-/* Runs the subject once; stores how long the run took (device time when
- * the runtime can tell, else host time). */
-typedef gpuopt_status (*gpo_t2_run_fn)(void *user, double *ns);
-
-/* Measures `run` under `t` with the tuner's timing controller
- * (src/tune/stats.h: warm-up on time, repeats bounded by runs and time,
- * probe-and-prune against best_ns > 0). *pruned (may be NULL) says whether
- * the probe stopped it. Fails with the first failing run's status. This is
- * the one timing loop of tier 2. */
-gpuopt_status gpo_t2_time(gpo_t2_run_fn run, void *user, const gpo_timing_settings *t,
-                          double best_ns, gpo_stats *out, int *pruned);
 
 /* Re-times k subjects side by side with the tuner's gpo_retime: `rounds`
  * rounds (the first a dropped warm-up), each running every subject once in

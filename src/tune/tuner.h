@@ -29,7 +29,8 @@
 #include "cache/cache.h"
 #include "tune/expr.h"
 #include "tune/space.h"
-#include "tune/stats.h"
+#include "measure/timing.h"
+#include "tune/status.h"
 #include "tune/strategy.h"
 
 enum { GPO_SUBJECT_NONE = 0, GPO_SUBJECT_KERNEL = 1, GPO_SUBJECT_CALLBACK = 2 };

@@ -125,6 +125,7 @@ int gpo_eval_candidate(gpo_trun *r, const gpuopt_config *c, double best_ns, gpo_
     }
     if (step == GPO_TIMING_DONE) {
         s = gpo_timing_finish(&tm, &ev->stats);
+        s = s == GPO_TIMED_PRUNED ? GPO_CAND_PRUNED : s == GPO_TIMED_OK ? GPO_CAND_OK : -1;
         if (s < 0) {
             /* Nothing timed (max_runs reached during the warm-up cannot
              * happen: min_runs >= 1); treat as a failed run. */

@@ -24,16 +24,6 @@ typedef struct subject {
     int fail_at; /* 0: never */
 } subject;
 
-static gpuopt_status run_one(void *user, double *ns)
-{
-    subject *s = user;
-    s->runs++;
-    if (s->fail_at && s->runs == s->fail_at)
-        return gpo_fail(GPUOPT_ERR_LAUNCH, "subject failed on run %d", s->runs);
-    *ns = s->ns[0] * (s->runs % 2 ? 1.01 : 0.99);
-    return GPUOPT_OK;
-}
-
 static gpuopt_status run_k(void *user, int32_t i, double *ns)
 {
     subject *s = user;
@@ -42,52 +32,6 @@ static gpuopt_status run_k(void *user, int32_t i, double *ns)
         return gpo_fail(GPUOPT_ERR_LAUNCH, "subject failed on run %d", s->runs);
     *ns = s->ns[i] * (s->runs % 2 ? 1.01 : 0.99);
     return GPUOPT_OK;
-}
-
-static void time_measures_within_its_run_bounds_and_prunes_slow_probes(void **state)
-{
-    (void)state;
-    subject s = {{1000}, 0, 0};
-    gpo_timing_settings t = {0, 1.0, 3, 50, 3, 2.0};
-    gpo_stats st;
-    int pruned = -1;
-    assert_int_equal(gpo_t2_time(run_one, &s, &t, 0, &st, &pruned), GPUOPT_OK);
-    assert_int_equal(pruned, 0);
-    /* 1 ms of 1 us runs: the 50-run cap ends it, after one warm-up. */
-    assert_int_equal(st.count, 50);
-    assert_int_equal(s.runs, 51);
-    assert_true(st.median > 980 && st.median < 1020);
-
-    s.runs = 0;
-    assert_int_equal(gpo_t2_time(run_one, &s, &t, 400, &st, &pruned), GPUOPT_OK);
-    assert_int_equal(pruned, 1); /* over 2 x the best after its 3-run probe */
-    assert_int_equal(st.count, 3);
-
-    s.runs = 0;
-    s.fail_at = 2;
-    assert_int_equal(gpo_t2_time(run_one, &s, &t, 0, &st, NULL), GPUOPT_ERR_LAUNCH);
-    assert_non_null(strstr(gpuopt_last_error(), "failed on run 2"));
-}
-
-static void time_rejects_null_and_bad_settings(void **state)
-{
-    (void)state;
-    subject s = {{1000}, 0, 0};
-    gpo_timing_settings t = {0, 1.0, 3, 50, 3, 0};
-    gpo_stats st;
-    assert_int_equal(gpo_t2_time(NULL, &s, &t, 0, &st, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_time(run_one, &s, NULL, 0, &st, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_time(run_one, &s, &t, 0, NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    gpo_timing_settings bad = t;
-    bad.min_runs = 0;
-    assert_int_equal(gpo_t2_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
-    bad = t;
-    bad.repeat_ms = -1;
-    assert_int_equal(gpo_t2_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
-    bad = t;
-    bad.probe_runs = 0;
-    assert_int_equal(gpo_t2_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
-    assert_int_equal(s.runs, 0);
 }
 
 static void retime_keeps_the_incumbent_within_noise_and_yields_to_a_clear_winner(void **state)
@@ -290,8 +234,6 @@ static void run_refuses_a_benchmark_without_its_functions(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(time_measures_within_its_run_bounds_and_prunes_slow_probes),
-        cmocka_unit_test(time_rejects_null_and_bad_settings),
         cmocka_unit_test(retime_keeps_the_incumbent_within_noise_and_yields_to_a_clear_winner),
         cmocka_unit_test(ladder_orders_multiples_by_distance_from_the_incumbent),
         cmocka_unit_test(kernel_sources_exist_for_every_runtime_language),

@@ -1,16 +1,18 @@
 /* Timing statistics, the per-candidate timing controller (driven with
- * synthetic durations: no clock is read), the "within noise" rule and the
- * side-by-side re-timing. */
+ * synthetic durations: no clock is read), the loop that drives it over a
+ * function, the "within noise" rule and the side-by-side re-timing. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
-#include "tune/stats.h"
+#include "measure/timing.h"
+#include "util/detail.h"
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
 
@@ -50,13 +52,6 @@ static void statistics_use_linear_quantiles_and_sample_deviation(void **state)
     assert_int_equal(gpo_stats_compute(bad, 2, &st), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpo_stats_compute(neg, 2, &st), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpo_stats_compute(inf, 1, &st), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_stats_compute(NULL, 2, &st), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_stats_compute(x, 0, &st), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_stats_compute(x, 5, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_true(isnan(gpo_quantile_sorted(NULL, 3, 0.5)));
-    assert_true(isnan(gpo_quantile_sorted(even, 4, 1.5)));
-    assert_true(isnan(gpo_quantile_sorted(even, 4, NAN)));
-    assert_true(isnan(gpo_quantile_sorted(even, 0, 0.5)));
     NEAR(gpo_quantile_sorted(even, 4, 1.0), 40);
     NEAR(gpo_quantile_sorted(even, 4, 0.0), 10);
 }
@@ -93,26 +88,26 @@ static void timing_warms_up_and_repeats_on_time_budgets_within_bounds(void **sta
     int warm, timed;
     gpo_stats st;
     /* 1 ms runs: 5 warm-up, 50 timed. */
-    assert_int_equal(drive(&set, -1, 1e6, &warm, &timed, &st), GPO_CAND_OK);
+    assert_int_equal(drive(&set, -1, 1e6, &warm, &timed, &st), GPO_TIMED_OK);
     assert_int_equal(warm, 5);
     assert_int_equal(timed, 50);
     assert_int_equal(st.count, 50);
     NEAR(st.median, 1e6);
     /* 100 ms runs: at least one warm-up, at least min_runs timed. */
-    assert_int_equal(drive(&set, -1, 1e8, &warm, &timed, &st), GPO_CAND_OK);
+    assert_int_equal(drive(&set, -1, 1e8, &warm, &timed, &st), GPO_TIMED_OK);
     assert_int_equal(warm, 1);
     assert_int_equal(timed, 3);
     /* 10 us runs: capped at max_runs. */
-    assert_int_equal(drive(&set, -1, 1e4, &warm, &timed, &st), GPO_CAND_OK);
+    assert_int_equal(drive(&set, -1, 1e4, &warm, &timed, &st), GPO_TIMED_OK);
     assert_int_equal(warm, 500);
     assert_int_equal(timed, 100);
     /* A timer that reads 0 cannot make it spin. */
-    assert_int_equal(drive(&set, -1, 0, &warm, &timed, &st), GPO_CAND_OK);
+    assert_int_equal(drive(&set, -1, 0, &warm, &timed, &st), GPO_TIMED_OK);
     assert_int_equal(warm, 10000);
     assert_int_equal(timed, 100);
     /* No warm-up budget still warms up once. */
     set.warmup_ms = 0;
-    assert_int_equal(drive(&set, -1, 1e6, &warm, &timed, &st), GPO_CAND_OK);
+    assert_int_equal(drive(&set, -1, 1e6, &warm, &timed, &st), GPO_TIMED_OK);
     assert_int_equal(warm, 1);
 }
 
@@ -123,16 +118,16 @@ static void probe_prunes_candidates_twice_as_slow_as_the_best(void **state)
     gpo_timing_defaults(&set);
     int warm, timed;
     gpo_stats st;
-    assert_int_equal(drive(&set, 1e6, 2.5e6, &warm, &timed, &st), GPO_CAND_PRUNED);
+    assert_int_equal(drive(&set, 1e6, 2.5e6, &warm, &timed, &st), GPO_TIMED_PRUNED);
     assert_int_equal(timed, 3); /* only the probe */
     NEAR(st.median, 2.5e6);
-    assert_int_equal(drive(&set, 1e6, 1.9e6, &warm, &timed, &st), GPO_CAND_OK);
+    assert_int_equal(drive(&set, 1e6, 1.9e6, &warm, &timed, &st), GPO_TIMED_OK);
     assert_int_equal(timed, 27); /* ceil(50 ms / 1.9 ms) */
     /* No best yet, or the rule off: fully timed. */
-    assert_int_equal(drive(&set, -1, 5e6, &warm, &timed, &st), GPO_CAND_OK);
-    assert_int_equal(drive(&set, NAN, 5e6, &warm, &timed, &st), GPO_CAND_OK);
+    assert_int_equal(drive(&set, -1, 5e6, &warm, &timed, &st), GPO_TIMED_OK);
+    assert_int_equal(drive(&set, NAN, 5e6, &warm, &timed, &st), GPO_TIMED_OK);
     set.prune_ratio = 0;
-    assert_int_equal(drive(&set, 1e6, 5e6, &warm, &timed, &st), GPO_CAND_OK);
+    assert_int_equal(drive(&set, 1e6, 5e6, &warm, &timed, &st), GPO_TIMED_OK);
     assert_int_equal(timed, 10);
 }
 
@@ -141,9 +136,7 @@ static void timing_settings_and_inputs_are_checked(void **state)
     (void)state;
     gpo_timing_settings set, bad;
     gpo_timing_defaults(&set);
-    gpo_timing_defaults(NULL);
     assert_int_equal(gpo_timing_check(&set), GPUOPT_OK);
-    assert_int_equal(gpo_timing_check(NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     bad = set, bad.warmup_ms = -1;
     assert_int_equal(gpo_timing_check(&bad), GPUOPT_ERR_OUT_OF_RANGE);
     bad = set, bad.repeat_ms = NAN;
@@ -162,10 +155,6 @@ static void timing_settings_and_inputs_are_checked(void **state)
     assert_int_equal(gpo_timing_begin(&t, &bad, -1), GPUOPT_ERR_OUT_OF_RANGE);
     assert_int_equal(gpo_timing_next(&t), GPO_TIMING_DONE);
     gpo_timing_free(&t);
-    assert_int_equal(gpo_timing_begin(NULL, &set, -1), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_timing_next(NULL), GPO_TIMING_DONE);
-    gpo_timing_record(NULL, 1);
-    gpo_timing_free(NULL);
     /* Finishing before any timed run says so. */
     assert_int_equal(gpo_timing_begin(&t, &set, -1), GPUOPT_OK);
     gpo_stats st;
@@ -178,11 +167,64 @@ static void timing_settings_and_inputs_are_checked(void **state)
     gpo_timing_record(&t, -5);
     gpo_timing_record(&t, NAN);
     gpo_timing_record(&t, INFINITY);
-    assert_int_equal(gpo_timing_finish(&t, &st), GPO_CAND_OK);
+    assert_int_equal(gpo_timing_finish(&t, &st), GPO_TIMED_OK);
     NEAR(st.min, 0);
     assert_true(st.max >= 1e18);
-    assert_int_equal(gpo_timing_finish(NULL, &st), -1);
     gpo_timing_free(&t);
+}
+
+typedef struct subject {
+    double ns;
+    int runs;
+    int fail_at; /* 0: never */
+} subject;
+
+static gpuopt_status run_one(void *user, double *ns)
+{
+    subject *s = user;
+    s->runs++;
+    if (s->fail_at && s->runs == s->fail_at)
+        return gpo_fail(GPUOPT_ERR_LAUNCH, "subject failed on run %d", s->runs);
+    *ns = s->ns * (s->runs % 2 ? 1.01 : 0.99);
+    return GPUOPT_OK;
+}
+
+static void the_loop_measures_within_its_run_bounds_prunes_and_stops_at_a_failure(void **state)
+{
+    (void)state;
+    subject s = {1000, 0, 0};
+    gpo_timing_settings t = {0, 1.0, 3, 50, 3, 2.0};
+    gpo_stats st;
+    int pruned = -1;
+    assert_int_equal(gpo_measure_time(run_one, &s, &t, 0, &st, &pruned), GPUOPT_OK);
+    assert_int_equal(pruned, 0);
+    /* 1 ms of 1 us runs: the 50-run cap ends it, after one warm-up. */
+    assert_int_equal(st.count, 50);
+    assert_int_equal(s.runs, 51);
+    assert_true(st.median > 980 && st.median < 1020);
+
+    s.runs = 0;
+    assert_int_equal(gpo_measure_time(run_one, &s, &t, 400, &st, &pruned), GPUOPT_OK);
+    assert_int_equal(pruned, 1); /* over 2 x the best after its 3-run probe */
+    assert_int_equal(st.count, 3);
+
+    s.runs = 0;
+    s.fail_at = 2;
+    assert_int_equal(gpo_measure_time(run_one, &s, &t, 0, &st, NULL), GPUOPT_ERR_LAUNCH);
+    assert_non_null(strstr(gpuopt_last_error(), "failed on run 2"));
+
+    /* Settings out of range run nothing. */
+    s.runs = s.fail_at = 0;
+    gpo_timing_settings bad = t;
+    bad.min_runs = 0;
+    assert_int_equal(gpo_measure_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
+    bad = t;
+    bad.repeat_ms = -1;
+    assert_int_equal(gpo_measure_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
+    bad = t;
+    bad.probe_runs = 0;
+    assert_int_equal(gpo_measure_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(s.runs, 0);
 }
 
 static gpo_stats make(double median, double spread)
@@ -214,8 +256,6 @@ static void challengers_within_noise_do_not_displace_the_incumbent(void **state)
     gpo_stats empty;
     memset(&empty, 0, sizeof empty);
     assert_false(gpo_stats_beats(&inc, &empty, 0));
-    assert_false(gpo_stats_beats(NULL, &inc, 0));
-    assert_false(gpo_stats_beats(&inc, NULL, 0));
 }
 
 /* Re-times three slots side by side; durations[slot] per run. */
@@ -258,7 +298,6 @@ static void final_retiming_interleaves_rotates_and_keeps_the_incumbent_within_no
     assert_int_equal(gpo_retime_begin(&r, 0, 3), GPUOPT_ERR_OUT_OF_RANGE);
     assert_int_equal(gpo_retime_begin(&r, 65, 3), GPUOPT_ERR_OUT_OF_RANGE);
     assert_int_equal(gpo_retime_begin(&r, 2, 1), GPUOPT_ERR_OUT_OF_RANGE);
-    assert_int_equal(gpo_retime_begin(NULL, 2, 3), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpo_retime_begin(&r, 2, 3), GPUOPT_OK);
     /* Nothing recorded yet. */
     assert_int_equal(gpo_retime_pick(&r, 0, NULL), -1);
@@ -267,12 +306,7 @@ static void final_retiming_interleaves_rotates_and_keeps_the_incumbent_within_no
     int32_t which;
     assert_int_equal(gpo_retime_next(&r, &which), 1);
     assert_int_equal(which, 0);
-    assert_int_equal(gpo_retime_next(&r, NULL), 0);
-    assert_int_equal(gpo_retime_next(NULL, &which), 0);
-    gpo_retime_record(NULL, 0, 1);
-    assert_int_equal(gpo_retime_pick(NULL, 0, NULL), -1);
     gpo_retime_free(&r);
-    gpo_retime_free(NULL);
 }
 
 int main(void)
@@ -282,6 +316,7 @@ int main(void)
         cmocka_unit_test(timing_warms_up_and_repeats_on_time_budgets_within_bounds),
         cmocka_unit_test(probe_prunes_candidates_twice_as_slow_as_the_best),
         cmocka_unit_test(timing_settings_and_inputs_are_checked),
+        cmocka_unit_test(the_loop_measures_within_its_run_bounds_prunes_and_stops_at_a_failure),
         cmocka_unit_test(challengers_within_noise_do_not_displace_the_incumbent),
         cmocka_unit_test(final_retiming_interleaves_rotates_and_keeps_the_incumbent_within_noise),
     };

@@ -1,6 +1,7 @@
-/* Statistics, the per-candidate timing controller and the final re-timing. */
-#include "tune/stats.h"
+/* Measuring a subject (timing.h). */
+#include "measure/timing.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,69 +17,11 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double gpo_quantile_sorted(const double *sorted, int32_t n, double q)
-{
-    if (!sorted || n < 1 || !(q >= 0.0 && q <= 1.0))
-        return NAN;
-    double pos = q * (double)(n - 1);
-    int32_t lo = (int32_t)floor(pos);
-    if (lo >= n - 1)
-        return sorted[n - 1];
-    double frac = pos - (double)lo;
-    return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
-}
-
-gpuopt_status gpo_stats_compute(const double *samples, int32_t n, gpo_stats *out)
-{
-    if (!samples || !out || n < 1)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "statistics: no samples");
-    for (int32_t i = 0; i < n; i++)
-        if (!isfinite(samples[i]) || samples[i] < 0)
-            return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                            "statistics: sample %d is %g, not a finite duration", (int)i,
-                            samples[i]);
-    double *s = malloc((size_t)n * sizeof *s);
-    if (!s)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory computing statistics");
-    memcpy(s, samples, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    double sum = 0, sq = 0;
-    for (int32_t i = 0; i < n; i++)
-        sum += s[i];
-    double mean = sum / n;
-    for (int32_t i = 0; i < n; i++)
-        sq += (s[i] - mean) * (s[i] - mean);
-    memset(out, 0, sizeof *out);
-    out->count = n;
-    out->median = gpo_quantile_sorted(s, n, 0.5);
-    out->p20 = gpo_quantile_sorted(s, n, 0.2);
-    out->p80 = gpo_quantile_sorted(s, n, 0.8);
-    out->min = s[0];
-    out->max = s[n - 1];
-    out->mean = mean;
-    /* Sample standard deviation (n - 1). */
-    out->cv = n > 1 && mean > 0 ? sqrt(sq / (n - 1)) / mean : 0;
-    free(s);
-    return GPUOPT_OK;
-}
-
-int gpo_stats_beats(const gpo_stats *inc, const gpo_stats *ch, double rel_floor)
-{
-    if (!inc || !ch || inc->count < 1 || ch->count < 1)
-        return 0;
-    double noise = 0.5 * ((inc->p80 - inc->p20) + (ch->p80 - ch->p20));
-    double floor_ns = (rel_floor > 0 ? rel_floor : 0) * inc->median;
-    if (noise < floor_ns)
-        noise = floor_ns;
-    return inc->median - ch->median > noise;
-}
-
 /* ---- timing controller --------------------------------------------------- */
 
 void gpo_timing_defaults(gpo_timing_settings *t)
 {
-    if (!t)
-        return;
+    assert(t);
     t->warmup_ms = 5;
     t->repeat_ms = 50;
     t->min_runs = 3;
@@ -89,8 +32,7 @@ void gpo_timing_defaults(gpo_timing_settings *t)
 
 gpuopt_status gpo_timing_check(const gpo_timing_settings *t)
 {
-    if (!t)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "timing settings: NULL");
+    assert(t);
     if (!(t->warmup_ms >= 0 && t->warmup_ms <= 3.6e6))
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "timing: warmup_ms %g outside 0..3600000",
                         t->warmup_ms);
@@ -114,8 +56,7 @@ gpuopt_status gpo_timing_check(const gpo_timing_settings *t)
 
 gpuopt_status gpo_timing_begin(gpo_timing *t, const gpo_timing_settings *settings, double best_ns)
 {
-    if (!t)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "timing: NULL controller");
+    assert(t && settings);
     memset(t, 0, sizeof *t);
     gpuopt_status st = gpo_timing_check(settings);
     if (st != GPUOPT_OK)
@@ -144,7 +85,8 @@ static double sorted_median(const double *x, int32_t n)
 
 int gpo_timing_next(const gpo_timing *t)
 {
-    if (!t || !t->samples || t->pruned)
+    assert(t);
+    if (!t->samples || t->pruned)
         return GPO_TIMING_DONE;
     if (t->warmups < 1 ||
         (t->warm_ns < t->set.warmup_ms * 1e6 && t->warmups < MAX_WARMUP_RUNS && t->n == 0))
@@ -159,7 +101,8 @@ int gpo_timing_next(const gpo_timing *t)
 
 void gpo_timing_record(gpo_timing *t, double run_ns)
 {
-    if (!t || !t->samples)
+    assert(t);
+    if (!t->samples)
         return;
     if (isnan(run_ns) || run_ns < 0)
         run_ns = 0;
@@ -180,17 +123,17 @@ void gpo_timing_record(gpo_timing *t, double run_ns)
 
 int32_t gpo_timing_finish(gpo_timing *t, gpo_stats *stats)
 {
-    if (!t || !t->samples || t->n < 1)
+    assert(t);
+    if (!t->samples || t->n < 1)
         return -1;
     if (stats && gpo_stats_compute(t->samples, t->n, stats) != GPUOPT_OK)
         return -1;
-    return t->pruned ? GPO_CAND_PRUNED : GPO_CAND_OK;
+    return t->pruned ? GPO_TIMED_PRUNED : GPO_TIMED_OK;
 }
 
 void gpo_timing_free(gpo_timing *t)
 {
-    if (!t)
-        return;
+    assert(t);
     free(t->samples);
     t->samples = NULL;
 }
@@ -199,8 +142,7 @@ void gpo_timing_free(gpo_timing *t)
 
 gpuopt_status gpo_retime_begin(gpo_retime *r, int32_t k, int32_t rounds)
 {
-    if (!r)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "re-timing: NULL");
+    assert(r);
     memset(r, 0, sizeof *r);
     if (k < 1 || k > 64 || rounds < 2 || rounds > 10000)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
@@ -219,7 +161,8 @@ gpuopt_status gpo_retime_begin(gpo_retime *r, int32_t k, int32_t rounds)
 
 int gpo_retime_next(gpo_retime *r, int32_t *which)
 {
-    if (!r || !r->samples || !which || r->round >= r->rounds)
+    assert(r && which);
+    if (!r->samples || r->round >= r->rounds)
         return 0;
     *which = (r->pos + r->round) % r->k;
     return 1;
@@ -240,7 +183,8 @@ void gpo_retime_record(gpo_retime *r, int32_t which, double run_ns)
 
 int32_t gpo_retime_pick(const gpo_retime *r, double rel_floor, gpo_stats *stats)
 {
-    if (!r || !r->samples)
+    assert(r);
+    if (!r->samples)
         return -1;
     gpo_stats local[64];
     for (int32_t i = 0; i < r->k; i++) {
@@ -263,10 +207,37 @@ int32_t gpo_retime_pick(const gpo_retime *r, double rel_floor, gpo_stats *stats)
 
 void gpo_retime_free(gpo_retime *r)
 {
-    if (!r)
-        return;
+    assert(r);
     free(r->samples);
     free(r->count);
     r->samples = NULL;
     r->count = NULL;
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+gpuopt_status gpo_measure_time(gpo_measure_fn run, void *user, const gpo_timing_settings *t,
+                               double best_ns, gpo_stats *out, int *pruned)
+{
+    assert(run && t && out);
+    if (pruned)
+        *pruned = 0;
+    gpo_timing tm;
+    gpuopt_status st = gpo_timing_begin(&tm, t, best_ns);
+    if (st)
+        return st;
+    while (gpo_timing_next(&tm) != GPO_TIMING_DONE) {
+        double ns = 0;
+        st = run(user, &ns);
+        if (st)
+            goto out;
+        gpo_timing_record(&tm, ns);
+    }
+    int32_t result = gpo_timing_finish(&tm, out);
+    assert(result >= 0); /* min_runs >= 1 */
+    if (pruned)
+        *pruned = result == GPO_TIMED_PRUNED;
+out:
+    gpo_timing_free(&tm);
+    return st;
 }

@@ -1,45 +1,16 @@
-/* Timing statistics and the measurement controller the engine drives.
- *
- * Statistic: the median selects (Triton's do_bench does the same); p20,
- * p80, min, count and the coefficient of variation are reported. The min
- * rewards lucky samples (CLTune), the mean is dragged by slow outliers
- * (Kernel Tuner, TunableOp).
- *
- * Quantiles interpolate linearly between order statistics (Hyndman and
- * Fan's type 7, numpy's default): q at position q * (n - 1) of the sorted
- * samples. */
-#ifndef GPO_TUNE_STATS_H
-#define GPO_TUNE_STATS_H
+/* Measuring a subject (timing.c): the per-candidate timing controller,
+ * the side-by-side re-timing of finalists, and the loop that drives the
+ * first over a function. One copy, used by the tuner's evaluation of
+ * candidates and by tier 2's plain measurements alike (research/
+ * anchors-autotuning.md §(b)3: warm-up and repeats on time budgets
+ * bounded by run counts, the median with p20/p80, probe-and-prune, a
+ * side-by-side re-timing of the finalists). */
+#ifndef GPO_MEASURE_TIMING_H
+#define GPO_MEASURE_TIMING_H
 
 #include <stdint.h>
 
-#include "gpuopt/gpuopt.h"
-#include "tune/status.h"
-
-typedef struct gpo_stats {
-    int32_t count;
-    double median, p20, p80, min, max, mean;
-    double cv; /* standard deviation / mean; 0 for fewer than two samples */
-} gpo_stats;
-
-/* Statistics of n >= 1 finite, non-negative samples (not modified). */
-gpuopt_status gpo_stats_compute(const double *samples, int32_t n, gpo_stats *out);
-
-/* Quantile q in [0, 1] of sorted samples (n >= 1); NaN on bad input. */
-double gpo_quantile_sorted(const double *sorted, int32_t n, double q);
-
-/* The "within noise" rule of the final re-timing. A challenger beats the
- * incumbent only when its median is lower by more than the noise:
- *   incumbent.median - challenger.median
- *       > max(rel_floor * incumbent.median,
- *             (incumbent spread + challenger spread) / 2)
- * where spread = p80 - p20. This is the symmetric form of "the p20-p80
- * ranges do not overlap", with a floor for very steady timings, so two
- * configurations a hair apart (Kernel Tuner issue 282: 0.101 vs 0.103 ms)
- * do not flip the winner from run to run. Returns 1 when the challenger
- * wins. */
-int gpo_stats_beats(const gpo_stats *incumbent, const gpo_stats *challenger, double rel_floor);
-#define GPO_NOISE_FLOOR 0.02
+#include "measure/stats.h"
 
 /* ---- per-candidate timing ------------------------------------------------ */
 
@@ -77,6 +48,7 @@ gpuopt_status gpo_timing_check(const gpo_timing_settings *t);
  * the probe's statistics. Otherwise runs continue until repeat_ms of run
  * time with at least min_runs, or max_runs. */
 enum { GPO_TIMING_WARMUP = 1, GPO_TIMING_TIMED = 2, GPO_TIMING_DONE = 0 };
+enum { GPO_TIMED_OK = 0, GPO_TIMED_PRUNED = 1 };
 
 typedef struct gpo_timing {
     gpo_timing_settings set;
@@ -94,8 +66,8 @@ int gpo_timing_next(const gpo_timing *t);
 /* Records the run gpo_timing_next asked for; negative or NaN durations are
  * taken as 0. */
 void gpo_timing_record(gpo_timing *t, double run_ns);
-/* GPO_CAND_OK or GPO_CAND_PRUNED (-1 when nothing was
- * timed); fills stats from the timed runs. */
+/* GPO_TIMED_OK, or GPO_TIMED_PRUNED when the probe stopped it (-1 when
+ * nothing was timed); fills stats from the timed runs. */
 int32_t gpo_timing_finish(gpo_timing *t, gpo_stats *stats);
 void gpo_timing_free(gpo_timing *t);
 
@@ -122,5 +94,18 @@ void gpo_retime_record(gpo_retime *r, int32_t which, double run_ns);
  * NULL. -1 when nothing was recorded. */
 int32_t gpo_retime_pick(const gpo_retime *r, double rel_floor, gpo_stats *stats);
 void gpo_retime_free(gpo_retime *r);
+
+/* ---- driving the controller over a function ------------------------------ */
+
+/* Runs the subject once; stores how long the run took (device time when
+ * the runtime can tell, else host time). */
+typedef gpuopt_status (*gpo_measure_fn)(void *user, double *ns);
+
+/* Measures `run` under `t` with the controller above (probe-and-prune
+ * against best_ns > 0). *pruned (may be NULL) says whether the probe
+ * stopped it. Fails with the first failing run's status; the settings are
+ * checked (gpo_timing_check). */
+gpuopt_status gpo_measure_time(gpo_measure_fn run, void *user, const gpo_timing_settings *t,
+                               double best_ns, gpo_stats *out, int *pruned);
 
 #endif
