@@ -33,7 +33,7 @@ void gpo_online_free(struct gpo_online *o)
         return;
     if (o->best_prep)
         o->r->ops->release(o->r, o->best_prep);
-    gpo_config_destroy(o->best);
+    gpo_point_destroy(o->best);
     if (o->r && o->r->result)
         gpuopt_result_destroy(o->r->result);
     gpo_trun_end(o->r);
@@ -55,10 +55,10 @@ static gpuopt_status start(gpuopt_tuner *t, struct gpo_online **out)
         gpo_cache_lookup(t->cache, &o->r->key.key, &o->r->key.soft, &hit) == GPUOPT_OK &&
         !hit->changed && hit->best) {
         uint32_t idx[GPO_SPACE_MAX_PARAMS + 1];
-        if (gpo_params_to_idx(o->r->space, cJSON_GetObjectItemCaseSensitive(hit->best, "params"),
+        if (gpo_space_params_idx(o->r->space, cJSON_GetObjectItemCaseSensitive(hit->best, "params"),
                               idx) == 0 &&
             gpo_space_is_legal(o->r->space, idx)) {
-            st = gpo_config_create(o->r->space, idx, &o->best);
+            st = gpo_point_create(o->r->space, idx, &o->best);
             o->done = st == GPUOPT_OK;
         }
     }
@@ -89,7 +89,7 @@ static gpuopt_status conclude(struct gpo_online *o)
         return gpo_fail(GPUOPT_ERR_NOT_FOUND,
                         "online tuning: no valid candidate among the %d evaluated",
                         (int)gpo_search_evaluations(r->search));
-    gpuopt_status st = gpo_config_create(r->space, gpo_config_indices(top[0]), &o->best);
+    gpuopt_status st = gpo_point_create(r->space, gpo_point_indices(top[0]), &o->best);
     if (st == GPUOPT_OK)
         o->done = 1;
     return st;

@@ -39,7 +39,7 @@ GPUOPT_API void gpuopt_result_destroy(gpuopt_result *res)
     if (!res)
         return;
     for (int32_t i = 0; i < res->n; i++) {
-        gpo_config_destroy(res->c[i].config);
+        gpo_point_destroy(res->c[i].config);
         free(res->c[i].message);
     }
     free(res->c);
@@ -61,10 +61,10 @@ int32_t gpo_result_add(gpuopt_result *res, const uint32_t *idx, const gpo_eval *
     }
     gpo_rcand *c = &res->c[res->n];
     memset(c, 0, sizeof *c);
-    if (gpo_config_create(res->space, idx, &c->config) != GPUOPT_OK)
+    if (gpo_point_create(res->space, idx, &c->config) != GPUOPT_OK)
         return -1;
     if (!(c->message = gpo_strdup(ev->msg))) {
-        gpo_config_destroy(c->config);
+        gpo_point_destroy(c->config);
         return -1;
     }
     c->status = ev->status;
@@ -127,7 +127,7 @@ int32_t gpo_result_index_of(const gpuopt_result *res, const gpuopt_config *c)
 {
     int32_t np = gpo_space_param_count(res->space);
     for (int32_t i = 0; i < res->n; i++)
-        if (memcmp(gpo_config_indices(res->c[i].config), gpo_config_indices(c),
+        if (memcmp(gpo_point_indices(res->c[i].config), gpo_point_indices(c),
                    (size_t)np * sizeof(uint32_t)) == 0)
             return i;
     return -1;

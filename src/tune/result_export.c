@@ -31,7 +31,7 @@ static cJSON *cand_json(const gpuopt_result *res, int32_t i)
 {
     const gpo_rcand *c = &res->c[i];
     cJSON *o = cJSON_CreateObject();
-    cJSON *p = gpo_config_params_json(c->config);
+    cJSON *p = gpo_point_params_json(c->config);
     if (!o || !p || !cJSON_AddItemToObject(o, "params", p)) {
         cJSON_Delete(o);
         cJSON_Delete(p);
@@ -152,7 +152,7 @@ GPUOPT_API gpuopt_status gpuopt_result_to_csv(const gpuopt_result *res, char **c
     gpo_sbuf_append(&b, ",status,runs,median_ns,p20_ns,p80_ns,min_ns,compile_ms,best,message\n");
     for (int32_t i = 0; i < res->n; i++) {
         const gpo_rcand *c = &res->c[i];
-        const uint32_t *idx = gpo_config_indices(c->config);
+        const uint32_t *idx = gpo_point_indices(c->config);
         gpo_sbuf_appendf(&b, "%d", (int)i);
         for (int32_t p = 0; p < np; p++) {
             gpo_sbuf_append(&b, ",");

@@ -1,6 +1,7 @@
-/* Parameter spaces and configurations, the tuner's internal side.
+/* Parameter spaces and their points, the tuner's internal side (space.c).
  *
- * A configuration is identified by its value indices: idx[p] is the
+ * A point (an assignment of one value to every parameter; the public type
+ * is gpuopt_config) is identified by its value indices: idx[p] is the
  * position of parameter p's value in the list it was added with. Index
  * vectors are what the search keeps and compares; names and values are
  * what users, caches and kernels see (gpuopt_config reads by name).
@@ -18,6 +19,8 @@
 #define GPO_TUNE_SPACE_H
 
 #include <stdint.h>
+
+#include <cjson/cJSON.h>
 
 #include "gpuopt/gpuopt.h"
 #include "tune/expr.h"
@@ -37,7 +40,7 @@ enum { GPO_PARAM_INT = 1, GPO_PARAM_ENUM = 2 };
  * original (a new problem size) without disturbing a run. */
 gpuopt_status gpo_space_clone(const gpuopt_space *space, gpuopt_space **out);
 
-/* Reference counting: configurations created by gpo_config_create keep
+/* Reference counting: points created by gpo_point_create keep
  * their space alive. gpuopt_space_destroy drops the caller's reference. */
 void gpo_space_ref(const gpuopt_space *space);
 void gpo_space_unref(const gpuopt_space *space);
@@ -156,23 +159,30 @@ const char *gpo_sampler_mode(const gpo_sampler *sm);
 /* Bytes the sampler holds (its index, when built). */
 uint64_t gpo_sampler_bytes(const gpo_sampler *sm);
 
-/* ---- configurations ------------------------------------------------------ */
+/* ---- points ------------------------------------------------------------- */
 
-/* A configuration owning a copy of idx and a reference on its space. */
-gpuopt_status gpo_config_create(const gpuopt_space *space, const uint32_t *idx,
-                                gpuopt_config **out);
-void gpo_config_destroy(gpuopt_config *config);
+/* A point owning a copy of idx and a reference on its space. */
+gpuopt_status gpo_point_create(const gpuopt_space *space, const uint32_t *idx, gpuopt_config **out);
+void gpo_point_destroy(gpuopt_config *config);
 
-/* A configuration on the caller's storage that borrows space and idx (for
+/* A point on the caller's storage that borrows space and idx (for
  * callbacks during a walk): no allocation, nothing to free. */
 struct gpuopt_config {
     const gpuopt_space *space;
     const uint32_t *idx;
     int owned;
 };
-void gpo_config_borrow(gpuopt_config *c, const gpuopt_space *space, const uint32_t *idx);
+void gpo_point_borrow(gpuopt_config *c, const gpuopt_space *space, const uint32_t *idx);
 
-const gpuopt_space *gpo_config_space(const gpuopt_config *config);
-const uint32_t *gpo_config_indices(const gpuopt_config *config);
+const gpuopt_space *gpo_point_space(const gpuopt_config *config);
+const uint32_t *gpo_point_indices(const gpuopt_config *config);
+
+/* {NAME: value} of a point, as the cache stores it; NULL on allocation
+ * failure. */
+cJSON *gpo_point_params_json(const gpuopt_config *config);
+/* The index vector of stored params in `space`: 0, or -1 when a name or
+ * value is unknown or a parameter is missing. Parameters travel by name and
+ * value, never by position. */
+int gpo_space_params_idx(const gpuopt_space *space, const cJSON *params, uint32_t *idx);
 
 #endif

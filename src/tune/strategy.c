@@ -144,7 +144,7 @@ static int32_t append(gpo_search *s, const uint32_t *idx)
     uint32_t *slot = s->idx_chunks[e / CHUNK] + (size_t)(e % CHUNK) * (size_t)(s->np + 1);
     memcpy(slot, idx, (size_t)s->np * sizeof *idx);
     entry *en = at(s, e);
-    gpo_config_borrow(&en->cfg, s->space, slot);
+    gpo_point_borrow(&en->cfg, s->space, slot);
     en->status = -1;
     en->value = NAN;
     insert(s, e);

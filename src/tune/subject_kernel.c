@@ -160,8 +160,8 @@ static gpuopt_status kernel_constrain(gpo_trun *r)
 
 char *gpo_kernel_options(const gpuopt_tuner *t, const gpuopt_config *c)
 {
-    const gpuopt_space *s = gpo_config_space(c);
-    const uint32_t *idx = gpo_config_indices(c);
+    const gpuopt_space *s = gpo_point_space(c);
+    const uint32_t *idx = gpo_point_indices(c);
     gpo_sbuf b;
     gpo_sbuf_init(&b);
     gpo_sbuf_append(&b, t->k.options ? t->k.options : "");

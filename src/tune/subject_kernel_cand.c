@@ -122,7 +122,7 @@ int32_t gpo_kernel_prepare(gpo_trun *r, const gpuopt_config *c, gpo_prep **out, 
     const gpuopt_tuner *t = r->t;
     const gpo_krun *k = r->subject;
     gpo_ksession *ks = k->ks;
-    const uint32_t *idx = gpo_config_indices(c);
+    const uint32_t *idx = gpo_point_indices(c);
     char *opts = NULL, *log = NULL;
     int32_t s = GPO_CAND_OK;
     *out = NULL;

@@ -269,11 +269,6 @@ gpo_cache *gpo_tuner_cache(gpuopt_tuner *t);
 /* Drops the tuner's share of its cache (the last one closes it). */
 void gpo_tuner_cache_release(gpuopt_tuner *t);
 
-/* {NAME: value} of a configuration; NULL on allocation failure. */
-cJSON *gpo_config_params_json(const gpuopt_config *c);
-/* Index vector of stored params in `space`: 0, or -1 when a name or value
- * is unknown or a parameter is missing. */
-int gpo_params_to_idx(const gpuopt_space *space, const cJSON *params, uint32_t *idx);
 /* Cache statistics from an evaluation, and back. */
 void gpo_eval_to_cache_stats(const gpo_eval *ev, gpo_cache_stats *out);
 

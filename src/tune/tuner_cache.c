@@ -279,48 +279,6 @@ gpuopt_status gpo_tkey_make(gpo_trun *r)
     return GPUOPT_OK;
 }
 
-/* ---- parameters by name and value -------------------------------------------- */
-
-cJSON *gpo_config_params_json(const gpuopt_config *c)
-{
-    const gpuopt_space *s = gpo_config_space(c);
-    const uint32_t *idx = gpo_config_indices(c);
-    cJSON *o = cJSON_CreateObject();
-    for (int32_t p = 0; o && p < gpo_space_param_count(s); p++) {
-        const char *name = gpo_space_param_name(s, p);
-        cJSON *v = gpo_space_param_kind(s, p) == GPO_PARAM_INT
-                       ? cJSON_AddNumberToObject(o, name, (double)gpo_space_value(s, p, idx[p]))
-                       : cJSON_AddStringToObject(o, name, gpo_space_value_text(s, p, idx[p]));
-        if (!v) {
-            cJSON_Delete(o);
-            return NULL;
-        }
-    }
-    return o;
-}
-
-int gpo_params_to_idx(const gpuopt_space *s, const cJSON *params, uint32_t *idx)
-{
-    int32_t np = gpo_space_param_count(s);
-    if (!cJSON_IsObject(params) || cJSON_GetArraySize(params) != np)
-        return -1;
-    for (int32_t p = 0; p < np; p++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, gpo_space_param_name(s, p));
-        int32_t n = gpo_space_value_count(s, p), k;
-        int is_int = gpo_space_param_kind(s, p) == GPO_PARAM_INT;
-        if (is_int ? !cJSON_IsNumber(v) : !cJSON_IsString(v))
-            return -1;
-        for (k = 0; k < n; k++)
-            if (is_int ? (double)gpo_space_value(s, p, (uint32_t)k) == v->valuedouble
-                       : strcmp(gpo_space_value_text(s, p, (uint32_t)k), v->valuestring) == 0)
-                break;
-        if (k == n)
-            return -1;
-        idx[p] = (uint32_t)k;
-    }
-    return 0;
-}
-
 void gpo_eval_to_cache_stats(const gpo_eval *ev, gpo_cache_stats *out)
 {
     int timed = ev->stats.count > 0;

@@ -51,7 +51,7 @@ gpuopt_status gpo_result_from_hit(gpo_trun *r, const gpo_cache_hit *hit, int32_t
     gpo_eval ev;
     *out = NULL;
     if (hit->best &&
-        (gpo_params_to_idx(t->space, cJSON_GetObjectItemCaseSensitive(hit->best, "params"), idx) !=
+        (gpo_space_params_idx(t->space, cJSON_GetObjectItemCaseSensitive(hit->best, "params"), idx) !=
              0 ||
          stored_eval(hit->best, &ev) != 0 || ev.status != GPO_CAND_OK))
         return gpo_fail(GPUOPT_ERR_NOT_FOUND, "the cached winner does not fit this space");
@@ -64,7 +64,7 @@ gpuopt_status gpo_result_from_hit(gpo_trun *r, const gpo_cache_hit *hit, int32_t
             goto nomem;
         gpo_result_set_best(res, 0);
         if (hit->runner_up &&
-            gpo_params_to_idx(t->space, cJSON_GetObjectItemCaseSensitive(hit->runner_up, "params"),
+            gpo_space_params_idx(t->space, cJSON_GetObjectItemCaseSensitive(hit->runner_up, "params"),
                               idx) == 0 &&
             stored_eval(hit->runner_up, &ev) == 0 && gpo_result_add(res, idx, &ev, 0) < 0)
             goto nomem;
@@ -96,10 +96,10 @@ static gpuopt_config *stored_config(gpo_trun *r, const cJSON *o)
     uint32_t idx[GPO_SPACE_MAX_PARAMS + 1];
     gpuopt_config *c = NULL;
     if (!o ||
-        gpo_params_to_idx(r->space, cJSON_GetObjectItemCaseSensitive(o, "params"), idx) != 0 ||
+        gpo_space_params_idx(r->space, cJSON_GetObjectItemCaseSensitive(o, "params"), idx) != 0 ||
         !gpo_space_is_legal(r->space, idx))
         return NULL;
-    if ((r->fatal = gpo_config_create(r->space, idx, &c)) != GPUOPT_OK)
+    if ((r->fatal = gpo_point_create(r->space, idx, &c)) != GPUOPT_OK)
         return NULL;
     return c;
 }
@@ -181,7 +181,7 @@ verdict:;
     for (int32_t i = 0; i < k; i++) {
         ev[i].stats = stats[i];
         gpo_snprintf(ev[i].msg, sizeof ev[i].msg, "re-timed after a change of the %s", changed);
-        if (gpo_result_add(res, gpo_config_indices(cfg[i]), &ev[i], 0) < 0 ||
+        if (gpo_result_add(res, gpo_point_indices(cfg[i]), &ev[i], 0) < 0 ||
             gpo_result_add_final(res, i, &stats[i]) != 0) {
             gpuopt_result_destroy(res);
             st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory answering from the cache");
@@ -194,7 +194,7 @@ out:
     for (int i = 0; i < 2; i++) {
         if (prep[i])
             r->ops->release(r, prep[i]);
-        gpo_config_destroy(cfg[i]);
+        gpo_point_destroy(cfg[i]);
     }
     return st;
 }
@@ -227,7 +227,7 @@ gpuopt_status gpo_resume_apply(gpo_trun *r)
     cJSON_ArrayForEach(c, r->resume)
     {
         gpo_eval ev;
-        if (gpo_params_to_idx(r->space, cJSON_GetObjectItemCaseSensitive(c, "params"), idx) != 0 ||
+        if (gpo_space_params_idx(r->space, cJSON_GetObjectItemCaseSensitive(c, "params"), idx) != 0 ||
             stored_eval(c, &ev) != 0 || !gpo_space_is_legal(r->space, idx) ||
             gpo_search_preload(r->search, idx, ev.status, ev.stats.count ? ev.stats.median : 0) !=
                 GPUOPT_OK) {

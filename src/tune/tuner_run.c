@@ -121,12 +121,12 @@ int gpo_trun_record(gpo_trun *r, const gpuopt_config *c, const gpo_eval *ev)
     if ((r->fatal = gpo_search_report(r->search, c, ev->status, timed ? ev->stats.median : 0)) !=
         GPUOPT_OK)
         return -1;
-    if (gpo_result_add(r->result, gpo_config_indices(c), ev, 0) < 0) {
+    if (gpo_result_add(r->result, gpo_point_indices(c), ev, 0) < 0) {
         r->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory recording a candidate");
         return -1;
     }
     if (r->journal) {
-        cJSON *params = gpo_config_params_json(c);
+        cJSON *params = gpo_point_params_json(c);
         gpo_cache_stats cs;
         gpo_eval_to_cache_stats(ev, &cs);
         /* Written at once, one line: a killed run loses nothing finished. */
@@ -248,11 +248,11 @@ void gpo_trun_finish_journal(gpo_trun *r, int32_t best, int32_t runner, double w
     cJSON *bp = NULL, *rp = NULL;
     if (best >= 0) {
         gpo_result_cache_stats(r->result, best, &bs);
-        bp = gpo_config_params_json(gpo_result_config(r->result, best));
+        bp = gpo_point_params_json(gpo_result_config(r->result, best));
     }
     if (runner >= 0 && bp) {
         gpo_result_cache_stats(r->result, runner, &rs);
-        rp = gpo_config_params_json(gpo_result_config(r->result, runner));
+        rp = gpo_point_params_json(gpo_result_config(r->result, runner));
     }
     const char *stop = gpo_search_stop_reason(r->search);
     int complete = !strcmp(stop, "space exhausted") || !strcmp(stop, "evaluation budget");

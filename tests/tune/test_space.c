@@ -429,7 +429,7 @@ static void configurations_read_by_name_and_print_in_parameter_order(void **stat
     gpuopt_space *s = small_space(24);
     uint32_t idx[4] = {1, 2, 0, 1}; /* A=2 B=4 C=0 E=on */
     gpuopt_config *c;
-    assert_int_equal(gpo_config_create(s, idx, &c), GPUOPT_OK);
+    assert_int_equal(gpo_point_create(s, idx, &c), GPUOPT_OK);
     gpuopt_space_destroy(s); /* the configuration keeps the space alive */
     int64_t v;
     const char *text;
@@ -454,27 +454,27 @@ static void configurations_read_by_name_and_print_in_parameter_order(void **stat
     assert_int_equal(gpuopt_config_get_text(NULL, "A", &text), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuopt_config_to_string(NULL, &str), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuopt_config_to_string(c, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    const uint32_t *got = gpo_config_indices(c);
+    const uint32_t *got = gpo_point_indices(c);
     assert_memory_equal(got, idx, sizeof idx);
-    assert_non_null(gpo_config_space(c));
-    assert_null(gpo_config_space(NULL));
-    assert_null(gpo_config_indices(NULL));
-    gpo_config_destroy(c);
-    gpo_config_destroy(NULL);
+    assert_non_null(gpo_point_space(c));
+    assert_null(gpo_point_space(NULL));
+    assert_null(gpo_point_indices(NULL));
+    gpo_point_destroy(c);
+    gpo_point_destroy(NULL);
 
     /* Out-of-range indices are refused, not read. */
     s = small_space(24);
     uint32_t bad[4] = {6, 0, 0, 0};
-    assert_int_equal(gpo_config_create(s, bad, &c), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpo_point_create(s, bad, &c), GPUOPT_ERR_OUT_OF_RANGE);
     assert_null(c);
-    assert_int_equal(gpo_config_create(NULL, idx, &c), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_config_create(s, NULL, &c), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_config_create(s, idx, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_point_create(NULL, idx, &c), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_point_create(s, NULL, &c), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_point_create(s, idx, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     gpuopt_config borrowed;
-    gpo_config_borrow(&borrowed, s, bad);
+    gpo_point_borrow(&borrowed, s, bad);
     assert_int_equal(gpuopt_config_get_int(&borrowed, "A", &v), GPUOPT_ERR_OUT_OF_RANGE);
     assert_int_equal(gpuopt_config_to_string(&borrowed, &str), GPUOPT_ERR_OUT_OF_RANGE);
-    gpo_config_borrow(NULL, s, bad);
+    gpo_point_borrow(NULL, s, bad);
     assert_false(gpo_space_is_legal(s, bad));
     assert_false(gpo_space_is_legal(s, NULL));
     gpuopt_space_destroy(s);
@@ -485,7 +485,7 @@ static void configurations_read_by_name_and_print_in_parameter_order(void **stat
     assert_int_equal(gpuopt_space_count(s, &raw, &legal), GPUOPT_OK);
     assert_int_equal(raw, 1);
     assert_int_equal(legal, 1);
-    gpo_config_borrow(&borrowed, s, NULL);
+    gpo_point_borrow(&borrowed, s, NULL);
     assert_int_equal(gpuopt_config_to_string(&borrowed, &str), GPUOPT_OK);
     assert_string_equal(str, "");
     gpuopt_free(str);

@@ -60,7 +60,7 @@ static void run(const gpuopt_space *s, const gpo_search_settings *set, double op
                 over = 1;
                 break;
             }
-            const uint32_t *idx = gpo_config_indices(c);
+            const uint32_t *idx = gpo_point_indices(c);
             assert_true(gpo_space_is_legal(s, idx));
             uint64_t r = raw_index(s, idx);
             if (seen[r])
@@ -75,7 +75,7 @@ static void run(const gpuopt_space *s, const gpo_search_settings *set, double op
         const gpuopt_config *c = pending[0];
         memmove(pending, pending + 1, (size_t)--npending * sizeof *pending);
         double ns;
-        int32_t status = landscape_eval(s, gpo_config_indices(c), &ns);
+        int32_t status = landscape_eval(s, gpo_point_indices(c), &ns);
         assert_int_equal(gpo_search_report(search, c, status, status == GPO_CAND_OK ? ns : 0),
                          GPUOPT_OK);
         out->evals++;
@@ -86,7 +86,7 @@ static void run(const gpuopt_space *s, const gpo_search_settings *set, double op
     out->failures = gpo_search_failures(search);
     const gpuopt_config *best = gpo_search_best(search);
     if (best) {
-        memcpy(out->best_idx, gpo_config_indices(best), (size_t)np * sizeof(uint32_t));
+        memcpy(out->best_idx, gpo_point_indices(best), (size_t)np * sizeof(uint32_t));
         double ns;
         /* Whatever won was a correct, timed candidate. */
         assert_int_equal(landscape_eval(s, out->best_idx, &ns), GPO_CAND_OK);
@@ -125,7 +125,7 @@ static void exhaustive_finds_the_planted_optimum_over_every_legal_configuration(
         /* The optimum is the planted one. */
         char *text;
         gpuopt_config cfg;
-        gpo_config_borrow(&cfg, s, opt_idx);
+        gpo_point_borrow(&cfg, s, opt_idx);
         assert_int_equal(gpuopt_config_to_string(&cfg, &text), GPUOPT_OK);
         assert_string_equal(text,
                             big ? "MWG=64 NWG=128 KWG=32 MDIMC=16 NDIMC=16 VWM=4 VWN=4 SA=1 SB=1"
@@ -394,9 +394,9 @@ static void preloaded_results_are_never_proposed_and_may_win(void **state)
         int n = 0;
         while (gpo_search_next(search, &c) == GPUOPT_OK) {
             assert_false(
-                memcmp(gpo_config_indices(c), opt_idx, (size_t)gpo_space_param_count(s) * 4) == 0);
+                memcmp(gpo_point_indices(c), opt_idx, (size_t)gpo_space_param_count(s) * 4) == 0);
             double ns;
-            int32_t status = landscape_eval(s, gpo_config_indices(c), &ns);
+            int32_t status = landscape_eval(s, gpo_point_indices(c), &ns);
             assert_int_equal(gpo_search_report(search, c, status, ns < 0 ? 0 : ns), GPUOPT_OK);
             n++;
             if (n == 1)
@@ -423,7 +423,7 @@ static void top_k_and_history_report_what_happened(void **state)
     double expected_best = INFINITY;
     while (gpo_search_next(search, &c) == GPUOPT_OK) {
         double ns;
-        int32_t status = landscape_eval(s, gpo_config_indices(c), &ns);
+        int32_t status = landscape_eval(s, gpo_point_indices(c), &ns);
         assert_int_equal(gpo_search_report(search, c, status, ns < 0 ? 0 : ns), GPUOPT_OK);
         if (status == GPO_CAND_OK && ns < expected_best)
             expected_best = ns;
@@ -490,12 +490,12 @@ static void misuse_of_the_search_is_refused(void **state)
     assert_int_equal(gpo_search_report(NULL, c, GPO_CAND_OK, 1), GPUOPT_ERR_INVALID_ARGUMENT);
     /* A configuration of another space, or one never handed out. */
     gpuopt_config foreign;
-    gpo_config_borrow(&foreign, other, gpo_config_indices(c));
+    gpo_point_borrow(&foreign, other, gpo_point_indices(c));
     assert_int_equal(gpo_search_report(search, &foreign, GPO_CAND_OK, 1),
                      GPUOPT_ERR_INVALID_ARGUMENT);
     uint32_t unknown[16] = {0};
     gpuopt_config never;
-    gpo_config_borrow(&never, s, unknown);
+    gpo_point_borrow(&never, s, unknown);
     assert_int_equal(gpo_search_report(search, &never, GPO_CAND_OK, 1),
                      GPUOPT_ERR_INVALID_ARGUMENT);
     /* A failed candidate's time is ignored. */
