@@ -31,7 +31,7 @@
 #include "tune/space.h"
 #include "measure/timing.h"
 #include "tune/status.h"
-#include "tune/strategy.h"
+#include "tune/search.h"
 
 enum { GPO_SUBJECT_NONE = 0, GPO_SUBJECT_KERNEL = 1, GPO_SUBJECT_CALLBACK = 2 };
 enum { GPO_ARG_BUFFER = 1, GPO_ARG_SCALAR = 2, GPO_ARG_SCALAR_F64 = 3 };
