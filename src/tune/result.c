@@ -27,7 +27,7 @@ struct gpuopt_result {
     const gpuopt_space *space;
     gpo_rcand *c;
     int32_t n, cap;
-    int32_t best;
+    int32_t best, runner;
     int32_t from_cache; /* GPO_FROM_* */
     int64_t time;       /* from the cache: when measured */
     uint32_t changed;   /* from the cache: GPO_SOFT_* bits */
@@ -57,7 +57,7 @@ gpuopt_result *gpo_result_new(const gpo_result_info *info, const gpuopt_space *s
         return NULL;
     gpo_space_ref(space);
     res->space = space;
-    res->best = -1;
+    res->best = res->runner = -1;
     gpo_strlcpy(res->device, info->device, sizeof res->device);
     gpo_strlcpy(res->device_name, info->device_name, sizeof res->device_name);
     gpo_strlcpy(res->backend, info->backend, sizeof res->backend);
@@ -137,6 +137,11 @@ void gpo_result_set_best(gpuopt_result *res, int32_t index)
     res->best = index >= 0 && index < res->n ? index : -1;
 }
 
+void gpo_result_set_runner(gpuopt_result *res, int32_t index)
+{
+    res->runner = index >= 0 && index < res->n ? index : -1;
+}
+
 void gpo_result_set_validated(gpuopt_result *res, int validated)
 {
     res->validated = validated;
@@ -202,6 +207,11 @@ int32_t gpo_result_count_of(const gpuopt_result *res)
 int32_t gpo_result_best_index(const gpuopt_result *res)
 {
     return res->best;
+}
+
+int32_t gpo_result_runner_index(const gpuopt_result *res)
+{
+    return res->runner;
 }
 
 const gpuopt_config *gpo_result_point(const gpuopt_result *res, int32_t i)

@@ -43,6 +43,8 @@ void gpo_result_set_search(gpuopt_result *res, const gpo_search *s, double wall_
  * "evaluated"}, with `stop` as the stop reason. */
 void gpo_result_set_record(gpuopt_result *res, const cJSON *record, const char *stop);
 void gpo_result_set_best(gpuopt_result *res, int32_t index);
+/* The runner-up the decision found (-1: none); the record stores it. */
+void gpo_result_set_runner(gpuopt_result *res, int32_t index);
 void gpo_result_set_validated(gpuopt_result *res, int validated);
 /* An answer from the cache: GPO_FROM_*, when it was measured (seconds
  * since the epoch), the soft fields that changed since (GPO_SOFT_*), and
@@ -59,6 +61,7 @@ int32_t gpo_result_count_of(const gpuopt_result *res);
 /* The index of the point with c's values; -1 when none. */
 int32_t gpo_result_index_of(const gpuopt_result *res, const gpuopt_config *c);
 int32_t gpo_result_best_index(const gpuopt_result *res);
+int32_t gpo_result_runner_index(const gpuopt_result *res);
 const gpuopt_config *gpo_result_point(const gpuopt_result *res, int32_t i);
 int32_t gpo_result_status(const gpuopt_result *res, int32_t i);
 const char *gpo_result_message(const gpuopt_result *res, int32_t i);

@@ -498,9 +498,11 @@ static gpuopt_result *from_hit(gpo_run *r, const gpo_cache_hit *hit, gpuopt_stat
         if (gpo_result_add(res, idx, &ev, 0) < 0)
             goto nomem;
         gpo_result_set_best(res, 0);
-        if (hit->runner_up && stored(r, hit->runner_up, idx, &ev) == 0 &&
-            gpo_result_add(res, idx, &ev, 0) < 0)
-            goto nomem;
+        if (hit->runner_up && stored(r, hit->runner_up, idx, &ev) == 0) {
+            if (gpo_result_add(res, idx, &ev, 0) < 0)
+                goto nomem;
+            gpo_result_set_runner(res, 1);
+        }
     }
     gpo_result_set_record(res, hit->record, "cached");
     if (gpo_result_set_origin(res, GPO_FROM_CACHE, hit->time, hit->changed, hit->payload) == 0)
@@ -639,6 +641,7 @@ verdict:;
         }
     }
     gpo_result_set_best(res, 0);
+    gpo_result_set_runner(res, k > 1 ? 1 : -1);
     *out = res;
 out:
     for (int i = 0; i < 2; i++) {
@@ -696,11 +699,12 @@ static gpuopt_status resume_apply(gpo_run *r)
 
 gpuopt_status gpo_run_start(gpo_run *r)
 {
+    r->best_ns = -1; /* a verification's stored figure is not this search's */
     gpuopt_status st = setup(r);
     /* The search gets what is left of the budget once the subject is set up
      * (a session opened, a reference run). */
     gpo_search_settings set = r->spec.search;
-    set.max_seconds = r->seconds > 0 ? fmax(left_ms(r) / 1e3, 1e-9) : 0;
+    set.max_seconds = r->seconds > 0 && !r->spec.measure_all ? fmax(left_ms(r) / 1e3, 1e-9) : 0;
     if (st == GPUOPT_OK)
         st = gpo_search_create(r->space, &set, &r->search);
     if (st != GPUOPT_OK)
@@ -891,6 +895,7 @@ gpuopt_status gpo_run_tune(gpo_run *r, const gpuopt_result **res)
     if (search_loop(r) != 0 || decide(r) != 0)
         return r->fatal;
     gpo_result_set_best(r->result, r->best);
+    gpo_result_set_runner(r->result, r->runner);
     gpo_result_set_search(r->result, r->search, (double)(now(r) - r->start_ns) / 1e9);
     *res = r->result;
     return GPUOPT_OK;

@@ -79,6 +79,9 @@ typedef struct gpo_run_spec {
     /* A record whose soft fields changed is measured again, not re-timed
      * (plain values, whose stored figure is the answer itself). */
     int remeasure_changed;
+    /* Every point is measured whatever the time budget, which then only
+     * sizes their repeats (plain values: each point is a figure asked for). */
+    int measure_all;
     /* The cache: NULL for none. key and soft are read through the run. */
     gpo_cache *cache;
     int32_t cache_mode; /* GPUOPT_CACHE_USE / REFRESH / OFF */

@@ -247,7 +247,7 @@ static gpuopt_status kernel_constrain(gpo_subject_ctx *sc, gpuopt_space *space)
 
 /* ---- shared helpers --------------------------------------------------------- */
 
-char *k_options(const gpo_kernel_subject *t, const gpuopt_config *c)
+static char *k_options(const gpo_kernel_subject *t, const gpuopt_config *c)
 {
     const gpuopt_space *s = gpo_point_space(c);
     const uint32_t *idx = gpo_point_indices(c);

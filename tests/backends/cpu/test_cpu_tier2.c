@@ -97,13 +97,13 @@ static void tier2_measures_bandwidth_and_the_tile_then_answers_from_the_cache(vo
     assert_non_null(strstr(one.reason, "by 1 thread"));
     /* Tier 1's knobs stay. */
     assert_int_equal(knob(p, "threads").tier, 1);
-    assert_non_null(strstr(events, "measure:bench.cpu_memory_bandwidth;"));
-    assert_non_null(strstr(events, "measure:bench.cpu_tile;"));
+    assert_non_null(strstr(events, "measure:bench.memory_bandwidth;"));
+    assert_non_null(strstr(events, "measure:bench.tile;"));
     done(p);
 
     events[0] = '\0';
     p = plan(NULL, 2);
-    assert_string_equal(events, "hit:bench.cpu_memory_bandwidth;hit:bench.cpu_tile;");
+    assert_string_equal(events, "hit:bench.memory_bandwidth;hit:bench.tile;");
     gpuopt_knob again = knob(p, "cpu.tile_bytes");
     assert_int_equal(again.source, GPUOPT_SOURCE_CACHE);
     assert_int_equal(again.int_value, tile.int_value);

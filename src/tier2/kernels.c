@@ -16,7 +16,7 @@
  * earlier measurements miss instead of answering for different code. */
 #include <string.h>
 
-#include "tier2/tier2.h"
+#include "tier2/bench.h"
 
 static const char opencl_source[] =
     "__kernel void gpo_t2_copy(__global const uint *restrict a, __global uint *restrict b,\n"
