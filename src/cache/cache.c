@@ -1021,30 +1021,6 @@ out:
     return st;
 }
 
-gpuopt_status gpo_cache_put(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft,
-                            const cJSON *payload)
-{
-    assert(c && key && cJSON_IsObject(payload));
-    char *canon = NULL, hex[17];
-    uint64_t hash;
-    gpuopt_status st = check_key(key, &canon, &hash, hex);
-    free(canon);
-    if (st)
-        return st;
-    pthread_mutex_lock(&c->lock);
-    cJSON *o = record_from(NULL, hex, now_s(c));
-    if (!o || add_key_soft(o, key, soft) || !cJSON_AddNullToObject(o, "best") ||
-        !cJSON_AddNullToObject(o, "runner_up") || !cJSON_AddBoolToObject(o, "complete", 1) ||
-        add_optional(o, "payload", cJSON_Duplicate(payload, 1), 1)) {
-        cJSON_Delete(o);
-        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a cache record");
-    } else {
-        st = emit(c, o);
-    }
-    pthread_mutex_unlock(&c->lock);
-    return st;
-}
-
 gpuopt_status gpo_cache_record_verify(gpo_cache *c, const gpo_cache_key *key,
                                       const gpo_cache_soft *soft, int still_good, double best_ns,
                                       double runner_ns)

@@ -1,8 +1,9 @@
 /* The tuning cache (cache.c): one append-only JSON-lines journal per device
- * under the cache directory, shared by the tuner (kernel and callback subjects) and the
- * tier-2 micro-benchmarks. A record maps a HARD KEY (any difference is a
- * miss) to what was measured: a tuning result (best, runner-up, search
- * settings, every candidate) or any JSON payload a measurement keeps. SOFT
+ * under the cache directory, written by tuning runs (src/tune/run.c): the
+ * tuner's and tier 2's built-in benchmarks alike. A record maps a HARD KEY
+ * (any difference is a miss) to what was measured: a tuning result (best,
+ * runner-up, search settings, every candidate) and any JSON payload the
+ * run's owner keeps with it (tier 2: the knobs and their reasons). SOFT
  * FIELDS (driver, compiler and library versions, device name) never cause a
  * miss: a hit says which of them changed, so the caller re-times the stored
  * winner and runner-up once and keeps the winner when it still holds
@@ -88,9 +89,9 @@ typedef struct gpo_cache_hit {
     cJSON *record;     /* the whole record (folded soft fields and last use) */
     const cJSON *best; /* {"params": {NAME: value}, "status", "runs", "median_ns", ...} or NULL */
     const cJSON *runner_up; /* the same, or NULL */
-    const cJSON *payload;   /* what gpo_cache_put stored, or NULL */
+    const cJSON *payload;   /* what gpo_cache_finish stored, or NULL */
     const cJSON *soft;      /* the stored soft fields */
-    int complete;           /* 1: the search ran to its end (or a put) */
+    int complete;           /* 1: the search ran to its end */
     int64_t time;           /* when measured, seconds since the epoch */
     uint32_t changed;       /* GPO_SOFT_* bits whose stored value differs from `soft` */
 } gpo_cache_hit;
@@ -136,11 +137,6 @@ gpuopt_status gpo_cache_finish(gpo_cache_tune *tune, const cJSON *best_params,
 /* Frees the handle without a finished record (its candidates stay, for a
  * later run to resume). NULL does nothing. */
 void gpo_cache_abandon(gpo_cache_tune *tune);
-
-/* Stores one measured value with no search behind it (tier-2
- * micro-benchmarks): `payload` is any JSON object. */
-gpuopt_status gpo_cache_put(gpo_cache *cache, const gpo_cache_key *key, const gpo_cache_soft *soft,
-                            const cJSON *payload);
 
 /* Records the outcome of a trust-but-verify re-timing: still_good 1 keeps
  * the record and adopts `soft` (later lookups with it are plain hits); 0

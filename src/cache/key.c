@@ -171,38 +171,6 @@ gpuopt_status gpo_cache_hash_text(const char *text, size_t len, char *out, size_
     return GPUOPT_OK;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-gpuopt_status gpo_cache_hash_set(const char *const *items, size_t n, char *out, size_t cap)
-{
-    assert(out && cap >= 25 && (items || !n));
-    (void)cap;
-    const char **sorted = malloc((n ? n : 1) * sizeof *sorted);
-    if (!sorted)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to sort %zu items", n);
-    if (n) {
-        memcpy(sorted, items, n * sizeof *sorted);
-        qsort(sorted, n, sizeof *sorted, cmp_str);
-    }
-    gpo_sbuf b;
-    gpo_sbuf_init(&b);
-    for (size_t i = 0; i < n; i++)
-        /* Length-prefixed, so {"ab","c"} and {"a","bc"} differ. */
-        gpo_sbuf_appendf(&b, "%zu:%s", strlen(sorted[i]), sorted[i]);
-    free(sorted);
-    size_t len = b.len;
-    char *text = gpo_sbuf_take(&b);
-    if (!text)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to hash %zu items", n);
-    uint64_t h = gpo_hash64(text, len);
-    free(text);
-    hash_out(h, out);
-    return GPUOPT_OK;
-}
-
 /* Field names as stored in "hard" and in the canonical text, in order. */
 static const char *const key_fields[] = {"kind",   "backend", "arch",  "compute_units",
                                          "source", "options", "space", "workload"};

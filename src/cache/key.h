@@ -64,7 +64,7 @@ typedef struct gpo_cache_key {
     int32_t compute_units;    /* -1 unknown */
     const char *source_hash;  /* kernel source(s) */
     const char *options_hash; /* build options */
-    const char *space_hash;   /* parameter names, value sets, constraints (gpo_cache_hash_set) */
+    const char *space_hash;   /* of the space's canonical text (gpo_space_canonical) */
     const char *workload;     /* problem sizes, element types, user key, as canonical text */
 } gpo_cache_key;
 
@@ -89,11 +89,6 @@ void gpo_cache_soft_words(uint32_t changed, char *out, size_t cap);
 
 /* "fnv1a64:<16 hex>" of a text (FNV-1a 64 with a finaliser). cap >= 25. */
 gpuopt_status gpo_cache_hash_text(const char *text, size_t len, char *out, size_t cap);
-
-/* The same over a set of texts, one per parameter or constraint ("int TILE
- * 8,16,32", "expr TILE*VEC<=64"). They are sorted before hashing, so the
- * order in which parameters were declared does not change the key. */
-gpuopt_status gpo_cache_hash_set(const char *const *items, size_t n, char *out, size_t cap);
 
 /* The canonical text of a hard key (malloc'd; what gets hashed and compared
  * on every hit) and its hash (hash may be NULL). INVALID_ARGUMENT names the

@@ -81,12 +81,14 @@ struct gpo_t2_bench {
     /* Fills the job's key and run; GPUOPT_ERR_UNSUPPORTED skips the
      * benchmark (it sets no knob), with the reason in the detail. */
     gpuopt_status (*describe)(gpo_t2 *t2, gpo_t2_job *job);
-    /* The subject, set up only to measure: session, buffers. */
+    /* The subject, set up only to measure: session, buffers (teardown may
+     * be NULL). */
     gpuopt_status (*setup)(gpo_t2_job *job);
     void (*teardown)(gpo_t2_job *job);
     /* A point: GPUOPT_ERR_UNSUPPORTED makes it invalid (beyond a kernel's
      * limit; the detail says why); any other failure of prepare, run or
-     * check ends the tier with its words. check may be NULL. */
+     * check ends the tier with its words. prepare and check may be NULL;
+     * run reads job->current, the point to run. */
     gpuopt_status (*prepare)(gpo_t2_job *job, const gpuopt_config *c);
     gpuopt_status (*run)(gpo_t2_job *job, double *ns);
     gpuopt_status (*check)(gpo_t2_job *job);

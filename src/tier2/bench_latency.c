@@ -24,18 +24,6 @@ static gpuopt_status setup(gpo_t2_job *job)
     return gpo_t2_session(&job->t2->rt);
 }
 
-static void teardown(gpo_t2_job *job)
-{
-    (void)job;
-}
-
-static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_config *c)
-{
-    (void)job;
-    (void)c;
-    return GPUOPT_OK;
-}
-
 static gpuopt_status run(gpo_t2_job *job, double *ns)
 {
     const gpo_t2_rt *g = &job->t2->rt;
@@ -63,5 +51,5 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
 }
 
 const gpo_t2_bench gpo_t2_bench_latency = {
-    "launch_latency", 0.05, describe, setup, teardown, prepare, run, NULL, knobs,
+    "launch_latency", 0.05, describe, setup, NULL, NULL, run, NULL, knobs,
 };

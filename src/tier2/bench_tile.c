@@ -67,13 +67,6 @@ static void teardown(gpo_t2_job *job)
     h->release(h->user);
 }
 
-static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_config *c)
-{
-    (void)job;
-    (void)c;
-    return GPUOPT_OK;
-}
-
 static gpuopt_status run(gpo_t2_job *job, double *ns)
 {
     const gpo_t2_host *h = job->t2->host;
@@ -114,5 +107,5 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
 }
 
 const gpo_t2_bench gpo_t2_bench_tile = {
-    "tile", 0.35, describe, setup, teardown, prepare, run, NULL, knobs,
+    "tile", 0.35, describe, setup, teardown, NULL, run, NULL, knobs,
 };

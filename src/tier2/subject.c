@@ -20,7 +20,7 @@ static gpuopt_status bench_setup(gpo_subject_ctx *sc)
 static void bench_teardown(gpo_subject_ctx *sc)
 {
     gpo_t2_job *job = sc->def;
-    if (job->set_up)
+    if (job->set_up && job->bench->teardown)
         job->bench->teardown(job);
     job->set_up = 0;
     job->current = NULL;
@@ -37,7 +37,7 @@ static int32_t bench_prepare(gpo_subject_ctx *sc, const gpuopt_config *c, gpo_pr
 {
     gpo_t2_job *job = sc->def;
     gpo_detail_clear();
-    gpuopt_status st = job->bench->prepare(job, c);
+    gpuopt_status st = job->bench->prepare ? job->bench->prepare(job, c) : GPUOPT_OK;
     if (st == GPUOPT_ERR_UNSUPPORTED) {
         gpo_snprintf(ev->msg, sizeof ev->msg, "%s", gpo_detail_get());
         return GPO_CAND_INVALID;
@@ -58,10 +58,10 @@ static int32_t bench_run(gpo_subject_ctx *sc, gpo_prep *p, double *ns, gpo_eval 
     gpo_t2_job *job = sc->def;
     const gpuopt_config *c = (const gpuopt_config *)p;
     gpuopt_status st = GPUOPT_OK;
-    if (job->current != c && (st = job->bench->prepare(job, c)) == GPUOPT_OK)
-        job->current = c;
-    if (!st)
-        st = job->bench->run(job, ns);
+    if (job->current != c && job->bench->prepare && (st = job->bench->prepare(job, c)))
+        return fatal(sc, st);
+    job->current = c;
+    st = job->bench->run(job, ns);
     return st ? fatal(sc, st) : GPO_CAND_OK;
 }
 

@@ -3,6 +3,7 @@
  * the evaluator, a loop over that program (no recursion). */
 #include "tune/expr.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -538,10 +539,8 @@ gpuopt_status gpo_expr_parse(const char *text, gpo_expr **out)
     memset(&p, 0, sizeof p);
     piece whole = {{0}, 0};
     gpo_sbuf_init(&whole.text);
-    if (out)
-        *out = NULL;
-    if (!text || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "expression: NULL text or output");
+    assert(text && out);
+    *out = NULL;
     if (strlen(text) > GPO_EXPR_MAX_TEXT)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "expression '%.60s...' is longer than %d characters", text,
@@ -603,10 +602,8 @@ void gpo_expr_destroy(gpo_expr *e)
 
 gpuopt_status gpo_expr_clone(const gpo_expr *e, gpo_expr **out)
 {
-    if (out)
-        *out = NULL;
-    if (!e || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "expression clone: NULL argument");
+    assert(e && out);
+    *out = NULL;
     gpo_expr *c = NULL;
     gpuopt_status st = gpo_expr_parse(e->source, &c);
     if (st != GPUOPT_OK)

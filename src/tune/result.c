@@ -257,10 +257,6 @@ const cJSON *gpo_result_payload(const gpuopt_result *res)
     return res->payload;
 }
 
-const char *gpo_result_stop(const gpuopt_result *res)
-{
-    return res->stop;
-}
 
 void gpo_result_cache_stats(const gpuopt_result *res, int32_t i, gpo_cache_stats *out)
 {

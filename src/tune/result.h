@@ -74,7 +74,5 @@ int32_t gpo_result_from(const gpuopt_result *res);
 int64_t gpo_result_time(const gpuopt_result *res);
 uint32_t gpo_result_changed(const gpuopt_result *res);
 const cJSON *gpo_result_payload(const gpuopt_result *res);
-/* The search's stop reason ("space exhausted", "time budget", "cached"). */
-const char *gpo_result_stop(const gpuopt_result *res);
 
 #endif

@@ -356,25 +356,14 @@ static int32_t retime(gpo_run *r, gpo_prep **preps, int32_t k, double per_round,
 
 /* ---- recording ------------------------------------------------------------------------ */
 
-static void cache_stats(const gpo_eval *ev, gpo_cache_stats *out)
-{
-    int timed = ev->stats.count > 0;
-    out->status = ev->status;
-    out->runs = timed ? ev->stats.count : 0;
-    out->median_ns = timed ? ev->stats.median : -1;
-    out->min_ns = timed ? ev->stats.min : -1;
-    out->p20_ns = timed ? ev->stats.p20 : -1;
-    out->p80_ns = timed ? ev->stats.p80 : -1;
-    out->compile_ms = ev->compile_ms;
-}
-
-/* Written at once, one line: a killed run loses nothing finished. */
-static void journal(gpo_run *r, const cJSON *params, const gpo_eval *ev)
+/* Result entry i, written at once, one line: a killed run loses nothing
+ * finished. */
+static void journal(gpo_run *r, const cJSON *params, int32_t i)
 {
     if (!r->journal || !params)
         return;
     gpo_cache_stats cs;
-    cache_stats(ev, &cs);
+    gpo_result_cache_stats(r->result, i, &cs);
     gpo_cache_add_candidate(r->journal, params, &cs);
 }
 
@@ -408,10 +397,11 @@ gpuopt_status gpo_run_record(gpo_run *r, const gpuopt_config *c, const gpo_eval 
     if ((r->fatal = gpo_search_report(r->search, c, ev->status, timed ? ev->stats.median : 0)) !=
         GPUOPT_OK)
         return r->fatal;
-    if (gpo_result_add(r->result, gpo_point_indices(c), ev, 0) < 0)
+    int32_t i = gpo_result_add(r->result, gpo_point_indices(c), ev, 0);
+    if (i < 0)
         return r->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory recording a candidate");
     cJSON *params = gpo_point_params_json(c);
-    journal(r, params, ev);
+    journal(r, params, i);
     cJSON_Delete(params);
     r->best_ns = gpo_search_best_value(r->search);
     log_point(r, ev);
@@ -432,7 +422,7 @@ static int preload(gpo_run *r, const uint32_t *idx, const gpo_eval *ev, int resu
     int32_t i = gpo_result_add(r->result, idx, ev, resumed);
     if (i < 0)
         return -2;
-    journal(r, params, ev);
+    journal(r, params, i);
     r->best_ns = gpo_search_best_value(r->search);
     return i;
 }

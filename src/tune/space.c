@@ -3,6 +3,7 @@
  * the lazy walk over the legal space with counting and neighbourhoods,
  * uniform sampling, and points (one value index per parameter) read by
  * name. One module: every part reads the same private layout below. */
+#include <assert.h>
 #include <ctype.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -330,8 +331,7 @@ GPUOPT_API gpuopt_status gpuopt_space_set_size(gpuopt_space *space, const char *
 
 gpuopt_status gpo_space_bind(const gpuopt_space *s, gpo_expr *e, const char *what)
 {
-    if (!s || !e)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "bind: NULL space or expression");
+    assert(s && e);
     for (int32_t v = 0; v < gpo_expr_var_count(e); v++) {
         const char *name = gpo_expr_var_name(e, v);
         int32_t p = gpo_space_find_param(s, name), z = find_size(s, name);
@@ -572,10 +572,8 @@ gpuopt_status gpo_space_clone(const gpuopt_space *s, gpuopt_space **out)
 {
     gpuopt_status st;
     gpuopt_space *c = NULL;
-    if (out)
-        *out = NULL;
-    if (!s || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "space clone: NULL argument");
+    assert(s && out);
+    *out = NULL;
     if ((st = gpuopt_space_create(&c)) != GPUOPT_OK)
         return st;
     for (int32_t p = 0; p < s->nparams && st == GPUOPT_OK; p++)
@@ -609,14 +607,12 @@ gpuopt_status gpo_space_clone(const gpuopt_space *s, gpuopt_space **out)
 gpuopt_status gpo_space_canonical(const gpuopt_space *s, char **text)
 {
     gpuopt_status st = GPUOPT_OK;
-    int32_t n = 0, cap = s ? s->nparams + s->ncons : 0;
+    assert(s && text);
+    int32_t n = 0, cap = s->nparams + s->ncons;
     char **lines = NULL;
     gpo_sbuf out;
     gpo_sbuf_init(&out);
-    if (text)
-        *text = NULL;
-    if (!s || !text)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "space canonical: NULL argument");
+    *text = NULL;
     lines = calloc((size_t)cap + 1, sizeof *lines);
     if (!lines)
         goto oom;
@@ -669,19 +665,6 @@ out:
     return st;
 }
 
-gpuopt_status gpo_space_hash(const gpuopt_space *s, uint64_t *hash)
-{
-    if (!s || !hash)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "space hash: NULL argument");
-    char *text;
-    gpuopt_status st = gpo_space_canonical(s, &text);
-    if (st != GPUOPT_OK)
-        return st;
-    *hash = gpo_hash64(text, strlen(text));
-    free(text);
-    return GPUOPT_OK;
-}
-
 uint64_t gpo_space_idx_hash(const gpuopt_space *s, const uint32_t *idx)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull;
@@ -702,11 +685,8 @@ enum { FRESH = 0, CHECK = 1, RETURNED = 2, DONE = 3 };
 
 static gpuopt_status iter_init_depth(gpo_space_iter *it, const gpuopt_space *s, int32_t depth)
 {
-    if (!it)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "space walk: NULL iterator");
+    assert(it && s);
     memset(it, 0, sizeof *it);
-    if (!s)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "space walk: NULL space");
     int32_t n = s->nparams;
     it->space = s;
     it->depth = depth < n - 1 ? depth : n - 1;
@@ -837,8 +817,7 @@ int gpo_space_iter_next(gpo_space_iter *it)
 gpuopt_status gpo_space_count_legal(const gpuopt_space *s, uint64_t limit, uint64_t max_steps,
                                     uint64_t *count, int *exact)
 {
-    if (!s || !count || !exact)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "space count: NULL argument");
+    assert(s && count && exact);
     *count = 0;
     *exact = 1;
     /* Parameters after the last constrained one never make a prefix
@@ -888,10 +867,8 @@ int32_t gpo_space_neighbour_max(const gpuopt_space *s, int flags)
 gpuopt_status gpo_space_neighbours(const gpuopt_space *s, const uint32_t *idx, int flags,
                                    uint32_t *out, int32_t max, int32_t *n)
 {
-    if (n)
-        *n = 0;
-    if (!s || !idx || !out || !n || max < 0)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "neighbours: NULL argument or negative max");
+    assert(s && idx && out && n && max >= 0);
+    *n = 0;
     int32_t np = s->nparams;
     uint32_t cand[GPO_SPACE_MAX_PARAMS];
     for (int32_t p = 0; p < np; p++)
@@ -983,10 +960,8 @@ struct gpo_sampler {
 
 gpuopt_status gpo_sampler_create(const gpuopt_space *space, gpo_sampler **out)
 {
-    if (out)
-        *out = NULL;
-    if (!space || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "sampler: NULL argument");
+    assert(space && out);
+    *out = NULL;
     gpo_sampler *sm = calloc(1, sizeof *sm);
     if (!sm)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory creating a sampler");
@@ -1152,10 +1127,8 @@ int gpo_sampler_draw(gpo_sampler *sm, gpo_rng *rng, uint32_t *idx)
 
 gpuopt_status gpo_point_create(const gpuopt_space *space, const uint32_t *idx, gpuopt_config **out)
 {
-    if (out)
-        *out = NULL;
-    if (!space || !idx || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "config: NULL argument");
+    assert(space && idx && out);
+    *out = NULL;
     for (int32_t p = 0; p < space->nparams; p++)
         if (idx[p] >= (uint32_t)space->params[p].count)
             return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,

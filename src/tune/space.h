@@ -81,7 +81,7 @@ int gpo_space_raw_size(const gpuopt_space *space, uint64_t *raw);
 gpuopt_status gpo_space_count_legal(const gpuopt_space *space, uint64_t limit, uint64_t max_steps,
                                     uint64_t *count, int *exact);
 
-/* Canonical description and its 64-bit hash: one line per parameter and
+/* Canonical description (what the cache keys hash): one line per parameter and
  * constraint, lines sorted, so the order parameters and constraints were
  * added in does not matter; integer values sorted (expressions see their
  * values, and adjacency only steers the search); enum values in their
@@ -89,7 +89,6 @@ gpuopt_status gpo_space_count_legal(const gpuopt_space *space, uint64_t limit, u
  * callbacks by id. Sizes' values are left out: they belong to the
  * workload key. */
 gpuopt_status gpo_space_canonical(const gpuopt_space *space, char **text);
-gpuopt_status gpo_space_hash(const gpuopt_space *space, uint64_t *hash);
 
 /* Hash of an index vector, for the search's tables. */
 uint64_t gpo_space_idx_hash(const gpuopt_space *space, const uint32_t *idx);

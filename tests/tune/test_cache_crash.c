@@ -188,7 +188,7 @@ static void concurrent_writer(const char *dir, int who)
         char w[32];
         snprintf(w, sizeof w, "w=%d-%d", who, i);
         cJSON *p = payload(i);
-        int rc = gpo_cache_put(c, tc_key_init(&k, w), NULL, p);
+        int rc = tc_put(c, tc_key_init(&k, w), NULL, p);
         cJSON_Delete(p);
         if (rc)
             _exit(4);
@@ -251,7 +251,7 @@ static void *thread_writer(void *p)
         char w[32];
         snprintf(w, sizeof w, "t=%d-%d", a->who, i);
         cJSON *pl = payload(i);
-        gpo_cache_put(a->c, tc_key_init(&k, w), NULL, pl);
+        tc_put(a->c, tc_key_init(&k, w), NULL, pl);
         cJSON_Delete(pl);
         gpo_cache_hit *hit = NULL;
         gpo_cache_lookup(a->c, &k.key, NULL, &hit);

@@ -79,7 +79,7 @@ static void hashes_of_empty_and_different_texts(void **state)
     assert_int_equal(gpo_cache_hash_text("abc", 3, a, sizeof a), GPUOPT_OK);
     assert_int_equal(gpo_cache_hash_text("abd", 3, b, sizeof b), GPUOPT_OK);
     assert_string_not_equal(a, b);
-    assert_int_equal(gpo_cache_hash_set(NULL, 0, out, sizeof out), GPUOPT_OK);
+    assert_true(strncmp(a, "fnv1a64:", 8) == 0 && strlen(a) == 24);
 }
 
 static void keys_reject_missing_and_oversized_fields(void **state)
