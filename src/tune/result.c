@@ -257,7 +257,6 @@ const cJSON *gpo_result_payload(const gpuopt_result *res)
     return res->payload;
 }
 
-
 void gpo_result_cache_stats(const gpuopt_result *res, int32_t i, gpo_cache_stats *out)
 {
     const gpo_rcand *c = &res->c[i];

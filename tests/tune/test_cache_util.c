@@ -156,8 +156,7 @@ int tc_tune(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft, 
     return rc ? -1 : 0;
 }
 
-int tc_put(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft,
-           const cJSON *payload)
+int tc_put(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft, const cJSON *payload)
 {
     gpo_cache_search search = {"exhaustive", 0, 0, 0, 0};
     gpo_cache_tune *t;
