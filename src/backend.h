@@ -5,6 +5,31 @@
  * header; a backend opens its vendor library with dlopen in `load`, so the
  * library builds and runs without any vendor SDK.
  *
+ * Adding a backend: one folder and one line (docs/architecture.md; the
+ * test-only backend in tests/backends/example/backend/ is a working model).
+ *   1. backends/<name>/CMakeLists.txt adds the folder's sources to
+ *      ${GPO_BACKEND_OBJECTS} and calls gpo_register_backend(<name>).
+ *   2. The folder defines `const gpo_backend gpo_backend_<name>` (below),
+ *      with everything vendor-specific beside it: the slice of the vendor
+ *      API it dlopens, load and enumerate, its knob catalogue (sized with
+ *      sizeof) and tier rules (src/rules.h), its library variables
+ *      (`libraries`: GPUOPT_<NAME>_LIBRARY), its doctor checks (`diagnose`,
+ *      src/doctor/doctor.h) and its one visibility parser, its runtime ops.
+ *      It reads the environment through gpo_env_* and the plan through
+ *      src/rules.h only. Architecture tables another backend also needs
+ *      (the OpenCL view of the same GPU) go to src/arch/.
+ *   3. backends/CMakeLists.txt gets one add_subdirectory(<name>) line, at
+ *      the backend's place in the priority order.
+ *   4. Beside the code, not in the core: a row per knob in docs/knobs.md,
+ *      tests in tests/backends/<name>/ (a test-double driver in
+ *      tests/fakes/<name>/ when the backend dlopens a vendor library).
+ * Nothing under src/ changes. A backend that seems to need a core change is
+ * asking for a new entry here: add it, optional (NULL = not supported),
+ * and bump GPO_BACKEND_ABI. Not yet so: a new kernel language for tier 2
+ * and the tuner also needs its name in the public gpuopt_language enum
+ * (include/gpuopt/tune.h), src/tune/subject_kernel.c and the tier-2 kernel
+ * texts (src/tier2/t2_kernels.c).
+ *
  * Life of a backend inside one context:
  *   load      once, on first need (lazily): dlopen + dlsym + driver init.
  *             Returns GPUOPT_OK with state (available, maybe zero devices),
@@ -27,7 +52,7 @@
  *             routes[0].priv_free. The core fills the rest: info.id,
  *             info.backend, info.routes, routes[0].backend/backend_state/
  *             index/info, n_routes.
- *   tier0/1/2 per plan: set knobs through gpo_knob_set_* (src/knob.h).
+ *   tier0/1/2 per plan: set knobs through gpo_knob_set_* (src/rules.h).
  *   unload    at context destruction: frees the backend's memory. Vendor
  *             libraries are never dlclose'd (driver teardown at exit is a
  *             known source of crashes).
@@ -41,7 +66,7 @@
 #include <stdint.h>
 
 #include "device.h"
-#include "knob.h"
+#include "rules.h"
 #include "util/fs.h"
 #include "util/log.h"
 #include "util/strutil.h"
@@ -75,8 +100,8 @@ struct gpo_dr_run;
 
 /* Filled by load (reason, library, versions); the core adds timing. */
 typedef struct gpo_backend_report {
-    char reason[512];          /* why unavailable/error; may also hold a note when available */
-    char library[512];         /* path actually loaded (gpo_dl_path) */
+    char reason[512];  /* why unavailable/error; may also hold a note when available */
+    char library[512]; /* path actually loaded (gpo_dl_path) */
     char driver_version[64];
     char runtime_version[64];
 } gpo_backend_report;
@@ -154,11 +179,11 @@ typedef struct gpo_runtime_ops {
 /* ---- The backend ---------------------------------------------------------- */
 
 typedef struct gpo_backend {
-    uint32_t abi;             /* GPO_BACKEND_ABI */
-    const char *name;         /* "cpu", "opencl", "cuda", "rocm" */
-    const char *description;  /* "host CPU", "OpenCL (ICD loader)" */
-    int native_gpu;           /* 1: a vendor's own GPU API (wins merges and ties) */
-    int fork_sensitive;       /* 1: driver state is stale in a fork()ed child */
+    uint32_t abi;            /* GPO_BACKEND_ABI */
+    const char *name;        /* "cpu", "opencl", "cuda", "rocm" */
+    const char *description; /* "host CPU", "OpenCL (ICD loader)" */
+    int native_gpu;          /* 1: a vendor's own GPU API (wins merges and ties) */
+    int fork_sensitive;      /* 1: driver state is stale in a fork()ed child */
 
     gpuopt_status (*load)(const gpo_backend_env *env, void **state, gpo_backend_report *report);
     void (*unload)(void *state);
@@ -197,9 +222,14 @@ typedef struct gpo_backend {
     void (*diagnose)(struct gpo_dr_run *run);
 } gpo_backend;
 
-/* The registry: every compiled-in backend, in priority order
- * (CUDA, ROCm, OpenCL, CPU). */
+/* The registry (src/registry.c): every compiled-in backend, in priority
+ * order (CUDA, ROCm, OpenCL, CPU). Only the public gpuopt_context_create
+ * and tests read it; the core works on a context's own list. */
 extern const gpo_backend *const gpo_backends[];
 extern const size_t gpo_n_backends;
+
+/* The catalogue entry of `name` in the core's or any compiled-in backend's
+ * catalogue, or NULL (tests; the core asks gpo_knob_find with its list). */
+const gpo_knob_def *gpo_knob_def_find(const char *name);
 
 #endif

@@ -18,8 +18,8 @@
 #include <unistd.h>
 
 #include "backend.h"
-#include "plan.h"
-#include "select.h"
+#include "knob.h"
+#include "policy.h"
 #include "util/strutil.h"
 
 /* ---- the fields every layer can set -------------------------------------- */
@@ -36,9 +36,9 @@ typedef enum field {
 } field;
 
 typedef struct field_name {
-    const char *env;     /* environment variable */
-    const char *key;     /* config file key */
-    const char *option;  /* gpuopt_options field */
+    const char *env;    /* environment variable */
+    const char *key;    /* config file key */
+    const char *option; /* gpuopt_options field */
 } field_name;
 
 static const field_name field_names[F_COUNT] = {
@@ -93,8 +93,9 @@ int gpo_config_parse_level(const char *s, int32_t *out, char *why, size_t cap)
 {
     int64_t v;
     if (gpo_parse_i64(s, 0, GPUOPT_LEVEL_MAX, &v)) {
-        gpo_snprintf(why, cap, "accepted: 0 (safe defaults), 1 (from detected hardware), "
-                               "2 (measured on the device)");
+        gpo_snprintf(why, cap,
+                     "accepted: 0 (safe defaults), 1 (from detected hardware), "
+                     "2 (measured on the device)");
         return -1;
     }
     *out = (int32_t)v;
@@ -106,8 +107,8 @@ int gpo_config_parse_log_level(const char *s, int32_t *out, char *why, size_t ca
     static const struct {
         const char *word;
         int32_t level;
-    } words[] = {{"off", GPUOPT_LOG_OFF},     {"none", GPUOPT_LOG_OFF},
-                 {"error", GPUOPT_LOG_ERROR}, {"warn", GPUOPT_LOG_WARN},
+    } words[] = {{"off", GPUOPT_LOG_OFF},      {"none", GPUOPT_LOG_OFF},
+                 {"error", GPUOPT_LOG_ERROR},  {"warn", GPUOPT_LOG_WARN},
                  {"warning", GPUOPT_LOG_WARN}, {"info", GPUOPT_LOG_INFO},
                  {"debug", GPUOPT_LOG_DEBUG}};
     char buf[32];
@@ -176,11 +177,6 @@ bad:
     return -1;
 }
 
-int gpo_config_parse_backends(const char *s, gpo_config *cfg, char *why, size_t cap)
-{
-    return parse_backends(s, cfg, gpo_backends, gpo_n_backends, why, cap);
-}
-
 /* Applies one field's text. Returns 0, or -1 with what is accepted in why. */
 static int set_field(gpo_config *cfg, field f, const char *v, gpo_origin origin,
                      const struct gpo_backend *const *list, size_t nlist, char *why, size_t cap)
@@ -205,8 +201,7 @@ static int set_field(gpo_config *cfg, field f, const char *v, gpo_origin origin,
             return -1;
         cfg->level_origin = origin;
         return 0;
-    case F_LOG:
-        return gpo_config_parse_log_level(v, &cfg->log_level, why, cap);
+    case F_LOG: return gpo_config_parse_log_level(v, &cfg->log_level, why, cap);
     case F_SYSFS_ROOT:
         if (strlen(v) >= sizeof cfg->fs.root) {
             gpo_snprintf(why, cap, "accepted: a directory path shorter than %zu bytes",
@@ -233,8 +228,7 @@ static int set_field(gpo_config *cfg, field f, const char *v, gpo_origin origin,
         cfg->reduced_precision_origin = origin;
         return 0;
     }
-    case F_COUNT:
-        break;
+    case F_COUNT: break;
     }
     gpo_snprintf(why, cap, "no such setting");
     return -1;
@@ -291,23 +285,10 @@ gpuopt_status gpo_config_set_knob(gpo_config *cfg, const char *name, const char 
 
 /* Checks a knob override against the catalogue: the name must exist and the
  * value parse as its type. */
-static const gpo_knob_def *find_knob(const struct gpo_backend *const *list, size_t nlist,
-                                     const char *name)
-{
-    for (size_t k = 0; k < gpo_n_core_knobs; k++)
-        if (strcmp(gpo_core_knobs[k].name, name) == 0)
-            return &gpo_core_knobs[k];
-    for (size_t i = 0; i < nlist; i++)
-        for (size_t k = 0; k < list[i]->n_knobs; k++)
-            if (strcmp(list[i]->knobs[k].name, name) == 0)
-                return &list[i]->knobs[k];
-    return NULL;
-}
-
 static int check_knob(const struct gpo_backend *const *list, size_t nlist, const char *name,
                       const char *value, char *why, size_t cap)
 {
-    const gpo_knob_def *def = find_knob(list, nlist, name);
+    const gpo_knob_def *def = gpo_knob_find(list, nlist, name);
     if (!def) {
         gpo_snprintf(why, cap, "no knob is called '%s' (docs/knobs.md lists them)", name);
         return -1;
@@ -337,8 +318,9 @@ static void env_knobs(gpo_config *cfg, const char *text, const struct gpo_backen
             continue;
         char *eq = strchr(item, '=');
         if (!eq) {
-            pend(warn, "GPUOPT_KNOBS: '%s' is not name=value; accepted: "
-                       "\"name=value;name=value\" (e.g. \"threads=4;launch.block_size=128\")",
+            pend(warn,
+                 "GPUOPT_KNOBS: '%s' is not name=value; accepted: "
+                 "\"name=value;name=value\" (e.g. \"threads=4;launch.block_size=128\")",
                  item);
             continue;
         }
@@ -428,8 +410,10 @@ static void library_keys(const gpo_config *cfg, char *out, size_t cap)
 static void file_libraries(gpo_config *cfg, const cJSON *obj, const char *path, pending *warn)
 {
     if (!cJSON_IsObject(obj)) {
-        pend(warn, "config file %s: \"libraries\" must be an object such as "
-                   "{\"cuda\": \"/path/libcuda.so.1\"}; ignored", path);
+        pend(warn,
+             "config file %s: \"libraries\" must be an object such as "
+             "{\"cuda\": \"/path/libcuda.so.1\"}; ignored",
+             path);
         return;
     }
     const cJSON *it;
@@ -451,8 +435,10 @@ static void file_knobs(gpo_config *cfg, const cJSON *obj, const char *path,
                        const struct gpo_backend *const *list, size_t nlist, pending *warn)
 {
     if (!cJSON_IsObject(obj)) {
-        pend(warn, "config file %s: \"knobs\" must be an object such as {\"threads\": 4}; "
-                   "ignored", path);
+        pend(warn,
+             "config file %s: \"knobs\" must be an object such as {\"threads\": 4}; "
+             "ignored",
+             path);
         return;
     }
     char origin[GPO_PATH_MAX + 16];
@@ -481,8 +467,7 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist,
     FILE *f = fopen(path, "rb");
     if (!f) {
         if (must_exist)
-            pend(warn, "config file %s cannot be read (%s); using defaults", path,
-                 strerror(errno));
+            pend(warn, "config file %s cannot be read (%s); using defaults", path, strerror(errno));
         return;
     }
     gpo_sbuf b;
@@ -515,10 +500,10 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist,
                 off = (size_t)(at - text);
         }
         offset_to_line(text, off, &line, &col);
-        pend(warn, "config file %s: line %d, column %d (offset %zu): %s; the whole file is "
-                   "ignored",
-             path, line, col, off,
-             root ? "the top level must be a JSON object" : "malformed JSON");
+        pend(warn,
+             "config file %s: line %d, column %d (offset %zu): %s; the whole file is "
+             "ignored",
+             path, line, col, off, root ? "the top level must be a JSON object" : "malformed JSON");
         cJSON_Delete(root);
         free(text);
         return;
@@ -539,21 +524,22 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist,
             if (strcmp(it->string, field_names[i].key) == 0)
                 f_id = i;
         if (f_id < 0) {
-            pend(warn, "config file %s: unknown key \"%s\" ignored; accepted keys: backend, "
-                       "device, level, log, sysfs_root, cache_dir, reduced_precision, "
-                       "libraries, knobs",
+            pend(warn,
+                 "config file %s: unknown key \"%s\" ignored; accepted keys: backend, "
+                 "device, level, log, sysfs_root, cache_dir, reduced_precision, "
+                 "libraries, knobs",
                  path, it->string);
             continue;
         }
         char value[1024], why[512];
         if (json_scalar_text(it, value, sizeof value)) {
-            pend(warn, "config file %s: \"%s\" must be a string, number or boolean; ignored",
-                 path, it->string);
+            pend(warn, "config file %s: \"%s\" must be a string, number or boolean; ignored", path,
+                 it->string);
             continue;
         }
         if (set_field(cfg, (field)f_id, value, GPO_ORIGIN_FILE, list, nlist, why, sizeof why))
-            pend(warn, "config file %s: \"%s\": %s is not accepted (%s); keeping the default",
-                 path, it->string, value, why);
+            pend(warn, "config file %s: \"%s\": %s is not accepted (%s); keeping the default", path,
+                 it->string, value, why);
     }
     cJSON_Delete(root);
     free(text);
@@ -621,9 +607,8 @@ static const char *option_value(const gpuopt_options *o, field f)
     return NULL;
 }
 
-gpuopt_status gpo_config_load_with(gpo_config *cfg, const gpuopt_options *opts,
-                                   const gpo_logger *log, const struct gpo_backend *const *list,
-                                   size_t nlist)
+gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log,
+                              const struct gpo_backend *const *list, size_t nlist)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->all_backends = 1;
@@ -696,11 +681,6 @@ gpuopt_status gpo_config_load_with(gpo_config *cfg, const gpuopt_options *opts,
     return st;
 }
 
-gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log)
-{
-    return gpo_config_load_with(cfg, opts, log, gpo_backends, gpo_n_backends);
-}
-
 void gpo_config_free(gpo_config *cfg)
 {
     for (int i = 0; i < cfg->n_knobs; i++)
@@ -722,8 +702,7 @@ int gpo_config_backend_allowed(const gpo_config *cfg, const char *backend)
 
 const char *gpo_config_library(const gpo_config *cfg, const char *key)
 {
-    if (!cfg || !key)
-        return NULL;
+    assert(cfg && key);
     for (int i = 0; i < cfg->n_libraries; i++)
         if (strcmp(cfg->libraries[i].key, key) == 0)
             return cfg->libraries[i].path[0] ? cfg->libraries[i].path : NULL;

@@ -7,11 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy.h"
 #include "util/fs.h"
 #include "util/log.h"
 
 #define GPO_MAX_BACKENDS 8
-#define GPO_POLICY_MAX 256
 
 /* Where a configuration value came from, for log lines and knob sources. */
 typedef enum gpo_origin {
@@ -36,8 +36,8 @@ typedef struct gpo_knob_override {
 #define GPO_MAX_LIBRARIES 16
 
 typedef struct gpo_library_path {
-    const char *key;      /* static: "cuda", from the declaring backend */
-    const char *variable; /* static: "GPUOPT_CUDA_LIBRARY" */
+    const char *key;         /* static: "cuda", from the declaring backend */
+    const char *variable;    /* static: "GPUOPT_CUDA_LIBRARY" */
     char path[GPO_PATH_MAX]; /* "" = the backend's default sonames */
 } gpo_library_path;
 
@@ -70,16 +70,14 @@ typedef struct gpo_config {
     int n_knobs;
 } gpo_config;
 
-/* Builds the configuration. Warnings (bad env values, a malformed config
- * file) go to `log` and the default is kept; a bad API option fails with
- * GPUOPT_ERR_CONFIG. On failure the config holds nothing to free. */
-gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log);
-
-/* The same against a given backend list instead of the registry (tests). */
+/* Builds the configuration against the `nlist` backends of `list` (the
+ * context's: they declare the knobs and library variables accepted).
+ * Warnings (bad env values, a malformed config file) go to `log` and the
+ * default is kept; a bad API option fails with GPUOPT_ERR_CONFIG. On
+ * failure the config holds nothing to free. */
 struct gpo_backend;
-gpuopt_status gpo_config_load_with(gpo_config *cfg, const gpuopt_options *opts,
-                                   const gpo_logger *log, const struct gpo_backend *const *list,
-                                   size_t nlist);
+gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log,
+                              const struct gpo_backend *const *list, size_t nlist);
 
 void gpo_config_free(gpo_config *cfg);
 
@@ -104,6 +102,5 @@ gpuopt_status gpo_config_set_knob(gpo_config *cfg, const char *name, const char 
  * writes what is accepted into `why`. */
 int gpo_config_parse_level(const char *s, int32_t *out, char *why, size_t cap);
 int gpo_config_parse_log_level(const char *s, int32_t *out, char *why, size_t cap);
-int gpo_config_parse_backends(const char *s, gpo_config *cfg, char *why, size_t cap);
 
 #endif

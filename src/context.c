@@ -7,12 +7,13 @@
  * pthread_once when the first context is created. */
 #include "context.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backend_env.h"
-#include "plan.h"
+#include "knob.h"
 #include "util/strutil.h"
 
 /* ---- fork ------------------------------------------------------------------- */
@@ -21,16 +22,22 @@ static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 /* Incremented in every child; a context remembers the value it was made with. */
 static volatile unsigned fork_generation;
 
-static void on_fork_child(void) { fork_generation++; }
+static void on_fork_child(void)
+{
+    fork_generation++;
+}
 
-static void register_fork_handler(void) { pthread_atfork(NULL, NULL, on_fork_child); }
+static void register_fork_handler(void)
+{
+    pthread_atfork(NULL, NULL, on_fork_child);
+}
 
 gpuopt_status gpo_ctx_check_fork(struct gpuopt_context *ctx)
 {
     if (ctx->fork_generation == fork_generation)
         return GPUOPT_OK;
     for (size_t i = 0; i < ctx->n_probed; i++) {
-        const gpo_backend_slot *s = &ctx->slots[i];
+        const gpo_ctx_slot *s = &ctx->slots[i];
         if (s->ops->fork_sensitive && s->state)
             return gpo_fail(GPUOPT_ERR_FORKED,
                             "this context was created in process %d and the %s backend's "
@@ -43,13 +50,18 @@ gpuopt_status gpo_ctx_check_fork(struct gpuopt_context *ctx)
 
 /* ---- lifecycle ------------------------------------------------------------------ */
 
-void gpo_ctx_lock(struct gpuopt_context *ctx) { pthread_mutex_lock(&ctx->lock); }
+void gpo_ctx_lock(struct gpuopt_context *ctx)
+{
+    pthread_mutex_lock(&ctx->lock);
+}
 
-void gpo_ctx_unlock(struct gpuopt_context *ctx) { pthread_mutex_unlock(&ctx->lock); }
+void gpo_ctx_unlock(struct gpuopt_context *ctx)
+{
+    pthread_mutex_unlock(&ctx->lock);
+}
 
-gpuopt_status gpo_context_create_with(const gpuopt_options *options,
-                                      const gpo_backend *const *list, size_t n,
-                                      struct gpuopt_context **out)
+gpuopt_status gpo_context_create_with(const gpuopt_options *options, const gpo_backend *const *list,
+                                      size_t n, struct gpuopt_context **out)
 {
     static const size_t first_options_size = offsetof(gpuopt_options, log_user) + sizeof(void *);
     gpuopt_options opts;
@@ -84,7 +96,7 @@ gpuopt_status gpo_context_create_with(const gpuopt_options *options,
     ctx->log.level = GPUOPT_LOG_WARN;
     ctx->log.fn = use ? use->log_fn : NULL;
     ctx->log.user = use ? use->log_user : NULL;
-    gpuopt_status st = gpo_config_load_with(&ctx->cfg, use, &ctx->log, list, n);
+    gpuopt_status st = gpo_config_load(&ctx->cfg, use, &ctx->log, list, n);
     if (st) {
         free(ctx);
         return st;
@@ -108,13 +120,6 @@ gpuopt_status gpo_context_create_with(const gpuopt_options *options,
         gpo_log_debug(&ctx->log, "configuration read from %s", ctx->cfg.config_path);
     *out = ctx;
     return GPUOPT_OK;
-}
-
-GPUOPT_API gpuopt_status gpuopt_context_create(const gpuopt_options *options,
-                                               gpuopt_context **out)
-{
-    gpo_detail_clear();
-    return gpo_context_create_with(options, gpo_backends, gpo_n_backends, out);
 }
 
 GPUOPT_API void gpuopt_context_destroy(gpuopt_context *ctx)
@@ -154,14 +159,7 @@ GPUOPT_API gpuopt_status gpuopt_context_set_knob(gpuopt_context *ctx, const char
     gpo_detail_clear();
     if (!ctx || !name)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "name" : "ctx");
-    const gpo_knob_def *def = NULL;
-    for (size_t i = 0; !def && i < ctx->n_backends; i++)
-        for (size_t k = 0; k < ctx->list[i]->n_knobs; k++)
-            if (strcmp(ctx->list[i]->knobs[k].name, name) == 0)
-                def = &ctx->list[i]->knobs[k];
-    for (size_t k = 0; !def && k < gpo_n_core_knobs; k++)
-        if (strcmp(gpo_core_knobs[k].name, name) == 0)
-            def = &gpo_core_knobs[k];
+    const gpo_knob_def *def = gpo_knob_find(ctx->list, ctx->n_backends, name);
     if (!def)
         return gpo_fail(GPUOPT_ERR_NOT_FOUND,
                         "no knob is called '%s'; docs/knobs.md lists every knob", name);
@@ -181,6 +179,14 @@ GPUOPT_API gpuopt_status gpuopt_context_set_knob(gpuopt_context *ctx, const char
 
 /* ---- probing --------------------------------------------------------------------- */
 
+const char *gpo_ctx_status_word(int32_t status)
+{
+    static const char *const words[] = {"not probed", "available", "unavailable", "error",
+                                        "disabled"};
+    assert(status >= 0 && (size_t)status < sizeof words / sizeof words[0]);
+    return words[status];
+}
+
 int gpo_ctx_slot_of(const struct gpuopt_context *ctx, const char *name)
 {
     for (size_t i = 0; i < ctx->n_backends; i++)
@@ -192,7 +198,7 @@ int gpo_ctx_slot_of(const struct gpuopt_context *ctx, const char *name)
 /* Adds one backend's freshly enumerated devices to the context list, folding
  * each into a device an earlier (native) backend already listed when they are
  * the same physical device. */
-static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_backend_slot *slot,
+static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_ctx_slot *slot,
                                    gpo_device_list *found)
 {
     gpuopt_status st = GPUOPT_OK;
@@ -205,8 +211,7 @@ static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_backend_slot 
         d->routes[0].index = d->info.index;
         d->info.struct_size = sizeof d->info;
         gpo_strlcpy(d->info.backend, slot->ops->name, sizeof d->info.backend);
-        gpo_snprintf(d->info.id, sizeof d->info.id, "%s:%d", slot->ops->name,
-                     (int)d->info.index);
+        gpo_snprintf(d->info.id, sizeof d->info.id, "%s:%d", slot->ops->name, (int)d->info.index);
         d->routes[0].info = d->info;
         d->ctx = ctx;
         gpo_device_update_routes(d);
@@ -215,7 +220,8 @@ static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_backend_slot 
         if (!slot->ops->native_gpu && d->info.type != GPUOPT_DEVICE_TYPE_CPU) {
             for (size_t k = 0; k < ctx->devices.n && !twin; k++) {
                 gpuopt_device *e = ctx->devices.items[k];
-                if (e->routes[0].backend->native_gpu && gpo_device_same_physical(&e->info, &d->info))
+                if (e->routes[0].backend->native_gpu &&
+                    gpo_device_same_physical(&e->info, &d->info))
                     twin = e;
             }
         }
@@ -236,7 +242,7 @@ static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_backend_slot 
 
 static gpuopt_status probe_one(struct gpuopt_context *ctx, size_t i)
 {
-    gpo_backend_slot *slot = &ctx->slots[i];
+    gpo_ctx_slot *slot = &ctx->slots[i];
     const gpo_backend *ops = slot->ops;
     gpo_backend_env env = {&ctx->cfg, &ctx->log};
 
@@ -247,10 +253,10 @@ static gpuopt_status probe_one(struct gpuopt_context *ctx, size_t i)
             gpo_snprintf(allowed + used, sizeof allowed - used, "%s%s", k ? "," : "",
                          ctx->cfg.backends[k]);
         }
-        const char *by = ctx->cfg.backends_origin == GPO_ORIGIN_API ? "gpuopt_options.backends" :
-                         ctx->cfg.backends_origin == GPO_ORIGIN_FILE ?
-                                                                      "the config file's \"backend\"" :
-                                                                      "GPUOPT_BACKEND";
+        const char *by = ctx->cfg.backends_origin == GPO_ORIGIN_API ? "gpuopt_options.backends"
+                         : ctx->cfg.backends_origin == GPO_ORIGIN_FILE
+                             ? "the config file's \"backend\""
+                             : "GPUOPT_BACKEND";
         slot->status = GPUOPT_BACKEND_DISABLED;
         gpo_snprintf(slot->report.reason, sizeof slot->report.reason, "excluded by %s=%s", by,
                      allowed);
@@ -264,8 +270,8 @@ static gpuopt_status probe_one(struct gpuopt_context *ctx, size_t i)
     if (st == GPUOPT_OK) {
         slot->status = GPUOPT_BACKEND_AVAILABLE;
     } else {
-        slot->status = st == GPUOPT_ERR_UNAVAILABLE ? GPUOPT_BACKEND_UNAVAILABLE :
-                                                      GPUOPT_BACKEND_ERROR;
+        slot->status =
+            st == GPUOPT_ERR_UNAVAILABLE ? GPUOPT_BACKEND_UNAVAILABLE : GPUOPT_BACKEND_ERROR;
         if (!slot->report.reason[0])
             gpo_snprintf(slot->report.reason, sizeof slot->report.reason, "%s",
                          gpo_detail_get()[0] ? gpo_detail_get() : gpuopt_strerror(st));
@@ -290,8 +296,8 @@ static gpuopt_status probe_one(struct gpuopt_context *ctx, size_t i)
         }
     }
     slot->init_ms = (double)(gpo_now_ns() - t0) / 1e6;
-    gpo_log_debug(&ctx->log, "backend %s probed in %.2f ms: %d device(s)", ops->name,
-                  slot->init_ms, (int)slot->n_found);
+    gpo_log_debug(&ctx->log, "backend %s probed in %.2f ms: %d device(s)", ops->name, slot->init_ms,
+                  (int)slot->n_found);
     return GPUOPT_OK;
 }
 
@@ -327,8 +333,8 @@ GPUOPT_API gpuopt_status gpuopt_backend_count(gpuopt_context *ctx, int32_t *coun
     return GPUOPT_OK;
 }
 
-static const size_t first_backend_info_size =
-    offsetof(gpuopt_backend_info, runtime_version) + sizeof(((gpuopt_backend_info *)0)->runtime_version);
+static const size_t first_backend_info_size = offsetof(gpuopt_backend_info, runtime_version) +
+                                              sizeof(((gpuopt_backend_info *)0)->runtime_version);
 
 GPUOPT_API gpuopt_status gpuopt_backend_get(gpuopt_context *ctx, int32_t index,
                                             gpuopt_backend_info *info)
@@ -342,12 +348,12 @@ GPUOPT_API gpuopt_status gpuopt_backend_get(gpuopt_context *ctx, int32_t index,
                         "sizeof(gpuopt_backend_info) (%zu in this library)",
                         info->struct_size, sizeof(gpuopt_backend_info));
     if (index < 0 || (size_t)index >= ctx->n_backends)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "backend index %d: accepted 0 to %zu",
-                        (int)index, ctx->n_backends - 1);
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "backend index %d: accepted 0 to %zu", (int)index,
+                        ctx->n_backends - 1);
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_probe_upto(ctx, (size_t)index);
     if (st == GPUOPT_OK) {
-        const gpo_backend_slot *s = &ctx->slots[index];
+        const gpo_ctx_slot *s = &ctx->slots[index];
         gpuopt_backend_info out;
         memset(&out, 0, sizeof out);
         out.struct_size = info->struct_size;
@@ -388,11 +394,11 @@ GPUOPT_API gpuopt_status gpuopt_device_get(gpuopt_context *ctx, int32_t index,
     gpuopt_status st = gpo_ctx_probe_all(ctx);
     if (st == GPUOPT_OK) {
         if (index < 0 || (size_t)index >= ctx->devices.n)
-            st = ctx->devices.n ?
-                     gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "device index %d: accepted 0 to %zu",
-                              (int)index, ctx->devices.n - 1) :
-                     gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                              "device index %d: this context has no devices", (int)index);
+            st = ctx->devices.n
+                     ? gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "device index %d: accepted 0 to %zu",
+                                (int)index, ctx->devices.n - 1)
+                     : gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                                "device index %d: this context has no devices", (int)index);
         else
             *device = ctx->devices.items[index];
     }
@@ -424,17 +430,4 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
     if (ctx)
         gpo_ctx_unlock(ctx);
     return GPUOPT_OK;
-}
-
-GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
-                                       gpuopt_device **device)
-{
-    gpo_detail_clear();
-    if (!ctx || !device)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "device" : "ctx");
-    *device = NULL;
-    gpo_ctx_lock(ctx);
-    gpuopt_status st = gpo_ctx_select(ctx, policy, device);
-    gpo_ctx_unlock(ctx);
-    return st;
 }

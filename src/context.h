@@ -10,14 +10,14 @@
 #include "device.h"
 #include "util/log.h"
 
-typedef struct gpo_backend_slot {
+typedef struct gpo_ctx_slot {
     const gpo_backend *ops;
-    int32_t status;  /* gpuopt_backend_status */
-    void *state;     /* non-NULL once loaded (also kernel-side only) */
+    int32_t status; /* gpuopt_backend_status */
+    void *state;    /* non-NULL once loaded (also kernel-side only) */
     gpo_backend_report report;
     double init_ms;  /* -1 until probed */
     int32_t n_found; /* devices it enumerated, before merging */
-} gpo_backend_slot;
+} gpo_ctx_slot;
 
 struct gpuopt_context {
     pthread_mutex_t lock;
@@ -25,8 +25,8 @@ struct gpuopt_context {
     gpo_logger log;
     const gpo_backend *const *list; /* the registry, or a test's list */
     size_t n_backends;
-    gpo_backend_slot slots[GPO_MAX_BACKENDS];
-    size_t n_probed;        /* slots [0, n_probed) have been probed, in priority order */
+    gpo_ctx_slot slots[GPO_MAX_BACKENDS];
+    size_t n_probed;         /* slots [0, n_probed) have been probed, in priority order */
     gpo_device_list devices; /* merged, in display order */
     unsigned fork_generation;
     pid_t pid;
@@ -34,9 +34,8 @@ struct gpuopt_context {
 
 /* Creates a context over a given backend list (the registry for the public
  * API; synthetic backends in tests). */
-gpuopt_status gpo_context_create_with(const gpuopt_options *options,
-                                      const gpo_backend *const *list, size_t n,
-                                      struct gpuopt_context **out);
+gpuopt_status gpo_context_create_with(const gpuopt_options *options, const gpo_backend *const *list,
+                                      size_t n, struct gpuopt_context **out);
 
 /* With the lock held: probes backends in priority order up to and including
  * slot `upto`. */
@@ -47,9 +46,10 @@ gpuopt_status gpo_ctx_probe_all(struct gpuopt_context *ctx);
  * belongs to a parent process. */
 gpuopt_status gpo_ctx_check_fork(struct gpuopt_context *ctx);
 
-/* With the lock held: resolves a policy (NULL: the configured one). */
-gpuopt_status gpo_ctx_select(struct gpuopt_context *ctx, const char *policy,
-                             gpuopt_device **out);
+/* "not probed", "available", "unavailable", "error", "disabled": a
+ * gpuopt_backend_status in the words of the JSON formats (docs/json.md,
+ * docs/doctor.md). */
+const char *gpo_ctx_status_word(int32_t status);
 
 /* Slot index of a backend by name, or -1. */
 int gpo_ctx_slot_of(const struct gpuopt_context *ctx, const char *name);

@@ -3,6 +3,7 @@
  * hangs every backend's view of a GPU under its PCI object). */
 #include "device.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,10 +69,7 @@ cJSON *gpo_device_details(gpuopt_device *dev, const char *backend)
 
 gpuopt_status gpo_device_list_push(gpo_device_list *list, gpuopt_device *dev)
 {
-    if (!list || !dev) {
-        gpo_device_free(dev);
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "no device list or device");
-    }
+    assert(list && dev);
     if (list->n == list->cap) {
         size_t cap = list->cap ? list->cap * 2 : 8;
         gpuopt_device **items = realloc(list->items, cap * sizeof *items);
@@ -167,7 +165,7 @@ void gpo_device_update_routes(gpuopt_device *dev)
 #define FILL_STR(field)                                                                            \
     do {                                                                                           \
         if (!into->info.field[0])                                                                  \
-            gpo_strlcpy(into->info.field, extra->info.field, sizeof into->info.field);            \
+            gpo_strlcpy(into->info.field, extra->info.field, sizeof into->info.field);             \
     } while (0)
 #define FILL_I32(field)                                                                            \
     do {                                                                                           \
@@ -182,11 +180,10 @@ void gpo_device_update_routes(gpuopt_device *dev)
 
 gpuopt_status gpo_device_merge(gpuopt_device *into, gpuopt_device *extra)
 {
-    if (!into || !extra)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "merge needs two devices");
+    assert(into && extra);
     if (into->n_routes + extra->n_routes > GPO_MAX_ROUTES)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "device %s already has %d routes",
-                        into->info.id, into->n_routes);
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "device %s already has %d routes", into->info.id,
+                        into->n_routes);
     FILL_STR(vendor);
     FILL_STR(name);
     FILL_STR(arch_family);

@@ -6,19 +6,21 @@
 #include <string.h>
 
 #include "context.h"
+#include "select.h"
 #include "util/strutil.h"
 
-static const char *const status_words[] = {"not probed", "available", "unavailable", "error",
-                                           "disabled"};
 static const char *const type_words[] = {"other", "cpu", "gpu", "accelerator"};
 
 static const struct {
     const char *key;
     uint32_t bit;
 } feature_keys[] = {
-    {"fp64", GPUOPT_FEATURE_FP64}, {"fp16", GPUOPT_FEATURE_FP16},
-    {"bf16", GPUOPT_FEATURE_BF16}, {"tf32", GPUOPT_FEATURE_TF32},
-    {"fp8", GPUOPT_FEATURE_FP8},   {"int8", GPUOPT_FEATURE_INT8},
+    {"fp64", GPUOPT_FEATURE_FP64},
+    {"fp16", GPUOPT_FEATURE_FP16},
+    {"bf16", GPUOPT_FEATURE_BF16},
+    {"tf32", GPUOPT_FEATURE_TF32},
+    {"fp8", GPUOPT_FEATURE_FP8},
+    {"int8", GPUOPT_FEATURE_INT8},
     {"matrix_units", GPUOPT_FEATURE_MATRIX_UNITS},
 };
 
@@ -55,13 +57,13 @@ static void add_tristate(cJSON *o, const char *key, int32_t v)
         cJSON_AddBoolToObject(o, key, v != 0);
 }
 
-static cJSON *backend_json(const gpo_backend_slot *s)
+static cJSON *backend_json(const gpo_ctx_slot *s)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
     cJSON_AddStringToObject(o, "name", s->ops->name);
-    cJSON_AddStringToObject(o, "status", status_words[s->status]);
+    cJSON_AddStringToObject(o, "status", gpo_ctx_status_word(s->status));
     add_str(o, "reason", s->report.reason);
     add_str(o, "library", s->report.library);
     add_str(o, "driver_version", s->report.driver_version);
@@ -97,7 +99,8 @@ cJSON *gpo_device_json(const gpuopt_device *d, int selected)
     add_str(arch, "name", i->arch_name);
     if (i->cc_major >= 0) {
         char cc[16];
-        gpo_snprintf(cc, sizeof cc, "%d.%d", (int)i->cc_major, (int)(i->cc_minor < 0 ? 0 : i->cc_minor));
+        gpo_snprintf(cc, sizeof cc, "%d.%d", (int)i->cc_major,
+                     (int)(i->cc_minor < 0 ? 0 : i->cc_minor));
         cJSON_AddStringToObject(arch, "compute_capability", cc);
     } else {
         cJSON_AddNullToObject(arch, "compute_capability");
@@ -121,7 +124,8 @@ cJSON *gpo_device_json(const gpuopt_device *d, int selected)
     add_str(o, "runtime_version", i->runtime_version);
     for (size_t k = 0; k < sizeof feature_keys / sizeof feature_keys[0]; k++) {
         if (i->features_known & feature_keys[k].bit)
-            cJSON_AddBoolToObject(feat, feature_keys[k].key, (i->features & feature_keys[k].bit) != 0);
+            cJSON_AddBoolToObject(feat, feature_keys[k].key,
+                                  (i->features & feature_keys[k].bit) != 0);
         else
             cJSON_AddNullToObject(feat, feature_keys[k].key);
     }

@@ -1,10 +1,12 @@
-/* Knob catalogue entries and the plan builder used by tier rules.
+/* Knobs: the catalogue entry every knob is declared with, the lookup of a
+ * name in the catalogues, and the parsing of a value of a knob's type.
  *
- * Every knob a rule may set is declared once in a catalogue (core's in
- * src/knobs_core.c, each backend's beside its rules): name, type, the
- * environment variable it exports to, a one-line meaning. Setting a knob
- * that no catalogue declares, or with the wrong type, is an internal error
- * that the tests catch; docs/knobs.md documents every catalogue entry. */
+ * Every knob a rule may set is declared once in a catalogue (the core's in
+ * src/knobs_core.c, each backend's in its ops table): name, type, the
+ * environment variable it exports to, a one-line meaning. docs/knobs.md
+ * documents every entry. This module sits below both the configuration
+ * (which checks the user's overrides) and the plan (which checks what rules
+ * set), so neither has to reach into the other. */
 #ifndef GPO_KNOB_H
 #define GPO_KNOB_H
 
@@ -20,31 +22,26 @@ typedef struct gpo_knob_def {
     const char *summary; /* one line: what it means for the user */
 } gpo_knob_def;
 
-struct gpuopt_plan;
+/* The core's own catalogue (src/knobs_core.c): knobs several backends set
+ * with the same meaning. */
+extern const gpo_knob_def gpo_core_knobs[];
+extern const size_t gpo_n_core_knobs;
 
-/* Setters for rules. The tier and source come from the tier being run
- * (the orchestrator sets them); a later tier replaces an earlier value of
- * the same knob. The reason is printf-formatted and must name the fact
- * behind the value. Return GPUOPT_OK, GPUOPT_ERR_NO_MEMORY, or
- * GPUOPT_ERR_INVALID_ARGUMENT for a knob no catalogue declares with that type. */
-gpuopt_status gpo_knob_set_bool(struct gpuopt_plan *p, const char *name, int value,
-                                const char *reason_fmt, ...) GPO_PRINTF(4, 5);
-gpuopt_status gpo_knob_set_int(struct gpuopt_plan *p, const char *name, int64_t value,
-                               const char *reason_fmt, ...) GPO_PRINTF(4, 5);
-gpuopt_status gpo_knob_set_bytes(struct gpuopt_plan *p, const char *name, uint64_t value,
-                                 const char *reason_fmt, ...) GPO_PRINTF(4, 5);
-gpuopt_status gpo_knob_set_string(struct gpuopt_plan *p, const char *name, const char *value,
-                                  const char *reason_fmt, ...) GPO_PRINTF(4, 5);
+struct gpo_backend;
 
-/* Removes a knob an earlier tier set (a later tier found it does not apply). */
-void gpo_knob_unset(struct gpuopt_plan *p, const char *name);
+/* The entry called `name` in the core's catalogue or in the catalogue of
+ * one of the `n` backends of `list` (the core's first), or NULL. */
+const gpo_knob_def *gpo_knob_find(const struct gpo_backend *const *list, size_t n,
+                                  const char *name);
 
-/* Reads a knob set so far (by an earlier tier, or earlier in this one).
- * Return 1 and fill *value / *text when present, 0 otherwise. */
-int gpo_knob_get_int(const struct gpuopt_plan *p, const char *name, int64_t *value);
-const char *gpo_knob_get_text(const struct gpuopt_plan *p, const char *name);
+/* The entry called `name` in one catalogue of `n` entries, or NULL. */
+const gpo_knob_def *gpo_knob_find_in(const gpo_knob_def *defs, size_t n, const char *name);
 
-/* Adds a warning to the plan (printf-formatted). */
-gpuopt_status gpo_plan_warn(struct gpuopt_plan *p, const char *fmt, ...) GPO_PRINTF(2, 3);
+/* Parses `text` as a value of knob type `type`: *ival gets the number
+ * (bool 0/1, int, bytes) and *norm the value as the plan shows it (malloc'd;
+ * "256MiB" becomes "268435456"). Returns 0, or -1 with what is accepted in
+ * `why` and *norm NULL. */
+int gpo_knob_parse(int32_t type, const char *text, int64_t *ival, char **norm, char *why,
+                   size_t cap);
 
 #endif

@@ -1,7 +1,9 @@
 /* The core's knob catalogue: knobs that several backends set with the same
  * meaning. Backend-only knobs live in each backend's catalogue. Every entry
  * is documented in docs/knobs.md. */
-#include "plan.h"
+#include "knob.h"
+
+#include "gpuopt/gpuopt.h"
 
 const gpo_knob_def gpo_core_knobs[] = {
     {"launch.block_size", GPUOPT_KNOB_INT, NULL,

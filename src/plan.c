@@ -2,6 +2,7 @@
  * reason, the warnings, and the setters tier rules use. */
 #include "plan.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,89 +14,17 @@
 
 /* ---- catalogue lookup ------------------------------------------------------- */
 
-static const gpo_knob_def *find_in(const gpo_knob_def *defs, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(defs[i].name, name) == 0)
-            return &defs[i];
-    return NULL;
-}
-
 const gpo_knob_def *gpo_plan_knob_def(const struct gpuopt_plan *p, const char *name)
 {
-    const gpo_knob_def *d = find_in(gpo_core_knobs, gpo_n_core_knobs, name);
-    if (d || !p || !p->device)
+    const gpo_knob_def *d = gpo_knob_find_in(gpo_core_knobs, gpo_n_core_knobs, name);
+    if (d || !p->device)
         return d;
     for (int r = 0; r < p->device->n_routes; r++) {
         const gpo_backend *b = p->device->routes[r].backend;
-        if (b && (d = find_in(b->knobs, b->n_knobs, name)) != NULL)
+        if (b && (d = gpo_knob_find_in(b->knobs, b->n_knobs, name)) != NULL)
             return d;
     }
     return NULL;
-}
-
-const gpo_knob_def *gpo_knob_def_find(const char *name)
-{
-    if (!name)
-        return NULL;
-    const gpo_knob_def *d = find_in(gpo_core_knobs, gpo_n_core_knobs, name);
-    for (size_t i = 0; !d && i < gpo_n_backends; i++)
-        d = find_in(gpo_backends[i]->knobs, gpo_backends[i]->n_knobs, name);
-    return d;
-}
-
-/* ---- values ------------------------------------------------------------------ */
-
-int gpo_knob_parse(int32_t type, const char *text, int64_t *ival, char **norm, char *why,
-                   size_t cap)
-{
-    *norm = NULL;
-    *ival = 0;
-    if (!text) {
-        gpo_snprintf(why, cap, "no value given");
-        return -1;
-    }
-    switch (type) {
-    case GPUOPT_KNOB_BOOL: {
-        int b;
-        if (gpo_parse_bool(text, &b)) {
-            gpo_snprintf(why, cap, "'%s' is not a boolean; accepted: true, false", text);
-            return -1;
-        }
-        *ival = b;
-        *norm = gpo_strdup(b ? "true" : "false");
-        break;
-    }
-    case GPUOPT_KNOB_INT:
-        if (gpo_parse_i64(text, INT64_MIN, INT64_MAX, ival)) {
-            gpo_snprintf(why, cap, "'%s' is not an integer", text);
-            return -1;
-        }
-        *norm = gpo_asprintf("%" PRId64, *ival);
-        break;
-    case GPUOPT_KNOB_BYTES: {
-        uint64_t b;
-        if (gpo_parse_bytes(text, &b) || b > (uint64_t)INT64_MAX) {
-            gpo_snprintf(why, cap, "'%s' is not a size; accepted: a byte count such as "
-                                   "268435456, 256MiB, 16GiB or 2e9", text);
-            return -1;
-        }
-        *ival = (int64_t)b;
-        *norm = gpo_asprintf("%" PRIu64, b);
-        break;
-    }
-    case GPUOPT_KNOB_STRING:
-        *norm = gpo_strdup(text);
-        break;
-    default:
-        gpo_snprintf(why, cap, "unknown knob type %d", (int)type);
-        return -1;
-    }
-    if (!*norm) {
-        gpo_snprintf(why, cap, "out of memory");
-        return -1;
-    }
-    return 0;
 }
 
 /* ---- lifecycle ---------------------------------------------------------------- */
@@ -194,8 +123,8 @@ static gpuopt_status knob_put(struct gpuopt_plan *p, const char *name, int32_t t
     const gpo_knob_def *def = gpo_plan_knob_def(p, name);
     if (!def || def->type != type) {
         st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                      def ? "knob %s is declared with another type" :
-                            "knob %s is not declared in any catalogue",
+                      def ? "knob %s is declared with another type"
+                          : "knob %s is not declared in any catalogue",
                       name);
         goto out;
     }
@@ -244,8 +173,8 @@ out:
     return st;
 }
 
-gpuopt_status gpo_knob_set_bool(struct gpuopt_plan *p, const char *name, int value,
-                                const char *fmt, ...)
+gpuopt_status gpo_knob_set_bool(struct gpuopt_plan *p, const char *name, int value, const char *fmt,
+                                ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -287,11 +216,8 @@ gpuopt_status gpo_knob_set_string(struct gpuopt_plan *p, const char *name, const
 {
     va_list ap;
     va_start(ap, fmt);
-    gpuopt_status st;
-    if (!value)
-        st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "knob %s: no value", name);
-    else
-        st = knob_put(p, name, GPUOPT_KNOB_STRING, 0, gpo_strdup(value), fmt, ap);
+    assert(value);
+    gpuopt_status st = knob_put(p, name, GPUOPT_KNOB_STRING, 0, gpo_strdup(value), fmt, ap);
     va_end(ap);
     return st;
 }
@@ -344,11 +270,14 @@ gpuopt_status gpo_plan_warn(struct gpuopt_plan *p, const char *fmt, ...)
     return GPUOPT_OK;
 }
 
-const gpo_config *gpo_plan_config(const struct gpuopt_plan *p) { return p ? p->cfg : NULL; }
+const gpo_config *gpo_plan_config(const struct gpuopt_plan *p)
+{
+    return p->cfg;
+}
 
 const gpuopt_workload *gpo_plan_workload(const struct gpuopt_plan *p)
 {
-    return p && p->has_workload ? &p->workload : NULL;
+    return p->has_workload ? &p->workload : NULL;
 }
 
 int gpo_plan_reduced_precision(const struct gpuopt_plan *p, char *why, size_t cap)
@@ -362,11 +291,12 @@ int gpo_plan_reduced_precision(const struct gpuopt_plan *p, char *why, size_t ca
         gpo_snprintf(why, cap, "the workload accepts reduced precision");
         return 1;
     }
-    int on = p && p->cfg && p->cfg->reduced_precision;
-    gpo_snprintf(why, cap, on ? "reduced precision is allowed by the configuration "
-                                "(reduced_precision=true)" :
-                                "reduced precision is not enabled (set reduced_precision=true "
-                                "in the config, or describe a workload that accepts it)");
+    int on = p->cfg->reduced_precision;
+    gpo_snprintf(why, cap,
+                 on ? "reduced precision is allowed by the configuration "
+                      "(reduced_precision=true)"
+                    : "reduced precision is not enabled (set reduced_precision=true "
+                      "in the config, or describe a workload that accepts it)");
     return on;
 }
 
@@ -380,4 +310,17 @@ uint64_t gpo_plan_device_memory(const struct gpuopt_plan *p, const char **what)
     return p->device ? p->device->info.memory_bytes : 0;
 }
 
-const gpo_logger *gpo_plan_log(const struct gpuopt_plan *p) { return p ? p->log : NULL; }
+const gpo_logger *gpo_plan_log(const struct gpuopt_plan *p)
+{
+    return p->log;
+}
+
+int32_t gpo_plan_level_applied(const struct gpuopt_plan *p)
+{
+    return p->level_applied;
+}
+
+const gpuopt_device *gpo_plan_device(const struct gpuopt_plan *p)
+{
+    return p->device;
+}

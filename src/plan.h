@@ -1,11 +1,13 @@
-/* Plan internals shared by the plan object (plan.c), the tier orchestrator
- * (tiers.c), exports and rules. Rules only use knob.h and the accessors. */
+/* The plan's insides, shared by the plan object (plan.c), the tier
+ * orchestrator (tiers.c) and the exports (plan_api.c, apply.c). Rules see
+ * only src/rules.h. */
 #ifndef GPO_PLAN_H
 #define GPO_PLAN_H
 
 #include "config.h"
 #include "device.h"
 #include "knob.h"
+#include "rules.h"
 #include "util/log.h"
 
 typedef struct gpo_knob {
@@ -40,34 +42,14 @@ struct gpuopt_plan {
     gpuopt_workload workload;
 };
 
-/* The described workload, or NULL. */
-const gpuopt_workload *gpo_plan_workload(const struct gpuopt_plan *p);
-
-/* Whether rules may trade precision for speed: the workload's say when it
- * gave one, else the configuration's reduced_precision. Writes the reason
- * in words ("the workload is precision-sensitive") to why. */
-int gpo_plan_reduced_precision(const struct gpuopt_plan *p, char *why, size_t cap);
-
-/* Device memory a rule should size against: free memory when it was read
- * (level >= 1), else the total. *what says which ("free" / "total"). */
-uint64_t gpo_plan_device_memory(const struct gpuopt_plan *p, const char **what);
-
-/* What a rule may read of the plan it fills. */
+/* The configuration the plan is built under. */
 const gpo_config *gpo_plan_config(const struct gpuopt_plan *p);
-const gpo_logger *gpo_plan_log(const struct gpuopt_plan *p);
 
 /* The catalogue entry of `name` for this plan's device (core catalogue and
  * the catalogues of every backend routing to the device), or NULL. */
 const gpo_knob_def *gpo_plan_knob_def(const struct gpuopt_plan *p, const char *name);
 
-/* Catalogue lookup without a plan: core and every registered backend. */
-const gpo_knob_def *gpo_knob_def_find(const char *name);
-
-/* Core's own catalogue (src/knobs_core.c). */
-extern const gpo_knob_def gpo_core_knobs[];
-extern const size_t gpo_n_core_knobs;
-
-/* Plan object lifecycle (plan.c). */
+/* Plan object lifecycle (plan.c). NULL on allocation failure. */
 struct gpuopt_plan *gpo_plan_new(struct gpuopt_context *ctx, gpuopt_device *dev, int32_t level);
 void gpo_plan_free(struct gpuopt_plan *p);
 /* Deep copies of the knob list, to roll a failed tier back. */
@@ -75,10 +57,5 @@ gpuopt_status gpo_plan_snapshot(const struct gpuopt_plan *p, gpo_knob **knobs, s
 void gpo_plan_restore(struct gpuopt_plan *p, gpo_knob *knobs, size_t n);
 void gpo_knobs_free(gpo_knob *knobs, size_t n);
 gpo_knob *gpo_plan_find(const struct gpuopt_plan *p, const char *name);
-
-/* Parses text as a knob value of `type` into ival/normalised text.
- * Returns 0 or -1 with what is accepted in `why`. */
-int gpo_knob_parse(int32_t type, const char *text, int64_t *ival, char **norm, char *why,
-                   size_t cap);
 
 #endif

@@ -1,145 +1,16 @@
-/* Device selection: policy syntax, the "auto" preference order, and the lazy
- * search that stops probing once a native backend offers a discrete GPU (the
- * first clGetPlatformIDs alone costs 16-20 ms on PoCL; a program that has a
- * CUDA or ROCm GPU should not pay it). */
+/* Device selection: the "auto" preference order, and the lazy search that
+ * stops probing once a native backend offers a discrete GPU (the first
+ * clGetPlatformIDs alone costs 16-20 ms on PoCL; a program that has a CUDA
+ * or ROCm GPU should not pay it). Selectors are parsed and matched by
+ * policy.c. */
 #include "select.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "context.h"
+#include "policy.h"
 #include "util/strutil.h"
-
-static const char accepted_policies[] =
-    "accepted: auto, gpu, a backend name (%s), backend:index (e.g. %s:0), a UUID (GPU-... "
-    "or a unique prefix of at least 8 characters), or a PCI bus id (0000:3b:00.0 or 3b:00.0)";
-
-static void why_accepted(const struct gpo_backend *const *list, size_t n, char *why, size_t cap)
-{
-    char names[128] = "";
-    for (size_t i = 0; i < n; i++) {
-        size_t used = strlen(names);
-        gpo_snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", list[i]->name);
-    }
-    gpo_snprintf(why, cap, accepted_policies, names, n ? list[0]->name : "cpu");
-}
-
-static int looks_like_uuid(const char *s)
-{
-    size_t digits = 0;
-    if (strncmp(s, "GPU-", 4) == 0 || strncmp(s, "MIG-", 4) == 0)
-        s += 4;
-    for (; *s; s++) {
-        if (isxdigit((unsigned char)*s))
-            digits++;
-        else if (*s != '-')
-            return 0;
-    }
-    return digits >= 8;
-}
-
-int gpo_policy_parse(const char *text, const struct gpo_backend *const *list, size_t n,
-                     gpo_policy *out, char *why, size_t cap)
-{
-    char buf[GPO_POLICY_MAX];
-    memset(out, 0, sizeof *out);
-    out->index = -1;
-    if (!text || gpo_strlcpy(buf, text, sizeof buf) >= sizeof buf)
-        goto bad;
-    gpo_trim(buf);
-    if (!*buf)
-        goto bad;
-    if (gpo_strcaseeq(buf, "auto")) {
-        out->kind = GPO_POLICY_AUTO;
-        return 0;
-    }
-    if (gpo_strcaseeq(buf, "gpu")) {
-        out->kind = GPO_POLICY_GPU;
-        return 0;
-    }
-    char *colon = strchr(buf, ':');
-    for (size_t i = 0; i < n; i++) {
-        size_t len = strlen(list[i]->name);
-        if (strncasecmp(buf, list[i]->name, len) != 0)
-            continue;
-        if (buf[len] == '\0') {
-            out->kind = GPO_POLICY_BACKEND;
-            gpo_strlcpy(out->backend, list[i]->name, sizeof out->backend);
-            return 0;
-        }
-        if (buf[len] == ':') {
-            int64_t idx;
-            const char *digits = buf + len + 1;
-            /* Digits only: "cpu: 0" and "cpu:+0" are typos, not indices. */
-            for (const char *c = digits; *c; c++)
-                if (!isdigit((unsigned char)*c))
-                    goto bad;
-            if (gpo_parse_i64(digits, 0, INT32_MAX, &idx))
-                goto bad;
-            out->kind = GPO_POLICY_INDEX;
-            gpo_strlcpy(out->backend, list[i]->name, sizeof out->backend);
-            out->index = (int32_t)idx;
-            return 0;
-        }
-    }
-    if (colon && gpo_pci_normalise(buf, out->key, sizeof out->key) == 0) {
-        out->kind = GPO_POLICY_PCI;
-        return 0;
-    }
-    if (looks_like_uuid(buf)) {
-        out->kind = GPO_POLICY_UUID;
-        gpo_strlcpy(out->key, buf, sizeof out->key);
-        return 0;
-    }
-bad:
-    why_accepted(list, n, why, cap);
-    return -1;
-}
-
-/* Hex digits of a UUID, lower case, without "GPU-" and dashes. */
-static void uuid_hex(const char *in, char *out, size_t cap)
-{
-    size_t k = 0;
-    if (strncmp(in, "GPU-", 4) == 0 || strncmp(in, "MIG-", 4) == 0)
-        in += 4;
-    for (; *in && k + 1 < cap; in++)
-        if (isxdigit((unsigned char)*in))
-            out[k++] = (char)tolower((unsigned char)*in);
-    out[k] = '\0';
-}
-
-int gpo_policy_matches(const gpo_policy *pol, const gpuopt_device *dev)
-{
-    switch (pol->kind) {
-    case GPO_POLICY_AUTO: return 1;
-    case GPO_POLICY_GPU: return dev->info.type == GPUOPT_DEVICE_TYPE_GPU;
-    case GPO_POLICY_BACKEND:
-    case GPO_POLICY_INDEX:
-        /* Any route counts: "opencl:0" still finds a GPU listed as cuda:0. */
-        for (int r = 0; r < dev->n_routes; r++) {
-            if (!dev->routes[r].backend || strcmp(dev->routes[r].backend->name, pol->backend))
-                continue;
-            if (pol->kind == GPO_POLICY_BACKEND || dev->routes[r].index == pol->index)
-                return 1;
-        }
-        return 0;
-    case GPO_POLICY_UUID: {
-        char want[64], have[64];
-        if (!dev->info.uuid[0])
-            return 0;
-        uuid_hex(pol->key, want, sizeof want);
-        uuid_hex(dev->info.uuid, have, sizeof have);
-        return strncmp(have, want, strlen(want)) == 0;
-    }
-    case GPO_POLICY_PCI: {
-        char have[32];
-        return gpo_pci_normalise(dev->info.pci_bus_id, have, sizeof have) == 0 &&
-               strcmp(have, pol->key) == 0;
-    }
-    }
-    return 0;
-}
 
 static int type_rank(const gpuopt_device *d)
 {
@@ -190,19 +61,13 @@ static int usable(const struct gpuopt_context *ctx, const gpuopt_device *d)
     return s >= 0 && ctx->slots[s].status == GPUOPT_BACKEND_AVAILABLE;
 }
 
-static int is_search(const gpo_policy *pol)
-{
-    return pol->kind == GPO_POLICY_AUTO || pol->kind == GPO_POLICY_GPU ||
-           pol->kind == GPO_POLICY_BACKEND;
-}
-
 static gpuopt_device *best_match(struct gpuopt_context *ctx, const gpo_policy *pol)
 {
     gpuopt_device *best = NULL;
     size_t best_pos = 0;
     for (size_t i = 0; i < ctx->devices.n; i++) {
         gpuopt_device *d = ctx->devices.items[i];
-        if (!gpo_policy_matches(pol, d) || (is_search(pol) && !usable(ctx, d)))
+        if (!gpo_policy_matches(pol, d) || (gpo_policy_is_search(pol) && !usable(ctx, d)))
             continue;
         if (!best || gpo_device_prefer(d, i, best, best_pos) < 0) {
             best = d;
@@ -229,19 +94,18 @@ static gpuopt_status no_match(struct gpuopt_context *ctx, const char *text, cons
         int s = gpo_ctx_slot_of(ctx, pol->backend);
         if (s >= 0 && ctx->slots[s].status != GPUOPT_BACKEND_AVAILABLE &&
             ctx->slots[s].status != GPUOPT_BACKEND_NOT_PROBED)
-            return gpo_fail(GPUOPT_ERR_NO_DEVICE, "device '%s': the %s backend is %s: %s", text,
-                            pol->backend,
-                            ctx->slots[s].status == GPUOPT_BACKEND_DISABLED ? "disabled" :
-                                                                               "not available",
-                            ctx->slots[s].report.reason);
+            return gpo_fail(
+                GPUOPT_ERR_NO_DEVICE, "device '%s': the %s backend is %s: %s", text, pol->backend,
+                ctx->slots[s].status == GPUOPT_BACKEND_DISABLED ? "disabled" : "not available",
+                ctx->slots[s].report.reason);
     }
     gpo_sbuf have;
     gpo_sbuf_init(&have);
     for (size_t i = 0; i < ctx->devices.n; i++)
         gpo_sbuf_appendf(&have, "%s%s%s", i ? ", " : "", ctx->devices.items[i]->info.id,
-                         usable(ctx, ctx->devices.items[i]) ?
-                             "" :
-                             " (seen by the kernel only: its backend is unavailable)");
+                         usable(ctx, ctx->devices.items[i])
+                             ? ""
+                             : " (seen by the kernel only: its backend is unavailable)");
     gpuopt_status st = gpo_fail(GPUOPT_ERR_NO_DEVICE, "no device matches '%s'; devices here: %s",
                                 text, have.data ? have.data : "none");
     gpo_sbuf_free(&have);
@@ -285,10 +149,23 @@ gpuopt_status gpo_ctx_select(struct gpuopt_context *ctx, const char *policy, gpu
         for (size_t i = 0; i < ctx->devices.n; i++)
             if (ctx->devices.items[i] != best && gpo_policy_matches(&pol, ctx->devices.items[i]))
                 return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                                "UUID prefix '%s' matches both %s and %s; give more digits",
-                                text, best->info.id, ctx->devices.items[i]->info.id);
+                                "UUID prefix '%s' matches both %s and %s; give more digits", text,
+                                best->info.id, ctx->devices.items[i]->info.id);
     }
     gpo_log_debug(&ctx->log, "selected %s (%s) for '%s'", best->info.id, best->info.name, text);
     *out = best;
     return GPUOPT_OK;
+}
+
+GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
+                                       gpuopt_device **device)
+{
+    gpo_detail_clear();
+    if (!ctx || !device)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "device" : "ctx");
+    *device = NULL;
+    gpo_ctx_lock(ctx);
+    gpuopt_status st = gpo_ctx_select(ctx, policy, device);
+    gpo_ctx_unlock(ctx);
+    return st;
 }

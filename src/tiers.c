@@ -9,6 +9,7 @@
 #include "context.h"
 #include "plan.h"
 #include "rules_core.h"
+#include "select.h"
 #include "util/strutil.h"
 #include "tier2/tier2.h"
 

@@ -115,10 +115,25 @@ typedef cl_int(CL_API_CALL *ocl_loader_info_fn)(ocl_icdl_info, size_t, void *, s
     X(Finish, "clFinish", OCL_REQ, cl_int, (cl_command_queue))                                     \
     X(GetExtensionFunctionAddress, "clGetExtensionFunctionAddress", OCL_OPT, void *, (const char *))
 
+/* What an ICD (a vendor's driver library, named by an .icd file) exports
+ * for the ICD loader (the cl_khr_icd extension): its platforms under the
+ * ICD name clIcdGetPlatformIDsKHR, exported directly or handed out by
+ * clGetExtensionFunctionAddress. The backend never
+ * opens an ICD (the loader does); only the doctor looks at one
+ * (cl_doctor.c). */
+#define OCL_ICD_API(X)                                                                             \
+    X(IcdGetPlatformIDs, "clIcdGetPlatformIDsKHR", OCL_OPT, cl_int,                                \
+      (cl_uint, cl_platform_id *, cl_uint *))                                                      \
+    X(GetExtensionFunctionAddress, "clGetExtensionFunctionAddress", OCL_OPT, void *, (const char *))
+
+/* One function-pointer field per row of OCL_API / OCL_ICD_API. */
 #define OCL_API_FIELD(field, symbol, required, ret, params) ret(CL_API_CALL *field) params;
 typedef struct ocl_api {
     OCL_API(OCL_API_FIELD)
 } ocl_api;
+typedef struct ocl_icd_api {
+    OCL_ICD_API(OCL_API_FIELD)
+} ocl_icd_api;
 #undef OCL_API_FIELD
 
 /* The gpo_dl_sym table generated from OCL_API (cl_load.c). */

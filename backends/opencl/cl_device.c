@@ -7,16 +7,15 @@
  * (an NVIDIA GPU seen by NVIDIA's platform and by PoCL's CUDA driver, a CPU
  * seen by PoCL and by Intel's runtime) is one record, routed through the
  * vendor's own platform; the others are listed in details.other_platforms. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "arch/nvidia.h"
 #include "arch/amd.h"
-#include "opencl.h"
+#include "cl_device.h"
 #include "util/strutil.h"
-
-extern const gpo_backend gpo_backend_opencl;
 
 /* PCI-SIG vendor ids (the PCI ID Repository, pci-ids.ucw.cz) and how each
  * vendor's own OpenCL platform names its vendor (CL_PLATFORM_VENDOR as
@@ -161,8 +160,8 @@ static void fill_nvidia_arch(const ocl_facts *f, gpuopt_device *dev)
 static void fill_amd_arch(const ocl_facts *f, gpuopt_device *dev)
 {
     gpuopt_device_info *info = &dev->info;
-    gpo_amd_arch_info arch;
-    if (gpo_amd_arch_lookup(f->amd_gfx, &arch) != 0) {
+    gpo_arch_amd_info arch;
+    if (gpo_arch_amd_lookup(f->amd_gfx, &arch) != 0) {
         /* "gfx90a:sramecc+:xnack-": the target without its feature flags. */
         gpo_snprintf(info->arch_name, sizeof info->arch_name, "%.*s", (int)strcspn(f->amd_gfx, ":"),
                      f->amd_gfx);
@@ -409,18 +408,17 @@ static void note_platform(ocl_dev_priv *keep, const char *name)
                  len ? "; " : "", name);
 }
 
-static gpuopt_status make_record(const ocl_state *st, ocl_dev_priv *p, int32_t index,
-                                 gpo_device_list *out)
+/* The record for `p` (which it takes over, also on failure). The core
+ * fills the route's backend and state (src/backend.h, enumerate). */
+static gpuopt_status make_record(ocl_dev_priv *p, int32_t index, gpo_device_list *out)
 {
     gpuopt_device *dev = gpo_device_new();
     if (!dev) {
         gpo_ocl_priv_free(p);
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl: out of memory for a device record");
     }
-    (void)st;
     fill_info(&p->facts, index, dev);
     gpo_route *r = &dev->routes[0];
-    r->backend = &gpo_backend_opencl;
     r->index = index;
     r->priv = p;
     r->priv_free = gpo_ocl_priv_free;
@@ -438,8 +436,7 @@ static gpuopt_status make_record(const ocl_state *st, ocl_dev_priv *p, int32_t i
 gpuopt_status gpo_ocl_enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out)
 {
     ocl_state *st = state;
-    if (!st || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl enumerate: NULL state or list");
+    assert(st && out);
     (void)env;
     size_t total = 0;
     for (cl_uint i = 0; i < st->n_platforms; i++)
@@ -513,7 +510,7 @@ gpuopt_status gpo_ocl_enumerate(void *state, const gpo_backend_env *env, gpo_dev
         ocl_dev_priv *p = c[i].priv;
         c[i].priv = NULL;
         if (status == GPUOPT_OK)
-            status = make_record(st, p, index++, out);
+            status = make_record(p, index++, out);
         else
             gpo_ocl_priv_free(p);
     }

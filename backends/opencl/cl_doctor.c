@@ -10,14 +10,22 @@
  * No .icd file means no OpenCL platform at all; an .icd naming a library
  * that does not load means that vendor's devices are missing. Paths from
  * the variables are used as given (they are the user's live settings). */
-#include <dlfcn.h>
+#include "cl_doctor.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "util/dl.h"
+#include "cl_load.h"
 #include "doctor/doctor.h"
+#include "util/dl.h"
 #include "util/strutil.h"
+
+/* The gpo_dl_sym table of the ICD slice (cl_api.h, OCL_ICD_API). */
+#define OCL_ICD_SYM(field, symbol, required, ret, params)                                          \
+    {symbol, offsetof(ocl_icd_api, field), required},
+static const gpo_dl_sym icd_syms[] = {OCL_ICD_API(OCL_ICD_SYM)};
+#undef OCL_ICD_SYM
 
 #define VENDORS_DIR "/etc/OpenCL/vendors"
 #define MAX_ICDS 32
@@ -141,9 +149,16 @@ static void check_icds(gpo_dr_run *run, const icd_list *l)
     for (size_t i = 0; i < l->n; i++)
         gpo_dr_evidence(r, f, "%s: %s", l->items[i].file, l->items[i].library);
 
+    /* The backend opens only the ICD loader; the loader opens each ICD and
+     * leaves out, without a word, one that does not load or is not an ICD
+     * (ocl-icd says why only when built with debug support and run with
+     * OCL_ICD_DEBUG, libOpenCL(7)). So the doctor opens the library each
+     * .icd file names to say which driver is broken and why. Opening one
+     * the loader already holds returns the loader's handle; nothing in it
+     * is called. */
     for (size_t i = 0; i < l->n; i++) {
         const icd *e = &l->items[i];
-        char err[1024], path[GPO_PATH_MAX];
+        char err[1024], path[GPO_PATH_MAX], missing[8];
         void *h = e->library[0] ? gpo_dl_open(e->library, err, sizeof err) : NULL;
         if (!e->library[0])
             gpo_strlcpy(err, "the file names no library", sizeof err);
@@ -160,10 +175,12 @@ static void check_icds(gpo_dr_run *run, const icd_list *l)
             continue;
         }
         gpo_dl_path(h, path, sizeof path);
-        /* An ICD exports clIcdGetPlatformIDsKHR, or hands it out through
-         * clGetExtensionFunctionAddress (cl_khr_icd). */
-        int icd_ok = dlsym(h, "clIcdGetPlatformIDsKHR") != NULL ||
-                     dlsym(h, "clGetExtensionFunctionAddress") != NULL;
+        ocl_icd_api icd_api;
+        memset(&icd_api, 0, sizeof icd_api);
+        /* Every entry is optional: this cannot fail, it fills what is there. */
+        gpo_dl_resolve(h, icd_syms, sizeof icd_syms / sizeof icd_syms[0], &icd_api, missing,
+                       sizeof missing);
+        int icd_ok = icd_api.IcdGetPlatformIDs || icd_api.GetExtensionFunctionAddress;
         f = gpo_dr_add(r, "opencl", "icd_library", icd_ok ? GPO_DR_OK : GPO_DR_PROBLEM);
         gpo_dr_path(r, f, e->file);
         if (icd_ok) {
@@ -179,6 +196,25 @@ static void check_icds(gpo_dr_run *run, const icd_list *l)
     }
 }
 
+/* The platforms the backend's load found, as evidence: which drivers the
+ * loader really got working. */
+static void platforms_evidence(gpo_dr_report *r, gpo_dr_finding *f, const ocl_state *st)
+{
+    if (st->n_platforms == 0)
+        gpo_dr_evidence(r, f, "the loader lists no platform");
+    for (cl_uint i = 0; i < st->n_platforms; i++) {
+        const ocl_platform *p = &st->platforms[i];
+        if (p->devices_err != CL_SUCCESS)
+            gpo_dr_evidence(r, f, "platform \"%s\" (%s): clGetDeviceIDs failed (%s, %d)", p->name,
+                            p->version, gpo_ocl_error_name(p->devices_err), (int)p->devices_err);
+        else
+            gpo_dr_evidence(r, f, "platform \"%s\" (%s): %u device%s", p->name, p->version,
+                            p->n_devices, p->n_devices == 1 ? "" : "s");
+    }
+}
+
+/* What the backend's own load found: the loader it opened (the library
+ * the user chose, or the soname) and its platforms. */
 static void check_loader(gpo_dr_run *run, size_t n_icds)
 {
     const gpo_backend_slot *s = gpo_dr_slot(run, "opencl");
@@ -190,15 +226,23 @@ static void check_loader(gpo_dr_run *run, size_t n_icds)
         f = gpo_dr_add(r, "opencl", "loader_library", GPO_DR_OK);
         gpo_dr_say(r, f, "the OpenCL ICD loader is loaded from %s", s->report.library);
         gpo_dr_path(r, f, s->report.library);
+        /* The state is the backend's (cl_load.h) once it loaded. */
+        if (s->status == GPUOPT_BACKEND_AVAILABLE && s->state)
+            platforms_evidence(r, f, s->state);
         return;
     }
     if (s->status == GPUOPT_BACKEND_AVAILABLE)
         return;
+    const char *user = gpo_dr_library(run, "opencl");
+    const char *name = gpo_ocl_library_name(user);
     f = gpo_dr_add(r, "opencl", "loader_library", n_icds ? GPO_DR_PROBLEM : GPO_DR_INFO);
-    gpo_dr_say(r, f, "the OpenCL ICD loader (libOpenCL.so.1) was not loaded");
+    gpo_dr_say(r, f, "the OpenCL ICD loader (%s) was not loaded", name);
     gpo_dr_evidence(r, f, "%s", s->report.reason);
-    gpo_dr_path(r, f, "libOpenCL.so.1");
-    gpo_dr_find_library(r, f, run->fs, "libOpenCL.so.1");
+    gpo_dr_path(r, f, name);
+    if (user && user[0])
+        gpo_dr_evidence(r, f, "GPUOPT_OPENCL_LIBRARY or the config file chose %s", user);
+    else
+        gpo_dr_find_library(r, f, run->fs, name);
     gpo_dr_fix(r, f,
                "install the ICD loader: ocl-icd-libopencl1 (Debian/Ubuntu), "
                "ocl-icd (Fedora/RHEL), or point GPUOPT_OPENCL_LIBRARY at it");
@@ -235,7 +279,7 @@ static void check_render_nodes(gpo_dr_run *run)
     }
 }
 
-void gpo_dr_check_opencl(gpo_dr_run *run)
+void gpo_ocl_diagnose(gpo_dr_run *run)
 {
     icd_list *l = calloc(1, sizeof *l);
     if (!l) {

@@ -1,12 +1,12 @@
 /* Opening the OpenCL ICD loader: dlopen, the symbol table, the platform
  * list and each platform's device ids. No context is created here. */
-#include "opencl.h"
+#include "cl_load.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
 #include "util/strutil.h"
 
 #define OCL_API_SYM(field, symbol, required, ret, params)                                          \
@@ -153,14 +153,16 @@ static gpuopt_status fail_report(gpo_backend_report *report, gpuopt_status statu
     return gpo_fail(status, "opencl: %s", report->reason);
 }
 
+const char *gpo_ocl_library_name(const char *user_path)
+{
+    return user_path && user_path[0] ? user_path : OCL_DEFAULT_LIBRARY;
+}
+
 gpuopt_status gpo_ocl_load(const gpo_backend_env *env, void **state, gpo_backend_report *report)
 {
-    if (!state || !report)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl load: NULL state or report");
+    assert(env && state && report);
     *state = NULL;
     memset(report, 0, sizeof *report);
-    if (!env)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl load: no environment");
 
     gpuopt_status status = GPUOPT_OK;
     ocl_state *st = calloc(1, sizeof *st);
@@ -168,9 +170,7 @@ gpuopt_status gpo_ocl_load(const gpo_backend_env *env, void **state, gpo_backend
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl load: out of memory");
     st->log = gpo_env_log(env);
 
-    const char *path = gpo_env_library(env, "opencl");
-    if (!path || !path[0])
-        path = OCL_DEFAULT_LIBRARY;
+    const char *path = gpo_ocl_library_name(gpo_env_library(env, "opencl"));
     char err[512];
     st->lib = gpo_dl_open(path, err, sizeof err);
     if (!st->lib) {

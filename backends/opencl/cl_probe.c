@@ -2,8 +2,9 @@
  * queries first, then the vendor extensions that name the physical device.
  * Query names and types: OpenCL 3.0 API specification §4.2, table 5;
  * extension queries: the Khronos extension texts named beside each. */
-#include "opencl.h"
+#include "cl_probe.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,11 +305,8 @@ static void facts_init(ocl_facts *f)
 gpuopt_status gpo_ocl_facts_read(const ocl_api *api, const ocl_platform *plat, int platform_index,
                                  cl_device_id dev, ocl_facts *f)
 {
-    if (!f)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl: NULL facts");
+    assert(api && plat && dev && f);
     facts_init(f);
-    if (!api || !plat || !dev)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl: NULL api, platform or device");
     f->platform = plat->id;
     f->device = dev;
     f->platform_index = platform_index;
@@ -402,8 +400,7 @@ gpuopt_status gpo_ocl_facts_read(const ocl_api *api, const ocl_platform *plat, i
  * device query. Every object is released on every path. */
 gpuopt_status gpo_ocl_probe_preferred_multiple(const ocl_api *api, ocl_facts *f)
 {
-    if (!api || !f || !f->device)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl probe: NULL api or device");
+    assert(api && f && f->device);
     static const char *src = "__kernel void gpo_probe(__global float *x)"
                              "{ x[get_global_id(0)] *= 2.0f; }";
     gpuopt_status status = GPUOPT_OK;
@@ -462,20 +459,18 @@ out:
 /* Free device memory: only AMD's runtime says (cl_amd_device_attribute_query
  * CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: total free and largest free block, in
  * KiB). Elsewhere the core uses the total. */
-gpuopt_status gpo_ocl_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes)
+gpuopt_status gpo_ocl_facts_free_memory(const ocl_api *api, const ocl_facts *f,
+                                        uint64_t *free_bytes)
 {
-    const ocl_state *st = state;
-    const ocl_dev_priv *p = route ? route->priv : NULL;
-    if (!st || !p || !free_bytes)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl memory_free: NULL argument");
+    assert(api && f && free_bytes);
     *free_bytes = 0;
-    if (!has_token(p->facts.extensions, "cl_amd_device_attribute_query"))
+    if (!has_token(f->extensions, "cl_amd_device_attribute_query"))
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "opencl: \"%s\" does not report its free memory",
-                        p->facts.name);
+                        f->name);
     size_t kib[2] = {0, 0};
     size_t got = 0;
-    cl_int err = st->api.GetDeviceInfo(p->facts.device, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD,
-                                       sizeof kib, kib, &got);
+    cl_int err =
+        api->GetDeviceInfo(f->device, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD, sizeof kib, kib, &got);
     if (err != CL_SUCCESS || got < sizeof kib[0])
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
                         "opencl: CL_DEVICE_GLOBAL_FREE_MEMORY_AMD failed (%s, %d)",

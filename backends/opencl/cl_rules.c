@@ -1,20 +1,15 @@
-/* Tier-0 and tier-1 rules for OpenCL devices, and the OpenCL knob
- * catalogue. Every rule, its source and the framework setting it maps to
- * are in docs/knobs.md ("OpenCL"). */
+/* Tier-0 and tier-1 rules for OpenCL devices. The knobs they set are
+ * declared in the backend's catalogue (opencl_backend.c); every rule, its
+ * source and the framework setting it maps to are in docs/knobs.md
+ * ("OpenCL"). */
+#include "cl_rules.h"
+
+#include <assert.h>
 #include <string.h>
 
-#include "opencl.h"
+#include "cl_device.h"
 #include "plan.h"
 #include "util/strutil.h"
-
-const gpo_knob_def gpo_ocl_knobs[OCL_N_KNOBS] = {
-    {"opencl.platform", GPUOPT_KNOB_STRING, NULL,
-     "the OpenCL platform (CL_PLATFORM_NAME) to create the context on for this device"},
-    {"opencl.build_options", GPUOPT_KNOB_STRING, NULL,
-     "options to pass to clBuildProgram for this device"},
-    {"opencl.local_mem_tile_bytes", GPUOPT_KNOB_BYTES, NULL,
-     "local memory one work-group's tile should use"},
-};
 
 /* Tier-0 work-group size: 256 work-items run on every current GPU and CPU
  * runtime (NVIDIA and AMD allow 1024, Intel GPUs 512 or 1024, PoCL 4096)
@@ -32,11 +27,6 @@ const gpo_knob_def gpo_ocl_knobs[OCL_N_KNOBS] = {
  * IA-32 Architectures Optimization Reference Manual, ch. 2; 64 KiB on Arm
  * Neoverse V1/V2). */
 #define OCL_CPU_TILE (32u * 1024u)
-
-static ocl_dev_priv *route_priv(const gpo_route *route)
-{
-    return route ? (ocl_dev_priv *)route->priv : NULL;
-}
 
 static int64_t pow2_floor(int64_t v)
 {
@@ -74,9 +64,9 @@ gpuopt_status gpo_ocl_tier0(void *state, const gpo_route *route, const gpuopt_de
                             struct gpuopt_plan *plan)
 {
     (void)state;
-    ocl_dev_priv *p = route_priv(route);
-    if (!p || !dev || !plan)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl tier 0: NULL route, device or plan");
+    (void)dev;
+    assert(route && route->priv && plan);
+    const ocl_dev_priv *p = route->priv;
     const ocl_facts *f = &p->facts;
     gpuopt_status s;
 
@@ -269,9 +259,8 @@ static gpuopt_status tier1_build(const ocl_facts *f, struct gpuopt_plan *plan)
 gpuopt_status gpo_ocl_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
                             struct gpuopt_plan *plan)
 {
-    ocl_dev_priv *p = route_priv(route);
-    if (!p || !dev || !plan)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl tier 1: NULL route, device or plan");
+    assert(route && route->priv && dev && plan);
+    ocl_dev_priv *p = route->priv;
     gpuopt_status s = tier1_launch(p, state, dev, plan);
     if (s == GPUOPT_OK)
         s = tier1_tile(&p->facts, plan);

@@ -1,47 +1,177 @@
-/* The OpenCL runtime ops for tier 2 (backend.h, gpo_runtime_ops): one
- * context and one in-order, profiling queue per session; buffers, pinned
- * host memory, programs, kernels, launches timed by events.
- * Buffers and pinned memory are in cl_memory.c. A session is for one thread
- * at a time.
+/* The OpenCL runtime ops for tier 2 and the tuner (backend.h,
+ * gpo_runtime_ops): one context and one in-order, profiling queue per
+ * session; buffers, pinned host memory, programs, kernels, launches timed
+ * by events. A session is for one thread at a time, except that
+ * program_build may run beside its launches (builds_alongside_launches).
  *
- * The launch path does only checks that cost a few compares; everything
- * else goes straight to the driver, so timings through these ops stay
- * within noise of raw OpenCL (bench/opencl). */
-#include <stdlib.h>
-#include <string.h>
+ * A session owns every object made through it: each is registered in the
+ * session's registry (src/rt/objects.h), so close() releases whatever the
+ * caller left behind, and a handle that is not a live object of this
+ * session and kind (freed, another session's, another kind) is refused by
+ * its address, without being read.
+ *
+ * The core's contract (a session, output pointers, host memory) is
+ * asserted; the caller's handles and sizes are checked with words. The
+ * launch path checks only the kernel (an uncontended lock and a walk of
+ * the session's few kernels) and the sizes; everything else goes straight
+ * to the driver, so timings through these ops stay within noise of raw
+ * OpenCL (bench/opencl). */
+#include "cl_runtime.h"
 
-#include "cl_rt.h"
+#include <assert.h>
+#include <stdlib.h>
+
+#include "cl_device.h"
+#include "rt/objects.h"
 #include "util/strutil.h"
 
-gpuopt_status gpo_ocl_rt_fail(cl_int err, gpuopt_status fallback, const char *what)
+struct gpo_rt_buf {
+    gpo_rt_obj obj; /* first: the registry's handle */
+    cl_mem mem;
+    size_t size;
+};
+
+struct gpo_rt_prog {
+    gpo_rt_obj obj;
+    cl_program prog;
+};
+
+struct gpo_rt_kernel {
+    gpo_rt_obj obj;
+    cl_kernel kernel;
+};
+
+/* Pinned host memory: the caller holds `ptr`, the mapping of `mem`. */
+typedef struct ocl_pinned {
+    gpo_rt_obj obj;
+    cl_mem mem;
+    void *ptr;
+} ocl_pinned;
+
+struct gpo_rt {
+    const ocl_api *api;
+    cl_device_id device;
+    cl_context ctx;
+    cl_command_queue queue;
+    gpo_rt_objects objects;
+    char compiler[640];
+};
+
+/* The failed call `what` in words, with the error's name and code. */
+static gpuopt_status rt_fail(cl_int err, gpuopt_status fallback, const char *what)
 {
     return gpo_fail(gpo_ocl_status(err, fallback), "opencl: %s failed (%s, %d)", what,
                     gpo_ocl_error_name(err), (int)err);
 }
 
-/* ---- session ---------------------------------------------------------- */
+/* A handle that is not a live object of this session and kind. */
+static gpuopt_status not_ours(const char *op, const char *kind)
+{
+    return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                    "opencl %s: not a %s of this session (NULL, freed, another session's, or "
+                    "another kind of object)",
+                    op, kind);
+}
 
-static void rt_close(gpo_rt *rt);
+static int owns_buf(gpo_rt *rt, const gpo_rt_buf *b)
+{
+    return gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER);
+}
+
+static int owns_prog(gpo_rt *rt, const gpo_rt_prog *p)
+{
+    return gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM);
+}
+
+static int owns_kernel(gpo_rt *rt, const gpo_rt_kernel *k)
+{
+    return gpo_rt_objects_owns(&rt->objects, k, GPO_RT_KERNEL);
+}
+
+/* ---- destroying objects (already out of the registry) -------------------- */
+
+static void buf_destroy(gpo_rt *rt, gpo_rt_obj *o)
+{
+    gpo_rt_buf *b = (gpo_rt_buf *)o;
+    rt->api->ReleaseMemObject(b->mem);
+    free(b);
+}
+
+static void prog_destroy(gpo_rt *rt, gpo_rt_obj *o)
+{
+    gpo_rt_prog *p = (gpo_rt_prog *)o;
+    rt->api->ReleaseProgram(p->prog);
+    free(p);
+}
+
+static void kernel_destroy(gpo_rt *rt, gpo_rt_obj *o)
+{
+    gpo_rt_kernel *k = (gpo_rt_kernel *)o;
+    rt->api->ReleaseKernel(k->kernel);
+    free(k);
+}
+
+static void pin_destroy(gpo_rt *rt, gpo_rt_obj *o)
+{
+    ocl_pinned *p = (ocl_pinned *)o;
+    cl_event ev = NULL;
+    if (rt->api->EnqueueUnmapMemObject(rt->queue, p->mem, p->ptr, 0, NULL, &ev) == CL_SUCCESS &&
+        ev) {
+        rt->api->WaitForEvents(1, &ev);
+        rt->api->ReleaseEvent(ev);
+    }
+    rt->api->ReleaseMemObject(p->mem);
+    free(p);
+}
+
+/* Unregisters `o`, a live object of this session, and destroys it. */
+static void release(gpo_rt *rt, gpo_rt_obj *o, void (*destroy)(gpo_rt *, gpo_rt_obj *))
+{
+    gpo_rt_objects_remove(&rt->objects, o);
+    destroy(rt, o);
+}
+
+/* ---- session ------------------------------------------------------------- */
+
+static void rt_close(gpo_rt *rt)
+{
+    /* Kernels go before their programs, programs before memory objects. */
+    static const struct {
+        gpo_rt_kind kind;
+        void (*destroy)(gpo_rt *, gpo_rt_obj *);
+    } order[] = {{GPO_RT_KERNEL, kernel_destroy},
+                 {GPO_RT_PROGRAM, prog_destroy},
+                 {GPO_RT_PINNED, pin_destroy},
+                 {GPO_RT_BUFFER, buf_destroy}};
+    if (!rt)
+        return;
+    /* Wait for queued work before freeing what it may still use. */
+    if (rt->queue)
+        rt->api->Finish(rt->queue);
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        for (gpo_rt_obj *o; (o = gpo_rt_objects_pop(&rt->objects, order[i].kind)) != NULL;)
+            order[i].destroy(rt, o);
+    gpo_rt_objects_destroy(&rt->objects);
+    if (rt->queue)
+        rt->api->ReleaseCommandQueue(rt->queue);
+    if (rt->ctx)
+        rt->api->ReleaseContext(rt->ctx);
+    free(rt);
+}
 
 static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt **out)
 {
-    if (!out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl open: NULL output");
-    *out = NULL;
     const ocl_state *st = backend_state;
-    if (!st || !route || !route->priv)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "opencl open: NULL backend state or route (not an OpenCL device)");
+    assert(st && route && route->priv && out);
+    *out = NULL;
     const ocl_dev_priv *dp = route->priv;
     const ocl_facts *f = &dp->facts;
-    if (!f->device || !f->platform)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl open: the route has no device");
+    assert(f->device && f->platform);
 
     gpo_rt *rt = calloc(1, sizeof *rt);
     if (!rt)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl open: out of memory");
-    for (int i = 0; i < LIST_COUNT; i++)
-        rt->lists[i].prev = rt->lists[i].next = &rt->lists[i];
+    gpo_rt_objects_init(&rt->objects);
     rt->api = &st->api;
     rt->device = f->device;
     gpo_snprintf(rt->compiler, sizeof rt->compiler, "%s; %s; driver %s", dp->platform_version,
@@ -52,8 +182,7 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)f->platform, 0};
     rt->ctx = st->api.CreateContext(props, 1, &f->device, NULL, NULL, &err);
     if (!rt->ctx || err != CL_SUCCESS) {
-        status =
-            gpo_ocl_rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "clCreateContext");
+        status = rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "clCreateContext");
         goto out;
     }
     /* Profiling on, in order (the default). The 2.0 entry point where both
@@ -69,8 +198,8 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
         rt->queue = st->api.CreateCommandQueue(rt->ctx, f->device, CL_QUEUE_PROFILING_ENABLE, &err);
     }
     if (!rt->queue || err != CL_SUCCESS) {
-        status = gpo_ocl_rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER,
-                                 "creating the command queue");
+        status =
+            rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "creating the command queue");
         goto out;
     }
 out:
@@ -82,47 +211,21 @@ out:
     return GPUOPT_OK;
 }
 
-static void prog_release(gpo_rt *rt, gpo_rt_prog *p);
-static void kernel_release(gpo_rt *rt, gpo_rt_kernel *k);
-
-static void rt_close(gpo_rt *rt)
-{
-    if (!rt)
-        return;
-    /* Wait for queued work before freeing what it may still use. */
-    if (rt->queue)
-        rt->api->Finish(rt->queue);
-    while (rt->lists[LIST_KERNEL].next != &rt->lists[LIST_KERNEL])
-        kernel_release(rt, (gpo_rt_kernel *)rt->lists[LIST_KERNEL].next);
-    while (rt->lists[LIST_PROG].next != &rt->lists[LIST_PROG])
-        prog_release(rt, (gpo_rt_prog *)rt->lists[LIST_PROG].next);
-    while (rt->lists[LIST_PIN].next != &rt->lists[LIST_PIN])
-        gpo_ocl_pin_release(rt, (ocl_pinned *)rt->lists[LIST_PIN].next);
-    while (rt->lists[LIST_BUF].next != &rt->lists[LIST_BUF])
-        gpo_ocl_buf_release(rt, (gpo_rt_buf *)rt->lists[LIST_BUF].next);
-    if (rt->queue)
-        rt->api->ReleaseCommandQueue(rt->queue);
-    if (rt->ctx)
-        rt->api->ReleaseContext(rt->ctx);
-    free(rt);
-}
-
 static const char *rt_compiler_version(gpo_rt *rt)
 {
-    return rt ? rt->compiler : "";
+    assert(rt);
+    return rt->compiler;
 }
 
 static gpuopt_status rt_finish(gpo_rt *rt)
 {
-    if (!rt)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl finish: NULL session");
+    assert(rt);
     cl_int err = rt->api->Finish(rt->queue);
-    return err == CL_SUCCESS ? GPUOPT_OK : gpo_ocl_rt_fail(err, GPUOPT_ERR_LAUNCH, "clFinish");
+    return err == CL_SUCCESS ? GPUOPT_OK : rt_fail(err, GPUOPT_ERR_LAUNCH, "clFinish");
 }
 
-/* ---- events ------------------------------------------------------------ */
-
-gpuopt_status gpo_ocl_event_time(gpo_rt *rt, cl_event ev, double *device_ns, const char *what)
+/* Waits for `ev`, stores its device-side duration, releases it. */
+static gpuopt_status event_time(gpo_rt *rt, cl_event ev, double *device_ns, const char *what)
 {
     const ocl_api *api = rt->api;
     cl_ulong start = 0, end = 0;
@@ -134,12 +237,155 @@ gpuopt_status gpo_ocl_event_time(gpo_rt *rt, cl_event ev, double *device_ns, con
         err = api->GetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
     api->ReleaseEvent(ev);
     if (err != CL_SUCCESS)
-        return gpo_ocl_rt_fail(err, GPUOPT_ERR_LAUNCH, what);
+        return rt_fail(err, GPUOPT_ERR_LAUNCH, what);
     *device_ns = end >= start ? (double)(end - start) : 0.0;
     return GPUOPT_OK;
 }
 
-/* ---- programs and kernels ---------------------------------------------- */
+/* ---- buffers ------------------------------------------------------------- */
+
+static gpuopt_status rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
+{
+    assert(rt && out);
+    *out = NULL;
+    if (bytes == 0)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "opencl buffer_alloc: size 0 (at least 1 byte)");
+    gpo_rt_buf *b = calloc(1, sizeof *b);
+    if (!b)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl buffer_alloc: out of memory");
+    cl_int err = CL_SUCCESS;
+    b->mem = rt->api->CreateBuffer(rt->ctx, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if (!b->mem || err != CL_SUCCESS) {
+        free(b);
+        char what[96];
+        gpo_snprintf(what, sizeof what, "clCreateBuffer of %zu bytes", bytes);
+        return rt_fail(err ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE, GPUOPT_ERR_DRIVER, what);
+    }
+    b->size = bytes;
+    gpo_rt_objects_add(&rt->objects, &b->obj, GPO_RT_BUFFER);
+    *out = b;
+    return GPUOPT_OK;
+}
+
+static void rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
+{
+    assert(rt);
+    if (owns_buf(rt, b))
+        release(rt, &b->obj, buf_destroy);
+}
+
+static gpuopt_status check_range(gpo_rt *rt, const gpo_rt_buf *b, size_t offset, size_t bytes,
+                                 const char *op)
+{
+    assert(rt);
+    if (!owns_buf(rt, b))
+        return not_ours(op, "buffer");
+    if (bytes == 0 || offset > b->size || bytes > b->size - offset)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "opencl %s: %zu bytes at offset %zu do not fit a buffer of %zu bytes "
+                        "(1 byte at least)",
+                        op, bytes, offset, b->size);
+    return GPUOPT_OK;
+}
+
+static gpuopt_status rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, const void *src,
+                                     size_t bytes)
+{
+    assert(src);
+    gpuopt_status s = check_range(rt, b, offset, bytes, "buffer_write");
+    if (s != GPUOPT_OK)
+        return s;
+    cl_int err =
+        rt->api->EnqueueWriteBuffer(rt->queue, b->mem, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
+    return err == CL_SUCCESS ? GPUOPT_OK : rt_fail(err, GPUOPT_ERR_DRIVER, "clEnqueueWriteBuffer");
+}
+
+static gpuopt_status rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *dst,
+                                    size_t bytes)
+{
+    assert(dst);
+    gpuopt_status s = check_range(rt, b, offset, bytes, "buffer_read");
+    if (s != GPUOPT_OK)
+        return s;
+    cl_int err =
+        rt->api->EnqueueReadBuffer(rt->queue, b->mem, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);
+    return err == CL_SUCCESS ? GPUOPT_OK : rt_fail(err, GPUOPT_ERR_DRIVER, "clEnqueueReadBuffer");
+}
+
+static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
+                                    double *device_ns)
+{
+    assert(rt);
+    if (!owns_buf(rt, dst) || !owns_buf(rt, src))
+        return not_ours("buffer_copy", "buffer");
+    if (bytes == 0 || bytes > dst->size || bytes > src->size)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "opencl buffer_copy: %zu bytes between buffers of %zu and %zu bytes", bytes,
+                        src->size, dst->size);
+    if (dst == src)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "opencl buffer_copy: source and destination are the same buffer");
+    cl_event ev = NULL;
+    cl_int err = rt->api->EnqueueCopyBuffer(rt->queue, src->mem, dst->mem, 0, 0, bytes, 0, NULL,
+                                            device_ns ? &ev : NULL);
+    if (err != CL_SUCCESS)
+        return rt_fail(err, GPUOPT_ERR_DRIVER, "clEnqueueCopyBuffer");
+    if (!device_ns)
+        return GPUOPT_OK;
+    return event_time(rt, ev, device_ns, "timing clEnqueueCopyBuffer");
+}
+
+/* ---- pinned host memory ----------------------------------------------------
+ * A buffer allocated by the driver in host memory (CL_MEM_ALLOC_HOST_PTR)
+ * and kept mapped: the pinned staging memory NVIDIA's OpenCL Best Practices
+ * Guide (§3.1.1) and AMD's OpenCL Optimization Guide recommend for fast
+ * transfers. */
+
+static gpuopt_status rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **ptr)
+{
+    assert(rt && ptr);
+    *ptr = NULL;
+    if (bytes == 0)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "opencl host_alloc_pinned: size 0");
+    ocl_pinned *p = calloc(1, sizeof *p);
+    if (!p)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl host_alloc_pinned: out of memory");
+    cl_int err = CL_SUCCESS;
+    p->mem = rt->api->CreateBuffer(rt->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL,
+                                   &err);
+    if (!p->mem || err != CL_SUCCESS) {
+        free(p);
+        return rt_fail(err ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE, GPUOPT_ERR_DRIVER,
+                       "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)");
+    }
+    p->ptr = rt->api->EnqueueMapBuffer(rt->queue, p->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                       bytes, 0, NULL, NULL, &err);
+    if (!p->ptr || err != CL_SUCCESS) {
+        rt->api->ReleaseMemObject(p->mem);
+        free(p);
+        return rt_fail(err ? err : CL_MAP_FAILURE, GPUOPT_ERR_DRIVER, "clEnqueueMapBuffer");
+    }
+    gpo_rt_objects_add(&rt->objects, &p->obj, GPO_RT_PINNED);
+    *ptr = p->ptr;
+    return GPUOPT_OK;
+}
+
+static int pinned_at(const gpo_rt_obj *o, const void *ptr)
+{
+    return ((const ocl_pinned *)o)->ptr == ptr;
+}
+
+/* The caller holds the mapped address, not the object: the block is found
+ * among the session's live ones, so a stale address matches nothing. */
+static void rt_host_free_pinned(gpo_rt *rt, void *ptr)
+{
+    assert(rt);
+    gpo_rt_obj *o = ptr ? gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr) : NULL;
+    if (o)
+        release(rt, o, pin_destroy);
+}
+
+/* ---- programs and kernels ------------------------------------------------ */
 
 static char *build_log(gpo_rt *rt, cl_program prog)
 {
@@ -161,14 +407,10 @@ static char *build_log(gpo_rt *rt, cl_program prog)
 static gpuopt_status rt_program_build(gpo_rt *rt, const char *source, const char *options,
                                       gpo_rt_prog **out, char **log_out)
 {
+    assert(rt && source && out);
     if (log_out)
         *log_out = NULL;
-    if (!out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl program_build: NULL output");
     *out = NULL;
-    if (!rt || !source)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "opencl program_build: NULL session or source");
     if (!source[0])
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl program_build: empty source");
 
@@ -180,8 +422,8 @@ static gpuopt_status rt_program_build(gpo_rt *rt, const char *source, const char
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl program_build: out of memory");
     p->prog = rt->api->CreateProgramWithSource(rt->ctx, 1, &source, NULL, &err);
     if (!p->prog || err != CL_SUCCESS) {
-        status = gpo_ocl_rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER,
-                                 "clCreateProgramWithSource");
+        status =
+            rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "clCreateProgramWithSource");
         goto out;
     }
     err = rt->api->BuildProgram(p->prog, 1, &rt->device, options ? options : "", NULL, NULL);
@@ -201,7 +443,7 @@ static gpuopt_status rt_program_build(gpo_rt *rt, const char *source, const char
         goto out;
     }
     if (err != CL_SUCCESS) {
-        status = gpo_ocl_rt_fail(err, GPUOPT_ERR_DRIVER, "clBuildProgram");
+        status = rt_fail(err, GPUOPT_ERR_DRIVER, "clBuildProgram");
         goto out;
     }
     if (log && !log[0]) {
@@ -214,7 +456,7 @@ out:
             rt->api->ReleaseProgram(p->prog);
         free(p);
     } else {
-        ocl_obj_link(rt, LIST_PROG, &p->h, OBJ_PROG);
+        gpo_rt_objects_add(&rt->objects, &p->obj, GPO_RT_PROGRAM);
         *out = p;
     }
     if (log_out)
@@ -224,29 +466,22 @@ out:
     return status;
 }
 
-static void prog_release(gpo_rt *rt, gpo_rt_prog *p)
-{
-    ocl_obj_unlink(&p->h);
-    rt->api->ReleaseProgram(p->prog);
-    free(p);
-}
-
 static void rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
 {
-    if (ocl_obj_ok(rt, p, OBJ_PROG))
-        prog_release(rt, p);
+    assert(rt);
+    if (owns_prog(rt, p))
+        release(rt, &p->obj, prog_destroy);
 }
 
 static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *name,
                                       gpo_rt_kernel **out)
 {
-    if (!out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl kernel_create: NULL output");
+    assert(rt && name && out);
     *out = NULL;
-    if (!ocl_obj_ok(rt, p, OBJ_PROG) || !name || !name[0])
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "opencl kernel_create: NULL session or name, or not a program of this "
-                        "session");
+    if (!owns_prog(rt, p))
+        return not_ours("kernel_create", "program");
+    if (!name[0])
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl kernel_create: empty kernel name");
     gpo_rt_kernel *k = calloc(1, sizeof *k);
     if (!k)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl kernel_create: out of memory");
@@ -257,24 +492,18 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
         if (err == CL_INVALID_KERNEL_NAME)
             return gpo_fail(GPUOPT_ERR_NOT_FOUND, "opencl: the program has no kernel named \"%s\"",
                             name);
-        return gpo_ocl_rt_fail(err ? err : CL_INVALID_KERNEL, GPUOPT_ERR_DRIVER, "clCreateKernel");
+        return rt_fail(err ? err : CL_INVALID_KERNEL, GPUOPT_ERR_DRIVER, "clCreateKernel");
     }
-    ocl_obj_link(rt, LIST_KERNEL, &k->h, OBJ_KERNEL);
+    gpo_rt_objects_add(&rt->objects, &k->obj, GPO_RT_KERNEL);
     *out = k;
     return GPUOPT_OK;
 }
 
-static void kernel_release(gpo_rt *rt, gpo_rt_kernel *k)
-{
-    ocl_obj_unlink(&k->h);
-    rt->api->ReleaseKernel(k->kernel);
-    free(k);
-}
-
 static void rt_kernel_free(gpo_rt *rt, gpo_rt_kernel *k)
 {
-    if (ocl_obj_ok(rt, k, OBJ_KERNEL))
-        kernel_release(rt, k);
+    assert(rt);
+    if (owns_kernel(rt, k))
+        release(rt, &k->obj, kernel_destroy);
 }
 
 static gpuopt_status arg_fail(cl_int err, uint32_t index)
@@ -283,16 +512,17 @@ static gpuopt_status arg_fail(cl_int err, uint32_t index)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "opencl: the kernel has no argument %u", index);
     char what[64];
     gpo_snprintf(what, sizeof what, "clSetKernelArg(%u)", index);
-    return gpo_ocl_rt_fail(err, GPUOPT_ERR_INVALID_ARGUMENT, what);
+    return rt_fail(err, GPUOPT_ERR_INVALID_ARGUMENT, what);
 }
 
 static gpuopt_status rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
                                           gpo_rt_buf *b)
 {
-    if (!ocl_obj_ok(rt, k, OBJ_KERNEL) || !ocl_obj_ok(rt, b, OBJ_BUF))
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "opencl kernel_set_buffer: NULL session, or a kernel or buffer not of "
-                        "this session");
+    assert(rt);
+    if (!owns_kernel(rt, k))
+        return not_ours("kernel_set_buffer", "kernel");
+    if (!owns_buf(rt, b))
+        return not_ours("kernel_set_buffer", "buffer");
     cl_int err = rt->api->SetKernelArg(k->kernel, index, sizeof(cl_mem), &b->mem);
     return err == CL_SUCCESS ? GPUOPT_OK : arg_fail(err, index);
 }
@@ -300,49 +530,50 @@ static gpuopt_status rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t
 static gpuopt_status rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
                                           const void *value, size_t size)
 {
-    if (!ocl_obj_ok(rt, k, OBJ_KERNEL) || !value || size == 0)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "opencl kernel_set_scalar: NULL session or value, size 0, or not a kernel "
-                        "of this session");
+    assert(rt && value);
+    if (!owns_kernel(rt, k))
+        return not_ours("kernel_set_scalar", "kernel");
+    if (size == 0)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl kernel_set_scalar: size 0");
     cl_int err = rt->api->SetKernelArg(k->kernel, index, size, value);
     return err == CL_SUCCESS ? GPUOPT_OK : arg_fail(err, index);
 }
 
 static gpuopt_status rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, size_t bytes)
 {
-    if (!ocl_obj_ok(rt, k, OBJ_KERNEL) || bytes == 0)
+    assert(rt);
+    if (!owns_kernel(rt, k))
+        return not_ours("kernel_set_local", "kernel");
+    if (bytes == 0)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "opencl kernel_set_local: NULL session, 0 bytes, or not a kernel of this "
-                        "session");
+                        "opencl kernel_set_local: 0 bytes of local memory");
     cl_int err = rt->api->SetKernelArg(k->kernel, index, bytes, NULL);
     return err == CL_SUCCESS ? GPUOPT_OK : arg_fail(err, index);
 }
 
 static gpuopt_status rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *max_items)
 {
-    if (!ocl_obj_ok(rt, k, OBJ_KERNEL) || !max_items)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "opencl kernel_max_group: NULL session or output, or not a kernel of this "
-                        "session");
+    assert(rt && max_items);
+    if (!owns_kernel(rt, k))
+        return not_ours("kernel_max_group", "kernel");
     size_t v = 0;
     cl_int err = rt->api->GetKernelWorkGroupInfo(k->kernel, rt->device, CL_KERNEL_WORK_GROUP_SIZE,
                                                  sizeof v, &v, NULL);
     if (err != CL_SUCCESS)
-        return gpo_ocl_rt_fail(err, GPUOPT_ERR_DRIVER,
-                               "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
+        return rt_fail(err, GPUOPT_ERR_DRIVER,
+                       "clGetKernelWorkGroupInfo(CL_KERNEL_WORK_GROUP_SIZE)");
     *max_items = v;
     return GPUOPT_OK;
 }
 
-/* ---- launch ------------------------------------------------------------ */
+/* ---- launch ---------------------------------------------------------------- */
 
 static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, const size_t global[3],
                                const size_t *local, double *device_ns)
 {
-    if (!ocl_obj_ok(rt, k, OBJ_KERNEL) || !global)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "opencl launch: NULL session or global size, or not a kernel of this "
-                        "session");
+    assert(rt && global);
+    if (!owns_kernel(rt, k))
+        return not_ours("launch", "kernel");
     if (dims < 1 || dims > 3)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "opencl launch: %u dimensions (1 to 3)", dims);
     for (uint32_t i = 0; i < dims; i++) {
@@ -356,10 +587,10 @@ static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, cons
     cl_int err = rt->api->EnqueueNDRangeKernel(rt->queue, k->kernel, dims, NULL, global, local, 0,
                                                NULL, device_ns ? &ev : NULL);
     if (err != CL_SUCCESS)
-        return gpo_ocl_rt_fail(err, GPUOPT_ERR_LAUNCH, "clEnqueueNDRangeKernel");
+        return rt_fail(err, GPUOPT_ERR_LAUNCH, "clEnqueueNDRangeKernel");
     if (!device_ns)
         return GPUOPT_OK;
-    return gpo_ocl_event_time(rt, ev, device_ns, "waiting for the kernel");
+    return event_time(rt, ev, device_ns, "waiting for the kernel");
 }
 
 const gpo_runtime_ops gpo_ocl_runtime_ops = {
@@ -367,13 +598,13 @@ const gpo_runtime_ops gpo_ocl_runtime_ops = {
     .builds_alongside_launches = 1, /* clBuildProgram is thread-safe (OpenCL 3.0 A.2) */
     .open = rt_open,
     .close = rt_close,
-    .buffer_alloc = gpo_ocl_rt_buffer_alloc,
-    .buffer_free = gpo_ocl_rt_buffer_free,
-    .buffer_write = gpo_ocl_rt_buffer_write,
-    .buffer_read = gpo_ocl_rt_buffer_read,
-    .buffer_copy = gpo_ocl_rt_buffer_copy,
-    .host_alloc_pinned = gpo_ocl_rt_host_alloc_pinned,
-    .host_free_pinned = gpo_ocl_rt_host_free_pinned,
+    .buffer_alloc = rt_buffer_alloc,
+    .buffer_free = rt_buffer_free,
+    .buffer_write = rt_buffer_write,
+    .buffer_read = rt_buffer_read,
+    .buffer_copy = rt_buffer_copy,
+    .host_alloc_pinned = rt_host_alloc_pinned,
+    .host_free_pinned = rt_host_free_pinned,
     .program_build = rt_program_build,
     .program_free = rt_program_free,
     .kernel_create = rt_kernel_create,

@@ -4,41 +4,31 @@
  * reports itself unavailable, with the reason and what to install, and
  * still lists the GPUs: backend.h, "kernel-side discovery").
  * See docs/rocm.md for the behaviour in words. */
+#include "rocm_backend.h"
+
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "rocm_internal.h"
+#include "rocm_device.h"
+#include "rocm_doctor.h"
+#include "rocm_hip.h"
+#include "rocm_kfd.h"
+#include "rocm_rules.h"
+#include "rocm_runtime.h"
+#include "rocm_state.h"
+#include "rocm_visible.h"
 #include "util/strutil.h"
 
 typedef gpo_rocm_state rocm_state;
 
-gpuopt_status gpo_rocm_check_fork(const rocm_state *st, const char *what)
-{
-    pid_t now = getpid();
-    if (st->hip_ok && st->pid != now)
-        return gpo_fail(GPUOPT_ERR_FORKED,
-                        "rocm %s: the HIP runtime was initialised in process %ld and this is a "
-                        "fork()ed child (%ld), where the parent's runtime state is stale: "
-                        "create a new context in a process that has not inherited HIP (spawn "
-                        "instead of fork)",
-                        what, (long)st->pid, (long)now);
-    return GPUOPT_OK;
-}
-
 static void rocm_unload(void *state)
 {
-    rocm_state *st = state;
-    if (!st)
-        return;
     /* The runtime and hiprtc stay loaded (backend.h: never dlclose a
      * vendor library). */
-    pthread_mutex_destroy(&st->rtc_lock);
-    gpo_kfd_free(&st->kfd);
-    free(st->order);
-    free(st);
+    gpo_rocm_state_free(state);
 }
 
 /* What /dev/kfd says about a runtime that sees no GPU. */
@@ -74,11 +64,13 @@ static const char *advice(gpo_hip_failure kind)
     }
 }
 
-/* The KFD GPUs HIP would show, in its order. */
+/* The KFD GPUs HIP would show, in its order; `why` says which variable
+ * hid what. */
 static gpuopt_status kfd_visible(rocm_state *st, char *why, size_t cap)
 {
     const char **uuids = NULL;
     gpuopt_status status = GPUOPT_OK;
+    gpo_rocm_visibility v;
 
     st->n_order = 0;
     if (st->kfd.n == 0)
@@ -91,9 +83,9 @@ static gpuopt_status kfd_visible(rocm_state *st, char *why, size_t cap)
     }
     for (size_t i = 0; i < st->kfd.n; i++)
         uuids[i] = st->kfd.gpus[i].uuid;
-    st->n_order =
-        gpo_rocm_visible(getenv("ROCR_VISIBLE_DEVICES"), getenv("HIP_VISIBLE_DEVICES"),
-                         getenv("CUDA_VISIBLE_DEVICES"), uuids, st->kfd.n, st->order, why, cap);
+    st->n_order = gpo_rocm_visible(getenv("ROCR_VISIBLE_DEVICES"), getenv("HIP_VISIBLE_DEVICES"),
+                                   getenv("CUDA_VISIBLE_DEVICES"), uuids, st->kfd.n, st->order, &v);
+    gpo_rocm_visibility_describe(&v, why, cap);
 out:
     free(uuids);
     return status;
@@ -128,12 +120,9 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
     char facts[320] = "";
     char vis[256] = "";
 
-    if (!state || !rep)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm load: NULL state or report");
+    assert(env && state && rep);
     *state = NULL;
     memset(rep, 0, sizeof *rep);
-    if (!env)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm load: no environment");
     int init_pid = gpo_hip_init_pid();
     if (init_pid && init_pid != (int)getpid()) {
         /* Checked before touching the runtime: in such a child HIP calls
@@ -145,20 +134,9 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
                      init_pid);
         return gpo_fail(GPUOPT_ERR_FORKED, "rocm: %s", rep->reason);
     }
-    st = calloc(1, sizeof *st);
-    if (!st)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory loading the ROCm backend");
-    if (pthread_mutex_init(&st->rtc_lock, NULL) != 0) {
-        free(st);
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "rocm load: cannot create a mutex");
-    }
-    st->fs = *gpo_env_fs(env);
-    st->pid = getpid();
-    {
-        const char *rtc = gpo_env_library(env, "hiprtc");
-        if (rtc)
-            gpo_strlcpy(st->hiprtc_path, rtc, sizeof st->hiprtc_path);
-    }
+    status = gpo_rocm_state_new(gpo_env_fs(env), gpo_env_library(env, "hiprtc"), &st);
+    if (status != GPUOPT_OK)
+        return status;
     status = gpo_kfd_scan(&st->fs, &st->kfd);
     if (status != GPUOPT_OK)
         goto out;
@@ -167,8 +145,7 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
      * the HIP runtime cannot see a GPU, and opening it costs 15 ms or more
      * (it pulls in LLVM): every machine without an AMD GPU would pay that.
      * Open it anyway when the user named a library. */
-    if (!gpo_env_library(env, "hip") && st->kfd.n == 0 &&
-        !gpo_fs_exists(&st->fs, "/dev/kfd")) {
+    if (!gpo_env_library(env, "hip") && st->kfd.n == 0 && !gpo_fs_exists(&st->fs, "/dev/kfd")) {
         gpo_snprintf(rep->reason, sizeof rep->reason,
                      "no AMD GPU driver here: /dev/kfd does not exist and the KFD topology "
                      "(/sys/class/kfd) lists no GPU, so the HIP runtime was not opened (it could "
@@ -179,8 +156,7 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
         goto out;
     }
 
-    gpo_hip_failure kind =
-        gpo_hip_open(&st->hip, gpo_env_library(env, "hip"), why, sizeof why);
+    gpo_hip_failure kind = gpo_hip_open(&st->hip, gpo_env_library(env, "hip"), why, sizeof why);
     gpo_strlcpy(rep->library, st->hip.library, sizeof rep->library);
     versions(st);
     gpo_strlcpy(rep->driver_version, st->driver_version, sizeof rep->driver_version);
@@ -298,9 +274,8 @@ static gpuopt_status rocm_enumerate(void *state, const gpo_backend_env *env, gpo
     rocm_state *st = state;
     gpuopt_status status = GPUOPT_OK;
 
-    (void)env;
-    if (!st || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm enumerate: NULL state or list");
+    (void)env; /* load read what it needs */
+    assert(st && out);
     status = gpo_rocm_check_fork(st, "enumerate");
     if (status != GPUOPT_OK)
         return status;
@@ -339,8 +314,7 @@ static gpuopt_status sysfs_free(const rocm_state *st, const char *pci, uint64_t 
 static gpuopt_status rocm_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes)
 {
     rocm_state *st = state;
-    if (!st || !route || !free_bytes)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm memory_free: NULL argument");
+    assert(st && route && free_bytes);
     gpuopt_status status = gpo_rocm_check_fork(st, "memory_free");
     if (status != GPUOPT_OK)
         return status;
@@ -351,23 +325,30 @@ static gpuopt_status rocm_memory_free(void *state, const gpo_route *route, uint6
     return sysfs_free(st, route->info.pci_bus_id, free_bytes);
 }
 
-gpuopt_status gpo_rocm_hiprtc(rocm_state *st, const gpo_hiprtc **rtc)
-{
-    pthread_mutex_lock(&st->rtc_lock);
-    if (!st->rtc_tried) {
-        st->rtc_tried = 1;
-        gpo_detail_clear();
-        st->rtc_status = gpo_hiprtc_open(&st->rtc, st->hiprtc_path[0] ? st->hiprtc_path : NULL,
-                                         st->hip.handle, st->hip.abi ? st->hip.abi->major : 0);
-        gpo_strlcpy(st->rtc_reason, gpo_detail_get(), sizeof st->rtc_reason);
-    }
-    gpuopt_status status = st->rtc_status;
-    pthread_mutex_unlock(&st->rtc_lock);
-    if (status != GPUOPT_OK)
-        return gpo_fail(status, "%s", st->rtc_reason);
-    *rtc = &st->rtc;
-    return GPUOPT_OK;
-}
+/* Every knob the rules (rocm_rules*.c) set; the core refuses one that is
+ * not here, and docs/knobs.md documents each ("ROCm backend"). */
+static const gpo_knob_def rocm_knobs[] = {
+    {"rocm.matrix_units", GPUOPT_KNOB_STRING, NULL,
+     "matrix instructions of this GPU: mfma (CDNA), wmma (RDNA3 and later) or none"},
+    {"rocm.dim_multiple", GPUOPT_KNOB_INT, NULL,
+     "make matrix dimensions (M, N, K, channels) multiples of this many elements (the plan's "
+     "precision) so they fill whole MFMA/WMMA tiles or aligned rows"},
+    {"rocm.bf16", GPUOPT_KNOB_BOOL, NULL, "bfloat16 matrix math may be used"},
+    {"rocm.fp8", GPUOPT_KNOB_BOOL, NULL, "8-bit floating point matrix math may be used"},
+    {"rocm.autocast_dtype", GPUOPT_KNOB_STRING, NULL,
+     "the reduced precision for mixed-precision math: bfloat16, float16, or float32 (none)"},
+    {"rocm.miopen_benchmark", GPUOPT_KNOB_BOOL, NULL,
+     "let MIOpen search its convolution solvers once per input shape and keep the fastest"},
+    {"rocm.miopen_find_mode", GPUOPT_KNOB_STRING, "MIOPEN_FIND_MODE",
+     "how MIOpen picks convolution kernels: NORMAL, HYBRID, DYNAMIC_HYBRID or FAST"},
+    {"rocm.visible_devices", GPUOPT_KNOB_STRING, "HIP_VISIBLE_DEVICES",
+     "the one GPU the HIP runtime of a program started with this plan shows: the selected one"},
+    {"rocm.gfx_override_advice", GPUOPT_KNOB_STRING, NULL,
+     "UNSAFE advice, never applied: the HSA_OVERRIDE_GFX_VERSION value that would run this "
+     "unlisted GPU as a listed target with the same ISA"},
+    {"rocm.hsa_override_gfx_version", GPUOPT_KNOB_STRING, "HSA_OVERRIDE_GFX_VERSION",
+     "UNSAFE, set only when the user opts in: the gfx version ROCr reports for the GPU"},
+};
 
 static const gpo_library_var rocm_libraries[] = {
     {"hip", "GPUOPT_HIP_LIBRARY"},
@@ -389,8 +370,8 @@ const gpo_backend gpo_backend_rocm = {
     .memory_free = rocm_memory_free,
     .runtime = &gpo_rocm_runtime,
     .apply_device = NULL, /* no device setting is the library's to own on ROCm */
-    .knobs = gpo_rocm_knobs,
-    .n_knobs = GPO_ROCM_N_KNOBS,
+    .knobs = rocm_knobs,
+    .n_knobs = sizeof rocm_knobs / sizeof rocm_knobs[0],
     .libraries = rocm_libraries,
     .n_libraries = sizeof rocm_libraries / sizeof rocm_libraries[0],
     .diagnose = gpo_dr_check_rocm,

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rocm_internal.h"
+#include "rocm_device.h"
+
+#include "arch/amd.h"
 #include "util/strutil.h"
 
 /* gfx targets that only exist as APUs ("APU" in the LLVM AMDGPU processor
@@ -17,7 +19,7 @@ static const char *const apu_targets[] = {"gfx801",  "gfx810",  "gfx902",  "gfx9
 /* MI300A, "74A0, 00, AMD Instinct MI300A" in libdrm's amdgpu.ids. */
 #define PCI_ID_MI300A 0x74a0u
 
-static int32_t kfd_integrated(const gpo_kfd_gpu *g, const gpo_amd_arch_info *arch, int arch_ok)
+static int32_t kfd_integrated(const gpo_kfd_gpu *g, const gpo_arch_amd_info *arch, int arch_ok)
 {
     if (g->cpu_cores_count > 0 || g->device_id == PCI_ID_MI300A)
         return 1;
@@ -29,7 +31,7 @@ static int32_t kfd_integrated(const gpo_kfd_gpu *g, const gpo_amd_arch_info *arc
 
 static const char *matrix_name(int32_t m)
 {
-    return m == GPO_AMD_MATRIX_MFMA ? "mfma" : m == GPO_AMD_MATRIX_WMMA ? "wmma" : "none";
+    return m == GPO_ARCH_AMD_MATRIX_MFMA ? "mfma" : m == GPO_ARCH_AMD_MATRIX_WMMA ? "wmma" : "none";
 }
 
 static void add_num(cJSON *o, const char *key, double v)
@@ -40,8 +42,8 @@ static void add_num(cJSON *o, const char *key, double v)
 /* Arch facts shared by both paths. Returns 1 when the target is known. */
 static int apply_arch(gpuopt_device *dev, const char *gfx, cJSON *d)
 {
-    gpo_amd_arch_info a;
-    if (!gfx || gpo_amd_arch_lookup(gfx, &a) != 0)
+    gpo_arch_amd_info a;
+    if (!gfx || gpo_arch_amd_lookup(gfx, &a) != 0)
         return 0;
     gpo_strlcpy(dev->info.arch_name, a.gfx, sizeof dev->info.arch_name);
     gpo_strlcpy(dev->info.arch_family, a.family, sizeof dev->info.arch_family);
@@ -227,14 +229,14 @@ gpuopt_status gpo_rocm_device_from_kfd(const gpo_kfd_gpu *g, int index, gpuopt_d
 {
     gpuopt_device *dev = gpo_device_new();
     cJSON *d;
-    gpo_amd_arch_info arch;
+    gpo_arch_amd_info arch;
 
     *out = NULL;
     if (!dev || !(d = gpo_device_details(dev, "rocm"))) {
         gpo_device_free(dev);
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory describing KFD node %u", g->node);
     }
-    int arch_ok = g->gfx[0] && gpo_amd_arch_lookup(g->gfx, &arch) == 0;
+    int arch_ok = g->gfx[0] && gpo_arch_amd_lookup(g->gfx, &arch) == 0;
     dev->info.index = index;
     dev->info.type = GPUOPT_DEVICE_TYPE_GPU;
     gpo_strlcpy(dev->info.vendor, "AMD", sizeof dev->info.vendor);

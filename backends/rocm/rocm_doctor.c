@@ -3,11 +3,19 @@
  * nodes ROCm allocates memory through (/dev/dri/renderD*), readable and
  * writable by the user (ROCm's install guide adds users to `render` and
  * `video`), the HIP runtime, the visibility variables and, in a container,
- * the devices passed in. */
+ * the devices passed in.
+ *
+ * The KFD GPUs and the visibility variables are read with the backend's own
+ * readers (rocm_kfd.c, rocm_visible.c), so what this block says about them
+ * is what enumeration does. */
+#include "rocm_doctor.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "doctor/doctor.h"
+#include "rocm_kfd.h"
+#include "rocm_visible.h"
 #include "util/strutil.h"
 
 #define AMD_VENDOR 0x1002
@@ -17,40 +25,11 @@
 typedef struct amd_kernel {
     int amdgpu, radeon, kfd;
     char amdgpu_version[64]; /* /sys/module/amdgpu/version (amdgpu-dkms only) */
-    int n_gpus;              /* KFD nodes with a non-zero gpu_id */
-    char uuid[AMD_MAX][40];  /* "GPU-<unique_id in hex>", as ROCm prints it */
-    const char *uuid_ptrs[AMD_MAX];
-    int n_uuids;
+    gpo_kfd topology;        /* the GPU nodes, in ROCr's order */
+    int n_gpus;
     char render[AMD_MAX][32]; /* AMD render nodes in /dev/dri */
     int n_render;
 } amd_kernel;
-
-static void read_kfd(const gpo_fs *fs, amd_kernel *k)
-{
-    char **names = NULL;
-    size_t n = 0;
-    if (gpo_fs_list(fs, KFD_NODES, &names, &n) != GPUOPT_OK)
-        return;
-    for (size_t i = 0; i < n && k->n_gpus < AMD_MAX; i++) {
-        char path[GPO_PATH_MAX], *props = NULL;
-        uint64_t gpu_id = 0;
-        gpo_snprintf(path, sizeof path, KFD_NODES "/%s/gpu_id", names[i]);
-        if (gpo_fs_read_u64(fs, path, &gpu_id) != GPUOPT_OK || gpu_id == 0)
-            continue; /* CPU nodes have gpu_id 0 */
-        int g = k->n_gpus++;
-        gpo_snprintf(path, sizeof path, KFD_NODES "/%s/properties", names[i]);
-        if (gpo_fs_read_alloc(fs, path, &props, NULL) == GPUOPT_OK) {
-            const char *u = strstr(props, "unique_id ");
-            unsigned long long id = u ? strtoull(u + 10, NULL, 10) : 0;
-            if (id) {
-                gpo_snprintf(k->uuid[g], sizeof k->uuid[g], "GPU-%016llx", id);
-                k->uuid_ptrs[k->n_uuids++] = k->uuid[g];
-            }
-            free(props);
-        }
-    }
-    gpo_fs_list_free(names, n);
-}
 
 /* Render nodes whose PCI vendor is AMD (or unknown on an AMD machine). */
 static void read_render(const gpo_fs *fs, amd_kernel *k, int amd_machine)
@@ -160,7 +139,7 @@ static void check_kernel(gpo_dr_run *run, const amd_kernel *k, int on_pci)
     gpo_dr_say(r, f, "amdgpu%s%s is loaded and KFD lists %d GPU%s", k->amdgpu_version[0] ? " " : "",
                k->amdgpu_version, k->n_gpus, k->n_gpus == 1 ? "" : "s");
     gpo_dr_path(r, f, KFD_NODES);
-    gpo_dr_evidence(r, f, "%s: %d node%s with a non-zero gpu_id", KFD_NODES, k->n_gpus,
+    gpo_dr_evidence(r, f, "%s: %d GPU node%s (simd_count above 0)", KFD_NODES, k->n_gpus,
                     k->n_gpus == 1 ? "" : "s");
     if (k->amdgpu_version[0])
         gpo_dr_evidence(r, f, "/sys/module/amdgpu/version: %s (amdgpu-dkms)", k->amdgpu_version);
@@ -315,18 +294,102 @@ static void check_container(gpo_dr_run *run, int kfd_present, int host_gpu)
     gpo_dr_evidence(r, f, "container: %s", run->facts.container);
 }
 
+/* ---- Visibility -------------------------------------------------------------- */
+
 typedef struct visible_arg {
-    int n_devices;
-    const char *const *uuids;
-    size_t n_uuids;
+    const char *rocr, *hip, *cuda; /* the values this process has, NULL when unset */
+    const char *uuids[GPO_ROCM_VISIBLE_MAX];
+    size_t n; /* the KFD GPUs, in ROCr's order */
 } visible_arg;
 
-static void parse_visible(const char *variable, const char *value, void *arg,
-                          gpo_dr_visible *out)
+/* gpo_dr_check_visible's reading of one variable: the backend's own parser
+ * over every variable at once (HIP filters what ROCr left), reported for
+ * the one asked about. Only the variables ROCr and HIP read come here. */
+static void parse_visible(const char *variable, const char *value, void *arg, gpo_dr_visible *out)
 {
     const visible_arg *a = arg;
-    (void)variable;
-    gpo_dr_visible_parse(value, a->n_devices, a->uuids, a->n_uuids, out);
+    size_t order[GPO_ROCM_VISIBLE_MAX];
+    gpo_rocm_visibility v;
+    int rocr = strcmp(variable, "ROCR_VISIBLE_DEVICES") == 0;
+    int hip = strcmp(variable, "HIP_VISIBLE_DEVICES") == 0;
+    gpo_rocm_visible(rocr ? value : a->rocr, hip ? value : a->hip, hip || rocr ? a->cuda : value,
+                     a->uuids, a->n, order, &v);
+    const gpo_rocm_filter *f = rocr ? &v.rocr : &v.hip;
+    memset(out, 0, sizeof *out);
+    if (!f->variable || strcmp(f->variable, variable) != 0)
+        return; /* not one HIP reads: check_visible never asks */
+    out->valid = (int)f->out;
+    out->total = (int)f->entries;
+    gpo_strlcpy(out->bad, f->stop, sizeof out->bad);
+    gpo_strlcpy(out->why_bad, f->why, sizeof out->why_bad);
+}
+
+/* A variable that is set but changes nothing for HIP, and why. */
+static void not_read(gpo_dr_report *r, const char *variable, const char *value, const char *why)
+{
+    gpo_dr_finding *f = gpo_dr_add(r, "rocm", "visible_devices", GPO_DR_INFO);
+    gpo_dr_say(r, f, "%s='%s' changes nothing for HIP", variable, value);
+    gpo_dr_evidence(r, f, "%s", why);
+    gpo_dr_path(r, f, variable);
+}
+
+static void check_visible(gpo_dr_run *run, const amd_kernel *k, int hardware)
+{
+    gpo_dr_report *r = run->rep;
+    visible_arg *a = calloc(1, sizeof *a);
+    const char *vars[3];
+    size_t n_vars = 0;
+    if (!a) {
+        r->failed = 1;
+        return;
+    }
+    a->rocr = gpo_dr_env("ROCR_VISIBLE_DEVICES");
+    a->hip = gpo_dr_env("HIP_VISIBLE_DEVICES");
+    a->cuda = gpo_dr_env("CUDA_VISIBLE_DEVICES");
+    a->n = k->topology.n < GPO_ROCM_VISIBLE_MAX ? k->topology.n : GPO_ROCM_VISIBLE_MAX;
+    for (size_t i = 0; i < a->n; i++)
+        a->uuids[i] = k->topology.gpus[i].uuid;
+
+    /* What ROCr and HIP read (rocm_visible.c has the sources): ROCr's
+     * variable whenever it is set; HIP's when not empty, else
+     * CUDA_VISIBLE_DEVICES (which only matters here on a machine with AMD
+     * GPUs); GPU_DEVICE_ORDINAL only in AMD's OpenCL runtime. */
+    int hip_empty = a->hip && !*a->hip;
+    vars[n_vars++] = "ROCR_VISIBLE_DEVICES";
+    if (!hip_empty)
+        vars[n_vars++] = "HIP_VISIBLE_DEVICES";
+    if (hardware && !(a->hip && *a->hip))
+        vars[n_vars++] = "CUDA_VISIBLE_DEVICES";
+    if (hip_empty)
+        not_read(r, "HIP_VISIBLE_DEVICES", "",
+                 "HIP reads an empty HIP_VISIBLE_DEVICES as unset and takes "
+                 "CUDA_VISIBLE_DEVICES instead, when that is set and not empty");
+    if (hardware && a->cuda && a->hip && *a->hip)
+        not_read(r, "CUDA_VISIBLE_DEVICES", a->cuda,
+                 "HIP reads CUDA_VISIBLE_DEVICES only when HIP_VISIBLE_DEVICES is unset or "
+                 "empty, and HIP_VISIBLE_DEVICES is set here");
+    const char *ordinal = gpo_dr_env("GPU_DEVICE_ORDINAL");
+    if (ordinal)
+        not_read(r, "GPU_DEVICE_ORDINAL", ordinal,
+                 "AMD's runtime reads GPU_DEVICE_ORDINAL for OpenCL only; HIP reads "
+                 "HIP_VISIBLE_DEVICES (or CUDA_VISIBLE_DEVICES)");
+
+    int noted = 0;
+    for (size_t i = 0; i < n_vars; i++) {
+        const char *value = gpo_dr_env(vars[i]);
+        if (!value || k->n_gpus > 0)
+            continue;
+        /* Nothing to filter: what the variable says cannot be the reason a
+         * GPU is missing (kernel_driver says what is). */
+        gpo_dr_finding *f = gpo_dr_add(r, "rocm", "visible_devices", GPO_DR_INFO);
+        gpo_dr_say(r, f, "%s='%s' has no AMD GPU to act on", vars[i], value);
+        gpo_dr_evidence(r, f, "the KFD topology lists no GPU");
+        gpo_dr_path(r, f, vars[i]);
+        noted = 1;
+    }
+    if (!noted)
+        gpo_dr_check_visible(r, "rocm", vars, n_vars, parse_visible, a, k->n_gpus, hardware);
+    free(a);
 }
 
 void gpo_dr_check_rocm(gpo_dr_run *run)
@@ -341,7 +404,9 @@ void gpo_dr_check_rocm(gpo_dr_run *run)
     k->radeon = gpo_fs_exists(fs, "/sys/module/radeon");
     k->kfd = gpo_fs_exists(fs, "/sys/class/kfd");
     gpo_fs_read(fs, "/sys/module/amdgpu/version", k->amdgpu_version, sizeof k->amdgpu_version);
-    read_kfd(fs, k);
+    if (gpo_kfd_scan(fs, &k->topology) != GPUOPT_OK)
+        run->rep->failed = 1;
+    k->n_gpus = (int)k->topology.n;
     int on_pci = (int)gpo_dr_pci_count(&run->facts, AMD_VENDOR);
     int kfd_node = gpo_fs_exists(fs, "/dev/kfd");
     int hardware = on_pci > 0 || k->amdgpu || k->n_gpus > 0 || kfd_node;
@@ -352,14 +417,8 @@ void gpo_dr_check_rocm(gpo_dr_run *run)
     check_kernel(run, k, on_pci);
     int nodes = check_nodes(run, k, hardware);
     check_runtime(run, k, hardware, nodes);
-    static const char *const vars[] = {"HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
-                                       "GPU_DEVICE_ORDINAL", "CUDA_VISIBLE_DEVICES"};
-    /* HIP honours CUDA_VISIBLE_DEVICES too (HIP environment variables); it
-     * only matters here on a machine with AMD GPUs. */
-    int n_devices = k->n_gpus ? k->n_gpus : on_pci ? on_pci : -1;
-    visible_arg va = {n_devices, (const char *const *)k->uuid_ptrs, (size_t)k->n_uuids};
-    gpo_dr_check_visible(run->rep, "rocm", vars, hardware ? 4 : 3, parse_visible, &va, n_devices,
-                         hardware);
+    check_visible(run, k, hardware);
     check_container(run, kfd_node, on_pci > 0 || k->amdgpu);
+    gpo_kfd_free(&k->topology);
     free(k);
 }

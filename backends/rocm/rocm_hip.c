@@ -10,7 +10,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
-#include "rocm_internal.h"
+#include "rocm_hip.h"
 #include "util/strutil.h"
 
 /* The process in which the runtime was initialised here, 0 before. A

@@ -13,12 +13,13 @@
  * refuses an unknown target with a reason. A device the runtime drives
  * always has a target its own compiler knows; the guard matters for
  * compiles for another target and for mismatched installs. */
+#include <assert.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rocm_internal.h"
+#include "rocm_hiprtc.h"
 #include "util/strutil.h"
 
 #define MAX_OPTIONS 64
@@ -91,8 +92,7 @@ gpuopt_status gpo_hiprtc_open(gpo_hiprtc *rtc, const char *path, void *hip_handl
     char err[1024], missing[256];
     gpo_sbuf tried;
 
-    if (!rtc)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "hiprtc open: NULL");
+    assert(rtc);
     memset(rtc, 0, sizeof *rtc);
     rtc->version_major = rtc->version_minor = -1;
     if (path) {
@@ -263,18 +263,10 @@ gpuopt_status gpo_hiprtc_compile(const gpo_hiprtc *rtc, const char *source, cons
     gpuopt_status st = GPUOPT_OK;
     gpo_hiprtc_result r;
 
-    if (code)
-        *code = NULL;
-    if (size)
-        *size = 0;
-    if (log)
-        *log = NULL;
-    if (!rtc || !rtc->handle || !source || !target || !code || !size || !log)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "hiprtc compile: NULL %s",
-                        !rtc || !rtc->handle ? "hiprtc"
-                        : !source            ? "source"
-                        : !target            ? "target"
-                                             : "output");
+    assert(rtc && rtc->handle && source && target && code && size && log);
+    *code = NULL;
+    *size = 0;
+    *log = NULL;
     if (strncmp(target, "gfx", 3) != 0 || strlen(target) > 63 || strpbrk(target, " \t\n"))
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "hiprtc compile: '%s' is not a gfx target ID (e.g. gfx90a, "

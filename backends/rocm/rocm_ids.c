@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rocm_internal.h"
+#include "rocm_ids.h"
 #include "util/strutil.h"
 
 /* Parses "73BF,\tC0,\tAMD Radeon RX 6900 XT" (one line, not terminated). */

@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rocm_internal.h"
+#include "rocm_kfd.h"
+
+#include "arch/amd.h"
+#include "rocm_ids.h"
 #include "util/strutil.h"
 
 #define TOPOLOGY "/sys/class/kfd/kfd/topology/nodes"
@@ -131,7 +134,7 @@ int gpo_kfd_parse_properties(const char *text, gpo_kfd_gpu *gpu)
         gpu->cu_count = gpu->simd_count / gpu->simd_per_cu;
     if (gpu->num_xcc <= 0)
         gpu->num_xcc = 1;
-    if (gpo_amd_gfx_from_version(gpu->gfx_target_version, gpu->gfx, sizeof gpu->gfx) != 0)
+    if (gpo_arch_amd_gfx_from_version(gpu->gfx_target_version, gpu->gfx, sizeof gpu->gfx) != 0)
         gpu->gfx[0] = '\0';
     gpo_kfd_pci_text(gpu->domain, gpu->location_id, gpu->pci, sizeof gpu->pci);
     /* ROCr's agent UUID: "GPU-" and the unique id in 16 hex digits

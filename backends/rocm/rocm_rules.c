@@ -1,35 +1,22 @@
 /* ROCm tier 0 (safe on any AMD GPU ROCm drives) and tier 1 (from the
- * detected facts and the described workload), and the catalogue of the
- * knobs they set. Every rule, its source and the framework setting it maps
- * to are in docs/knobs.md ("ROCm backend"); each reason names the fact
- * behind the value. The environment knobs (HIP_VISIBLE_DEVICES,
- * MIOPEN_FIND_MODE, HSA_OVERRIDE_GFX_VERSION) are in rocm_rules_env.c. */
-#include "plan.h"
-#include "rocm_internal.h"
-#include "util/strutil.h"
+ * detected facts and the described workload). Every rule, its source and
+ * the framework setting it maps to are in docs/knobs.md ("ROCm backend");
+ * each reason names the fact behind the value. The math knobs are in
+ * rocm_rules_math.c, the environment knobs (HIP_VISIBLE_DEVICES,
+ * MIOPEN_FIND_MODE, HSA_OVERRIDE_GFX_VERSION) in rocm_rules_env.c; the
+ * catalogue of every knob they set is beside the ops table
+ * (rocm_backend.c). */
+#include "rocm_rules.h"
 
-const gpo_knob_def gpo_rocm_knobs[GPO_ROCM_N_KNOBS] = {
-    {"rocm.matrix_units", GPUOPT_KNOB_STRING, NULL,
-     "matrix instructions of this GPU: mfma (CDNA), wmma (RDNA3 and later) or none"},
-    {"rocm.dim_multiple", GPUOPT_KNOB_INT, NULL,
-     "make matrix dimensions (M, N, K, channels) multiples of this many elements (the plan's "
-     "precision) so they fill whole MFMA/WMMA tiles or aligned rows"},
-    {"rocm.bf16", GPUOPT_KNOB_BOOL, NULL, "bfloat16 matrix math may be used"},
-    {"rocm.fp8", GPUOPT_KNOB_BOOL, NULL, "8-bit floating point matrix math may be used"},
-    {"rocm.autocast_dtype", GPUOPT_KNOB_STRING, NULL,
-     "the reduced precision for mixed-precision math: bfloat16, float16, or float32 (none)"},
-    {"rocm.miopen_benchmark", GPUOPT_KNOB_BOOL, NULL,
-     "let MIOpen search its convolution solvers once per input shape and keep the fastest"},
-    {"rocm.miopen_find_mode", GPUOPT_KNOB_STRING, "MIOPEN_FIND_MODE",
-     "how MIOpen picks convolution kernels: NORMAL, HYBRID, DYNAMIC_HYBRID or FAST"},
-    {"rocm.visible_devices", GPUOPT_KNOB_STRING, "HIP_VISIBLE_DEVICES",
-     "the one GPU the HIP runtime of a program started with this plan shows: the selected one"},
-    {"rocm.gfx_override_advice", GPUOPT_KNOB_STRING, NULL,
-     "UNSAFE advice, never applied: the HSA_OVERRIDE_GFX_VERSION value that would run this "
-     "unlisted GPU as a listed target with the same ISA"},
-    {"rocm.hsa_override_gfx_version", GPUOPT_KNOB_STRING, "HSA_OVERRIDE_GFX_VERSION",
-     "UNSAFE, set only when the user opts in: the gfx version ROCr reports for the GPU"},
-};
+#include <assert.h>
+
+#include "arch/amd.h"
+#include "rules.h"
+#include "rocm_rules_env.h"
+#include "rocm_rules_math.h"
+#include "rocm_state.h"
+#include "util/log.h"
+#include "util/strutil.h"
 
 /* ---- tier 0 ------------------------------------------------------------------
  *
@@ -43,25 +30,12 @@ const gpo_knob_def gpo_rocm_knobs[GPO_ROCM_N_KNOBS] = {
 #define TIER0_BLOCK 256
 #define TIER0_MULTIPLE 64
 
-static gpuopt_status rule_args(void *state, const gpo_route *route, const gpuopt_device *dev,
-                               struct gpuopt_plan *plan)
-{
-    if (!state || !route || !dev || !plan)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm rules: NULL %s",
-                        !state   ? "backend state"
-                        : !route ? "route"
-                        : !dev   ? "device"
-                                 : "plan");
-    return GPUOPT_OK;
-}
-
 gpuopt_status gpo_rocm_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
                              struct gpuopt_plan *plan)
 {
     const gpo_rocm_state *st = state;
-    gpuopt_status s = rule_args(state, route, dev, plan);
-    if (s)
-        return s;
+    gpuopt_status s = GPUOPT_OK;
+    assert(st && route && dev && plan);
     if (!st->hip_ok)
         s = gpo_plan_warn(plan,
                           "%s is seen only in the kernel's KFD topology (%s); the plan follows "
@@ -110,7 +84,7 @@ gpuopt_status gpo_rocm_tier0(void *state, const gpo_route *route, const gpuopt_d
  * work-groups on the same CU. */
 #define WAVES_PER_GROUP 4
 
-static gpuopt_status set_launch(const gpuopt_device *dev, const gpo_amd_arch_info *a,
+static gpuopt_status set_launch(const gpuopt_device *dev, const gpo_arch_amd_info *a,
                                 struct gpuopt_plan *plan)
 {
     int32_t wave = dev->info.simd_width > 0 ? dev->info.simd_width : a ? a->wavefront : -1;
@@ -143,12 +117,12 @@ static gpuopt_status set_launch(const gpuopt_device *dev, const gpo_amd_arch_inf
 gpuopt_status gpo_rocm_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
                              struct gpuopt_plan *plan)
 {
-    gpo_amd_arch_info arch;
+    gpo_arch_amd_info arch;
     char why[256];
-    gpuopt_status s = rule_args(state, route, dev, plan);
-    if (s)
-        return s;
-    int known = gpo_amd_arch_lookup(dev->info.arch_name, &arch) == 0;
+    const gpo_rocm_state *st = state;
+    (void)route; /* tier 1 reads the device record, not the route */
+    assert(st && route && dev && plan);
+    int known = gpo_arch_amd_lookup(dev->info.arch_name, &arch) == 0;
     const gpuopt_workload *w = gpo_plan_workload(plan);
     gpo_log_debug(gpo_plan_log(plan),
                   "%s rocm tier 1 looks at: target %s (%s%s), wavefront %d, max threads per "
@@ -156,11 +130,11 @@ gpuopt_status gpo_rocm_tier1(void *state, const gpo_route *route, const gpuopt_d
                   dev->info.id, known ? arch.gfx : "unknown", known ? arch.family : "-",
                   known && arch.extrapolated ? ", extrapolated" : "", (int)dev->info.simd_width,
                   (int)dev->info.max_threads_per_block, dev->info.uuid[0] ? dev->info.uuid : "none",
-                  ((const gpo_rocm_state *)state)->hip_ok ? "HIP runtime" : "KFD topology only",
+                  st->hip_ok ? "HIP runtime" : "KFD topology only",
                   !w                ? "none"
                   : w->fixed_shapes ? "with fixed shapes"
                                     : "with changing shapes");
-    s = set_launch(dev, known ? &arch : NULL, plan);
+    gpuopt_status s = set_launch(dev, known ? &arch : NULL, plan);
     if (!s && known) {
         /* Without a known target the math knobs keep tier 0's values. */
         int reduced = gpo_plan_reduced_precision(plan, why, sizeof why);

@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
-#include "rocm_internal.h"
+#include "rocm_rules_env.h"
+
+#include "rules.h"
+#include "rocm_visible.h"
 #include "util/strutil.h"
 
 /* ---- HIP_VISIBLE_DEVICES ----------------------------------------------------
@@ -23,52 +25,6 @@
  * HIP's index i is the i-th entry of that list, which is what the child
  * must be given. */
 #define HIP_UUID_IN_VISIBLE 60200000 /* 6.2.0 in HIP_VERSION's encoding */
-
-/* Token `k` of a comma-separated list, trimmed, into out; 0 or -1. */
-static int token_at(const char *list, int k, char *out, size_t cap)
-{
-    const char *p = list;
-    for (int j = 0; j < k; j++) {
-        p = strchr(p, ',');
-        if (!p)
-            return -1;
-        p++;
-    }
-    size_t n = strcspn(p, ",");
-    while (n && (*p == ' ' || *p == '\t')) {
-        p++;
-        n--;
-    }
-    while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
-        n--;
-    if (n == 0 || n >= cap)
-        return -1;
-    memcpy(out, p, n);
-    out[n] = '\0';
-    return 0;
-}
-
-/* The entry of `list` that is HIP's device `i`: HIP skips repeated
- * entries (clr rocdevice.cpp, Device::init), so the i-th distinct one. */
-static int list_entry(const char *list, int i, char *out, size_t cap)
-{
-    char seen[64][128];
-    int n_seen = 0;
-    char tok[128];
-    for (int k = 0; token_at(list, k, tok, sizeof tok) == 0 && k < 64; k++) {
-        int repeat = 0;
-        for (int j = 0; j < n_seen; j++)
-            repeat |= strcmp(seen[j], tok) == 0;
-        if (repeat)
-            continue;
-        if (n_seen == i) {
-            gpo_strlcpy(out, tok, cap);
-            return strlen(tok) < cap ? 0 : -1;
-        }
-        memcpy(seen[n_seen++], tok, sizeof tok);
-    }
-    return -1;
-}
 
 gpuopt_status gpo_rocm_set_visible(const gpo_rocm_state *st, const gpo_route *route,
                                    const gpuopt_device *dev, struct gpuopt_plan *plan)
@@ -98,7 +54,8 @@ gpuopt_status gpo_rocm_set_visible(const gpo_rocm_state *st, const gpo_route *ro
         list = getenv(name);
     }
     char entry[128];
-    if (list && *list && list_entry(list, route->index, entry, sizeof entry) == 0)
+    if (list && *list &&
+        gpo_rocm_hip_list_entry(list, (size_t)route->index, entry, sizeof entry) == 0)
         return gpo_knob_set_string(plan, "rocm.visible_devices", entry,
                                    "the selected GPU is HIP device %d, entry %d of the inherited "
                                    "%s=%s: a child keeps only that entry (%s%s%s)",

@@ -1,43 +1,91 @@
-/* The ROCm runtime ops for tier 2 (backend.h, gpo_runtime_ops): the session
- * (the device made current, two timing events), device buffers and copies,
- * pinned host memory, and the ops table. Programs, kernels and launches are
- * in rocm_runtime_kernel.c; what both share is in rocm_runtime.h. */
+/* The ROCm runtime ops for tier 2 (backend.h, gpo_runtime_ops): a HIP
+ * session on one device, device buffers and copies, pinned host memory,
+ * HIP source compiled by hiprtc for the device's own target ID and loaded
+ * with hipModuleLoadData, kernels from hipModuleGetFunction, launches
+ * through hipModuleLaunchKernel, timed with events.
+ *
+ * A session makes its device current on the thread that opens it
+ * (hipSetDevice; HIP's current device is per thread) and gives the thread's
+ * previous device back on close. Every op runs on that thread, so each op
+ * checks it is on it and refuses otherwise, in words, rather than working on
+ * whatever device another thread has current. All work goes to the null
+ * stream, in order; the blocking copies wait for earlier launches
+ * (HIP programming guide, "Synchronous and asynchronous operations").
+ *
+ * Every object an op creates is registered with its session
+ * (src/rt/objects.h), so close() releases what the caller left behind
+ * (kernels, then the modules they come from, then pinned and device
+ * memory), and a handle of another session or a freed one is refused by
+ * its address, without being read, before it reaches the runtime. What the
+ * core passes in is otherwise trusted (the session, outputs, sources are
+ * asserted); sizes and geometry that come from a user's tuning spec are
+ * checked and refused in words. */
+#include "rocm_runtime.h"
+
+#include <assert.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "rocm_runtime.h"
+#include "hip_rt_api.h"
+#include "rocm_hip.h"
+#include "rocm_hiprtc.h"
+#include "rocm_state.h"
+#include "rt/objects.h"
+#include "util/dl.h"
 #include "util/strutil.h"
 
-/* ---- objects ------------------------------------------------------------ */
+/* Kernel arguments as hipModuleLaunchKernel takes them: one pointer per
+ * parameter, each to a copy of the value. */
+#define MAX_ARGS 32
+#define MAX_ARG_BYTES 256
 
-void gpo_rocm_rt_link(gpo_rt *rt, int list, rt_obj *o, uint32_t kind)
-{
-    rt_obj *head = &rt->lists[list];
-    o->kind = kind;
-    o->rt = rt;
-    o->prev = head;
-    o->next = head->next;
-    head->next->prev = o;
-    head->next = o;
-}
+struct gpo_rt_buf {
+    gpo_rt_obj obj; /* first: registered as GPO_RT_BUFFER */
+    gpo_hip_deviceptr ptr;
+    size_t size;
+};
 
-void gpo_rocm_rt_unlink(rt_obj *o)
-{
-    o->prev->next = o->next;
-    o->next->prev = o->prev;
-    o->prev = o->next = NULL;
-    o->kind = 0; /* a stale handle is refused, never reused */
-    o->rt = NULL;
-}
+/* A pinned block is handed out by its host address; this record is how
+ * the session finds it again. */
+typedef struct rt_pinned {
+    gpo_rt_obj obj; /* GPO_RT_PINNED */
+    void *ptr;
+} rt_pinned;
 
-int gpo_rocm_rt_owns(const gpo_rt *rt, const void *obj, uint32_t kind)
-{
-    const rt_obj *o = obj;
-    return rt && o && o->kind == kind && o->rt == rt;
-}
+struct gpo_rt_prog {
+    gpo_rt_obj obj; /* GPO_RT_PROGRAM */
+    gpo_hip_module module;
+};
 
-/* ---- words, thread, timing ----------------------------------------------------- */
+struct gpo_rt_kernel {
+    gpo_rt_obj obj; /* GPO_RT_KERNEL */
+    gpo_rt_prog *prog;
+    gpo_hip_function func;
+    char name[128];
+    unsigned char *arg[MAX_ARGS]; /* NULL: not set */
+    size_t arg_size[MAX_ARGS];
+    unsigned int shared_bytes; /* dynamic LDS of each launch (extern __shared__) */
+};
+
+struct gpo_rt {
+    gpo_rocm_state *st;
+    const gpo_hip *hip;
+    gpo_hip_rt_fns fn;
+    int ordinal;
+    int previous; /* the thread's current device before open, -1 unknown */
+    pthread_t thread;
+    gpo_hip_event ev_start, ev_stop;
+    int max_threads;        /* per block */
+    uint64_t lds_per_block; /* bytes, 0 unknown */
+    char target[64];        /* compile target ID: "gfx942:sramecc+:xnack-" */
+    char what[32];          /* "rocm:0", for reasons */
+    char compiler[384];     /* compiler_version's answer */
+    gpo_rt_objects objects;
+};
+
+/* ---- words, thread, timing ------------------------------------------------------ */
 
 /* Codes with which a runtime says there is no GPU to run on: what the
  * runtime answers for work it cannot place (and the test double's answer
@@ -47,8 +95,11 @@ static int no_gpu(gpo_hip_error e)
     return e == GPO_hipErrorNoDevice || e == GPO_hipErrorInvalidDevice;
 }
 
-gpuopt_status gpo_rocm_rt_fail(const gpo_rt *rt, gpuopt_status status, const char *op,
-                               const char *call, gpo_hip_error e)
+/* A failed HIP call of op `op` in words ("rocm:0 launch: hipModuleLaunchKernel
+ * returned hipErrorNoDevice (100): ...; running code needs ..."); sets the
+ * detail and returns `status` (GPUOPT_ERR_NO_MEMORY for an out-of-memory). */
+static gpuopt_status rt_fail(const gpo_rt *rt, gpuopt_status status, const char *op,
+                             const char *call, gpo_hip_error e)
 {
     char words[256];
     gpo_hip_error_text(rt->hip, e, words, sizeof words);
@@ -64,10 +115,10 @@ gpuopt_status gpo_rocm_rt_fail(const gpo_rt *rt, gpuopt_status status, const cha
     return gpo_fail(status, "%s %s: %s returned %s%s", rt->what, op, call, words, hint);
 }
 
-gpuopt_status gpo_rocm_rt_enter(const gpo_rt *rt, const char *op)
+/* Whether an op may run: same process, same thread. */
+static gpuopt_status enter(const gpo_rt *rt, const char *op)
 {
-    if (!rt)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm %s: NULL session", op);
+    assert(rt);
     gpuopt_status st = gpo_rocm_check_fork(rt->st, op);
     if (st != GPUOPT_OK)
         return st;
@@ -79,25 +130,27 @@ gpuopt_status gpo_rocm_rt_enter(const gpo_rt *rt, const char *op)
     return GPUOPT_OK;
 }
 
-gpuopt_status gpo_rocm_rt_time_begin(gpo_rt *rt, const char *op)
+/* Events around what the caller enqueues between the two calls; the
+ * second waits and stores the time between them in ns. */
+static gpuopt_status time_begin(gpo_rt *rt, const char *op)
 {
     gpo_hip_error e = rt->fn.event_record(rt->ev_start, NULL);
     return e == GPO_HIP_SUCCESS ? GPUOPT_OK
-                                : gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventRecord", e);
+                                : rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventRecord", e);
 }
 
-gpuopt_status gpo_rocm_rt_time_end(gpo_rt *rt, const char *op, double *device_ns)
+static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
 {
     float ms = 0.0f;
     gpo_hip_error e = rt->fn.event_record(rt->ev_stop, NULL);
     if (e != GPO_HIP_SUCCESS)
-        return gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventRecord", e);
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventRecord", e);
     e = rt->fn.event_synchronize(rt->ev_stop);
     if (e != GPO_HIP_SUCCESS)
-        return gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventSynchronize", e);
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventSynchronize", e);
     e = rt->fn.event_elapsed_time(&ms, rt->ev_start, rt->ev_stop);
     if (e != GPO_HIP_SUCCESS)
-        return gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventElapsedTime", e);
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventElapsedTime", e);
     if (!(ms >= 0.0f))
         return gpo_fail(GPUOPT_ERR_DRIVER, "%s %s: hipEventElapsedTime gave %g ms", rt->what, op,
                         (double)ms);
@@ -105,44 +158,89 @@ gpuopt_status gpo_rocm_rt_time_end(gpo_rt *rt, const char *op, double *device_ns
     return GPUOPT_OK;
 }
 
-/* ---- session ---------------------------------------------------------------------- */
+/* ---- releasing objects ------------------------------------------------------------ */
 
+/* Each frees one object that is no longer registered (removed or popped):
+ * the vendor's side first, then our record. */
+static void kernel_destroy(gpo_rt_kernel *k)
+{
+    for (int i = 0; i < MAX_ARGS; i++)
+        free(k->arg[i]);
+    free(k);
+}
+
+/* Its kernels must be gone: a module's functions die with it. */
+static void prog_destroy(gpo_rt *rt, gpo_rt_prog *p)
+{
+    rt->fn.module_unload(p->module);
+    free(p);
+}
+
+static void buf_destroy(gpo_rt *rt, gpo_rt_buf *b)
+{
+    rt->fn.free(b->ptr);
+    free(b);
+}
+
+static void pinned_destroy(gpo_rt *rt, rt_pinned *p)
+{
+    rt->fn.host_free(p->ptr);
+    free(p);
+}
+
+static int kernel_of(const gpo_rt_obj *o, const void *prog)
+{
+    return ((const gpo_rt_kernel *)o)->prog == prog;
+}
+
+/* A program and the kernels made from it. */
+static void prog_release(gpo_rt *rt, gpo_rt_prog *p)
+{
+    for (gpo_rt_obj *o; (o = gpo_rt_objects_find(&rt->objects, GPO_RT_KERNEL, kernel_of, p));) {
+        gpo_rt_objects_remove(&rt->objects, o);
+        kernel_destroy((gpo_rt_kernel *)o);
+    }
+    gpo_rt_objects_remove(&rt->objects, &p->obj);
+    prog_destroy(rt, p);
+}
+
+/* Everything the caller left, in dependency order: kernels, the modules
+ * they come from, pinned and device memory. */
 static void release_all(gpo_rt *rt)
 {
-    for (int l = 0; l < RT_LIST_COUNT; l++) {
-        rt_obj *head = &rt->lists[l];
-        while (head->next != head) {
-            rt_obj *o = head->next;
-            switch (l) {
-            case RT_LIST_KERNEL: gpo_rocm_rt_kernel_release(rt, (gpo_rt_kernel *)o); break;
-            case RT_LIST_PROG: gpo_rocm_rt_prog_release(rt, (gpo_rt_prog *)o); break;
-            case RT_LIST_PIN: {
-                rt_pinned *p = (rt_pinned *)o;
-                rt->fn.host_free(p->ptr);
-                gpo_rocm_rt_unlink(o);
-                free(p);
-                break;
-            }
-            default: {
-                gpo_rt_buf *b = (gpo_rt_buf *)o;
-                rt->fn.free(b->ptr);
-                gpo_rocm_rt_unlink(o);
-                free(b);
-                break;
-            }
-            }
-        }
-    }
+    gpo_rt_obj *o;
+    while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_KERNEL)))
+        kernel_destroy((gpo_rt_kernel *)o);
+    while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_PROGRAM)))
+        prog_destroy(rt, (gpo_rt_prog *)o);
+    while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_PINNED)))
+        pinned_destroy(rt, (rt_pinned *)o);
+    while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_BUFFER)))
+        buf_destroy(rt, (gpo_rt_buf *)o);
 }
+
+/* After fork() the device objects are the parent's: only our own records
+ * are freed. */
+static void forget_all(gpo_rt *rt)
+{
+    gpo_rt_obj *o;
+    while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_KERNEL)))
+        kernel_destroy((gpo_rt_kernel *)o);
+    for (int kind = 0; kind < GPO_RT_KINDS; kind++)
+        while ((o = gpo_rt_objects_pop(&rt->objects, (gpo_rt_kind)kind)))
+            free(o);
+}
+
+/* ---- session ---------------------------------------------------------------------- */
 
 static void rocm_rt_close(gpo_rt *rt)
 {
     if (!rt)
         return;
-    /* After fork() the parent's runtime must not be touched: only our own
-     * memory is freed. Objects are released by pointer, which HIP accepts
-     * from any thread; the current device is given back only on the thread
-     * it was taken from (it is per thread). */
+    /* After fork() the parent's runtime must not be touched. Objects are
+     * released by pointer, which HIP accepts from any thread; the current
+     * device is given back only on the thread it was taken from (it is per
+     * thread). */
     if (gpo_rocm_check_fork(rt->st, "close") == GPUOPT_OK) {
         release_all(rt);
         if (rt->ev_start)
@@ -153,22 +251,9 @@ static void rocm_rt_close(gpo_rt *rt)
             rt->previous != rt->ordinal)
             rt->fn.set_device(rt->previous);
     } else {
-        /* The child owns none of the parent's device objects; drop our
-         * bookkeeping of them. */
-        for (int l = 0; l < RT_LIST_COUNT; l++) {
-            rt_obj *head = &rt->lists[l];
-            while (head->next != head) {
-                rt_obj *o = head->next;
-                gpo_rocm_rt_unlink(o);
-                if (l == RT_LIST_KERNEL) {
-                    gpo_rt_kernel *k = (gpo_rt_kernel *)o;
-                    for (int i = 0; i < GPO_ROCM_MAX_ARGS; i++)
-                        free(k->arg[i]);
-                }
-                free(o);
-            }
-        }
+        forget_all(rt);
     }
+    gpo_rt_objects_destroy(&rt->objects);
     free(rt);
 }
 
@@ -181,13 +266,8 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
     gpuopt_status status = GPUOPT_OK;
     int device_set = 0;
 
-    if (out)
-        *out = NULL;
-    if (!st || !route || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "rocm runtime open: NULL %s",
-                        !st      ? "backend state"
-                        : !route ? "route"
-                                 : "output");
+    assert(st && route && out);
+    *out = NULL;
     status = gpo_rocm_check_fork(st, "runtime open");
     if (status != GPUOPT_OK)
         return status;
@@ -209,8 +289,7 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
     rt->ordinal = route->index;
     rt->previous = -1;
     rt->thread = pthread_self();
-    for (int l = 0; l < RT_LIST_COUNT; l++)
-        rt->lists[l].prev = rt->lists[l].next = &rt->lists[l];
+    gpo_rt_objects_init(&rt->objects);
     gpo_snprintf(rt->what, sizeof rt->what, "rocm:%d", rt->ordinal);
     if (gpo_dl_resolve(st->hip.handle, gpo_hip_rt_syms, gpo_hip_rt_n_syms, &rt->fn, missing,
                        sizeof missing) != GPUOPT_OK) {
@@ -221,12 +300,12 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
     e = rt->fn.get_device(&rt->previous);
     if (e != GPO_HIP_SUCCESS) {
         rt->previous = -1;
-        status = gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "hipGetDevice", e);
+        status = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "hipGetDevice", e);
         goto out;
     }
     e = rt->fn.set_device(rt->ordinal);
     if (e != GPO_HIP_SUCCESS) {
-        status = gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "hipSetDevice", e);
+        status = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "hipSetDevice", e);
         goto out;
     }
     device_set = 1;
@@ -234,7 +313,7 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
     if (e == GPO_HIP_SUCCESS)
         e = rt->fn.event_create(&rt->ev_stop);
     if (e != GPO_HIP_SUCCESS) {
-        status = gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "hipEventCreate", e);
+        status = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "hipEventCreate", e);
         goto out;
     }
     gpo_hip_target(&st->hip, rt->ordinal, rt->target, sizeof rt->target);
@@ -251,6 +330,7 @@ out:
             rt->fn.event_destroy(rt->ev_stop);
         if (device_set && rt->previous >= 0 && rt->previous != rt->ordinal)
             rt->fn.set_device(rt->previous);
+        gpo_rt_objects_destroy(&rt->objects);
         free(rt);
         return status;
     }
@@ -260,26 +340,43 @@ out:
 
 static gpuopt_status rocm_rt_finish(gpo_rt *rt)
 {
-    gpuopt_status st = gpo_rocm_rt_enter(rt, "finish");
+    gpuopt_status st = enter(rt, "finish");
     if (st != GPUOPT_OK)
         return st;
     gpo_hip_error e = rt->fn.device_synchronize();
     return e == GPO_HIP_SUCCESS
                ? GPUOPT_OK
-               : gpo_rocm_rt_fail(rt, GPUOPT_ERR_LAUNCH, "finish", "hipDeviceSynchronize", e);
+               : rt_fail(rt, GPUOPT_ERR_LAUNCH, "finish", "hipDeviceSynchronize", e);
+}
+
+static const char *rocm_rt_compiler_version(gpo_rt *rt)
+{
+    assert(rt);
+    if (!rt->compiler[0]) {
+        const gpo_hiprtc *rtc = NULL;
+        char rtc_text[160];
+        if (gpo_rocm_hiprtc(rt->st, &rtc) == GPUOPT_OK)
+            gpo_hiprtc_describe(rtc, rtc_text, sizeof rtc_text);
+        else
+            gpo_strlcpy(rtc_text, "no hiprtc", sizeof rtc_text);
+        /* The cache key needs everything that changes the code: compiler,
+         * runtime (its loader and device libraries) and target ID. */
+        gpo_snprintf(rt->compiler, sizeof rt->compiler, "%s, HIP %s, %s", rtc_text,
+                     rt->st->runtime_version[0] ? rt->st->runtime_version : "?",
+                     rt->target[0] ? rt->target : "unknown target");
+    }
+    return rt->compiler;
 }
 
 /* ---- buffers ------------------------------------------------------------------------ */
 
 static gpuopt_status rocm_rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
 {
-    gpuopt_status st = gpo_rocm_rt_enter(rt, "buffer_alloc");
-    if (out)
-        *out = NULL;
+    assert(out);
+    *out = NULL;
+    gpuopt_status st = enter(rt, "buffer_alloc");
     if (st != GPUOPT_OK)
         return st;
-    if (!out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s buffer_alloc: NULL output", rt->what);
     if (bytes == 0)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s buffer_alloc: 0 bytes", rt->what);
     gpo_rt_buf *b = calloc(1, sizeof *b);
@@ -291,28 +388,29 @@ static gpuopt_status rocm_rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf *
         if (e == GPO_HIP_SUCCESS)
             return gpo_fail(GPUOPT_ERR_DRIVER, "%s buffer_alloc: hipMalloc(%zu) gave NULL",
                             rt->what, bytes);
-        return gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_alloc", "hipMalloc", e);
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_alloc", "hipMalloc", e);
     }
     b->size = bytes;
-    gpo_rocm_rt_link(rt, RT_LIST_BUF, &b->h, RT_BUF);
+    gpo_rt_objects_add(&rt->objects, &b->obj, GPO_RT_BUFFER);
     *out = b;
     return GPUOPT_OK;
 }
 
 static void rocm_rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
 {
-    if (gpo_rocm_rt_enter(rt, "buffer_free") != GPUOPT_OK || !gpo_rocm_rt_owns(rt, b, RT_BUF))
+    if (enter(rt, "buffer_free") != GPUOPT_OK ||
+        !gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER))
         return;
-    rt->fn.free(b->ptr);
-    gpo_rocm_rt_unlink(&b->h);
-    free(b);
+    gpo_rt_objects_remove(&rt->objects, &b->obj);
+    buf_destroy(rt, b);
 }
 
-/* offset + bytes within the buffer, without overflow. */
-static gpuopt_status in_range(const gpo_rt *rt, const char *op, const gpo_rt_buf *b, size_t offset,
+/* A buffer of this session (checked by address before anything reads it),
+ * and offset + bytes within it, without overflow. */
+static gpuopt_status in_range(gpo_rt *rt, const char *op, const gpo_rt_buf *b, size_t offset,
                               size_t bytes)
 {
-    if (!gpo_rocm_rt_owns(rt, b, RT_BUF))
+    if (!gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER))
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "%s %s: not a buffer of this session (NULL, freed, or another's)", rt->what,
                         op);
@@ -326,45 +424,38 @@ static gpuopt_status in_range(const gpo_rt *rt, const char *op, const gpo_rt_buf
 static gpuopt_status rocm_rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, const void *src,
                                           size_t bytes)
 {
-    gpuopt_status st = gpo_rocm_rt_enter(rt, "buffer_write");
+    assert(src);
+    gpuopt_status st = enter(rt, "buffer_write");
     if (st == GPUOPT_OK)
         st = in_range(rt, "buffer_write", b, offset, bytes);
-    if (st != GPUOPT_OK)
+    if (st != GPUOPT_OK || bytes == 0)
         return st;
-    if (!src)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s buffer_write: NULL source", rt->what);
-    if (bytes == 0)
-        return GPUOPT_OK;
     void *host;
     memcpy(&host, &src, sizeof host); /* hipMemcpyHtoD takes void * before HIP 7 */
     gpo_hip_error e = rt->fn.memcpy_htod((char *)b->ptr + offset, host, bytes);
     return e == GPO_HIP_SUCCESS
                ? GPUOPT_OK
-               : gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_write", "hipMemcpyHtoD", e);
+               : rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_write", "hipMemcpyHtoD", e);
 }
 
 static gpuopt_status rocm_rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *dst,
                                          size_t bytes)
 {
-    gpuopt_status st = gpo_rocm_rt_enter(rt, "buffer_read");
+    assert(dst);
+    gpuopt_status st = enter(rt, "buffer_read");
     if (st == GPUOPT_OK)
         st = in_range(rt, "buffer_read", b, offset, bytes);
-    if (st != GPUOPT_OK)
+    if (st != GPUOPT_OK || bytes == 0)
         return st;
-    if (!dst)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s buffer_read: NULL destination", rt->what);
-    if (bytes == 0)
-        return GPUOPT_OK;
     gpo_hip_error e = rt->fn.memcpy_dtoh(dst, (char *)b->ptr + offset, bytes);
-    return e == GPO_HIP_SUCCESS
-               ? GPUOPT_OK
-               : gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_read", "hipMemcpyDtoH", e);
+    return e == GPO_HIP_SUCCESS ? GPUOPT_OK
+                                : rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_read", "hipMemcpyDtoH", e);
 }
 
 static gpuopt_status rocm_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
                                          double *device_ns)
 {
-    gpuopt_status st = gpo_rocm_rt_enter(rt, "buffer_copy");
+    gpuopt_status st = enter(rt, "buffer_copy");
     if (st == GPUOPT_OK)
         st = in_range(rt, "buffer_copy", dst, 0, bytes);
     if (st == GPUOPT_OK)
@@ -373,25 +464,23 @@ static gpuopt_status rocm_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf
         return st;
     if (bytes == 0)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s buffer_copy: 0 bytes", rt->what);
-    if (device_ns && (st = gpo_rocm_rt_time_begin(rt, "buffer_copy")) != GPUOPT_OK)
+    if (device_ns && (st = time_begin(rt, "buffer_copy")) != GPUOPT_OK)
         return st;
     gpo_hip_error e = rt->fn.memcpy_dtod(dst->ptr, src->ptr, bytes);
     if (e != GPO_HIP_SUCCESS)
-        return gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "hipMemcpyDtoD", e);
-    return device_ns ? gpo_rocm_rt_time_end(rt, "buffer_copy", device_ns) : GPUOPT_OK;
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "hipMemcpyDtoD", e);
+    return device_ns ? time_end(rt, "buffer_copy", device_ns) : GPUOPT_OK;
 }
 
 /* ---- pinned host memory --------------------------------------------------------------- */
 
 static gpuopt_status rocm_rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **out)
 {
-    gpuopt_status st = gpo_rocm_rt_enter(rt, "host_alloc_pinned");
-    if (out)
-        *out = NULL;
+    assert(out);
+    *out = NULL;
+    gpuopt_status st = enter(rt, "host_alloc_pinned");
     if (st != GPUOPT_OK)
         return st;
-    if (!out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s host_alloc_pinned: NULL output", rt->what);
     if (bytes == 0)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s host_alloc_pinned: 0 bytes", rt->what);
     if (!rt->fn.host_malloc || !rt->fn.host_free)
@@ -408,31 +497,312 @@ static gpuopt_status rocm_rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **
         if (e == GPO_HIP_SUCCESS)
             return gpo_fail(GPUOPT_ERR_DRIVER, "%s host_alloc_pinned: hipHostMalloc gave NULL",
                             rt->what);
-        return gpo_rocm_rt_fail(rt, GPUOPT_ERR_DRIVER, "host_alloc_pinned", "hipHostMalloc", e);
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, "host_alloc_pinned", "hipHostMalloc", e);
     }
-    gpo_rocm_rt_link(rt, RT_LIST_PIN, &p->h, RT_PIN);
+    gpo_rt_objects_add(&rt->objects, &p->obj, GPO_RT_PINNED);
     *out = p->ptr;
     return GPUOPT_OK;
 }
 
+/* Compares the host address with live records only: a freed block's
+ * address is just a number here. */
+static int pinned_at(const gpo_rt_obj *o, const void *ptr)
+{
+    return ((const rt_pinned *)o)->ptr == ptr;
+}
+
 static void rocm_rt_host_free_pinned(gpo_rt *rt, void *ptr)
 {
-    if (!ptr || gpo_rocm_rt_enter(rt, "host_free_pinned") != GPUOPT_OK)
+    if (!ptr || enter(rt, "host_free_pinned") != GPUOPT_OK)
         return;
-    rt_obj *head = &rt->lists[RT_LIST_PIN];
-    for (rt_obj *o = head->next; o != head; o = o->next) {
-        rt_pinned *p = (rt_pinned *)o;
-        if (p->ptr == ptr) {
-            rt->fn.host_free(p->ptr);
-            gpo_rocm_rt_unlink(o);
-            free(p);
-            return;
-        }
+    gpo_rt_obj *o = gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr);
+    if (!o)
+        return;
+    gpo_rt_objects_remove(&rt->objects, o);
+    pinned_destroy(rt, (rt_pinned *)o);
+}
+
+/* ---- programs ------------------------------------------------------------------------- */
+
+static gpuopt_status rocm_rt_program_build(gpo_rt *rt, const char *source, const char *options,
+                                           gpo_rt_prog **out, char **log)
+{
+    const gpo_hiprtc *rtc = NULL;
+    void *code = NULL;
+    size_t size = 0;
+    gpo_rt_prog *p = NULL;
+    gpuopt_status st;
+
+    assert(source && out && log);
+    *out = NULL;
+    *log = NULL;
+    st = enter(rt, "program_build");
+    if (st != GPUOPT_OK)
+        return st;
+    if (!rt->target[0])
+        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
+                        "%s program_build: the device's gfx target is unknown, so there is "
+                        "nothing to compile for",
+                        rt->what);
+    st = gpo_rocm_hiprtc(rt->st, &rtc);
+    if (st != GPUOPT_OK)
+        return st;
+    st = gpo_hiprtc_compile(rtc, source, rt->target, options, &code, &size, log);
+    if (st != GPUOPT_OK)
+        return st; /* the detail and, for a build error, the log are set */
+    p = calloc(1, sizeof *p);
+    if (!p) {
+        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
+        goto out;
     }
+    gpo_hip_error e = rt->fn.module_load_data(&p->module, code);
+    if (e != GPO_HIP_SUCCESS) {
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "program_build", "hipModuleLoadData", e);
+        free(p);
+        p = NULL;
+        goto out;
+    }
+    gpo_rt_objects_add(&rt->objects, &p->obj, GPO_RT_PROGRAM);
+    *out = p;
+out:
+    free(code); /* the runtime keeps its own copy of the image */
+    if (st != GPUOPT_OK && *log && st != GPUOPT_ERR_BUILD) {
+        free(*log);
+        *log = NULL;
+    }
+    return st;
+}
+
+static void rocm_rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
+{
+    if (enter(rt, "program_free") != GPUOPT_OK ||
+        !gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
+        return;
+    prog_release(rt, p);
+}
+
+/* ---- kernels -------------------------------------------------------------------------- */
+
+static gpuopt_status rocm_rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *name,
+                                           gpo_rt_kernel **out)
+{
+    assert(name && out);
+    *out = NULL;
+    gpuopt_status st = enter(rt, "kernel_create");
+    if (st != GPUOPT_OK)
+        return st;
+    if (!gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "%s kernel_create: not a program of this session (NULL, freed, or "
+                        "another's)",
+                        rt->what);
+    size_t len = strlen(name);
+    if (len == 0 || len >= sizeof((gpo_rt_kernel *)0)->name)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "%s kernel_create: a kernel name of %zu characters (1 to 127 accepted)",
+                        rt->what, len);
+    gpo_rt_kernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
+    gpo_hip_error e = rt->fn.module_get_function(&k->func, p->module, name);
+    if (e != GPO_HIP_SUCCESS) {
+        free(k);
+        if (e == GPO_hipErrorNotFound || e == GPO_hipErrorInvalidDeviceFunction)
+            return gpo_fail(GPUOPT_ERR_NOT_FOUND,
+                            "%s kernel_create: the program has no kernel '%s' "
+                            "(hipModuleGetFunction: %s); declare it extern \"C\" __global__ so "
+                            "its name is not mangled",
+                            rt->what, name, gpo_hip_error_name(e));
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create", "hipModuleGetFunction", e);
+    }
+    k->prog = p;
+    memcpy(k->name, name, len + 1);
+    gpo_rt_objects_add(&rt->objects, &k->obj, GPO_RT_KERNEL);
+    *out = k;
+    return GPUOPT_OK;
+}
+
+static void rocm_rt_kernel_free(gpo_rt *rt, gpo_rt_kernel *k)
+{
+    if (enter(rt, "kernel_free") != GPUOPT_OK ||
+        !gpo_rt_objects_owns(&rt->objects, k, GPO_RT_KERNEL))
+        return;
+    gpo_rt_objects_remove(&rt->objects, &k->obj);
+    kernel_destroy(k);
+}
+
+/* The checks every kernel op starts with: the thread, a kernel of this
+ * session (by address, before anything reads it), an argument index. */
+static gpuopt_status kernel_enter(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, const char *op)
+{
+    gpuopt_status st = enter(rt, op);
+    if (st != GPUOPT_OK)
+        return st;
+    if (!gpo_rt_objects_owns(&rt->objects, k, GPO_RT_KERNEL))
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "%s %s: not a kernel of this session (NULL, freed, or another's)", rt->what,
+                        op);
+    if (index >= MAX_ARGS)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s %s: argument %u of '%s' (0 to %d accepted)",
+                        rt->what, op, index, k->name, MAX_ARGS - 1);
+    return GPUOPT_OK;
+}
+
+static gpuopt_status set_arg(gpo_rt_kernel *k, uint32_t index, const void *value, size_t size)
+{
+    unsigned char *copy = malloc(size);
+    if (!copy)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
+    memcpy(copy, value, size);
+    free(k->arg[index]);
+    k->arg[index] = copy;
+    k->arg_size[index] = size;
+    return GPUOPT_OK;
+}
+
+static gpuopt_status rocm_rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
+                                               gpo_rt_buf *buf)
+{
+    gpuopt_status st = kernel_enter(rt, k, index, "kernel_set_buffer");
+    if (st != GPUOPT_OK)
+        return st;
+    if (!gpo_rt_objects_owns(&rt->objects, buf, GPO_RT_BUFFER))
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "%s kernel_set_buffer: argument %u of '%s' is not a buffer of this "
+                        "session (NULL, freed, or another's)",
+                        rt->what, index, k->name);
+    return set_arg(k, index, &buf->ptr, sizeof buf->ptr);
+}
+
+static gpuopt_status rocm_rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
+                                               const void *value, size_t size)
+{
+    assert(value);
+    gpuopt_status st = kernel_enter(rt, k, index, "kernel_set_scalar");
+    if (st != GPUOPT_OK)
+        return st;
+    if (size == 0 || size > MAX_ARG_BYTES)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s kernel_set_scalar: a %zu-byte argument (1 to %d accepted)", rt->what,
+                        size, MAX_ARG_BYTES);
+    return set_arg(k, index, value, size);
+}
+
+/* HIP has one dynamic LDS region per launch (`extern __shared__`), sized at
+ * launch, not a kernel parameter: `index` names no parameter and the bytes
+ * become the launch's dynamic LDS (a later call replaces them). */
+static gpuopt_status rocm_rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
+                                              size_t bytes)
+{
+    gpuopt_status st = kernel_enter(rt, k, index, "kernel_set_local");
+    if (st != GPUOPT_OK)
+        return st;
+    uint64_t limit = rt->lds_per_block ? rt->lds_per_block : 65536;
+    if (bytes > limit)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s kernel_set_local: %zu bytes of LDS for '%s' exceed the %llu bytes a "
+                        "work-group may use",
+                        rt->what, bytes, k->name, (unsigned long long)limit);
+    k->shared_bytes = (unsigned int)bytes;
+    return GPUOPT_OK;
+}
+
+static gpuopt_status rocm_rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *max_items)
+{
+    assert(max_items);
+    gpuopt_status st = kernel_enter(rt, k, 0, "kernel_max_group");
+    if (st != GPUOPT_OK)
+        return st;
+    if (!rt->fn.func_get_attribute) {
+        *max_items = (size_t)rt->max_threads; /* the device's limit */
+        return GPUOPT_OK;
+    }
+    int v = 0;
+    gpo_hip_error e =
+        rt->fn.func_get_attribute(&v, GPO_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->func);
+    if (e != GPO_HIP_SUCCESS)
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_max_group", "hipFuncGetAttribute", e);
+    if (v <= 0)
+        return gpo_fail(GPUOPT_ERR_DRIVER,
+                        "%s kernel_max_group: hipFuncGetAttribute gave %d threads for '%s'",
+                        rt->what, v, k->name);
+    *max_items = (size_t)(v < rt->max_threads ? v : rt->max_threads);
+    return GPUOPT_OK;
+}
+
+/* ---- launch --------------------------------------------------------------------------- */
+
+/* The work-group when the caller leaves it to the runtime: HIP has no such
+ * choice, so the largest power of two up to 256 that divides global[0]
+ * (256: four wave64 or eight wave32 wavefronts, a multiple of either). */
+static void default_local(const gpo_rt *rt, const size_t global[3], size_t local[3])
+{
+    size_t x = 256;
+    while (x > 1 && (x > (size_t)rt->max_threads || global[0] % x != 0))
+        x /= 2;
+    local[0] = x;
+    local[1] = local[2] = 1;
+}
+
+static gpuopt_status rocm_rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims,
+                                    const size_t global[3], const size_t *local, double *device_ns)
+{
+    size_t g[3] = {1, 1, 1}, l[3] = {1, 1, 1};
+    void *params[MAX_ARGS];
+    int n_args = 0;
+    assert(global);
+    gpuopt_status st = kernel_enter(rt, k, 0, "launch");
+    if (st != GPUOPT_OK)
+        return st;
+    if (dims < 1 || dims > 3)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s launch: %u dimensions (1 to 3 accepted)",
+                        rt->what, dims);
+    for (uint32_t d = 0; d < dims; d++)
+        g[d] = global[d];
+    if (local)
+        for (uint32_t d = 0; d < dims; d++)
+            l[d] = local[d];
+    else
+        default_local(rt, g, l);
+    size_t threads = 1;
+    for (int d = 0; d < 3; d++) {
+        /* HIP: gridDim x blockDim must stay below 2^32 in each dimension
+         * (hipModuleLaunchKernel's documentation). */
+        if (g[d] == 0 || l[d] == 0 || g[d] % l[d] != 0 || g[d] > UINT32_MAX)
+            return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                            "%s launch of '%s': global %zu and local %zu in dimension %d (global "
+                            "must be a non-zero multiple of local, below 2^32)",
+                            rt->what, k->name, g[d], l[d], d);
+        threads *= l[d];
+    }
+    if (threads > (size_t)rt->max_threads)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s launch of '%s': %zu work-items per group, above the device's %d",
+                        rt->what, k->name, threads, rt->max_threads);
+    for (int i = 0; i < MAX_ARGS; i++)
+        if (k->arg[i])
+            n_args = i + 1;
+    for (int i = 0; i < n_args; i++) {
+        if (!k->arg[i])
+            return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                            "%s launch of '%s': argument %d was not set (arguments 0 to %d are)",
+                            rt->what, k->name, i, n_args - 1);
+        params[i] = k->arg[i];
+    }
+    if (device_ns && (st = time_begin(rt, "launch")) != GPUOPT_OK)
+        return st;
+    gpo_hip_error e = rt->fn.module_launch_kernel(
+        k->func, (unsigned)(g[0] / l[0]), (unsigned)(g[1] / l[1]), (unsigned)(g[2] / l[2]),
+        (unsigned)l[0], (unsigned)l[1], (unsigned)l[2], k->shared_bytes, NULL,
+        n_args ? params : NULL, NULL);
+    if (e != GPO_HIP_SUCCESS)
+        return rt_fail(rt, GPUOPT_ERR_LAUNCH, "launch", "hipModuleLaunchKernel", e);
+    return device_ns ? time_end(rt, "launch", device_ns) : GPUOPT_OK;
 }
 
 const gpo_runtime_ops gpo_rocm_runtime = {
     .language = "hip",
+    .builds_alongside_launches = 0, /* a module load needs the device current on this thread */
     .open = rocm_rt_open,
     .close = rocm_rt_close,
     .buffer_alloc = rocm_rt_buffer_alloc,
@@ -442,15 +812,15 @@ const gpo_runtime_ops gpo_rocm_runtime = {
     .buffer_copy = rocm_rt_buffer_copy,
     .host_alloc_pinned = rocm_rt_host_alloc_pinned,
     .host_free_pinned = rocm_rt_host_free_pinned,
-    .program_build = gpo_rocm_rt_program_build,
-    .program_free = gpo_rocm_rt_program_free,
-    .kernel_create = gpo_rocm_rt_kernel_create,
-    .kernel_free = gpo_rocm_rt_kernel_free,
-    .kernel_set_buffer = gpo_rocm_rt_kernel_set_buffer,
-    .kernel_set_scalar = gpo_rocm_rt_kernel_set_scalar,
-    .kernel_set_local = gpo_rocm_rt_kernel_set_local,
-    .kernel_max_group = gpo_rocm_rt_kernel_max_group,
-    .launch = gpo_rocm_rt_launch,
+    .program_build = rocm_rt_program_build,
+    .program_free = rocm_rt_program_free,
+    .kernel_create = rocm_rt_kernel_create,
+    .kernel_free = rocm_rt_kernel_free,
+    .kernel_set_buffer = rocm_rt_kernel_set_buffer,
+    .kernel_set_scalar = rocm_rt_kernel_set_scalar,
+    .kernel_set_local = rocm_rt_kernel_set_local,
+    .kernel_max_group = rocm_rt_kernel_max_group,
+    .launch = rocm_rt_launch,
     .finish = rocm_rt_finish,
-    .compiler_version = gpo_rocm_rt_compiler_version,
+    .compiler_version = rocm_rt_compiler_version,
 };

@@ -9,7 +9,7 @@
 #include "backend_env.h"
 #include "backend.h"
 #include "config.h"
-#include "opencl.h"
+#include "cl_device.h"
 #include "util/strutil.h"
 
 extern const gpo_backend gpo_backend_opencl;

@@ -1,4 +1,4 @@
-/* AMD GPU architecture facts by gfx target (see amd_arch.h).
+/* AMD GPU architecture facts by gfx target (see amd.h).
  *
  * One row per gfx target. The target list, the APU/dGPU split and the
  * wave32/wave64 facts come from the LLVM AMDGPU backend's processor table
@@ -11,6 +11,7 @@
  * minor, stepping) lends its facts and the answer is flagged extrapolated. */
 #include "amd.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,9 +27,9 @@
 #define F_MX GPUOPT_FEATURE_MATRIX_UNITS
 #define F_ALL (F_FP64 | F_FP16 | F_BF16 | F_TF32 | F_FP8 | F_INT8 | F_MX)
 
-#define NONE GPO_AMD_MATRIX_NONE
-#define MFMA GPO_AMD_MATRIX_MFMA
-#define WMMA GPO_AMD_MATRIX_WMMA
+#define NONE GPO_ARCH_AMD_MATRIX_NONE
+#define MFMA GPO_ARCH_AMD_MATRIX_MFMA
+#define WMMA GPO_ARCH_AMD_MATRIX_WMMA
 
 typedef struct arch_row {
     uint32_t key; /* major*10000 + minor*100 + stepping, as KFD's gfx_target_version */
@@ -173,12 +174,11 @@ static int parse_gfx(const char *text, uint32_t *key, char *bare, size_t cap)
     return 0;
 }
 
-int gpo_amd_arch_lookup(const char *gfx, gpo_amd_arch_info *out)
+int gpo_arch_amd_lookup(const char *gfx, gpo_arch_amd_info *out)
 {
     uint32_t key;
     char bare[16];
-    if (!out)
-        return -1;
+    assert(out);
     memset(out, 0, sizeof *out);
     if (parse_gfx(gfx, &key, bare, sizeof bare) != 0)
         return -1;
@@ -210,13 +210,12 @@ int gpo_amd_arch_lookup(const char *gfx, gpo_amd_arch_info *out)
     return 0;
 }
 
-int gpo_amd_gfx_from_version(uint32_t version, char *out, size_t cap)
+int gpo_arch_amd_gfx_from_version(uint32_t version, char *out, size_t cap)
 {
     uint32_t major = version / 10000u;
     uint32_t minor = (version / 100u) % 100u;
     uint32_t step = version % 100u;
-    if (!out || cap == 0)
-        return -1;
+    assert(out && cap > 0);
     out[0] = '\0';
     /* Minor and stepping are single hex digits in the target name. */
     if (major == 0 || major > 99 || minor > 15 || step > 15)

@@ -2,7 +2,12 @@
  * do about it. Internal to the library; the public face is gpuopt_doctor()
  * in gpuopt.h and the format is docs/doctor.md.
  *
- * The checks read the machine through src/fs.h only (/sys, /proc, /dev,
+ * This header is what a backend's diagnose entry (src/backend.h) may use:
+ * the findings, the user, device nodes, machine facts, visibility lists,
+ * and through the run its own probe (gpo_dr_slot) and library path
+ * (gpo_dr_library). It never sees the context or the configuration.
+ *
+ * The checks read the machine through src/util/fs.h only (/sys, /proc, /dev,
  * /etc/group, /etc/OpenCL/vendors, the usual library directories), so a
  * recorded tree under GPUOPT_SYSFS_ROOT stands in for the live system in
  * tests. What a recorded tree cannot hold (who owns a device node and its
@@ -20,7 +25,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "context.h"
+#include "backend.h"
+#include "util/detail.h"
+#include "util/fs.h"
 
 /* Ordered by severity: a block's worst finding decides its mark. */
 typedef enum gpo_dr_status {
@@ -189,27 +196,33 @@ void gpo_dr_check_visible(gpo_dr_report *r, const char *backend, const char *con
 
 /* ---- One pass of the doctor ------------------------------------------------- */
 
+/* One backend as the context probed it, copied when the doctor starts: all
+ * a diagnose may read of a backend's state. */
+typedef struct gpo_backend_slot {
+    const char *name;          /* static: the backend's name */
+    int32_t status;            /* gpuopt_backend_status */
+    gpo_backend_report report; /* what its load said */
+    int32_t n_found;           /* devices it listed, before merging */
+    int32_t usable;            /* accelerators usable through it (not CPUs) */
+    int32_t cpus;              /* CPU devices it listed (PoCL's, the CPU backend's) */
+    const void *state;         /* what its load returned, NULL when none: only the
+                                  backend's own diagnose knows its type */
+} gpo_backend_slot;
+
 typedef struct gpo_dr_run {
-    struct gpuopt_context *ctx; /* probed; locked by the caller */
-    const gpo_config *cfg;
-    const gpo_fs *fs;
+    const gpo_fs *fs; /* the machine: GPUOPT_SYSFS_ROOT or the live system */
     gpo_dr_report *rep;
     gpo_dr_user user;
     gpo_dr_facts facts;
+    /* Every backend of the context, in its order (read with gpo_dr_slot). */
+    const gpo_backend_slot *slots;
+    size_t n_slots;
+    /* The backends' environment: library paths (read with gpo_dr_library). */
+    const gpo_backend_env *env;
 } gpo_dr_run;
 
-/* The backend's slot, or NULL when this build has no such backend. */
+/* The backend's slot, or NULL when this context has no such backend. */
 const gpo_backend_slot *gpo_dr_slot(const gpo_dr_run *run, const char *backend);
-
-/* 1 when `d` is an accelerator (not a CPU) that a route through an
- * available backend can use (`backend` NULL: any route, else that one). */
-int gpo_dr_device_usable(const gpo_dr_run *run, const gpuopt_device *d, const char *backend);
-
-/* Usable accelerators reachable through `backend` (NULL: any). */
-int gpo_dr_usable_count(const gpo_dr_run *run, const char *backend);
-
-/* The findings and facts as the JSON document of docs/doctor.md. */
-gpuopt_status gpo_dr_to_json(const gpo_dr_run *run, char **json);
 
 /* The "backend" finding common to every block: status, reason, library,
  * versions, devices. `hardware` says whether the machine shows signs of
@@ -217,9 +230,9 @@ gpuopt_status gpo_dr_to_json(const gpo_dr_run *run, char **json);
  * into a problem. */
 void gpo_dr_check_backend(gpo_dr_run *run, const char *backend, int hardware);
 
-/* The user's path for vendor library `key` ("cuda"), or NULL. */
+/* The user's path for vendor library `key` ("cuda"), or NULL for the
+ * backend's default sonames. */
 const char *gpo_dr_library(const gpo_dr_run *run, const char *key);
-
 
 /* A readable getenv for the doctor: NULL when unset. The variables the
  * doctor looks at (visibility, loader paths, container toolkits) are the

@@ -3,14 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "doctor.h"
+#include "doctor_backend.h"
+#include "doctor_json.h"
 #include "util/strutil.h"
-
-/* Blocks in this order, then any other compiled-in backend. */
-static const char *const block_order[] = {"cuda", "rocm", "opencl", "cpu"};
-
-static const char *const slot_words[] = {"not probed", "available", "unavailable", "error",
-                                         "disabled"};
 
 /* Adds a string, or null when empty or NULL; 0 on success. */
 static int add_str(cJSON *o, const char *key, const char *v)
@@ -63,22 +58,21 @@ static gpo_dr_status worst(const gpo_dr_report *r, const char *backend)
     return w;
 }
 
-static cJSON *backend_json(const gpo_dr_run *run, const char *name)
+static cJSON *backend_json(const gpo_dr_run *run, const gpo_backend_slot *s)
 {
-    const gpo_backend_slot *s = gpo_dr_slot(run, name);
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
-    int bad = add_str(o, "name", name);
-    bad |= !cJSON_AddBoolToObject(o, "compiled_in", s != NULL);
-    bad |= add_str(o, "status", s ? slot_words[s->status] : "absent");
-    bad |= add_str(o, "reason", s ? s->report.reason : NULL);
-    bad |= add_str(o, "library", s ? s->report.library : NULL);
-    bad |= add_str(o, "driver_version", s ? s->report.driver_version : NULL);
-    bad |= add_str(o, "runtime_version", s ? s->report.runtime_version : NULL);
-    bad |= add_num(o, "device_count", s ? s->n_found : 0);
-    bad |= add_num(o, "usable_accelerators", gpo_dr_usable_count(run, name));
-    bad |= add_str(o, "worst", gpo_dr_status_word(worst(run->rep, name)));
+    int bad = add_str(o, "name", s->name);
+    bad |= !cJSON_AddBoolToObject(o, "compiled_in", 1);
+    bad |= add_str(o, "status", gpo_ctx_status_word(s->status));
+    bad |= add_str(o, "reason", s->report.reason);
+    bad |= add_str(o, "library", s->report.library);
+    bad |= add_str(o, "driver_version", s->report.driver_version);
+    bad |= add_str(o, "runtime_version", s->report.runtime_version);
+    bad |= add_num(o, "device_count", s->n_found);
+    bad |= add_num(o, "usable_accelerators", s->usable);
+    bad |= add_str(o, "worst", gpo_dr_status_word(worst(run->rep, s->name)));
     if (bad) {
         cJSON_Delete(o);
         return NULL;
@@ -86,26 +80,13 @@ static cJSON *backend_json(const gpo_dr_run *run, const char *name)
     return o;
 }
 
-static int in_order(const char *name)
-{
-    for (size_t i = 0; i < sizeof block_order / sizeof block_order[0]; i++)
-        if (strcmp(block_order[i], name) == 0)
-            return 1;
-    return 0;
-}
-
+/* One block per backend of the context, in its (the registry's) order. */
 static cJSON *backends_json(const gpo_dr_run *run)
 {
     cJSON *a = cJSON_CreateArray();
     int bad = !a;
-    for (size_t i = 0; !bad && i < sizeof block_order / sizeof block_order[0]; i++) {
-        cJSON *b = backend_json(run, block_order[i]);
-        bad = !b || !cJSON_AddItemToArray(a, b);
-    }
-    for (size_t i = 0; !bad && i < run->ctx->n_backends; i++) {
-        if (in_order(run->ctx->slots[i].ops->name))
-            continue;
-        cJSON *b = backend_json(run, run->ctx->slots[i].ops->name);
+    for (size_t i = 0; !bad && i < run->n_slots; i++) {
+        cJSON *b = backend_json(run, &run->slots[i]);
         bad = !b || !cJSON_AddItemToArray(a, b);
     }
     if (bad) {
@@ -152,15 +133,15 @@ static cJSON *user_json(const gpo_dr_run *run)
 }
 
 /* The usable accelerators' ids and a one-line verdict. */
-static int accelerators_json(const gpo_dr_run *run, cJSON *root)
+static int accelerators_json(const gpo_dr_run *run, const struct gpuopt_context *ctx, cJSON *root)
 {
     cJSON *ids = cJSON_CreateArray();
     gpo_sbuf verdict;
     int n = 0, bad = !ids;
     gpo_sbuf_init(&verdict);
-    for (size_t i = 0; !bad && i < run->ctx->devices.n; i++) {
-        const gpuopt_device *d = run->ctx->devices.items[i];
-        if (!gpo_dr_device_usable(run, d, NULL))
+    for (size_t i = 0; !bad && i < ctx->devices.n; i++) {
+        const gpuopt_device *d = ctx->devices.items[i];
+        if (!gpo_dr_device_usable(ctx, d, NULL))
             continue;
         cJSON *s = cJSON_CreateString(d->info.id);
         bad = !s || !cJSON_AddItemToArray(ids, s);
@@ -207,7 +188,7 @@ static int accelerators_json(const gpo_dr_run *run, cJSON *root)
     return bad ? -1 : 0;
 }
 
-gpuopt_status gpo_dr_to_json(const gpo_dr_run *run, char **json)
+gpuopt_status gpo_dr_to_json(const gpo_dr_run *run, const struct gpuopt_context *ctx, char **json)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON *findings = cJSON_CreateArray();
@@ -218,7 +199,7 @@ gpuopt_status gpo_dr_to_json(const gpo_dr_run *run, char **json)
         bad |= add_str(root, "gpuopt_version", gpuopt_version());
         bad |= add_str(root, "sysfs_root", run->fs->root);
         bad |= add_str(root, "container", run->facts.container);
-        bad |= accelerators_json(run, root);
+        bad |= accelerators_json(run, ctx, root);
     }
     if (!bad) {
         user = user_json(run);

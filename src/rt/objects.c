@@ -64,6 +64,21 @@ int gpo_rt_objects_owns(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind)
     return found;
 }
 
+gpo_rt_obj *gpo_rt_objects_find(gpo_rt_objects *r, gpo_rt_kind kind,
+                                int (*match)(const gpo_rt_obj *o, const void *arg), const void *arg)
+{
+    gpo_rt_obj *found = NULL;
+    assert(kind >= 0 && kind < GPO_RT_KINDS && match);
+    pthread_mutex_lock(&r->lock);
+    for (gpo_rt_obj *o = r->heads[kind].next; o != &r->heads[kind]; o = o->next)
+        if (match(o, arg)) {
+            found = o;
+            break;
+        }
+    pthread_mutex_unlock(&r->lock);
+    return found;
+}
+
 gpo_rt_obj *gpo_rt_objects_pop(gpo_rt_objects *r, gpo_rt_kind kind)
 {
     assert(kind >= 0 && kind < GPO_RT_KINDS);

@@ -55,6 +55,15 @@ void gpo_rt_objects_remove(gpo_rt_objects *r, gpo_rt_obj *o);
  * *handle. */
 int gpo_rt_objects_owns(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind);
 
+/* The first live object of `kind` that `match` accepts, or NULL. For what
+ * is not found by its own address: a pinned host block is handed out by
+ * the host address the vendor gave, and a program's kernels are found by
+ * their program. `match` sees registered objects only, so it may read
+ * them; it runs under the registry's lock and must not call back into it. */
+gpo_rt_obj *gpo_rt_objects_find(gpo_rt_objects *r, gpo_rt_kind kind,
+                                int (*match)(const gpo_rt_obj *o, const void *arg),
+                                const void *arg);
+
 /* Removes and returns one object of `kind`, or NULL when none is left:
  * a session's close() releases what the caller did not. */
 gpo_rt_obj *gpo_rt_objects_pop(gpo_rt_objects *r, gpo_rt_kind kind);

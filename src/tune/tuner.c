@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "select.h"
 #include "tune/online.h"
 #include "tune/run.h"
 #include "tune/subject_callback.h"

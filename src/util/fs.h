@@ -28,7 +28,7 @@ gpuopt_status gpo_fs_path(const gpo_fs *fs, const char *path, char *out, size_t 
 /* Reads a whole (small) file into buf, NUL-terminated, trailing whitespace
  * trimmed. GPUOPT_ERR_NOT_FOUND when it does not exist, GPUOPT_ERR_IO when
  * it cannot be read. A file longer than cap-1 is truncated (sysfs values are
- * short; use gpo_fs_read_alloc for /proc/cpuinfo and friends). */
+ * short; use gpo_fs_read_alloc for /proc/cpuinfo and friends). cap > 0. */
 gpuopt_status gpo_fs_read(const gpo_fs *fs, const char *path, char *buf, size_t cap);
 
 /* gpo_fs_read with the path built by printf. */

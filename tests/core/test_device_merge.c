@@ -83,8 +83,8 @@ static void pci_normalise_accepts_bus_ids_and_rejects_the_rest(void **state)
     assert_string_equal(out, "0000:c1:1f.7");
     assert_int_equal(gpo_pci_normalise("17:00.0", out, sizeof out), 0);
     assert_string_equal(out, "0000:17:00.0");
-    const char *bad[] = {"", "17:00", "zz:00.0", "0000:17:00.8", "0000:17:20.0", "1:2:3:4.0",
-                         "0000:17:00.0x", "cuda:0", "0000:100:00.0"};
+    const char *bad[] = {"",          "17:00",         "zz:00.0", "0000:17:00.8", "0000:17:20.0",
+                         "1:2:3:4.0", "0000:17:00.0x", "cuda:0",  "0000:100:00.0"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(gpo_pci_normalise(bad[i], out, sizeof out), -1);
     assert_int_equal(gpo_pci_normalise(NULL, out, sizeof out), -1);
@@ -132,19 +132,15 @@ static void merge_refuses_a_device_with_no_route_left(void **state)
     a->n_routes = GPO_MAX_ROUTES;
     gpuopt_device *b = dev_with(NULL, "0000:17:00.0");
     assert_int_equal(gpo_device_merge(a, b), GPUOPT_ERR_OUT_OF_RANGE);
-    assert_int_equal(gpo_device_merge(NULL, b), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_device_merge(a, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     a->n_routes = 1;
     gpo_device_free(a);
     gpo_device_free(b);
 }
 
-static void device_list_push_frees_on_bad_input(void **state)
+static void device_list_grows_past_its_first_allocation(void **state)
 {
     (void)state;
     gpo_device_list list = {0};
-    assert_int_equal(gpo_device_list_push(NULL, gpo_device_new()), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_device_list_push(&list, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     for (int i = 0; i < 20; i++)
         assert_int_equal(gpo_device_list_push(&list, gpo_device_new()), GPUOPT_OK);
     assert_int_equal(list.n, 20);
@@ -162,7 +158,7 @@ int main(void)
         cmocka_unit_test(pci_normalise_accepts_bus_ids_and_rejects_the_rest),
         cmocka_unit_test(merge_keeps_primary_facts_fills_unknown_ones_and_adds_the_route),
         cmocka_unit_test(merge_refuses_a_device_with_no_route_left),
-        cmocka_unit_test(device_list_push_frees_on_bad_input),
+        cmocka_unit_test(device_list_grows_past_its_first_allocation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

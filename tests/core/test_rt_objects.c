@@ -92,6 +92,32 @@ static void pop_hands_back_every_object_once(void **state)
     gpo_rt_objects_destroy(&r);
 }
 
+static int holds(const gpo_rt_obj *o, const void *arg)
+{
+    return ((const thing *)o)->payload == *(const int *)arg;
+}
+
+static void find_returns_the_live_object_a_predicate_accepts(void **state)
+{
+    (void)state;
+    gpo_rt_objects r;
+    gpo_rt_objects_init(&r);
+    thing t[3];
+    for (int i = 0; i < 3; i++) {
+        t[i].payload = 10 + i;
+        gpo_rt_objects_add(&r, &t[i].obj, GPO_RT_PINNED);
+    }
+    int want = 11;
+    assert_ptr_equal(gpo_rt_objects_find(&r, GPO_RT_PINNED, holds, &want), &t[1].obj);
+    /* Only that kind, and only while registered. */
+    assert_null(gpo_rt_objects_find(&r, GPO_RT_BUFFER, holds, &want));
+    gpo_rt_objects_remove(&r, &t[1].obj);
+    assert_null(gpo_rt_objects_find(&r, GPO_RT_PINNED, holds, &want));
+    while (gpo_rt_objects_pop(&r, GPO_RT_PINNED))
+        ;
+    gpo_rt_objects_destroy(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -99,6 +125,7 @@ int main(void)
         cmocka_unit_test(a_freed_handle_is_refused_without_being_read),
         cmocka_unit_test(another_sessions_handle_is_refused),
         cmocka_unit_test(pop_hands_back_every_object_once),
+        cmocka_unit_test(find_returns_the_live_object_a_predicate_accepts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

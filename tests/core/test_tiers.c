@@ -238,7 +238,7 @@ static void rules_setting_undeclared_or_mistyped_knobs_fail(void **state)
     assert_int_equal(gpo_knob_set_int(p, "no.such.knob", 1, "x"), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpo_knob_set_bool(p, "launch.block_size", 1, "x"),
                      GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_knob_set_string(p, "launch.block_size", NULL, "x"),
+    assert_int_equal(gpo_knob_set_string(p, "launch.block_size", "256", "x"),
                      GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpo_knob_set_int(p, "launch.block_size", 256, "warp %d", 32), GPUOPT_OK);
     assert_int_equal(gpo_knob_set_int(p, "launch.block_size", 128, "again"), GPUOPT_OK);

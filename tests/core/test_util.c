@@ -42,7 +42,6 @@ static void fs_reads_are_prefixed_by_the_root_and_trimmed(void **state)
     char tiny[4];
     assert_int_equal(gpo_fs_read(&fs, "/value.txt", tiny, sizeof tiny), GPUOPT_OK);
     assert_string_equal(tiny, "  4");
-    assert_int_equal(gpo_fs_read(&fs, "/value.txt", tiny, 0), GPUOPT_ERR_INVALID_ARGUMENT);
     char *all;
     size_t len;
     assert_int_equal(gpo_fs_read_alloc(&fs, "/value.txt", &all, &len), GPUOPT_OK);
@@ -132,7 +131,7 @@ static void numbers_parse_strictly(void **state)
     const struct {
         const char *s;
         uint64_t v;
-    } ok[] = {{"4096", 4096},          {"256MiB", 256ull << 20}, {"16 GiB", 16ull << 30},
+    } ok[] = {{"4096", 4096},         {"256MiB", 256ull << 20}, {"16 GiB", 16ull << 30},
               {"2e9", 2000000000ull}, {"7.5e9", 7500000000ull}, {"64k", 65536},
               {"1.5KiB", 1536},       {"3GB", 3000000000ull}};
     for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++) {

@@ -22,6 +22,8 @@ const char *const dr_controlled_vars[] = {"GPUOPT_SYSFS_ROOT",
                                           "GPUOPT_NVRTC_LIBRARY",
                                           "GPUOPT_HIP_LIBRARY",
                                           "GPUOPT_OPENCL_LIBRARY",
+                                          "GPUOPT_EXAMPLE_LIBRARY",
+                                          "GPUOPT_KNOBS",
                                           "GPUOPT_FAKE_CUDA_DEVICES",
                                           "GPUOPT_FAKE_CUDA_INIT",
                                           "GPUOPT_FAKE_CUDA_DRIVER_VERSION",
@@ -102,7 +104,6 @@ static int one_of(const char *s, const char *const *set)
 void dr_assert_well_formed(const cJSON *root)
 {
     static const char *const statuses[] = {"ok", "info", "warning", "problem", NULL};
-    static const char *const backends[] = {"cuda", "rocm", "opencl", "cpu", NULL};
     assert_non_null(root);
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "accelerators_usable")));
     assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "accelerators")));
@@ -111,11 +112,16 @@ void dr_assert_well_formed(const cJSON *root)
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(root, "backends");
     assert_true(cJSON_IsArray(list));
     assert_true(cJSON_GetArraySize(list) >= 4);
+    /* Every finding belongs to a backend of the list. */
+    const char *backends[16] = {NULL};
+    int n_backends = 0;
     const cJSON *b;
     cJSON_ArrayForEach(b, list)
     {
         assert_true(dr_str(b, "name")[0] != '\0');
         assert_true(one_of(dr_str(b, "worst"), statuses));
+        assert_true(n_backends < 15);
+        backends[n_backends++] = dr_str(b, "name");
     }
     const cJSON *findings = cJSON_GetObjectItemCaseSensitive(root, "findings");
     assert_true(cJSON_IsArray(findings));
@@ -146,6 +152,11 @@ static int controlled(const char *entry)
 
 int dr_run_cli(const char *const *env, const char *const *args, char **out)
 {
+    return dr_run_program(GPO_CLI, env, args, out);
+}
+
+int dr_run_program(const char *program, const char *const *env, const char *const *args, char **out)
+{
     size_t n_env = 0, n_args = 0, k = 0;
     while (environ[n_env])
         n_env++;
@@ -162,7 +173,7 @@ int dr_run_cli(const char *const *env, const char *const *args, char **out)
             envp[k++] = *e;
     for (const char *const *e = env; e && *e; e++)
         envp[k++] = (char *)*e;
-    argv[0] = (char *)GPO_CLI;
+    argv[0] = (char *)program;
     for (size_t i = 0; i < n_args; i++)
         argv[i + 1] = (char *)args[i];
 
@@ -174,7 +185,7 @@ int dr_run_cli(const char *const *env, const char *const *args, char **out)
     posix_spawn_file_actions_addclose(&fa, fds[0]);
     posix_spawn_file_actions_addclose(&fa, fds[1]);
     pid_t pid;
-    int rc = posix_spawn(&pid, GPO_CLI, &fa, NULL, argv, envp);
+    int rc = posix_spawn(&pid, program, &fa, NULL, argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     close(fds[1]);
     free(envp);

@@ -38,6 +38,10 @@ extern const char *const dr_controlled_vars[];
  * not run or died); *out (may be NULL) gets stdout, malloc'd. */
 int dr_run_cli(const char *const *env, const char *const *args, char **out);
 
+/* The same with another program than GPO_CLI. */
+int dr_run_program(const char *program, const char *const *env, const char *const *args,
+                   char **out);
+
 /* 1 when dlopen of `name` works on this machine (used to skip cases that
  * need a library to be absent or present). */
 int dr_library_loads(const char *name);

@@ -465,6 +465,21 @@ static void icd_naming_a_missing_library_is_a_problem(void **state)
     cJSON_Delete(root);
 }
 
+static void a_chosen_loader_that_does_not_load_is_named_as_chosen(void **state)
+{
+    (void)state;
+    const char *env[] = {root_of("opencl-stale-icd"), "GPUOPT_NVRTC_LIBRARY=" GPO_FAKE_NVRTC,
+                         "GPUOPT_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1", NULL};
+    int rc;
+    cJSON *root = doctor_json(env, &rc);
+    assert_int_equal(rc, 1);
+    const cJSON *f = must(root, "opencl", "loader_library", "problem");
+    assert_non_null(strstr(dr_str(f, "summary"), "/nonexistent/libOpenCL.so.1"));
+    assert_true(dr_evidence_has(f, "GPUOPT_OPENCL_LIBRARY or the config file chose"));
+    assert_string_equal(dr_str(f, "path"), "/nonexistent/libOpenCL.so.1");
+    cJSON_Delete(root);
+}
+
 /* ---- This machine ---------------------------------------------------------------- */
 
 static void this_machine_as_it_is(void **state)
@@ -483,6 +498,9 @@ static void this_machine_as_it_is(void **state)
         const cJSON *f = must(root, "opencl", "icd_registry", "ok");
         assert_true(dr_evidence_has(f, "pocl.icd"));
         must(root, "opencl", "icd_library", "ok");
+        /* The platforms come from the backend's own load. */
+        f = must(root, "opencl", "loader_library", "ok");
+        assert_true(dr_evidence_has(f, "platform \"Portable Computing Language\""));
     }
     must(root, "cpu", "backend", "ok");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(root, "sysfs_root")));
@@ -535,6 +553,7 @@ int main(void)
         cmocka_unit_test(no_icd_registered_says_what_to_install),
         cmocka_unit_test(ocl_icd_vendors_pointing_at_an_empty_folder_is_read_instead),
         cmocka_unit_test(icd_naming_a_missing_library_is_a_problem),
+        cmocka_unit_test(a_chosen_loader_that_does_not_load_is_named_as_chosen),
         cmocka_unit_test(this_machine_as_it_is),
         cmocka_unit_test(unknown_option_is_a_usage_error),
         cmocka_unit_test(help_prints_usage_and_exits_0),

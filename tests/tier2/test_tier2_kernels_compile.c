@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "cuda/cuda_internal.h"
-#include "rocm/rocm_internal.h"
+#include "rocm/rocm_hiprtc.h"
 #include "util/strutil.h"
 #include "tier2/bench.h"
 

@@ -30,8 +30,11 @@ gpuopt_status ocl_fx_open(ocl_fx *fx)
     if (fx->load_status != GPUOPT_OK)
         return fx->load_status;
     gpuopt_status s = gpo_backend_opencl.enumerate(fx->state, &fx->env, &fx->list);
-    for (size_t i = 0; i < fx->list.n; i++)
+    /* What the core adds to each record (src/context.c, adopt_devices). */
+    for (size_t i = 0; i < fx->list.n; i++) {
+        fx->list.items[i]->routes[0].backend = &gpo_backend_opencl;
         fx->list.items[i]->routes[0].backend_state = fx->state;
+    }
     return s;
 }
 
@@ -42,6 +45,20 @@ void ocl_fx_free(ocl_fx *fx)
         gpo_backend_opencl.unload(fx->state);
     free(fx->cfg);
     memset(fx, 0, sizeof *fx);
+}
+
+gpuopt_device *ocl_fx_open_runtime_device(ocl_fx *fx, int any)
+{
+    if (ocl_fx_open(fx) != GPUOPT_OK) {
+        fprintf(stderr, "OpenCL did not load: %s (%s)\n", fx->report.reason, gpo_detail_get());
+        return NULL;
+    }
+    gpuopt_device *dev = any ? (fx->list.n ? fx->list.items[0] : NULL)
+                             : ocl_fx_find_type(fx, GPUOPT_DEVICE_TYPE_CPU);
+    if (!dev)
+        fprintf(stderr, "no OpenCL %s (is pocl-opencl-icd installed?)\n",
+                any ? "device" : "CPU device");
+    return dev;
 }
 
 gpuopt_device *ocl_fx_find_type(ocl_fx *fx, int type)

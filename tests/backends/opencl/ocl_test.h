@@ -29,6 +29,11 @@ void ocl_fx_init(ocl_fx *fx, const char *library);
 gpuopt_status ocl_fx_open(ocl_fx *fx);
 void ocl_fx_free(ocl_fx *fx);
 
+/* Opens (ocl_fx_open) and picks the device the runtime tests run on: the
+ * first one when `any` (synthetic devices), else PoCL's CPU device. NULL,
+ * with the reason on stderr, when there is none. */
+gpuopt_device *ocl_fx_open_runtime_device(ocl_fx *fx, int any);
+
 /* The device whose record says `type` (GPUOPT_DEVICE_TYPE_*), or NULL. */
 gpuopt_device *ocl_fx_find_type(ocl_fx *fx, int type);
 /* The device whose name contains `part`, or NULL. */

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "ocl_test.h"
-#include "opencl.h"
+#include "cl_device.h"
 #include "util/strutil.h"
 
 static cJSON *run_clinfo(void)

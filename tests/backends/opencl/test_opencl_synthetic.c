@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "ocl_test.h"
-#include "opencl.h"
+#include "cl_device.h"
 #include "util/strutil.h"
 
 #define FIXTURE(name) GPO_OPENCL_FIXTURES "/" name
@@ -70,7 +70,8 @@ static void devices_are_numbered_once_each_in_platform_order(void **state)
         assert_string_equal(in->backend, "opencl");
         assert_string_equal(in->name, names[i]);
         assert_int_equal(fx->list.items[i]->routes[0].index, (int32_t)i);
-        assert_ptr_equal(fx->list.items[i]->routes[0].backend, &gpo_backend_opencl);
+        assert_non_null(fx->list.items[i]->routes[0].priv);
+        assert_ptr_equal(fx->list.items[i]->routes[0].priv_free, gpo_ocl_priv_free);
         assert_int_equal(fx->list.items[i]->n_routes, 1);
     }
     assert_string_equal(fx->report.driver_version, "5.0, 535.104.05, 3590.0 (HSA1.1,LC), "

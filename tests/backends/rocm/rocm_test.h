@@ -8,7 +8,7 @@
 
 #include "backend_env.h"
 #include "backend.h"
-#include "rocm/rocm_internal.h"
+#include "rocm/rocm_backend.h"
 
 typedef struct rocm_env {
     gpo_config cfg;

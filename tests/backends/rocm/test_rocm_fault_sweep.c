@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "util/detail.h"
+#include "rocm/hip_api.h"
 #include "rocm_test.h"
 #include "util/strutil.h"
 

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "util/detail.h"
+#include "rocm/rocm_hiprtc.h"
 #include "rocm_test.h"
 
 static gpo_hiprtc rtc;

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "rocm/rocm_ids.h"
+#include "rocm/rocm_kfd.h"
 #include "rocm_test.h"
 
 static const char *const mi300a_node =

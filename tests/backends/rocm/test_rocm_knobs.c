@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include "arch/amd.h"
+#include "rocm/rocm_rules_env.h"
 #include "rocm_test.h"
 
 static char *read_docs(void)
@@ -33,8 +35,8 @@ static void every_rocm_knob_is_documented_in_the_rocm_section(void **state)
     char *next = strstr(section + 1, "\n## ");
     if (next)
         *next = '\0';
-    for (size_t i = 0; i < GPO_ROCM_N_KNOBS; i++) {
-        const gpo_knob_def *k = &gpo_rocm_knobs[i];
+    for (size_t i = 0; i < gpo_backend_rocm.n_knobs; i++) {
+        const gpo_knob_def *k = &gpo_backend_rocm.knobs[i];
         char cell[96];
         assert_int_equal(strncmp(k->name, "rocm.", 5), 0);
         assert_true(k->summary && k->summary[0]);
@@ -53,8 +55,8 @@ static void every_rocm_knob_is_documented_in_the_rocm_section(void **state)
 static void the_unsafe_knobs_say_so_and_only_one_exports(void **state)
 {
     (void)state;
-    for (size_t i = 0; i < GPO_ROCM_N_KNOBS; i++) {
-        const gpo_knob_def *k = &gpo_rocm_knobs[i];
+    for (size_t i = 0; i < gpo_backend_rocm.n_knobs; i++) {
+        const gpo_knob_def *k = &gpo_backend_rocm.knobs[i];
         if (strcmp(k->name, "rocm.gfx_override_advice") == 0) {
             assert_null(k->env); /* advice is never exported */
             assert_non_null(strstr(k->summary, "UNSAFE"));
@@ -71,7 +73,8 @@ static void value_to_gfx(const char *value, char *out, size_t cap)
 {
     unsigned major = 0, minor = 0, step = 0;
     assert_int_equal(sscanf(value, "%u.%u.%u", &major, &minor, &step), 3);
-    assert_int_equal(gpo_amd_gfx_from_version(major * 10000 + minor * 100 + step, out, cap), 0);
+    assert_int_equal(gpo_arch_amd_gfx_from_version(major * 10000 + minor * 100 + step, out, cap),
+                     0);
 }
 
 static void override_advice_covers_only_unlisted_targets_with_a_listed_twin(void **state)
@@ -89,7 +92,7 @@ static void override_advice_covers_only_unlisted_targets_with_a_listed_twin(void
     for (size_t i = 0; i < sizeof advised / sizeof advised[0]; i++) {
         const gpo_rocm_override *o = gpo_rocm_override_for(advised[i]);
         char as[16];
-        gpo_amd_arch_info a, b;
+        gpo_arch_amd_info a, b;
         if (!o)
             fail_msg("%s should be advised", advised[i]);
         assert_string_equal(o->gfx, advised[i]);
@@ -98,8 +101,8 @@ static void override_advice_covers_only_unlisted_targets_with_a_listed_twin(void
         assert_string_equal(as, o->as);
         /* The same family in the architecture table (the same wave size,
          * matrix units and features). */
-        assert_int_equal(gpo_amd_arch_lookup(o->gfx, &a), 0);
-        assert_int_equal(gpo_amd_arch_lookup(o->as, &b), 0);
+        assert_int_equal(gpo_arch_amd_lookup(o->gfx, &a), 0);
+        assert_int_equal(gpo_arch_amd_lookup(o->as, &b), 0);
         assert_int_equal(a.wavefront, b.wavefront);
         assert_int_equal(a.matrix, b.matrix);
         assert_int_equal(a.features, b.features);

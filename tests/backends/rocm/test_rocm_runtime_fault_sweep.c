@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "util/detail.h"
+#include "rocm/hip_rt_api.h"
 #include "rocm/rocm_runtime.h"
 #include "rocm_test.h"
 #include "util/strutil.h"

@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include "rocm/rocm_visible.h"
 #include "rocm_test.h"
 
 /* The four GPUs of the example in ROCR-Runtime's amd_filter_device.h,
@@ -19,7 +20,7 @@ static const char *const uuids4[] = {"GPU-babababababababa", "GPU-abbaabbaabbaab
 
 static size_t vis(const char *rocr, const char *hip, const char *cuda, size_t *order)
 {
-    return gpo_rocm_visible(rocr, hip, cuda, uuids4, 4, order, NULL, 0);
+    return gpo_rocm_visible(rocr, hip, cuda, uuids4, 4, order, NULL);
 }
 
 static void rocr_examples_from_the_runtime_header(void **state)
@@ -63,9 +64,11 @@ static void hip_indexes_apply_after_rocr_and_stop_at_the_first_invalid(void **st
 {
     size_t o[4];
     char why[256];
+    gpo_rocm_visibility v;
     (void)state;
     /* ROCr leaves 3,1,2; HIP's "2,0" picks ROCr's third then first. */
-    assert_int_equal(gpo_rocm_visible("3,1,2", "2,0", NULL, uuids4, 4, o, why, sizeof why), 2);
+    assert_int_equal(gpo_rocm_visible("3,1,2", "2,0", NULL, uuids4, 4, o, &v), 2);
+    gpo_rocm_visibility_describe(&v, why, sizeof why);
     assert_int_equal(o[0], 2);
     assert_int_equal(o[1], 3);
     assert_non_null(strstr(why, "ROCR_VISIBLE_DEVICES=\"3,1,2\" leaves 3 of 4"));
@@ -101,25 +104,96 @@ static void no_variables_keep_every_gpu_in_order(void **state)
 {
     size_t o[4];
     char why[64] = "stale";
+    gpo_rocm_visibility v;
     (void)state;
-    assert_int_equal(gpo_rocm_visible(NULL, NULL, NULL, uuids4, 4, o, why, sizeof why), 4);
+    assert_int_equal(gpo_rocm_visible(NULL, NULL, NULL, uuids4, 4, o, &v), 4);
     for (size_t i = 0; i < 4; i++)
         assert_int_equal(o[i], i);
+    assert_null(v.rocr.variable);
+    assert_null(v.hip.variable);
+    gpo_rocm_visibility_describe(&v, why, sizeof why);
     assert_string_equal(why, "");
 }
 
-static void null_and_empty_inputs(void **state)
+static void no_gpus_and_gpus_without_a_uuid(void **state)
 {
     size_t o[4];
     const char *none[] = {"", ""};
     (void)state;
-    assert_int_equal(gpo_rocm_visible(NULL, NULL, NULL, uuids4, 4, NULL, NULL, 0), 0);
-    assert_int_equal(gpo_rocm_visible(NULL, NULL, NULL, NULL, 4, o, NULL, 0), 0);
-    assert_int_equal(gpo_rocm_visible("0", NULL, NULL, NULL, 0, o, NULL, 0), 0);
-    /* GPUs without a UUID are still selectable by index, never by UUID. */
-    assert_int_equal(gpo_rocm_visible("GPU-00000", NULL, NULL, none, 2, o, NULL, 0), 0);
-    assert_int_equal(gpo_rocm_visible("1", NULL, NULL, none, 2, o, NULL, 0), 1);
+    assert_int_equal(gpo_rocm_visible("0", NULL, NULL, NULL, 0, o, NULL), 0);
+    /* GPUs without a UUID are still selectable by index; ROCr never
+     * matches them by UUID ("Invalid-UUID")... */
+    assert_int_equal(gpo_rocm_visible("GPU-00000", NULL, NULL, none, 2, o, NULL), 0);
+    assert_int_equal(gpo_rocm_visible("1", NULL, NULL, none, 2, o, NULL), 1);
     assert_int_equal(o[0], 1);
+    /* ...while HIP knows them as "GPU-XX" (ROCr's HSA_AMD_AGENT_INFO_UUID
+     * for a GPU without a unique id), which an entry can name. */
+    const char *mixed[] = {"GPU-babababababababa", ""};
+    assert_int_equal(gpo_rocm_visible(NULL, "GPU-XX", NULL, mixed, 2, o, NULL), 1);
+    assert_int_equal(o[0], 1);
+}
+
+static void each_filter_says_where_and_why_reading_stopped(void **state)
+{
+    size_t o[4];
+    gpo_rocm_visibility v;
+    char why[512];
+    (void)state;
+    /* ROCr: a repeat ends the list; the entries are counted as written. */
+    assert_int_equal(gpo_rocm_visible("1, 0x1 ,2", NULL, NULL, uuids4, 4, o, &v), 1);
+    assert_string_equal(v.rocr.variable, "ROCR_VISIBLE_DEVICES");
+    assert_int_equal(v.rocr.in, 4);
+    assert_int_equal(v.rocr.out, 1);
+    assert_int_equal(v.rocr.entries, 3);
+    assert_string_equal(v.rocr.stop, "0x1");
+    assert_non_null(strstr(v.rocr.why, "again"));
+    assert_null(v.hip.variable);
+    /* ROCr reads no more entries than there are GPUs: the junk after the
+     * fourth is never looked at. */
+    assert_int_equal(gpo_rocm_visible("0,1,2,3,junk", NULL, NULL, uuids4, 4, o, &v), 4);
+    assert_int_equal(v.rocr.entries, 5);
+    assert_string_equal(v.rocr.stop, "");
+    assert_string_equal(v.rocr.why, "");
+    /* HIP counts what ROCr left; a trailing comma adds no entry. */
+    assert_int_equal(gpo_rocm_visible("3,1", "1,2,", NULL, uuids4, 4, o, &v), 1);
+    assert_int_equal(v.hip.in, 2);
+    assert_int_equal(v.hip.out, 1);
+    assert_int_equal(v.hip.entries, 2);
+    assert_string_equal(v.hip.stop, "2");
+    assert_non_null(strstr(v.hip.why, "ROCR_VISIBLE_DEVICES leaves 2 GPUs"));
+    gpo_rocm_visibility_describe(&v, why, sizeof why);
+    assert_non_null(strstr(why, "HIP_VISIBLE_DEVICES=\"1,2,\" leaves 1 of 2 (reading stopped at "
+                                "'2': index 2"));
+    /* CUDA_VISIBLE_DEVICES is HIP's list only when HIP's own is empty. */
+    assert_int_equal(gpo_rocm_visible(NULL, "", "01", uuids4, 4, o, &v), 0);
+    assert_string_equal(v.hip.variable, "CUDA_VISIBLE_DEVICES");
+    assert_non_null(strstr(v.hip.why, "not an index as HIP reads one"));
+    /* Set and empty: ROCr shows nothing, with no entry to blame. */
+    assert_int_equal(gpo_rocm_visible("", NULL, NULL, uuids4, 4, o, &v), 0);
+    assert_int_equal(v.rocr.entries, 0);
+    assert_string_equal(v.rocr.why, "");
+}
+
+static void the_entry_behind_a_hip_device_is_read_as_hip_reads_the_list(void **state)
+{
+    char e[32];
+    (void)state;
+    /* HIP device 0 under "1,0" came from entry "1". */
+    assert_int_equal(gpo_rocm_hip_list_entry("1,0", 0, e, sizeof e), 0);
+    assert_string_equal(e, "1");
+    /* Repeats are skipped: device 1 under "1,1,0" is "0". */
+    assert_int_equal(gpo_rocm_hip_list_entry("1,1,0", 1, e, sizeof e), 0);
+    assert_string_equal(e, "0");
+    /* UUID text is an entry as written. */
+    assert_int_equal(gpo_rocm_hip_list_entry("GPU-abba,2", 0, e, sizeof e), 0);
+    assert_string_equal(e, "GPU-abba");
+    /* HIP stops at " 1" (not canonical) and at an empty entry: there is no
+     * device behind what follows. */
+    assert_int_equal(gpo_rocm_hip_list_entry("0, 1", 1, e, sizeof e), -1);
+    assert_int_equal(gpo_rocm_hip_list_entry("0,,1", 1, e, sizeof e), -1);
+    assert_int_equal(gpo_rocm_hip_list_entry("0", 1, e, sizeof e), -1);
+    /* An entry that does not fit the output is no answer. */
+    assert_int_equal(gpo_rocm_hip_list_entry("GPU-babababababababa", 0, e, 8), -1);
 }
 
 static void backend_kfd_listing_honours_the_variables(void **state)
@@ -159,7 +233,9 @@ int main(void)
         cmocka_unit_test(hip_indexes_apply_after_rocr_and_stop_at_the_first_invalid),
         cmocka_unit_test(cuda_visible_devices_counts_only_when_hips_is_unset_or_empty),
         cmocka_unit_test(no_variables_keep_every_gpu_in_order),
-        cmocka_unit_test(null_and_empty_inputs),
+        cmocka_unit_test(no_gpus_and_gpus_without_a_uuid),
+        cmocka_unit_test(each_filter_says_where_and_why_reading_stopped),
+        cmocka_unit_test(the_entry_behind_a_hip_device_is_read_as_hip_reads_the_list),
         cmocka_unit_test(backend_kfd_listing_honours_the_variables),
     };
     return cmocka_run_group_tests(tests, rocm_test_clean_env, NULL);

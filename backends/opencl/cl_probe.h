@@ -1,39 +1,15 @@
-/* Internals shared by the OpenCL backend's files: the loaded state, the
- * facts read from each device, and the entry points of each file. Nothing
- * here leaves backends/opencl/ except through gpo_backend_opencl. */
-#ifndef GPO_OPENCL_H
-#define GPO_OPENCL_H
+/* Reading the facts of one OpenCL device (cl_probe.c): clGetDeviceInfo,
+ * the vendor extension queries, and a probe kernel where a fact is only
+ * known to a built kernel. */
+#ifndef GPO_CL_PROBE_H
+#define GPO_CL_PROBE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backend.h"
-#include "cl_api.h"
-#include "util/fs.h"
+#include "cl_load.h"
 
-#define OCL_DEFAULT_LIBRARY "libOpenCL.so.1"
 #define OCL_MAX_SUB_GROUP_SIZES 16
-
-typedef struct ocl_platform {
-    cl_platform_id id;
-    char name[256];
-    char vendor[256];
-    char version[256]; /* "OpenCL 3.0 PoCL 3.1+debian ..." */
-    int ver_major, ver_minor;
-    cl_device_id *devices;
-    cl_uint n_devices;
-    cl_int devices_err; /* clGetDeviceIDs result other than CL_DEVICE_NOT_FOUND */
-} ocl_platform;
-
-typedef struct ocl_state {
-    void *lib;
-    ocl_api api;
-    char library[GPO_PATH_MAX];
-    ocl_platform *platforms;
-    cl_uint n_platforms;
-    const gpo_logger *log; /* the context's logger; lives as long as the context */
-    uint64_t platforms_ns; /* clGetPlatformIDs, for the debug log and the benchmark */
-} ocl_state;
 
 /* How the preferred work-group size multiple was learnt. */
 typedef enum ocl_pref_source {
@@ -92,49 +68,21 @@ typedef struct ocl_facts {
     char cpu_arch[64];   /* PoCL HSTR: "skylake-avx512" */
 } ocl_facts;
 
-/* What a device record's route carries (route->priv). */
-typedef struct ocl_dev_priv {
-    ocl_facts facts;
-    char platform_name[256];
-    char platform_vendor[256];
-    char platform_version[256];
-    char other_platforms[512]; /* platforms that also expose this device, "; "-joined */
-} ocl_dev_priv;
-
-/* cl_load.c */
-gpuopt_status gpo_ocl_load(const gpo_backend_env *env, void **state, gpo_backend_report *report);
-void gpo_ocl_unload(void *state);
-
-/* cl_probe.c: reads every fact of one device. On failure of a required
- * query returns GPUOPT_ERR_DRIVER with the detail set; optional queries
- * leave the fact unknown. Free with gpo_ocl_facts_free. */
+/* Reads every fact of device `dev` of platform `plat`. On failure of a
+ * required query returns GPUOPT_ERR_DRIVER (GPUOPT_ERR_NO_MEMORY) with the
+ * detail set; optional queries leave the fact unknown. Free with
+ * gpo_ocl_facts_free (NULL is fine). */
 gpuopt_status gpo_ocl_facts_read(const ocl_api *api, const ocl_platform *plat, int platform_index,
                                  cl_device_id dev, ocl_facts *f);
 void gpo_ocl_facts_free(ocl_facts *f);
+
 /* Builds a one-line kernel to learn CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE
  * (for devices older than OpenCL 3.0). Sets pref_multiple/pref_source. */
 gpuopt_status gpo_ocl_probe_preferred_multiple(const ocl_api *api, ocl_facts *f);
-gpuopt_status gpo_ocl_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes);
 
-/* cl_device.c */
-gpuopt_status gpo_ocl_enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out);
-void gpo_ocl_priv_free(void *priv);
-/* The vendor's short name for a PCI vendor id ("NVIDIA"), NULL when unknown. */
-const char *gpo_ocl_vendor_short(cl_uint vendor_id);
-
-/* cl_rules.c */
-gpuopt_status gpo_ocl_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
-                            struct gpuopt_plan *plan);
-gpuopt_status gpo_ocl_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
-                            struct gpuopt_plan *plan);
-#define OCL_N_KNOBS 3
-extern const gpo_knob_def gpo_ocl_knobs[OCL_N_KNOBS];
-
-/* cl_runtime.c */
-extern const gpo_runtime_ops gpo_ocl_runtime_ops;
-
-/* cl_doctor.c: the OpenCL block of gpuopt_doctor (gpo_backend_opencl.diagnose). */
-struct gpo_dr_run;
-void gpo_dr_check_opencl(struct gpo_dr_run *run);
+/* The device's free memory now, where its driver says
+ * (GPUOPT_ERR_UNSUPPORTED elsewhere). */
+gpuopt_status gpo_ocl_facts_free_memory(const ocl_api *api, const ocl_facts *f,
+                                        uint64_t *free_bytes);
 
 #endif

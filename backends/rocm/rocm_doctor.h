@@ -1,0 +1,9 @@
+/* The ROCm block of gpuopt_doctor (rocm_doctor.c), the ops table's
+ * `diagnose`. */
+#ifndef GPO_ROCM_DOCTOR_H
+#define GPO_ROCM_DOCTOR_H
+
+struct gpo_dr_run;
+void gpo_dr_check_rocm(struct gpo_dr_run *run);
+
+#endif
