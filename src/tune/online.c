@@ -37,8 +37,11 @@ gpuopt_status gpo_online_start(const gpo_run_spec *spec, gpo_online **out)
     const uint32_t *idx = found == GPO_RUN_HIT && gpo_result_best_index(hit) >= 0
                               ? gpo_point_indices(gpo_result_point(hit, gpo_result_best_index(hit)))
                               : NULL;
-    if (idx && gpo_space_is_legal(gpo_run_space(o->r), idx)) {
-        st = gpo_point_create(gpo_run_space(o->r), idx, &o->best);
+    const gpuopt_space *space = NULL;
+    if (idx)
+        st = gpo_run_space(o->r, &space);
+    if (space && st == GPUOPT_OK && gpo_space_is_legal(space, idx)) {
+        st = gpo_point_create(space, idx, &o->best);
         o->done = st == GPUOPT_OK;
     }
     gpuopt_result_destroy(hit);

@@ -95,16 +95,21 @@ gpuopt_status gpo_run_begin(const gpo_run_spec *spec, gpo_run **out)
     r->best_ns = -1;
     r->best = r->runner = r->incumbent = -1;
     r->keyed = spec->cache && spec->key && spec->cache_mode != GPUOPT_CACHE_OFF;
-    gpuopt_status st = gpo_space_clone(spec->space, &r->space);
-    if (st == GPUOPT_OK && spec->ops->constrain)
-        st = spec->ops->constrain(&r->sc, r->space);
-    r->sc.space = r->space;
-    if (st != GPUOPT_OK) {
-        gpo_run_end(r);
-        return st;
-    }
     *out = r;
     return GPUOPT_OK;
+}
+
+/* The run's own space, made on first need (a cache hit needs none): the
+ * spec's with the subject's limits added. */
+static gpuopt_status own_space(gpo_run *r)
+{
+    if (r->space)
+        return GPUOPT_OK;
+    gpuopt_status st = gpo_space_clone(r->spec.space, &r->space);
+    if (st == GPUOPT_OK && r->spec.ops->constrain)
+        st = r->spec.ops->constrain(&r->sc, r->space);
+    r->sc.space = r->space;
+    return st;
 }
 
 void gpo_run_set_seconds(gpo_run *r, double seconds)
@@ -117,7 +122,9 @@ static gpuopt_status setup(gpo_run *r)
 {
     if (r->set_up)
         return GPUOPT_OK;
-    gpuopt_status st = r->spec.ops->setup(&r->sc);
+    gpuopt_status st = own_space(r);
+    if (st == GPUOPT_OK)
+        st = r->spec.ops->setup(&r->sc);
     r->set_up = st == GPUOPT_OK;
     return st;
 }
@@ -143,9 +150,11 @@ gpo_search *gpo_run_search(gpo_run *r)
     return r->search;
 }
 
-const gpuopt_space *gpo_run_space(const gpo_run *r)
+gpuopt_status gpo_run_space(gpo_run *r, const gpuopt_space **out)
 {
-    return r->space;
+    gpuopt_status st = own_space(r);
+    *out = r->space;
+    return st;
 }
 
 gpuopt_status gpo_run_fatal(const gpo_run *r)
@@ -444,7 +453,8 @@ static int stored(const gpo_run *r, const cJSON *o, uint32_t *idx, gpo_eval *ev)
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "status");
     ev->status = cJSON_IsString(s) ? gpo_cache_status_parse(s->valuestring) : -1;
     if (ev->status < 0 ||
-        gpo_space_params_idx(r->space, cJSON_GetObjectItemCaseSensitive(o, "params"), idx) != 0)
+        gpo_space_params_idx(r->spec.space, cJSON_GetObjectItemCaseSensitive(o, "params"), idx) !=
+            0)
         return -1;
     ev->compile_ms = num(o, "compile_ms", -1);
     double median = num(o, "median_ns", -1), runs = num(o, "runs", 0);
@@ -567,6 +577,8 @@ gpuopt_status gpo_run_verify(gpo_run *r, gpuopt_result **out)
                  "tuner: cached result found, but the %s changed: re-timing the stored winner "
                  "and runner-up",
                  changed);
+    if ((st = own_space(r)) != GPUOPT_OK)
+        goto out;
     if (!(cfg[0] = stored_point(r, hit->best))) {
         st = r->fatal;
         goto verdict;

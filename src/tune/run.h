@@ -95,9 +95,8 @@ typedef struct gpo_run_spec {
 
 typedef struct gpo_run gpo_run;
 
-/* Starts a run; copies the space and adds the subject's limits. Nothing
- * is set up yet: a cache hit needs nothing more. The spec's pointers must
- * stay valid until gpo_run_end. */
+/* Starts a run. Nothing is copied or set up yet: a cache hit needs nothing
+ * more. The spec's pointers must stay valid until gpo_run_end. */
 gpuopt_status gpo_run_begin(const gpo_run_spec *spec, gpo_run **out);
 /* Sets the time budget (seconds from now; 0: none) before tuning. */
 void gpo_run_set_seconds(gpo_run *r, double seconds);
@@ -138,8 +137,9 @@ gpuopt_status gpo_run_finish(gpo_run *r, const cJSON *payload, gpuopt_result **o
  * (resuming a killed run's points). */
 gpuopt_status gpo_run_start(gpo_run *r);
 gpo_search *gpo_run_search(gpo_run *r);
-/* The run's space: the spec's with the subject's limits. */
-const gpuopt_space *gpo_run_space(const gpo_run *r);
+/* The run's space: the spec's with the subject's limits (made on first
+ * need). */
+gpuopt_status gpo_run_space(gpo_run *r, const gpuopt_space **out);
 /* Prepares c (the subject set up first, once) and runs it once, checked:
  * GPO_CAND_* or GPO_FATAL (then gpo_run_fatal says why); *p set on OK, released with
  * gpo_run_release. *ns (may be NULL) receives the run's time. */
