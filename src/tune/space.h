@@ -102,7 +102,7 @@ typedef struct gpo_space_iter {
     /* private */
     int32_t depth; /* deepest parameter walked (counting stops early) */
     int32_t level; /* parameter being decided */
-    int state;     /* see space_walk.c */
+    int state;     /* the walk's step (space.c) */
     int seeking;   /* keep deeper positions given to seek */
     /* Work bound: walk steps so far, and the most allowed (0: none). A
      * walk past it stops as if done with gave_up set. Constraints are
@@ -150,7 +150,7 @@ typedef struct gpo_sampler gpo_sampler;
 gpuopt_status gpo_sampler_create(const gpuopt_space *space, gpo_sampler **out);
 void gpo_sampler_destroy(gpo_sampler *sm);
 /* Draws a legal configuration into idx: 1, or 0 when none exists. Uniform
- * while rejection or the index serve (see space_sample.c); the last-resort
+ * while rejection or the index serve (space.c, the sampler); the last-resort
  * walk mode is not. */
 int gpo_sampler_draw(gpo_sampler *sm, gpo_rng *rng, uint32_t *idx);
 /* How draws are served now: "rejection", "index", "walk" (for docs/tests). */
