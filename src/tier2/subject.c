@@ -13,6 +13,8 @@ static gpuopt_status bench_setup(gpo_subject_ctx *sc)
     gpuopt_status st = GPUOPT_OK;
     if (!job->set_up && (st = job->bench->setup(job)) == GPUOPT_OK)
         job->set_up = 1;
+    else if (st && job->bench->teardown)
+        job->bench->teardown(job); /* what a failed setup made half-way */
     sc->validated = job->bench->check != NULL;
     return st;
 }
