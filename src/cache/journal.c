@@ -257,9 +257,12 @@ static int check_cand(const cJSON *o, char *why, size_t cap)
 
 /* Applies one record line. 0 on success (unknown kinds are skipped: a
  * later library of the same schema may add some); -1 with `why`. */
+/* Applies one line; `finished` (17 bytes) receives the tune id of an
+ * "entry" line ("" for any other). */
 static int apply_line(gpo_cidx *ix, const char *raw, size_t len, int strict, size_t *cands,
-                      char *why, size_t cap)
+                      char *finished, char *why, size_t cap)
 {
+    finished[0] = '\0';
     if (!strict && quick_cand(raw, len)) {
         (*cands)++;
         return 0;
@@ -293,6 +296,7 @@ static int apply_line(gpo_cidx *ix, const char *raw, size_t len, int strict, siz
             cJSON_Delete(it->record);
             it->record = o;
             memcpy(it->record_tune, tune, sizeof tune);
+            memcpy(finished, tune, sizeof tune);
             if (tune[0] && strcmp(tune, it->open_tune) == 0) {
                 cJSON_Delete(it->open_begin);
                 it->open_begin = NULL;
@@ -363,13 +367,76 @@ static void apply_header(gpo_cidx *ix, const char *raw, size_t len, gpo_journal_
     ix->header = o;
 }
 
+/* A "begin" line as cache.c writes it: {"t":"begin","key":"<16 hex>",
+ * "tune":"<16 hex>",...; its tune id in tune[17]. */
+static int quick_begin(const char *raw, size_t len, char tune[17])
+{
+    static const char pre[] = "{\"t\":\"begin\",\"key\":\"", mid[] = "\",\"tune\":\"";
+    size_t p = sizeof pre - 1, m = sizeof mid - 1;
+    if (len < p + 16 + m + 17 || memcmp(raw, pre, p) != 0 || memcmp(raw + p + 16, mid, m) != 0 ||
+        raw[p + 16 + m + 16] != '"')
+        return 0;
+    memcpy(tune, raw + p + 16 + m, 16);
+    tune[16] = '\0';
+    uint64_t v;
+    return gpo_cache_parse16(tune, &v) == 0;
+}
+
+/* A begin line put off until the end of its chunk: most are followed by
+ * their tune's entry there, which supersedes them, so they need no parse. */
+typedef struct deferred {
+    size_t pos, n, line;
+    char tune[17];
+} deferred;
+
+typedef struct deferrals {
+    deferred *v;
+    size_t n, cap;
+} deferrals;
+
+static int defer(deferrals *d, size_t pos, size_t n, size_t line, const char *tune)
+{
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 16;
+        deferred *v = realloc(d->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        d->v = v;
+        d->cap = cap;
+    }
+    d->v[d->n++] = (deferred){pos, n, line, {0}};
+    memcpy(d->v[d->n - 1].tune, tune, 17);
+    return 0;
+}
+
+/* Applies line `line` (buf[pos, pos + n)); 0, or -1 when the chunk must
+ * stop there (a bad line without GPO_J_SKIP_BAD). */
+static int apply_at(gpo_cidx *ix, const char *buf, size_t pos, size_t n, size_t line, int flags,
+                    char *finished, gpo_journal_scan *scan)
+{
+    if (n <= GPO_CACHE_LINE_MAX && !apply_line(ix, buf + pos, n, flags & GPO_J_STRICT, &scan->cands,
+                                               finished, scan->problem, sizeof scan->problem))
+        return 0;
+    if (n > GPO_CACHE_LINE_MAX)
+        gpo_snprintf(scan->problem, sizeof scan->problem, "a line of %zu bytes", n);
+    if (!scan->bad)
+        scan->bad_line = line;
+    scan->bad++;
+    if (flags & GPO_J_SKIP_BAD)
+        return 0;
+    scan->status = GPO_J_CORRUPT;
+    return -1;
+}
+
 void gpo_journal_apply(gpo_cidx *ix, const char *buf, size_t len, size_t first_line, int flags,
                        gpo_journal_scan *scan)
 {
     memset(scan, 0, sizeof *scan);
     scan->status = GPO_J_OK;
     scan->schema = ix->header ? GPO_CACHE_SCHEMA : 0;
+    deferrals d = {NULL, 0, 0};
     size_t pos = 0, line = first_line;
+    char tune[17];
     while (pos < len) {
         const char *nl = memchr(buf + pos, '\n', len - pos);
         if (!nl)
@@ -381,20 +448,15 @@ void gpo_journal_apply(gpo_cidx *ix, const char *buf, size_t len, size_t first_l
             apply_header(ix, buf + pos, n, scan);
             if (scan->status != GPO_J_OK) {
                 scan->bad_line = 1;
-                return;
+                goto out;
             }
-        } else if (n > GPO_CACHE_LINE_MAX ||
-                   apply_line(ix, buf + pos, n, flags & GPO_J_STRICT, &scan->cands, scan->problem,
-                              sizeof scan->problem)) {
-            if (n > GPO_CACHE_LINE_MAX)
-                gpo_snprintf(scan->problem, sizeof scan->problem, "a line of %zu bytes", n);
-            if (!scan->bad)
-                scan->bad_line = line;
-            scan->bad++;
-            if (!(flags & GPO_J_SKIP_BAD)) {
-                scan->status = GPO_J_CORRUPT;
-                return;
-            }
+        } else if (flags & GPO_J_STRICT || !quick_begin(buf + pos, n, tune) ||
+                   defer(&d, pos, n, line, tune)) {
+            if (apply_at(ix, buf, pos, n, line, flags, tune, scan))
+                goto out;
+            for (size_t i = 0; tune[0] && i < d.n; i++)
+                if (strcmp(d.v[i].tune, tune) == 0)
+                    d.v[i].tune[0] = '\0'; /* finished: nothing to keep of it */
         }
         pos = (size_t)(nl - buf) + 1;
         scan->consumed = pos;
@@ -403,8 +465,15 @@ void gpo_journal_apply(gpo_cidx *ix, const char *buf, size_t len, size_t first_l
         line++;
     }
     scan->torn = len - pos;
+    /* The begins whose tune did not finish in this chunk, in file order. */
+    for (size_t i = 0; i < d.n; i++)
+        if (d.v[i].tune[0] &&
+            apply_at(ix, buf, d.v[i].pos, d.v[i].n, d.v[i].line, flags, tune, scan))
+            goto out;
     if (!ix->header && scan->status == GPO_J_OK)
         scan->status = GPO_J_EMPTY;
+out:
+    free(d.v);
 }
 
 void gpo_journal_each(const char *buf, size_t len, gpo_journal_line_fn fn, void *user)

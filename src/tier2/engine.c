@@ -166,16 +166,17 @@ static gpuopt_status begin(gpo_t2 *t2, job_run *j, const gpo_t2_bench *b, gpo_ca
                                 job->workload};
     if ((st = gpo_run_begin(s, &j->run)) != GPUOPT_OK)
         return st;
-    int found = gpo_run_lookup(j->run, &j->answer);
+    int found = gpo_run_lookup(j->run, NULL);
     if (found < 0)
         return (gpuopt_status)-found;
     j->what = found == GPO_RUN_CHANGED ? JOB_VERIFY : JOB_MEASURE;
+    const gpo_cache_hit *hit = gpo_run_hit(j->run);
     const cJSON *knobs =
-        j->answer ? cJSON_GetObjectItemCaseSensitive(gpo_result_payload(j->answer), "knobs") : NULL;
-    if (found != GPO_RUN_HIT || !cJSON_IsArray(knobs))
+        found == GPO_RUN_HIT ? cJSON_GetObjectItemCaseSensitive(hit->payload, "knobs") : NULL;
+    if (!cJSON_IsArray(knobs))
         return GPUOPT_OK; /* a record without knobs is not ours: measure */
     char day[32], suffix[64];
-    day_of(gpo_result_time(j->answer), day, sizeof day);
+    day_of(hit->time, day, sizeof day);
     gpo_snprintf(suffix, sizeof suffix, " (measured %s, from the tuning cache)", day);
     hook("hit", job->kind);
     j->what = JOB_HIT;

@@ -147,15 +147,14 @@ void gpo_result_set_validated(gpuopt_result *res, int validated)
     res->validated = validated;
 }
 
-int gpo_result_set_origin(gpuopt_result *res, int32_t from, int64_t time, uint32_t changed,
-                          const cJSON *payload)
+void gpo_result_set_origin(gpuopt_result *res, int32_t from, int64_t time, uint32_t changed,
+                           cJSON *payload)
 {
     res->from_cache = from;
     res->time = time;
     res->changed = changed;
     cJSON_Delete(res->payload);
-    res->payload = payload ? cJSON_Duplicate(payload, 1) : NULL;
-    return payload && !res->payload ? -1 : 0;
+    res->payload = payload;
 }
 
 static double num(const cJSON *o, const char *name, double fallback)

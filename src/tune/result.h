@@ -48,9 +48,9 @@ void gpo_result_set_runner(gpuopt_result *res, int32_t index);
 void gpo_result_set_validated(gpuopt_result *res, int validated);
 /* An answer from the cache: GPO_FROM_*, when it was measured (seconds
  * since the epoch), the soft fields that changed since (GPO_SOFT_*), and
- * the record's payload (copied; may be NULL). -1 on allocation failure. */
-int gpo_result_set_origin(gpuopt_result *res, int32_t from, int64_t time, uint32_t changed,
-                          const cJSON *payload);
+ * the record's payload (taken; may be NULL). */
+void gpo_result_set_origin(gpuopt_result *res, int32_t from, int64_t time, uint32_t changed,
+                           cJSON *payload);
 /* One entry of the final re-timing (point index and its statistics); -1
  * on allocation failure. */
 int gpo_result_add_final(gpuopt_result *res, int32_t index, const gpo_stats *stats);

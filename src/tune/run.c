@@ -472,6 +472,18 @@ static int stored(const gpo_run *r, const cJSON *o, uint32_t *idx, gpo_eval *ev)
     return 0;
 }
 
+/* The hit's payload, taken out of its record (the hit is ours, freed soon
+ * after): no copy. */
+static cJSON *take_payload(gpo_cache_hit *hit)
+{
+    cJSON *p = cJSON_DetachItemFromObjectCaseSensitive(hit->record, "payload");
+    hit->payload = NULL;
+    if (cJSON_IsObject(p))
+        return p;
+    cJSON_Delete(p);
+    return NULL;
+}
+
 static gpuopt_result *new_result(gpo_run *r)
 {
     gpuopt_result *res = gpo_result_new(&r->spec.info, r->spec.space);
@@ -482,7 +494,7 @@ static gpuopt_result *new_result(gpo_run *r)
 
 /* The stored winner and runner-up as the answer; NULL with *st when the
  * record cannot serve (GPUOPT_ERR_NOT_FOUND: its winner does not fit). */
-static gpuopt_result *from_hit(gpo_run *r, const gpo_cache_hit *hit, gpuopt_status *st)
+static gpuopt_result *from_hit(gpo_run *r, gpo_cache_hit *hit, gpuopt_status *st)
 {
     uint32_t idx[GPO_SPACE_MAX_PARAMS + 1];
     gpo_eval ev;
@@ -505,8 +517,8 @@ static gpuopt_result *from_hit(gpo_run *r, const gpo_cache_hit *hit, gpuopt_stat
         }
     }
     gpo_result_set_record(res, hit->record, "cached");
-    if (gpo_result_set_origin(res, GPO_FROM_CACHE, hit->time, hit->changed, hit->payload) == 0)
-        return res;
+    gpo_result_set_origin(res, GPO_FROM_CACHE, hit->time, hit->changed, take_payload(hit));
+    return res;
 nomem:
     gpuopt_result_destroy(res);
     *st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory answering from the cache");
@@ -515,7 +527,8 @@ nomem:
 
 int gpo_run_lookup(gpo_run *r, gpuopt_result **out)
 {
-    *out = NULL;
+    if (out)
+        *out = NULL;
     if (!r->keyed || r->spec.cache_mode != GPUOPT_CACHE_USE)
         return GPO_RUN_MISS;
     gpo_cache_hit *hit = NULL;
@@ -538,12 +551,21 @@ int gpo_run_lookup(gpo_run *r, gpuopt_result **out)
             gpo_cache_hit_free(hit);
         return verify ? GPO_RUN_CHANGED : GPO_RUN_MISS;
     }
+    if (!out) {
+        r->hit = hit; /* the caller reads the record itself (gpo_run_hit) */
+        return GPO_RUN_HIT;
+    }
     *out = from_hit(r, hit, &st);
     gpo_cache_hit_free(hit);
     if (st == GPUOPT_ERR_NO_MEMORY)
         return -st;
     /* A winner that no longer maps is measured again. */
     return *out ? GPO_RUN_HIT : GPO_RUN_MISS;
+}
+
+const gpo_cache_hit *gpo_run_hit(const gpo_run *r)
+{
+    return r->hit;
 }
 
 /* The stored point `o` as a point of the run's space, legal there; NULL
@@ -624,12 +646,12 @@ verdict:;
         goto out;
     }
     gpuopt_result *res = new_result(r);
-    if (!res || gpo_result_set_origin(res, GPO_FROM_CACHE_VERIFIED, hit->time, hit->changed,
-                                      hit->payload) != 0) {
-        gpuopt_result_destroy(res);
+    if (!res) {
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory answering from the cache");
         goto out;
     }
+    gpo_result_set_origin(res, GPO_FROM_CACHE_VERIFIED, hit->time, hit->changed,
+                          take_payload(r->hit));
     gpo_result_set_validated(res, r->sc.validated);
     gpo_result_set_record(res, hit->record, "cached, re-verified");
     for (int32_t i = 0; i < k; i++) {

@@ -112,8 +112,12 @@ enum { GPO_RUN_MISS = 0, GPO_RUN_HIT = 1, GPO_RUN_CHANGED = 2 };
  * when a soft field changed and the winner can be re-verified, or
  * GPO_RUN_MISS (also when the stored winner no longer fits the space, or
  * the record is unfinished or cut short). Negative: a fatal status
- * (-status; allocation). */
+ * (-status; allocation). With out NULL a hit builds no answer: the caller
+ * reads the record (gpo_run_hit), as tier 2 does for its payload. */
 int gpo_run_lookup(gpo_run *r, gpuopt_result **out);
+/* The record of a hit found with out NULL, or of a changed one; NULL
+ * otherwise. */
+const gpo_cache_hit *gpo_run_hit(const gpo_run *r);
 
 /* Trust-but-verify of a GPO_RUN_CHANGED record: GPUOPT_OK with *out the
  * answer (GPO_FROM_CACHE_VERIFIED, the payload in it) when the stored
