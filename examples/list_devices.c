@@ -48,7 +48,7 @@ static gpuopt_status print_devices(gpuopt_context *ctx, const gpuopt_device *sel
         gpuopt_device_info info;
         memset(&info, 0, sizeof info);
         info.struct_size = sizeof info;
-        st = report("reading a device", gpuopt_device_get(ctx, i, &dev));
+        st = report("reading a device", gpuopt_device_at(ctx, i, &dev));
         if (st == GPUOPT_OK)
             st = report("reading a device", gpuopt_device_get_info(dev, &info));
         if (st != GPUOPT_OK)
@@ -111,7 +111,7 @@ int main(void)
     if (st != GPUOPT_OK)
         goto out;
     /* NULL: the context's policy, GPUOPT_DEVICE or "auto". */
-    st = report("selecting a device", gpuopt_select(ctx, NULL, &selected));
+    st = report("selecting a device", gpuopt_device_select(ctx, NULL, &selected));
     if (st != GPUOPT_OK)
         goto out;
     st = print_devices(ctx, selected);

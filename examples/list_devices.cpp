@@ -75,7 +75,7 @@ std::vector<gpuopt_device *> devices(gpuopt_context *ctx)
     std::vector<gpuopt_device *> out;
     for (int32_t i = 0; i < count; i++) {
         gpuopt_device *dev = nullptr;
-        check(gpuopt_device_get(ctx, i, &dev), "reading a device");
+        check(gpuopt_device_at(ctx, i, &dev), "reading a device");
         out.push_back(dev);
     }
     return out;
@@ -129,7 +129,7 @@ int main()
         Context ctx = make_context();
 
         gpuopt_device *selected = nullptr;
-        check(gpuopt_select(ctx.get(), nullptr, &selected), "selecting a device");
+        check(gpuopt_device_select(ctx.get(), nullptr, &selected), "selecting a device");
 
         std::vector<gpuopt_device *> all = devices(ctx.get());
         std::cout << all.size() << " device(s):\n";

@@ -7,7 +7,9 @@
 #include "plan.h"
 #include "util/strutil.h"
 
-static void apply_env(const struct gpuopt_plan *p, gpo_sbuf *report, int *failed)
+/* `refused` collects the variables setenv() refused, for the detail: a
+ * failed apply hands back no report (gpuopt.h: failure means no output). */
+static void apply_env(const struct gpuopt_plan *p, gpo_sbuf *report, gpo_sbuf *refused)
 {
     for (size_t i = 0; i < p->n_knobs; i++) {
         const gpo_knob *k = &p->knobs[i];
@@ -20,8 +22,7 @@ static void apply_env(const struct gpuopt_plan *p, gpo_sbuf *report, int *failed
             continue;
         }
         if (setenv(k->env, k->text, 0) != 0) {
-            gpo_sbuf_appendf(report, "failed %s=%s (setenv refused it)\n", k->env, k->text);
-            *failed = 1;
+            gpo_sbuf_appendf(refused, "%s%s=%s", refused->len ? ", " : "", k->env, k->text);
             continue;
         }
         gpo_sbuf_appendf(report, "set %s=%s\n", k->env, k->text);
@@ -39,13 +40,13 @@ GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t fla
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "flags 0x%x: accepted GPUOPT_APPLY_ENV (0x1) | GPUOPT_APPLY_DEVICE (0x2)",
                         (unsigned)flags);
-    gpo_sbuf out;
+    gpo_sbuf out, refused;
     gpo_sbuf_init(&out);
+    gpo_sbuf_init(&refused);
     gpo_sbuf_append(&out, "");
-    int failed = 0;
     gpuopt_status st = GPUOPT_OK;
     if (flags & GPUOPT_APPLY_ENV)
-        apply_env(plan, &out, &failed);
+        apply_env(plan, &out, &refused);
     if (flags & GPUOPT_APPLY_DEVICE) {
         const gpo_route *r = &plan->device->routes[0];
         if (r->backend && r->backend->apply_device) {
@@ -55,8 +56,14 @@ GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t fla
                              plan->device->info.backend);
         }
     }
-    if (!st && failed)
-        st = gpo_fail(GPUOPT_ERR_IO, "some variables could not be set; see the report");
+    if (!st && (refused.len || refused.failed))
+        st = gpo_fail(GPUOPT_ERR_IO, "setenv() refused %s; the plan's other variables were set",
+                      refused.failed ? "some variables" : refused.data);
+    gpo_sbuf_free(&refused);
+    if (st) {
+        gpo_sbuf_free(&out);
+        return st;
+    }
     char *text = gpo_sbuf_take(&out);
     if (!text)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing the apply report");
@@ -64,12 +71,14 @@ GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t fla
         *report = text;
     else
         free(text);
-    return st;
+    return GPUOPT_OK;
 }
 
-GPUOPT_API gpuopt_status gpuopt_plan_build_options(const gpuopt_plan *plan, char **options)
+GPUOPT_API gpuopt_status gpuopt_plan_to_build_options(const gpuopt_plan *plan, char **options)
 {
     gpo_detail_clear();
+    if (options)
+        *options = NULL;
     if (!plan || !options)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "options" : "plan");
     const char *v = gpo_knob_get_text(plan, "opencl.build_options");

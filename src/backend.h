@@ -216,7 +216,7 @@ typedef struct gpo_backend {
     const gpo_library_var *libraries;
     size_t n_libraries;
 
-    /* gpuopt_doctor: adds this backend's findings (src/doctor/doctor.h) to
+    /* gpuopt_context_diagnose: adds this backend's findings (src/doctor/doctor.h) to
      * the run, after the context has probed every backend. NULL: the core
      * adds only the generic "backend" finding (status, reason, devices). */
     void (*diagnose)(struct gpo_dr_run *run);

@@ -327,53 +327,65 @@ gpuopt_status gpo_ctx_probe_all(struct gpuopt_context *ctx)
 GPUOPT_API gpuopt_status gpuopt_backend_count(gpuopt_context *ctx, int32_t *count)
 {
     gpo_detail_clear();
+    if (count)
+        *count = 0;
     if (!ctx || !count)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "count" : "ctx");
     *count = (int32_t)ctx->n_backends;
     return GPUOPT_OK;
 }
 
-static const size_t first_backend_info_size = offsetof(gpuopt_backend_info, runtime_version) +
-                                              sizeof(((gpuopt_backend_info *)0)->runtime_version);
+static const size_t first_backend_info_size =
+    offsetof(gpuopt_backend_info, runtime_version) + sizeof(const char *);
 
-GPUOPT_API gpuopt_status gpuopt_backend_get(gpuopt_context *ctx, int32_t index,
-                                            gpuopt_backend_info *info)
+/* The strings point into the slot's report, which a slot's one probe writes
+ * before anyone can read it: they stay valid and unchanged for the
+ * context's life, as gpuopt.h promises. A failure copies the zeroed `out`. */
+GPUOPT_API gpuopt_status gpuopt_backend_at(gpuopt_context *ctx, int32_t index,
+                                           gpuopt_backend_info *info)
 {
     gpo_detail_clear();
-    if (!ctx || !info)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "info" : "ctx");
+    if (!info)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "info is NULL");
     if (info->struct_size < first_backend_info_size)
         return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
                         "gpuopt_backend_info.struct_size is %zu; set it to "
                         "sizeof(gpuopt_backend_info) (%zu in this library)",
                         info->struct_size, sizeof(gpuopt_backend_info));
-    if (index < 0 || (size_t)index >= ctx->n_backends)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "backend index %d: accepted 0 to %zu", (int)index,
-                        ctx->n_backends - 1);
-    gpo_ctx_lock(ctx);
-    gpuopt_status st = gpo_ctx_probe_upto(ctx, (size_t)index);
+    gpuopt_backend_info out;
+    memset(&out, 0, sizeof out);
+    out.struct_size = info->struct_size;
+    gpuopt_status st = GPUOPT_OK;
+    if (!ctx)
+        st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "ctx is NULL");
+    else if (index < 0 || (size_t)index >= ctx->n_backends)
+        st = gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "backend index %d: accepted 0 to %zu", (int)index,
+                      ctx->n_backends - 1);
     if (st == GPUOPT_OK) {
-        const gpo_ctx_slot *s = &ctx->slots[index];
-        gpuopt_backend_info out;
-        memset(&out, 0, sizeof out);
-        out.struct_size = info->struct_size;
-        gpo_strlcpy(out.name, s->ops->name, sizeof out.name);
-        out.status = s->status;
-        out.device_count = s->n_found;
-        out.init_ms = s->init_ms;
-        gpo_strlcpy(out.reason, s->report.reason, sizeof out.reason);
-        gpo_strlcpy(out.library, s->report.library, sizeof out.library);
-        gpo_strlcpy(out.driver_version, s->report.driver_version, sizeof out.driver_version);
-        gpo_strlcpy(out.runtime_version, s->report.runtime_version, sizeof out.runtime_version);
-        memcpy(info, &out, info->struct_size < sizeof out ? info->struct_size : sizeof out);
+        gpo_ctx_lock(ctx);
+        st = gpo_ctx_probe_upto(ctx, (size_t)index);
+        if (st == GPUOPT_OK) {
+            const gpo_ctx_slot *s = &ctx->slots[index];
+            out.name = s->ops->name;
+            out.status = s->status;
+            out.device_count = s->n_found;
+            out.init_ms = s->init_ms;
+            out.reason = s->report.reason;
+            out.library = s->report.library;
+            out.driver_version = s->report.driver_version;
+            out.runtime_version = s->report.runtime_version;
+        }
+        gpo_ctx_unlock(ctx);
     }
-    gpo_ctx_unlock(ctx);
+    memcpy(info, &out, info->struct_size < sizeof out ? info->struct_size : sizeof out);
     return st;
 }
 
 GPUOPT_API gpuopt_status gpuopt_device_count(gpuopt_context *ctx, int32_t *count)
 {
     gpo_detail_clear();
+    if (count)
+        *count = 0;
     if (!ctx || !count)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "count" : "ctx");
     gpo_ctx_lock(ctx);
@@ -383,13 +395,14 @@ GPUOPT_API gpuopt_status gpuopt_device_count(gpuopt_context *ctx, int32_t *count
     return st;
 }
 
-GPUOPT_API gpuopt_status gpuopt_device_get(gpuopt_context *ctx, int32_t index,
-                                           gpuopt_device **device)
+GPUOPT_API gpuopt_status gpuopt_device_at(gpuopt_context *ctx, int32_t index,
+                                          gpuopt_device **device)
 {
     gpo_detail_clear();
+    if (device)
+        *device = NULL;
     if (!ctx || !device)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "device" : "ctx");
-    *device = NULL;
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_probe_all(ctx);
     if (st == GPUOPT_OK) {
@@ -413,14 +426,20 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
                                                 gpuopt_device_info *info)
 {
     gpo_detail_clear();
-    if (!device || !info)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", device ? "info" : "device");
+    if (!info)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "info is NULL");
     if (info->struct_size < first_device_info_size)
         return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
                         "gpuopt_device_info.struct_size is %zu; set it to "
                         "sizeof(gpuopt_device_info) (%zu in this library)",
                         info->struct_size, sizeof(gpuopt_device_info));
     size_t n = info->struct_size < sizeof device->info ? info->struct_size : sizeof device->info;
+    if (!device) {
+        size_t keep = info->struct_size;
+        memset(info, 0, n);
+        info->struct_size = keep;
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "device is NULL");
+    }
     struct gpuopt_context *ctx = device->ctx;
     if (ctx)
         gpo_ctx_lock(ctx);

@@ -143,12 +143,13 @@ cJSON *gpo_device_json(const gpuopt_device *d, int selected)
     return o;
 }
 
-GPUOPT_API gpuopt_status gpuopt_devices_to_json(gpuopt_context *ctx, char **json)
+GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json)
 {
     gpo_detail_clear();
+    if (json)
+        *json = NULL;
     if (!ctx || !json)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "json" : "ctx");
-    *json = NULL;
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_probe_all(ctx);
     if (st) {

@@ -20,6 +20,10 @@ GPUOPT_API gpuopt_status gpuopt_plan_level(const gpuopt_plan *plan, int32_t *req
                                            int32_t *applied)
 {
     gpo_detail_clear();
+    if (requested)
+        *requested = 0;
+    if (applied)
+        *applied = 0;
     if (!plan)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "plan is NULL");
     if (!requested && !applied)
@@ -34,6 +38,8 @@ GPUOPT_API gpuopt_status gpuopt_plan_level(const gpuopt_plan *plan, int32_t *req
 GPUOPT_API gpuopt_status gpuopt_plan_device(const gpuopt_plan *plan, gpuopt_device **device)
 {
     gpo_detail_clear();
+    if (device)
+        *device = NULL;
     if (!plan || !device)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "device" : "plan");
     *device = plan->device;
@@ -43,12 +49,16 @@ GPUOPT_API gpuopt_status gpuopt_plan_device(const gpuopt_plan *plan, gpuopt_devi
 GPUOPT_API gpuopt_status gpuopt_plan_knob_count(const gpuopt_plan *plan, int32_t *count)
 {
     gpo_detail_clear();
+    if (count)
+        *count = 0;
     if (!plan || !count)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "count" : "plan");
     *count = (int32_t)plan->n_knobs;
     return GPUOPT_OK;
 }
 
+/* Copies knob `k` into the caller's struct, or zeroes it when `k` is NULL
+ * (a failed call leaves no output: gpuopt.h). */
 static gpuopt_status fill_knob(const gpo_knob *k, gpuopt_knob *out)
 {
     if (out->struct_size < first_knob_size)
@@ -59,6 +69,10 @@ static gpuopt_status fill_knob(const gpo_knob *k, gpuopt_knob *out)
     gpuopt_knob v;
     memset(&v, 0, sizeof v);
     v.struct_size = out->struct_size;
+    if (!k) {
+        memcpy(out, &v, out->struct_size < sizeof v ? out->struct_size : sizeof v);
+        return GPUOPT_OK;
+    }
     v.name = k->name;
     v.type = k->type;
     v.tier = k->tier;
@@ -75,8 +89,13 @@ GPUOPT_API gpuopt_status gpuopt_plan_knob_at(const gpuopt_plan *plan, int32_t in
                                              gpuopt_knob *knob)
 {
     gpo_detail_clear();
-    if (!plan || !knob)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "knob" : "plan");
+    if (!knob)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "knob is NULL");
+    gpuopt_status st = fill_knob(NULL, knob);
+    if (st)
+        return st;
+    if (!plan)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "plan is NULL");
     if (index < 0 || (size_t)index >= plan->n_knobs)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "knob index %d: the plan has %zu knobs",
                         (int)index, plan->n_knobs);
@@ -87,9 +106,13 @@ GPUOPT_API gpuopt_status gpuopt_plan_knob_find(const gpuopt_plan *plan, const ch
                                                gpuopt_knob *knob)
 {
     gpo_detail_clear();
-    if (!plan || !name || !knob)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL",
-                        !plan ? "plan" : !name ? "name" : "knob");
+    if (!knob)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "knob is NULL");
+    gpuopt_status st = fill_knob(NULL, knob);
+    if (st)
+        return st;
+    if (!plan || !name)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", !plan ? "plan" : "name");
     const gpo_knob *k = gpo_plan_find(plan, name);
     if (!k)
         return gpo_fail(GPUOPT_ERR_NOT_FOUND, "the plan for %s has no knob '%s'",
@@ -100,6 +123,8 @@ GPUOPT_API gpuopt_status gpuopt_plan_knob_find(const gpuopt_plan *plan, const ch
 GPUOPT_API gpuopt_status gpuopt_plan_warning_count(const gpuopt_plan *plan, int32_t *count)
 {
     gpo_detail_clear();
+    if (count)
+        *count = 0;
     if (!plan || !count)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "count" : "plan");
     *count = (int32_t)plan->n_warnings;
@@ -110,6 +135,8 @@ GPUOPT_API gpuopt_status gpuopt_plan_warning_at(const gpuopt_plan *plan, int32_t
                                                 const char **text)
 {
     gpo_detail_clear();
+    if (text)
+        *text = NULL;
     if (!plan || !text)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "text" : "plan");
     if (index < 0 || (size_t)index >= plan->n_warnings)
@@ -150,9 +177,10 @@ static cJSON *knob_json(const gpo_knob *k)
 GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **json)
 {
     gpo_detail_clear();
+    if (json)
+        *json = NULL;
     if (!plan || !json)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "json" : "plan");
-    *json = NULL;
     cJSON *root = cJSON_CreateObject();
     cJSON *knobs = cJSON_CreateArray();
     cJSON *warnings = cJSON_CreateArray();
@@ -206,9 +234,10 @@ static void shell_quote(gpo_sbuf *b, const char *s)
 GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text)
 {
     gpo_detail_clear();
+    if (text)
+        *text = NULL;
     if (!plan || !text)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "text" : "plan");
-    *text = NULL;
     gpo_sbuf b;
     gpo_sbuf_init(&b);
     gpo_sbuf_append(&b, "");

@@ -157,13 +157,14 @@ gpuopt_status gpo_ctx_select(struct gpuopt_context *ctx, const char *policy, gpu
     return GPUOPT_OK;
 }
 
-GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
-                                       gpuopt_device **device)
+GPUOPT_API gpuopt_status gpuopt_device_select(gpuopt_context *ctx, const char *policy,
+                                              gpuopt_device **device)
 {
     gpo_detail_clear();
+    if (device)
+        *device = NULL;
     if (!ctx || !device)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "device" : "ctx");
-    *device = NULL;
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_select(ctx, policy, device);
     gpo_ctx_unlock(ctx);

@@ -3,17 +3,20 @@
  * tree's /proc/self/status "Cpus_allowed_list" otherwise, so fixtures give
  * the same answer on any test machine. A cpuset cgroup is already folded
  * into the mask by the kernel. */
+#include <assert.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_facts.h"
+#include "cpu/affinity.h"
+#include "cpu/cpu_procfs.h"
 #include "util/strutil.h"
 
 int gpo_cpu_parse_status_affinity(const char *status, gpo_cpu_facts *f)
 {
     static const char key[] = "Cpus_allowed_list:";
-    if (!status || !f)
+    assert(f);
+    if (!status)
         return -1;
     const char *p = status;
     while (p && *p) {
@@ -51,11 +54,12 @@ static int live_affinity(gpo_cpu_facts *f)
     int count = -1;
     if (sched_getaffinity(0, size, set) == 0) {
         memset(f->affinity, 0, sizeof f->affinity);
-        count = 0;
-        for (int c = 0; c < GPO_CPU_MAX; c++) {
+        count = CPU_COUNT_S(size, set);
+        /* Stop at the last CPU of the mask, not at GPO_CPU_MAX. */
+        for (int c = 0, seen = 0; seen < count && c < GPO_CPU_MAX; c++) {
             if (CPU_ISSET_S((size_t)c, size, set)) {
-                f->affinity[c / 8] |= (unsigned char)(1u << (c % 8));
-                count++;
+                gpo_cpuset_add(f->affinity, c);
+                seen++;
             }
         }
     }
@@ -68,8 +72,7 @@ static int live_affinity(gpo_cpu_facts *f)
 
 gpuopt_status gpo_cpu_affinity_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
 {
-    if (!fs || !f)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_cpu_affinity_read: NULL argument");
+    assert(fs && f);
     if (!gpo_fs_is_recorded(fs)) {
         if (live_affinity(f) == 0) {
             gpo_strlcpy(f->src_affinity, "sched_getaffinity", sizeof f->src_affinity);

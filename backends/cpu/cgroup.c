@@ -12,13 +12,15 @@
  * formats: Documentation/admin-guide/cgroup-v2.rst ("cpu.max",
  * "memory.max", "memory.current") and cgroup-v1/{cpu,memory}.rst; mount
  * lookup: proc(5) "/proc/[pid]/mountinfo". */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_facts.h"
+#include "cpu/cgroup.h"
+#include "cpu/cpu_procfs.h"
 #include "util/strutil.h"
 
 /* v1 reports "no limit" as PAGE_COUNTER_MAX pages, a number just under
@@ -42,7 +44,8 @@ static int parse_i64(const char *s, const char **end, int64_t *out)
 
 int gpo_cgroup_parse_cpu_max(const char *text, int64_t *quota, int64_t *period)
 {
-    if (!text || !quota || !period)
+    assert(quota && period);
+    if (!text)
         return -1;
     const char *p = text, *end;
     int64_t q, per = 100000; /* the kernel's default period */
@@ -76,7 +79,8 @@ int gpo_cgroup_parse_cpu_max(const char *text, int64_t *quota, int64_t *period)
 
 int gpo_cgroup_parse_memory_limit(const char *text, uint64_t *limit)
 {
-    if (!text || !limit)
+    assert(limit);
+    if (!text)
         return -1;
     char buf[64];
     if (gpo_strlcpy(buf, text, sizeof buf) >= sizeof buf)
@@ -115,7 +119,8 @@ static int in_list(const char *list, size_t n, const char *word)
 int gpo_cgroup_parse_self(const char *text, const char *controller, char *path, size_t cap,
                           int *version)
 {
-    if (!text || !controller || !path || !cap || !version)
+    assert(controller && path && cap && version);
+    if (!text)
         return -1;
     const char *v2 = NULL, *v2_end = NULL;
     for (const char *line = text; *line;) {
@@ -172,7 +177,8 @@ static void copy_field(const char *s, size_t n, char *out, size_t cap)
 int gpo_cgroup_parse_mountinfo(const char *text, const char *controller, int version,
                                char *mount_point, size_t mp_cap, char *root, size_t root_cap)
 {
-    if (!text || !controller || !mount_point || !root || !mp_cap || !root_cap)
+    assert(controller && mount_point && root && mp_cap && root_cap);
+    if (!text)
         return -1;
     for (const char *line = text; *line;) {
         const char *eol = strchr(line, '\n');
@@ -388,8 +394,7 @@ static void read_memory(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *
 
 gpuopt_status gpo_cgroup_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
 {
-    if (!fs || !f)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_cgroup_read: NULL argument");
+    assert(fs && f);
     gpuopt_status st = GPUOPT_OK;
     char *self = NULL, *mountinfo = NULL;
     cg_where *w = malloc(sizeof *w);

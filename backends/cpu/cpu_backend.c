@@ -1,228 +1,17 @@
-/* The CPU backend's ops table: load reads the host's facts once (no vendor
- * library: cpuid, procfs, sysfs, cgroups), enumerate turns them into the
- * one device "cpu:0", memory_free re-reads free memory for a plan. */
-#include <stdlib.h>
-#include <string.h>
-#include <sys/utsname.h>
+/* The CPU backend's ops table: load reads the host's facts once
+ * (cpu_state.c), enumerate turns them into the one device "cpu:0"
+ * (cpu_device.c), the rules set the knobs (cpu_rules.c, cpu_tier2.c), and
+ * memory_free answers from the load's reading while it is fresh. */
+#include <assert.h>
 
 #include "cpu/cpu_backend.h"
-#include "util/strutil.h"
-
-typedef struct cpu_state {
-    gpo_fs fs;
-    gpo_cpu_facts facts;
-} cpu_state;
-
-const gpo_cpu_facts *gpo_cpu_state_facts(const void *state)
-{
-    return state ? &((const cpu_state *)state)->facts : NULL;
-}
-
-int gpo_cpu_state_recorded(const void *state)
-{
-    return state ? gpo_fs_is_recorded(&((const cpu_state *)state)->fs) : 0;
-}
-
-static gpuopt_status cpu_load(const gpo_backend_env *env, void **state, gpo_backend_report *report)
-{
-    if (!state || !report)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cpu load: NULL %s",
-                        !state ? "state" : "report");
-    *state = NULL;
-    cpu_state *s = calloc(1, sizeof *s);
-    if (!s)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory loading the CPU backend");
-    s->fs = *gpo_env_fs(env);
-    gpuopt_status st = gpo_cpu_facts_read(&s->fs, gpo_env_log(env), &s->facts);
-    if (st) {
-        free(s);
-        return st;
-    }
-    /* No vendor library; the kernel is the CPU's "driver". */
-    struct utsname u;
-    if (!gpo_fs_is_recorded(&s->fs) && uname(&u) == 0)
-        gpo_snprintf(report->driver_version, sizeof report->driver_version, "Linux %s", u.release);
-    if (s->facts.notes[0])
-        gpo_strlcpy(report->reason, s->facts.notes, sizeof report->reason);
-    *state = s;
-    return GPUOPT_OK;
-}
-
-static void cpu_unload(void *state)
-{
-    free(state);
-}
-
-/* ---- the device record -------------------------------------------------- */
-
-static uint32_t features_of(const gpo_cpu_facts *f, uint32_t *known)
-{
-    uint32_t on = 0;
-    *known = 0;
-    if (f->arch == GPO_CPU_ARCH_X86_64) {
-        /* FP64 is SSE2 (x86-64 baseline). FP16 means arithmetic in half
-         * precision (AVX512-FP16), not F16C's conversions; int8 and bf16
-         * are the dot-product instructions (Intel SDM vol. 1, ch. 18-20). */
-        uint64_t i = f->isa;
-        on = GPUOPT_FEATURE_FP64;
-        if (i & GPO_BIT(GPO_X86_AVX512FP16))
-            on |= GPUOPT_FEATURE_FP16;
-        if (i & (GPO_BIT(GPO_X86_AVX512BF16) | GPO_BIT(GPO_X86_AMX_BF16)))
-            on |= GPUOPT_FEATURE_BF16;
-        if (i &
-            (GPO_BIT(GPO_X86_AVX512VNNI) | GPO_BIT(GPO_X86_AVXVNNI) | GPO_BIT(GPO_X86_AMX_INT8)))
-            on |= GPUOPT_FEATURE_INT8;
-        if (i & GPO_BIT(GPO_X86_AMX_TILE))
-            on |= GPUOPT_FEATURE_MATRIX_UNITS;
-    } else if (f->arch == GPO_CPU_ARCH_ARM64) {
-        /* AdvSIMD has FP64 in Armv8-A; FP16 arithmetic is asimdhp (8.2),
-         * int8 dot products asimddp / i8mm, matrix units SME. */
-        uint64_t i = f->isa;
-        on = GPUOPT_FEATURE_FP64;
-        if (i & GPO_BIT(GPO_ARM_ASIMDHP))
-            on |= GPUOPT_FEATURE_FP16;
-        if (i & (GPO_BIT(GPO_ARM_BF16) | GPO_BIT(GPO_ARM_SVEBF16)))
-            on |= GPUOPT_FEATURE_BF16;
-        if (i & (GPO_BIT(GPO_ARM_ASIMDDP) | GPO_BIT(GPO_ARM_I8MM)))
-            on |= GPUOPT_FEATURE_INT8;
-        if (i & GPO_BIT(GPO_ARM_SME))
-            on |= GPUOPT_FEATURE_MATRIX_UNITS;
-    } else {
-        return 0;
-    }
-    /* TF32 and FP8 are GPU formats no CPU ISA above computes in. */
-    *known = GPUOPT_FEATURE_FP64 | GPUOPT_FEATURE_FP16 | GPUOPT_FEATURE_BF16 | GPUOPT_FEATURE_TF32 |
-             GPUOPT_FEATURE_FP8 | GPUOPT_FEATURE_INT8 | GPUOPT_FEATURE_MATRIX_UNITS;
-    return on;
-}
-
-static uint64_t llc_bytes(const gpo_cpu_facts *f)
-{
-    const gpo_cpu_cache *c = f->l3.size_bytes ? &f->l3 : f->l2.size_bytes ? &f->l2 : NULL;
-    if (!c)
-        return 0;
-    return c->size_bytes * (uint64_t)(c->instances > 0 ? c->instances : 1);
-}
-
-static cJSON *num_or_null(double v, int known)
-{
-    return known ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-}
-
-static void add_name(const char *name, void *user)
-{
-    cJSON_AddItemToArray((cJSON *)user, cJSON_CreateString(name));
-}
-
-static int add(cJSON *o, const char *key, cJSON *item)
-{
-    if (!item)
-        return -1;
-    if (!cJSON_AddItemToObject(o, key, item)) {
-        cJSON_Delete(item);
-        return -1;
-    }
-    return 0;
-}
-
-static int add_str(cJSON *o, const char *key, const char *v)
-{
-    return add(o, key, v && *v ? cJSON_CreateString(v) : cJSON_CreateNull());
-}
-
-static int fill_details(const gpo_cpu_facts *f, cJSON *d)
-{
-    int bad = 0;
-    bad |= add_str(d, "vendor_id", f->vendor_id);
-    if (f->arch == GPO_CPU_ARCH_X86_64) {
-        bad |= add(d, "family", num_or_null(f->family, f->family >= 0));
-        bad |= add(d, "model", num_or_null(f->model, f->model >= 0));
-        bad |= add(d, "stepping", num_or_null(f->stepping, f->stepping >= 0));
-    } else if (f->arch == GPO_CPU_ARCH_ARM64) {
-        bad |= add(d, "implementer", num_or_null(f->implementer, f->implementer >= 0));
-        bad |= add(d, "part", num_or_null(f->part, f->part >= 0));
-        bad |= add(d, "sve_bits", num_or_null(f->sve_bits, f->sve_bits > 0));
-    }
-    bad |= add_str(d, "microarch", f->microarch);
-    bad |= add_str(d, "microarch_level", f->isa_level);
-    bad |= add(d, "logical_cpus", num_or_null(f->logical_cpus, f->logical_cpus > 0));
-    bad |= add(d, "physical_cores", num_or_null(f->physical_cores, f->physical_cores > 0));
-    bad |= add(d, "sockets", num_or_null(f->sockets, f->sockets > 0));
-    bad |= add(d, "numa_nodes", num_or_null(f->numa_nodes, f->numa_nodes > 0));
-    bad |= add(d, "affinity_cpus", cJSON_CreateNumber(f->affinity_cpus));
-    bad |= add(d, "usable_cpus", cJSON_CreateNumber(f->usable_cpus));
-    bad |= add(d, "cpu_quota", num_or_null(f->quota_cpus, f->quota_us >= 0));
-    bad |= add_str(d, "cpu_quota_cgroup", f->quota_us >= 0 ? f->quota_path : "");
-    bad |= add(d, "cgroup_memory_limit", num_or_null((double)f->cg_mem_limit, f->cg_mem_limit > 0));
-    bad |= add_str(d, "cgroup_memory_cgroup", f->cg_mem_limit ? f->mem_limit_path : "");
-    bad |= add(d, "mem_total", num_or_null((double)f->mem_total, f->mem_total > 0));
-
-    cJSON *caches = cJSON_CreateObject(), *inst = cJSON_CreateObject();
-    bad |= add(d, "caches", caches);
-    bad |= add(d, "cache_instances", inst);
-    if (caches && inst) {
-        const gpo_cpu_cache *c[3] = {&f->l1d, &f->l2, &f->l3};
-        const char *names[3] = {"l1d", "l2", "l3"};
-        for (int k = 0; k < 3; k++) {
-            bad |=
-                add(caches, names[k], num_or_null((double)c[k]->size_bytes, c[k]->size_bytes > 0));
-            bad |= add(inst, names[k], num_or_null(c[k]->instances, c[k]->size_bytes > 0));
-        }
-    }
-    cJSON *features = cJSON_CreateArray();
-    bad |= add(d, "features", features);
-    if (features)
-        gpo_cpu_feature_names(f, add_name, features);
-
-    cJSON *src = cJSON_CreateObject();
-    bad |= add(d, "sources", src);
-    if (src) {
-        bad |= add_str(src, "isa", f->src_isa);
-        bad |= add_str(src, "microarch", f->src_microarch);
-        bad |= add_str(src, "topology", f->src_topology);
-        bad |= add_str(src, "caches", f->src_caches);
-        bad |= add_str(src, "clock", f->src_clock);
-        bad |= add_str(src, "affinity", f->src_affinity);
-        bad |= add_str(src, "cpu_quota", f->src_quota);
-        bad |= add_str(src, "memory", f->src_memory);
-    }
-    if (f->notes[0])
-        bad |= add_str(d, "notes", f->notes);
-    return bad;
-}
-
-gpuopt_status gpo_cpu_fill_device(const gpo_cpu_facts *f, gpuopt_device *dev)
-{
-    if (!f || !dev)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_cpu_fill_device: NULL argument");
-    gpuopt_device_info *i = &dev->info;
-    i->index = 0;
-    i->type = GPUOPT_DEVICE_TYPE_CPU;
-    gpo_strlcpy(i->vendor, f->vendor[0] ? f->vendor : "unknown", sizeof i->vendor);
-    gpo_strlcpy(i->name, f->model_name[0] ? f->model_name : "unknown CPU", sizeof i->name);
-    gpo_strlcpy(i->arch_family, f->microarch, sizeof i->arch_family);
-    gpo_strlcpy(i->arch_name, f->isa_level, sizeof i->arch_name);
-    i->compute_units = f->usable_cpus;
-    i->simd_width = gpo_cpu_simd_lanes(f);
-    i->clock_mhz = f->clock_mhz;
-    i->unified_memory = 1; /* the host's own memory */
-    i->memory_bytes = f->memory_bytes;
-    i->memory_free_bytes = f->memory_free_bytes;
-    i->l2_bytes = llc_bytes(f);
-    i->features = features_of(f, &i->features_known);
-    dev->est_gflops = gpo_cpu_est_gflops(f);
-    cJSON *d = gpo_device_details(dev, "cpu");
-    if (!d || fill_details(f, d))
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory describing the CPU");
-    return GPUOPT_OK;
-}
+#include "cpu/cpu_device.h"
+#include "cpu/cpu_rules.h"
 
 static gpuopt_status cpu_enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out)
 {
     (void)env;
-    if (!state || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cpu enumerate: NULL %s",
-                        !state ? "state" : "list");
+    assert(state && out);
     gpuopt_device *dev = gpo_device_new();
     if (!dev)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory listing the CPU");
@@ -234,29 +23,19 @@ static gpuopt_status cpu_enumerate(void *state, const gpo_backend_env *env, gpo_
     return gpo_device_list_push(out, dev);
 }
 
-static gpuopt_status cpu_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes)
-{
-    (void)route;
-    if (!state || !free_bytes)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cpu memory_free: NULL %s",
-                        !state ? "state" : "output");
-    const cpu_state *s = state;
-    return gpo_cpu_memory_free_now(&s->fs, &s->facts, free_bytes);
-}
-
 const gpo_backend gpo_backend_cpu = {
     .abi = GPO_BACKEND_ABI,
     .name = "cpu",
     .description = "host CPU",
     .native_gpu = 0,
     .fork_sensitive = 0,
-    .load = cpu_load,
-    .unload = cpu_unload,
+    .load = gpo_cpu_state_load,
+    .unload = gpo_cpu_state_unload,
     .enumerate = cpu_enumerate,
     .tier0 = gpo_cpu_tier0,
     .tier1 = gpo_cpu_tier1,
     .tier2 = gpo_cpu_tier2,
-    .memory_free = cpu_memory_free,
+    .memory_free = gpo_cpu_state_memory_free,
     .runtime = NULL,
     .knobs = gpo_cpu_knobs,
     .n_knobs = GPO_CPU_N_KNOBS,

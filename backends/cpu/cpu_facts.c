@@ -1,113 +1,35 @@
-/* Reading the CPU facts in order, and the facts derived from them
- * (usable CPUs under a quota, vector lanes, nominal throughput). */
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
+/* Reading the CPU facts: the readers called in dependency order, over one
+ * /proc/cpuinfo text; and the facts derived from them (usable CPUs under a
+ * quota, vector lanes, nominal throughput, feature names). The orchestrator
+ * on top of the readers: nothing below calls back into this file. */
+#include <assert.h>
 #include <string.h>
 
+#include "cpu/affinity.h"
+#include "cpu/cgroup.h"
 #include "cpu/cpu_facts.h"
+#include "cpu/cpu_procfs.h"
+#include "cpu/cpuid_x86.h"
+#include "cpu/cpuinfo_arm.h"
+#include "cpu/memory.h"
+#include "cpu/topology.h"
+#include "cpu/x86_isa.h"
 #include "util/strutil.h"
 
 void gpo_cpu_facts_init(gpo_cpu_facts *f)
 {
-    if (!f)
-        return;
+    assert(f);
     memset(f, 0, sizeof *f);
     f->family = f->model = f->stepping = -1;
     f->implementer = f->part = f->variant = f->revision = -1;
     f->logical_cpus = f->physical_cores = f->sockets = f->numa_nodes = -1;
     f->l1d.shared_cpus = f->l2.shared_cpus = f->l3.shared_cpus = -1;
     f->l1d.instances = f->l2.instances = f->l3.instances = -1;
-    f->clock_mhz = -1;
+    f->clock_mhz = f->cpuid_max_mhz = -1;
     f->affinity_cores = f->affinity_nodes = -1;
     f->quota_us = -1;
     gpo_strlcpy(f->src_clock, "unknown", sizeof f->src_clock);
     gpo_strlcpy(f->src_quota, "not read", sizeof f->src_quota);
-}
-
-void gpo_cpu_note(gpo_cpu_facts *f, const gpo_logger *log, int32_t level, const char *fmt, ...)
-{
-    if (!f || !fmt)
-        return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    size_t len = strlen(f->notes);
-    if (len + 3 < sizeof f->notes)
-        gpo_snprintf(f->notes + len, sizeof f->notes - len, "%s%s", len ? "; " : "", msg);
-    gpo_log(log, level, "cpu: %s", msg);
-}
-
-int gpo_cpuinfo_next(const char **cursor, char *key, size_t kcap, char *val, size_t vcap)
-{
-    if (!cursor || !*cursor || !**cursor || !key || !val || !kcap || !vcap)
-        return 0;
-    const char *line = *cursor;
-    const char *eol = strchr(line, '\n');
-    const char *end = eol ? eol : line + strlen(line);
-    *cursor = eol ? eol + 1 : end;
-    const char *colon = memchr(line, ':', (size_t)(end - line));
-    const char *kend = colon ? colon : end;
-    size_t kn = (size_t)(kend - line);
-    if (kn >= kcap)
-        kn = kcap - 1;
-    memcpy(key, line, kn);
-    key[kn] = '\0';
-    gpo_trim(key);
-    val[0] = '\0';
-    if (colon) {
-        size_t vn = (size_t)(end - colon - 1);
-        if (vn >= vcap)
-            vn = vcap - 1;
-        memcpy(val, colon + 1, vn);
-        val[vn] = '\0';
-        gpo_trim(val);
-    }
-    return 1;
-}
-
-int gpo_cpuinfo_field(const char *text, const char *key, char *val, size_t vcap)
-{
-    if (!text || !key || !val || !vcap)
-        return -1;
-    const char *cur = text;
-    char k[64];
-    while (gpo_cpuinfo_next(&cur, k, sizeof k, val, vcap))
-        if (strcmp(k, key) == 0)
-            return 0;
-    val[0] = '\0';
-    return -1;
-}
-
-gpuopt_status gpo_cpu_cpuinfo(const gpo_fs *fs, gpo_cpu_facts *f, const char **text)
-{
-    if (text)
-        *text = NULL;
-    if (!fs || !f || !text)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_cpu_cpuinfo: NULL argument");
-    if (!f->cpuinfo_read) {
-        f->cpuinfo_read = 1;
-        f->cpuinfo_status = gpo_fs_read_alloc(fs, "/proc/cpuinfo", &f->cpuinfo, NULL);
-        if (f->cpuinfo_status)
-            return (gpuopt_status)f->cpuinfo_status; /* fs.c's detail names the path */
-    }
-    if (f->cpuinfo_status)
-        return gpo_fail((gpuopt_status)f->cpuinfo_status, "%s/proc/cpuinfo could not be read",
-                        fs->root);
-    *text = f->cpuinfo;
-    return GPUOPT_OK;
-}
-
-void gpo_cpu_cpuinfo_release(gpo_cpu_facts *f)
-{
-    if (!f)
-        return;
-    free(f->cpuinfo);
-    f->cpuinfo = NULL;
-    f->cpuinfo_read = 0;
-    f->cpuinfo_status = 0;
 }
 
 /* Which architecture a recorded tree describes: its /proc/cpuinfo tells
@@ -138,8 +60,7 @@ static int build_arch(void)
 
 gpuopt_status gpo_cpu_facts_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
 {
-    if (!fs || !f)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_cpu_facts_read: NULL argument");
+    assert(fs && f);
     gpo_cpu_facts_init(f);
     int arch = gpo_fs_is_recorded(fs) ? recorded_arch(fs, f) : build_arch();
     if (arch == GPO_CPU_ARCH_UNKNOWN)
@@ -186,8 +107,7 @@ int32_t gpo_cpu_usable_from_quota(int32_t affinity_cpus, int64_t quota_us, int64
 
 int32_t gpo_cpu_simd_lanes(const gpo_cpu_facts *f)
 {
-    if (!f)
-        return -1;
+    assert(f);
     if (f->arch == GPO_CPU_ARCH_X86_64) {
         if (f->isa & GPO_BIT(GPO_X86_AVX512F))
             return 16;
@@ -205,8 +125,7 @@ int32_t gpo_cpu_simd_lanes(const gpo_cpu_facts *f)
 
 int32_t gpo_cpu_flops_per_cycle(const gpo_cpu_facts *f)
 {
-    if (!f)
-        return 0;
+    assert(f);
     int32_t lanes = gpo_cpu_simd_lanes(f);
     /* Nominal: two vector pipes per core, each an FMA (2 FLOP per lane)
      * where the ISA has FMA, else one add and one multiply pipe. Intel's
@@ -220,7 +139,8 @@ int32_t gpo_cpu_flops_per_cycle(const gpo_cpu_facts *f)
 
 double gpo_cpu_est_gflops(const gpo_cpu_facts *f)
 {
-    if (!f || f->clock_mhz <= 0)
+    assert(f);
+    if (f->clock_mhz <= 0)
         return 0.0;
     int32_t cores = f->usable_cpus > 0 ? f->usable_cpus : 1;
     /* SMT siblings share one core's vector pipes. */
@@ -233,8 +153,7 @@ double gpo_cpu_est_gflops(const gpo_cpu_facts *f)
 void gpo_cpu_feature_names(const gpo_cpu_facts *f, void (*fn)(const char *name, void *user),
                            void *user)
 {
-    if (!f || !fn)
-        return;
+    assert(f && fn);
     const gpo_isa_name *table = NULL;
     size_t n = 0;
     if (f->arch == GPO_CPU_ARCH_X86_64) {
@@ -251,25 +170,4 @@ void gpo_cpu_feature_names(const gpo_cpu_facts *f, void (*fn)(const char *name, 
         if (*name)
             fn(name, user);
     }
-}
-
-uint64_t gpo_isa_from_names(const char *names, const gpo_isa_name *table, size_t n)
-{
-    uint64_t isa = 0;
-    const char *p = names;
-    while (p && *p) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        const char *start = p;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-        size_t len = (size_t)(p - start);
-        for (size_t i = 0; len && i < n; i++) {
-            if (strlen(table[i].flag) == len && memcmp(table[i].flag, start, len) == 0) {
-                isa |= GPO_BIT(table[i].bit);
-                break;
-            }
-        }
-    }
-    return isa;
 }

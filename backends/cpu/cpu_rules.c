@@ -2,10 +2,14 @@
  * detected facts), and the catalogue of the knobs they set. Every rule and
  * its source is documented in docs/knobs.md ("CPU backend"); each reason
  * names the fact behind the value. */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cpu/cpu_backend.h"
+#include "cpu/cpu_rules.h"
+#include "cpu/cpu_state.h"
+#include "cpu/cpuinfo_arm.h"
+#include "cpu/x86_isa.h"
 #include "plan.h"
 #include "util/strutil.h"
 
@@ -42,26 +46,13 @@ static const struct {
      "half of 128 KiB, the smallest L2 a Cortex-A53 cluster is built with (Cortex-A53 TRM)"},
 };
 
-static const gpo_cpu_facts *facts_of(void *state, const gpuopt_device *dev,
-                                     struct gpuopt_plan *plan)
-{
-    if (!state || !dev || !plan) {
-        gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cpu rules: NULL %s",
-                 !state ? "backend state"
-                 : !dev ? "device"
-                        : "plan");
-        return NULL;
-    }
-    return gpo_cpu_state_facts(state);
-}
-
 gpuopt_status gpo_cpu_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
                             struct gpuopt_plan *plan)
 {
     (void)route;
-    const gpo_cpu_facts *f = facts_of(state, dev, plan);
-    if (!f)
-        return GPUOPT_ERR_INVALID_ARGUMENT;
+    assert(state && dev && plan);
+    (void)dev;
+    const gpo_cpu_facts *f = gpo_cpu_state_facts(state);
     gpuopt_status st = gpo_knob_set_int(plan, "threads", 1,
                                         "tier 0 reads no fact: one worker thread is correct on "
                                         "any CPU");
@@ -280,9 +271,9 @@ gpuopt_status gpo_cpu_tier1(void *state, const gpo_route *route, const gpuopt_de
                             struct gpuopt_plan *plan)
 {
     (void)route;
-    const gpo_cpu_facts *f = facts_of(state, dev, plan);
-    if (!f)
-        return GPUOPT_ERR_INVALID_ARGUMENT;
+    assert(state && dev && plan);
+    (void)dev;
+    const gpo_cpu_facts *f = gpo_cpu_state_facts(state);
     char why[1024 + GPO_PATH_MAX];
     threads_why(f, why, sizeof why);
     int threads = f->usable_cpus;

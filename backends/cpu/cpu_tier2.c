@@ -15,6 +15,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_pool.h"
+#include "cpu/cpu_state.h"
 #include "tier2/tier2.h"
 #include "util/strutil.h"
 

@@ -5,88 +5,24 @@
  * checked, as the kernel does before it shows a flag); from a recorded tree
  * they come from /proc/cpuinfo. Both land in the same feature bits, so the
  * naming rules below never know which source fed them. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_facts.h"
+#include "cpu/cpuid_x86.h"
+#include "cpu/cpu_procfs.h"
+#include "cpu/x86_isa.h"
+#include "cpu/x86_uarch.h"
 #include "util/strutil.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#include <pthread.h>
 #define GPO_HAVE_CPUID 1
 #endif
 
-/* Flag spellings: Linux arch/x86/include/asm/cpufeatures.h (the names
- * /proc/cpuinfo prints). Display names follow Intel's spelling where Linux
- * differs (pni is SSE3, sse4_2 is SSE4.2); "" keeps a feature every
- * x86-64 CPU has out of the details list. */
-const gpo_isa_name gpo_x86_isa_names[] = {
-    {GPO_X86_CMOV, "cmov", ""},
-    {GPO_X86_CX8, "cx8", ""},
-    {GPO_X86_FXSR, "fxsr", ""},
-    {GPO_X86_MMX, "mmx", ""},
-    {GPO_X86_SSE, "sse", ""},
-    {GPO_X86_SSE2, "sse2", NULL},
-    {GPO_X86_LM, "lm", ""},
-    {GPO_X86_SSE3, "pni", "sse3"},
-    {GPO_X86_SSSE3, "ssse3", NULL},
-    {GPO_X86_SSE4_1, "sse4_1", "sse4.1"},
-    {GPO_X86_SSE4_2, "sse4_2", "sse4.2"},
-    {GPO_X86_POPCNT, "popcnt", NULL},
-    {GPO_X86_CX16, "cx16", NULL},
-    {GPO_X86_LAHF, "lahf_lm", NULL},
-    {GPO_X86_PCLMUL, "pclmulqdq", NULL},
-    {GPO_X86_AES, "aes", NULL},
-    {GPO_X86_AVX, "avx", NULL},
-    {GPO_X86_F16C, "f16c", NULL},
-    {GPO_X86_FMA, "fma", NULL},
-    {GPO_X86_AVX2, "avx2", NULL},
-    {GPO_X86_BMI1, "bmi1", NULL},
-    {GPO_X86_BMI2, "bmi2", NULL},
-    {GPO_X86_LZCNT, "abm", "lzcnt"},
-    {GPO_X86_MOVBE, "movbe", NULL},
-    {GPO_X86_XSAVE, "xsave", NULL},
-    {GPO_X86_ADX, "adx", NULL},
-    {GPO_X86_SHA, "sha_ni", "sha"},
-    {GPO_X86_CLFLUSHOPT, "clflushopt", NULL},
-    {GPO_X86_CLWB, "clwb", NULL},
-    {GPO_X86_CLZERO, "clzero", NULL},
-    {GPO_X86_GFNI, "gfni", NULL},
-    {GPO_X86_VAES, "vaes", NULL},
-    {GPO_X86_SSE4A, "sse4a", NULL},
-    {GPO_X86_XOP, "xop", NULL},
-    {GPO_X86_FMA4, "fma4", NULL},
-    {GPO_X86_AVX512F, "avx512f", NULL},
-    {GPO_X86_AVX512DQ, "avx512dq", NULL},
-    {GPO_X86_AVX512CD, "avx512cd", NULL},
-    {GPO_X86_AVX512BW, "avx512bw", NULL},
-    {GPO_X86_AVX512VL, "avx512vl", NULL},
-    {GPO_X86_AVX512IFMA, "avx512ifma", NULL},
-    {GPO_X86_AVX512VBMI, "avx512vbmi", NULL},
-    {GPO_X86_AVX512VBMI2, "avx512_vbmi2", NULL},
-    {GPO_X86_AVX512VNNI, "avx512_vnni", NULL},
-    {GPO_X86_AVX512BITALG, "avx512_bitalg", NULL},
-    {GPO_X86_AVX512VPOPCNTDQ, "avx512_vpopcntdq", NULL},
-    {GPO_X86_AVX512BF16, "avx512_bf16", NULL},
-    {GPO_X86_AVX512FP16, "avx512_fp16", NULL},
-    {GPO_X86_AVX512VP2INTERSECT, "avx512_vp2intersect", NULL},
-    {GPO_X86_AVX512ER, "avx512er", NULL},
-    {GPO_X86_AVXVNNI, "avx_vnni", NULL},
-    {GPO_X86_AMX_TILE, "amx_tile", "amx"},
-    {GPO_X86_AMX_INT8, "amx_int8", NULL},
-    {GPO_X86_AMX_BF16, "amx_bf16", NULL},
-    {GPO_X86_AMX_FP16, "amx_fp16", NULL},
-    {GPO_X86_HYPERVISOR, "hypervisor", NULL},
-};
-const size_t gpo_n_x86_isa_names = sizeof gpo_x86_isa_names / sizeof gpo_x86_isa_names[0];
-
 #define B(f) GPO_BIT(GPO_X86_##f)
-
-uint64_t gpo_x86_features_from_flags(const char *flags)
-{
-    return gpo_isa_from_names(flags, gpo_x86_isa_names, gpo_n_x86_isa_names);
-}
 
 /* ---- Live cpuid ---------------------------------------------------------- */
 
@@ -203,46 +139,63 @@ static const unsigned *cpuid_leaf(cpuid_cache *c, uint32_t leaf, uint32_t sub)
     return r;
 }
 
-int gpo_x86_cpuid_live(gpo_cpu_facts *f)
+/* What cpuid says about the processor, asked once per process: the
+ * answers cannot change while it runs (the OS fixes XCR0 at boot), and in a
+ * virtual machine every cpuid traps to the hypervisor (several microseconds
+ * each), so a second context reuses them instead of trapping again. */
+typedef struct cpuid_answers {
+    int ok; /* leaf 0 reports leaf 1 */
+    char vendor_id[13];
+    int32_t family, model, stepping;
+    uint64_t isa;
+    uint32_t max_leaf;
+    char brand[49]; /* "" under a hypervisor (see below) */
+    int32_t max_mhz;
+} cpuid_answers;
+
+static cpuid_answers answers;
+static pthread_once_t answers_once = PTHREAD_ONCE_INIT;
+
+static void ask_cpuid(void)
 {
-    if (!f)
-        return -1;
+    cpuid_answers *a = &answers;
     cpuid_cache c;
     memset(&c, 0, sizeof c);
+    a->max_mhz = -1;
     unsigned r[4];
     /* cpuid itself is part of x86-64 (AMD64 architecture). */
     __cpuid(0, r[0], r[1], r[2], r[3]);
     if (r[0] < 1)
-        return -1;
+        return;
     c.max_basic = r[0];
-    memcpy(f->vendor_id, &r[1], 4);
-    memcpy(f->vendor_id + 4, &r[3], 4);
-    memcpy(f->vendor_id + 8, &r[2], 4);
-    f->vendor_id[12] = '\0';
-    f->cpuid_max_leaf = c.max_basic;
+    memcpy(a->vendor_id, &r[1], 4);
+    memcpy(a->vendor_id + 4, &r[3], 4);
+    memcpy(a->vendor_id + 8, &r[2], 4);
+    a->vendor_id[12] = '\0';
+    a->max_leaf = c.max_basic;
     __cpuid(0x80000000u, r[0], r[1], r[2], r[3]);
     c.max_ext = r[0] >= 0x80000000u && r[0] < 0x80000100u ? r[0] : 0;
 
     /* Display family/model: Intel SDM vol. 2A, CPUID leaf 1 EAX. */
     const unsigned *l1 = cpuid_leaf(&c, 1, 0);
     uint32_t base_family = (l1[0] >> 8) & 0xf, base_model = (l1[0] >> 4) & 0xf;
-    f->family = (int32_t)base_family;
-    f->model = (int32_t)base_model;
+    a->family = (int32_t)base_family;
+    a->model = (int32_t)base_model;
     if (base_family == 0xf)
-        f->family += (int32_t)((l1[0] >> 20) & 0xff);
+        a->family += (int32_t)((l1[0] >> 20) & 0xff);
     if (base_family == 0x6 || base_family == 0xf)
-        f->model += (int32_t)(((l1[0] >> 16) & 0xf) << 4);
-    f->stepping = (int32_t)(l1[0] & 0xf);
+        a->model += (int32_t)(((l1[0] >> 16) & 0xf) << 4);
+    a->stepping = (int32_t)(l1[0] & 0xf);
     int osxsave = (l1[2] >> 27) & 1;
 
     uint64_t isa = 0;
+    int intel = gpo_x86_vendor(a->vendor_id, NULL) == GPO_X86_VENDOR_INTEL;
     for (size_t i = 0; i < sizeof cpuid_bits / sizeof cpuid_bits[0]; i++) {
         /* Leaf 7 subleaf 1 exists when leaf 7.0 EAX says so; CLZERO
          * (8000_0008h) is AMD's and only names Zen parts. */
         if (cpuid_bits[i].leaf == 7 && cpuid_bits[i].sub == 1 && cpuid_leaf(&c, 7, 0)[0] < 1)
             continue;
-        if (cpuid_bits[i].leaf == 0x80000008u &&
-            gpo_x86_vendor(f->vendor_id, NULL) == GPO_X86_VENDOR_INTEL)
+        if (cpuid_bits[i].leaf == 0x80000008u && intel)
             continue;
         const unsigned *v = cpuid_leaf(&c, cpuid_bits[i].leaf, cpuid_bits[i].sub);
         if ((v[cpuid_bits[i].reg] >> cpuid_bits[i].bit) & 1)
@@ -261,42 +214,50 @@ int gpo_x86_cpuid_live(gpo_cpu_facts *f)
                  B(AVX512ER));
     if ((xcr0 & XCR0_AMX) != XCR0_AMX)
         isa &= ~(B(AMX_TILE) | B(AMX_INT8) | B(AMX_BF16) | B(AMX_FP16));
-    f->isa = isa;
+    a->isa = isa;
 
-    /* Brand string: leaves 8000_0002h..8000_0004h. Under a hypervisor
-     * (leaf 1 ECX bit 31) each leaf traps, and /proc/cpuinfo, read there
-     * anyway for the clock, has the same string: gpo_x86_read takes it. */
-    if (c.max_ext >= 0x80000004u && !(isa & B(HYPERVISOR))) {
-        char brand[49];
-        for (uint32_t i = 0; i < 3; i++)
-            memcpy(brand + 16 * i, cpuid_leaf(&c, 0x80000002u + i, 0), 16);
-        brand[48] = '\0';
-        gpo_strlcpy(f->model_name, gpo_trim(brand), sizeof f->model_name);
+    /* Under a hypervisor (leaf 1 ECX bit 31) the brand and the clock are
+     * left to /proc/cpuinfo: it has the same brand string, and hypervisors
+     * leave leaf 16h zero or pass the host's clock through. */
+    if (!(isa & B(HYPERVISOR))) {
+        /* Brand string: leaves 8000_0002h..8000_0004h. */
+        if (c.max_ext >= 0x80000004u) {
+            char brand[49];
+            for (uint32_t i = 0; i < 3; i++)
+                memcpy(brand + 16 * i, cpuid_leaf(&c, 0x80000002u + i, 0), 16);
+            brand[48] = '\0';
+            gpo_strlcpy(a->brand, gpo_trim(brand), sizeof a->brand);
+        }
+        /* Leaf 16h EBX: maximum frequency in MHz (Intel SDM vol. 2A). */
+        if (c.max_basic >= 0x16) {
+            unsigned mhz = cpuid_leaf(&c, 0x16, 0)[1] & 0xffff;
+            a->max_mhz = mhz ? (int32_t)mhz : -1;
+        }
     }
-    return 0;
+    a->ok = 1;
 }
 
-int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f)
+int gpo_x86_cpuid_live(gpo_cpu_facts *f)
 {
-    /* Hypervisors leave leaf 16h zero or pass the host's through; a guest
-     * takes its clock from /proc/cpuinfo instead (and saves a trap). */
-    if (!f || f->cpuid_max_leaf < 0x16 || (f->isa & B(HYPERVISOR)))
+    assert(f);
+    pthread_once(&answers_once, ask_cpuid);
+    if (!answers.ok)
         return -1;
-    unsigned a, b, c, d;
-    /* Leaf 16h EBX: maximum frequency in MHz (Intel SDM vol. 2A). */
-    __cpuid_count(0x16, 0, a, b, c, d);
-    (void)a, (void)c, (void)d;
-    return (b & 0xffff) ? (int32_t)(b & 0xffff) : -1;
+    gpo_strlcpy(f->vendor_id, answers.vendor_id, sizeof f->vendor_id);
+    f->family = answers.family;
+    f->model = answers.model;
+    f->stepping = answers.stepping;
+    f->isa = answers.isa;
+    f->cpuid_max_leaf = answers.max_leaf;
+    f->cpuid_max_mhz = answers.max_mhz;
+    if (answers.brand[0])
+        gpo_strlcpy(f->model_name, answers.brand, sizeof f->model_name);
+    return 0;
 }
 #else
 int gpo_x86_cpuid_live(gpo_cpu_facts *f)
 {
-    (void)f;
-    return -1;
-}
-
-int32_t gpo_x86_cpuid_max_mhz(const gpo_cpu_facts *f)
-{
+    assert(f);
     (void)f;
     return -1;
 }
@@ -333,8 +294,7 @@ static void parse_cpuinfo(const char *text, gpo_cpu_facts *f)
 
 gpuopt_status gpo_x86_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
 {
-    if (!fs || !f)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_x86_read: NULL argument");
+    assert(fs && f);
     f->arch = GPO_CPU_ARCH_X86_64;
     if (!gpo_fs_is_recorded(fs) && gpo_x86_cpuid_live(f) == 0) {
         gpo_strlcpy(f->src_isa, "cpuid instruction (XCR0-checked)", sizeof f->src_isa);

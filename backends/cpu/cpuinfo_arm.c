@@ -4,11 +4,12 @@
  *
  * The text parsers are plain functions over strings so they are tested on
  * any host; only the getauxval/prctl calls are arm64-only. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_facts.h"
+#include "cpu/cpuinfo_arm.h"
 #include "util/strutil.h"
 
 #if defined(__aarch64__)
@@ -174,7 +175,8 @@ static int hex_field(const char *text, const char *key, int32_t *out)
 
 int gpo_arm_parse_cpuinfo(const char *text, gpo_cpu_facts *f)
 {
-    if (!text || !f)
+    assert(f);
+    if (!text)
         return -1;
     if (hex_field(text, "CPU implementer", &f->implementer))
         return -1;
@@ -190,8 +192,7 @@ int gpo_arm_parse_cpuinfo(const char *text, gpo_cpu_facts *f)
 
 void gpo_arm_name_core(gpo_cpu_facts *f)
 {
-    if (!f)
-        return;
+    assert(f);
     const char *vendor = NULL;
     for (size_t i = 0; i < sizeof arm_implementers / sizeof arm_implementers[0]; i++)
         if (arm_implementers[i].code == f->implementer)
@@ -254,8 +255,7 @@ static void read_sve_length(const gpo_fs *fs, gpo_cpu_facts *f)
 
 gpuopt_status gpo_arm_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
 {
-    if (!fs || !f)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_arm_read: NULL argument");
+    assert(fs && f);
     f->arch = GPO_CPU_ARCH_ARM64;
     const char *text;
     gpuopt_status st = gpo_cpu_cpuinfo(fs, f, &text);

@@ -3,12 +3,15 @@
  * what can be allocated without swapping, since Linux 3.14), capped by the
  * tightest cgroup memory limit read by cgroup.c. Free memory under a limit
  * is the limit minus that cgroup's usage: the OOM killer acts there, not
- * at the host's MemAvailable. */
+ * at the host's MemAvailable. A plan reuses the load's reading while it is
+ * fresh (memory.h). */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_facts.h"
+#include "cpu/cpu_procfs.h"
+#include "cpu/memory.h"
 #include "util/strutil.h"
 
 static int kib_line(const char *text, const char *key, uint64_t *bytes)
@@ -40,7 +43,8 @@ static int kib_line(const char *text, const char *key, uint64_t *bytes)
 
 int gpo_cpu_parse_meminfo(const char *text, uint64_t *total, uint64_t *available)
 {
-    if (!text || !total || !available)
+    assert(total && available);
+    if (!text)
         return -1;
     uint64_t t, a;
     if (kib_line(text, "MemTotal", &t) || t == 0)
@@ -52,8 +56,7 @@ int gpo_cpu_parse_meminfo(const char *text, uint64_t *total, uint64_t *available
 
 gpuopt_status gpo_cpu_memory_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
 {
-    if (!fs || !f)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_cpu_memory_read: NULL argument");
+    assert(fs && f);
     char *text = NULL;
     gpuopt_status st = gpo_fs_read_alloc(fs, "/proc/meminfo", &text, NULL);
     if (st == GPUOPT_ERR_NO_MEMORY)
@@ -66,6 +69,7 @@ gpuopt_status gpo_cpu_memory_read(const gpo_fs *fs, const gpo_logger *log, gpo_c
 
     f->memory_bytes = f->mem_total;
     f->memory_free_bytes = f->mem_available;
+    f->memory_read_ns = gpo_now_ns();
     char lim[32];
     if (f->cg_mem_limit) {
         gpo_format_bytes(f->cg_mem_limit, lim, sizeof lim);
@@ -84,11 +88,27 @@ gpuopt_status gpo_cpu_memory_read(const gpo_fs *fs, const gpo_logger *log, gpo_c
     return GPUOPT_OK;
 }
 
+static int fresh(const gpo_cpu_facts *f, uint64_t now_ns)
+{
+    return f->mem_available && f->memory_read_ns && now_ns >= f->memory_read_ns &&
+           now_ns - f->memory_read_ns < GPO_CPU_FREE_FRESH_NS;
+}
+
+gpuopt_status gpo_cpu_memory_free(const gpo_fs *fs, const gpo_cpu_facts *f, uint64_t now_ns,
+                                  uint64_t *free_bytes)
+{
+    assert(fs && f && free_bytes);
+    if (fresh(f, now_ns)) {
+        *free_bytes = f->memory_free_bytes;
+        return GPUOPT_OK;
+    }
+    return gpo_cpu_memory_free_now(fs, f, free_bytes);
+}
+
 gpuopt_status gpo_cpu_memory_free_now(const gpo_fs *fs, const gpo_cpu_facts *f,
                                       uint64_t *free_bytes)
 {
-    if (!fs || !f || !free_bytes)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_cpu_memory_free_now: NULL argument");
+    assert(fs && f && free_bytes);
     char *text = NULL;
     uint64_t total, avail;
     gpuopt_status st = gpo_fs_read_alloc(fs, "/proc/meminfo", &text, NULL);

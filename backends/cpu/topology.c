@@ -9,11 +9,13 @@
  * Sibling lists are read once per core and once per package, not once per
  * CPU: a CPU already covered by a list seen earlier is skipped, so a
  * 224-CPU host costs about cores + sockets small reads. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_facts.h"
+#include "cpu/cpu_procfs.h"
+#include "cpu/topology.h"
 #include "util/strutil.h"
 
 #define SYS_CPU "/sys/devices/system/cpu"
@@ -21,7 +23,8 @@
 
 int gpo_cpu_parse_cache_size(const char *text, uint64_t *bytes)
 {
-    if (!text || !bytes)
+    assert(bytes);
+    if (!text)
         return -1;
     char *end;
     const char *p = text;
@@ -97,7 +100,7 @@ static void read_online(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *
                 continue;
             int cpu = atoi(val);
             if (cpu >= 0 && cpu < GPO_CPU_MAX && !gpo_cpuset_has(f->online, cpu)) {
-                f->online[cpu / 8] |= (unsigned char)(1u << (cpu % 8));
+                gpo_cpuset_add(f->online, cpu);
                 n++;
             }
         }
@@ -118,9 +121,11 @@ static void read_online(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *
 static int count_groups(const gpo_fs *fs, const unsigned char *cpus, const char *leaf)
 {
     unsigned char done[GPO_CPU_SET_BYTES], group[GPO_CPU_SET_BYTES];
-    memset(done, 0, sizeof done);
+    int end = gpo_cpuset_end(cpus);
+    size_t used = (size_t)(end + 7) / 8; /* bytes that can hold a CPU of `cpus` */
+    memset(done, 0, used);
     int groups = 0;
-    for (int c = 0; c < GPO_CPU_MAX; c++) {
+    for (int c = 0; c < end; c++) {
         if (!gpo_cpuset_has(cpus, c) || gpo_cpuset_has(done, c))
             continue;
         char path[128], buf[4096];
@@ -128,9 +133,9 @@ static int count_groups(const gpo_fs *fs, const unsigned char *cpus, const char 
         if (gpo_fs_read(fs, path, buf, sizeof buf) ||
             gpo_parse_cpulist(buf, group, GPO_CPU_MAX) < 1)
             return -1;
-        for (size_t i = 0; i < sizeof done; i++)
+        for (size_t i = 0; i < used; i++)
             done[i] |= group[i];
-        done[c / 8] |= (unsigned char)(1u << (c % 8)); /* a list not naming c must not loop */
+        gpo_cpuset_add(done, c); /* a list not naming c must not loop */
         groups++;
     }
     return groups;
@@ -217,13 +222,21 @@ static void read_nodes(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f
  * (drivers/base/cacheinfo.c); more than 8 levels/types exist nowhere. */
 #define MAX_CACHE_INDEX 8
 
+/* Each level and type has one index: once L1d, L2 and L3 are known, the
+ * indices left (an instruction cache, an L4) change nothing and are not
+ * read. */
+static int caches_known(const gpo_cpu_facts *f)
+{
+    return f->l1d.size_bytes && f->l2.size_bytes && f->l3.size_bytes;
+}
+
 static void read_caches(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
 {
     int cpu = first_cpu(f->online);
     char dir[128];
     snprintf(dir, sizeof dir, SYS_CPU "/cpu%d/cache", cpu < 0 ? 0 : cpu);
     int found = 0;
-    for (int i = 0; i < MAX_CACHE_INDEX; i++) {
+    for (int i = 0; i < MAX_CACHE_INDEX && !caches_known(f); i++) {
         char type[32], level[16], size[32], shared[4096];
         /* "type" first: a missing index ends the list, and instruction
          * caches need no further read. */
@@ -277,13 +290,11 @@ static void read_clock(const gpo_fs *fs, gpo_cpu_facts *f)
         gpo_strlcpy(f->src_clock, path, sizeof f->src_clock);
         return;
     }
-    if (!gpo_fs_is_recorded(fs) && f->arch == GPO_CPU_ARCH_X86_64) {
-        int32_t mhz = gpo_x86_cpuid_max_mhz(f);
-        if (mhz > 0) {
-            f->clock_mhz = mhz;
-            gpo_strlcpy(f->src_clock, "cpuid leaf 0x16 maximum frequency", sizeof f->src_clock);
-            return;
-        }
+    /* Filled by the live x86 reader only (a recorded tree has no cpuid). */
+    if (f->cpuid_max_mhz > 0) {
+        f->clock_mhz = f->cpuid_max_mhz;
+        gpo_strlcpy(f->src_clock, "cpuid leaf 0x16 maximum frequency", sizeof f->src_clock);
+        return;
     }
     /* Without cpufreq (virtual machines, some arm64 servers): the highest
      * "cpu MHz" the kernel shows, a current rather than a maximum clock. */
@@ -310,8 +321,7 @@ static void read_clock(const gpo_fs *fs, gpo_cpu_facts *f)
 
 gpuopt_status gpo_cpu_topology_read(const gpo_fs *fs, const gpo_logger *log, gpo_cpu_facts *f)
 {
-    if (!fs || !f)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpo_cpu_topology_read: NULL argument");
+    assert(fs && f);
     read_online(fs, log, f);
     read_cores(fs, log, f);
     read_nodes(fs, log, f);
@@ -322,8 +332,7 @@ gpuopt_status gpo_cpu_topology_read(const gpo_fs *fs, const gpo_logger *log, gpo
 
 void gpo_cpu_topology_span(const gpo_fs *fs, gpo_cpu_facts *f)
 {
-    if (!fs || !f)
-        return;
+    assert(fs && f);
     /* The usual case, a mask of every online CPU, needs no more reads. */
     if (memcmp(f->affinity, f->online, sizeof f->online) == 0 && f->physical_cores > 0 &&
         f->numa_nodes > 0) {

@@ -1,81 +1,15 @@
-/* x86-64: the psABI microarchitecture level and the microarchitecture
- * name (GCC -march spelling) from the vendor/family/model table, falling
- * back to the feature set. The features come from cpuid_x86.c; nothing here
- * reads the machine. */
+/* x86-64: the microarchitecture name (GCC -march spelling) from the
+ * vendor/family/model table, falling back to the feature set. The features
+ * come from cpuid_x86.c; nothing here reads the machine. */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cpu/cpu_facts.h"
+#include "cpu/x86_isa.h"
+#include "cpu/x86_uarch.h"
 #include "util/strutil.h"
 
 #define B(f) GPO_BIT(GPO_X86_##f)
-
-/* x86-64 psABI, "Micro-Architecture Levels" (System V AMD64 ABI 1.0, 3.1.1;
- * also GCC's -march=x86-64-v2/v3/v4). OSXSAVE for v3 is implied: the kernel
- * and cpuid_x86.c only report AVX when the OS enabled its state. */
-static const struct {
-    int32_t level;
-    uint64_t needs;
-} x86_levels[] = {
-    {1, B(CMOV) | B(CX8) | B(FXSR) | B(MMX) | B(SSE) | B(SSE2) | B(LM)},
-    {2, B(CX16) | B(LAHF) | B(POPCNT) | B(SSE3) | B(SSE4_1) | B(SSE4_2) | B(SSSE3)},
-    {3, B(AVX) | B(AVX2) | B(BMI1) | B(BMI2) | B(F16C) | B(FMA) | B(LZCNT) | B(MOVBE) | B(XSAVE)},
-    {4, B(AVX512F) | B(AVX512BW) | B(AVX512CD) | B(AVX512DQ) | B(AVX512VL)},
-};
-
-uint64_t gpo_x86_level_features(int32_t level)
-{
-    uint64_t need = 0;
-    for (size_t i = 0; i < sizeof x86_levels / sizeof x86_levels[0]; i++)
-        if (x86_levels[i].level <= level)
-            need |= x86_levels[i].needs;
-    return need;
-}
-
-int32_t gpo_x86_level(uint64_t isa)
-{
-    int32_t level = 0;
-    uint64_t need = 0;
-    for (size_t i = 0; i < sizeof x86_levels / sizeof x86_levels[0]; i++) {
-        need |= x86_levels[i].needs;
-        if ((isa & need) != need)
-            break;
-        level = x86_levels[i].level;
-    }
-    return level;
-}
-
-static const struct {
-    const char *id;
-    const char *name;
-    int code;
-} x86_vendors[] = {
-    /* cpuid leaf 0 vendor strings (Intel SDM vol. 2A "CPUID"; AMD APM vol. 3
-     * appendix E). */
-    {"GenuineIntel", "Intel", GPO_X86_VENDOR_INTEL},
-    {"AuthenticAMD", "AMD", GPO_X86_VENDOR_AMD},
-    {"HygonGenuine", "Hygon", GPO_X86_VENDOR_HYGON},
-    {"CentaurHauls", "Centaur", GPO_X86_VENDOR_OTHER},
-    {"  Shanghai  ", "Zhaoxin", GPO_X86_VENDOR_OTHER},
-};
-
-int gpo_x86_vendor(const char *vendor_id, const char **name)
-{
-    if (name)
-        *name = NULL;
-    if (!vendor_id)
-        return GPO_X86_VENDOR_OTHER;
-    for (size_t i = 0; i < sizeof x86_vendors / sizeof x86_vendors[0]; i++) {
-        if (strcmp(vendor_id, x86_vendors[i].id) == 0) {
-            if (name)
-                *name = x86_vendors[i].name;
-            return x86_vendors[i].code;
-        }
-    }
-    if (name)
-        *name = NULL;
-    return GPO_X86_VENDOR_OTHER;
-}
 
 /* Features that set microarchitectures apart. When a CPU has one that its
  * family/model row does not list, the model number is not the silicon's
@@ -240,16 +174,6 @@ static const struct {
     {GPO_X86_VENDOR_HYGON, B(AVX2), "znver1"},
 };
 
-static const char *level_name(int32_t level)
-{
-    switch (level) {
-    case 4: return "x86-64-v4";
-    case 3: return "x86-64-v3";
-    case 2: return "x86-64-v2";
-    default: return "x86-64";
-    }
-}
-
 static const char *by_features(int vendor, uint64_t isa)
 {
     for (size_t i = 0; i < sizeof x86_by_features / sizeof x86_by_features[0]; i++) {
@@ -276,12 +200,11 @@ static void list_bits(uint64_t bits, char *out, size_t cap)
 
 void gpo_x86_name_microarch(gpo_cpu_facts *f)
 {
-    if (!f)
-        return;
+    assert(f);
     const char *vname;
     int vendor = gpo_x86_vendor(f->vendor_id, &vname);
     f->x86_level = gpo_x86_level(f->isa);
-    gpo_strlcpy(f->isa_level, level_name(f->x86_level), sizeof f->isa_level);
+    gpo_strlcpy(f->isa_level, gpo_x86_level_name(f->x86_level), sizeof f->isa_level);
 
     const x86_uarch *row = NULL;
     for (size_t i = 0; i < sizeof x86_uarchs / sizeof x86_uarchs[0]; i++) {
@@ -294,7 +217,7 @@ void gpo_x86_name_microarch(gpo_cpu_facts *f)
     }
     const char *feat = by_features(vendor, f->isa);
     if (!feat)
-        feat = f->x86_level >= 1 ? level_name(f->x86_level) : "x86-64";
+        feat = f->x86_level >= 1 ? gpo_x86_level_name(f->x86_level) : "x86-64";
 
     if (row) {
         uint64_t extra = f->isa & SIGNATURE & ~row->expect;

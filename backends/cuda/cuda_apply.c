@@ -13,11 +13,13 @@
  * Where nothing can be applied for a reason the program cannot change (the
  * device or driver lacks the feature, MPS owns the setting), the report says
  * why and the status is GPUOPT_OK: the plan is still right for the device. */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "cuda_internal.h"
+#include "cuda_backend.h"
+#include "cuda_load.h"
 #include "plan.h"
 #include "util/strutil.h"
 
@@ -69,7 +71,8 @@ static int mps_enabled(const gpuopt_device *dev)
 static int nothing_to_apply(const gpo_cuda_state *s, const struct gpuopt_plan *plan, int has,
                             char *why, size_t cap)
 {
-    const gpuopt_device_info *in = &plan->device->info;
+    const gpuopt_device *dev = gpo_plan_device(plan);
+    const gpuopt_device_info *in = &dev->info;
     char v[16];
     if (in->cc_major > 0 && in->cc_major < 8) {
         gpo_snprintf(why, cap,
@@ -81,7 +84,7 @@ static int nothing_to_apply(const gpo_cuda_state *s, const struct gpuopt_plan *p
     }
     if (!has) {
         gpo_snprintf(why, cap, "the plan has no " L2_KNOB " (%s)",
-                     plan->level_applied < 1
+                     gpo_plan_level_applied(plan) < 1
                          ? "a level-0 plan reads no device fact"
                          : "the device reports no persisting set-aside: "
                            "CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE is 0 or unknown");
@@ -108,7 +111,7 @@ static int nothing_to_apply(const gpo_cuda_state *s, const struct gpuopt_plan *p
         gpo_snprintf(why, cap, "the CUDA %s driver predates " L2_LIMIT " (CUDA 11.0)", v);
         return 1;
     }
-    if (mps_enabled(plan->device)) {
+    if (mps_enabled(dev)) {
         gpo_snprintf(why, cap,
                      "MPS is on: a client cannot change the set-aside; only the MPS server's "
                      "CUDA_DEVICE_DEFAULT_PERSISTING_L2_CACHE_PERCENTAGE_LIMIT sets it (%s)",
@@ -170,7 +173,7 @@ static gpuopt_status set_l2_limit(const gpo_cuda_state *s, const gpo_route *rout
                       "the calling thread's current CUDA context is on cuda:%d, but the plan is "
                       "for %s (%s): make %s's context current first, or apply a plan made for "
                       "cuda:%d",
-                      (int)current, id, plan->device->info.name, id, (int)current);
+                      (int)current, id, gpo_plan_device(plan)->info.name, id, (int)current);
 
     r = s->api.cuCtxGetLimit(&was, GPO_CU_LIMIT_PERSISTING_L2_CACHE_SIZE);
     if (r != GPO_CUDA_SUCCESS)
@@ -202,13 +205,7 @@ gpuopt_status gpo_cuda_apply_device(void *state, const gpo_route *route,
     char id[32], what[96], why[768];
     int64_t want = 0;
 
-    if (!s || !route || !plan || !plan->device || !report)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "cuda: apply_device needs the backend state, a route, a plan with its "
-                        "device and a report");
-    if (route->index < 0)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "cuda: apply_device for device index %d",
-                        (int)route->index);
+    assert(s && route && route->index >= 0 && plan && gpo_plan_device(plan) && report);
     gpo_snprintf(id, sizeof id, "cuda:%d", (int)route->index);
     int has = gpo_knob_get_int(plan, L2_KNOB, &want);
     if (has && want < 0)

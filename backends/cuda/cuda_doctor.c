@@ -1,467 +1,97 @@
-/* The CUDA block: from the PCI bus up to the driver library, each layer an
- * NVIDIA GPU needs before CUDA can use it, and what to do where one is
- * missing.
- *
- * Layers, in the order a GPU needs them: a GPU on the PCI bus with the
- * nvidia kernel module bound to it; the module loaded and listing the GPU
- * in /proc/driver/nvidia (the module's own files, nv-procfs.c in NVIDIA's
- * open-gpu-kernel-modules); the device nodes /dev/nvidiactl,
- * /dev/nvidia-uvm and /dev/nvidiaN, readable and writable by the user; the
- * driver's user-space libcuda.so.1 (not the toolkit's stub); cuInit
- * succeeding; a driver new enough for the CUDA runtime; no visibility
- * variable hiding the GPUs; in a container, the devices passed in. */
+/* The CUDA block of gpuopt_context_diagnose (gpo_backend_cuda.diagnose): from the PCI
+ * bus up to the driver library, each layer an NVIDIA GPU needs before CUDA
+ * can use it, and what to do where one is missing. This file reads what the
+ * kernel module says once (through the backend's own readers,
+ * cuda_procfs.c) and runs the checks in the order a GPU needs the layers:
+ * bus, module and device nodes (cuda_doctor_nodes.c), the driver library
+ * and cuInit (cuda_doctor_lib.c), a driver new enough for the CUDA runtime
+ * (cuda_doctor_versions.c), no visibility variable hiding the GPUs (the
+ * backend's parser, cuda_visible.c), and in a container, the devices passed
+ * in. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_backend.h"
 #include "cuda_doctor.h"
-#include "util/strutil.h"
+#include "cuda_visible.h"
 
-#define NV_VENDOR 0x10de
-#define NV_GPUS "/proc/driver/nvidia/gpus"
-#define NV_MAX 32
-
-typedef struct nv_kernel {
-    int module;       /* /sys/module/nvidia or /proc/driver/nvidia/version */
-    int nouveau;      /* /sys/module/nouveau */
-    char version[64]; /* "580.65.06" */
-    char version_line[256];
-    int open_module; /* "Open Kernel Module" */
-    int n_gpus;      /* entries of /proc/driver/nvidia/gpus with an information file */
-    char bus[NV_MAX][32];
-    char uuid[NV_MAX][64];
-    int excluded[NV_MAX];
-    const char *uuid_ptrs[NV_MAX];
-    int n_uuids;
-} nv_kernel;
-
-/* "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.65.06  Release
- * Build ..." or "... Kernel Module  535.104.05  Sat Aug ...": the version is
- * the first word of digits holding a dot. */
-static void parse_version(const char *line, char *out, size_t cap)
+static void kernel_view_free(gpo_cuda_kernel_view *k)
 {
-    out[0] = '\0';
-    const char *p = strstr(line, "NVRM version:");
-    if (!p)
-        return;
-    for (p += 13; *p; p++) {
-        if (!(p[-1] == ' ' || p[-1] == '\t') || *p < '0' || *p > '9')
-            continue;
-        size_t len = strspn(p, "0123456789.");
-        if (memchr(p, '.', len) && (p[len] == '\0' || p[len] == ' ' || p[len] == '\t')) {
-            gpo_snprintf(out, cap, "%.*s", (int)len, p);
-            return;
-        }
-    }
+    gpo_fs_list_free(k->bus, k->n_gpus);
+    free(k->gpus);
+    free(k->uuids);
 }
 
-/* One "Key: value" of an information file, trimmed; "" when absent. */
-static void info_value(const char *text, const char *key, char *out, size_t cap)
+/* 0, or -1 when out of memory. */
+static int read_kernel(const gpo_fs *fs, gpo_cuda_kernel_view *k)
 {
-    out[0] = '\0';
-    size_t klen = strlen(key);
-    for (const char *line = text; line && *line;
-         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-        if (strncmp(line, key, klen) != 0 || line[klen] != ':')
-            continue;
-        const char *v = line + klen + 1;
-        const char *end = strchr(v, '\n');
-        size_t len = end ? (size_t)(end - v) : strlen(v);
-        char buf[256];
-        gpo_snprintf(buf, sizeof buf, "%.*s", (int)len, v);
-        gpo_strlcpy(out, gpo_trim(buf), cap);
-        return;
-    }
-}
-
-static void read_kernel(const gpo_fs *fs, nv_kernel *k)
-{
-    char **names = NULL;
-    size_t n = 0;
     memset(k, 0, sizeof *k);
     k->nouveau = gpo_fs_exists(fs, "/sys/module/nouveau");
-    if (gpo_fs_read(fs, "/proc/driver/nvidia/version", k->version_line, sizeof k->version_line) ==
-        GPUOPT_OK) {
-        char *nl = strchr(k->version_line, '\n');
-        if (nl)
-            *nl = '\0';
-        parse_version(k->version_line, k->version, sizeof k->version);
+    if (gpo_cuda_procfs_version_line(fs, k->version_line, sizeof k->version_line) == 0) {
+        gpo_cuda_procfs_parse_version(k->version_line, k->version, sizeof k->version);
         k->open_module = strstr(k->version_line, "Open Kernel Module") != NULL;
         k->module = 1;
     }
     k->module |= gpo_fs_exists(fs, "/sys/module/nvidia");
-    if (gpo_fs_list(fs, NV_GPUS, &names, &n) != GPUOPT_OK)
-        return;
-    for (size_t i = 0; i < n && k->n_gpus < NV_MAX; i++) {
-        char path[GPO_PATH_MAX], *text = NULL, excluded[16];
-        gpo_snprintf(path, sizeof path, NV_GPUS "/%s/information", names[i]);
-        if (gpo_fs_read_alloc(fs, path, &text, NULL) != GPUOPT_OK)
-            continue;
-        int g = k->n_gpus++;
-        gpo_strlcpy(k->bus[g], names[i], sizeof k->bus[g]);
-        info_value(text, "GPU UUID", k->uuid[g], sizeof k->uuid[g]);
-        info_value(text, "GPU Excluded", excluded, sizeof excluded);
-        k->excluded[g] = strcmp(excluded, "Yes") == 0;
+    if (gpo_cuda_procfs_gpus(fs, &k->bus, &k->n_gpus) != GPUOPT_OK)
+        return 0;
+    k->gpus = calloc(k->n_gpus, sizeof *k->gpus);
+    k->uuids = calloc(k->n_gpus, sizeof *k->uuids);
+    if (!k->gpus || !k->uuids)
+        return -1;
+    for (size_t i = 0; i < k->n_gpus; i++) {
+        gpo_cuda_procfs_gpu(fs, k->bus[i], &k->gpus[i]);
         /* Uninitialised GPUs print "GPU-????????-...": no UUID to match. */
-        if (strncmp(k->uuid[g], "GPU-", 4) == 0 && !strchr(k->uuid[g], '?'))
-            k->uuid_ptrs[k->n_uuids++] = k->uuid[g];
-        free(text);
+        if (gpo_cuda_procfs_uuid_known(k->gpus[i].uuid))
+            k->uuids[k->n_uuids++] = k->gpus[i].uuid;
     }
-    gpo_fs_list_free(names, n);
+    return 0;
 }
 
-/* ---- PCI and kernel module ------------------------------------------------- */
-
-static void check_pci(gpo_dr_run *run, const nv_kernel *k)
+/* The backend's state in this context, or NULL when it did not load. This
+ * is the CUDA backend's own diagnose, called for its own slot, so the
+ * state is the one gpo_cuda_load made. The doctor may open NVRTC through
+ * it (cached in the state, under its lock), hence the cast. */
+static gpo_cuda_state *backend_state(const gpo_dr_run *run)
 {
-    gpo_dr_report *r = run->rep;
-    const gpo_dr_facts *fa = &run->facts;
-    gpo_dr_finding *ok = NULL;
-    size_t n = gpo_dr_pci_count(fa, NV_VENDOR);
-    if (n == 0) {
-        gpo_dr_finding *f = gpo_dr_add(r, "cuda", "pci_gpus", GPO_DR_INFO);
-        gpo_dr_say(r, f, "no NVIDIA GPU on the PCI bus");
-        if (fa->pci_readable)
-            gpo_dr_evidence(r, f,
-                            "/sys/bus/pci/devices: %zu functions, none with vendor 0x10de "
-                            "and a display or accelerator class",
-                            fa->n_pci_scanned);
-        else
-            gpo_dr_evidence(r, f, "/sys/bus/pci/devices cannot be listed");
-        return;
-    }
-    for (size_t i = 0; i < fa->n_gpus; i++) {
-        const gpo_dr_pci_gpu *g = &fa->gpus[i];
-        if (g->vendor != NV_VENDOR)
-            continue;
-        char what[160];
-        gpo_snprintf(what, sizeof what, "%s, NVIDIA %s [10de:%04x]", g->bdf,
-                     gpo_dr_pci_class_word(g->pci_class), g->device);
-        if (strcmp(g->driver, "nvidia") == 0) {
-            if (!ok) {
-                ok = gpo_dr_add(r, "cuda", "pci_gpus", GPO_DR_OK);
-                gpo_dr_say(r, ok, "%zu NVIDIA GPU%s on the PCI bus", n, n == 1 ? "" : "s");
-            }
-            gpo_dr_evidence(r, ok, "%s: driver nvidia", what);
-            continue;
-        }
-        gpo_dr_finding *f;
-        char path[64];
-        gpo_snprintf(path, sizeof path, "/sys/bus/pci/devices/%s", g->bdf);
-        if (!g->driver[0]) {
-            /* Without a driver link, a module that lists the GPU still owns it
-             * (recorded trees often lack the link). */
-            int listed = 0;
-            for (int j = 0; j < k->n_gpus; j++)
-                listed |= strcasecmp(k->bus[j], g->bdf) == 0;
-            if (listed) {
-                if (!ok) {
-                    ok = gpo_dr_add(r, "cuda", "pci_gpus", GPO_DR_OK);
-                    gpo_dr_say(r, ok, "%zu NVIDIA GPU%s on the PCI bus", n, n == 1 ? "" : "s");
-                }
-                gpo_dr_evidence(r, ok, "%s: listed by the nvidia module", what);
-                continue;
-            }
-            f = gpo_dr_add(r, "cuda", "pci_gpus", GPO_DR_PROBLEM);
-            gpo_dr_say(r, f, "NVIDIA GPU %s has no kernel driver bound", g->bdf);
-            gpo_dr_evidence(r, f, "%s: no driver link", what);
-            if (k->module)
-                gpo_dr_fix(r, f,
-                           "the nvidia module is loaded but did not take this GPU: `sudo "
-                           "dmesg | grep -i nvrm` says why (a GPU this driver branch does "
-                           "not support, or one excluded with NVreg_ExcludedGpus)");
-            else
-                gpo_dr_fix(r, f,
-                           "install the NVIDIA driver (Debian: nvidia-driver; Ubuntu: "
-                           "`sudo ubuntu-drivers install`) and reboot, or `sudo modprobe "
-                           "nvidia` where it is installed");
-        } else if (strcmp(g->driver, "nouveau") == 0) {
-            f = gpo_dr_add(r, "cuda", "pci_gpus", GPO_DR_PROBLEM);
-            gpo_dr_say(r, f, "NVIDIA GPU %s is driven by nouveau, which has no CUDA", g->bdf);
-            gpo_dr_evidence(r, f, "%s: driver nouveau", what);
-            gpo_dr_fix(r, f,
-                       "install NVIDIA's driver (its packages blacklist nouveau) and "
-                       "reboot");
-        } else {
-            f = gpo_dr_add(r, "cuda", "pci_gpus", GPO_DR_WARNING);
-            gpo_dr_say(r, f, "NVIDIA GPU %s is bound to %s, not to the nvidia driver", g->bdf,
-                       g->driver);
-            gpo_dr_evidence(r, f, "%s: driver %s", what, g->driver);
-            gpo_dr_fix(r, f, "%s",
-                       strcmp(g->driver, "vfio-pci") == 0
-                           ? "it is reserved for a virtual machine; if this host "
-                             "should use it, drop the vfio-pci override (`sudo "
-                             "driverctl unset-override <bus id>`) and reboot"
-                           : "unbind it and bind the nvidia driver, or leave it if "
-                             "that is intended");
-        }
-        gpo_dr_path(r, f, path);
-    }
-}
-
-static void check_kernel(gpo_dr_run *run, const nv_kernel *k, int on_pci)
-{
-    gpo_dr_report *r = run->rep;
-    gpo_dr_finding *f;
-    if (!k->module) {
-        f = gpo_dr_add(r, "cuda", "kernel_driver", on_pci ? GPO_DR_PROBLEM : GPO_DR_INFO);
-        gpo_dr_say(r, f, "the NVIDIA kernel module is not loaded");
-        gpo_dr_evidence(r, f, "/sys/module/nvidia and /proc/driver/nvidia/version do not exist");
-        if (k->nouveau)
-            gpo_dr_evidence(r, f, "/sys/module/nouveau exists: the nouveau driver is loaded");
-        if (on_pci)
-            gpo_dr_fix(r, f,
-                       "sudo modprobe nvidia (install the NVIDIA driver first if modprobe "
-                       "cannot find it: Debian nvidia-driver, Ubuntu `sudo "
-                       "ubuntu-drivers install`)");
-        gpo_dr_path(r, f, "/proc/driver/nvidia/version");
-        return;
-    }
-    f = gpo_dr_add(r, "cuda", "kernel_driver", GPO_DR_OK);
-    gpo_dr_say(r, f, "the NVIDIA kernel module%s%s is loaded%s", k->version[0] ? " " : "",
-               k->version, k->open_module ? " (open kernel module)" : "");
-    gpo_dr_path(r, f, "/proc/driver/nvidia/version");
-    if (k->version_line[0])
-        gpo_dr_evidence(r, f, "/proc/driver/nvidia/version: %s", k->version_line);
-    gpo_dr_evidence(r, f, "%s lists %d GPU%s", NV_GPUS, k->n_gpus, k->n_gpus == 1 ? "" : "s");
-    if (on_pci > k->n_gpus && k->n_gpus >= 0) {
-        f->status = GPO_DR_WARNING;
-        gpo_dr_evidence(r, f, "the PCI bus shows %d NVIDIA GPU%s", on_pci, on_pci == 1 ? "" : "s");
-        gpo_dr_fix(r, f,
-                   "the module did not take every GPU: `sudo dmesg | grep -i nvrm` says "
-                   "why");
-    }
-    for (int i = 0; i < k->n_gpus; i++) {
-        if (!k->excluded[i])
-            continue;
-        gpo_dr_finding *x = gpo_dr_add(r, "cuda", "kernel_driver", GPO_DR_WARNING);
-        gpo_dr_say(r, x, "the NVIDIA driver excludes GPU %s", k->bus[i]);
-        gpo_dr_evidence(r, x, "%s/%s/information: GPU Excluded: Yes", NV_GPUS, k->bus[i]);
-        gpo_dr_fix(r, x,
-                   "remove it from the NVreg_ExcludedGpus module option (in "
-                   "/etc/modprobe.d) and reload the module, if it should be used");
-    }
-}
-
-/* ---- Device nodes ------------------------------------------------------------------ */
-
-/* Lists /dev/nvidiaN (N digits), sorted. */
-static size_t gpu_nodes(const gpo_fs *fs, char nodes[][32], size_t max)
-{
-    char **names = NULL;
-    size_t n = 0, found = 0;
-    if (gpo_fs_list(fs, "/dev", &names, &n) != GPUOPT_OK)
-        return 0;
-    for (size_t i = 0; i < n && found < max; i++) {
-        const char *s = names[i];
-        if (strncmp(s, "nvidia", 6) != 0 || !s[6] || strspn(s + 6, "0123456789") != strlen(s + 6))
-            continue;
-        gpo_snprintf(nodes[found++], 32, "/dev/%s", s);
-    }
-    gpo_fs_list_free(names, n);
-    return found;
-}
-
-static const char *const container_fix =
-    "start the container with the NVIDIA Container Toolkit: `docker run --gpus all ...` (CDI: "
-    "`--device nvidia.com/gpu=all`)";
-
-static const char *const modprobe_fix =
-    "sudo nvidia-modprobe -c 0 -u (or run nvidia-smi once as root): the nodes are made by "
-    "nvidia-modprobe or the driver's udev rules when the module loads";
-
-/* Returns the number of NVIDIA nodes present. */
-static int check_nodes(gpo_dr_run *run, const nv_kernel *k, int wanted)
-{
-    gpo_dr_report *r = run->rep;
-    const gpo_fs *fs = run->fs;
-    char nodes[NV_MAX + 2][32];
-    size_t n = 0;
-    gpo_strlcpy(nodes[n++], "/dev/nvidiactl", 32);
-    gpo_strlcpy(nodes[n++], "/dev/nvidia-uvm", 32);
-    size_t n_gpu = gpu_nodes(fs, nodes + n, NV_MAX);
-    n += n_gpu;
-
-    gpo_dr_node st[NV_MAX + 2];
-    int present = 0, denied = 0;
-    gpo_sbuf have;
-    gpo_sbuf_init(&have);
-    for (size_t i = 0; i < n; i++) {
-        gpo_dr_node_stat(fs, &run->user, nodes[i], &st[i]);
-        if (st[i].exists) {
-            present++;
-            gpo_sbuf_appendf(&have, "%s%s", have.len ? ", " : "", nodes[i]);
-        }
-    }
-    if (have.failed)
-        r->failed = 1;
-    if (!present && !wanted) {
-        gpo_dr_finding *f = gpo_dr_add(r, "cuda", "device_nodes", GPO_DR_INFO);
-        gpo_dr_say(r, f, "no NVIDIA device nodes");
-        gpo_dr_evidence(r, f, "/dev has no nvidiactl, nvidia-uvm or nvidiaN");
-        gpo_sbuf_free(&have);
-        return 0;
-    }
-    gpo_dr_finding *f;
-    int missing = 0;
-    if (!present) {
-        /* None at all: one finding, one fix. */
-        missing = 1;
-        f = gpo_dr_add(r, "cuda", "device_nodes", GPO_DR_PROBLEM);
-        gpo_dr_path(r, f, "/dev/nvidiactl");
-        gpo_dr_say(r, f, "no NVIDIA device node in /dev");
-        gpo_dr_evidence(r, f, "/dev/nvidiactl, /dev/nvidia-uvm and /dev/nvidiaN do not exist%s",
-                        k->module ? " although the nvidia module is loaded" : "");
-        gpo_dr_fix(r, f, "%s",
-                   run->facts.container[0] ? container_fix
-                   : k->module             ? modprobe_fix
-                                           : "load the NVIDIA driver first (see kernel_driver)");
-    }
-    for (size_t i = 0; present && i < 2; i++) {
-        if (st[i].exists)
-            continue;
-        missing++;
-        f = gpo_dr_add(r, "cuda", "device_nodes", GPO_DR_PROBLEM);
-        gpo_dr_path(r, f, nodes[i]);
-        gpo_dr_say(r, f, "%s is missing", nodes[i]);
-        gpo_dr_evidence(r, f, "%s does not exist; present: %s", nodes[i], have.data);
-        if (run->facts.container[0])
-            gpo_dr_fix(r, f, "%s", container_fix);
-        else if (i == 1)
-            gpo_dr_fix(r, f,
-                       "sudo modprobe nvidia-uvm && sudo nvidia-modprobe -u -c 0 (CUDA "
-                       "needs the unified-memory module's node)");
-        else
-            gpo_dr_fix(r, f, "%s", modprobe_fix);
-    }
-    if (present && (size_t)k->n_gpus > n_gpu) {
-        missing++;
-        f = gpo_dr_add(r, "cuda", "device_nodes", n_gpu ? GPO_DR_WARNING : GPO_DR_PROBLEM);
-        gpo_dr_say(r, f, "the kernel lists %d NVIDIA GPU%s but /dev has %zu /dev/nvidiaN node%s",
-                   k->n_gpus, k->n_gpus == 1 ? "" : "s", n_gpu, n_gpu == 1 ? "" : "s");
-        gpo_dr_evidence(r, f, "present: %s", have.data);
-        gpo_dr_fix(r, f, "%s",
-                   run->facts.container[0] ? "pass every GPU into the container (`--gpus all`)"
-                                           : modprobe_fix);
-    }
-    if (!missing) {
-        f = gpo_dr_add(r, "cuda", "device_nodes", GPO_DR_OK);
-        gpo_dr_say(r, f, "the NVIDIA device nodes are present");
-        gpo_dr_evidence(r, f, "%s", have.data ? have.data : "");
-    }
-    const char *paths[NV_MAX + 2];
-    for (size_t i = 0; i < n; i++)
-        paths[i] = nodes[i];
-    denied = gpo_dr_nodes_denied(r, fs, &run->user, "cuda", paths, st, n);
-    if (present && !denied) {
-        f = gpo_dr_add(r, "cuda", "device_permissions", GPO_DR_OK);
-        gpo_dr_say(r, f, "%s may read and write every NVIDIA device node", run->user.name);
-        gpo_dr_evidence(r, f, "access(R_OK|W_OK) allowed on %s", have.data ? have.data : "");
-    }
-    gpo_sbuf_free(&have);
-    return present;
-}
-
-/* ---- Container -------------------------------------------------------------------------- */
-
-static const char *const toolkit_fix =
-    "start the container with the NVIDIA Container Toolkit: `docker run --gpus all ...` "
-    "(Podman/CDI: `--device nvidia.com/gpu=all`; Kubernetes: request nvidia.com/gpu in the "
-    "pod's resources)";
-
-static void check_container(gpo_dr_run *run, int nodes_present, int host_gpu)
-{
-    gpo_dr_report *r = run->rep;
-    const char *nvd = gpo_dr_env("NVIDIA_VISIBLE_DEVICES");
-    const char *where = run->facts.container;
-    gpo_dr_finding *f;
-    if (nvd) {
-        int none = !*nvd || strcmp(nvd, "void") == 0 || strcmp(nvd, "none") == 0;
-        if (none) {
-            f = gpo_dr_add(r, "cuda", "container", GPO_DR_WARNING);
-            gpo_dr_say(r, f,
-                       "NVIDIA_VISIBLE_DEVICES='%s' tells the NVIDIA Container Toolkit "
-                       "to pass no GPU in",
-                       nvd);
-            gpo_dr_fix(r, f,
-                       "start the container with NVIDIA_VISIBLE_DEVICES=all (or the GPU "
-                       "indices or UUIDs to use)");
-        } else if (!nodes_present) {
-            f = gpo_dr_add(r, "cuda", "container", GPO_DR_PROBLEM);
-            gpo_dr_say(r, f,
-                       "NVIDIA_VISIBLE_DEVICES='%s' asks for GPUs, but no /dev/nvidia* "
-                       "node is here: the container was started without the NVIDIA "
-                       "runtime",
-                       nvd);
-            gpo_dr_evidence(r, f, "/dev/nvidiactl and /dev/nvidiaN do not exist");
-            gpo_dr_fix(r, f, "%s", toolkit_fix);
-        } else {
-            f = gpo_dr_add(r, "cuda", "container", GPO_DR_OK);
-            gpo_dr_say(r, f, "NVIDIA_VISIBLE_DEVICES='%s' and the device nodes are here", nvd);
-        }
-        gpo_dr_evidence(r, f,
-                        "NVIDIA_VISIBLE_DEVICES=%s (read by the NVIDIA Container "
-                        "Toolkit when the container starts)",
-                        nvd);
-        if (where[0])
-            gpo_dr_evidence(r, f, "container: %s", where);
-        gpo_dr_path(r, f, "NVIDIA_VISIBLE_DEVICES");
-        return;
-    }
-    if (!where[0])
-        return;
-    if (nodes_present) {
-        f = gpo_dr_add(r, "cuda", "container", GPO_DR_OK);
-        gpo_dr_say(r, f, "in a container with the NVIDIA device nodes passed in");
-    } else {
-        f = gpo_dr_add(r, "cuda", "container", host_gpu ? GPO_DR_PROBLEM : GPO_DR_INFO);
-        gpo_dr_say(r, f, "in a container without NVIDIA device nodes%s",
-                   host_gpu ? ", on a host with an NVIDIA GPU" : "");
-        gpo_dr_fix(r, f, "%s%s", host_gpu ? "" : "if the host has an NVIDIA GPU, ", toolkit_fix);
-    }
-    gpo_dr_evidence(r, f, "container: %s", where);
+    const gpo_backend_slot *slot = gpo_dr_slot(run, "cuda");
+    return slot ? (gpo_cuda_state *)(uintptr_t)slot->state : NULL;
 }
 
 typedef struct visible_arg {
     int n_devices;
-    const char *const *uuids;
-    size_t n_uuids;
+    const gpo_cuda_kernel_view *k;
 } visible_arg;
 
-static void parse_visible(const char *variable, const char *value, void *arg,
-                          gpo_dr_visible *out)
+static void parse_visible(const char *variable, const char *value, void *arg, gpo_dr_visible *out)
 {
     const visible_arg *a = arg;
     (void)variable;
-    gpo_dr_visible_parse(value, a->n_devices, a->uuids, a->n_uuids, out);
+    gpo_cuda_visible_parse(value, a->n_devices, a->k->uuids, a->k->n_uuids, out);
 }
 
-void gpo_dr_check_cuda(gpo_dr_run *run)
+void gpo_cuda_diagnose(struct gpo_dr_run *run)
 {
-    nv_kernel *k = calloc(1, sizeof *k);
-    if (!k) {
+    static const char *const vars[] = {"CUDA_VISIBLE_DEVICES"};
+    gpo_cuda_kernel_view k;
+    if (read_kernel(run->fs, &k) != 0) {
         run->rep->failed = 1;
+        kernel_view_free(&k);
         return;
     }
-    read_kernel(run->fs, k);
-    int on_pci = (int)gpo_dr_pci_count(&run->facts, NV_VENDOR);
-    char probe[1][32];
-    int any_node = gpo_fs_exists(run->fs, "/dev/nvidiactl") || gpu_nodes(run->fs, probe, 1);
-    int hardware = on_pci > 0 || k->module || k->n_gpus > 0 || any_node;
+    size_t on_pci = gpo_dr_pci_count(&run->facts, GPO_CUDA_PCI_VENDOR);
+    int hardware = on_pci > 0 || k.module || k.n_gpus > 0 || gpo_cuda_doctor_any_node(run->fs);
 
     gpo_dr_check_backend(run, "cuda", hardware);
-    check_pci(run, k);
-    check_kernel(run, k, on_pci);
-    size_t before = run->rep->n;
-    int present = check_nodes(run, k, hardware);
+    gpo_cuda_doctor_kernel(run, &k, on_pci);
     int blocked = 0;
-    for (size_t i = before; i < run->rep->n; i++)
-        blocked |= run->rep->items[i].status == GPO_DR_PROBLEM;
-    gpo_dr_cuda_library(run, k->version, hardware, blocked);
-    gpo_dr_check_cuda_versions(run, k->version, hardware);
-    static const char *const vars[] = {"CUDA_VISIBLE_DEVICES"};
-    int n_devices = k->n_gpus ? k->n_gpus : on_pci ? on_pci : -1;
-    visible_arg va = {n_devices, k->uuid_ptrs, (size_t)k->n_uuids};
+    int present = gpo_cuda_doctor_nodes(run, &k, hardware, &blocked);
+    gpo_cuda_doctor_library(run, k.version, hardware, blocked);
+    gpo_cuda_doctor_versions(run, backend_state(run), k.version, hardware);
+    int n_devices = k.n_gpus ? (int)k.n_gpus : on_pci ? (int)on_pci : -1;
+    visible_arg va = {n_devices, &k};
     gpo_dr_check_visible(run->rep, "cuda", vars, 1, parse_visible, &va, n_devices, hardware);
-    check_container(run, present, on_pci > 0 || k->module);
-    free(k);
+    gpo_cuda_doctor_container(run, present, on_pci > 0 || k.module);
+    kernel_view_free(&k);
 }

@@ -1,41 +1,15 @@
 /* The CUDA driver library: was libcuda.so.1 found, is it the driver's or the
  * toolkit's stub, and if cuInit failed, what the failure means and what to
- * do. Reads the CUDA backend's report (its reason already names the
- * CUresult in words; backends/cuda/cuda_load.c) and adds where the library
- * could have been. */
+ * do. Reads what the backend's load left in its report (the reason names
+ * the CUresult in words, cuda_load.c) and takes the advice for a cuInit
+ * result from load's own table, so the doctor opens no library and keeps
+ * no second table of driver results; it adds where the library could have
+ * been. */
 #include <string.h>
 
 #include "cuda_doctor.h"
+#include "cuda_load.h"
 #include "util/strutil.h"
-
-/* cuInit results (names as cuGetErrorName gives them, which the backend's
- * reason quotes) and what to do about each; meanings from the CUresult
- * documentation in cuda.h and the CUDA Compatibility guide. */
-static const struct init_fix {
-    const char *result;
-    const char *fix;
-} init_fixes[] = {
-    {"CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-     "the driver library and the loaded kernel module are different versions: reboot after a "
-     "driver update, or reinstall one driver version (library and module)"},
-    {"CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-     "a forward-compatibility libcuda (cuda-compat) is in use on a GPU that does not support "
-     "it: take the compat directory out of LD_LIBRARY_PATH and /etc/ld.so.conf.d"},
-    {"CUDA_ERROR_INSUFFICIENT_DRIVER", "update the NVIDIA driver"},
-    {"CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", "update the NVIDIA driver"},
-    {"CUDA_ERROR_NOT_INITIALIZED",
-     "this process was fork()ed from one that had initialised CUDA: use CUDA in processes "
-     "started with spawn, or fork before anything initialises CUDA"},
-    {"CUDA_ERROR_OPERATING_SYSTEM",
-     "a system call inside the driver failed: see device_nodes and device_permissions, and in "
-     "a container that the devices were passed in"},
-    {"CUDA_ERROR_SYSTEM_NOT_READY",
-     "a driver daemon is missing: `sudo systemctl enable --now nvidia-fabricmanager` on "
-     "NVSwitch systems (its version must match the driver's)"},
-    {"CUDA_ERROR_DEVICES_UNAVAILABLE",
-     "every GPU is busy in an exclusive compute mode: `nvidia-smi -q -d COMPUTE` shows the "
-     "mode; `sudo nvidia-smi -c DEFAULT` shares them"},
-};
 
 static int is_stub(const gpo_backend_slot *s)
 {
@@ -161,24 +135,21 @@ static void check_init(gpo_dr_run *run, const gpo_backend_slot *s, int hardware,
                        "thinks of the GPU");
         return;
     }
-    const struct init_fix *known = NULL;
-    for (size_t i = 0; i < sizeof init_fixes / sizeof init_fixes[0]; i++)
-        if (strstr(reason, init_fixes[i].result))
-            known = &init_fixes[i];
+    const char *advice = gpo_cuda_init_advice(reason);
     f = gpo_dr_add(r, "cuda", "driver_init", GPO_DR_PROBLEM);
     gpo_dr_say(r, f, "the NVIDIA driver library loaded but cannot be used");
     gpo_dr_evidence(r, f, "%s", reason);
     gpo_dr_path(r, f, s->report.library);
-    if (known)
-        gpo_dr_fix(r, f, "%s", known->fix);
+    if (advice)
+        gpo_dr_fix(r, f, "%s", advice);
     else
         gpo_dr_fix(r, f,
                    "the driver's own words are above; `nvidia-smi` and `sudo dmesg | grep "
                    "-i nvrm` say more");
 }
 
-void gpo_dr_cuda_library(gpo_dr_run *run, const char *kernel_version, int hardware,
-                         int nodes_blocked)
+void gpo_cuda_doctor_library(gpo_dr_run *run, const char *kernel_version, int hardware,
+                             int nodes_blocked)
 {
     const gpo_backend_slot *s = gpo_dr_slot(run, "cuda");
     if (!s || s->status == GPUOPT_BACKEND_DISABLED) {

@@ -1,10 +1,12 @@
 /* Is the NVIDIA driver new enough for the CUDA runtime that will run on it?
  *
  * The driver reports the newest CUDA version it supports
- * (cuDriverGetVersion: 12020 is CUDA 12.2). The runtime side is what a
- * program would load: NVRTC (the runtime compiler libgpuopt itself would
- * use, GPUOPT_NVRTC_LIBRARY) and the CUDA runtime libcudart, found by
- * soname as the loader finds them. The CUDA Compatibility guide's rules:
+ * (cuDriverGetVersion: 12020 is CUDA 12.2), which the backend's load
+ * report carries. The runtime side is what would run on it: NVRTC, the
+ * runtime compiler libgpuopt itself builds kernels with (the backend's own,
+ * opened by its loader, cuda_nvrtc.c), and the CUDA runtime libcudart,
+ * found by soname as the loader finds them. The CUDA Compatibility guide's
+ * rules:
  * a runtime of a newer major version than the driver supports does not
  * work; a newer minor version of the same major works through "minor
  * version compatibility" but PTX it generates cannot be JIT-compiled by the
@@ -12,12 +14,13 @@
  *
  * When libcuda.so.1 is missing, the kernel module's version (580.65.06)
  * still tells which CUDA it supports, through the release notes' table. */
-#include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "util/dl.h"
 #include "cuda_doctor.h"
+#include "cuda_load.h"
+#include "util/dl.h"
 #include "util/strutil.h"
 
 /* Minimum Linux x86_64 driver of each CUDA toolkit's GA release: CUDA
@@ -87,62 +90,69 @@ typedef struct runtime_lib {
     char err[512];
 } runtime_lib;
 
-typedef int (*nvrtc_version_fn)(int *major, int *minor);
-typedef int (*cudart_version_fn)(int *version);
-
-static void *open_runtime(const char *override, const char *const *names, char *path, size_t cap,
-                          char *err, size_t errcap)
+/* The NVRTC libgpuopt builds kernels with: the backend's own, opened once
+ * per state with the sonames its driver supports, when the backend loaded
+ * (`s`, also kernel-only); else the same loader on the user's choice or any
+ * soname. */
+static void probe_nvrtc(const gpo_dr_run *run, gpo_cuda_state *s, runtime_lib *rt)
 {
-    void *h = override ? gpo_dl_open(override, err, errcap) : gpo_dl_open_first(names, err, errcap);
-    if (h)
-        gpo_dl_path(h, path, cap);
-    return h;
-}
-
-static void probe_nvrtc(const gpo_dr_run *run, runtime_lib *rt)
-{
-    static const char *const names[] = {"libnvrtc.so.13",   "libnvrtc.so.12",   "libnvrtc.so.11.2",
-                                        "libnvrtc.so.11.1", "libnvrtc.so.11.0", NULL};
+    const gpo_nvrtc *nv = NULL;
+    gpo_nvrtc *own = NULL;
+    gpuopt_status st;
     memset(rt, 0, sizeof *rt);
     rt->what = "NVRTC";
     rt->symbol = "nvrtcVersion";
-    void *h = open_runtime(gpo_dr_library(run, "nvrtc"), names, rt->path, sizeof rt->path,
-                           rt->err, sizeof rt->err);
-    if (!h)
-        return;
-    nvrtc_version_fn fn;
-    *(void **)&fn = dlsym(h, rt->symbol);
-    int major = 0, minor = 0;
-    if (fn && fn(&major, &minor) == 0 && major > 0) {
-        rt->found = 1;
-        rt->major = major;
-        rt->minor = minor;
+    if (s) {
+        st = gpo_cuda_nvrtc(s, &nv);
     } else {
-        gpo_snprintf(rt->err, sizeof rt->err, "%s: %s %s", rt->path, rt->symbol,
-                     fn ? "failed" : "is missing");
+        st = gpo_nvrtc_open(gpo_dr_library(run, "nvrtc"), 0, &own);
+        nv = own;
     }
+    if (st) {
+        gpo_strlcpy(rt->err, gpo_detail_get(), sizeof rt->err);
+        return;
+    }
+    rt->found = 1;
+    rt->major = nv->major;
+    rt->minor = nv->minor;
+    gpo_strlcpy(rt->path, nv->library, sizeof rt->path);
+    gpo_nvrtc_close(own);
 }
+
+/* libcudart is not the backend's: it runs on the driver API and never loads
+ * the CUDA runtime. A host program does (PyTorch, a CUDA application), so
+ * the doctor looks for it here, with the one call it needs. */
+typedef struct cudart_api {
+    int (*cudaRuntimeGetVersion)(int *version);
+} cudart_api;
+
+static const gpo_dl_sym cudart_syms[] = {
+    {"cudaRuntimeGetVersion", offsetof(cudart_api, cudaRuntimeGetVersion), GPO_DL_REQUIRED},
+};
 
 static void probe_cudart(runtime_lib *rt)
 {
     static const char *const names[] = {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0",
                                         NULL};
+    cudart_api api;
+    char missing[64];
     memset(rt, 0, sizeof *rt);
     rt->what = "the CUDA runtime (libcudart)";
     rt->symbol = "cudaRuntimeGetVersion";
-    void *h = open_runtime(NULL, names, rt->path, sizeof rt->path, rt->err, sizeof rt->err);
+    void *h = gpo_dl_open_first(names, rt->err, sizeof rt->err);
     if (!h)
         return;
-    cudart_version_fn fn;
-    *(void **)&fn = dlsym(h, rt->symbol);
+    gpo_dl_path(h, rt->path, sizeof rt->path);
     int v = 0;
-    if (fn && fn(&v) == 0 && v > 0) {
+    int resolved = gpo_dl_resolve(h, cudart_syms, sizeof cudart_syms / sizeof cudart_syms[0], &api,
+                                  missing, sizeof missing) == GPUOPT_OK;
+    if (resolved && api.cudaRuntimeGetVersion(&v) == 0 && v > 0) {
         rt->found = 1;
         rt->major = v / 1000;
         rt->minor = (v % 1000) / 10;
     } else {
         gpo_snprintf(rt->err, sizeof rt->err, "%s: %s %s", rt->path, rt->symbol,
-                     fn ? "failed" : "is missing");
+                     resolved ? "failed" : "is missing");
     }
 }
 
@@ -225,12 +235,13 @@ static void compare(gpo_dr_run *run, const driver_side *d, const runtime_lib *rt
     gpo_dr_path(r, f, rt->path);
 }
 
-void gpo_dr_check_cuda_versions(gpo_dr_run *run, const char *kernel_version, int hardware)
+void gpo_cuda_doctor_versions(gpo_dr_run *run, gpo_cuda_state *s, const char *kernel_version,
+                              int hardware)
 {
     driver_side d;
     runtime_lib libs[2];
     driver_side_read(run, kernel_version, &d);
-    probe_nvrtc(run, &libs[0]);
+    probe_nvrtc(run, s, &libs[0]);
     probe_cudart(&libs[1]);
     int any = 0;
     for (size_t i = 0; i < 2; i++) {

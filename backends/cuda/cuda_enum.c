@@ -1,11 +1,16 @@
-/* Listing CUDA devices through the driver API without creating a context:
- * cuDeviceGet*, cuDeviceGetAttribute and cuDeviceTotalMem only, so listing
- * costs the host program no time or device memory beyond cuInit. */
+/* Listing CUDA devices. Through the driver API without creating a context
+ * (cuDeviceGet*, cuDeviceGetAttribute and cuDeviceTotalMem only, so listing
+ * costs the host program no time or device memory beyond cuInit); or, when
+ * libcuda.so.1 cannot be used, from the kernel module's files
+ * (cuda_procfs.c), as records that say why CUDA cannot use them. */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "arch/nvidia.h"
-#include "cuda_internal.h"
+#include "cuda_backend.h"
+#include "cuda_load.h"
+#include "cuda_procfs.h"
 #include "util/strutil.h"
 
 /* How an attribute is used. INFO fills gpuopt_device_info (code below);
@@ -106,7 +111,8 @@ static int is_unknown_fact(gpo_cu_result r)
     return r == GPO_CUDA_ERROR_INVALID_VALUE || r == GPO_CUDA_ERROR_NOT_SUPPORTED;
 }
 
-gpuopt_status gpo_cuda_device_new(int index, gpuopt_device **out)
+/* A record for device `index` with the facts every path shares. */
+static gpuopt_status device_new(int index, gpuopt_device **out)
 {
     gpuopt_device *dev = gpo_device_new();
     *out = NULL;
@@ -152,7 +158,7 @@ static int add_detail(cJSON *d, const struct attr_row *row, int value)
 }
 
 /* Facts derived from the attributes and the architecture table. */
-static int add_derived(cJSON *d, const int *v, const gpo_cuda_arch_info *arch,
+static int add_derived(cJSON *d, const int *v, const gpo_arch_nvidia_info *arch,
                        const gpo_cuda_state *s)
 {
     int bad = 0;
@@ -207,7 +213,7 @@ static gpuopt_status one_device(gpo_cuda_state *s, int index, gpo_device_list *o
     size_t total = 0;
 
     gpo_snprintf(what, sizeof what, "cuda: device %d", index);
-    st = gpo_cuda_device_new(index, &dev);
+    st = device_new(index, &dev);
     if (st)
         goto out;
     gpuopt_device_info *in = &dev->info;
@@ -268,8 +274,8 @@ static gpuopt_status one_device(gpo_cuda_state *s, int index, gpo_device_list *o
                      (unsigned)v[A_PCI_DOMAIN], (unsigned)v[A_PCI_BUS], (unsigned)v[A_PCI_DEVICE]);
     gpo_cuda_version_text(s->driver_version, in->driver_version, sizeof in->driver_version);
 
-    gpo_cuda_arch_info arch;
-    if (gpo_cuda_arch_lookup(in->cc_major, in->cc_minor, &arch) != 0) {
+    gpo_arch_nvidia_info arch;
+    if (gpo_arch_nvidia_lookup(in->cc_major, in->cc_minor, &arch) != 0) {
         st = gpo_fail(GPUOPT_ERR_DRIVER,
                       "%s: the driver reports compute capability %d.%d, "
                       "which is not one",
@@ -306,8 +312,8 @@ out:
     return st;
 }
 
-gpuopt_status gpo_cuda_enumerate_driver(gpo_cuda_state *s, const gpo_backend_env *env,
-                                        gpo_device_list *out)
+static gpuopt_status enumerate_driver(gpo_cuda_state *s, const gpo_backend_env *env,
+                                      gpo_device_list *out)
 {
     int count = 0;
     gpuopt_status st = gpo_cuda_check_pid(s, "cuda: listing devices");
@@ -317,11 +323,95 @@ gpuopt_status gpo_cuda_enumerate_driver(gpo_cuda_state *s, const gpo_backend_env
     if (r != GPO_CUDA_SUCCESS)
         return gpo_cuda_fail_call(s, GPUOPT_ERR_DRIVER, "cuda: counting devices",
                                   "cuDeviceGetCount", r);
-    gpo_log_debug(gpo_env_log(env), "cuda: the driver reports %d device%s", count, count == 1 ? "" : "s");
+    gpo_log_debug(gpo_env_log(env), "cuda: the driver reports %d device%s", count,
+                  count == 1 ? "" : "s");
     for (int i = 0; i < count; i++) {
         st = one_device(s, i, out);
         if (st)
             return st;
     }
     return GPUOPT_OK;
+}
+
+/* ---- the kernel module's view ------------------------------------------------ */
+
+static int add_str(cJSON *d, const char *key, const char *value)
+{
+    if (!value[0])
+        return 0;
+    return cJSON_AddStringToObject(d, key, value) ? 0 : -1;
+}
+
+static gpuopt_status kernel_device(gpo_cuda_state *s, const gpo_fs *fs, size_t i,
+                                   gpo_device_list *out)
+{
+    const char *busdir = s->kernel_gpus[i];
+    gpuopt_device *dev = NULL;
+    char pci_id[32] = "";
+    gpo_cuda_gpu_info gi;
+    gpuopt_status st = device_new((int)i, &dev);
+    if (st)
+        goto out;
+    gpuopt_device_info *in = &dev->info;
+
+    gpo_cuda_procfs_gpu(fs, busdir, &gi);
+    gpo_strlcpy(in->name, gi.model[0] ? gi.model : "NVIDIA GPU", sizeof in->name);
+    if (gpo_cuda_procfs_uuid_known(gi.uuid))
+        gpo_strlcpy(in->uuid, gi.uuid, sizeof in->uuid);
+    /* The directory is named by the bus id; the file says it again. */
+    if (gpo_pci_normalise(gi.bus, in->pci_bus_id, sizeof in->pci_bus_id) != 0 &&
+        gpo_pci_normalise(busdir, in->pci_bus_id, sizeof in->pci_bus_id) != 0)
+        in->pci_bus_id[0] = '\0';
+    gpo_strlcpy(in->driver_version, s->kernel_version, sizeof in->driver_version);
+    if (in->pci_bus_id[0])
+        gpo_fs_readf(fs, pci_id, sizeof pci_id, "/sys/bus/pci/devices/%s/device", in->pci_bus_id);
+
+    cJSON *d = gpo_device_details(dev, "cuda");
+    int bad = !d;
+    if (d) {
+        bad |= !cJSON_AddStringToObject(d, "source", "kernel");
+        bad |= !cJSON_AddBoolToObject(d, "usable", 0);
+        bad |= !cJSON_AddStringToObject(d, "unusable_because", s->why_unusable);
+        bad |= add_str(d, "kernel_driver_version", s->kernel_version);
+        bad |= add_str(d, "video_bios", gi.vbios);
+        bad |= add_str(d, "bus_type", gi.bus_type);
+        bad |= add_str(d, "device_minor", gi.minor);
+        bad |= add_str(d, "gpu_firmware", gi.firmware);
+        bad |= add_str(d, "pci_device_id", pci_id);
+        if (gi.excluded[0])
+            bad |= !cJSON_AddBoolToObject(d, "excluded", strcmp(gi.excluded, "Yes") == 0);
+    }
+    if (bad) {
+        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda: out of memory describing GPU %s", busdir);
+        goto out;
+    }
+    st = gpo_device_list_push(out, dev);
+    dev = NULL;
+    if (st)
+        st = gpo_fail(st, "cuda: out of memory listing GPU %s", busdir);
+out:
+    gpo_device_free(dev);
+    return st;
+}
+
+static gpuopt_status enumerate_kernel(gpo_cuda_state *s, const gpo_backend_env *env,
+                                      gpo_device_list *out)
+{
+    for (size_t i = 0; i < s->n_kernel_gpus; i++) {
+        gpuopt_status st = kernel_device(s, gpo_env_fs(env), i, out);
+        if (st)
+            return st;
+    }
+    gpo_log_debug(gpo_env_log(env), "cuda: %zu GPU%s from the kernel module only", s->n_kernel_gpus,
+                  s->n_kernel_gpus == 1 ? "" : "s");
+    return GPUOPT_OK;
+}
+
+gpuopt_status gpo_cuda_enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out)
+{
+    gpo_cuda_state *s = state;
+    assert(s && env && out);
+    if (s->kernel_only)
+        return enumerate_kernel(s, env, out);
+    return enumerate_driver(s, env, out);
 }

@@ -1,11 +1,14 @@
 /* Opening libcuda.so.1, initialising the driver, and saying in words why it
  * cannot be used. Creates no context: cuInit only. */
+#include "cuda_load.h"
+
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda_internal.h"
+#include "cuda_procfs.h"
 #include "util/strutil.h"
 
 /* The process in which this library's cuInit succeeded, 0 before. A fork()ed
@@ -14,46 +17,80 @@
  * parent are stale. */
 static atomic_int cuda_init_pid;
 
-/* cuInit failures in words. `status` is what load returns:
- * GPUOPT_ERR_UNAVAILABLE when no usable driver or device is there,
- * GPUOPT_ERR_DRIVER when one is there but broken. Meanings from the CUresult
- * documentation in cuda.h 13.0 and the CUDA Compatibility guide
+/* cuInit failures: what load returns (GPUOPT_ERR_UNAVAILABLE when no usable
+ * driver or device is there, GPUOPT_ERR_DRIVER when one is there but
+ * broken), what the result means (the report's reason) and what to do
+ * about it (the doctor's fix; NULL where the doctor says more from what it
+ * sees: a hidden or missing GPU, the toolkit's stub). Meanings from the
+ * CUresult documentation in cuda.h 13.0 and the CUDA Compatibility guide
  * (forward-compatibility package, "cuda-compat"). */
 static const struct init_reason {
     gpo_cu_result result;
     gpuopt_status status;
     const char *words;
+    const char *advice;
 } init_reasons[] = {
     {GPO_CUDA_ERROR_NO_DEVICE, GPUOPT_ERR_UNAVAILABLE,
-     "the NVIDIA driver found no CUDA-capable GPU"},
+     "the NVIDIA driver found no CUDA-capable GPU", NULL},
     {GPO_CUDA_ERROR_STUB_LIBRARY, GPUOPT_ERR_UNAVAILABLE,
      "the CUDA toolkit's stub libcuda was found instead of a driver: install the NVIDIA "
      "driver, and keep the toolkit's lib64/stubs directory (meant for linking only) out of "
-     "LD_LIBRARY_PATH and the loader cache"},
+     "LD_LIBRARY_PATH and the loader cache",
+     NULL},
     {GPO_CUDA_ERROR_INSUFFICIENT_DRIVER, GPUOPT_ERR_DRIVER,
      "the installed NVIDIA driver is older than this CUDA library needs: update the NVIDIA "
-     "driver"},
+     "driver",
+     "update the NVIDIA driver"},
     {GPO_CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, GPUOPT_ERR_DRIVER,
-     "the installed NVIDIA driver is older than this call needs: update the NVIDIA driver"},
+     "the installed NVIDIA driver is older than this call needs: update the NVIDIA driver",
+     "update the NVIDIA driver"},
     {GPO_CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, GPUOPT_ERR_DRIVER,
      "the CUDA driver library does not match the version of the loaded NVIDIA kernel module "
      "(after a driver update without a reboot, or a forward-compatibility libcuda on a kernel "
-     "driver it does not support): reboot, or install one matching driver version"},
+     "driver it does not support): reboot, or install one matching driver version",
+     "the driver library and the loaded kernel module are different versions: reboot after a "
+     "driver update, or reinstall one driver version (library and module)"},
     {GPO_CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, GPUOPT_ERR_DRIVER,
      "a CUDA forward-compatibility libcuda (cuda-compat) is in use but this GPU does not "
      "support forward compatibility: take the compat library out of the library path, or "
-     "hide the unsupported GPU with CUDA_VISIBLE_DEVICES"},
+     "hide the unsupported GPU with CUDA_VISIBLE_DEVICES",
+     "a forward-compatibility libcuda (cuda-compat) is in use on a GPU that does not support "
+     "it: take the compat directory out of LD_LIBRARY_PATH and /etc/ld.so.conf.d"},
     {GPO_CUDA_ERROR_NOT_INITIALIZED, GPUOPT_ERR_DRIVER,
      "the driver refused to initialise, as it does in a process fork()ed from one that had "
      "already initialised CUDA: use CUDA only in the child, or start children with spawn "
-     "instead of fork"},
+     "instead of fork",
+     "this process was fork()ed from one that had initialised CUDA: use CUDA in processes "
+     "started with spawn, or fork before anything initialises CUDA"},
     {GPO_CUDA_ERROR_OPERATING_SYSTEM, GPUOPT_ERR_DRIVER,
      "a system call inside the driver failed: check that /dev/nvidiactl and /dev/nvidia* "
-     "exist and that this user may read and write them"},
+     "exist and that this user may read and write them",
+     "a system call inside the driver failed: see device_nodes and device_permissions, and in "
+     "a container that the devices were passed in"},
     {GPO_CUDA_ERROR_SYSTEM_NOT_READY, GPUOPT_ERR_DRIVER,
      "the system is not ready for CUDA: a driver daemon is missing (on NVSwitch systems, "
-     "nvidia-fabricmanager must be running)"},
+     "nvidia-fabricmanager must be running)",
+     "a driver daemon is missing: `sudo systemctl enable --now nvidia-fabricmanager` on "
+     "NVSwitch systems (its version must match the driver's)"},
+    {GPO_CUDA_ERROR_DEVICE_UNAVAILABLE, GPUOPT_ERR_DRIVER,
+     "the GPUs are unavailable now: each is in an exclusive-process or prohibited compute "
+     "mode, held by another process or closed to all",
+     "every GPU is busy in an exclusive compute mode or prohibited: `nvidia-smi -q -d COMPUTE` "
+     "shows the mode; `sudo nvidia-smi -c DEFAULT` shares them"},
 };
+
+const char *gpo_cuda_init_advice(const char *reason)
+{
+    for (size_t i = 0; i < sizeof init_reasons / sizeof init_reasons[0]; i++) {
+        const char *name = gpo_cuda_result_name(init_reasons[i].result);
+        const char *at = name ? strstr(reason, name) : NULL;
+        size_t n = name ? strlen(name) : 0;
+        /* The whole name, not a longer one it begins. */
+        if (at && !(at[n] == '_' || (at[n] >= 'A' && at[n] <= 'Z')))
+            return init_reasons[i].advice;
+    }
+    return NULL;
+}
 
 void gpo_cuda_version_text(int version, char *out, size_t cap)
 {
@@ -74,6 +111,15 @@ gpuopt_status gpo_cuda_check_pid(const gpo_cuda_state *s, const char *what)
                         "(spawn instead of fork)",
                         what, (long)s->pid, (long)now);
     return GPUOPT_OK;
+}
+
+gpuopt_status gpo_cuda_driver_ready(const gpo_cuda_state *s, const char *what)
+{
+    if (s->kernel_only)
+        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
+                        "%s needs the CUDA driver library, which is not usable here: %s", what,
+                        s->why_unusable);
+    return gpo_cuda_check_pid(s, what);
 }
 
 gpuopt_status gpo_cuda_fail_call(const gpo_cuda_state *s, gpuopt_status status, const char *what,
@@ -102,8 +148,6 @@ gpuopt_status gpo_cuda_nvrtc(gpo_cuda_state *s, const gpo_nvrtc **out)
     *out = NULL;
     pthread_mutex_lock(&s->nvrtc_lock);
     if (!s->nvrtc_tried) {
-        /* Once per backend state: NVRTC is large and opening it is slow, and
-         * a missing one stays missing. */
         s->nvrtc_tried = 1;
         gpo_detail_clear();
         s->nvrtc_status = gpo_nvrtc_open(s->nvrtc_path, s->driver_version, &s->nvrtc);
@@ -123,6 +167,13 @@ void gpo_cuda_unload(void *state)
     state_free(state);
 }
 
+/* The GPUs the kernel module lists, into the state (replacing any). */
+static gpuopt_status scan_kernel_gpus(const gpo_fs *fs, gpo_cuda_state *s)
+{
+    gpo_fs_list_free(s->kernel_gpus, s->n_kernel_gpus);
+    return gpo_cuda_procfs_gpus(fs, &s->kernel_gpus, &s->n_kernel_gpus);
+}
+
 /* The library is unusable for `why` (already in words). With
  * GPUOPT_ERR_UNAVAILABLE (no driver library) and GPUs listed by the kernel
  * module, the state turns kernel-only and load returns it with the status,
@@ -134,7 +185,7 @@ static gpuopt_status unusable(const gpo_backend_env *env, gpo_cuda_state *s,
 {
     const gpo_fs *fs = gpo_env_fs(env);
     gpo_strlcpy(s->why_unusable, why, sizeof s->why_unusable);
-    if (gpo_cuda_procfs_scan(fs, s) != GPUOPT_OK) {
+    if (scan_kernel_gpus(fs, s) != GPUOPT_OK) {
         gpo_snprintf(rep->reason, sizeof rep->reason, "%s", why);
         return gpo_fail(status, "cuda: %s", why);
     }
@@ -196,7 +247,7 @@ static gpuopt_status init_failed(const gpo_backend_env *env, gpo_cuda_state *s,
         if (visible)
             gpo_snprintf(why + n, sizeof why - n, "; CUDA_VISIBLE_DEVICES='%s' may hide them",
                          visible);
-        else if (gpo_cuda_procfs_scan(gpo_env_fs(env), s) == GPUOPT_OK)
+        else if (scan_kernel_gpus(gpo_env_fs(env), s) == GPUOPT_OK)
             gpo_snprintf(why + n, sizeof why - n,
                          "; the kernel driver lists %zu GPU%s: check that this user may open "
                          "/dev/nvidia*",
@@ -213,16 +264,9 @@ gpuopt_status gpo_cuda_load(const gpo_backend_env *env, void **state, gpo_backen
     gpo_cuda_state *s = NULL;
     char err[512], missing[512], why[1024], advice[512];
 
-    if (state)
-        *state = NULL;
-    if (!report)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cuda: load needs a report to fill");
+    assert(env && state && report);
+    *state = NULL;
     memset(report, 0, sizeof *report);
-    if (!state || !env) {
-        gpo_strlcpy(report->reason, "cuda: load called without state or environment",
-                    sizeof report->reason);
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s", report->reason);
-    }
 
     int init_pid = atomic_load(&cuda_init_pid);
     if (init_pid && init_pid != (int)getpid()) {

@@ -5,9 +5,11 @@
  * primary context's reference count are as before. Creating a context costs
  * time and device memory, which is why the core asks only for plans at
  * level 1 and above, never while listing. */
+#include <assert.h>
 #include <string.h>
 
-#include "cuda_internal.h"
+#include "cuda_backend.h"
+#include "cuda_load.h"
 #include "util/strutil.h"
 
 gpuopt_status gpo_cuda_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes)
@@ -19,21 +21,10 @@ gpuopt_status gpo_cuda_memory_free(void *state, const gpo_route *route, uint64_t
     size_t free_now = 0, total = 0;
     char what[64];
 
-    if (free_bytes)
-        *free_bytes = 0;
-    if (!s || !route || !free_bytes)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "cuda: memory_free needs the backend state, a route and an output");
-    if (route->index < 0)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "cuda: memory_free for device index %d",
-                        (int)route->index);
+    assert(s && route && route->index >= 0 && free_bytes);
+    *free_bytes = 0;
     gpo_snprintf(what, sizeof what, "cuda:%d: reading free memory", (int)route->index);
-    if (s->kernel_only)
-        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
-                        "%s needs the CUDA driver library, which is not "
-                        "usable here: %s",
-                        what, s->why_unusable);
-    st = gpo_cuda_check_pid(s, what);
+    st = gpo_cuda_driver_ready(s, what);
     if (st)
         return st;
     const char *lacking = !s->api.cuDevicePrimaryCtxRetain    ? "cuDevicePrimaryCtxRetain"

@@ -1,12 +1,13 @@
 /* NVRTC, the CUDA runtime compiler: opening libnvrtc.so.* at run time and
  * compiling CUDA C for one device, to a CUBIN for its sm_XY when this NVRTC
  * knows the architecture, else to PTX the driver compiles when it loads it.
- * Used by the runtime ops (cuda_rt_kernel.c) and directly by tests. */
+ * Used by the runtime ops (cuda_runtime.c), the doctor and tests. */
+#include "cuda_nvrtc.h"
+
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_internal.h"
 #include "util/strutil.h"
 
 const gpo_dl_sym gpo_nvrtc_syms[] = {
@@ -97,9 +98,8 @@ gpuopt_status gpo_nvrtc_open(const char *user_path, int driver_version, gpo_nvrt
 {
     char err[1024], missing[256];
     gpuopt_status st = GPUOPT_OK;
-    if (out)
-        *out = NULL;
     assert(out);
+    *out = NULL;
     gpo_nvrtc *nv = calloc(1, sizeof *nv);
     if (!nv)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda: out of memory opening NVRTC");
@@ -181,11 +181,13 @@ static void archs_text(const gpo_nvrtc *nv, char *out, size_t cap)
         gpo_snprintf(out, cap, "sm_%d to sm_%d", nv->archs[0], nv->archs[nv->n_archs - 1]);
 }
 
-gpuopt_status gpo_nvrtc_target(const gpo_nvrtc *nv, int cc_major, int cc_minor, char *target,
-                               size_t cap, int *cubin)
+/* The target for a device of capability major.minor: "sm_XY" with *cubin 1
+ * when this NVRTC knows the architecture, "compute_XY" of the newest one it
+ * knows below (PTX, *cubin 0) for a newer device. */
+static gpuopt_status nvrtc_target(const gpo_nvrtc *nv, int cc_major, int cc_minor, char *target,
+                                  size_t cap, int *cubin)
 {
-    if (!nv || !target || !cubin || cap < 16)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cuda: nvrtc target: NULL argument");
+    assert(nv && target && cubin && cap >= 16);
     if (cc_major < 1 || cc_minor < 0 || cc_minor > 9)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "cuda: compute capability %d.%d is not one",
                         cc_major, cc_minor);
@@ -329,15 +331,10 @@ gpuopt_status gpo_nvrtc_compile(const gpo_nvrtc *nv, const char *source, const c
     gpuopt_status st = GPUOPT_OK;
     int cubin = 0, user_arch = 0;
 
+    assert(nv && source && img);
     if (log_out)
         *log_out = NULL;
-    if (img)
-        memset(img, 0, sizeof *img);
-    if (!nv || !source || !img)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cuda: nvrtc compile: NULL %s",
-                        !nv       ? "compiler"
-                        : !source ? "source"
-                                  : "output");
+    memset(img, 0, sizeof *img);
     if (!source[0])
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "cuda: nvrtc compile: empty source");
     buf = gpo_strdup(options ? options : "");
@@ -361,7 +358,7 @@ gpuopt_status gpo_nvrtc_compile(const gpo_nvrtc *nv, const char *source, const c
         /* The caller chose: take a CUBIN when NVRTC made one, else PTX. */
         cubin = -1;
     } else {
-        st = gpo_nvrtc_target(nv, cc_major, cc_minor, img->target, sizeof img->target, &cubin);
+        st = nvrtc_target(nv, cc_major, cc_minor, img->target, sizeof img->target, &cubin);
         if (st)
             goto out;
         gpo_snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", img->target);

@@ -1,11 +1,13 @@
-/* Shared by the CUDA tier rules: the catalogue and tier 0
- * (cuda_knobs.c), the math and precision rules (cuda_rules_math.c) and the
- * memory and loading rules (cuda_rules_memory.c). Every rule and its source
- * is documented in docs/knobs.md ("CUDA backend"). */
+/* The CUDA tier-1 rules, in layers: the facts they read and the texts
+ * their reasons share (cuda_rules_facts.c) below the math and precision
+ * rules (cuda_rules_math.c) and the memory and loading rules
+ * (cuda_rules_memory.c), with tier 0 and tier 1's entry on top
+ * (cuda_rules.c). Every rule and its source is documented in docs/knobs.md
+ * ("CUDA backend"). */
 #ifndef GPO_CUDA_RULES_H
 #define GPO_CUDA_RULES_H
 
-#include "cuda_internal.h"
+#include "cuda_load.h"
 
 /* What tier 1 reads: the device record, its details.cuda, the backend
  * state and the plan's workload. -1 means unknown. */
@@ -32,6 +34,11 @@ typedef struct cuda_facts {
 
 #define CUDA_HAS(f, feature) (((f)->features & (feature)) != 0)
 
+/* cuda_rules_facts.c: reads the facts for `dev` (`s` may be NULL: no
+ * driver facts); GPUOPT_ERR_UNSUPPORTED in words when the device lacks the
+ * capability every rule needs. */
+gpuopt_status gpo_cuda_facts_read(const gpo_cuda_state *s, const gpuopt_device *dev,
+                                  struct gpuopt_plan *plan, cuda_facts *f);
 /* "9.0" */
 void gpo_cuda_cc_text(const cuda_facts *f, char *out, size_t cap);
 /* "79.5 GiB free" */

@@ -1,7 +1,7 @@
 /* Tier 1, math: which reduced precisions may be used (TF32, BF16, FP8, the
  * autocast type), the matrix dimension multiples that keep tensor cores
  * busy, and cuDNN's benchmark mode. Capabilities come from the architecture
- * table (cuda_arch.c: TF32/BF16 from 8.0, FP8 from 8.9, tensor cores from
+ * table (src/arch/nvidia.c: TF32/BF16 from 8.0, FP8 from 8.9, tensor cores from
  * 7.0); whether precision may be traded comes from the workload, else the
  * configuration (gpo_plan_reduced_precision). */
 #include <string.h>

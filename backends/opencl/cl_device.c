@@ -136,10 +136,10 @@ static const struct {
 static void fill_nvidia_arch(const ocl_facts *f, gpuopt_device *dev)
 {
     gpuopt_device_info *info = &dev->info;
-    gpo_cuda_arch_info arch;
+    gpo_arch_nvidia_info arch;
     info->cc_major = (int32_t)f->nv_cc_major;
     info->cc_minor = (int32_t)f->nv_cc_minor;
-    if (gpo_cuda_arch_lookup(info->cc_major, info->cc_minor, &arch) != 0) {
+    if (gpo_arch_nvidia_lookup(info->cc_major, info->cc_minor, &arch) != 0) {
         gpo_snprintf(info->arch_name, sizeof info->arch_name, "sm_%d%d", info->cc_major,
                      info->cc_minor);
         return;

@@ -1,4 +1,4 @@
-/* The OpenCL block of gpuopt_doctor (cl_doctor.c), as gpo_backend.diagnose. */
+/* The OpenCL block of gpuopt_context_diagnose (cl_doctor.c), as gpo_backend.diagnose. */
 #ifndef GPO_CL_DOCTOR_H
 #define GPO_CL_DOCTOR_H
 

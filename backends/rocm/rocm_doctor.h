@@ -1,4 +1,4 @@
-/* The ROCm block of gpuopt_doctor (rocm_doctor.c), the ops table's
+/* The ROCm block of gpuopt_context_diagnose (rocm_doctor.c), the ops table's
  * `diagnose`. */
 #ifndef GPO_ROCM_DOCTOR_H
 #define GPO_ROCM_DOCTOR_H

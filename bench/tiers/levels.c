@@ -10,7 +10,7 @@
  *    cache: the whole level-2 plan on the same context, 300 times, and the
  *    tier-2 part (level-2 plan minus level-1 plan, medians).
  * 3. The SGEMM and the 1-D stencil of bench/tiers/ built with each level's
- *    build options (gpuopt_plan_build_options) and launched with its
+ *    build options (gpuopt_plan_to_build_options) and launched with its
  *    work-group size (launch.block_size: the stencil's group, the SGEMM's
  *    split into columns x rows), timed by device events, the levels
  *    interleaved round by round (rotated) REPEATS times; median, p20, p80
@@ -108,7 +108,7 @@ static void workloads(gpuopt_context *ctx, gpuopt_device *dev, const gpuopt_work
         if (gpuopt_plan_create_for(ctx, dev, l, wl, &plan[l]))
             die("plan");
         lv[l].block = knob_int(plan[l], "launch.block_size");
-        if (gpuopt_plan_build_options(plan[l], &lv[l].options))
+        if (gpuopt_plan_to_build_options(plan[l], &lv[l].options))
             die("build options");
         size_t c, r;
         split(lv[l].block, &c, &r);
@@ -279,7 +279,7 @@ int main(int argc, char **argv)
     gpuopt_context *ctx = NULL;
     gpuopt_device *dev = NULL;
     gpuopt_plan *plan[3] = {NULL, NULL, NULL};
-    if (gpuopt_context_create(&o, &ctx) || gpuopt_select(ctx, "opencl:0", &dev))
+    if (gpuopt_context_create(&o, &ctx) || gpuopt_device_select(ctx, "opencl:0", &dev))
         die("no OpenCL device");
     printf("device %s\n", dev->info.name);
 

@@ -95,7 +95,8 @@ int main(int argc, char **argv)
     float *a = NULL, *b = NULL, *c = NULL;
     char *cfg = NULL;
     gpuopt_status st;
-    if ((st = gpuopt_context_create(NULL, &ctx)) || (st = gpuopt_select(ctx, "opencl", &dev))) {
+    if ((st = gpuopt_context_create(NULL, &ctx)) ||
+        (st = gpuopt_device_select(ctx, "opencl", &dev))) {
         rc = fail("no OpenCL device", st);
         goto out;
     }

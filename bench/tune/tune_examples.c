@@ -399,7 +399,8 @@ int main(int argc, char **argv)
     gpuopt_space *space = NULL;
     gpuopt_tuner *t = NULL;
     gpuopt_status st;
-    if ((st = gpuopt_context_create(NULL, &ctx)) || (st = gpuopt_select(ctx, "opencl", &dev)))
+    if ((st = gpuopt_context_create(NULL, &ctx)) ||
+        (st = gpuopt_device_select(ctx, "opencl", &dev)))
         die("no OpenCL device", st);
     spec->strategy = GPUOPT_STRATEGY_EXHAUSTIVE;
     if (at_new) {

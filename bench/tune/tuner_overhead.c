@@ -66,7 +66,7 @@ static gpuopt_context *context(const char *backend, const char *dir, gpuopt_devi
     o.config_path = "";
     o.log_level = "error";
     gpuopt_context *ctx = NULL;
-    if (gpuopt_context_create(&o, &ctx) || gpuopt_select(ctx, backend, dev)) {
+    if (gpuopt_context_create(&o, &ctx) || gpuopt_device_select(ctx, backend, dev)) {
         fprintf(stderr, "no %s device: %s\n", backend, gpuopt_last_error());
         exit(1);
     }

@@ -12,7 +12,7 @@
  *   gpuopt_context *ctx;
  *   gpuopt_context_create(NULL, &ctx);          // reads config file + env
  *   gpuopt_device *dev;
- *   gpuopt_select(ctx, "auto", &dev);            // or NULL: GPUOPT_DEVICE
+ *   gpuopt_device_select(ctx, "auto", &dev);     // or NULL: GPUOPT_DEVICE
  *   gpuopt_plan *plan;
  *   gpuopt_plan_create(ctx, dev, GPUOPT_LEVEL_DEFAULT, &plan);
  *   ... gpuopt_plan_knob_find(plan, "threads", &knob) ...
@@ -20,7 +20,7 @@
  *   gpuopt_context_destroy(ctx);
  *
  * Devices come from backends compiled into the library (CPU, and the GPU
- * backends listed by gpuopt_backend_get). Vendor libraries are opened at run
+ * backends listed by gpuopt_backend_at). Vendor libraries are opened at run
  * time; a backend that cannot find its library reports "unavailable" with the
  * reason, never an error for the host program.
  *
@@ -38,14 +38,24 @@
  *   accepted, the vendor library's own words). The detail is only meaningful
  *   right after a call returned something other than GPUOPT_OK.
  *
+ * Failure means no output. When a function returns anything but GPUOPT_OK,
+ *   there is nothing to read from it: every output the caller passed is
+ *   cleared, whatever argument was wrong: a pointer output becomes NULL, a
+ *   number 0, and a struct with a valid struct_size is zeroed (struct_size
+ *   kept). Only a struct whose struct_size is itself the error is left as it
+ *   was, since the library cannot know its size. The words are in
+ *   gpuopt_last_error(). (gpuopt/tune.h is experimental and has one
+ *   exception, gpuopt_tuner_run, documented there, until its redesign.)
+ *
  * NULL. A NULL handle or a NULL output pointer is GPUOPT_ERR_INVALID_ARGUMENT,
  *   never a crash, except where a function documents what NULL means
  *   (destroy functions accept NULL and do nothing).
  *
  * Ownership. Handles are created by *_create and released by *_destroy.
  *   Strings returned through `char **` are allocated by the library and freed
- *   with gpuopt_free(). `const char *` results point into the object they came
- *   from and live as long as it does.
+ *   with gpuopt_free(). `const char *` results, and the `const char *` fields
+ *   of the structs the library fills, point into the object they came from
+ *   and live as long as it does; they are never NULL unless documented.
  *
  * Structs filled by the library (gpuopt_device_info, gpuopt_knob,
  *   gpuopt_backend_info) and structs read by it (gpuopt_options) begin with
@@ -99,18 +109,28 @@ extern "C" {
 
 /* Release version: changes with every release. */
 #define GPUOPT_VERSION_MAJOR 0
-#define GPUOPT_VERSION_MINOR 1
+#define GPUOPT_VERSION_MINOR 2
 #define GPUOPT_VERSION_PATCH 0
-#define GPUOPT_VERSION_STRING "0.1.0"
+#define GPUOPT_VERSION_STRING "0.2.0"
 /* MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons. */
 #define GPUOPT_VERSION_NUMBER                                                                      \
     (GPUOPT_VERSION_MAJOR * 10000 + GPUOPT_VERSION_MINOR * 100 + GPUOPT_VERSION_PATCH)
 
 /* API version: (X << 16) | (Y << 8) | Z, bumped only when the API changes
- * (a function, type, enum value or struct field is added). A program may
- * compare gpuopt_api_version() at run time with the value it was built with:
- * the library's must be at least as large. */
-#define GPUOPT_API_VERSION 0x00000100u
+ * (a function, type, enum value or struct field is added, or before 1.0
+ * renamed or removed: CHANGELOG.md lists every change). A program may
+ * compare gpuopt_api_version() at run time with the value it was built
+ * with: the library's must be at least as large.
+ *
+ * Stability. Before 1.0 a minor release may break the API and the ABI
+ * (0.2.0 did), and says so in CHANGELOG.md; breaking is cheaper now than
+ * after 1.0. Every exported function carries the symbol version of the
+ * release that introduced it (GPUOPT_0.1, GPUOPT_0.2, ... in
+ * cmake/gpuopt.map), so a program built against a release whose functions
+ * are gone fails when it is loaded, naming the missing version, instead of
+ * misbehaving. From 1.0 on, names, values and struct layouts are only
+ * added to. */
+#define GPUOPT_API_VERSION 0x00000200u
 
 /* The release version of the loaded library, "MAJOR.MINOR.PATCH". Static
  * string; never NULL. */
@@ -123,31 +143,58 @@ GPUOPT_API uint32_t gpuopt_api_version(void);
 /* Status                                                                     */
 /* ------------------------------------------------------------------------- */
 
-/* Values are pinned forever and grouped in ranges: 1xx the caller's input,
- * 2xx the system, 3xx devices and backends, 4xx running code on a device.
- * A retired value keeps its slot. */
+/* Every status, one line each: XX(name, value, description). This one list
+ * generates the gpuopt_status enum below, gpuopt_strerror() and
+ * gpuopt_status_name() in the library, and the Python binding's constants
+ * (tools/python_constants.py); a program may expand it too, as libuv's
+ * UV_ERRNO_MAP. Values are pinned forever and grouped in ranges: 1xx the
+ * caller's input, 2xx the system, 3xx devices and backends, 4xx running
+ * code on a device. A retired status keeps its line and its value, renamed
+ * GPUOPT_ERR_RETIRED_<value>, so that its number never takes another
+ * meaning (curl's CURLE_OBSOLETE*). */
+#define GPUOPT_STATUS_MAP(XX)                                                                      \
+    XX(GPUOPT_OK, 0, "success")                                                                    \
+    /* NULL where a value is needed, or a malformed value */                                       \
+    XX(GPUOPT_ERR_INVALID_ARGUMENT, 100, "invalid argument")                                       \
+    /* an index or number outside what is accepted */                                              \
+    XX(GPUOPT_ERR_OUT_OF_RANGE, 101, "value out of range")                                         \
+    /* struct_size not set, or smaller than any known layout */                                    \
+    XX(GPUOPT_ERR_STRUCT_SIZE, 102, "struct_size not set or too small")                            \
+    /* no knob, device or entry of that name */                                                    \
+    XX(GPUOPT_ERR_NOT_FOUND, 103, "not found")                                                     \
+    /* a configuration value or file is malformed */                                               \
+    XX(GPUOPT_ERR_CONFIG, 104, "bad configuration value")                                          \
+    /* an allocation failed */                                                                     \
+    XX(GPUOPT_ERR_NO_MEMORY, 200, "out of memory")                                                 \
+    /* reading or writing a file failed */                                                         \
+    XX(GPUOPT_ERR_IO, 201, "input/output error")                                                   \
+    /* the context was created before fork(); GPU state is stale */                                \
+    XX(GPUOPT_ERR_FORKED, 202, "context used after fork()")                                        \
+    /* no device matches the request */                                                            \
+    XX(GPUOPT_ERR_NO_DEVICE, 300, "no matching device")                                            \
+    /* the backend cannot be used here (library missing, no driver) */                             \
+    XX(GPUOPT_ERR_UNAVAILABLE, 301, "backend unavailable")                                         \
+    /* the backend or device cannot do what was asked */                                           \
+    XX(GPUOPT_ERR_UNSUPPORTED, 302, "not supported by this backend or device")                     \
+    /* a vendor library call failed */                                                             \
+    XX(GPUOPT_ERR_DRIVER, 303, "vendor driver call failed")                                        \
+    /* the backend is excluded by configuration */                                                 \
+    XX(GPUOPT_ERR_DISABLED, 304, "backend disabled by configuration")                              \
+    /* a kernel failed to compile; the detail carries the log */                                   \
+    XX(GPUOPT_ERR_BUILD, 400, "kernel build failed")                                               \
+    /* a kernel failed to launch or run */                                                         \
+    XX(GPUOPT_ERR_LAUNCH, 401, "kernel launch failed")                                             \
+    /* a measurement ran past its budget */                                                        \
+    XX(GPUOPT_ERR_TIMEOUT, 402, "measurement timed out")
+
 typedef enum gpuopt_status {
-    GPUOPT_OK = 0,
-
-    GPUOPT_ERR_INVALID_ARGUMENT = 100, /* NULL where a value is needed, or a malformed value */
-    GPUOPT_ERR_OUT_OF_RANGE = 101,     /* an index or number outside what is accepted */
-    GPUOPT_ERR_STRUCT_SIZE = 102,      /* struct_size not set, or smaller than any known layout */
-    GPUOPT_ERR_NOT_FOUND = 103,        /* no knob, device or entry of that name */
-    GPUOPT_ERR_CONFIG = 104,           /* a configuration value or file is malformed */
-
-    GPUOPT_ERR_NO_MEMORY = 200, /* an allocation failed */
-    GPUOPT_ERR_IO = 201,        /* reading or writing a file failed */
-    GPUOPT_ERR_FORKED = 202,    /* the context was created before fork(); GPU state is stale */
-
-    GPUOPT_ERR_NO_DEVICE = 300,   /* no device matches the request */
-    GPUOPT_ERR_UNAVAILABLE = 301, /* the backend cannot be used here (library missing, no driver) */
-    GPUOPT_ERR_UNSUPPORTED = 302, /* the backend or device cannot do what was asked */
-    GPUOPT_ERR_DRIVER = 303,      /* a vendor library call failed */
-    GPUOPT_ERR_DISABLED = 304,    /* the backend is excluded by configuration */
-
-    GPUOPT_ERR_BUILD = 400,  /* a kernel failed to compile; the detail carries the log */
-    GPUOPT_ERR_LAUNCH = 401, /* a kernel failed to launch or run */
-    GPUOPT_ERR_TIMEOUT = 402 /* a measurement ran past its budget */
+#define GPUOPT_STATUS_ENUM_(name, value, text) name = value,
+    GPUOPT_STATUS_MAP(GPUOPT_STATUS_ENUM_)
+#undef GPUOPT_STATUS_ENUM_
+    /* Not a status. It ends the generated list (C++98 has no trailing
+     * comma in an enum) and keeps the type 32 bits wide whatever the
+     * compiler's enum-size options, as Vulkan's VK_RESULT_MAX_ENUM. */
+    GPUOPT_STATUS_MAX_ENUM = 0x7fffffff
 } gpuopt_status;
 
 /* A static, lower-case description of a status ("invalid argument").
@@ -257,16 +304,21 @@ typedef enum gpuopt_backend_status {
     GPUOPT_BACKEND_DISABLED = 4     /* excluded by GPUOPT_BACKEND or options */
 } gpuopt_backend_status;
 
+/* One backend as gpuopt_backend_at reports it. The strings point into the
+ * context and live as long as it does (a backend is probed once per
+ * context, so they never change); none is NULL. They are pointers, not
+ * arrays, so that a long library path or a vendor's message is never cut
+ * to a length frozen into the ABI (curl's info structs do the same). */
 typedef struct gpuopt_backend_info {
     size_t struct_size;
-    char name[16];            /* "cuda", "rocm", "opencl", "cpu" */
-    int32_t status;           /* gpuopt_backend_status */
-    int32_t device_count;     /* devices it found (before merging), 0 when not available */
-    double init_ms;           /* wall time of opening and enumerating, -1 when not probed */
-    char reason[512];         /* why it is not available; "" when it is */
-    char library[512];        /* path of the vendor library actually loaded; "" if none */
-    char driver_version[64];  /* "" when unknown */
-    char runtime_version[64]; /* "" when unknown */
+    const char *name;            /* "cuda", "rocm", "opencl", "cpu" */
+    int32_t status;              /* gpuopt_backend_status */
+    int32_t device_count;        /* devices it found (before merging), 0 when not available */
+    double init_ms;              /* wall time of opening and enumerating, -1 when not probed */
+    const char *reason;          /* why it is not available; when it is, "" or a note */
+    const char *library;         /* path of the vendor library actually loaded; "" if none */
+    const char *driver_version;  /* "" when unknown */
+    const char *runtime_version; /* "" when unknown */
 } gpuopt_backend_info;
 
 GPUOPT_API size_t gpuopt_backend_info_size(void);
@@ -276,8 +328,8 @@ GPUOPT_API gpuopt_status gpuopt_backend_count(gpuopt_context *ctx, int32_t *coun
 
 /* Fills `info` for backend `index` (0 .. count-1, in priority order). Probes
  * that backend first if it was not probed yet, unless it is disabled. */
-GPUOPT_API gpuopt_status gpuopt_backend_get(gpuopt_context *ctx, int32_t index,
-                                            gpuopt_backend_info *info);
+GPUOPT_API gpuopt_status gpuopt_backend_at(gpuopt_context *ctx, int32_t index,
+                                           gpuopt_backend_info *info);
 
 /* ------------------------------------------------------------------------- */
 /* Devices                                                                    */
@@ -303,8 +355,21 @@ typedef enum gpuopt_feature {
     GPUOPT_FEATURE_MATRIX_UNITS = 0x40 /* tensor cores, MFMA, WMMA, AMX */
 } gpuopt_feature;
 
+/* A yes/no fact or setting that may be unknown or unset
+ * (gpuopt_device_info.integrated, .unified_memory, .ecc;
+ * gpuopt_workload.reduced_precision). The fields stay int32_t, as every
+ * field of a public struct, and hold these values. */
+typedef enum gpuopt_tristate {
+    GPUOPT_TRISTATE_UNKNOWN = -1, /* not known (a fact), or not set (a setting) */
+    GPUOPT_TRISTATE_NO = 0,
+    GPUOPT_TRISTATE_YES = 1
+} gpuopt_tristate;
+
 /* The normalised record of one physical device. Unknown or inapplicable
- * facts are -1 (int32), 0 (uint64) or "" (strings). */
+ * facts are -1 (int32, GPUOPT_TRISTATE_UNKNOWN for the gpuopt_tristate
+ * ones), 0 (uint64) or "" (strings). The strings are arrays whose sizes
+ * follow the vendors' own limits (CUDA's cudaDeviceProp.name[256], a
+ * 16-byte UUID, a PCI bus id), and each is terminated inside its array. */
 typedef struct gpuopt_device_info {
     size_t struct_size;
     char id[32];        /* "cuda:0": primary backend and its native index */
@@ -322,9 +387,9 @@ typedef struct gpuopt_device_info {
     int32_t compute_units;     /* SMs, CUs, OpenCL compute units, usable CPU cores */
     int32_t simd_width;        /* warp 32, wavefront 64/32, CPU 32-bit lanes per vector */
     int32_t clock_mhz;         /* max clock */
-    int32_t integrated;        /* 1 shares memory with the host CPU, 0 discrete, -1 unknown */
-    int32_t unified_memory;    /* 1 unified addressing with the host, 0 no, -1 unknown */
-    int32_t ecc;               /* 1 on, 0 off, -1 unknown */
+    int32_t integrated;        /* gpuopt_tristate: YES shares memory with the host CPU */
+    int32_t unified_memory;    /* gpuopt_tristate: YES unified addressing with the host */
+    int32_t ecc;               /* gpuopt_tristate: YES ECC on */
     int32_t max_threads_per_block; /* max work-group size */
     uint64_t memory_bytes;         /* total memory the device may use */
     uint64_t memory_free_bytes;    /* free memory when last read, 0 unknown */
@@ -346,8 +411,8 @@ GPUOPT_API gpuopt_status gpuopt_device_count(gpuopt_context *ctx, int32_t *count
 
 /* Device `index` (0 .. count-1): GPUs of native backends first (CUDA, ROCm),
  * then OpenCL, then the CPU, each in its backend's native order. */
-GPUOPT_API gpuopt_status gpuopt_device_get(gpuopt_context *ctx, int32_t index,
-                                           gpuopt_device **device);
+GPUOPT_API gpuopt_status gpuopt_device_at(gpuopt_context *ctx, int32_t index,
+                                          gpuopt_device **device);
 
 /* Copies the device's record into `info` (struct_size bytes at most). */
 GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
@@ -369,13 +434,14 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
  * still names them. A malformed policy is GPUOPT_ERR_INVALID_ARGUMENT;
  * a well-formed one that matches nothing is GPUOPT_ERR_NO_DEVICE; the detail
  * says which and lists what is accepted or present. */
-GPUOPT_API gpuopt_status gpuopt_select(gpuopt_context *ctx, const char *policy,
-                                       gpuopt_device **device);
+GPUOPT_API gpuopt_status gpuopt_device_select(gpuopt_context *ctx, const char *policy,
+                                              gpuopt_device **device);
 
-/* All backends and devices as one JSON object (see docs/json.md):
- * {gpuopt_version, backends: [...], devices: [...]}, the selected device
- * marked. Probes every enabled backend. Free *json with gpuopt_free. */
-GPUOPT_API gpuopt_status gpuopt_devices_to_json(gpuopt_context *ctx, char **json);
+/* The context's backends and devices as one JSON object (see docs/json.md):
+ * {gpuopt_version, backends: [...], devices: [...], selection}, the
+ * selected device marked. Probes every enabled backend. Free *json with
+ * gpuopt_free. */
+GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json);
 
 /* ------------------------------------------------------------------------- */
 /* Diagnosis                                                                  */
@@ -409,7 +475,7 @@ GPUOPT_API gpuopt_status gpuopt_devices_to_json(gpuopt_context *ctx, char **json
  * Free *json with gpuopt_free; on failure *json is NULL. NULL ctx or json
  * is GPUOPT_ERR_INVALID_ARGUMENT; a context from before fork() is
  * GPUOPT_ERR_FORKED. Takes the context's lock for the whole diagnosis. */
-GPUOPT_API gpuopt_status gpuopt_doctor(gpuopt_context *ctx, char **json);
+GPUOPT_API gpuopt_status gpuopt_context_diagnose(gpuopt_context *ctx, char **json);
 
 /* ------------------------------------------------------------------------- */
 /* Plans and knobs                                                            */
@@ -419,6 +485,7 @@ typedef struct gpuopt_plan gpuopt_plan;
 
 #define GPUOPT_LEVEL_DEFAULT (-1) /* the context's level (GPUOPT_LEVEL, else 1) */
 #define GPUOPT_LEVEL_MAX 2
+#define GPUOPT_TIER_NONE (-1) /* gpuopt_knob.tier of a knob only a user set */
 
 typedef enum gpuopt_knob_type {
     GPUOPT_KNOB_BOOL = 1,   /* int_value 0 or 1; text "true"/"false" */
@@ -442,7 +509,7 @@ typedef struct gpuopt_knob {
     size_t struct_size;
     const char *name;    /* dotted stable name: "threads", "launch.block_size" */
     int32_t type;        /* gpuopt_knob_type */
-    int32_t tier;        /* the tier that set it: 0, 1, 2; -1 when only a user set it */
+    int32_t tier;        /* the tier that set it: 0, 1, 2; GPUOPT_TIER_NONE: a user only */
     int32_t source;      /* gpuopt_knob_source */
     int32_t reserved;    /* 0 */
     int64_t int_value;   /* bools, ints and bytes; 0 for strings */
@@ -476,8 +543,8 @@ typedef struct gpuopt_workload {
     size_t struct_size;
     uint64_t model_bytes;      /* weights/model data resident on the device; 0 unknown */
     uint64_t item_bytes;       /* device memory per item of a batch; 0 unknown */
-    int32_t reduced_precision; /* 1 acceptable, 0 precision-sensitive (no fp16/bf16/tf32/fp8),
-                                  -1 unset: the configuration's reduced_precision decides */
+    int32_t reduced_precision; /* gpuopt_tristate: YES acceptable, NO precision-sensitive (no
+                                  fp16/bf16/tf32/fp8), UNKNOWN: the configuration decides */
     int32_t quantized;         /* 1: the model is already quantised (fp8/int8 paths may apply) */
     int32_t objective;         /* gpuopt_objective */
     int32_t fixed_shapes;      /* 1: shapes repeat call after call (benchmark-once modes pay off) */
@@ -485,8 +552,8 @@ typedef struct gpuopt_workload {
 
 GPUOPT_API size_t gpuopt_workload_size(void);
 
-/* Sets struct_size and every field to "unknown" (reduced_precision -1).
- * NULL does nothing. */
+/* Sets struct_size and every field to "unknown" (reduced_precision
+ * GPUOPT_TRISTATE_UNKNOWN). NULL does nothing. */
 GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload);
 
 /* gpuopt_plan_create for a described workload (NULL: none). Without a
@@ -554,13 +621,16 @@ GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text
  * backend with none reports so. `report` (may be NULL) receives one line per
  * action ("set OMP_NUM_THREADS=8", "kept OMP_PLACES=threads (already set; the
  * plan had cores)"); free with gpuopt_free. Unknown flag bits are
- * GPUOPT_ERR_INVALID_ARGUMENT. */
+ * GPUOPT_ERR_INVALID_ARGUMENT. On any failure *report is NULL and the
+ * detail says what was refused and why (a variable setenv() refused, a
+ * device setting the driver refused); what was applied before the failure
+ * stays applied. */
 GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t flags,
                                            char **report);
 
-/* The plan's OpenCL build options (knob opencl.build_options), for
+/* The plan as OpenCL build options (knob opencl.build_options), for
  * clBuildProgram; "" when the plan has none. Free with gpuopt_free. */
-GPUOPT_API gpuopt_status gpuopt_plan_build_options(const gpuopt_plan *plan, char **options);
+GPUOPT_API gpuopt_status gpuopt_plan_to_build_options(const gpuopt_plan *plan, char **options);
 
 /* ------------------------------------------------------------------------- */
 /* Tuning cache                                                               */

@@ -1,4 +1,4 @@
-/* NVIDIA architecture facts by compute capability (see cuda_arch.h).
+/* NVIDIA architecture facts by compute capability (see nvidia.h).
  *
  * Sources, cited per row below:
  *   [PG]   CUDA C++ Programming Guide (13.0), "Compute Capabilities": the
@@ -112,7 +112,7 @@ static int row_le(const arch_row *r, int major, int minor)
     return r->major < major || (r->major == major && r->minor <= minor);
 }
 
-int gpo_cuda_arch_lookup(int major, int minor, gpo_cuda_arch_info *out)
+int gpo_arch_nvidia_lookup(int major, int minor, gpo_arch_nvidia_info *out)
 {
     if (!out || major < 1 || minor < 0)
         return -1;

@@ -1,13 +1,14 @@
-/* NVIDIA architecture facts by compute capability, as data (cuda_arch.c,
- * one row per capability with its source in the CUDA C++ Programming Guide).
- * Used by the CUDA backend and by OpenCL for NVIDIA devices
+/* NVIDIA architecture facts by compute capability, as data (nvidia.c, one
+ * row per capability with its source in the CUDA C++ Programming Guide and
+ * NVIDIA's whitepapers). Shared data below every backend that meets an
+ * NVIDIA GPU: the CUDA backend, and OpenCL for NVIDIA devices
  * (cl_nv_device_attribute_query gives the capability). */
-#ifndef GPO_CUDA_ARCH_H
-#define GPO_CUDA_ARCH_H
+#ifndef GPO_ARCH_NVIDIA_H
+#define GPO_ARCH_NVIDIA_H
 
 #include <stdint.h>
 
-typedef struct gpo_cuda_arch_info {
+typedef struct gpo_arch_nvidia_info {
     int32_t cc_major;
     int32_t cc_minor;
     char family[32];           /* "kepler" .. "blackwell" */
@@ -17,11 +18,11 @@ typedef struct gpo_cuda_arch_info {
     int32_t fp32_lanes_per_sm; /* FP32 lanes per SM, for throughput estimates */
     int32_t fp64_full_rate;    /* 1: data-centre part with full- or half-rate FP64 */
     int32_t extrapolated;      /* 1: newer than the table; newest family's facts used */
-} gpo_cuda_arch_info;
+} gpo_arch_nvidia_info;
 
 /* Fills *out for compute capability major.minor. A capability newer than the
  * table gets its own numbers, the newest known family's features and
  * extrapolated = 1. Returns 0, or -1 when major < 1 (not a capability). */
-int gpo_cuda_arch_lookup(int major, int minor, gpo_cuda_arch_info *out);
+int gpo_arch_nvidia_lookup(int major, int minor, gpo_arch_nvidia_info *out);
 
 #endif

@@ -37,9 +37,10 @@ gpuopt_status gpo_cache_open_device(struct gpuopt_context *ctx, const gpuopt_dev
 GPUOPT_API gpuopt_status gpuopt_cache_path(gpuopt_context *ctx, char **path)
 {
     gpo_detail_clear();
+    if (path)
+        *path = NULL;
     if (!ctx || !path)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "path" : "ctx");
-    *path = NULL;
     gpo_ctx_lock(ctx);
     char *p = gpo_strdup(ctx->cfg.cache_dir);
     gpo_ctx_unlock(ctx);
@@ -54,9 +55,10 @@ typedef gpuopt_status (*dir_fn)(const char *dir, cJSON **out);
 static gpuopt_status dir_json(gpuopt_context *ctx, char **json, dir_fn fn)
 {
     gpo_detail_clear();
+    if (json)
+        *json = NULL;
     if (!ctx || !json)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "json" : "ctx");
-    *json = NULL;
     char dir[GPO_PATH_MAX];
     snapshot(ctx, dir, sizeof dir, NULL);
     cJSON *o = NULL;

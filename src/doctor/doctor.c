@@ -1,4 +1,4 @@
-/* gpuopt_doctor: probes every backend, runs the vendor checks over what the
+/* gpuopt_context_diagnose: probes every backend, runs the vendor checks over what the
  * machine shows (device nodes, kernel drivers, PCI, libraries, variables),
  * and answers with findings as JSON (doctor_json.c, docs/doctor.md). */
 #include <stdlib.h>
@@ -41,7 +41,7 @@ static void link_overviews(gpo_dr_report *r)
     }
 }
 
-GPUOPT_API gpuopt_status gpuopt_doctor(gpuopt_context *ctx, char **json)
+GPUOPT_API gpuopt_status gpuopt_context_diagnose(gpuopt_context *ctx, char **json)
 {
     gpo_detail_clear();
     if (json)

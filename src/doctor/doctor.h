@@ -1,5 +1,5 @@
-/* gpuopt_doctor: why each backend can or cannot use a GPU here, and what to
- * do about it. Internal to the library; the public face is gpuopt_doctor()
+/* gpuopt_context_diagnose: why each backend can or cannot use a GPU here, and what to
+ * do about it. Internal to the library; the public face is gpuopt_context_diagnose()
  * in gpuopt.h and the format is docs/doctor.md.
  *
  * This header is what a backend's diagnose entry (src/backend.h) may use:
@@ -18,7 +18,7 @@
  * sets its one-line summary, gpo_dr_evidence() appends a fact,
  * gpo_dr_fix() sets what to do. Every function accepts a NULL finding
  * (an allocation that failed) and does nothing: the report latches the
- * failure and gpuopt_doctor returns GPUOPT_ERR_NO_MEMORY once, at the end. */
+ * failure and gpuopt_context_diagnose returns GPUOPT_ERR_NO_MEMORY once, at the end. */
 #ifndef GPO_DOCTOR_H
 #define GPO_DOCTOR_H
 
@@ -162,23 +162,17 @@ const char *gpo_dr_pci_class_word(unsigned pci_class);
 
 /* ---- Visibility variables ------------------------------------------------------ */
 
-/* What a driver makes of a visibility list such as CUDA_VISIBLE_DEVICES
- * (CUDA C++ Programming Guide, "CUDA Environment Variables"; HIP's
- * HIP_VISIBLE_DEVICES and ROCR's ROCR_VISIBLE_DEVICES follow the same rule):
- * comma-separated indices or UUIDs ("GPU-...", "MIG-..."), read up to the
- * first entry that is not a device; only the entries before it count. */
+/* What a driver makes of one visibility variable (CUDA_VISIBLE_DEVICES,
+ * HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES, ...), as the backend's own
+ * parser reads it (backends/cuda/cuda_visible.c, backends/rocm/
+ * rocm_visible.c): the entries that count, and where and why reading
+ * stopped. */
 typedef struct gpo_dr_visible {
     int valid;        /* entries before the first invalid one */
     int total;        /* entries in the list */
     char bad[64];     /* the first invalid entry, "" when none */
     char why_bad[96]; /* "negative", "index 3 >= 2 GPUs", "not a number or UUID" */
 } gpo_dr_visible;
-
-/* `n_devices` is how many GPUs the kernel sees (-1 unknown: indices are not
- * range-checked); `uuids` (may be NULL) the known UUIDs to check UUID
- * entries against (a unique prefix matches, as in CUDA). */
-void gpo_dr_visible_parse(const char *text, int n_devices, const char *const *uuids, size_t n_uuids,
-                          gpo_dr_visible *out);
 
 /* A backend's own reading of one visibility variable: what its driver
  * makes of `value` (the backend's one visibility parser, the same that

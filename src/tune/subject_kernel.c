@@ -81,7 +81,7 @@ const gpo_route *gpo_kernel_route(const gpo_kernel_subject *t, gpuopt_status *wh
         }
         if (!r->backend_state) {
             *why = gpo_fail(GPUOPT_ERR_UNAVAILABLE,
-                            "device %s (%s): its %s backend is unavailable (gpuopt_backend_get "
+                            "device %s (%s): its %s backend is unavailable (gpuopt_backend_at "
                             "says why), so it cannot build %s kernels",
                             d->info.id, d->info.name, r->backend->name, want);
             return NULL;

@@ -1,20 +1,26 @@
 #!/usr/bin/python3
 """Checks what libgpuopt shows the outside world.
 
-  check_library.py exports  --shared LIB.so --static LIB.a
+  check_library.py exports  --shared LIB.so --static LIB.a --map gpuopt.map
       The shared library exports gpuopt_* functions and nothing else, each in
-      the GPUOPT_0 version node; its SONAME is libgpuopt.so.0 and the
+      a version node of the map; its SONAME is libgpuopt.so.0 and the
       libgpuopt.so -> .so.0 -> .so.X.Y.Z chain is in place; it needs no
       vendor library (DT_NEEDED against an allow-list, ldd against vendor
       names). The static library defines no global symbol outside the
       gpuopt_ / gpo_ name spaces, so it cannot collide with a user's names.
 
   check_library.py symbols  --shared LIB.so --header gpuopt.h [--header tune.h]
-                            --symbols symbols-in-versions --version X.Y.Z
+                            --symbols symbols-in-versions --map gpuopt.map
+                            --version X.Y.Z
       The symbols file lists every public name of the header with the
       release that introduced it, nothing the header lacks (unless marked
       removed), no version later than this one; the header's functions are
       exactly the library's exports; every enumerator has an explicit value.
+      The version script names every function explicitly (no wildcard but
+      the first node's "local: *"), each in the node of the release that
+      introduced it (GPUOPT_MAJOR.MINOR), nodes in release order, each
+      inheriting the one before; the library exports each function with
+      that node as its version.
 
 Uses binutils (nm, readelf) and ldd. Prints every problem, exits 1 if any.
 """
@@ -34,7 +40,6 @@ ALLOWED_NEEDED = re.compile(
 # Vendor libraries are dlopened at run time, never linked.
 VENDOR = re.compile(r"lib(cuda|cudart|nvrtc|nvidia-\w+|amdhip64|hiprtc|hsa-runtime64|"
                     r"amd_comgr|OpenCL|pocl|rocm\w*)\b")
-VERSION_NODE = "GPUOPT_0"
 
 problems = []
 
@@ -64,7 +69,45 @@ def dynamic_exports(lib):
     return exports, absolute
 
 
+def read_map(path):
+    """[(node, parent or None, [global names], [local names])] of a version
+    script, in file order."""
+    with open(path, encoding="utf-8") as f:
+        text = strip_comments(f.read())
+    text = re.sub(r"#[^\n]*", " ", text)
+    nodes = []
+    pos = 0
+    node_re = re.compile(r"\s*([\w.]+)\s*\{(.*?)\}\s*([\w.]*)\s*;", re.S)
+    while text[pos:].strip():
+        m = node_re.match(text, pos)
+        if not m:
+            problem(f"{path}: cannot read a version node at: {text[pos:pos + 60].strip()!r}")
+            break
+        node, body, parent = m.group(1), m.group(2), m.group(3) or None
+        glob, local, section = [], [], None
+        for item in re.split(r"[;\s]+", body):
+            if item in ("global:", "local:"):
+                section = glob if item == "global:" else local
+            elif item.endswith(":") and item[:-1] in ("global", "local"):
+                section = glob if item[:-1] == "global" else local
+            elif item:
+                if section is None:
+                    problem(f"{path}: {node}: '{item}' outside global:/local:")
+                else:
+                    section.append(item)
+        nodes.append((node, parent, glob, local))
+        pos = m.end()
+    return nodes
+
+
+def node_of(version):
+    """The version node of release X.Y.Z: GPUOPT_X.Y."""
+    major, minor = version.split(".")[:2]
+    return f"GPUOPT_{major}.{minor}"
+
+
 def check_exports(args):
+    nodes = {node for node, _, _, _ in read_map(args.map)}
     exports, absolute = dynamic_exports(args.shared)
     if not exports:
         problem(f"{args.shared} exports nothing")
@@ -73,11 +116,11 @@ def check_exports(args):
             problem(f"exported symbol outside gpuopt_*: {name} ({kind})")
         elif kind != "T":
             problem(f"exported {name} is not a function (nm type {kind})")
-        elif version != VERSION_NODE:
-            problem(f"{name} is in version node '{version}', expected {VERSION_NODE}")
-    for name in absolute:
-        if name != VERSION_NODE:
-            problem(f"unexpected absolute symbol {name}")
+        elif version not in nodes:
+            problem(f"{name} is in version node '{version}', which {args.map} does not define")
+    if set(absolute) != nodes:
+        problem(f"the library defines the version nodes {sorted(absolute)}, "
+                f"{args.map} {sorted(nodes)}")
 
     dynamic = run("readelf", "-d", args.shared)
     soname = re.findall(r"\(SONAME\)\s+Library soname: \[([^\]]+)\]", dynamic)
@@ -129,7 +172,9 @@ def check_symbols(args):
             text = strip_comments(f.read())
         guards.add(re.search(r"#ifndef (\w+)\s*\n\s*#define \1\b", text).group(1))
         code += text
-    names = set(re.findall(r"\b(?:gpuopt|GPUOPT)_\w+\b", code)) - guards
+    # A trailing "_" marks a header-internal helper macro (#undef'd after use).
+    names = {n for n in re.findall(r"\b(?:gpuopt|GPUOPT)_\w+\b", code)
+             if not n.endswith("_")} - guards
     functions = set(re.findall(r"GPUOPT_API\b[^;{]*?\b(gpuopt_\w+)\s*\(", code))
 
     listed, removed = {}, set()
@@ -160,7 +205,8 @@ def check_symbols(args):
                 f"add '{name} {args.version}'")
     for name in sorted(set(listed) - names - removed):
         problem(f"{name} is in {args.symbols} but not in the header: a public name never "
-                "disappears; mark it removed (4th column) only with a major release")
+                "disappears; mark it removed (4th column) only in a release that may break "
+                "the API (a major one, or a minor one before 1.0)")
     for name in sorted(removed & names):
         problem(f"{name} is marked removed but the header still has it")
 
@@ -171,10 +217,57 @@ def check_symbols(args):
         problem(f"the library exports {name}, which the header does not declare")
 
     for body in re.findall(r"\benum\s+\w*\s*\{(.*?)\}", code, flags=re.S):
+        # Directives (the X-macro expansion in gpuopt_status) are not
+        # enumerators; the X-macro's rows cannot omit their values.
+        body = re.sub(r"^\s*#[^\n]*", " ", body, flags=re.M)
         for item in body.split(","):
             item = item.strip()
             if item and "=" not in item:
                 problem(f"enumerator {item} has no explicit value: values are pinned")
+
+    check_map(args, functions, listed, removed, exports)
+
+
+def check_map(args, functions, listed, removed, exports):
+    nodes = read_map(args.map)
+    if not nodes:
+        problem(f"{args.map} has no version node")
+        return
+    where = {}
+    for i, (node, parent, glob, local) in enumerate(nodes):
+        if not re.fullmatch(r"GPUOPT_\d+\.\d+", node):
+            problem(f"{args.map}: node {node} is not named GPUOPT_MAJOR.MINOR")
+        want_parent = nodes[i - 1][0] if i else None
+        if parent != want_parent:
+            problem(f"{args.map}: node {node} inherits {parent}, expected {want_parent} "
+                    "(nodes in release order, each inheriting the one before)")
+        if local != (["*"] if i == 0 else []):
+            problem(f"{args.map}: node {node} has local: {local}; only the first node has "
+                    "'local: *;'")
+        for name in glob:
+            if any(c in name for c in "*?["):
+                problem(f"{args.map}: {node} exports the pattern {name}: name every function")
+            elif name in where:
+                problem(f"{args.map}: {name} is in {where[name]} and {node}")
+            else:
+                where[name] = node
+    order = [node for node, _, _, _ in nodes]
+    if order != sorted(order, key=lambda n: tuple(int(x) for x in n.split("_")[1].split("."))):
+        problem(f"{args.map}: nodes {order} are not in release order")
+
+    for name in sorted(functions - set(where)):
+        problem(f"{name} is declared in the header but in no node of {args.map}: add it to "
+                f"{node_of(listed[name]) if name in listed else 'the node of this release'}")
+    for name in sorted(set(where) - functions):
+        why = "removed from the header" if name in removed else "not declared in the header"
+        problem(f"{args.map} lists {name}, {why}")
+    for name in sorted(functions & set(where)):
+        if name in listed and node_of(listed[name]) != where[name]:
+            problem(f"{name} is in node {where[name]} of {args.map}, but {args.symbols} says "
+                    f"{listed[name]}: expected node {node_of(listed[name])}")
+        if name in exports and exports[name][1] != where[name]:
+            problem(f"the library exports {name} in version node '{exports[name][1]}', "
+                    f"{args.map} puts it in {where[name]}")
 
 
 def main():
@@ -184,6 +277,7 @@ def main():
     ap.add_argument("--static")
     ap.add_argument("--header", action="append", help="a public header (repeatable)")
     ap.add_argument("--symbols")
+    ap.add_argument("--map", required=True, help="the linker version script")
     ap.add_argument("--version")
     args = ap.parse_args()
     if args.mode == "exports":

@@ -54,6 +54,33 @@ static void every_status_has_its_pinned_value_name_and_own_description(void **st
     }
 }
 
+/* The header's X-macro, expanded as a program would, is the pinned list
+ * above: same names, values and descriptions, none missing, none added
+ * without being pinned here. */
+static void status_map_expands_to_the_pinned_statuses_and_their_descriptions(void **state)
+{
+    static const struct {
+        gpuopt_status status;
+        int value;
+        const char *name, *text;
+    } map[] = {
+#define ROW(name, value, text) {name, value, #name, text},
+        GPUOPT_STATUS_MAP(ROW)
+#undef ROW
+    };
+    (void)state;
+    assert_int_equal(sizeof map / sizeof map[0], N_STATUSES);
+    for (size_t i = 0; i < N_STATUSES; i++) {
+        assert_int_equal((int)map[i].status, map[i].value);
+        assert_int_equal(map[i].value, statuses[i].value);
+        assert_string_equal(map[i].name, statuses[i].name);
+        assert_string_equal(gpuopt_strerror(map[i].status), map[i].text);
+    }
+    /* The enum's last member pins its width; it is no status. */
+    assert_int_equal(sizeof(gpuopt_status), 4);
+    assert_string_equal(gpuopt_status_name(GPUOPT_STATUS_MAX_ENUM), "GPUOPT_UNKNOWN_STATUS");
+}
+
 static void unknown_status_values_get_the_fallback_name_and_description(void **state)
 {
     static const int unknown[] = {INT32_MIN, -1,  1,   99,  105, 199,
@@ -98,7 +125,7 @@ static void last_error_is_per_thread(void **state)
     (void)state;
     gpuopt_context *ctx = api_cpu_context();
     gpuopt_device *dev = NULL;
-    EXPECT_STATUS(gpuopt_select(ctx, "cpu:x", &dev), GPUOPT_ERR_INVALID_ARGUMENT, "cpu:x");
+    EXPECT_STATUS(gpuopt_device_select(ctx, "cpu:x", &dev), GPUOPT_ERR_INVALID_ARGUMENT, "cpu:x");
     char mine[512];
     snprintf(mine, sizeof mine, "%s", gpuopt_last_error());
 
@@ -205,7 +232,7 @@ static void set_log_rejects_null_context_and_levels_outside_off_to_debug(void **
     gpuopt_context_destroy(ctx);
 }
 
-static void backend_count_and_get_reject_null_and_out_of_range(void **state)
+static void backend_count_and_at_reject_null_and_out_of_range(void **state)
 {
     int32_t count = -7;
     char num[32];
@@ -220,16 +247,16 @@ static void backend_count_and_get_reject_null_and_out_of_range(void **state)
     EXPECT_OK(gpuopt_backend_count(ctx, &count));
     assert_true(count >= 1);
 
-    EXPECT_STATUS(gpuopt_backend_get(NULL, 0, &info), GPUOPT_ERR_INVALID_ARGUMENT, "ctx|context");
-    EXPECT_STATUS(gpuopt_backend_get(ctx, 0, NULL), GPUOPT_ERR_INVALID_ARGUMENT, "info");
+    EXPECT_STATUS(gpuopt_backend_at(NULL, 0, &info), GPUOPT_ERR_INVALID_ARGUMENT, "ctx|context");
+    EXPECT_STATUS(gpuopt_backend_at(ctx, 0, NULL), GPUOPT_ERR_INVALID_ARGUMENT, "info");
     const int32_t bad[] = {API_INT32_EDGES, count, count + 1};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        EXPECT_STATUS(gpuopt_backend_get(ctx, bad[i], &info), GPUOPT_ERR_OUT_OF_RANGE,
+        EXPECT_STATUS(gpuopt_backend_at(ctx, bad[i], &info), GPUOPT_ERR_OUT_OF_RANGE,
                       api_itoa(bad[i], num, sizeof num));
     gpuopt_context_destroy(ctx);
 }
 
-static void backend_get_rejects_struct_size_below_the_first_layout(void **state)
+static void backend_at_rejects_struct_size_below_the_first_layout(void **state)
 {
     static const size_t sizes[] = {0, 1, sizeof(gpuopt_backend_info) - 1};
     (void)state;
@@ -238,7 +265,7 @@ static void backend_get_rejects_struct_size_below_the_first_layout(void **state)
         gpuopt_backend_info info;
         memset(&info, 0, sizeof info);
         info.struct_size = sizes[i];
-        EXPECT_STATUS(gpuopt_backend_get(ctx, 0, &info), GPUOPT_ERR_STRUCT_SIZE, "struct_size");
+        EXPECT_STATUS(gpuopt_backend_at(ctx, 0, &info), GPUOPT_ERR_STRUCT_SIZE, "struct_size");
     }
     gpuopt_context_destroy(ctx);
 }
@@ -258,10 +285,15 @@ static void backends_excluded_by_options_report_disabled_and_cpu_available(void 
         } big;
         memset(&big, 0xA5, sizeof big);
         big.info.struct_size = sizeof big;
-        EXPECT_OK(gpuopt_backend_get(ctx, i, &big.info));
+        EXPECT_OK(gpuopt_backend_at(ctx, i, &big.info));
         for (size_t j = 0; j < sizeof big.tail; j++)
             assert_int_equal(big.tail[j], 0xA5);
-        assert_true(memchr(big.info.name, '\0', sizeof big.info.name) != NULL);
+        /* Strings point into the context; none is NULL. */
+        assert_non_null(big.info.name);
+        assert_non_null(big.info.reason);
+        assert_non_null(big.info.library);
+        assert_non_null(big.info.driver_version);
+        assert_non_null(big.info.runtime_version);
         if (strcmp(big.info.name, "cpu") == 0) {
             seen_cpu = 1;
             assert_int_equal(big.info.status, GPUOPT_BACKEND_AVAILABLE);
@@ -279,6 +311,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(version_string_and_api_version_match_the_header),
         cmocka_unit_test(every_status_has_its_pinned_value_name_and_own_description),
+        cmocka_unit_test(status_map_expands_to_the_pinned_statuses_and_their_descriptions),
         cmocka_unit_test(unknown_status_values_get_the_fallback_name_and_description),
         cmocka_unit_test(free_and_destroy_accept_null),
         cmocka_unit_test(struct_size_queries_match_this_header),
@@ -288,8 +321,8 @@ int main(void)
         cmocka_unit_test(context_create_accepts_options_from_a_newer_header),
         cmocka_unit_test(context_create_rejects_malformed_option_values),
         cmocka_unit_test(set_log_rejects_null_context_and_levels_outside_off_to_debug),
-        cmocka_unit_test(backend_count_and_get_reject_null_and_out_of_range),
-        cmocka_unit_test(backend_get_rejects_struct_size_below_the_first_layout),
+        cmocka_unit_test(backend_count_and_at_reject_null_and_out_of_range),
+        cmocka_unit_test(backend_at_rejects_struct_size_below_the_first_layout),
         cmocka_unit_test(backends_excluded_by_options_report_disabled_and_cpu_available),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -67,7 +67,7 @@ static void plan_create_rejects_a_device_of_another_context(void **state)
     gpuopt_context *other = api_cpu_context();
     gpuopt_device *foreign = NULL;
     gpuopt_plan *plan = NULL;
-    EXPECT_OK(gpuopt_select(other, "cpu", &foreign));
+    EXPECT_OK(gpuopt_device_select(other, "cpu", &foreign));
     EXPECT_STATUS(gpuopt_plan_create(f->ctx, foreign, 1, &plan), GPUOPT_ERR_INVALID_ARGUMENT,
                   "context");
     assert_null(plan);
@@ -168,7 +168,7 @@ static void plan_device_rejects_null(void **state)
     EXPECT_STATUS(gpuopt_plan_device(NULL, &dev), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
     EXPECT_STATUS(gpuopt_plan_device(f->plan, NULL), GPUOPT_ERR_INVALID_ARGUMENT, "device");
     EXPECT_OK(gpuopt_plan_device(f->plan, &dev));
-    EXPECT_OK(gpuopt_select(f->ctx, NULL, &selected));
+    EXPECT_OK(gpuopt_device_select(f->ctx, NULL, &selected));
     assert_ptr_equal(dev, selected);
 }
 
@@ -324,13 +324,15 @@ static void plan_apply_env_never_overwrites_a_variable_the_user_set(void **state
     unsetenv(var);
 }
 
-static void plan_build_options_rejects_null(void **state)
+static void plan_to_build_options_rejects_null(void **state)
 {
     fixture *f = *state;
     char *options = NULL;
-    EXPECT_STATUS(gpuopt_plan_build_options(NULL, &options), GPUOPT_ERR_INVALID_ARGUMENT, "plan");
-    EXPECT_STATUS(gpuopt_plan_build_options(f->plan, NULL), GPUOPT_ERR_INVALID_ARGUMENT, "options");
-    EXPECT_OK(gpuopt_plan_build_options(f->plan, &options));
+    EXPECT_STATUS(gpuopt_plan_to_build_options(NULL, &options), GPUOPT_ERR_INVALID_ARGUMENT,
+                  "plan");
+    EXPECT_STATUS(gpuopt_plan_to_build_options(f->plan, NULL), GPUOPT_ERR_INVALID_ARGUMENT,
+                  "options");
+    EXPECT_OK(gpuopt_plan_to_build_options(f->plan, &options));
     assert_non_null(options);
     gpuopt_free(options);
 }
@@ -430,7 +432,7 @@ int main(void)
         cmocka_unit_test(plan_exports_reject_null),
         cmocka_unit_test(plan_apply_rejects_null_plan_and_unknown_flags),
         cmocka_unit_test(plan_apply_env_never_overwrites_a_variable_the_user_set),
-        cmocka_unit_test(plan_build_options_rejects_null),
+        cmocka_unit_test(plan_to_build_options_rejects_null),
         cmocka_unit_test(set_knob_rejects_null_context_and_name_and_unknown_names),
         cmocka_unit_test(set_knob_rejects_values_that_do_not_parse_as_the_knobs_type),
         cmocka_unit_test(set_knob_override_reaches_the_next_plan_and_null_removes_it),

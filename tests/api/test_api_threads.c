@@ -41,7 +41,7 @@ static void *work(void *arg)
         memset(&k, 0, sizeof k);
         k.struct_size = sizeof k;
 
-        if (gpuopt_select(w->s->ctx, "cpu", &dev) != GPUOPT_OK || !dev)
+        if (gpuopt_device_select(w->s->ctx, "cpu", &dev) != GPUOPT_OK || !dev)
             note(w, "select failed");
         if (gpuopt_plan_create(w->s->ctx, dev, 1, &plan) != GPUOPT_OK)
             note(w, "plan_create failed");
@@ -60,7 +60,7 @@ static void *work(void *arg)
         /* A failure of this thread's own: the detail names this thread's
          * policy, whatever the others are failing on meanwhile. */
         snprintf(policy, sizeof policy, "cpu:%d", 100 + w->id);
-        if (gpuopt_select(w->s->ctx, policy, &dev) != GPUOPT_ERR_NO_DEVICE)
+        if (gpuopt_device_select(w->s->ctx, policy, &dev) != GPUOPT_ERR_NO_DEVICE)
             note(w, "a missing device was not GPUOPT_ERR_NO_DEVICE");
         else if (!strstr(gpuopt_last_error(), policy))
             note(w, "the detail is not this thread's");

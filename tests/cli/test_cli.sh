@@ -40,7 +40,7 @@ run 2 help frobnicate;                  has "$err" "no command 'frobnicate'"
 for c in devices plan version; do
   run 0 "$c" --help;                    has "$out" "usage: gpuopt $c"
 done
-run 0 version;                          has "$out" "gpuopt 0.1.0"
+run 0 version;                          has "$out" "gpuopt ${GPO_EXPECT_VERSION:?}"
 run 0 --version;                        has "$out" "API"
 run 0 version --json;                   json_ok gpuopt_version api_version
 run 2 version --bogus;                  has "$err" "accepted: --json"

@@ -44,7 +44,7 @@ static int child_expects_forked(gpuopt_context *ctx)
     if (!strstr(gpuopt_last_error(), "does not survive fork()") ||
         !strstr(gpuopt_last_error(), "create a new context"))
         return 2;
-    if (gpuopt_select(ctx, "auto", &d) != GPUOPT_ERR_FORKED)
+    if (gpuopt_device_select(ctx, "auto", &d) != GPUOPT_ERR_FORKED)
         return 3;
     if (gpuopt_plan_create(ctx, NULL, 1, &p) != GPUOPT_ERR_FORKED)
         return 4;

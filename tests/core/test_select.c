@@ -41,11 +41,11 @@ static void auto_prefers_discrete_gpu_then_integrated_then_cpu(void **state)
     gpuopt_context *ctx;
     gpuopt_device *d;
     assert_int_equal(syn_context(NULL, NULL, NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(ctx, "auto", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "auto", &d), GPUOPT_OK);
     assert_string_equal(info_of(d).name, "dgpu");
-    assert_int_equal(gpuopt_select(ctx, "synocl", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "synocl", &d), GPUOPT_OK);
     assert_string_equal(info_of(d).name, "dgpu");
-    assert_int_equal(gpuopt_select(ctx, "syncpu", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "syncpu", &d), GPUOPT_OK);
     assert_string_equal(info_of(d).name, "cpu");
     gpuopt_context_destroy(ctx);
 
@@ -54,9 +54,9 @@ static void auto_prefers_discrete_gpu_then_integrated_then_cpu(void **state)
     syn_add(&syn_ocl, GPUOPT_DEVICE_TYPE_GPU, "igpu", NULL, NULL, 50, GIB)->integrated = 1;
     syn_add(&syn_cpu, GPUOPT_DEVICE_TYPE_CPU, "cpu", NULL, NULL, 9000, 64 * GIB);
     assert_int_equal(syn_context(NULL, NULL, NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(ctx, NULL, &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, NULL, &d), GPUOPT_OK);
     assert_string_equal(info_of(d).name, "igpu");
-    assert_int_equal(gpuopt_select(ctx, "gpu", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "gpu", &d), GPUOPT_OK);
     gpuopt_context_destroy(ctx);
 }
 
@@ -73,12 +73,12 @@ static void auto_ranks_gpus_by_throughput_then_memory_then_order(void **state)
     gpuopt_context *ctx;
     gpuopt_device *d;
     assert_int_equal(syn_context(NULL, NULL, NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(ctx, "auto", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "auto", &d), GPUOPT_OK);
     assert_string_equal(info_of(d).name, "fast-big");
     assert_int_equal(info_of(d).index, 2);
     /* Native order is kept in the listing: never re-sorted. */
     gpuopt_device *first;
-    assert_int_equal(gpuopt_device_get(ctx, 0, &first), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_at(ctx, 0, &first), GPUOPT_OK);
     assert_string_equal(info_of(first).name, "slow");
     gpuopt_context_destroy(ctx);
 }
@@ -93,7 +93,7 @@ static void auto_stops_probing_once_a_native_backend_has_a_discrete_gpu(void **s
     gpuopt_plan *plan;
     assert_int_equal(syn_context(NULL, NULL, NULL, &ctx), GPUOPT_OK);
     assert_int_equal(syn_cuda.loads + syn_ocl.loads + syn_cpu.loads, 0); /* nothing at create */
-    assert_int_equal(gpuopt_select(ctx, "auto", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "auto", &d), GPUOPT_OK);
     assert_string_equal(info_of(d).name, "h100");
     assert_int_equal(gpuopt_plan_create(ctx, NULL, 1, &plan), GPUOPT_OK);
     gpuopt_plan_destroy(plan);
@@ -119,7 +119,7 @@ static void auto_keeps_probing_when_the_native_gpu_is_integrated(void **state)
     gpuopt_context *ctx;
     gpuopt_device *d;
     assert_int_equal(syn_context(NULL, NULL, NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(ctx, NULL, &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, NULL, &d), GPUOPT_OK);
     assert_string_equal(info_of(d).name, "orin");
     assert_int_equal(syn_ocl.loads, 1);
     assert_int_equal(syn_cpu.loads, 1);
@@ -145,16 +145,16 @@ static void opencl_view_of_a_native_gpu_is_listed_once_with_two_routes(void **st
     assert_int_equal(gpuopt_device_count(ctx, &n), GPUOPT_OK);
     assert_int_equal(n, 4); /* A100, T4, the PoCL CPU device, the CPU */
     gpuopt_device *d;
-    assert_int_equal(gpuopt_device_get(ctx, 0, &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_at(ctx, 0, &d), GPUOPT_OK);
     gpuopt_device_info i = info_of(d);
     assert_string_equal(i.id, "syncuda:0");
     assert_string_equal(i.routes, "syncuda,synocl");
-    assert_int_equal(gpuopt_device_get(ctx, 2, &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_at(ctx, 2, &d), GPUOPT_OK);
     assert_string_equal(info_of(d).id, "synocl:2"); /* native indices are kept */
     /* The OpenCL index still finds the merged device. */
-    assert_int_equal(gpuopt_select(ctx, "synocl:0", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "synocl:0", &d), GPUOPT_OK);
     assert_string_equal(info_of(d).id, "syncuda:1");
-    assert_int_equal(gpuopt_select(ctx, "synocl:1", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "synocl:1", &d), GPUOPT_OK);
     assert_string_equal(info_of(d).id, "syncuda:0");
     gpuopt_context_destroy(ctx);
 }
@@ -169,18 +169,19 @@ static void uuid_and_pci_policies_find_their_device(void **state)
     gpuopt_context *ctx;
     gpuopt_device *d;
     assert_int_equal(syn_context(NULL, NULL, NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(ctx, "GPU-8c3b1f52-9", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "GPU-8c3b1f52-9", &d), GPUOPT_OK);
     assert_string_equal(info_of(d).name, "b");
-    assert_int_equal(gpuopt_select(ctx, "GPU-8C3B1F52-0F1E-4B2A-9C7D-1E2F3A4B5C6D", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "GPU-8C3B1F52-0F1E-4B2A-9C7D-1E2F3A4B5C6D", &d),
+                     GPUOPT_OK);
     assert_string_equal(info_of(d).name, "a");
-    assert_int_equal(gpuopt_select(ctx, "3B:00.0", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "3B:00.0", &d), GPUOPT_OK);
     assert_string_equal(info_of(d).name, "b");
     /* An ambiguous prefix is refused with both ids named. */
-    assert_int_equal(gpuopt_select(ctx, "GPU-8c3b1f52", &d), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_device_select(ctx, "GPU-8c3b1f52", &d), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(gpuopt_last_error(), "syncuda:0"));
     assert_non_null(strstr(gpuopt_last_error(), "syncuda:1"));
     assert_null(d);
-    assert_int_equal(gpuopt_select(ctx, "0000:99:00.0", &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_device_select(ctx, "0000:99:00.0", &d), GPUOPT_ERR_NO_DEVICE);
     assert_non_null(strstr(gpuopt_last_error(), "syncuda:0, syncuda:1"));
     gpuopt_context_destroy(ctx);
 }
@@ -194,16 +195,16 @@ static void malformed_policies_are_refused_with_what_is_accepted(void **state)
     const char *bad[] = {"", "  ", "cuda", "syncuda:", "syncuda:-1", "syncuda:x", "GPU-12",
                          "17:00", "auto,gpu", "syncpu: 0", "syncpu:+0", "syncpu:0x1"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        assert_int_equal(gpuopt_select(ctx, bad[i], &d), GPUOPT_ERR_INVALID_ARGUMENT);
+        assert_int_equal(gpuopt_device_select(ctx, bad[i], &d), GPUOPT_ERR_INVALID_ARGUMENT);
         assert_null(d);
         assert_non_null(strstr(gpuopt_last_error(), "accepted: auto, gpu"));
         assert_non_null(strstr(gpuopt_last_error(), "syncuda, synocl, syncpu"));
     }
-    assert_int_equal(gpuopt_select(NULL, "auto", &d), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuopt_select(ctx, "auto", NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_device_select(NULL, "auto", &d), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_device_select(ctx, "auto", NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     /* Well-formed but nothing there. */
-    assert_int_equal(gpuopt_select(ctx, "syncuda:7", &d), GPUOPT_ERR_NO_DEVICE);
-    assert_int_equal(gpuopt_select(ctx, "gpu", &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_device_select(ctx, "syncuda:7", &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_device_select(ctx, "gpu", &d), GPUOPT_ERR_NO_DEVICE);
     assert_non_null(strstr(gpuopt_last_error(), "devices here: none"));
     gpuopt_context_destroy(ctx);
 }
@@ -216,24 +217,24 @@ static void disabled_and_failed_backends_say_why_a_selection_found_nothing(void 
     gpuopt_context *ctx;
     gpuopt_device *d;
     assert_int_equal(syn_context("syncpu,synocl", NULL, NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(ctx, "syncuda:0", &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_device_select(ctx, "syncuda:0", &d), GPUOPT_ERR_NO_DEVICE);
     assert_non_null(strstr(gpuopt_last_error(), "disabled"));
     assert_non_null(strstr(gpuopt_last_error(), "syncpu,synocl"));
     assert_int_equal(syn_cuda.loads, 0);
-    assert_int_equal(gpuopt_select(ctx, "synocl", &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_device_select(ctx, "synocl", &d), GPUOPT_ERR_NO_DEVICE);
     assert_non_null(strstr(gpuopt_last_error(), "synthetic failure"));
     gpuopt_backend_info b;
     memset(&b, 0, sizeof b);
     b.struct_size = sizeof b;
-    assert_int_equal(gpuopt_backend_get(ctx, 0, &b), GPUOPT_OK);
+    assert_int_equal(gpuopt_backend_at(ctx, 0, &b), GPUOPT_OK);
     assert_int_equal(b.status, GPUOPT_BACKEND_DISABLED);
-    assert_int_equal(gpuopt_backend_get(ctx, 1, &b), GPUOPT_OK);
+    assert_int_equal(gpuopt_backend_at(ctx, 1, &b), GPUOPT_OK);
     assert_int_equal(b.status, GPUOPT_BACKEND_UNAVAILABLE);
     assert_string_equal(b.reason, "synthetic failure 301");
-    assert_int_equal(gpuopt_backend_get(ctx, 3, &b), GPUOPT_ERR_OUT_OF_RANGE);
-    assert_int_equal(gpuopt_backend_get(ctx, -1, &b), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpuopt_backend_at(ctx, 3, &b), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpuopt_backend_at(ctx, -1, &b), GPUOPT_ERR_OUT_OF_RANGE);
     b.struct_size = 8;
-    assert_int_equal(gpuopt_backend_get(ctx, 0, &b), GPUOPT_ERR_STRUCT_SIZE);
+    assert_int_equal(gpuopt_backend_at(ctx, 0, &b), GPUOPT_ERR_STRUCT_SIZE);
     gpuopt_context_destroy(ctx);
 }
 
@@ -251,17 +252,17 @@ static void kernel_side_discovery_lists_devices_of_an_unavailable_backend(void *
     gpuopt_backend_info b;
     memset(&b, 0, sizeof b);
     b.struct_size = sizeof b;
-    assert_int_equal(gpuopt_backend_get(ctx, 0, &b), GPUOPT_OK);
+    assert_int_equal(gpuopt_backend_at(ctx, 0, &b), GPUOPT_OK);
     assert_int_equal(b.status, GPUOPT_BACKEND_UNAVAILABLE);
     assert_int_equal(b.device_count, 1);
     /* Listed, but a search never chooses it: nothing could run there. */
     gpuopt_device *d;
-    assert_int_equal(gpuopt_select(ctx, "auto", &d), GPUOPT_ERR_NO_DEVICE);
-    assert_int_equal(gpuopt_select(ctx, "syncuda", &d), GPUOPT_ERR_NO_DEVICE);
-    assert_int_equal(gpuopt_select(ctx, "0000:17:00.0", &d), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(ctx, "syncuda:0", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "auto", &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_device_select(ctx, "syncuda", &d), GPUOPT_ERR_NO_DEVICE);
+    assert_int_equal(gpuopt_device_select(ctx, "0000:17:00.0", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "syncuda:0", &d), GPUOPT_OK);
     char *json;
-    assert_int_equal(gpuopt_devices_to_json(ctx, &json), GPUOPT_OK);
+    assert_int_equal(gpuopt_context_to_json(ctx, &json), GPUOPT_OK);
     assert_non_null(strstr(json, "\"status\":\"unavailable\""));
     assert_non_null(strstr(json, "seen in /proc"));
     gpuopt_free(json);
@@ -275,10 +276,10 @@ static void device_get_rejects_bad_indices_and_small_structs(void **state)
     gpuopt_context *ctx;
     gpuopt_device *d;
     assert_int_equal(syn_context(NULL, NULL, NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_device_get(ctx, 1, &d), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpuopt_device_at(ctx, 1, &d), GPUOPT_ERR_OUT_OF_RANGE);
     assert_non_null(strstr(gpuopt_last_error(), "accepted 0 to 0"));
-    assert_int_equal(gpuopt_device_get(ctx, -5, &d), GPUOPT_ERR_OUT_OF_RANGE);
-    assert_int_equal(gpuopt_device_get(ctx, 0, &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_at(ctx, -5, &d), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpuopt_device_at(ctx, 0, &d), GPUOPT_OK);
     gpuopt_device_info i;
     i.struct_size = 3;
     assert_int_equal(gpuopt_device_get_info(d, &i), GPUOPT_ERR_STRUCT_SIZE);

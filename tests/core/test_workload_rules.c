@@ -135,10 +135,10 @@ static void apply_sets_environment_knobs_but_never_a_users_variable(void **state
     assert_null(report);
     assert_int_equal(gpuopt_plan_apply(p, 0, NULL), GPUOPT_OK);
     char *opts;
-    assert_int_equal(gpuopt_plan_build_options(p, &opts), GPUOPT_OK);
+    assert_int_equal(gpuopt_plan_to_build_options(p, &opts), GPUOPT_OK);
     assert_string_equal(opts, ""); /* no opencl.build_options on this device */
     gpuopt_free(opts);
-    assert_int_equal(gpuopt_plan_build_options(p, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_plan_to_build_options(p, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     gpuopt_plan_destroy(p);
     gpuopt_context_destroy(ctx);
     unsetenv("SYN_TIER1");

@@ -1,4 +1,4 @@
-/* gpuopt_doctor through the public API, in process: NULL and bad input, the
+/* gpuopt_context_diagnose through the public API, in process: NULL and bad input, the
  * JSON on a recorded tree chosen through gpuopt_options.sysfs_root, with the
  * CUDA test double, and on this machine; asking twice gives the same answer. */
 #include <setjmp.h>
@@ -34,7 +34,7 @@ static gpuopt_context *context_on(const char *tree)
 static cJSON *diagnose(gpuopt_context *ctx)
 {
     char *text = NULL;
-    assert_int_equal(gpuopt_doctor(ctx, &text), GPUOPT_OK);
+    assert_int_equal(gpuopt_context_diagnose(ctx, &text), GPUOPT_OK);
     assert_non_null(text);
     cJSON *root = cJSON_Parse(text);
     gpuopt_free(text);
@@ -46,12 +46,12 @@ static void null_context_or_output_is_invalid_argument(void **state)
 {
     (void)state;
     char *text = (char *)"untouched";
-    assert_int_equal(gpuopt_doctor(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_context_diagnose(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_null(text);
     assert_non_null(strstr(gpuopt_last_error(), "ctx is NULL"));
-    assert_int_equal(gpuopt_doctor(NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_context_diagnose(NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     gpuopt_context *ctx = context_on("opencl-no-icds");
-    assert_int_equal(gpuopt_doctor(ctx, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_context_diagnose(ctx, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(gpuopt_last_error(), "json is NULL"));
     gpuopt_context_destroy(ctx);
 }

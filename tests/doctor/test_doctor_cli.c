@@ -119,6 +119,33 @@ static void human_report_marks_each_finding_and_ends_with_the_verdict(void **sta
     free(out);
 }
 
+/* What to do about a failed cuInit comes from the backend's own table of
+ * cuInit results, for each result it knows. */
+static void driver_init_failure_says_what_to_do_for_its_result(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *init, *fix;
+    } cases[] = {
+        {"GPUOPT_FAKE_CUDA_INIT=CUDA_ERROR_SYSTEM_NOT_READY", "nvidia-fabricmanager"},
+        {"GPUOPT_FAKE_CUDA_INIT=CUDA_ERROR_DEVICE_UNAVAILABLE", "nvidia-smi -c DEFAULT"},
+        {"GPUOPT_FAKE_CUDA_INIT=CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "reboot"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *env[] = {root_of("nvidia-h100"),
+                             "GPUOPT_CUDA_LIBRARY=" GPO_FAKE_CUDA,
+                             "GPUOPT_FAKE_CUDA_DEVICES=" H100,
+                             cases[i].init,
+                             "GPUOPT_NVRTC_LIBRARY=" GPO_FAKE_NVRTC,
+                             NULL};
+        int rc;
+        cJSON *root = doctor_json(env, &rc);
+        assert_int_equal(rc, 1);
+        fix_has(must(root, "cuda", "driver_init", "problem"), cases[i].fix);
+        cJSON_Delete(root);
+    }
+}
+
 static void libcuda_missing_with_module_loaded_says_what_to_install(void **state)
 {
     (void)state;
@@ -535,6 +562,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(healthy_h100_with_the_driver_double_exits_0_all_cuda_checks_ok),
         cmocka_unit_test(human_report_marks_each_finding_and_ends_with_the_verdict),
+        cmocka_unit_test(driver_init_failure_says_what_to_do_for_its_result),
         cmocka_unit_test(libcuda_missing_with_module_loaded_says_what_to_install),
         cmocka_unit_test(libcuda_override_pointing_nowhere_names_the_variable),
         cmocka_unit_test(driver_older_than_nvrtc_is_a_problem_with_the_minimum_driver),

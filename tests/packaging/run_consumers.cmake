@@ -168,8 +168,14 @@ foreach(target gpuopt gpuopt_static)
   endif()
 endforeach()
 
-# The version file: SameMajorVersion.
-foreach(wrong "${next_major}.0" "${major}.${next_minor}")
+# The version file: SameMinorVersion while the major is 0 (a 0.x minor
+# release may break the API: CHANGELOG.md), so an older minor is refused too.
+set(wrong_versions "${next_major}.0" "${major}.${next_minor}")
+if(minor GREATER 0)
+  math(EXPR prev_minor "${minor} - 1")
+  list(APPEND wrong_versions "${major}.${prev_minor}")
+endif()
+foreach(wrong IN LISTS wrong_versions)
   configure_consumer("cmake-version-${wrong}" rc "-DGPUOPT_FIND_VERSION=${wrong}")
   if(rc STREQUAL "0")
     problem("find_package(gpuopt ${wrong} CONFIG) accepted version ${VERSION}")

@@ -26,7 +26,7 @@ def read_header():
     for path in HEADER.split(os.pathsep):
         with open(path, encoding="utf-8") as f:
             text += f.read()
-    # Comments hold example code ("gpuopt_select(ctx, ...)"): drop them.
+    # Comments hold example code ("gpuopt_device_select(ctx, ...)"): drop them.
     return re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
 
 
@@ -90,6 +90,26 @@ class Mirror(unittest.TestCase):
         api = int(re.search(r"#define GPUOPT_API_VERSION (0x[0-9a-fA-F]+)u", text).group(1), 16)
         self.assertEqual(gpuopt.API_VERSION, api)
         self.assertGreaterEqual(gpuopt.api_version(), gpuopt.API_VERSION)
+
+    def test_generated_constants_name_every_status_as_the_library_does(self):
+        # gpuopt._constants comes from the header's GPUOPT_STATUS_MAP
+        # (tools/python_constants.py); the library expands the same list.
+        self.assertEqual(len(gpuopt.STATUS), len(gpuopt.STATUS_TEXT))
+        for value, word in gpuopt.STATUS.items():
+            with self.subTest(status=value):
+                self.assertEqual(gpuopt.status_name(value), "GPUOPT_" + word.upper())
+                self.assertEqual(gpuopt.strerror(value), gpuopt.STATUS_TEXT[value])
+        # Pinned forever.
+        self.assertEqual((gpuopt.OK, gpuopt.ERR_NOT_FOUND, gpuopt.ERR_LAUNCH), (0, 103, 401))
+
+    def test_the_binding_copies_no_status_number(self):
+        # Statuses reach the binding only through gpuopt._constants.
+        with open(gpuopt.__file__, encoding="utf-8") as f:
+            source = f.read()
+        for value in gpuopt.STATUS:
+            if value:
+                with self.subTest(status=value):
+                    self.assertIsNone(re.search(r"(?<![\w.])%d(?![\w.])" % value, source))
 
     def test_status_names_and_descriptions(self):
         self.assertEqual(gpuopt.status_name(0), "GPUOPT_OK")
@@ -199,7 +219,7 @@ class Devices(unittest.TestCase):
         e = cm.exception
         self.assertEqual(e.name, "GPUOPT_ERR_INVALID_ARGUMENT")
         self.assertEqual(e.status, 100)
-        self.assertEqual(e.function, "gpuopt_select")
+        self.assertEqual(e.function, "gpuopt_device_select")
         self.assertIn("warp:drive:9", e.detail)
         self.assertIn("GPUOPT_ERR_INVALID_ARGUMENT", str(e))
 

@@ -48,7 +48,7 @@ static void falls_back(const char *backends, const char *sysfs, const char *id,
     for (int round = 0; round < 2; round++) {
         gpuopt_device *d = NULL;
         gpuopt_plan *p = NULL;
-        if (gpuopt_select(ctx, id, &d) != GPUOPT_OK)
+        if (gpuopt_device_select(ctx, id, &d) != GPUOPT_OK)
             fail_msg("no %s: %s", id, gpuopt_last_error());
         assert_int_equal(gpuopt_plan_create(ctx, d, 2, &p), GPUOPT_OK);
         int32_t asked, got;

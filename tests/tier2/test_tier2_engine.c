@@ -70,7 +70,7 @@ static gpuopt_plan *plan_on(gpuopt_context *ctx, const char *id, int applied)
 {
     gpuopt_device *d = NULL;
     gpuopt_plan *p = NULL;
-    assert_int_equal(gpuopt_select(ctx, id, &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, id, &d), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_create(ctx, d, 2, &p), GPUOPT_OK);
     int32_t asked, got;
     assert_int_equal(gpuopt_plan_level(p, &asked, &got), GPUOPT_OK);
@@ -407,7 +407,7 @@ static void a_small_workload_skips_tier2_without_touching_the_runtime(void **sta
     gpuopt_workload_init(&w);
     w.model_bytes = 4096;
     w.item_bytes = 64;
-    assert_int_equal(gpuopt_select(ctx, "fakegpu:0", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "fakegpu:0", &d), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_create_for(ctx, d, 2, &w, &p), GPUOPT_OK);
     int32_t asked, got;
     assert_int_equal(gpuopt_plan_level(p, &asked, &got), GPUOPT_OK);

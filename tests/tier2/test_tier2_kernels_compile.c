@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "cuda/cuda_internal.h"
+#include "cuda/cuda_nvrtc.h"
 #include "rocm/rocm_hiprtc.h"
 #include "util/strutil.h"
 #include "tier2/bench.h"

@@ -102,7 +102,7 @@ static void the_generic_entry_refuses_a_route_without_runtime_ops(void **state)
     assert_non_null(mkdtemp(dir));
     assert_int_equal(fake_context(dir, &ctx), GPUOPT_OK);
     gpuopt_device *dev = NULL;
-    assert_int_equal(gpuopt_select(ctx, "fakegpu:0", &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "fakegpu:0", &dev), GPUOPT_OK);
     struct gpuopt_plan *p = gpo_plan_new(ctx, dev, 2);
     assert_non_null(p);
     p->cfg = &ctx->cfg;

@@ -75,8 +75,8 @@ static void cache_functions_list_check_and_clear_per_device(void **state)
     cJSON_Delete(list);
 
     gpuopt_device *a, *b;
-    assert_int_equal(gpuopt_device_get(ctx, 0, &a), GPUOPT_OK);
-    assert_int_equal(gpuopt_device_get(ctx, 1, &b), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_at(ctx, 0, &a), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_at(ctx, 1, &b), GPUOPT_OK);
     fill(ctx, a, "N=1");
     fill(ctx, a, "N=2");
     fill(ctx, b, "N=1");
@@ -163,7 +163,7 @@ static void set_aside_and_temp_files_are_listed_and_cleared(void **state)
     const char *dir = tc_dir("leftovers");
     gpuopt_context *ctx = context_in(dir);
     gpuopt_device *a;
-    assert_int_equal(gpuopt_device_get(ctx, 0, &a), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_at(ctx, 0, &a), GPUOPT_OK);
     fill(ctx, a, "N=1");
     char p[1024];
     const char *base = "syncuda_sm-89_76cu_aaaaaaaa-0000-0000-0000-000000000001.jsonl";
@@ -198,7 +198,7 @@ static void cache_functions_reject_bad_arguments(void **state)
     assert_int_equal(gpuopt_cache_clear(NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(gpuopt_last_error(), "ctx"));
     gpuopt_device *foreign;
-    assert_int_equal(gpuopt_device_get(ctx2, 0, &foreign), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_at(ctx2, 0, &foreign), GPUOPT_OK);
     assert_int_equal(gpuopt_cache_clear(ctx, foreign), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(gpuopt_last_error(), "another context"));
     gpuopt_context_destroy(ctx);

@@ -68,7 +68,7 @@ static void create_and_destroy_refuse_null_and_foreign_devices(void **state)
                   "out");
     gpuopt_context *other = api_cpu_context();
     gpuopt_device *dev = NULL;
-    EXPECT_OK(gpuopt_select(other, "cpu", &dev));
+    EXPECT_OK(gpuopt_device_select(other, "cpu", &dev));
     EXPECT_STATUS(gpuopt_tuner_create(f->ctx, dev, f->space, &t), GPUOPT_ERR_INVALID_ARGUMENT,
                   "another context");
     gpuopt_context_destroy(other);

@@ -19,7 +19,7 @@ static void a_cuda_kernel_tuner_without_a_gpu_says_it_cannot_run(void **state)
     gpuopt_context *ctx = NULL;
     EXPECT_OK(gpuopt_context_create(&o, &ctx));
     gpuopt_device *dev = NULL;
-    EXPECT_OK(gpuopt_select(ctx, "cuda:0", &dev));
+    EXPECT_OK(gpuopt_device_select(ctx, "cuda:0", &dev));
     gpuopt_space *s = NULL;
     static const int64_t v[] = {64, 128};
     EXPECT_OK(gpuopt_space_create(&s));

@@ -29,7 +29,7 @@ int tt_context(const char *backend, const char *dir, gpuopt_context **ctx, gpuop
     tt_log[0] = '\0';
     if (gpuopt_context_create(&o, ctx) != GPUOPT_OK)
         return -1;
-    if (gpuopt_select(*ctx, backend, dev) != GPUOPT_OK) {
+    if (gpuopt_device_select(*ctx, backend, dev) != GPUOPT_OK) {
         fprintf(stderr, "no %s device: %s\n", backend, gpuopt_last_error());
         gpuopt_context_destroy(*ctx);
         return -1;

@@ -287,7 +287,7 @@ static int cmd_clear(gpuopt_context *ctx, const char *device)
 {
     gpuopt_device *dev = NULL;
     gpuopt_status st;
-    if (device && (st = gpuopt_select(ctx, device, &dev)))
+    if (device && (st = gpuopt_device_select(ctx, device, &dev)))
         return cli_fail("cache", "--device", st);
     if ((st = gpuopt_cache_clear(ctx, dev)))
         return cli_fail("cache", "cannot clear the cache", st);

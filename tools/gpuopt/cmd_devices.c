@@ -136,7 +136,7 @@ static int run(int argc, char **argv)
     gpuopt_status st = cli_context(backends, &ctx);
     if (st)
         return cli_fail("devices", "cannot create a context", st);
-    st = gpuopt_devices_to_json(ctx, &text);
+    st = gpuopt_context_to_json(ctx, &text);
     if (st) {
         rc = cli_fail("devices", "cannot list devices", st);
         goto out;

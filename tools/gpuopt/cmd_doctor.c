@@ -1,5 +1,5 @@
 /* gpuopt doctor: why each backend can or cannot use a GPU, and what to do.
- * A thin face over gpuopt_doctor(): the report is rendered from the same
+ * A thin face over gpuopt_context_diagnose(): the report is rendered from the same
  * JSON that --json prints. Exit 0 when at least one accelerator is usable,
  * 1 when none is (or the diagnosis failed), 2 on usage errors. */
 #include <cjson/cJSON.h>
@@ -105,7 +105,7 @@ static int run(int argc, char **argv)
     gpuopt_status st = cli_context(NULL, &ctx);
     if (st)
         return cli_fail("doctor", "cannot create a context", st);
-    st = gpuopt_doctor(ctx, &text);
+    st = gpuopt_context_diagnose(ctx, &text);
     if (st) {
         rc = cli_fail("doctor", "cannot diagnose", st);
         goto out;

@@ -167,7 +167,7 @@ static int run(int argc, char **argv)
     gpuopt_status st = cli_context(backends, &ctx);
     if (st)
         return cli_fail("plan", "cannot create a context", st);
-    st = gpuopt_select(ctx, device, &dev);
+    st = gpuopt_device_select(ctx, device, &dev);
     if (st) {
         rc = cli_fail("plan", "cannot select a device", st);
         goto out;

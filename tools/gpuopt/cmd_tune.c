@@ -349,7 +349,7 @@ static int run(int argc, char **argv)
         goto out;
     }
     const char *policy = o.device ? o.device : default_policy(spec->language);
-    if ((st = gpuopt_select(ctx, policy, &dev))) {
+    if ((st = gpuopt_device_select(ctx, policy, &dev))) {
         rc = cli_fail("tune", o.device ? "--device" : "no device for the spec's language", st);
         goto out;
     }

@@ -20,6 +20,10 @@ loader's search by soname, and ctypes.util.find_library("gpuopt").
 Devices, backends, knobs and plans come back as dataclasses holding plain
 Python values; a failure raises GpuoptError with the status name and the
 library's detail (gpuopt_last_error) for that call.
+
+Every number shared with C (statuses, enum values, flags, API_VERSION) comes
+from gpuopt._constants, which tools/python_constants.py generates from the
+public headers: GpuoptError.status compares with gpuopt.ERR_NO_DEVICE etc.
 """
 
 import ctypes
@@ -29,35 +33,28 @@ import threading
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
+from . import _constants
+from ._constants import *  # noqa: F401,F403 - the header's numbers, re-exported
+from ._constants import (API_VERSION, APPLY_ENV, BACKEND_STATUS, CACHE_MODE, CANDIDATE_STATUS,
+                         DEVICE_TYPE_GPU, ERR_LAUNCH, ERR_NOT_FOUND, FEATURE, KNOB_SOURCE,
+                         KNOB_TYPE, LEVEL_DEFAULT, OBJECTIVE, OK, OPTION_IGNORE_CONFIG_FILE,
+                         OPTION_IGNORE_ENV, STRATEGY, TRISTATE_NO, TRISTATE_UNKNOWN, TRISTATE_YES)
+
 __all__ = [
-    "API_VERSION", "Backend", "CallbackTuner", "Candidate", "Context", "Device", "GpuoptError",
+    "Backend", "CallbackTuner", "Candidate", "Context", "Device", "GpuoptError",
     "Knob", "Plan", "Space", "TuneResult", "Workload",
     "api_version", "last_error", "library_path", "status_name", "strerror", "version",
-    "DEVICE_TYPE_OTHER", "DEVICE_TYPE_CPU", "DEVICE_TYPE_GPU", "DEVICE_TYPE_ACCELERATOR",
-    "LOG_OFF", "LOG_ERROR", "LOG_WARN", "LOG_INFO", "LOG_DEBUG",
-]
+] + _constants.__all__
 
-# The GPUOPT_API_VERSION of the header this module mirrors. The loaded
-# library must be at least this new: every declaration below exists there.
-API_VERSION = 0x00000100
+# API_VERSION is the GPUOPT_API_VERSION of the headers this module mirrors.
+# The loaded library must be at least this new: every declaration below
+# exists there.
 
-# Mirrors of the header's enums (values are pinned by the header).
-OK = 0
-DEVICE_TYPE_OTHER, DEVICE_TYPE_CPU, DEVICE_TYPE_GPU, DEVICE_TYPE_ACCELERATOR = 0, 1, 2, 3
-LOG_OFF, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG = 0, 1, 2, 3, 4
-LEVEL_DEFAULT = -1
-OPTION_IGNORE_ENV = 0x1
-OPTION_IGNORE_CONFIG_FILE = 0x2
-APPLY_ENV = 0x1     # set the plan's environment knobs that are not set yet
-APPLY_DEVICE = 0x2  # device settings the backend owns, on the current device
-
-_BACKEND_STATUS = {0: "not probed", 1: "available", 2: "unavailable", 3: "error", 4: "disabled"}
-_KNOB_TYPE = {1: "bool", 2: "int", 3: "bytes", 4: "string"}
-_KNOB_SOURCE = {0: "default", 1: "detected", 2: "benchmark", 3: "cache", 4: "config", 5: "env",
-                6: "api"}
-_OBJECTIVES = {"throughput": 0, "latency": 1}
-_FEATURES = (("fp64", 0x01), ("fp16", 0x02), ("bf16", 0x04), ("tf32", 0x08), ("fp8", 0x10),
-             ("int8", 0x20), ("matrix_units", 0x40))
+# The words this module has always used: the enumerators' own, except that
+# a backend that was not probed yet reads "not probed".
+_BACKEND_STATUS = {v: w.replace("_", " ") for v, w in BACKEND_STATUS.items()}
+_OBJECTIVES = {w: v for v, w in OBJECTIVE.items()}
+_FEATURES = tuple((w, bit) for bit, w in sorted(FEATURE.items()))
 
 
 # ---------------------------------------------------------------------------
@@ -101,14 +98,14 @@ class _Options(ctypes.Structure):
 class _BackendInfo(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
-        ("name", ctypes.c_char * 16),
+        ("name", ctypes.c_char_p),
         ("status", ctypes.c_int32),
         ("device_count", ctypes.c_int32),
         ("init_ms", ctypes.c_double),
-        ("reason", ctypes.c_char * 512),
-        ("library", ctypes.c_char * 512),
-        ("driver_version", ctypes.c_char * 64),
-        ("runtime_version", ctypes.c_char * 64),
+        ("reason", ctypes.c_char_p),
+        ("library", ctypes.c_char_p),
+        ("driver_version", ctypes.c_char_p),
+        ("runtime_version", ctypes.c_char_p),
     ]
 
 
@@ -236,14 +233,14 @@ _PROTOTYPES = {
     "gpuopt_context_set_knob": (_c_status, [_p, ctypes.c_char_p, ctypes.c_char_p], True),
     "gpuopt_backend_info_size": (ctypes.c_size_t, [], False),
     "gpuopt_backend_count": (_c_status, [_p, _i32p], True),
-    "gpuopt_backend_get": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_BackendInfo)], True),
+    "gpuopt_backend_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_BackendInfo)], True),
     "gpuopt_device_info_size": (ctypes.c_size_t, [], False),
     "gpuopt_device_count": (_c_status, [_p, _i32p], True),
-    "gpuopt_device_get": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)], True),
+    "gpuopt_device_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)], True),
     "gpuopt_device_get_info": (_c_status, [_p, ctypes.POINTER(_DeviceInfo)], True),
-    "gpuopt_select": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_p)], True),
-    "gpuopt_devices_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_doctor": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_device_select": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_p)], True),
+    "gpuopt_context_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_context_diagnose": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_knob_size": (ctypes.c_size_t, [], False),
     "gpuopt_plan_create": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_p)], True),
     "gpuopt_workload_size": (ctypes.c_size_t, [], False),
@@ -262,7 +259,7 @@ _PROTOTYPES = {
     "gpuopt_plan_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_plan_to_env": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_plan_apply": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_p)], True),
-    "gpuopt_plan_build_options": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_plan_to_build_options": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_path": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_list": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_verify": (_c_status, [_p, ctypes.POINTER(_p)], True),
@@ -316,7 +313,8 @@ _PROTOTYPES = {
     "gpuopt_tuner_set_workload_key": (_c_status, [_p, ctypes.c_char_p], True),
     "gpuopt_tuner_set_cache_mode": (_c_status, [_p, ctypes.c_int32], True),
     "gpuopt_tuner_set_progress": (_c_status, [_p, _PROGRESS_FN, _p], True),
-    # Unchecked: GPUOPT_ERR_NOT_FOUND still hands back a result to read.
+    # Unchecked: GPUOPT_ERR_NOT_FOUND still hands back a result to read
+    # (the one exception to "failure means no output", in gpuopt/tune.h).
     "gpuopt_tuner_run": (_c_status, [_p, ctypes.POINTER(_p)], False),
     "gpuopt_tune_step": (_c_status, [_p, ctypes.POINTER(_p), _i32p], True),
     "gpuopt_candidate_size": (ctypes.c_size_t, [], False),
@@ -493,7 +491,7 @@ class Knob:
     type: str            # "bool", "int", "bytes", "string"
     value: object        # bool, int or str by type
     text: str            # the value as the library writes it
-    tier: int            # 0, 1, 2; -1 when only a user set it
+    tier: int            # 0, 1, 2; TIER_NONE (-1) when only a user set it
     source: str          # "default", "detected", "benchmark", "cache", "config", "env", "api"
     env: Optional[str]   # the environment variable it exports to
     reason: str
@@ -516,7 +514,7 @@ class Workload:
         w.model_bytes = self.model_bytes or 0
         w.item_bytes = self.item_bytes or 0
         if self.reduced_precision is not None:
-            w.reduced_precision = 1 if self.reduced_precision else 0
+            w.reduced_precision = TRISTATE_YES if self.reduced_precision else TRISTATE_NO
         w.quantized = 1 if self.quantized else 0
         if self.objective not in _OBJECTIVES:
             raise ValueError(f"gpuopt: objective {self.objective!r}: accepted "
@@ -553,7 +551,8 @@ def _opt_int(v):
 
 
 def _opt_bool(v):
-    return None if v < 0 else bool(v)
+    """A gpuopt_tristate as None, False or True."""
+    return None if v == TRISTATE_UNKNOWN else v == TRISTATE_YES
 
 
 def _opt_bytes(v):
@@ -587,7 +586,7 @@ def _device_from(handle, ctx):
 
 
 def _knob_from(k):
-    kind = _KNOB_TYPE.get(k.type, str(k.type))
+    kind = KNOB_TYPE.get(k.type, str(k.type))
     text = _text(k.value)
     if kind == "bool":
         value = bool(k.int_value)
@@ -596,7 +595,7 @@ def _knob_from(k):
     else:
         value = text
     return Knob(name=_text(k.name), type=kind, value=value, text=text, tier=k.tier,
-                source=_KNOB_SOURCE.get(k.source, str(k.source)),
+                source=KNOB_SOURCE.get(k.source, str(k.source)),
                 env=_text(k.env) if k.env else None, reason=_text(k.reason))
 
 
@@ -719,7 +718,7 @@ class Context:
         out = []
         for i in range(n.value):
             b = _sized(_BackendInfo)
-            _lib.gpuopt_backend_get(self._h(), i, ctypes.byref(b))
+            _lib.gpuopt_backend_at(self._h(), i, ctypes.byref(b))
             out.append(Backend(name=_text(b.name), status=_BACKEND_STATUS.get(b.status, str(b.status)),
                                device_count=b.device_count,
                                init_ms=None if b.init_ms < 0 else b.init_ms,
@@ -734,7 +733,7 @@ class Context:
         out = []
         for i in range(n.value):
             h = _p()
-            _lib.gpuopt_device_get(self._h(), i, ctypes.byref(h))
+            _lib.gpuopt_device_at(self._h(), i, ctypes.byref(h))
             out.append(_device_from(h.value, self))
         return out
 
@@ -742,20 +741,20 @@ class Context:
         """The device a policy picks ("auto", "gpu", "cpu", "cuda:1", a UUID or
         PCI bus id); None uses the context's policy (GPUOPT_DEVICE)."""
         h = _p()
-        _lib.gpuopt_select(self._h(), policy.encode() if policy is not None else None,
+        _lib.gpuopt_device_select(self._h(), policy.encode() if policy is not None else None,
                            ctypes.byref(h))
         return _device_from(h.value, self)
 
     def devices_json(self) -> str:
         out = _p()
-        _lib.gpuopt_devices_to_json(self._h(), ctypes.byref(out))
+        _lib.gpuopt_context_to_json(self._h(), ctypes.byref(out))
         return _take_string(out)
 
     def doctor_json(self) -> str:
         """Why each backend can or cannot use a GPU, with evidence and fixes
         (docs/doctor.md), as JSON."""
         out = _p()
-        _lib.gpuopt_doctor(self._h(), ctypes.byref(out))
+        _lib.gpuopt_context_diagnose(self._h(), ctypes.byref(out))
         return _take_string(out)
 
     # -- the tuning cache -------------------------------------------------
@@ -838,7 +837,7 @@ class Context:
         js_text = _take_string(js)
         _lib.gpuopt_plan_to_env(plan, ctypes.byref(env))
         env_text = _take_string(env)
-        _lib.gpuopt_plan_build_options(plan, ctypes.byref(opts))
+        _lib.gpuopt_plan_to_build_options(plan, ctypes.byref(opts))
         return Plan(level_requested=req.value, level_applied=app.value,
                     device=_device_from(dev.value, self), knobs=knobs, warnings=warnings,
                     json=js_text, env=env_text, build_options=_take_string(opts),
@@ -849,11 +848,8 @@ class Context:
 # Tuning a Python callable (the host-callback subject).
 # ---------------------------------------------------------------------------
 
-CANDIDATE_STATUS = {0: "ok", 1: "invalid", 2: "compile_failed", 3: "launch_failed",
-                    4: "wrong_result", 5: "timeout", 6: "pruned"}
-_STRATEGIES = {"auto": 0, "exhaustive": 1, "random": 2, "annealing": 3, "model": 4}
-_CACHE_MODES = {"use": 0, "refresh": 1, "off": 2}
-_ERR_LAUNCH = 401
+_STRATEGIES = {w: v for v, w in STRATEGY.items()}
+_CACHE_MODES = {w: v for v, w in CACHE_MODE.items()}
 
 
 class Space:
@@ -967,7 +963,7 @@ class CallbackTuner:
                 return OK
             except Exception as e:  # noqa: BLE001 - reported as the candidate's failure
                 self._error = e
-                return _ERR_LAUNCH
+                return ERR_LAUNCH
 
         def pre_cb(config, _user):
             try:
@@ -1032,7 +1028,7 @@ class CallbackTuner:
         res = _p()
         self._error = None
         st = _lib.gpuopt_tuner_run(self._handle, ctypes.byref(res))
-        if st not in (OK, 103) or not res.value:  # 103: GPUOPT_ERR_NOT_FOUND
+        if st not in (OK, ERR_NOT_FOUND) or not res.value:
             raise GpuoptError(st, _text(_lib.gpuopt_status_name(st)),
                               _text(_lib.gpuopt_last_error()), "gpuopt_tuner_run")
         try:

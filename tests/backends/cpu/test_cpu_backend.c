@@ -1,7 +1,7 @@
 /* The CPU backend end to end: a context over a fixture tree
  * (gpuopt_options.sysfs_root), the device record it lists, the plans it
- * makes at levels 0 and 1, and its ops called directly with NULL and
- * malformed input. */
+ * makes at levels 0 and 1, its ops called directly on the live system,
+ * and free memory reused while fresh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +15,9 @@
 
 #include "backends/cpu/cpu_tree.h"
 #include "cpu/cpu_backend.h"
+#include "cpu/cpu_device.h"
+#include "cpu/cpu_rules.h"
+#include "cpu/memory.h"
 #include "plan.h"
 #include "util/strutil.h"
 
@@ -36,7 +39,7 @@ static void open_root(const char *root, int32_t level)
     o.sysfs_root = root;
     o.log_level = "off";
     assert_int_equal(gpuopt_context_create(&o, &fx.ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(fx.ctx, "cpu:0", &fx.dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(fx.ctx, "cpu:0", &fx.dev), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_create(fx.ctx, fx.dev, level, &fx.plan), GPUOPT_OK);
 }
 
@@ -149,7 +152,7 @@ static void open_fixture_for(const char *name, int32_t level, const gpuopt_workl
     o.log_level = "off";
     o.reduced_precision = reduced;
     assert_int_equal(gpuopt_context_create(&o, &fx.ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(fx.ctx, "cpu:0", &fx.dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(fx.ctx, "cpu:0", &fx.dev), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_create_for(fx.ctx, fx.dev, level, w, &fx.plan), GPUOPT_OK);
 }
 
@@ -312,7 +315,7 @@ static void details_json_names_the_quota_limit_and_sources(void **state)
     (void)state;
     open_fixture("epyc-7763-k8s-pod", 1);
     char *json = NULL;
-    assert_int_equal(gpuopt_devices_to_json(fx.ctx, &json), GPUOPT_OK);
+    assert_int_equal(gpuopt_context_to_json(fx.ctx, &json), GPUOPT_OK);
     cJSON *root = cJSON_Parse(json);
     gpuopt_free(json);
     assert_non_null(root);
@@ -349,7 +352,7 @@ static void details_json_has_null_quota_without_one(void **state)
     (void)state;
     open_fixture("xeon-gold-6248-2s", 1);
     char *json = NULL;
-    assert_int_equal(gpuopt_devices_to_json(fx.ctx, &json), GPUOPT_OK);
+    assert_int_equal(gpuopt_context_to_json(fx.ctx, &json), GPUOPT_OK);
     cJSON *root = cJSON_Parse(json);
     gpuopt_free(json);
     cJSON *cpu = find_cpu_details(root);
@@ -389,7 +392,7 @@ static void empty_tree_still_gives_a_device_and_a_level_1_plan(void **state)
     int32_t n = 0;
     assert_int_equal(gpuopt_backend_count(fx.ctx, &n), GPUOPT_OK);
     for (int32_t k = 0; k < n; k++) {
-        assert_int_equal(gpuopt_backend_get(fx.ctx, k, &b), GPUOPT_OK);
+        assert_int_equal(gpuopt_backend_at(fx.ctx, k, &b), GPUOPT_OK);
         if (strcmp(b.name, "cpu") == 0)
             break;
     }
@@ -424,21 +427,18 @@ static void knob_catalogue_is_complete_and_typed(void **state)
     assert_null(gpo_backend_cpu.runtime);
 }
 
-static void ops_reject_null_arguments(void **state)
+static void ops_read_the_live_system_without_an_env(void **state)
 {
     (void)state;
     const gpo_backend *b = &gpo_backend_cpu;
     gpo_backend_report report;
     memset(&report, 0, sizeof report);
     void *st = NULL;
-    assert_int_equal(b->load(NULL, NULL, &report), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(b->load(NULL, &st, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     /* No env: the live system, silently. */
     assert_int_equal(b->load(NULL, &st, &report), GPUOPT_OK);
     assert_non_null(st);
+    assert_false(gpo_cpu_state_recorded(st));
     gpo_device_list list = {0};
-    assert_int_equal(b->enumerate(NULL, NULL, &list), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(b->enumerate(st, NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(b->enumerate(st, NULL, &list), GPUOPT_OK);
     assert_int_equal(list.n, 1);
     gpuopt_device *dev = list.items[0];
@@ -447,30 +447,14 @@ static void ops_reject_null_arguments(void **state)
     dev->n_routes = 1;
     dev->routes[0].backend = b;
     dev->routes[0].backend_state = st;
-    assert_int_equal(b->tier0(NULL, NULL, dev, p), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(b->tier0(st, NULL, NULL, p), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(b->tier1(st, NULL, dev, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     p->cur_tier = 1;
     p->cur_source = GPUOPT_SOURCE_DETECTED;
     assert_int_equal(b->tier1(st, &dev->routes[0], dev, p), GPUOPT_OK);
     assert_non_null(gpo_plan_find(p, "threads"));
     gpo_plan_free(p);
     uint64_t free_bytes = 0;
-    assert_int_equal(b->memory_free(NULL, NULL, &free_bytes), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(b->memory_free(st, NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(b->memory_free(st, NULL, &free_bytes), GPUOPT_OK);
     assert_true(free_bytes > 0);
-    assert_null(gpo_cpu_state_facts(NULL));
-    assert_int_equal(gpo_cpu_fill_device(NULL, dev), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_cpu_fill_device(gpo_cpu_state_facts(st), NULL),
-                     GPUOPT_ERR_INVALID_ARGUMENT);
-    gpo_fs fs;
-    gpo_fs_init(&fs, NULL);
-    assert_int_equal(gpo_cpu_memory_free_now(NULL, gpo_cpu_state_facts(st), &free_bytes),
-                     GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_cpu_memory_free_now(&fs, NULL, &free_bytes), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_cpu_memory_free_now(&fs, gpo_cpu_state_facts(st), NULL),
-                     GPUOPT_ERR_INVALID_ARGUMENT);
     gpo_device_list_free(&list);
     b->unload(st);
     b->unload(NULL);
@@ -497,6 +481,39 @@ static void memory_free_without_meminfo_is_an_io_error(void **state)
     tree_free(&t);
 }
 
+static void free_memory_reuses_a_fresh_reading_and_rereads_a_stale_one(void **state)
+{
+    (void)state;
+    test_tree t;
+    assert_int_equal(tree_new(&t), 0);
+    tree_write(&t, "/proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 800 kB\n");
+    gpo_fs fs;
+    gpo_fs_init(&fs, t.root);
+    gpo_logger quiet = {GPUOPT_LOG_OFF, NULL, NULL};
+    static gpo_cpu_facts f;
+    assert_int_equal(gpo_cpu_facts_read(&fs, &quiet, &f), GPUOPT_OK);
+    assert_int_equal(f.memory_free_bytes, 800 * 1024);
+    assert_true(f.memory_read_ns > 0);
+    tree_write(&t, "/proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 300 kB\n");
+    uint64_t at = f.memory_read_ns, free_bytes = 0;
+    /* Within the window the load's reading stands: no file is opened. */
+    assert_int_equal(gpo_cpu_memory_free(&fs, &f, at + GPO_CPU_FREE_FRESH_NS - 1, &free_bytes),
+                     GPUOPT_OK);
+    assert_int_equal(free_bytes, 800 * 1024);
+    /* Past it, or at a time before the reading, free memory is read anew. */
+    assert_int_equal(gpo_cpu_memory_free(&fs, &f, at + GPO_CPU_FREE_FRESH_NS, &free_bytes),
+                     GPUOPT_OK);
+    assert_int_equal(free_bytes, 300 * 1024);
+    tree_write(&t, "/proc/meminfo", "MemTotal: 1000 kB\nMemAvailable: 200 kB\n");
+    assert_int_equal(gpo_cpu_memory_free(&fs, &f, at - 1, &free_bytes), GPUOPT_OK);
+    assert_int_equal(free_bytes, 200 * 1024);
+    /* A reading without MemAvailable is never reused: the read's error shows. */
+    tree_write(&t, "/proc/meminfo", "MemTotal: 1000 kB\n");
+    assert_int_equal(gpo_cpu_facts_read(&fs, &quiet, &f), GPUOPT_OK);
+    assert_int_equal(gpo_cpu_memory_free(&fs, &f, f.memory_read_ns, &free_bytes), GPUOPT_ERR_IO);
+    tree_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -505,8 +522,7 @@ int main(void)
         cmocka_unit_test_teardown(two_sockets_two_nodes_give_numa_advice, teardown),
         cmocka_unit_test_teardown(one_numa_node_gives_no_numa_advice, teardown),
         cmocka_unit_test_teardown(latency_workload_runs_one_thread_per_physical_core, teardown),
-        cmocka_unit_test_teardown(bf16_math_mode_needs_bf16_units_and_reduced_precision,
-                                  teardown),
+        cmocka_unit_test_teardown(bf16_math_mode_needs_bf16_units_and_reduced_precision, teardown),
         cmocka_unit_test_teardown(level_0_uses_only_the_architecture_baseline, teardown),
         cmocka_unit_test_teardown(arm64_sve_sets_vector_bits_and_features, teardown),
         cmocka_unit_test_teardown(device_record_describes_the_two_socket_server, teardown),
@@ -516,7 +532,8 @@ int main(void)
         cmocka_unit_test_teardown(env_export_carries_the_openmp_knobs, teardown),
         cmocka_unit_test_teardown(empty_tree_still_gives_a_device_and_a_level_1_plan, teardown),
         cmocka_unit_test(knob_catalogue_is_complete_and_typed),
-        cmocka_unit_test(ops_reject_null_arguments),
+        cmocka_unit_test(ops_read_the_live_system_without_an_env),
+        cmocka_unit_test(free_memory_reuses_a_fresh_reading_and_rereads_a_stale_one),
         cmocka_unit_test(memory_free_without_meminfo_is_an_io_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

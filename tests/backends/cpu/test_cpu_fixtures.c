@@ -12,6 +12,8 @@
 
 #include "backends/cpu/cpu_tree.h"
 #include "cpu/cpu_facts.h"
+#include "cpu/cpuinfo_arm.h"
+#include "cpu/x86_isa.h"
 
 static gpo_cpu_facts facts; /* large: keep off the stack */
 

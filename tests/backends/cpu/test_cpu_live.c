@@ -14,6 +14,8 @@
 #include <cmocka.h>
 
 #include "cpu/cpu_facts.h"
+#include "cpu/cpu_procfs.h"
+#include "cpu/x86_isa.h"
 
 static gpo_cpu_facts live;
 

@@ -5,7 +5,8 @@
 #ifndef GPO_CUDA_RT_FIXTURE_H
 #define GPO_CUDA_RT_FIXTURE_H
 
-#include "cuda/cuda_internal.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_load.h"
 #include "cuda_test_util.h"
 
 #define RT_H100 0

@@ -7,7 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda/cuda_internal.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_load.h"
 #include "util/strutil.h"
 
 void cuda_env_init(cuda_env *e, const char *library, const char *sysfs_root)

@@ -1,5 +1,5 @@
-/* The CUDA backend's apply_device at its edges, called as the core calls it:
- * NULL and out-of-range arguments, a malformed knob value, a driver library
+/* The CUDA backend's apply_device at its edges, called as the core calls it
+ * (whose arguments it asserts): a malformed knob value, a driver library
  * without one of the context calls, and GPUs seen only by the kernel module.
  * (The public path is test_cuda_apply.c; a fork()ed child is in
  * test_cuda_fork.c; every driver call failing is in test_cuda_faults.c.) */
@@ -13,7 +13,8 @@
 
 #include <cmocka.h>
 
-#include "cuda/cuda_internal.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_load.h"
 #include "cuda_test_util.h"
 #include "plan.h"
 
@@ -82,35 +83,6 @@ static void close_fixture(fixture *f)
     gpo_plan_free(f->plan);
     gpo_device_list_free(&f->list);
     gpo_backend_cuda.unload(f->st);
-}
-
-static void missing_arguments_are_refused_before_any_driver_call(void **state)
-{
-    (void)state;
-    fixture f;
-    open_fixture(&f, FAKE_CUDA_FULL, NO_KERNEL_DRIVER, 39321600);
-    long calls = full.calls(NULL);
-    assert_int_equal(gpo_backend_cuda.apply_device(NULL, &f.route, f.plan, &f.report),
-                     GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_non_null(strstr(gpo_detail_get(), "apply_device needs the backend state"));
-    assert_int_equal(gpo_backend_cuda.apply_device(f.st, NULL, f.plan, &f.report),
-                     GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_backend_cuda.apply_device(f.st, &f.route, NULL, &f.report),
-                     GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_backend_cuda.apply_device(f.st, &f.route, f.plan, NULL),
-                     GPUOPT_ERR_INVALID_ARGUMENT);
-    gpuopt_device *dev = f.plan->device;
-    f.plan->device = NULL;
-    assert_int_equal(gpo_backend_cuda.apply_device(f.st, &f.route, f.plan, &f.report),
-                     GPUOPT_ERR_INVALID_ARGUMENT);
-    f.plan->device = dev;
-    f.route.index = -1;
-    assert_int_equal(gpo_backend_cuda.apply_device(f.st, &f.route, f.plan, &f.report),
-                     GPUOPT_ERR_OUT_OF_RANGE);
-    assert_non_null(strstr(gpo_detail_get(), "device index -1"));
-    assert_int_equal(full.calls(NULL), calls);
-    assert_string_equal(report_text(&f), "");
-    close_fixture(&f);
 }
 
 static void a_negative_set_aside_is_malformed(void **state)
@@ -193,7 +165,6 @@ static void a_level1_plan_without_the_knob_says_the_device_has_no_set_aside(void
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(missing_arguments_are_refused_before_any_driver_call),
         cmocka_unit_test(a_negative_set_aside_is_malformed),
         cmocka_unit_test(a_library_without_a_context_call_applies_nothing_and_names_it),
         cmocka_unit_test(gpus_seen_only_by_the_kernel_get_nothing_applied),

@@ -1,4 +1,5 @@
-/* The NVIDIA architecture table (backends/cuda/cuda_arch.c). */
+/* The NVIDIA architecture table (src/arch/nvidia.c), shared by the CUDA and
+ * OpenCL backends. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,8 +56,8 @@ static void every_known_capability_has_its_family_sm_name_and_features(void **st
     (void)state;
     for (size_t i = 0; i < sizeof expected / sizeof expected[0]; i++) {
         const struct expect *e = &expected[i];
-        gpo_cuda_arch_info a;
-        assert_int_equal(gpo_cuda_arch_lookup(e->major, e->minor, &a), 0);
+        gpo_arch_nvidia_info a;
+        assert_int_equal(gpo_arch_nvidia_lookup(e->major, e->minor, &a), 0);
         assert_string_equal(a.family, e->family);
         assert_string_equal(a.sm_name, e->sm);
         assert_int_equal(a.cc_major, e->major);
@@ -72,9 +73,9 @@ static void every_known_capability_has_its_family_sm_name_and_features(void **st
 static void capability_past_the_table_is_extrapolated_from_the_newest_family(void **state)
 {
     (void)state;
-    gpo_cuda_arch_info a, newest;
-    assert_int_equal(gpo_cuda_arch_lookup(13, 0, &a), 0);
-    assert_int_equal(gpo_cuda_arch_lookup(12, 1, &newest), 0);
+    gpo_arch_nvidia_info a, newest;
+    assert_int_equal(gpo_arch_nvidia_lookup(13, 0, &a), 0);
+    assert_int_equal(gpo_arch_nvidia_lookup(12, 1, &newest), 0);
     assert_int_equal(a.cc_major, 13);
     assert_int_equal(a.cc_minor, 0);
     assert_string_equal(a.sm_name, "sm_130");
@@ -84,7 +85,7 @@ static void capability_past_the_table_is_extrapolated_from_the_newest_family(voi
     assert_int_equal(a.extrapolated, 1);
 
     /* Far in the future: still numbers, never a crash. */
-    assert_int_equal(gpo_cuda_arch_lookup(99, 9, &a), 0);
+    assert_int_equal(gpo_arch_nvidia_lookup(99, 9, &a), 0);
     assert_string_equal(a.sm_name, "sm_999");
     assert_int_equal(a.extrapolated, 1);
 }
@@ -92,18 +93,18 @@ static void capability_past_the_table_is_extrapolated_from_the_newest_family(voi
 static void unknown_minor_inherits_its_major_and_is_flagged(void **state)
 {
     (void)state;
-    gpo_cuda_arch_info a;
+    gpo_arch_nvidia_info a;
     /* 12.2 does not exist yet: Blackwell facts of 12.1, flagged. */
-    assert_int_equal(gpo_cuda_arch_lookup(12, 2, &a), 0);
+    assert_int_equal(gpo_arch_nvidia_lookup(12, 2, &a), 0);
     assert_string_equal(a.family, "blackwell");
     assert_string_equal(a.sm_name, "sm_122");
     assert_int_equal(a.extrapolated, 1);
     /* 8.8 (listed by nvcc 13.0, undocumented): the newest 8.x at or below. */
-    assert_int_equal(gpo_cuda_arch_lookup(8, 8, &a), 0);
+    assert_int_equal(gpo_arch_nvidia_lookup(8, 8, &a), 0);
     assert_string_equal(a.family, "ampere");
     assert_int_equal(a.extrapolated, 1);
     /* 4.x never existed: Kepler's facts, flagged. */
-    assert_int_equal(gpo_cuda_arch_lookup(4, 0, &a), 0);
+    assert_int_equal(gpo_arch_nvidia_lookup(4, 0, &a), 0);
     assert_string_equal(a.family, "kepler");
     assert_int_equal(a.extrapolated, 1);
 }
@@ -111,29 +112,29 @@ static void unknown_minor_inherits_its_major_and_is_flagged(void **state)
 static void pre_kepler_capabilities_are_known_too(void **state)
 {
     (void)state;
-    gpo_cuda_arch_info a;
-    assert_int_equal(gpo_cuda_arch_lookup(2, 0, &a), 0);
+    gpo_arch_nvidia_info a;
+    assert_int_equal(gpo_arch_nvidia_lookup(2, 0, &a), 0);
     assert_string_equal(a.family, "fermi");
     assert_int_equal(a.extrapolated, 0);
-    assert_int_equal(gpo_cuda_arch_lookup(1, 0, &a), 0);
+    assert_int_equal(gpo_arch_nvidia_lookup(1, 0, &a), 0);
     assert_string_equal(a.family, "tesla");
     assert_int_equal(a.features & FP64, 0);
-    assert_int_equal(gpo_cuda_arch_lookup(1, 3, &a), 0);
+    assert_int_equal(gpo_arch_nvidia_lookup(1, 3, &a), 0);
     assert_int_equal(a.features & FP64, FP64);
 }
 
 static void non_capabilities_and_null_output_are_refused(void **state)
 {
     (void)state;
-    gpo_cuda_arch_info a;
+    gpo_arch_nvidia_info a;
     memset(&a, 0x5a, sizeof a);
-    assert_int_equal(gpo_cuda_arch_lookup(0, 0, &a), -1);
-    assert_int_equal(gpo_cuda_arch_lookup(-1, 5, &a), -1);
-    assert_int_equal(gpo_cuda_arch_lookup(8, -1, &a), -1);
-    assert_int_equal(gpo_cuda_arch_lookup(-2147483647 - 1, 0, &a), -1);
-    assert_int_equal(gpo_cuda_arch_lookup(9, 0, NULL), -1);
+    assert_int_equal(gpo_arch_nvidia_lookup(0, 0, &a), -1);
+    assert_int_equal(gpo_arch_nvidia_lookup(-1, 5, &a), -1);
+    assert_int_equal(gpo_arch_nvidia_lookup(8, -1, &a), -1);
+    assert_int_equal(gpo_arch_nvidia_lookup(-2147483647 - 1, 0, &a), -1);
+    assert_int_equal(gpo_arch_nvidia_lookup(9, 0, NULL), -1);
     /* Huge numbers are numbers: formatted, not overflowed. */
-    assert_int_equal(gpo_cuda_arch_lookup(2147483647, 2147483647, &a), 0);
+    assert_int_equal(gpo_arch_nvidia_lookup(2147483647, 2147483647, &a), 0);
     assert_int_equal(a.extrapolated, 1);
     assert_true(strlen(a.sm_name) < sizeof a.sm_name);
     assert_true(strlen(a.family) < sizeof a.family);

@@ -20,7 +20,8 @@
 
 #include <cmocka.h>
 
-#include "cuda/cuda_internal.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_load.h"
 #include "cuda_test_util.h"
 #include "plan.h"
 

@@ -9,7 +9,8 @@
 
 #include <cmocka.h>
 
-#include "cuda/cuda_internal.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_load.h"
 #include "cuda_test_util.h"
 
 #define NO_KERNEL_DRIVER GPO_FIXTURES_DIR "/nvidia/absent"

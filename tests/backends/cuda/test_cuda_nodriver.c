@@ -14,7 +14,8 @@
 
 #include <cmocka.h>
 
-#include "cuda/cuda_internal.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_load.h"
 #include "cuda_test_util.h"
 
 /* A root with no /proc/driver/nvidia, so a machine's own driver state

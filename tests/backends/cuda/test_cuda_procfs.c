@@ -10,7 +10,9 @@
 
 #include <cmocka.h>
 
-#include "cuda/cuda_internal.h"
+#include "cuda/cuda_backend.h"
+#include "cuda/cuda_load.h"
+#include "cuda/cuda_procfs.h"
 #include "cuda_test_util.h"
 
 #define MISSING_LIBRARY "/nonexistent/libcuda.so.1"

@@ -38,7 +38,7 @@ static void devices_json_reports_each_described_gpu(void **state)
     gpuopt_context *ctx = NULL;
     char *text = NULL;
     assert_int_equal(gpuopt_context_create(NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_devices_to_json(ctx, &text), GPUOPT_OK);
+    assert_int_equal(gpuopt_context_to_json(ctx, &text), GPUOPT_OK);
     cJSON *root = cJSON_Parse(text);
     assert_non_null(root);
 
@@ -81,7 +81,7 @@ static void auto_selection_takes_a_cuda_gpu(void **state)
     gpuopt_device *dev = NULL;
     gpuopt_device_info info;
     assert_int_equal(gpuopt_context_create(NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(ctx, "cuda", &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "cuda", &dev), GPUOPT_OK);
     info.struct_size = sizeof info;
     assert_int_equal(gpuopt_device_get_info(dev, &info), GPUOPT_OK);
     assert_string_equal(info.backend, "cuda");

@@ -75,7 +75,7 @@ static gpuopt_plan *plan_for(gpuopt_context *ctx, size_t device, int workload, i
     gpuopt_workload w;
     char id[32];
     snprintf(id, sizeof id, "cuda:%zu", device);
-    assert_int_equal(gpuopt_select(ctx, id, &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, id, &dev), GPUOPT_OK);
     gpuopt_workload_init(&w);
     w.reduced_precision = workload == W_SENSITIVE                                    ? 0
                           : workload == W_REDUCED_QUANTISED || workload == W_REDUCED ? 1
@@ -350,7 +350,7 @@ static void a_gpu_seen_only_by_the_kernel_stays_at_level_0_with_the_reason(void 
     o.sysfs_root = GPO_FIXTURES_DIR "/nvidia/t4-proprietary-535";
     assert_int_equal(gpuopt_context_create(&o, &ctx), GPUOPT_OK);
     setenv("GPUOPT_CUDA_LIBRARY", saved, 1);
-    assert_int_equal(gpuopt_select(ctx, "cuda:0", &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "cuda:0", &dev), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_create(ctx, dev, 1, &plan), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_level(plan, NULL, &applied), GPUOPT_OK);
     assert_int_equal(applied, 0);

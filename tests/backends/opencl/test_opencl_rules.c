@@ -58,7 +58,7 @@ static gpuopt_plan *plan_for(gpuopt_context *ctx, gpuopt_device *dev, int level)
 static gpuopt_device *pocl_device(gpuopt_context *ctx)
 {
     gpuopt_device *dev = NULL;
-    assert_int_equal(gpuopt_select(ctx, "opencl", &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "opencl", &dev), GPUOPT_OK);
     assert_int_equal(dev->info.type, GPUOPT_DEVICE_TYPE_CPU);
     return dev;
 }
@@ -169,7 +169,7 @@ static void vendor_rules_on_synthetic_gpus(void **state)
     assert_int_equal(n, 5);
     for (int32_t i = 0; i < n; i++) {
         gpuopt_device *dev = NULL;
-        assert_int_equal(gpuopt_device_get(ctx, i, &dev), GPUOPT_OK);
+        assert_int_equal(gpuopt_device_at(ctx, i, &dev), GPUOPT_OK);
         const expect *e = &want[i];
         assert_string_equal(dev->info.name, e->name);
         gpuopt_plan *p = plan_for(ctx, dev, 1);
@@ -184,7 +184,7 @@ static void vendor_rules_on_synthetic_gpus(void **state)
     }
     /* The A100 names the generic platform it was preferred over. */
     gpuopt_device *a100 = NULL;
-    assert_int_equal(gpuopt_device_get(ctx, 0, &a100), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_at(ctx, 0, &a100), GPUOPT_OK);
     gpuopt_plan *p = plan_for(ctx, a100, 0);
     assert_non_null(strstr(knob(p, "opencl.platform").reason, "Portable Computing Language"));
     gpuopt_plan_destroy(p);
@@ -198,7 +198,7 @@ static void legacy_gpu_multiple_comes_from_a_probe_kernel(void **state)
     ocl_fake_set_devices(GPO_FAKE_OPENCL, FIXTURE("legacy.json"));
     gpuopt_context *ctx = context(GPO_FAKE_OPENCL, NULL);
     gpuopt_device *dev = NULL;
-    assert_int_equal(gpuopt_device_get(ctx, 0, &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_at(ctx, 0, &dev), GPUOPT_OK);
     gpuopt_plan *p = plan_for(ctx, dev, 0);
     assert_string_equal(knob(p, "opencl.build_options").value, "-cl-std=CL1.1");
     assert_non_null(strstr(knob(p, "opencl.build_options").reason, "CL_DEVICE_OPENCL_C_VERSION"));
@@ -211,7 +211,7 @@ static void legacy_gpu_multiple_comes_from_a_probe_kernel(void **state)
     gpuopt_plan_destroy(p);
     /* A gfx target without AMD's query extension: the ROCm table's
      * wavefront, no probe. */
-    assert_int_equal(gpuopt_device_get(ctx, 1, &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_at(ctx, 1, &dev), GPUOPT_OK);
     p = plan_for(ctx, dev, 1);
     k = knob(p, "launch.block_multiple");
     assert_int_equal(k.int_value, 64);
@@ -232,7 +232,7 @@ static void nonexistent_library_variable_is_unavailable_with_its_path(void **sta
     assert_int_equal(gpuopt_backend_count(ctx, &n), GPUOPT_OK);
     int found = 0;
     for (int32_t i = 0; i < n; i++) {
-        assert_int_equal(gpuopt_backend_get(ctx, i, &bi), GPUOPT_OK);
+        assert_int_equal(gpuopt_backend_at(ctx, i, &bi), GPUOPT_OK);
         if (strcmp(bi.name, "opencl") != 0)
             continue;
         found = 1;

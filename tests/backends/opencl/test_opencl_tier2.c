@@ -70,7 +70,7 @@ static gpuopt_plan *plan(gpuopt_context *ctx, int applied)
 {
     gpuopt_device *d = NULL;
     gpuopt_plan *p = NULL;
-    if (gpuopt_select(ctx, "opencl:0", &d) != GPUOPT_OK)
+    if (gpuopt_device_select(ctx, "opencl:0", &d) != GPUOPT_OK)
         fail_msg("no opencl:0: %s", gpuopt_last_error());
     assert_int_equal(gpuopt_plan_create(ctx, d, 2, &p), GPUOPT_OK);
     int32_t asked, got;
@@ -147,7 +147,7 @@ static int from_cache_child(const char *cache)
     int32_t asked = 0, got = 0;
     char why[256] = "";
     int ok = gpuopt_context_create(&o, &ctx) == GPUOPT_OK &&
-             gpuopt_select(ctx, "opencl:0", &d) == GPUOPT_OK &&
+             gpuopt_device_select(ctx, "opencl:0", &d) == GPUOPT_OK &&
              gpuopt_plan_create(ctx, d, 2, &p) == GPUOPT_OK &&
              gpuopt_plan_level(p, &asked, &got) == GPUOPT_OK && got == 2 &&
              not_from(p, GPUOPT_SOURCE_CACHE, why, sizeof why) == 0;
@@ -223,7 +223,7 @@ static void a_driver_call_failing_mid_tier_leaves_level_1_and_nothing_open(void 
                                          "clBuildProgram", "clEnqueueReadBuffer@3"};
     gpuopt_context *ctx = context();
     gpuopt_device *d = NULL;
-    assert_int_equal(gpuopt_select(ctx, "opencl:0", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "opencl:0", &d), GPUOPT_OK);
     long before = ocl_fake_live(GPO_FAKE_OPENCL);
     for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
         /* Nothing stored by an earlier round: every round measures all. */
@@ -291,7 +291,7 @@ static void a_changed_driver_version_re_verifies_the_sweeps(void **state)
     (void)state;
     gpuopt_context *ctx = context();
     gpuopt_device *d = NULL;
-    assert_int_equal(gpuopt_select(ctx, "opencl:0", &d), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "opencl:0", &d), GPUOPT_OK);
     gpuopt_device_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;

@@ -1,4 +1,4 @@
-/* The ROCm block of gpuopt_doctor reads the visibility variables with the
+/* The ROCm block of gpuopt_context_diagnose reads the visibility variables with the
  * backend's own parser (rocm_visible.c), so what it tells the user is what
  * enumeration does. Each case below is one where ROCr's and HIP's real
  * rules differ from the CUDA rule the doctor used to apply to them; the
@@ -45,7 +45,7 @@ static cJSON *json_of(gpuopt_status (*fn)(gpuopt_context *, char **), gpuopt_con
 /* The GPUs the ROCm backend lists. */
 static int listed(gpuopt_context *ctx)
 {
-    cJSON *root = json_of(gpuopt_devices_to_json, ctx);
+    cJSON *root = json_of(gpuopt_context_to_json, ctx);
     int n = -1;
     const cJSON *b;
     cJSON_ArrayForEach(b, cJSON_GetObjectItem(root, "backends"))
@@ -148,7 +148,7 @@ static void the_doctor_counts_the_gpus_enumeration_lists(void **state)
         set_visibility(c->rocr, c->hip, c->cuda, NULL);
         assert_int_equal(gpuopt_context_create(NULL, &ctx), GPUOPT_OK);
         int gpus = listed(ctx);
-        cJSON *root = json_of(gpuopt_doctor, ctx);
+        cJSON *root = json_of(gpuopt_context_diagnose, ctx);
         cJSON *f = finding(root, c->variable);
         if (!f)
             fail_msg("case %zu: no rocm/visible_devices finding for %s", i, c->variable);
@@ -172,7 +172,7 @@ static void variables_hip_does_not_read_are_named_as_such(void **state)
     set_visibility(NULL, "0", "5", "3");
     assert_int_equal(gpuopt_context_create(NULL, &ctx), GPUOPT_OK);
     assert_int_equal(listed(ctx), 1);
-    cJSON *root = json_of(gpuopt_doctor, ctx);
+    cJSON *root = json_of(gpuopt_context_diagnose, ctx);
     cJSON *cuda = finding(root, "CUDA_VISIBLE_DEVICES");
     cJSON *ordinal = finding(root, "GPU_DEVICE_ORDINAL");
     cJSON *hip = finding(root, "HIP_VISIBLE_DEVICES");

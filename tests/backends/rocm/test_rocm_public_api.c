@@ -44,7 +44,7 @@ static void devices_json_reports_each_described_gpu(void **state)
     char *text = NULL;
     (void)state;
     assert_int_equal(gpuopt_context_create(NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_devices_to_json(ctx, &text), GPUOPT_OK);
+    assert_int_equal(gpuopt_context_to_json(ctx, &text), GPUOPT_OK);
     cJSON *root = cJSON_Parse(text);
     assert_non_null(root);
 
@@ -91,7 +91,7 @@ static void selection_by_backend_takes_the_fastest_rocm_gpu(void **state)
     gpuopt_device_info info;
     (void)state;
     assert_int_equal(gpuopt_context_create(NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(ctx, "rocm", &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "rocm", &dev), GPUOPT_OK);
     info.struct_size = sizeof info;
     assert_int_equal(gpuopt_device_get_info(dev, &info), GPUOPT_OK);
     assert_string_equal(info.backend, "rocm");

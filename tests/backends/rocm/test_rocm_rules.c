@@ -264,7 +264,7 @@ static gpuopt_plan *make_plan(gpuopt_context **ctx, const char *device, int leve
     gpuopt_plan *plan = NULL;
     gpuopt_workload workload;
     assert_int_equal(gpuopt_context_create(NULL, ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_select(*ctx, device, &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(*ctx, device, &dev), GPUOPT_OK);
     if (w && w->has) {
         gpuopt_workload_init(&workload);
         workload.reduced_precision = w->reduced;
@@ -424,7 +424,7 @@ static void hsa_override_is_exported_only_when_the_user_opts_in(void **state)
     assert_int_equal(gpuopt_context_set_knob(ctx, "rocm.hsa_override_gfx_version", "10.3.0"),
                      GPUOPT_OK);
     gpuopt_device *dev = NULL;
-    assert_int_equal(gpuopt_select(ctx, "rocm:0", &dev), GPUOPT_OK);
+    assert_int_equal(gpuopt_device_select(ctx, "rocm:0", &dev), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_create(ctx, dev, 1, &plan), GPUOPT_OK);
     assert_string_equal(knob_value(plan, "rocm.hsa_override_gfx_version", &knob), "10.3.0");
     assert_int_equal(knob.source, GPUOPT_SOURCE_API);

@@ -41,7 +41,7 @@ int main(void)
            GPUOPT_VERSION_STRING, loaded_from());
     st = gpuopt_context_create(&opt, &ctx);
     if (st == GPUOPT_OK)
-        st = gpuopt_select(ctx, "cpu", &dev);
+        st = gpuopt_device_select(ctx, "cpu", &dev);
     if (st == GPUOPT_OK)
         st = gpuopt_device_get_info(dev, &info);
     if (st == GPUOPT_OK)

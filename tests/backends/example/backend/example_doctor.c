@@ -1,4 +1,4 @@
-/* The example backend's block of gpuopt_doctor: the generic "backend"
+/* The example backend's block of gpuopt_context_diagnose: the generic "backend"
  * finding, then its own "library" check, read through the doctor's narrow
  * run (src/doctor/doctor.h) as a real backend's checks are. */
 #include "example_doctor.h"

@@ -1,4 +1,4 @@
-/* The example backend's block of gpuopt_doctor (example_doctor.c). */
+/* The example backend's block of gpuopt_context_diagnose (example_doctor.c). */
 #ifndef GPO_EXAMPLE_DOCTOR_H
 #define GPO_EXAMPLE_DOCTOR_H
 

@@ -1,0 +1,151 @@
+/* The x86-64 ISA vocabulary (see x86_isa.h): flag names, psABI levels,
+ * vendor strings. */
+#include <string.h>
+
+#include "cpu/x86_isa.h"
+
+#define B(f) GPO_BIT(GPO_X86_##f)
+
+/* Flag spellings: Linux arch/x86/include/asm/cpufeatures.h (the names
+ * /proc/cpuinfo prints). Display names follow Intel's spelling where Linux
+ * differs (pni is SSE3, sse4_2 is SSE4.2); "" keeps a feature every
+ * x86-64 CPU has out of the details list. */
+const gpo_isa_name gpo_x86_isa_names[] = {
+    {GPO_X86_CMOV, "cmov", ""},
+    {GPO_X86_CX8, "cx8", ""},
+    {GPO_X86_FXSR, "fxsr", ""},
+    {GPO_X86_MMX, "mmx", ""},
+    {GPO_X86_SSE, "sse", ""},
+    {GPO_X86_SSE2, "sse2", NULL},
+    {GPO_X86_LM, "lm", ""},
+    {GPO_X86_SSE3, "pni", "sse3"},
+    {GPO_X86_SSSE3, "ssse3", NULL},
+    {GPO_X86_SSE4_1, "sse4_1", "sse4.1"},
+    {GPO_X86_SSE4_2, "sse4_2", "sse4.2"},
+    {GPO_X86_POPCNT, "popcnt", NULL},
+    {GPO_X86_CX16, "cx16", NULL},
+    {GPO_X86_LAHF, "lahf_lm", NULL},
+    {GPO_X86_PCLMUL, "pclmulqdq", NULL},
+    {GPO_X86_AES, "aes", NULL},
+    {GPO_X86_AVX, "avx", NULL},
+    {GPO_X86_F16C, "f16c", NULL},
+    {GPO_X86_FMA, "fma", NULL},
+    {GPO_X86_AVX2, "avx2", NULL},
+    {GPO_X86_BMI1, "bmi1", NULL},
+    {GPO_X86_BMI2, "bmi2", NULL},
+    {GPO_X86_LZCNT, "abm", "lzcnt"},
+    {GPO_X86_MOVBE, "movbe", NULL},
+    {GPO_X86_XSAVE, "xsave", NULL},
+    {GPO_X86_ADX, "adx", NULL},
+    {GPO_X86_SHA, "sha_ni", "sha"},
+    {GPO_X86_CLFLUSHOPT, "clflushopt", NULL},
+    {GPO_X86_CLWB, "clwb", NULL},
+    {GPO_X86_CLZERO, "clzero", NULL},
+    {GPO_X86_GFNI, "gfni", NULL},
+    {GPO_X86_VAES, "vaes", NULL},
+    {GPO_X86_SSE4A, "sse4a", NULL},
+    {GPO_X86_XOP, "xop", NULL},
+    {GPO_X86_FMA4, "fma4", NULL},
+    {GPO_X86_AVX512F, "avx512f", NULL},
+    {GPO_X86_AVX512DQ, "avx512dq", NULL},
+    {GPO_X86_AVX512CD, "avx512cd", NULL},
+    {GPO_X86_AVX512BW, "avx512bw", NULL},
+    {GPO_X86_AVX512VL, "avx512vl", NULL},
+    {GPO_X86_AVX512IFMA, "avx512ifma", NULL},
+    {GPO_X86_AVX512VBMI, "avx512vbmi", NULL},
+    {GPO_X86_AVX512VBMI2, "avx512_vbmi2", NULL},
+    {GPO_X86_AVX512VNNI, "avx512_vnni", NULL},
+    {GPO_X86_AVX512BITALG, "avx512_bitalg", NULL},
+    {GPO_X86_AVX512VPOPCNTDQ, "avx512_vpopcntdq", NULL},
+    {GPO_X86_AVX512BF16, "avx512_bf16", NULL},
+    {GPO_X86_AVX512FP16, "avx512_fp16", NULL},
+    {GPO_X86_AVX512VP2INTERSECT, "avx512_vp2intersect", NULL},
+    {GPO_X86_AVX512ER, "avx512er", NULL},
+    {GPO_X86_AVXVNNI, "avx_vnni", NULL},
+    {GPO_X86_AMX_TILE, "amx_tile", "amx"},
+    {GPO_X86_AMX_INT8, "amx_int8", NULL},
+    {GPO_X86_AMX_BF16, "amx_bf16", NULL},
+    {GPO_X86_AMX_FP16, "amx_fp16", NULL},
+    {GPO_X86_HYPERVISOR, "hypervisor", NULL},
+};
+const size_t gpo_n_x86_isa_names = sizeof gpo_x86_isa_names / sizeof gpo_x86_isa_names[0];
+
+uint64_t gpo_x86_features_from_flags(const char *flags)
+{
+    return gpo_isa_from_names(flags, gpo_x86_isa_names, gpo_n_x86_isa_names);
+}
+
+/* x86-64 psABI, "Micro-Architecture Levels" (System V AMD64 ABI 1.0, 3.1.1;
+ * also GCC's -march=x86-64-v2/v3/v4). OSXSAVE for v3 is implied: the kernel
+ * and cpuid_x86.c only report AVX when the OS enabled its state. */
+static const struct {
+    int32_t level;
+    uint64_t needs;
+} x86_levels[] = {
+    {1, B(CMOV) | B(CX8) | B(FXSR) | B(MMX) | B(SSE) | B(SSE2) | B(LM)},
+    {2, B(CX16) | B(LAHF) | B(POPCNT) | B(SSE3) | B(SSE4_1) | B(SSE4_2) | B(SSSE3)},
+    {3, B(AVX) | B(AVX2) | B(BMI1) | B(BMI2) | B(F16C) | B(FMA) | B(LZCNT) | B(MOVBE) | B(XSAVE)},
+    {4, B(AVX512F) | B(AVX512BW) | B(AVX512CD) | B(AVX512DQ) | B(AVX512VL)},
+};
+
+uint64_t gpo_x86_level_features(int32_t level)
+{
+    uint64_t need = 0;
+    for (size_t i = 0; i < sizeof x86_levels / sizeof x86_levels[0]; i++)
+        if (x86_levels[i].level <= level)
+            need |= x86_levels[i].needs;
+    return need;
+}
+
+int32_t gpo_x86_level(uint64_t isa)
+{
+    int32_t level = 0;
+    uint64_t need = 0;
+    for (size_t i = 0; i < sizeof x86_levels / sizeof x86_levels[0]; i++) {
+        need |= x86_levels[i].needs;
+        if ((isa & need) != need)
+            break;
+        level = x86_levels[i].level;
+    }
+    return level;
+}
+
+static const struct {
+    const char *id;
+    const char *name;
+    int code;
+} x86_vendors[] = {
+    /* cpuid leaf 0 vendor strings (Intel SDM vol. 2A "CPUID"; AMD APM vol. 3
+     * appendix E). */
+    {"GenuineIntel", "Intel", GPO_X86_VENDOR_INTEL},
+    {"AuthenticAMD", "AMD", GPO_X86_VENDOR_AMD},
+    {"HygonGenuine", "Hygon", GPO_X86_VENDOR_HYGON},
+    {"CentaurHauls", "Centaur", GPO_X86_VENDOR_OTHER},
+    {"  Shanghai  ", "Zhaoxin", GPO_X86_VENDOR_OTHER},
+};
+
+int gpo_x86_vendor(const char *vendor_id, const char **name)
+{
+    if (name)
+        *name = NULL;
+    if (!vendor_id)
+        return GPO_X86_VENDOR_OTHER;
+    for (size_t i = 0; i < sizeof x86_vendors / sizeof x86_vendors[0]; i++) {
+        if (strcmp(vendor_id, x86_vendors[i].id) == 0) {
+            if (name)
+                *name = x86_vendors[i].name;
+            return x86_vendors[i].code;
+        }
+    }
+    return GPO_X86_VENDOR_OTHER;
+}
+
+const char *gpo_x86_level_name(int32_t level)
+{
+    switch (level) {
+    case 4: return "x86-64-v4";
+    case 3: return "x86-64-v3";
+    case 2: return "x86-64-v2";
+    default: return "x86-64";
+    }
+}

@@ -1,0 +1,37 @@
+/* The CUDA backend's ops table (cuda_backend.c), the one thing the core
+ * sees of it, and the entries it gathers from the files below it, one job
+ * each (load and unload come with the state they make, cuda_load.h). */
+#ifndef GPO_CUDA_BACKEND_H
+#define GPO_CUDA_BACKEND_H
+
+#include "backend.h"
+
+struct gpo_dr_run;
+
+extern const gpo_backend gpo_backend_cuda;
+
+/* cuda_enum.c: devices through the driver API without a context, or from
+ * the kernel module's files when the library is unusable. */
+gpuopt_status gpo_cuda_enumerate(void *state, const gpo_backend_env *env, gpo_device_list *out);
+
+/* cuda_rules.c: tier 0 (no fact read) and tier 1 (the rules). */
+gpuopt_status gpo_cuda_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             struct gpuopt_plan *plan);
+gpuopt_status gpo_cuda_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             struct gpuopt_plan *plan);
+
+/* cuda_memory.c */
+gpuopt_status gpo_cuda_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes);
+
+/* cuda_runtime.c: the runtime ops for tier 2 and the tuner. */
+extern const gpo_runtime_ops gpo_cuda_runtime_ops;
+
+/* cuda_apply.c: gpuopt_plan_apply(GPUOPT_APPLY_DEVICE) on the calling
+ * thread's current context (the L2 set-aside for persisting accesses). */
+gpuopt_status gpo_cuda_apply_device(void *state, const gpo_route *route,
+                                    const struct gpuopt_plan *plan, gpo_sbuf *report);
+
+/* cuda_doctor.c: the CUDA block of gpuopt_context_diagnose. */
+void gpo_cuda_diagnose(struct gpo_dr_run *run);
+
+#endif

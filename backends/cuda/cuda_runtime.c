@@ -1,0 +1,1016 @@
+/* The CUDA runtime ops for tier 2 and the tuner (backend.h,
+ * gpo_runtime_ops): a session on a device's primary context with two timing
+ * events, device buffers and copies, pinned host memory, and CUDA C
+ * programs compiled by NVRTC (cuda_nvrtc.c), loaded with cuModuleLoadData
+ * and launched with cuLaunchKernel.
+ *
+ * A session retains the device's primary context (the one the CUDA runtime
+ * and most frameworks share) for its whole life and releases it on close.
+ * Each op pushes that context, works, and pops it again, so the calling
+ * thread's current context is the same before and after every op, and a
+ * session may be used from whichever thread holds it at the time (one at a
+ * time, as backend.h says). Every object an op creates is registered in the
+ * session's registry (src/rt/objects.h), so close() releases whatever the
+ * caller left behind, and a handle of another session, or a freed one, is
+ * refused (looked up by address, never read) instead of reaching the
+ * driver.
+ *
+ * All work goes to the legacy default stream, in order: synchronous copies
+ * (cuMemcpyHtoD_v2/DtoH_v2) wait for earlier launches, and events recorded
+ * on it bracket exactly the copy or launch between them (CUDA Driver API,
+ * "API synchronization behavior" and "Stream synchronization behavior").
+ *
+ * Kernels are found with cuModuleGetFunction (their names must not be
+ * mangled: declare them extern "C"). Sizes follow the OpenCL convention of
+ * backend.h: global[] counts threads and is a multiple of local[], so
+ * grid = global / local and block = local. */
+#include <assert.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+#include "cuda_load.h"
+#include "rt/objects.h"
+#include "util/strutil.h"
+
+/* ---- objects ------------------------------------------------------------ */
+
+struct gpo_rt_buf {
+    gpo_rt_obj h;
+    gpo_cu_deviceptr ptr;
+    size_t size;
+};
+
+typedef struct rt_pinned {
+    gpo_rt_obj h;
+    void *ptr;
+} rt_pinned;
+
+struct gpo_rt_prog {
+    gpo_rt_obj h;
+    gpo_cu_module module;
+};
+
+/* Kernel arguments as cuLaunchKernel takes them: one pointer per
+ * parameter, each to a copy of the value. */
+#define GPO_CUDA_MAX_ARGS 64
+typedef struct rt_arg {
+    unsigned char *data; /* NULL: not set yet */
+    size_t size;
+} rt_arg;
+
+struct gpo_rt_kernel {
+    gpo_rt_obj h;
+    gpo_rt_prog *prog;
+    gpo_cu_function func;
+    char name[128];
+    int n_params; /* from cuFuncGetParamInfo; -1 when the driver cannot say */
+    size_t param_size[GPO_CUDA_MAX_ARGS];
+    rt_arg args[GPO_CUDA_MAX_ARGS];
+    unsigned int shared_bytes; /* dynamic shared memory per block */
+};
+
+struct gpo_rt {
+    gpo_cuda_state *s;
+    const gpo_cuda_api *api;
+    int ordinal;
+    gpo_cu_device dev;
+    gpo_cu_context ctx; /* the retained primary context */
+    int cc_major, cc_minor;
+    int max_threads;  /* per block */
+    int max_block[3]; /* per dimension */
+    int max_grid[3];
+    gpo_cu_event ev_start, ev_end;
+    gpo_pfn_cuEventElapsedTime elapsed; /* _v2, or the unversioned symbol */
+    gpo_rt_objects objects;
+    char what[32];      /* "cuda:0", for reasons */
+    char compiler[256]; /* compiler_version's answer */
+};
+
+/* ---- words ------------------------------------------------------------------ */
+
+/* A failed driver call of op `op`, in words ("cuda:0 launch: cuLaunchKernel
+ * failed: ..."); sets the detail and returns `status`. */
+static gpuopt_status rt_fail(gpo_rt *rt, gpuopt_status status, const char *op, const char *call,
+                             gpo_cu_result r)
+{
+    char what[96];
+    gpo_snprintf(what, sizeof what, "%s %s", rt->what, op);
+    return gpo_cuda_fail_call(rt->s, status, what, call, r);
+}
+
+/* 1 when `handle` is a live object of `kind` of this session. */
+static int owns(gpo_rt *rt, const void *handle, gpo_rt_kind kind)
+{
+    assert(rt);
+    return gpo_rt_objects_owns(&rt->objects, handle, kind);
+}
+
+/* A handle this session does not hold: freed, another session's, or NULL. */
+static gpuopt_status not_ours(const gpo_rt *rt, const char *op, const char *kind)
+{
+    return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                    "%s %s: the %s is not one of this session's (freed, or another session's)",
+                    rt->what, op, kind);
+}
+
+/* Failures of loading and running code, with what they mean. Meanings from
+ * the CUresult documentation of cuda.h 13.0 and the CUDA C++ Programming
+ * Guide ("Error Checking": errors from a faulting kernel are sticky and
+ * leave the context unusable). */
+typedef struct result_meaning {
+    gpo_cu_result result;
+    gpuopt_status status;
+    const char *words;
+} result_meaning;
+
+static const result_meaning load_words[] = {
+    {GPO_CUDA_ERROR_UNSUPPORTED_PTX_VERSION, GPUOPT_ERR_BUILD,
+     "the PTX is of a newer version than this driver can compile: update the driver, or name an "
+     "NVRTC no newer than the driver with GPUOPT_NVRTC_LIBRARY"},
+    {GPO_CUDA_ERROR_NO_BINARY_FOR_GPU, GPUOPT_ERR_BUILD,
+     "the module holds no code this GPU can run"},
+    {GPO_CUDA_ERROR_INVALID_PTX, GPUOPT_ERR_BUILD, "the driver's PTX compiler rejected the PTX"},
+    {GPO_CUDA_ERROR_INVALID_IMAGE, GPUOPT_ERR_BUILD, "the driver does not accept the module image"},
+    {GPO_CUDA_ERROR_JIT_COMPILER_NOT_FOUND, GPUOPT_ERR_BUILD,
+     "the driver's PTX compiler (libnvidia-ptxjitcompiler) is missing"},
+    {GPO_CUDA_ERROR_JIT_COMPILATION_DISABLED, GPUOPT_ERR_BUILD,
+     "PTX compilation is disabled (CUDA_DISABLE_PTX_JIT)"},
+};
+
+#define STICKY_                                                                                    \
+    "the kernel faulted; CUDA keeps this error in the device's primary context, which the host "   \
+    "program's CUDA runtime shares, until the device is reset (cudaDeviceReset)"
+static const result_meaning launch_words[] = {
+    {GPO_CUDA_ERROR_NOT_SUPPORTED, GPUOPT_ERR_UNSUPPORTED,
+     "this driver cannot run kernels on the device (a test double or a driver without a GPU "
+     "behind it): measuring on the device needs a real NVIDIA GPU with its driver"},
+    {GPO_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, GPUOPT_ERR_LAUNCH,
+     "one block needs more registers or shared memory than a multiprocessor has: use a smaller "
+     "block"},
+    {GPO_CUDA_ERROR_INVALID_VALUE, GPUOPT_ERR_LAUNCH,
+     "the grid, block or shared memory is outside what the kernel and device accept"},
+    {GPO_CUDA_ERROR_LAUNCH_TIMEOUT, GPUOPT_ERR_TIMEOUT,
+     "the kernel ran past the display watchdog's limit"},
+    {GPO_CUDA_ERROR_ILLEGAL_ADDRESS, GPUOPT_ERR_LAUNCH, STICKY_},
+    {GPO_CUDA_ERROR_MISALIGNED_ADDRESS, GPUOPT_ERR_LAUNCH, STICKY_},
+    {GPO_CUDA_ERROR_ILLEGAL_INSTRUCTION, GPUOPT_ERR_LAUNCH, STICKY_},
+    {GPO_CUDA_ERROR_INVALID_PC, GPUOPT_ERR_LAUNCH, STICKY_},
+    {GPO_CUDA_ERROR_HARDWARE_STACK_ERROR, GPUOPT_ERR_LAUNCH, STICKY_},
+    {GPO_CUDA_ERROR_ASSERT, GPUOPT_ERR_LAUNCH, STICKY_},
+    {GPO_CUDA_ERROR_LAUNCH_FAILED, GPUOPT_ERR_LAUNCH, STICKY_},
+};
+#undef STICKY_
+
+/* A failed load or launch in words: the call, the driver's words, and what
+ * they mean when `table` knows. `fallback` is the status otherwise. */
+static gpuopt_status explain(gpo_rt *rt, const char *op, const char *call, gpo_cu_result r,
+                             const result_meaning *table, size_t n, gpuopt_status fallback)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (table[i].result != r)
+            continue;
+        char name[256];
+        gpo_cuda_result_words(rt->api, r, name, sizeof name);
+        return gpo_fail(table[i].status, "%s %s: %s failed: %s: %s", rt->what, op, call, name,
+                        table[i].words);
+    }
+    return rt_fail(rt, fallback, op, call, r);
+}
+
+/* A failure of running code (a launch, or waiting for one) in words, with
+ * what the result means (a fault is sticky, a test double cannot run code,
+ * ...). */
+static gpuopt_status launch_fail(gpo_rt *rt, const char *op, const char *call, gpo_cu_result r)
+{
+    return explain(rt, op, call, r, launch_words, sizeof launch_words / sizeof launch_words[0],
+                   GPUOPT_ERR_LAUNCH);
+}
+
+/* ---- context and timing ------------------------------------------------------ */
+
+/* Pushes the session's context; GPUOPT_ERR_DRIVER with the detail set. */
+static gpuopt_status rt_enter(gpo_rt *rt, const char *op)
+{
+    gpo_cu_result r = rt->api->cuCtxPushCurrent(rt->ctx);
+    return r == GPO_CUDA_SUCCESS ? GPUOPT_OK
+                                 : rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuCtxPushCurrent_v2", r);
+}
+
+/* Pops it again. Returns `st`, or a pop failure when `st` was GPUOPT_OK. */
+static gpuopt_status rt_leave(gpo_rt *rt, gpuopt_status st, const char *op)
+{
+    gpo_cu_context popped = NULL;
+    gpo_cu_result r = rt->api->cuCtxPopCurrent(&popped);
+    if (r != GPO_CUDA_SUCCESS && st == GPUOPT_OK)
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuCtxPopCurrent_v2", r);
+    return st;
+}
+
+/* Records the two session events around what the caller enqueues between
+ * the calls, then waits and stores the time between them in ns. */
+static gpuopt_status time_begin(gpo_rt *rt, const char *op)
+{
+    gpo_cu_result r = rt->api->cuEventRecord(rt->ev_start, NULL);
+    return r == GPO_CUDA_SUCCESS ? GPUOPT_OK
+                                 : rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuEventRecord", r);
+}
+
+static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
+{
+    float ms = 0.0f;
+    gpo_cu_result r = rt->api->cuEventRecord(rt->ev_end, NULL);
+    if (r != GPO_CUDA_SUCCESS)
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuEventRecord", r);
+    /* Errors of the work itself surface here, so they are launch errors. */
+    r = rt->api->cuEventSynchronize(rt->ev_end);
+    if (r != GPO_CUDA_SUCCESS)
+        return launch_fail(rt, op, "cuEventSynchronize", r);
+    r = rt->elapsed(&ms, rt->ev_start, rt->ev_end);
+    if (r != GPO_CUDA_SUCCESS)
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, op,
+                       rt->api->cuEventElapsedTime ? "cuEventElapsedTime_v2" : "cuEventElapsedTime",
+                       r);
+    /* Event resolution is about half a microsecond (CUDA Driver API,
+     * cuEventElapsedTime). */
+    *device_ns = ms > 0.0f ? (double)ms * 1e6 : 0.0;
+    return GPUOPT_OK;
+}
+
+/* ---- releasing objects (inside an entered op) ------------------------------
+ * destroy: the object and what the driver holds for it; release: the same
+ * for an object still registered. close() pops and destroys. */
+
+static void buf_destroy(gpo_rt *rt, gpo_rt_buf *b)
+{
+    rt->api->cuMemFree(b->ptr);
+    free(b);
+}
+
+static void pin_destroy(gpo_rt *rt, rt_pinned *p)
+{
+    rt->api->cuMemFreeHost(p->ptr);
+    free(p);
+}
+
+/* A CUfunction belongs to its module: the driver has nothing to release. */
+static void kernel_destroy(gpo_rt_kernel *k)
+{
+    for (int i = 0; i < GPO_CUDA_MAX_ARGS; i++)
+        free(k->args[i].data);
+    free(k);
+}
+
+static void prog_destroy(gpo_rt *rt, gpo_rt_prog *p)
+{
+    rt->api->cuModuleUnload(p->module);
+    free(p);
+}
+
+static void kernel_release(gpo_rt *rt, gpo_rt_kernel *k)
+{
+    gpo_rt_objects_remove(&rt->objects, &k->h);
+    kernel_destroy(k);
+}
+
+static int kernel_of(const gpo_rt_obj *o, const void *prog)
+{
+    return ((const gpo_rt_kernel *)o)->prog == prog;
+}
+
+static void prog_release(gpo_rt *rt, gpo_rt_prog *p)
+{
+    /* Kernels of this program die with its module. */
+    gpo_rt_obj *k;
+    while ((k = gpo_rt_objects_find(&rt->objects, GPO_RT_KERNEL, kernel_of, p)))
+        kernel_release(rt, (gpo_rt_kernel *)k);
+    gpo_rt_objects_remove(&rt->objects, &p->h);
+    prog_destroy(rt, p);
+}
+
+/* ---- session ---------------------------------------------------------------- */
+
+/* The driver calls a session needs: all of them, or it cannot work. */
+static const char *missing_call(const gpo_cuda_api *a)
+{
+#define NEED_(field, name)                                                                         \
+    if (!a->field)                                                                                 \
+        return name;
+    NEED_(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")
+    NEED_(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")
+    NEED_(cuCtxPushCurrent, "cuCtxPushCurrent_v2")
+    NEED_(cuCtxPopCurrent, "cuCtxPopCurrent_v2")
+    NEED_(cuCtxSynchronize, "cuCtxSynchronize")
+    NEED_(cuMemAlloc, "cuMemAlloc_v2")
+    NEED_(cuMemFree, "cuMemFree_v2")
+    NEED_(cuMemcpyHtoD, "cuMemcpyHtoD_v2")
+    NEED_(cuMemcpyDtoH, "cuMemcpyDtoH_v2")
+    NEED_(cuMemcpyDtoD, "cuMemcpyDtoD_v2")
+    NEED_(cuMemAllocHost, "cuMemAllocHost_v2")
+    NEED_(cuMemFreeHost, "cuMemFreeHost")
+    NEED_(cuModuleLoadData, "cuModuleLoadData")
+    NEED_(cuModuleUnload, "cuModuleUnload")
+    NEED_(cuModuleGetFunction, "cuModuleGetFunction")
+    NEED_(cuFuncGetAttribute, "cuFuncGetAttribute")
+    NEED_(cuLaunchKernel, "cuLaunchKernel")
+    NEED_(cuEventCreate, "cuEventCreate")
+    NEED_(cuEventDestroy, "cuEventDestroy_v2")
+    NEED_(cuEventRecord, "cuEventRecord")
+    NEED_(cuEventSynchronize, "cuEventSynchronize")
+#undef NEED_
+    if (!a->cuEventElapsedTime && !a->cuEventElapsedTime_v1)
+        return "cuEventElapsedTime";
+    return NULL;
+}
+
+/* The device facts a session checks launches against. */
+static gpuopt_status read_limits(gpo_rt *rt)
+{
+    static const struct {
+        int attr;
+        const char *name;
+        size_t offset;
+    } reads[] = {
+#define LIMIT_(attr, field) {GPO_CU_DEVICE_ATTRIBUTE_##attr, #attr, offsetof(gpo_rt, field)}
+        LIMIT_(COMPUTE_CAPABILITY_MAJOR, cc_major), LIMIT_(COMPUTE_CAPABILITY_MINOR, cc_minor),
+        LIMIT_(MAX_THREADS_PER_BLOCK, max_threads), LIMIT_(MAX_BLOCK_DIM_X, max_block[0]),
+        LIMIT_(MAX_BLOCK_DIM_Y, max_block[1]),      LIMIT_(MAX_BLOCK_DIM_Z, max_block[2]),
+        LIMIT_(MAX_GRID_DIM_X, max_grid[0]),        LIMIT_(MAX_GRID_DIM_Y, max_grid[1]),
+        LIMIT_(MAX_GRID_DIM_Z, max_grid[2]),
+#undef LIMIT_
+    };
+    for (size_t i = 0; i < sizeof reads / sizeof reads[0]; i++) {
+        int v = 0;
+        gpo_cu_result r = rt->api->cuDeviceGetAttribute(&v, reads[i].attr, rt->dev);
+        if (r != GPO_CUDA_SUCCESS) {
+            char call[96];
+            gpo_snprintf(call, sizeof call, "cuDeviceGetAttribute(%s)", reads[i].name);
+            return rt_fail(rt, GPUOPT_ERR_DRIVER, "open", call, r);
+        }
+        memcpy((char *)rt + reads[i].offset, &v, sizeof v);
+    }
+    return GPUOPT_OK;
+}
+
+static void rt_close(gpo_rt *rt);
+
+static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt **out)
+{
+    gpo_cuda_state *s = backend_state;
+    gpuopt_status st = GPUOPT_OK;
+    gpo_rt *rt = NULL;
+    char what[48];
+
+    assert(s && route && route->index >= 0 && out);
+    *out = NULL;
+    gpo_snprintf(what, sizeof what, "cuda:%d runtime: running code", (int)route->index);
+    st = gpo_cuda_driver_ready(s, what);
+    if (st)
+        return st;
+    const char *lacking = missing_call(&s->api);
+    if (lacking)
+        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
+                        "cuda:%d runtime: the CUDA driver library lacks %s, which running code "
+                        "needs (a driver older than CUDA 11.0, or not a full driver)",
+                        (int)route->index, lacking);
+
+    rt = calloc(1, sizeof *rt);
+    if (!rt)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda:%d runtime: out of memory", (int)route->index);
+    gpo_rt_objects_init(&rt->objects);
+    rt->s = s;
+    rt->api = &s->api;
+    rt->ordinal = route->index;
+    rt->elapsed =
+        s->api.cuEventElapsedTime ? s->api.cuEventElapsedTime : s->api.cuEventElapsedTime_v1;
+    gpo_snprintf(rt->what, sizeof rt->what, "cuda:%d", rt->ordinal);
+
+    gpo_cu_result r = s->api.cuDeviceGet(&rt->dev, rt->ordinal);
+    if (r != GPO_CUDA_SUCCESS) {
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "cuDeviceGet", r);
+        goto fail;
+    }
+    st = read_limits(rt);
+    if (st)
+        goto fail;
+    r = s->api.cuDevicePrimaryCtxRetain(&rt->ctx, rt->dev);
+    if (r != GPO_CUDA_SUCCESS) {
+        rt->ctx = NULL;
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "cuDevicePrimaryCtxRetain", r);
+        goto fail;
+    }
+    st = rt_enter(rt, "open");
+    if (st)
+        goto fail;
+    r = s->api.cuEventCreate(&rt->ev_start, GPO_CU_EVENT_DEFAULT);
+    if (r != GPO_CUDA_SUCCESS) {
+        rt->ev_start = NULL;
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "cuEventCreate", r);
+    } else {
+        r = s->api.cuEventCreate(&rt->ev_end, GPO_CU_EVENT_DEFAULT);
+        if (r != GPO_CUDA_SUCCESS) {
+            rt->ev_end = NULL;
+            st = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "cuEventCreate", r);
+        }
+    }
+    st = rt_leave(rt, st, "open");
+    if (st)
+        goto fail;
+    *out = rt;
+    return GPUOPT_OK;
+fail:
+    rt_close(rt);
+    return st;
+}
+
+static void rt_close(gpo_rt *rt)
+{
+    if (!rt)
+        return;
+    if (rt->ctx) {
+        /* Everything is released inside the context, also when pushing it
+         * fails: the calls then fail harmlessly and releasing the primary
+         * context below frees what they could not (the driver destroys a
+         * primary context with its last reference). */
+        int pushed = rt_enter(rt, "close") == GPUOPT_OK;
+        if (pushed)
+            rt->api->cuCtxSynchronize();
+        /* Kernels before the modules they come from, then memory. */
+        gpo_rt_obj *o;
+        while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_KERNEL)))
+            kernel_destroy((gpo_rt_kernel *)o);
+        while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_PROGRAM)))
+            prog_destroy(rt, (gpo_rt_prog *)o);
+        while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_PINNED)))
+            pin_destroy(rt, (rt_pinned *)o);
+        while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_BUFFER)))
+            buf_destroy(rt, (gpo_rt_buf *)o);
+        if (rt->ev_start)
+            rt->api->cuEventDestroy(rt->ev_start);
+        if (rt->ev_end)
+            rt->api->cuEventDestroy(rt->ev_end);
+        if (pushed)
+            rt_leave(rt, GPUOPT_OK, "close");
+        rt->api->cuDevicePrimaryCtxRelease(rt->dev);
+    }
+    gpo_rt_objects_destroy(&rt->objects);
+    free(rt);
+}
+
+static const char *rt_compiler_version(gpo_rt *rt)
+{
+    const gpo_nvrtc *nv = NULL;
+    char compiler[64], driver[16];
+    assert(rt);
+    if (rt->compiler[0])
+        return rt->compiler;
+    gpo_cuda_version_text(rt->s->driver_version, driver, sizeof driver);
+    if (gpo_cuda_nvrtc(rt->s, &nv) == GPUOPT_OK)
+        gpo_nvrtc_version_text(nv, compiler, sizeof compiler);
+    else
+        gpo_strlcpy(compiler, "NVRTC unavailable", sizeof compiler);
+    /* Cache keys need what decides the machine code: compiler, driver
+     * (it JITs PTX) and the device's architecture. */
+    gpo_snprintf(rt->compiler, sizeof rt->compiler, "%s; CUDA driver %s; sm_%d%d", compiler,
+                 driver[0] ? driver : "unknown", rt->cc_major, rt->cc_minor);
+    return rt->compiler;
+}
+
+static gpuopt_status rt_finish(gpo_rt *rt)
+{
+    assert(rt);
+    gpuopt_status st = rt_enter(rt, "finish");
+    if (st)
+        return st;
+    gpo_cu_result r = rt->api->cuCtxSynchronize();
+    if (r != GPO_CUDA_SUCCESS)
+        st = launch_fail(rt, "finish", "cuCtxSynchronize", r);
+    return rt_leave(rt, st, "finish");
+}
+
+/* ---- buffers ---------------------------------------------------------------- */
+
+static gpuopt_status rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
+{
+    assert(rt && out);
+    *out = NULL;
+    if (bytes == 0)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "cuda buffer_alloc: size 0 (at least 1 byte)");
+    gpo_rt_buf *b = calloc(1, sizeof *b);
+    if (!b)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda buffer_alloc: out of memory");
+    gpuopt_status st = rt_enter(rt, "buffer_alloc");
+    if (st) {
+        free(b);
+        return st;
+    }
+    gpo_cu_result r = rt->api->cuMemAlloc(&b->ptr, bytes);
+    if (r != GPO_CUDA_SUCCESS) {
+        char call[64];
+        gpo_snprintf(call, sizeof call, "cuMemAlloc_v2(%zu bytes)", bytes);
+        /* Device memory running out is the device's answer, not the host's:
+         * GPUOPT_ERR_DRIVER, so a tier falls back instead of failing the plan. */
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_alloc", call, r);
+    }
+    st = rt_leave(rt, st, "buffer_alloc");
+    if (st) {
+        if (r == GPO_CUDA_SUCCESS) /* allocated, then the pop failed */
+            rt->api->cuMemFree(b->ptr);
+        free(b);
+        return st;
+    }
+    b->size = bytes;
+    gpo_rt_objects_add(&rt->objects, &b->h, GPO_RT_BUFFER);
+    *out = b;
+    return GPUOPT_OK;
+}
+
+static void rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
+{
+    if (!owns(rt, b, GPO_RT_BUFFER))
+        return;
+    int pushed = rt_enter(rt, "buffer_free") == GPUOPT_OK;
+    gpo_rt_objects_remove(&rt->objects, &b->h);
+    buf_destroy(rt, b);
+    if (pushed)
+        rt_leave(rt, GPUOPT_OK, "buffer_free");
+}
+
+static gpuopt_status check_range(gpo_rt *rt, const gpo_rt_buf *b, size_t offset, size_t bytes,
+                                 const char *op)
+{
+    if (!owns(rt, b, GPO_RT_BUFFER))
+        return not_ours(rt, op, "buffer");
+    if (bytes == 0 || offset > b->size || bytes > b->size - offset)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s %s: %zu bytes at offset %zu do not fit a buffer of %zu bytes "
+                        "(1 byte at least)",
+                        rt->what, op, bytes, offset, b->size);
+    return GPUOPT_OK;
+}
+
+static gpuopt_status rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, const void *src,
+                                     size_t bytes)
+{
+    assert(src);
+    gpuopt_status st = check_range(rt, b, offset, bytes, "buffer_write");
+    if (!st)
+        st = rt_enter(rt, "buffer_write");
+    if (st)
+        return st;
+    gpo_cu_result r = rt->api->cuMemcpyHtoD(b->ptr + offset, src, bytes);
+    if (r != GPO_CUDA_SUCCESS)
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_write", "cuMemcpyHtoD_v2", r);
+    return rt_leave(rt, st, "buffer_write");
+}
+
+static gpuopt_status rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *dst,
+                                    size_t bytes)
+{
+    assert(dst);
+    gpuopt_status st = check_range(rt, b, offset, bytes, "buffer_read");
+    if (!st)
+        st = rt_enter(rt, "buffer_read");
+    if (st)
+        return st;
+    gpo_cu_result r = rt->api->cuMemcpyDtoH(dst, b->ptr + offset, bytes);
+    if (r != GPO_CUDA_SUCCESS)
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_read", "cuMemcpyDtoH_v2", r);
+    return rt_leave(rt, st, "buffer_read");
+}
+
+static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
+                                    double *device_ns)
+{
+    if (!owns(rt, dst, GPO_RT_BUFFER) || !owns(rt, src, GPO_RT_BUFFER))
+        return not_ours(rt, "buffer_copy", owns(rt, dst, GPO_RT_BUFFER) ? "source" : "destination");
+    if (dst == src)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "%s buffer_copy: source and destination are the same buffer", rt->what);
+    if (bytes == 0 || bytes > dst->size || bytes > src->size)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s buffer_copy: %zu bytes between buffers of %zu and %zu bytes", rt->what,
+                        bytes, src->size, dst->size);
+    gpuopt_status st = rt_enter(rt, "buffer_copy");
+    if (st)
+        return st;
+    if (device_ns) {
+        *device_ns = 0.0;
+        st = time_begin(rt, "buffer_copy");
+    }
+    if (!st) {
+        gpo_cu_result r = rt->api->cuMemcpyDtoD(dst->ptr, src->ptr, bytes);
+        if (r != GPO_CUDA_SUCCESS)
+            st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "cuMemcpyDtoD_v2", r);
+    }
+    if (!st && device_ns)
+        st = time_end(rt, "buffer_copy", device_ns);
+    return rt_leave(rt, st, "buffer_copy");
+}
+
+/* ---- pinned host memory --------------------------------------------------------
+ * Page-locked memory from cuMemAllocHost_v2: copies from it run at full
+ * link speed and need no staging copy (CUDA C++ Best Practices Guide,
+ * "Pinned Memory"). */
+
+static gpuopt_status rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **ptr)
+{
+    assert(rt && ptr);
+    *ptr = NULL;
+    if (bytes == 0)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "cuda host_alloc_pinned: size 0");
+    rt_pinned *p = calloc(1, sizeof *p);
+    if (!p)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda host_alloc_pinned: out of memory");
+    gpuopt_status st = rt_enter(rt, "host_alloc_pinned");
+    if (st) {
+        free(p);
+        return st;
+    }
+    gpo_cu_result r = rt->api->cuMemAllocHost(&p->ptr, bytes);
+    if (r != GPO_CUDA_SUCCESS) {
+        p->ptr = NULL;
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "host_alloc_pinned", "cuMemAllocHost_v2", r);
+    }
+    st = rt_leave(rt, st, "host_alloc_pinned");
+    if (st) {
+        if (p->ptr)
+            rt->api->cuMemFreeHost(p->ptr);
+        free(p);
+        return st;
+    }
+    gpo_rt_objects_add(&rt->objects, &p->h, GPO_RT_PINNED);
+    *ptr = p->ptr;
+    return GPUOPT_OK;
+}
+
+static int pinned_at(const gpo_rt_obj *o, const void *ptr)
+{
+    return ((const rt_pinned *)o)->ptr == ptr;
+}
+
+/* The caller holds the host address, not the block: the block is found by
+ * it among the live ones, so a freed or foreign address matches none. */
+static void rt_host_free_pinned(gpo_rt *rt, void *ptr)
+{
+    assert(rt);
+    gpo_rt_obj *o = ptr ? gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr) : NULL;
+    if (!o)
+        return;
+    int pushed = rt_enter(rt, "host_free_pinned") == GPUOPT_OK;
+    gpo_rt_objects_remove(&rt->objects, o);
+    pin_destroy(rt, (rt_pinned *)o);
+    if (pushed)
+        rt_leave(rt, GPUOPT_OK, "host_free_pinned");
+}
+
+/* ---- programs --------------------------------------------------------------- */
+
+static gpuopt_status rt_program_build(gpo_rt *rt, const char *source, const char *options,
+                                      gpo_rt_prog **out, char **log_out)
+{
+    const gpo_nvrtc *nv = NULL;
+    gpo_nvrtc_image img;
+    gpo_rt_prog *p = NULL;
+    char *log = NULL;
+    gpuopt_status st;
+
+    assert(rt && source && out);
+    memset(&img, 0, sizeof img);
+    if (log_out)
+        *log_out = NULL;
+    *out = NULL;
+    if (!source[0])
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s program_build: empty source", rt->what);
+    st = gpo_cuda_nvrtc(rt->s, &nv);
+    if (st)
+        return st;
+    st = gpo_nvrtc_compile(nv, source, options, rt->cc_major, rt->cc_minor, &img, &log);
+    if (st)
+        goto out;
+    p = calloc(1, sizeof *p);
+    if (!p) {
+        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda program_build: out of memory");
+        goto out;
+    }
+    st = rt_enter(rt, "program_build");
+    if (st)
+        goto out;
+    gpo_cu_result r = rt->api->cuModuleLoadData(&p->module, img.data);
+    if (r != GPO_CUDA_SUCCESS) {
+        p->module = NULL;
+        char call[96];
+        gpo_snprintf(call, sizeof call, "cuModuleLoadData(%s for %s from %s)",
+                     img.cubin ? "CUBIN" : "PTX", img.target, nv->library);
+        st = explain(rt, "program_build", call, r, load_words,
+                     sizeof load_words / sizeof load_words[0], GPUOPT_ERR_DRIVER);
+        if (st == GPUOPT_ERR_BUILD) {
+            /* The caller reads build failures from the log. */
+            free(log);
+            log = gpo_strdup(gpo_detail_get());
+        }
+    }
+    st = rt_leave(rt, st, "program_build");
+out:
+    gpo_nvrtc_image_free(&img);
+    if (st) {
+        if (p && p->module)
+            rt->api->cuModuleUnload(p->module);
+        free(p);
+    } else {
+        gpo_rt_objects_add(&rt->objects, &p->h, GPO_RT_PROGRAM);
+        *out = p;
+    }
+    if (log_out)
+        *log_out = log;
+    else
+        free(log);
+    return st;
+}
+
+static void rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
+{
+    if (!owns(rt, p, GPO_RT_PROGRAM))
+        return;
+    int pushed = rt_enter(rt, "program_free") == GPUOPT_OK;
+    prog_release(rt, p);
+    if (pushed)
+        rt_leave(rt, GPUOPT_OK, "program_free");
+}
+
+/* ---- kernels ------------------------------------------------------------------ */
+
+/* Reads the parameter sizes when the driver can tell (cuFuncGetParamInfo,
+ * CUDA 12.4+): an index past the last answers CUDA_ERROR_INVALID_VALUE;
+ * CUDA_ERROR_NOT_SUPPORTED means this module cannot say. */
+static gpuopt_status read_params(gpo_rt *rt, gpo_rt_kernel *k)
+{
+    k->n_params = -1;
+    if (!rt->api->cuFuncGetParamInfo)
+        return GPUOPT_OK;
+    for (int i = 0; i <= GPO_CUDA_MAX_ARGS; i++) {
+        size_t offset = 0, size = 0;
+        gpo_cu_result r = rt->api->cuFuncGetParamInfo(k->func, (size_t)i, &offset, &size);
+        if (r == GPO_CUDA_ERROR_INVALID_VALUE) {
+            k->n_params = i;
+            return GPUOPT_OK;
+        }
+        if (r == GPO_CUDA_ERROR_NOT_SUPPORTED)
+            return GPUOPT_OK;
+        if (r != GPO_CUDA_SUCCESS)
+            return rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create", "cuFuncGetParamInfo", r);
+        if (i == GPO_CUDA_MAX_ARGS)
+            break;
+        k->param_size[i] = size;
+    }
+    return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
+                    "%s kernel_create: kernel %s takes more than %d parameters", rt->what, k->name,
+                    GPO_CUDA_MAX_ARGS);
+}
+
+static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *name,
+                                      gpo_rt_kernel **out)
+{
+    assert(name && out);
+    *out = NULL;
+    if (!owns(rt, p, GPO_RT_PROGRAM))
+        return not_ours(rt, "kernel_create", "program");
+    if (!name[0])
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s kernel_create: an empty kernel name",
+                        rt->what);
+    gpo_rt_kernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "%s kernel_create: out of memory", rt->what);
+    gpo_strlcpy(k->name, name, sizeof k->name);
+    k->prog = p;
+    gpuopt_status st = rt_enter(rt, "kernel_create");
+    if (st) {
+        free(k);
+        return st;
+    }
+    gpo_cu_result r = rt->api->cuModuleGetFunction(&k->func, p->module, name);
+    if (r == GPO_CUDA_ERROR_NOT_FOUND)
+        st = gpo_fail(GPUOPT_ERR_NOT_FOUND,
+                      "%s: the program has no kernel named \"%s\" (declare kernels extern \"C\" "
+                      "so NVRTC does not mangle their names)",
+                      rt->what, name);
+    else if (r != GPO_CUDA_SUCCESS)
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create", "cuModuleGetFunction", r);
+    if (!st)
+        st = read_params(rt, k);
+    st = rt_leave(rt, st, "kernel_create");
+    if (st) {
+        free(k);
+        return st;
+    }
+    gpo_rt_objects_add(&rt->objects, &k->h, GPO_RT_KERNEL);
+    *out = k;
+    return GPUOPT_OK;
+}
+
+static void rt_kernel_free(gpo_rt *rt, gpo_rt_kernel *k)
+{
+    if (owns(rt, k, GPO_RT_KERNEL))
+        kernel_release(rt, k);
+}
+
+static gpuopt_status set_arg(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, const void *value,
+                             size_t size, const char *op)
+{
+    if (index >= GPO_CUDA_MAX_ARGS || (k->n_params >= 0 && index >= (uint32_t)k->n_params))
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s %s: kernel %s has no parameter %u (it takes %d)", rt->what, op, k->name,
+                        index, k->n_params >= 0 ? k->n_params : GPO_CUDA_MAX_ARGS);
+    if (k->n_params >= 0 && k->param_size[index] != size)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "%s %s: parameter %u of kernel %s is %zu bytes, not %zu", rt->what, op,
+                        index, k->name, k->param_size[index], size);
+    unsigned char *copy = malloc(size);
+    if (!copy)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "%s %s: out of memory", rt->what, op);
+    memcpy(copy, value, size);
+    free(k->args[index].data);
+    k->args[index].data = copy;
+    k->args[index].size = size;
+    return GPUOPT_OK;
+}
+
+static gpuopt_status rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
+                                          gpo_rt_buf *b)
+{
+    if (!owns(rt, k, GPO_RT_KERNEL))
+        return not_ours(rt, "kernel_set_buffer", "kernel");
+    if (!owns(rt, b, GPO_RT_BUFFER))
+        return not_ours(rt, "kernel_set_buffer", "buffer");
+    return set_arg(rt, k, index, &b->ptr, sizeof b->ptr, "kernel_set_buffer");
+}
+
+static gpuopt_status rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
+                                          const void *value, size_t size)
+{
+    assert(value);
+    if (!owns(rt, k, GPO_RT_KERNEL))
+        return not_ours(rt, "kernel_set_scalar", "kernel");
+    if (size == 0)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s kernel_set_scalar: a value of 0 bytes",
+                        rt->what);
+    return set_arg(rt, k, index, value, size, "kernel_set_scalar");
+}
+
+/* CUDA has one dynamic shared-memory area per launch (extern __shared__),
+ * not a parameter: `index` takes no parameter slot, and the bytes become
+ * every later launch's dynamic shared memory. */
+static gpuopt_status rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, size_t bytes)
+{
+    (void)index;
+    if (!owns(rt, k, GPO_RT_KERNEL))
+        return not_ours(rt, "kernel_set_local", "kernel");
+    if (bytes == 0)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s kernel_set_local: 0 bytes", rt->what);
+    if (bytes > UINT_MAX)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s kernel_set_local: %zu bytes", rt->what, bytes);
+    k->shared_bytes = (unsigned int)bytes;
+    return GPUOPT_OK;
+}
+
+static gpuopt_status kernel_threads(gpo_rt *rt, gpo_rt_kernel *k, const char *op, size_t *out)
+{
+    int v = 0;
+    gpo_cu_result r =
+        rt->api->cuFuncGetAttribute(&v, GPO_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->func);
+    if (r != GPO_CUDA_SUCCESS)
+        return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuFuncGetAttribute(MAX_THREADS_PER_BLOCK)", r);
+    if (v <= 0)
+        return gpo_fail(GPUOPT_ERR_DRIVER,
+                        "%s %s: the driver says kernel %s runs %d threads per block", rt->what, op,
+                        k->name, v);
+    *out = (size_t)v;
+    return GPUOPT_OK;
+}
+
+static gpuopt_status rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *max_items)
+{
+    assert(max_items);
+    *max_items = 0;
+    if (!owns(rt, k, GPO_RT_KERNEL))
+        return not_ours(rt, "kernel_max_group", "kernel");
+    gpuopt_status st = rt_enter(rt, "kernel_max_group");
+    if (st)
+        return st;
+    st = kernel_threads(rt, k, "kernel_max_group", max_items);
+    return rt_leave(rt, st, "kernel_max_group");
+}
+
+/* ---- launch ---------------------------------------------------------------------- */
+
+/* Checks sizes against the device and turns them into grid and block.
+ * Without local[], dimension 0 gets the largest block that divides it and
+ * the kernel can run, the others 1 (OpenCL leaves this to the runtime;
+ * CUDA has no such choice). */
+static gpuopt_status geometry(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, const size_t *global,
+                              const size_t *local, unsigned int grid[3], unsigned int block[3])
+{
+    size_t threads = 1, cap = 0;
+    gpuopt_status st = kernel_threads(rt, k, "launch", &cap);
+    if (st)
+        return st;
+    for (uint32_t i = 0; i < 3; i++) {
+        size_t g = i < dims ? global[i] : 1;
+        size_t l = 1;
+        if (i < dims && local)
+            l = local[i];
+        else if (i == 0)
+            for (size_t d = cap < g ? cap : g; d >= 1; d--)
+                if (g % d == 0) {
+                    l = d;
+                    break;
+                }
+        if (g == 0 || l == 0 || g % l != 0)
+            return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                            "%s launch: dimension %u has global size %zu and local size %zu "
+                            "(global must be a positive multiple of local)",
+                            rt->what, i, g, l);
+        if (l > (size_t)rt->max_block[i] || g / l > (size_t)rt->max_grid[i])
+            return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                            "%s launch: dimension %u: a block of %zu and a grid of %zu exceed the "
+                            "device's %d and %d",
+                            rt->what, i, l, g / l, rt->max_block[i], rt->max_grid[i]);
+        threads *= l;
+        block[i] = (unsigned int)l;
+        grid[i] = (unsigned int)(g / l);
+    }
+    if (threads > cap)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s launch: a block of %zu threads; kernel %s runs at most %zu on this "
+                        "device",
+                        rt->what, threads, k->name, cap);
+    return GPUOPT_OK;
+}
+
+static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, const size_t global[3],
+                               const size_t *local, double *device_ns)
+{
+    void *params[GPO_CUDA_MAX_ARGS];
+    unsigned int grid[3], block[3];
+
+    assert(global);
+    if (device_ns)
+        *device_ns = 0.0;
+    if (!owns(rt, k, GPO_RT_KERNEL))
+        return not_ours(rt, "launch", "kernel");
+    if (dims < 1 || dims > 3)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s launch: %u dimensions (1 to 3)", rt->what,
+                        dims);
+    int n = k->n_params;
+    if (n < 0)
+        for (n = GPO_CUDA_MAX_ARGS; n > 0 && !k->args[n - 1].data; n--)
+            ;
+    for (int i = 0; i < n; i++) {
+        if (!k->args[i].data)
+            return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                            "%s launch: parameter %d of kernel %s is not set", rt->what, i,
+                            k->name);
+        params[i] = k->args[i].data;
+    }
+    gpuopt_status st = rt_enter(rt, "launch");
+    if (st)
+        return st;
+    st = geometry(rt, k, dims, global, local, grid, block);
+    if (!st && device_ns)
+        st = time_begin(rt, "launch");
+    if (!st) {
+        gpo_cu_result r =
+            rt->api->cuLaunchKernel(k->func, grid[0], grid[1], grid[2], block[0], block[1],
+                                    block[2], k->shared_bytes, NULL, n ? params : NULL, NULL);
+        if (r != GPO_CUDA_SUCCESS)
+            st = launch_fail(rt, "launch", "cuLaunchKernel", r);
+    }
+    if (!st && device_ns)
+        st = time_end(rt, "launch", device_ns);
+    return rt_leave(rt, st, "launch");
+}
+
+const gpo_runtime_ops gpo_cuda_runtime_ops = {
+    .language = "cuda",
+    .open = rt_open,
+    .close = rt_close,
+    .buffer_alloc = rt_buffer_alloc,
+    .buffer_free = rt_buffer_free,
+    .buffer_write = rt_buffer_write,
+    .buffer_read = rt_buffer_read,
+    .buffer_copy = rt_buffer_copy,
+    .host_alloc_pinned = rt_host_alloc_pinned,
+    .host_free_pinned = rt_host_free_pinned,
+    .program_build = rt_program_build,
+    .program_free = rt_program_free,
+    .kernel_create = rt_kernel_create,
+    .kernel_free = rt_kernel_free,
+    .kernel_set_buffer = rt_kernel_set_buffer,
+    .kernel_set_scalar = rt_kernel_set_scalar,
+    .kernel_set_local = rt_kernel_set_local,
+    .kernel_max_group = rt_kernel_max_group,
+    .launch = rt_launch,
+    .finish = rt_finish,
+    .compiler_version = rt_compiler_version,
+};
