@@ -101,13 +101,10 @@ extern const gpo_t2_bench gpo_t2_bench_latency, gpo_t2_bench_bandwidth, gpo_t2_b
 
 /* ---- job.c ------------------------------------------------------------------------ */
 
-/* Adds a knob to the job's result (its reason is the printf text). */
-gpuopt_status gpo_t2_knob_int(gpo_t2_job *job, const char *name, int64_t value, const char *fmt,
-                              ...) GPO_PRINTF(4, 5);
-gpuopt_status gpo_t2_knob_bool(gpo_t2_job *job, const char *name, int value, const char *fmt, ...)
-    GPO_PRINTF(4, 5);
-gpuopt_status gpo_t2_knob_bytes(gpo_t2_job *job, const char *name, uint64_t value, const char *fmt,
-                                ...) GPO_PRINTF(4, 5);
+/* Adds a knob of `type` ("int", "bool", "bytes") to the job's result (its
+ * reason is the printf text). */
+gpuopt_status gpo_t2_knob(gpo_t2_job *job, const char *type, const char *name, double value,
+                          const char *fmt, ...) GPO_PRINTF(5, 6);
 /* Adds a number to the stored payload (for the record; not a knob). */
 gpuopt_status gpo_t2_note(gpo_t2_job *job, const char *field, double value);
 

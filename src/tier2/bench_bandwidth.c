@@ -188,15 +188,15 @@ static gpuopt_status knob(gpo_t2_job *job, const char *name, const gpo_stats *s,
                      llc);
     }
     if (!job->t2->host)
-        return gpo_t2_knob_int(job, name, (int64_t)bps,
-                               "a copy kernel read and wrote %s each way in %s (median of %d "
-                               "runs, p20-p80 %s-%s): %s%s",
-                               size, med, (int)s->count, lo, hi, rate, note);
-    return gpo_t2_knob_int(job, name, (int64_t)bps,
-                           "memcpy of %s by %d thread%s in %s (median of %d runs, p20-p80 "
-                           "%s-%s): %s read + written%s",
-                           size, threads, threads == 1 ? "" : "s", med, (int)s->count, lo, hi, rate,
-                           note);
+        return gpo_t2_knob(job, "int", name, (int64_t)bps,
+                           "a copy kernel read and wrote %s each way in %s (median of %d "
+                           "runs, p20-p80 %s-%s): %s%s",
+                           size, med, (int)s->count, lo, hi, rate, note);
+    return gpo_t2_knob(job, "int", name, (int64_t)bps,
+                       "memcpy of %s by %d thread%s in %s (median of %d runs, p20-p80 "
+                       "%s-%s): %s read + written%s",
+                       size, threads, threads == 1 ? "" : "s", med, (int)s->count, lo, hi, rate,
+                       note);
 }
 
 static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)

@@ -240,20 +240,19 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
                      (long long)gpo_t2_value(res, r, "block"), rt);
     }
     if (i == w)
-        return gpo_t2_knob_int(job, knob, win,
-                               "measured: %s ran with groups of %lld (tier 1's size) in %s; no "
-                               "other size beat it beyond noise side by side%s; sizes tried: %s",
-                               what, (long long)win, wt, next, tried);
+        return gpo_t2_knob(job, "int", knob, win,
+                           "measured: %s ran with groups of %lld (tier 1's size) in %s; no "
+                           "other size beat it beyond noise side by side%s; sizes tried: %s",
+                           what, (long long)win, wt, next, tried);
     if (is)
-        return gpo_t2_knob_int(job, knob, win,
-                               "measured: %s ran fastest with groups of %lld: %s against %s for "
-                               "tier 1's %lld side by side (x%.2f); sizes tried: %s",
-                               what, (long long)win, wt, it,
-                               (long long)incumbent_of(job->t2, reduce),
-                               ws->median > 0 ? is->median / ws->median : 0.0, tried);
-    return gpo_t2_knob_int(job, knob, win,
-                           "measured: %s ran fastest with groups of %lld (%s); sizes tried: %s",
-                           what, (long long)win, wt, tried);
+        return gpo_t2_knob(job, "int", knob, win,
+                           "measured: %s ran fastest with groups of %lld: %s against %s for "
+                           "tier 1's %lld side by side (x%.2f); sizes tried: %s",
+                           what, (long long)win, wt, it, (long long)incumbent_of(job->t2, reduce),
+                           ws->median > 0 ? is->median / ws->median : 0.0, tried);
+    return gpo_t2_knob(job, "int", knob, win,
+                       "measured: %s ran fastest with groups of %lld (%s); sizes tried: %s", what,
+                       (long long)win, wt, tried);
 }
 
 const gpo_t2_bench gpo_t2_bench_stream = {

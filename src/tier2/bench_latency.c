@@ -44,10 +44,10 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
     gpo_t2_fmt_ns(s->median, med, sizeof med);
     gpo_t2_fmt_ns(s->p20, lo, sizeof lo);
     gpo_t2_fmt_ns(s->p80, hi, sizeof hi);
-    return gpo_t2_knob_int(job, "measured.launch_latency_ns", (int64_t)(s->median + 0.5),
-                           "an empty kernel of one group of %lld took %s from launch to "
-                           "completion on the host clock (median of %d runs, p20-p80 %s-%s)",
-                           (long long)job->t2->multiple, med, (int)s->count, lo, hi);
+    return gpo_t2_knob(job, "int", "measured.launch_latency_ns", (int64_t)(s->median + 0.5),
+                       "an empty kernel of one group of %lld took %s from launch to "
+                       "completion on the host clock (median of %d runs, p20-p80 %s-%s)",
+                       (long long)job->t2->multiple, med, (int)s->count, lo, hi);
 }
 
 const gpo_t2_bench gpo_t2_bench_latency = {

@@ -87,23 +87,23 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
     gpo_format_bytes(win, sz, sizeof sz);
     gpo_format_bytes(tile1, one, sizeof one);
     if (b == inc)
-        return gpo_t2_knob_bytes(job, h->tile_knob, win,
-                                 "measured: a cache-blocked kernel (%d passes per tile, %d "
-                                 "threads) ran as fast with tier 1's %s tiles (%s) as with any "
-                                 "other, within noise; tiles tried (bytes): %s",
-                                 h->passes, h->threads, sz, w, tried);
+        return gpo_t2_knob(job, "bytes", h->tile_knob, win,
+                           "measured: a cache-blocked kernel (%d passes per tile, %d "
+                           "threads) ran as fast with tier 1's %s tiles (%s) as with any "
+                           "other, within noise; tiles tried (bytes): %s",
+                           h->passes, h->threads, sz, w, tried);
     if (inc < 0 || !gpo_result_stats(res, inc))
-        return gpo_t2_knob_bytes(job, h->tile_knob, win,
-                                 "measured: a cache-blocked kernel (%d passes per tile, %d "
-                                 "threads) ran fastest with %s tiles (%s); tiles tried (bytes): "
-                                 "%s",
-                                 h->passes, h->threads, sz, w, tried);
+        return gpo_t2_knob(job, "bytes", h->tile_knob, win,
+                           "measured: a cache-blocked kernel (%d passes per tile, %d "
+                           "threads) ran fastest with %s tiles (%s); tiles tried (bytes): "
+                           "%s",
+                           h->passes, h->threads, sz, w, tried);
     gpo_t2_fmt_ns(gpo_result_stats(res, inc)->median, i, sizeof i);
-    return gpo_t2_knob_bytes(job, h->tile_knob, win,
-                             "measured: a cache-blocked kernel (%d passes per tile, %d threads) "
-                             "ran fastest with %s tiles: %s against %s with tier 1's %s side by "
-                             "side; tiles tried (bytes): %s",
-                             h->passes, h->threads, sz, w, i, one, tried);
+    return gpo_t2_knob(job, "bytes", h->tile_knob, win,
+                       "measured: a cache-blocked kernel (%d passes per tile, %d threads) "
+                       "ran fastest with %s tiles: %s against %s with tier 1's %s side by "
+                       "side; tiles tried (bytes): %s",
+                       h->passes, h->threads, sz, w, i, one, tried);
 }
 
 const gpo_t2_bench gpo_t2_bench_tile = {

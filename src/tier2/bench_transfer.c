@@ -127,11 +127,11 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
         for (int k = 0; k < kinds_n && !st; k++) {
             rate[d][k] = s[d][k]->median > 0 ? BYTES / s[d][k]->median * 1e9 : 0;
             gpo_t2_fmt_rate(rate[d][k], rs[d][k], sizeof rs[d][k]);
-            st = gpo_t2_knob_int(job, knob_names[d][k], (int64_t)rate[d][k],
-                                 "%s copies of 16 MiB from %s host memory: %s (median of %d "
-                                 "blocking copies)",
-                                 dir_words[d], k ? "pinned" : "pageable (malloc)", rs[d][k],
-                                 (int)s[d][k]->count);
+            st = gpo_t2_knob(job, "int", knob_names[d][k], (int64_t)rate[d][k],
+                             "%s copies of 16 MiB from %s host memory: %s (median of %d "
+                             "blocking copies)",
+                             dir_words[d], k ? "pinned" : "pageable (malloc)", rs[d][k],
+                             (int)s[d][k]->count);
         }
     if (st || kinds_n < 2)
         return st;
@@ -143,8 +143,8 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
     int pinned = wins > 0 && losses == 0;
     double up = rate[0][0] > 0 ? rate[0][1] / rate[0][0] : 0;
     double down = rate[1][0] > 0 ? rate[1][1] / rate[1][0] : 0;
-    return gpo_t2_knob_bool(
-        job, "transfer.pinned", pinned,
+    return gpo_t2_knob(
+        job, "bool", "transfer.pinned", pinned,
         "pinned host memory moved %s host-to-device against %s pageable (x%.2f) and %s "
         "device-to-host against %s (x%.2f): %s",
         rs[0][1], rs[0][0], up, rs[1][1], rs[1][0], down,

@@ -152,18 +152,13 @@ static gpuopt_status begin(gpo_t2 *t2, job_run *j, const gpo_t2_bench *b, gpo_ca
     s->cache_mode = GPUOPT_CACHE_USE;
     s->key = &j->key;
     s->soft = soft;
-    s->info = (gpo_result_info){t2->dev->info.id,
-                                t2->dev->info.name,
-                                t2->backend,
-                                job->kind,
-                                GPO_STRATEGY_EXHAUSTIVE,
-                                0,
-                                0,
-                                0,
-                                0,
-                                job->timing,
-                                0,
-                                job->workload};
+    s->info = (gpo_result_info){.device = t2->dev->info.id,
+                                .device_name = t2->dev->info.name,
+                                .backend = t2->backend,
+                                .subject = job->kind,
+                                .strategy = GPO_STRATEGY_EXHAUSTIVE,
+                                .timing = job->timing,
+                                .workload = job->workload};
     if ((st = gpo_run_begin(s, &j->run)) != GPUOPT_OK)
         return st;
     int found = gpo_run_lookup(j->run, NULL);

@@ -7,12 +7,15 @@
 #include "tier2/bench.h"
 #include "util/strutil.h"
 
-static gpuopt_status add_knob(gpo_t2_job *job, const char *name, const char *type, double value,
-                              const char *fmt, va_list ap)
+gpuopt_status gpo_t2_knob(gpo_t2_job *job, const char *type, const char *name, double value,
+                          const char *fmt, ...)
 {
-    assert(job && name && fmt);
+    assert(job && type && name && fmt);
     char reason[1024];
+    va_list ap;
+    va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
     if (!job->knobs && !(job->knobs = cJSON_CreateArray()))
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2: out of memory");
     cJSON *k = cJSON_CreateObject();
@@ -25,35 +28,6 @@ static gpuopt_status add_knob(gpo_t2_job *job, const char *name, const char *typ
         !cJSON_AddStringToObject(k, "reason", reason))
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2: out of memory");
     return GPUOPT_OK;
-}
-
-gpuopt_status gpo_t2_knob_int(gpo_t2_job *job, const char *name, int64_t value, const char *fmt,
-                              ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    gpuopt_status st = add_knob(job, name, "int", (double)value, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-gpuopt_status gpo_t2_knob_bool(gpo_t2_job *job, const char *name, int value, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    gpuopt_status st = add_knob(job, name, "bool", value ? 1 : 0, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-gpuopt_status gpo_t2_knob_bytes(gpo_t2_job *job, const char *name, uint64_t value, const char *fmt,
-                                ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    gpuopt_status st = add_knob(job, name, "bytes", (double)value, fmt, ap);
-    va_end(ap);
-    return st;
 }
 
 gpuopt_status gpo_t2_note(gpo_t2_job *job, const char *field, double value)
