@@ -714,13 +714,19 @@ gpuopt_status gpo_cache_lookup(gpo_cache *c, const gpo_cache_key *key, const gpo
         st = gpo_fail(GPUOPT_ERR_NOT_FOUND, "no cached result for key %s in %s", hex, c->path);
         goto out;
     }
+    const cJSON *r = it->record;
+    int complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "complete"));
+    uint32_t changed = gpo_cache_soft_diff(cJSON_GetObjectItemCaseSensitive(r, "soft"), soft);
+    int hand_over = c->opt.hand_over && complete && !changed;
     gpo_cache_hit *hit = calloc(1, sizeof *hit);
-    if (!hit || !(hit->record = cJSON_Duplicate(it->record, 1))) {
+    if (!hit || !(hit->record = hand_over ? it->record : cJSON_Duplicate(r, 1))) {
         free(hit);
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a cache hit");
         goto out;
     }
-    const cJSON *r = hit->record;
+    if (hand_over)
+        it->record = NULL;
+    r = hit->record;
     hit->best = cJSON_GetObjectItemCaseSensitive(r, "best");
     hit->runner_up = cJSON_GetObjectItemCaseSensitive(r, "runner_up");
     hit->payload = cJSON_GetObjectItemCaseSensitive(r, "payload");
@@ -728,10 +734,10 @@ gpuopt_status gpo_cache_lookup(gpo_cache *c, const gpo_cache_key *key, const gpo
     hit->runner_up = cJSON_IsObject(hit->runner_up) ? hit->runner_up : NULL;
     hit->payload = cJSON_IsNull(hit->payload) ? NULL : hit->payload;
     hit->soft = cJSON_GetObjectItemCaseSensitive(r, "soft");
-    hit->complete = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r, "complete"));
+    hit->complete = complete;
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "time");
     hit->time = cJSON_IsNumber(t) ? (int64_t)t->valuedouble : 0;
-    hit->changed = gpo_cache_soft_diff(hit->soft, soft);
+    hit->changed = changed;
     /* The use is recorded coarsely: one line per key per touch interval
      * keeps hits fast and the journal small. */
     int64_t now = now_s(c);

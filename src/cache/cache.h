@@ -54,6 +54,11 @@ typedef struct gpo_cache_options {
     int64_t (*clock)(void);   /* seconds since the epoch; NULL: time(NULL) (tests move time) */
     int32_t
         per_host; /* "@<host>" in the file name: 0 on network file systems, 1 always, -1 never */
+    /* A clean hit (complete, no soft field changed) hands the index's
+     * record over instead of copying it, so a second lookup of that key in
+     * this open cache misses: for a cache opened for one pass that looks
+     * each key up once (tier 2 opens one per plan). */
+    int hand_over;
 } gpo_cache_options;
 
 typedef enum gpo_cache_state {

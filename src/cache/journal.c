@@ -256,9 +256,9 @@ static int check_cand(const cJSON *o, char *why, size_t cap)
 }
 
 /* Applies one record line. 0 on success (unknown kinds are skipped: a
- * later library of the same schema may add some); -1 with `why`. */
-/* Applies one line; `finished` (17 bytes) receives the tune id of an
- * "entry" line ("" for any other). */
+ * later library of the same schema may add some); -1 with `why`.
+ * `finished` (17 bytes) receives the tune id of an "entry" line ("" for
+ * any other). */
 static int apply_line(gpo_cidx *ix, const char *raw, size_t len, int strict, size_t *cands,
                       char *finished, char *why, size_t cap)
 {

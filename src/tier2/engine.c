@@ -281,8 +281,10 @@ static gpuopt_status run_all(gpo_t2 *t2, const char *source, double budget_ms)
     gpo_cache_device cd;
     gpo_cache_device_from_info(&t2->dev->info, &cd);
     const gpo_config *cfg = gpo_plan_config(t2->plan);
+    /* Opened for this plan, each key looked up once: hits hand over. */
+    const gpo_cache_options once = {.hand_over = 1};
     if (!st && cfg) {
-        st = gpo_cache_open(cfg->cache_dir, &cd, NULL, t2->log, &cache);
+        st = gpo_cache_open(cfg->cache_dir, &cd, &once, t2->log, &cache);
         if (st && st != GPUOPT_ERR_NO_MEMORY) {
             gpo_strlcpy(why, gpo_detail_get(), sizeof why);
             st = GPUOPT_OK;

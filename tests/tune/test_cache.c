@@ -291,6 +291,47 @@ static void measurement_payloads_are_stored_under_their_key(void **state)
     gpo_cache_close(c);
 }
 
+/* A cache opened for one pass (tier 2's, per plan) hands a clean hit's
+ * record over instead of copying it; a changed one is still copied, so
+ * its verification finds the record. */
+static void a_one_pass_cache_hands_clean_hits_over(void **state)
+{
+    (void)state;
+    gpo_cache_options o = tc_options(0, 0);
+    o.hand_over = 1;
+    gpo_cache_device dev;
+    tc_device(&dev);
+    const char *dir = tc_dir("hand_over");
+    gpo_cache *c = NULL;
+    assert_int_equal(gpo_cache_open(dir, &dev, &o, NULL, &c), GPUOPT_OK);
+    tc_key a, b;
+    assert_int_equal(tc_tune(c, tc_key_init(&a, "N=1"), &soft1, 3), 0);
+    assert_int_equal(tc_tune(c, tc_key_init(&b, "N=2"), &soft1, 3), 0);
+    gpo_cache_hit *hit;
+    assert_int_equal(gpo_cache_lookup(c, &a.key, &soft1, &hit), GPUOPT_OK);
+    assert_true(hit->complete);
+    assert_int_equal(hit->changed, 0);
+    assert_true(param(hit->best, "TILE") == 1);
+    gpo_cache_hit_free(hit);
+    assert_int_equal(gpo_cache_lookup(c, &a.key, &soft1, &hit), GPUOPT_ERR_NOT_FOUND);
+    gpo_cache_soft soft2 = soft1;
+    soft2.driver = "550.54";
+    assert_int_equal(gpo_cache_lookup(c, &b.key, &soft2, &hit), GPUOPT_OK);
+    assert_int_equal(hit->changed, GPO_SOFT_DRIVER);
+    gpo_cache_hit_free(hit);
+    assert_int_equal(gpo_cache_record_verify(c, &b.key, &soft2, 1, 1000, 2000), GPUOPT_OK);
+    gpo_cache_close(c);
+    /* The file keeps both records: another open answers for both. */
+    o.hand_over = 0;
+    assert_int_equal(gpo_cache_open(dir, &dev, &o, NULL, &c), GPUOPT_OK);
+    assert_int_equal(gpo_cache_lookup(c, &a.key, &soft1, &hit), GPUOPT_OK);
+    gpo_cache_hit_free(hit);
+    assert_int_equal(gpo_cache_lookup(c, &b.key, &soft2, &hit), GPUOPT_OK);
+    assert_int_equal(hit->changed, 0);
+    gpo_cache_hit_free(hit);
+    gpo_cache_close(c);
+}
+
 static void least_recently_used_entries_are_evicted_first(void **state)
 {
     (void)state;
@@ -526,6 +567,7 @@ int main(void)
         cmocka_unit_test(parameters_are_kept_by_name_not_position),
         cmocka_unit_test(unfinished_tune_leaves_candidates_to_resume),
         cmocka_unit_test(measurement_payloads_are_stored_under_their_key),
+        cmocka_unit_test(a_one_pass_cache_hands_clean_hits_over),
         cmocka_unit_test(least_recently_used_entries_are_evicted_first),
         cmocka_unit_test(byte_bound_drops_candidates_before_records),
         cmocka_unit_test(most_recent_record_survives_a_bound_smaller_than_itself),
