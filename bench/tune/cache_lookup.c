@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #include "util/strutil.h"
-#include "tune/cache.h"
+#include "cache/cache.h"
+#include "cache/dir.h"
 
 static int cmp(const void *a, const void *b)
 {

@@ -227,7 +227,6 @@ static void kernel_overhead(gpuopt_context *ctx, gpuopt_device *dev)
 {
     enum { N = 24, REPS = 3 };
     double us[REPS];
-    gpo_tuner_ops_hook = hook;
     for (int r = 0; r < REPS; r++) {
         gpuopt_space *s = NULL;
         int64_t v[N];
@@ -239,6 +238,7 @@ static void kernel_overhead(gpuopt_context *ctx, gpuopt_device *dev)
         gpuopt_tuner *t = NULL;
         static const char *const g[3] = {"N", NULL, NULL}, *const l[3] = {"64", NULL, NULL};
         gpuopt_tuner_create(ctx, dev, s, &t);
+        gpo_tuner_test_wrap(t, hook);
         gpuopt_tuner_set_kernel(t, kernel_src, "k", GPUOPT_LANG_OPENCL_C, NULL);
         gpuopt_tuner_set_geometry(t, g, l);
         gpuopt_tuner_add_buffer(t, 0, GPUOPT_ELEM_F32, "N", GPUOPT_INIT_CONSTANT, 1, NULL, 0);
@@ -261,7 +261,6 @@ static void kernel_overhead(gpuopt_context *ctx, gpuopt_device *dev)
         gpuopt_space_destroy(s);
         us[r] = (wall - (double)inside_int) / N / 1e3;
     }
-    gpo_tuner_ops_hook = NULL;
     report("kernel_overhead_us_per_candidate", us, REPS);
 }
 

@@ -1,4 +1,5 @@
 /* The program cache and its build worker (see progcache.h). */
+#include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,12 +127,8 @@ static void *worker_main(void *arg)
 gpuopt_status gpo_progcache_create(const gpo_runtime_ops *ops, gpo_rt *rt, int threaded,
                                    int32_t max_programs, gpo_progcache **out)
 {
-    if (out)
-        *out = NULL;
-    if (!ops || !rt || !out || !ops->program_build || !ops->program_free)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "program cache: NULL argument");
-    if (max_programs < 0)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "program cache: %d programs", (int)max_programs);
+    assert(ops && ops->program_build && ops->program_free && rt && out && max_programs >= 0);
+    *out = NULL;
     gpo_progcache *pc = calloc(1, sizeof *pc);
     if (!pc)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory creating a program cache");
@@ -307,8 +304,7 @@ static void evict(gpo_progcache *pc)
 
 gpuopt_status gpo_progcache_prefetch(gpo_progcache *pc, const char *source, const char *options)
 {
-    if (!pc || !source || !options)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "program cache prefetch: NULL argument");
+    assert(pc && source && options);
     if (!pc->threaded)
         return GPUOPT_OK;
     gpuopt_status st = GPUOPT_OK;
@@ -327,14 +323,12 @@ gpuopt_status gpo_progcache_prefetch(gpo_progcache *pc, const char *source, cons
 gpuopt_status gpo_progcache_get(gpo_progcache *pc, const char *source, const char *options,
                                 gpo_rt_prog **prog, char **log, double *compile_ms)
 {
-    if (prog)
-        *prog = NULL;
+    assert(pc && source && options && prog);
+    *prog = NULL;
     if (log)
         *log = NULL;
     if (compile_ms)
         *compile_ms = -1;
-    if (!pc || !source || !options || !prog)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "program cache get: NULL argument");
     gpuopt_status st = GPUOPT_OK;
     pthread_mutex_lock(&pc->lock);
     pc_entry *e = entry_for(pc, source, options);
@@ -397,11 +391,7 @@ void gpo_progcache_release(gpo_progcache *pc, gpo_rt_prog *prog)
 
 void gpo_progcache_get_stats(gpo_progcache *pc, gpo_progcache_stats *out)
 {
-    if (!out)
-        return;
-    memset(out, 0, sizeof *out);
-    if (!pc)
-        return;
+    assert(pc && out);
     pthread_mutex_lock(&pc->lock);
     *out = pc->stats;
     pthread_mutex_unlock(&pc->lock);

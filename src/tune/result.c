@@ -1,36 +1,80 @@
-/* Results: every evaluated candidate with its status, statistics, compile
- * time and message, the winner, the final re-timing, and how the search
- * ran. Immutable once returned; JSON and CSV in result_export.c. */
+/* Results (result.h), and their JSON and CSV for users (docs/tuning.md,
+ * "Results", shows both). */
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tune/result.h"
 #include "util/strutil.h"
-#include "tune/result_impl.h"
 
-gpuopt_result *gpo_result_new(gpuopt_tuner *t, const gpuopt_space *space)
+typedef struct gpo_rcand {
+    gpuopt_config *config; /* owned; keeps the space alive */
+    int32_t status;
+    int timed; /* stats hold timed runs (OK, PRUNED) */
+    gpo_stats stats;
+    double compile_ms;
+    char *message;
+    int resumed; /* measured by an earlier run and read back from the journal */
+} gpo_rcand;
+
+typedef struct gpo_rfinal {
+    int32_t index; /* candidate */
+    gpo_stats stats;
+} gpo_rfinal;
+
+struct gpuopt_result {
+    const gpuopt_space *space;
+    gpo_rcand *c;
+    int32_t n, cap;
+    int32_t best, runner;
+    int32_t from_cache; /* GPO_FROM_* */
+    int64_t time;       /* from the cache: when measured */
+    uint32_t changed;   /* from the cache: GPO_SOFT_* bits */
+    cJSON *payload;     /* from the cache: the record's payload, or NULL */
+    int validated;
+    gpo_rfinal *final;
+    int32_t nfinal;
+    /* how it ran */
+    char device[32], device_name[256], backend[16], subject[16];
+    char strategy[16], requested[16];
+    uint64_t seed;
+    int32_t max_evaluations, max_failures;
+    double max_seconds;
+    gpo_timing_settings timing;
+    double timeout_s;
+    char stop[32];
+    double wall_s;
+    uint64_t legal;
+    int32_t evaluations, failures;
+    char *workload;
+};
+
+gpuopt_result *gpo_result_new(const gpo_result_info *info, const gpuopt_space *space)
 {
     gpuopt_result *res = calloc(1, sizeof *res);
     if (!res)
         return NULL;
     gpo_space_ref(space);
     res->space = space;
-    res->best = -1;
-    res->legal = 0;
-    gpo_strlcpy(res->device, t->dev->info.id, sizeof res->device);
-    gpo_strlcpy(res->device_name, t->dev->info.name, sizeof res->device_name);
-    gpo_strlcpy(res->backend, t->dev->info.backend, sizeof res->backend);
-    gpo_strlcpy(res->subject, t->subject == GPO_SUBJECT_KERNEL ? "kernel" : "callback",
-                sizeof res->subject);
-    gpo_strlcpy(res->requested, gpo_strategy_name(t->strategy), sizeof res->requested);
+    res->best = res->runner = -1;
+    gpo_strlcpy(res->device, info->device, sizeof res->device);
+    gpo_strlcpy(res->device_name, info->device_name, sizeof res->device_name);
+    gpo_strlcpy(res->backend, info->backend, sizeof res->backend);
+    gpo_strlcpy(res->subject, info->subject, sizeof res->subject);
+    gpo_strlcpy(res->requested, gpo_strategy_name(info->strategy), sizeof res->requested);
     gpo_strlcpy(res->strategy, res->requested, sizeof res->strategy);
-    res->seed = t->seed;
-    res->max_evaluations = t->max_evaluations;
-    res->max_seconds = t->max_seconds;
-    res->max_failures = t->max_failures;
-    res->timing = t->timing;
-    res->timeout_s = t->timeout_s;
+    res->seed = info->seed;
+    res->max_evaluations = info->max_evaluations;
+    res->max_seconds = info->max_seconds;
+    res->max_failures = info->max_failures;
+    res->timing = info->timing;
+    res->timeout_s = info->timeout_s;
     res->wall_s = -1;
+    if (info->workload && !(res->workload = gpo_strdup(info->workload))) {
+        gpuopt_result_destroy(res);
+        return NULL;
+    }
     return res;
 }
 
@@ -39,12 +83,13 @@ GPUOPT_API void gpuopt_result_destroy(gpuopt_result *res)
     if (!res)
         return;
     for (int32_t i = 0; i < res->n; i++) {
-        gpo_config_destroy(res->c[i].config);
+        gpo_point_destroy(res->c[i].config);
         free(res->c[i].message);
     }
     free(res->c);
     free(res->final);
     free(res->workload);
+    cJSON_Delete(res->payload);
     gpo_space_unref(res->space);
     free(res);
 }
@@ -61,10 +106,10 @@ int32_t gpo_result_add(gpuopt_result *res, const uint32_t *idx, const gpo_eval *
     }
     gpo_rcand *c = &res->c[res->n];
     memset(c, 0, sizeof *c);
-    if (gpo_config_create(res->space, idx, &c->config) != GPUOPT_OK)
+    if (gpo_point_create(res->space, idx, &c->config) != GPUOPT_OK)
         return -1;
     if (!(c->message = gpo_strdup(ev->msg))) {
-        gpo_config_destroy(c->config);
+        gpo_point_destroy(c->config);
         return -1;
     }
     c->status = ev->status;
@@ -92,9 +137,9 @@ void gpo_result_set_best(gpuopt_result *res, int32_t index)
     res->best = index >= 0 && index < res->n ? index : -1;
 }
 
-void gpo_result_set_from_cache(gpuopt_result *res, int32_t from_cache)
+void gpo_result_set_runner(gpuopt_result *res, int32_t index)
 {
-    res->from_cache = from_cache;
+    res->runner = index >= 0 && index < res->n ? index : -1;
 }
 
 void gpo_result_set_validated(gpuopt_result *res, int validated)
@@ -102,13 +147,33 @@ void gpo_result_set_validated(gpuopt_result *res, int validated)
     res->validated = validated;
 }
 
-int gpo_result_set_workload(gpuopt_result *res, const char *backend, const char *workload)
+void gpo_result_set_origin(gpuopt_result *res, int32_t from, int64_t time, uint32_t changed,
+                           cJSON *payload)
 {
-    if (backend && *backend)
-        gpo_strlcpy(res->backend, backend, sizeof res->backend);
-    free(res->workload);
-    res->workload = workload ? gpo_strdup(workload) : NULL;
-    return workload && !res->workload ? -1 : 0;
+    res->from_cache = from;
+    res->time = time;
+    res->changed = changed;
+    cJSON_Delete(res->payload);
+    res->payload = payload;
+}
+
+static double num(const cJSON *o, const char *name, double fallback)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : fallback;
+}
+
+void gpo_result_set_record(gpuopt_result *res, const cJSON *record, const char *stop)
+{
+    const cJSON *strategy = cJSON_GetObjectItemCaseSensitive(record, "strategy");
+    if (cJSON_IsString(strategy))
+        gpo_strlcpy(res->strategy, strategy->valuestring, sizeof res->strategy);
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(record, "seed");
+    if (cJSON_IsString(seed))
+        res->seed = strtoull(seed->valuestring, NULL, 10);
+    res->wall_s = num(record, "wall_s", -1);
+    res->evaluations = (int32_t)num(record, "evaluated", 0);
+    gpo_strlcpy(res->stop, stop, sizeof res->stop);
 }
 
 int gpo_result_add_final(gpuopt_result *res, int32_t index, const gpo_stats *stats)
@@ -127,7 +192,7 @@ int32_t gpo_result_index_of(const gpuopt_result *res, const gpuopt_config *c)
 {
     int32_t np = gpo_space_param_count(res->space);
     for (int32_t i = 0; i < res->n; i++)
-        if (memcmp(gpo_config_indices(res->c[i].config), gpo_config_indices(c),
+        if (memcmp(gpo_point_indices(res->c[i].config), gpo_point_indices(c),
                    (size_t)np * sizeof(uint32_t)) == 0)
             return i;
     return -1;
@@ -135,17 +200,60 @@ int32_t gpo_result_index_of(const gpuopt_result *res, const gpuopt_config *c)
 
 int32_t gpo_result_count_of(const gpuopt_result *res)
 {
-    return res ? res->n : 0;
+    return res->n;
 }
 
 int32_t gpo_result_best_index(const gpuopt_result *res)
 {
-    return res ? res->best : -1;
+    return res->best;
 }
 
-const gpuopt_config *gpo_result_config(const gpuopt_result *res, int32_t i)
+int32_t gpo_result_runner_index(const gpuopt_result *res)
 {
-    return res && i >= 0 && i < res->n ? res->c[i].config : NULL;
+    return res->runner;
+}
+
+const gpuopt_config *gpo_result_point(const gpuopt_result *res, int32_t i)
+{
+    return res->c[i].config;
+}
+
+int32_t gpo_result_status(const gpuopt_result *res, int32_t i)
+{
+    return res->c[i].status;
+}
+
+const char *gpo_result_message(const gpuopt_result *res, int32_t i)
+{
+    return res->c[i].message;
+}
+
+const gpo_stats *gpo_result_stats(const gpuopt_result *res, int32_t i)
+{
+    for (int32_t f = 0; f < res->nfinal; f++)
+        if (res->final[f].index == i && res->final[f].stats.count > 0)
+            return &res->final[f].stats;
+    return res->c[i].timed ? &res->c[i].stats : NULL;
+}
+
+int32_t gpo_result_from(const gpuopt_result *res)
+{
+    return res->from_cache;
+}
+
+int64_t gpo_result_time(const gpuopt_result *res)
+{
+    return res->time;
+}
+
+uint32_t gpo_result_changed(const gpuopt_result *res)
+{
+    return res->changed;
+}
+
+const cJSON *gpo_result_payload(const gpuopt_result *res)
+{
+    return res->payload;
 }
 
 void gpo_result_cache_stats(const gpuopt_result *res, int32_t i, gpo_cache_stats *out)
@@ -247,5 +355,173 @@ GPUOPT_API gpuopt_status gpuopt_result_from_cache(const gpuopt_result *res, int3
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_result_from_cache: %s is NULL",
                         res ? "cached" : "result");
     *cached = res->from_cache;
+    return GPUOPT_OK;
+}
+
+/* ---- JSON and CSV -------------------------------------------------------------- */
+
+static int add_num(cJSON *o, const char *name, double v)
+{
+    return cJSON_AddNumberToObject(o, name, isfinite(v) ? v : -1) ? 0 : -1;
+}
+
+static int add_stats(cJSON *o, const gpo_stats *s, int timed)
+{
+    int e = 0;
+    e |= add_num(o, "runs", timed ? s->count : 0);
+    e |= add_num(o, "median_ns", timed ? s->median : -1);
+    e |= add_num(o, "p20_ns", timed ? s->p20 : -1);
+    e |= add_num(o, "p80_ns", timed ? s->p80 : -1);
+    e |= add_num(o, "min_ns", timed ? s->min : -1);
+    e |= add_num(o, "cv", timed ? s->cv : -1);
+    return e;
+}
+
+static cJSON *cand_json(const gpuopt_result *res, int32_t i)
+{
+    const gpo_rcand *c = &res->c[i];
+    cJSON *o = cJSON_CreateObject();
+    cJSON *p = gpo_point_params_json(c->config);
+    if (!o || !p || !cJSON_AddItemToObject(o, "params", p)) {
+        cJSON_Delete(o);
+        cJSON_Delete(p);
+        return NULL;
+    }
+    int e = add_num(o, "index", i);
+    e |= !cJSON_AddStringToObject(o, "status", gpo_cache_status_name(c->status));
+    e |= add_stats(o, &c->stats, c->timed);
+    e |= add_num(o, "compile_ms", c->compile_ms);
+    e |= !cJSON_AddStringToObject(o, "message", c->message ? c->message : "");
+    e |= !cJSON_AddBoolToObject(o, "resumed", c->resumed);
+    if (e) {
+        cJSON_Delete(o);
+        return NULL;
+    }
+    return o;
+}
+
+GPUOPT_API gpuopt_status gpuopt_result_to_json(const gpuopt_result *res, char **json)
+{
+    gpo_detail_clear();
+    if (json)
+        *json = NULL;
+    if (!res || !json)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_result_to_json: %s is NULL",
+                        res ? "json" : "result");
+    cJSON *o = cJSON_CreateObject(), *x;
+    char seed[24];
+    gpo_snprintf(seed, sizeof seed, "%llu", (unsigned long long)res->seed);
+    int e = !o;
+    e = e || !cJSON_AddStringToObject(o, "device", res->device);
+    e = e || !cJSON_AddStringToObject(o, "device_name", res->device_name);
+    e = e || !cJSON_AddStringToObject(o, "backend", res->backend);
+    e = e || !cJSON_AddStringToObject(o, "subject", res->subject);
+    e = e || add_num(o, "from_cache", res->from_cache);
+    e = e || !cJSON_AddBoolToObject(o, "validated", res->validated);
+    e = e || !(res->workload ? cJSON_AddStringToObject(o, "workload", res->workload)
+                             : cJSON_AddNullToObject(o, "workload"));
+    e = e || !cJSON_AddStringToObject(o, "strategy", res->strategy);
+    e = e || !cJSON_AddStringToObject(o, "strategy_requested", res->requested);
+    /* A decimal string: JSON numbers lose 64-bit integers. */
+    e = e || !cJSON_AddStringToObject(o, "seed", seed);
+    e = e || !(x = cJSON_AddObjectToObject(o, "budget"));
+    e = e || add_num(x, "max_evaluations", res->max_evaluations) ||
+        add_num(x, "max_seconds", res->max_seconds) ||
+        add_num(x, "max_failures", res->max_failures);
+    e = e || !(x = cJSON_AddObjectToObject(o, "timing"));
+    e = e || add_num(x, "warmup_ms", res->timing.warmup_ms) ||
+        add_num(x, "repeat_ms", res->timing.repeat_ms) ||
+        add_num(x, "min_runs", res->timing.min_runs) ||
+        add_num(x, "max_runs", res->timing.max_runs) ||
+        add_num(x, "probe_runs", res->timing.probe_runs) ||
+        add_num(x, "prune_ratio", res->timing.prune_ratio) ||
+        add_num(x, "timeout_s", res->timeout_s);
+    e = e || !cJSON_AddStringToObject(o, "stop_reason", res->stop);
+    e = e || add_num(o, "wall_s", res->wall_s);
+    e = e || !(res->legal ? cJSON_AddNumberToObject(o, "legal", (double)res->legal)
+                          : cJSON_AddNullToObject(o, "legal"));
+    e = e || add_num(o, "evaluations", res->evaluations) || add_num(o, "failures", res->failures);
+    e = e || add_num(o, "best", res->best);
+    cJSON *fin = NULL, *arr = NULL;
+    e = e || !(fin = cJSON_AddArrayToObject(o, "final"));
+    for (int32_t i = 0; !e && i < res->nfinal; i++) {
+        cJSON *f = cJSON_CreateObject();
+        e = !f || !cJSON_AddItemToArray(fin, f) || add_num(f, "index", res->final[i].index) ||
+            add_stats(f, &res->final[i].stats, res->final[i].stats.count > 0);
+    }
+    e = e || !(arr = cJSON_AddArrayToObject(o, "candidates"));
+    for (int32_t i = 0; !e && i < res->n; i++) {
+        cJSON *c = cand_json(res, i);
+        e = !c || !cJSON_AddItemToArray(arr, c);
+        if (!c)
+            break;
+    }
+    char *text = e ? NULL : cJSON_Print(o);
+    cJSON_Delete(o);
+    if (!text)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing a result as JSON");
+    /* cJSON allocates with malloc: gpuopt_free (free) releases it. */
+    *json = text;
+    return GPUOPT_OK;
+}
+
+/* A CSV field, quoted when it needs to be (RFC 4180). */
+static void csv_field(gpo_sbuf *b, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        gpo_sbuf_append(b, s);
+        return;
+    }
+    gpo_sbuf_append(b, "\"");
+    for (const char *p = s; *p; p++)
+        gpo_sbuf_append(b, *p == '"' ? "\"\"" : (char[2]){*p, 0});
+    gpo_sbuf_append(b, "\"");
+}
+
+static void csv_num(gpo_sbuf *b, double v)
+{
+    gpo_sbuf_appendf(b, ",%.12g", isfinite(v) ? v : -1);
+}
+
+GPUOPT_API gpuopt_status gpuopt_result_to_csv(const gpuopt_result *res, char **csv)
+{
+    gpo_detail_clear();
+    if (csv)
+        *csv = NULL;
+    if (!res || !csv)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_result_to_csv: %s is NULL",
+                        res ? "csv" : "result");
+    gpo_sbuf b;
+    gpo_sbuf_init(&b);
+    int32_t np = gpo_space_param_count(res->space);
+    gpo_sbuf_append(&b, "index");
+    for (int32_t p = 0; p < np; p++) {
+        gpo_sbuf_append(&b, ",");
+        csv_field(&b, gpo_space_param_name(res->space, p));
+    }
+    gpo_sbuf_append(&b, ",status,runs,median_ns,p20_ns,p80_ns,min_ns,compile_ms,best,message\n");
+    for (int32_t i = 0; i < res->n; i++) {
+        const gpo_rcand *c = &res->c[i];
+        const uint32_t *idx = gpo_point_indices(c->config);
+        gpo_sbuf_appendf(&b, "%d", (int)i);
+        for (int32_t p = 0; p < np; p++) {
+            gpo_sbuf_append(&b, ",");
+            csv_field(&b, gpo_space_value_text(res->space, p, idx[p]));
+        }
+        gpo_sbuf_appendf(&b, ",%s", gpo_cache_status_name(c->status));
+        csv_num(&b, c->timed ? c->stats.count : 0);
+        csv_num(&b, c->timed ? c->stats.median : -1);
+        csv_num(&b, c->timed ? c->stats.p20 : -1);
+        csv_num(&b, c->timed ? c->stats.p80 : -1);
+        csv_num(&b, c->timed ? c->stats.min : -1);
+        csv_num(&b, c->compile_ms);
+        gpo_sbuf_appendf(&b, ",%d,", i == res->best);
+        csv_field(&b, c->message ? c->message : "");
+        gpo_sbuf_append(&b, "\n");
+    }
+    char *text = gpo_sbuf_take(&b);
+    if (!text)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing a result as CSV");
+    *csv = text;
     return GPUOPT_OK;
 }

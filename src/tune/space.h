@@ -1,6 +1,7 @@
-/* Parameter spaces and configurations, the tuner's internal side.
+/* Parameter spaces and their points, the tuner's internal side (space.c).
  *
- * A configuration is identified by its value indices: idx[p] is the
+ * A point (an assignment of one value to every parameter; the public type
+ * is gpuopt_config) is identified by its value indices: idx[p] is the
  * position of parameter p's value in the list it was added with. Index
  * vectors are what the search keeps and compares; names and values are
  * what users, caches and kernels see (gpuopt_config reads by name).
@@ -18,6 +19,8 @@
 #define GPO_TUNE_SPACE_H
 
 #include <stdint.h>
+
+#include <cjson/cJSON.h>
 
 #include "gpuopt/gpuopt.h"
 #include "tune/expr.h"
@@ -37,7 +40,7 @@ enum { GPO_PARAM_INT = 1, GPO_PARAM_ENUM = 2 };
  * original (a new problem size) without disturbing a run. */
 gpuopt_status gpo_space_clone(const gpuopt_space *space, gpuopt_space **out);
 
-/* Reference counting: configurations created by gpo_config_create keep
+/* Reference counting: points created by gpo_point_create keep
  * their space alive. gpuopt_space_destroy drops the caller's reference. */
 void gpo_space_ref(const gpuopt_space *space);
 void gpo_space_unref(const gpuopt_space *space);
@@ -78,7 +81,7 @@ int gpo_space_raw_size(const gpuopt_space *space, uint64_t *raw);
 gpuopt_status gpo_space_count_legal(const gpuopt_space *space, uint64_t limit, uint64_t max_steps,
                                     uint64_t *count, int *exact);
 
-/* Canonical description and its 64-bit hash: one line per parameter and
+/* Canonical description (what the cache keys hash): one line per parameter and
  * constraint, lines sorted, so the order parameters and constraints were
  * added in does not matter; integer values sorted (expressions see their
  * values, and adjacency only steers the search); enum values in their
@@ -86,7 +89,6 @@ gpuopt_status gpo_space_count_legal(const gpuopt_space *space, uint64_t limit, u
  * callbacks by id. Sizes' values are left out: they belong to the
  * workload key. */
 gpuopt_status gpo_space_canonical(const gpuopt_space *space, char **text);
-gpuopt_status gpo_space_hash(const gpuopt_space *space, uint64_t *hash);
 
 /* Hash of an index vector, for the search's tables. */
 uint64_t gpo_space_idx_hash(const gpuopt_space *space, const uint32_t *idx);
@@ -100,7 +102,7 @@ typedef struct gpo_space_iter {
     /* private */
     int32_t depth; /* deepest parameter walked (counting stops early) */
     int32_t level; /* parameter being decided */
-    int state;     /* see space_walk.c */
+    int state;     /* the walk's step (space.c) */
     int seeking;   /* keep deeper positions given to seek */
     /* Work bound: walk steps so far, and the most allowed (0: none). A
      * walk past it stops as if done with gave_up set. Constraints are
@@ -148,7 +150,7 @@ typedef struct gpo_sampler gpo_sampler;
 gpuopt_status gpo_sampler_create(const gpuopt_space *space, gpo_sampler **out);
 void gpo_sampler_destroy(gpo_sampler *sm);
 /* Draws a legal configuration into idx: 1, or 0 when none exists. Uniform
- * while rejection or the index serve (see space_sample.c); the last-resort
+ * while rejection or the index serve (space.c, the sampler); the last-resort
  * walk mode is not. */
 int gpo_sampler_draw(gpo_sampler *sm, gpo_rng *rng, uint32_t *idx);
 /* How draws are served now: "rejection", "index", "walk" (for docs/tests). */
@@ -156,23 +158,30 @@ const char *gpo_sampler_mode(const gpo_sampler *sm);
 /* Bytes the sampler holds (its index, when built). */
 uint64_t gpo_sampler_bytes(const gpo_sampler *sm);
 
-/* ---- configurations ------------------------------------------------------ */
+/* ---- points ------------------------------------------------------------- */
 
-/* A configuration owning a copy of idx and a reference on its space. */
-gpuopt_status gpo_config_create(const gpuopt_space *space, const uint32_t *idx,
-                                gpuopt_config **out);
-void gpo_config_destroy(gpuopt_config *config);
+/* A point owning a copy of idx and a reference on its space. */
+gpuopt_status gpo_point_create(const gpuopt_space *space, const uint32_t *idx, gpuopt_config **out);
+void gpo_point_destroy(gpuopt_config *config);
 
-/* A configuration on the caller's storage that borrows space and idx (for
+/* A point on the caller's storage that borrows space and idx (for
  * callbacks during a walk): no allocation, nothing to free. */
 struct gpuopt_config {
     const gpuopt_space *space;
     const uint32_t *idx;
     int owned;
 };
-void gpo_config_borrow(gpuopt_config *c, const gpuopt_space *space, const uint32_t *idx);
+void gpo_point_borrow(gpuopt_config *c, const gpuopt_space *space, const uint32_t *idx);
 
-const gpuopt_space *gpo_config_space(const gpuopt_config *config);
-const uint32_t *gpo_config_indices(const gpuopt_config *config);
+const gpuopt_space *gpo_point_space(const gpuopt_config *config);
+const uint32_t *gpo_point_indices(const gpuopt_config *config);
+
+/* {NAME: value} of a point, as the cache stores it; NULL on allocation
+ * failure. */
+cJSON *gpo_point_params_json(const gpuopt_config *config);
+/* The index vector of stored params in `space`: 0, or -1 when a name or
+ * value is unknown or a parameter is missing. Parameters travel by name and
+ * value, never by position. */
+int gpo_space_params_idx(const gpuopt_space *space, const cJSON *params, uint32_t *idx);
 
 #endif

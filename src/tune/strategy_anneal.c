@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "util/detail.h"
-#include "tune/strategy_impl.h"
+#include "tune/strategy.h"
 
 #define T0 0.1
 #define T1 0.003
@@ -40,14 +40,14 @@ typedef struct astate {
     uint32_t *nb; /* one candidate */
 } astate;
 
-static gpuopt_status create(gpo_search *s, void **state)
+static gpuopt_status create(gpo_history *s, void **state)
 {
-    const gpuopt_space *space = gpo_search_space(s);
+    const gpuopt_space *space = gpo_history_space(s);
     astate *a = calloc(1, sizeof *a);
     if (!a)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory starting a search");
     a->np = gpo_space_param_count(space);
-    a->n_init = (int32_t)(INIT_SHARE * gpo_search_budget(s));
+    a->n_init = (int32_t)(INIT_SHARE * gpo_history_budget(s));
     if (a->n_init < INIT_MIN)
         a->n_init = INIT_MIN;
     a->best_v = INFINITY;
@@ -63,23 +63,23 @@ static gpuopt_status create(gpo_search *s, void **state)
     return GPUOPT_OK;
 }
 
-static double temperature(gpo_search *s)
+static double temperature(gpo_history *s)
 {
-    int32_t budget = gpo_search_budget(s);
-    double t = budget > 0 ? (double)gpo_search_spent(s) / budget : 0;
+    int32_t budget = gpo_history_budget(s);
+    double t = budget > 0 ? (double)gpo_history_spent(s) / budget : 0;
     if (t > 1)
         t = 1;
     return T0 * pow(T1 / T0, t);
 }
 
-static int accept(astate *a, gpo_search *s, double v)
+static int accept(astate *a, gpo_history *s, double v)
 {
     if (!isfinite(v))
         return 0;
     if (v <= a->cur_v)
         return 1;
     double d = log(v / a->cur_v);
-    return gpo_rng_unit(gpo_search_rng(s)) < exp(-d / temperature(s));
+    return gpo_rng_unit(gpo_history_rng(s)) < exp(-d / temperature(s));
 }
 
 static void move_to(astate *a, const uint32_t *idx, double v)
@@ -89,11 +89,11 @@ static void move_to(astate *a, const uint32_t *idx, double v)
     a->have = 1;
 }
 
-static void restart_from_best(astate *a, gpo_search *s)
+static void restart_from_best(astate *a, gpo_history *s)
 {
     const uint32_t *e[1];
     double v[1];
-    if (gpo_search_elite(s, 1, e, v) == 1)
+    if (gpo_history_elite(s, 1, e, v) == 1)
         move_to(a, e[0], v[0]);
 }
 
@@ -101,10 +101,10 @@ static void restart_from_best(astate *a, gpo_search *s)
  * all: a random parameter moved to its nearest legal value in a random
  * direction, or (PAIR_SHARE of the time) two parameters one step each.
  * 0 after 4 * parameters fruitless tries. */
-static int random_neighbour(astate *a, gpo_search *s, uint32_t *out)
+static int random_neighbour(astate *a, gpo_history *s, uint32_t *out)
 {
-    const gpuopt_space *space = gpo_search_space(s);
-    gpo_rng *rng = gpo_search_rng(s);
+    const gpuopt_space *space = gpo_history_space(s);
+    gpo_rng *rng = gpo_history_rng(s);
     if (a->np == 0)
         return 0;
     for (int32_t attempt = 0; attempt < 4 * a->np; attempt++) {
@@ -136,23 +136,23 @@ static int random_neighbour(astate *a, gpo_search *s, uint32_t *out)
     return 0;
 }
 
-static int propose(void *state, gpo_search *s, uint32_t *idx)
+static int propose(void *state, gpo_history *s, uint32_t *idx)
 {
     astate *a = state;
-    gpo_rng *rng = gpo_search_rng(s);
-    if (!a->have || gpo_search_spent(s) < a->n_init)
-        return gpo_search_draw_unseen(s, idx);
-    int32_t budget = gpo_search_budget(s);
-    if (budget > 0 && gpo_search_spent(s) - a->last_gain > PATIENCE * budget) {
+    gpo_rng *rng = gpo_history_rng(s);
+    if (!a->have || gpo_history_spent(s) < a->n_init)
+        return gpo_history_draw_unseen(s, idx);
+    int32_t budget = gpo_history_budget(s);
+    if (budget > 0 && gpo_history_spent(s) - a->last_gain > PATIENCE * budget) {
         restart_from_best(a, s);
-        a->last_gain = gpo_search_spent(s);
+        a->last_gain = gpo_history_spent(s);
     }
     for (int step = 0; step < FREE_STEPS; step++) {
         if (!random_neighbour(a, s, a->nb))
             break;
         const uint32_t *c = a->nb;
         double v;
-        if (!gpo_search_known(s, c, &v)) {
+        if (!gpo_history_known(s, c, &v)) {
             memcpy(idx, c, (size_t)a->np * sizeof *idx);
             return 1;
         }
@@ -162,17 +162,17 @@ static int propose(void *state, gpo_search *s, uint32_t *idx)
     /* Circling among known configurations. */
     if (gpo_rng_unit(rng) < 0.5)
         restart_from_best(a, s);
-    return gpo_search_draw_unseen(s, idx);
+    return gpo_history_draw_unseen(s, idx);
 }
 
-static void observe(void *state, gpo_search *s, const uint32_t *idx, double value)
+static void observe(void *state, gpo_history *s, const uint32_t *idx, double value)
 {
     astate *a = state;
     if (value < a->best_v) {
         a->best_v = value;
-        a->last_gain = gpo_search_spent(s);
+        a->last_gain = gpo_history_spent(s);
     }
-    if (!a->have || gpo_search_spent(s) <= a->n_init) {
+    if (!a->have || gpo_history_spent(s) <= a->n_init) {
         if (isfinite(value) && (!a->have || value < a->cur_v))
             move_to(a, idx, value);
         return;

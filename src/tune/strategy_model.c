@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "util/detail.h"
-#include "tune/strategy_impl.h"
+#include "tune/strategy.h"
 
 #define TREES 24
 #define MAX_DEPTH 14
@@ -76,14 +76,14 @@ static uint32_t bin_of(int32_t p, uint32_t k, const gpuopt_space *space)
     return count > MAX_BINS ? (uint32_t)((uint64_t)k * MAX_BINS / count) : k;
 }
 
-static gpuopt_status create(gpo_search *s, void **state)
+static gpuopt_status create(gpo_history *s, void **state)
 {
-    const gpuopt_space *space = gpo_search_space(s);
+    const gpuopt_space *space = gpo_history_space(s);
     mstate *m = calloc(1, sizeof *m);
     if (!m)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory starting a search");
     m->np = gpo_space_param_count(space);
-    m->n_init = (int32_t)(INIT_SHARE * gpo_search_budget(s));
+    m->n_init = (int32_t)(INIT_SHARE * gpo_history_budget(s));
     m->n_init = m->n_init < INIT_MIN ? INIT_MIN : m->n_init > INIT_MAX ? INIT_MAX : m->n_init;
     m->nb_max = gpo_space_neighbour_max(space, GPO_NB_NEAREST_LEGAL | GPO_NB_PAIRS);
     m->bins = calloc((size_t)m->np + 1, sizeof *m->bins);
@@ -198,10 +198,10 @@ static int32_t build(mstate *m, gpo_rng *rng, tree *t, int32_t lo, int32_t hi, i
     return id;
 }
 
-static int fit(mstate *m, gpo_search *s)
+static int fit(mstate *m, gpo_history *s)
 {
-    const gpuopt_space *space = gpo_search_space(s);
-    int32_t total = gpo_search_history_count(s);
+    const gpuopt_space *space = gpo_history_space(s);
+    int32_t total = gpo_history_count(s);
     if (total > m->cap) {
         uint32_t *X = realloc(m->X, (size_t)total * (size_t)m->np * sizeof *X + 1);
         if (X)
@@ -221,7 +221,7 @@ static int fit(mstate *m, gpo_search *s)
     for (int32_t i = 0; i < total; i++) {
         const uint32_t *idx;
         double v;
-        if (gpo_search_result_at(s, i, &idx, &v) != 1)
+        if (gpo_history_result_at(s, i, &idx, &v) != 1)
             continue;
         for (int32_t p = 0; p < m->np; p++)
             m->X[(size_t)m->n * (size_t)m->np + (size_t)p] = bin_of(p, idx[p], space);
@@ -236,7 +236,7 @@ static int fit(mstate *m, gpo_search *s)
     for (int32_t i = 0; i < m->n; i++)
         if (!isfinite(m->y[i]))
             m->y[i] = fail_y;
-    gpo_rng *rng = gpo_search_rng(s);
+    gpo_rng *rng = gpo_history_rng(s);
     for (int t = 0; t < TREES; t++) {
         m->trees[t].n = 0;
         for (int32_t i = 0; i < m->n; i++) /* bootstrap */
@@ -267,34 +267,34 @@ static double lcb(const mstate *m, const gpuopt_space *space, const uint32_t *id
     return mean - KAPPA * sqrt(var > 0 ? var : 0);
 }
 
-static void consider(const mstate *m, gpo_search *s, const uint32_t *c, uint32_t *best,
+static void consider(const mstate *m, gpo_history *s, const uint32_t *c, uint32_t *best,
                      double *best_score)
 {
-    if (gpo_search_known(s, c, NULL))
+    if (gpo_history_known(s, c, NULL))
         return;
-    double score = lcb(m, gpo_search_space(s), c);
+    double score = lcb(m, gpo_history_space(s), c);
     if (score < *best_score) {
         *best_score = score;
         memcpy(best, c, (size_t)m->np * sizeof *best);
     }
 }
 
-static int propose(void *state, gpo_search *s, uint32_t *idx)
+static int propose(void *state, gpo_history *s, uint32_t *idx)
 {
     mstate *m = state;
-    const gpuopt_space *space = gpo_search_space(s);
-    if (gpo_search_spent(s) < m->n_init || m->failed)
-        return gpo_search_draw_unseen(s, idx);
-    int32_t results = gpo_search_history_count(s);
+    const gpuopt_space *space = gpo_history_space(s);
+    if (gpo_history_spent(s) < m->n_init || m->failed)
+        return gpo_history_draw_unseen(s, idx);
+    int32_t results = gpo_history_count(s);
     int32_t due = m->fitted_n + (m->fitted_n / 8 > 1 ? m->fitted_n / 8 : 1);
     if ((m->fitted_n == 0 || results >= due) && !fit(m, s)) {
         if (m->fitted_n == 0)
-            return gpo_search_draw_unseen(s, idx);
+            return gpo_history_draw_unseen(s, idx);
     }
     double best_score = INFINITY;
     int found = 0;
     for (int i = 0; i < POOL; i++) {
-        if (!gpo_search_draw_unseen(s, m->cand))
+        if (!gpo_history_draw_unseen(s, m->cand))
             break;
         found = 1;
         consider(m, s, m->cand, idx, &best_score);
@@ -303,7 +303,7 @@ static int propose(void *state, gpo_search *s, uint32_t *idx)
         return 0; /* every legal configuration has been seen */
     const uint32_t *elite[ELITE];
     double values[ELITE];
-    int32_t ne = gpo_search_elite(s, ELITE, elite, values);
+    int32_t ne = gpo_history_elite(s, ELITE, elite, values);
     for (int32_t e = 0; e < ne; e++) {
         int32_t n = 0;
         int flags = GPO_NB_NEAREST_LEGAL | (e == 0 ? GPO_NB_PAIRS : 0);
@@ -315,7 +315,7 @@ static int propose(void *state, gpo_search *s, uint32_t *idx)
     return 1;
 }
 
-static void observe(void *state, gpo_search *s, const uint32_t *idx, double value)
+static void observe(void *state, gpo_history *s, const uint32_t *idx, double value)
 {
     (void)state, (void)s, (void)idx, (void)value;
 }

@@ -19,7 +19,7 @@
 
 #include "util/detail.h"
 #include "util/hash.h"
-#include "tune/strategy_impl.h"
+#include "tune/strategy.h"
 
 #define RANDOM_SHARE 0.2
 #define RANDOM_MIN 8
@@ -39,14 +39,14 @@ typedef struct rstate {
     int32_t ndone, capdone;
 } rstate;
 
-static gpuopt_status create(gpo_search *s, void **state)
+static gpuopt_status create(gpo_history *s, void **state)
 {
-    const gpuopt_space *space = gpo_search_space(s);
+    const gpuopt_space *space = gpo_history_space(s);
     rstate *r = calloc(1, sizeof *r);
     if (!r)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory starting a search");
     r->np = gpo_space_param_count(space);
-    int32_t budget = gpo_search_budget(s);
+    int32_t budget = gpo_history_budget(s);
     r->n_random = (int32_t)(RANDOM_SHARE * budget);
     if (r->n_random < RANDOM_MIN)
         r->n_random = RANDOM_MIN;
@@ -84,16 +84,16 @@ static void mark_done(rstate *r, uint64_t h)
     r->done[r->ndone++] = h;
 }
 
-static void build_neighbourhood(rstate *r, gpo_search *s, const uint32_t *centre)
+static void build_neighbourhood(rstate *r, gpo_history *s, const uint32_t *centre)
 {
-    const gpuopt_space *space = gpo_search_space(s);
+    const gpuopt_space *space = gpo_history_space(s);
     int32_t singles = 0, all = 0;
     gpo_space_neighbours(space, centre, GPO_NB_NEAREST_LEGAL, r->nb, r->nb_max, &singles);
     gpo_space_neighbours(space, centre, GPO_NB_NEAREST_LEGAL | GPO_NB_PAIRS, r->nb, r->nb_max,
                          &all);
     /* The wider call lists the single moves first, then the pairs. */
-    gpo_shuffle_rows(gpo_search_rng(s), r->nb, singles, r->np);
-    gpo_shuffle_rows(gpo_search_rng(s), r->nb + (size_t)singles * (size_t)r->np, all - singles,
+    gpo_shuffle_rows(gpo_history_rng(s), r->nb, singles, r->np);
+    gpo_shuffle_rows(gpo_history_rng(s), r->nb + (size_t)singles * (size_t)r->np, all - singles,
                      r->np);
     memcpy(r->centre, centre, (size_t)r->np * sizeof *centre);
     r->have_centre = 1;
@@ -101,22 +101,22 @@ static void build_neighbourhood(rstate *r, gpo_search *s, const uint32_t *centre
     r->cursor = 0;
 }
 
-static int propose(void *state, gpo_search *s, uint32_t *idx)
+static int propose(void *state, gpo_history *s, uint32_t *idx)
 {
     rstate *r = state;
-    if (gpo_search_spent(s) >= r->n_random) {
+    if (gpo_history_spent(s) >= r->n_random) {
         const uint32_t *elite[ELITE];
         double values[ELITE];
-        int32_t n = gpo_search_elite(s, ELITE, elite, values);
+        int32_t n = gpo_history_elite(s, ELITE, elite, values);
         for (int32_t i = 0; i < n; i++) {
-            uint64_t h = gpo_space_idx_hash(gpo_search_space(s), elite[i]);
+            uint64_t h = gpo_space_idx_hash(gpo_history_space(s), elite[i]);
             if (is_done(r, h))
                 continue;
             if (!r->have_centre || memcmp(r->centre, elite[i], (size_t)r->np * sizeof *idx) != 0)
                 build_neighbourhood(r, s, elite[i]);
             while (r->cursor < r->nnb) {
                 const uint32_t *c = r->nb + (size_t)r->cursor++ * (size_t)r->np;
-                if (!gpo_search_known(s, c, NULL)) {
+                if (!gpo_history_known(s, c, NULL)) {
                     memcpy(idx, c, (size_t)r->np * sizeof *idx);
                     return 1;
                 }
@@ -125,10 +125,10 @@ static int propose(void *state, gpo_search *s, uint32_t *idx)
             r->have_centre = 0;
         }
     }
-    return gpo_search_draw_unseen(s, idx);
+    return gpo_history_draw_unseen(s, idx);
 }
 
-static void observe(void *state, gpo_search *s, const uint32_t *idx, double value)
+static void observe(void *state, gpo_history *s, const uint32_t *idx, double value)
 {
     (void)state, (void)s, (void)idx, (void)value;
 }

@@ -1,37 +1,32 @@
-/* The host-callback subject: anything that is not one kernel (a CPU
- * routine, a library call, a sequence of launches). The library calls
- * pre_run (untimed), then run, timed by the monotonic clock unless the
- * callback reports its own measurement (device events it recorded); the
- * validate callback checks a candidate's first run. */
+/* The host-callback subject (subject_callback.h). */
 #include <math.h>
 #include <stdlib.h>
 
 #include "util/strutil.h"
-#include "tune/tuner.h"
+#include "tune/subject_callback.h"
 
 typedef struct cprep {
     const gpuopt_config *config;
 } cprep;
 
-static gpuopt_status cb_setup(gpo_trun *r)
+static gpuopt_status cb_setup(gpo_subject_ctx *sc)
 {
-    if (!r->t->cb.run)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "the callback subject has no run callback");
-    r->validated = r->t->cb.validate != NULL;
+    const gpo_callback_def *cb = sc->def;
+    sc->validated = cb->validate != NULL;
     return GPUOPT_OK;
 }
 
-static void cb_teardown(gpo_trun *r)
+static void cb_teardown(gpo_subject_ctx *sc)
 {
-    (void)r;
+    (void)sc;
 }
 
-static int32_t cb_prepare(gpo_trun *r, const gpuopt_config *c, gpo_prep **out, gpo_eval *ev)
+static int32_t cb_prepare(gpo_subject_ctx *sc, const gpuopt_config *c, gpo_prep **out, gpo_eval *ev)
 {
     (void)ev;
     cprep *p = calloc(1, sizeof *p);
     if (!p) {
-        r->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory preparing a candidate");
+        sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory preparing a candidate");
         return GPO_FATAL;
     }
     p->config = c;
@@ -39,9 +34,9 @@ static int32_t cb_prepare(gpo_trun *r, const gpuopt_config *c, gpo_prep **out, g
     return GPO_CAND_OK;
 }
 
-static int32_t cb_run(gpo_trun *r, gpo_prep *prep, double *ns, gpo_eval *ev)
+static int32_t cb_run(gpo_subject_ctx *sc, gpo_prep *prep, double *ns, gpo_eval *ev)
 {
-    const gpo_callback_def *cb = &r->t->cb;
+    const gpo_callback_def *cb = sc->def;
     const cprep *p = (const cprep *)prep;
     if (cb->pre_run)
         cb->pre_run(p->config, cb->user);
@@ -63,18 +58,18 @@ static int32_t cb_run(gpo_trun *r, gpo_prep *prep, double *ns, gpo_eval *ev)
     return GPO_CAND_OK;
 }
 
-static int32_t cb_check(gpo_trun *r, gpo_prep *prep, gpo_eval *ev)
+static int32_t cb_check(gpo_subject_ctx *sc, gpo_prep *prep, gpo_eval *ev)
 {
-    const gpo_callback_def *cb = &r->t->cb;
+    const gpo_callback_def *cb = sc->def;
     if (!cb->validate || cb->validate(((const cprep *)prep)->config, cb->user))
         return GPO_CAND_OK;
     gpo_snprintf(ev->msg, sizeof ev->msg, "the validate callback rejected the output");
     return GPO_CAND_WRONG_RESULT;
 }
 
-static void cb_release(gpo_trun *r, gpo_prep *prep)
+static void cb_release(gpo_subject_ctx *sc, gpo_prep *prep)
 {
-    (void)r;
+    (void)sc;
     free(prep);
 }
 

@@ -1,17 +1,61 @@
-/* The kernel subject, run side: the route whose runtime compiles the
- * kernel's language, the device session (kept by the tuner, with its
- * compiled programs, across runs), the device limits as constraints, and
- * each run's arguments and reference outputs. One candidate's build, bind,
- * run and check are in subject_kernel_cand.c. */
+/* The kernel subject (subject_kernel.h): the route whose runtime compiles
+ * the kernel's language, the device session (kept by the tuner, with its
+ * compiled programs, across runs), the device limits as constraints, each
+ * run's arguments and reference outputs; and one point: its program (from
+ * the program cache, built ahead when the runtime allows), its kernel with
+ * every argument bound, buffers whose size depends on the parameters, a
+ * run (outputs reset first) and the element-by-element check of its
+ * outputs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/strutil.h"
+#include "tune/progcache.h"
+#include "tune/space.h"
 #include "tune/subject_kernel.h"
 #include "tune/validate.h"
+#include "util/strutil.h"
 
-const gpo_runtime_ops *(*gpo_tuner_ops_hook)(const gpo_runtime_ops *real);
+/* What the tuner keeps across runs: the device session and its programs. */
+typedef struct gpo_ksession gpo_ksession;
+
+struct gpo_ksession {
+    const gpo_runtime_ops *ops; /* the route's, or a test's wrapper */
+    const gpo_route *route;
+    gpo_rt *rt;
+    gpo_progcache *pc;
+    int32_t language;
+};
+
+/* A buffer on the device with its initial content. */
+typedef struct gpo_kbuf {
+    gpo_rt_buf *buf;
+    void *image; /* initial content, written again before each run for outputs */
+    size_t count, bytes;
+} gpo_kbuf;
+
+/* One run's arguments, by index (args[i]->index == i). */
+typedef struct gpo_krun {
+    gpo_ksession *ks;
+    const gpo_targ **args; /* by index */
+    int32_t nargs;
+    gpo_kbuf *fixed; /* per index: buffers whose count reads no parameter */
+    void **expect;   /* per index: expected output content, NULL when unchecked */
+    size_t *expect_count;
+    void *scratch; /* read-back space for the largest output */
+    size_t scratch_bytes;
+} gpo_krun;
+
+/* Points handed out ahead of the one being timed, so their builds overlap
+ * its timing, when the program cache builds on a worker. The number does
+ * not depend on how fast anything runs, so a seed still gives one
+ * sequence. */
+#define AHEAD 2
+
+static const gpo_kernel_subject *T(const gpo_subject_ctx *sc)
+{
+    return sc->def;
+}
 
 static const char *const lang_names[] = {NULL, "opencl-c", "cuda", "hip"};
 
@@ -21,7 +65,7 @@ const char *gpo_language_runtime_name(int32_t language)
                                                                            : NULL;
 }
 
-const gpo_route *gpo_kernel_route(const gpuopt_tuner *t, gpuopt_status *why)
+const gpo_route *gpo_kernel_route(const gpo_kernel_subject *t, gpuopt_status *why)
 {
     const gpuopt_device *d = t->dev;
     const char *want = gpo_language_runtime_name(t->k.language);
@@ -59,7 +103,41 @@ const gpo_route *gpo_kernel_route(const gpuopt_tuner *t, gpuopt_status *why)
     return NULL;
 }
 
-void gpo_ksession_free(gpo_ksession *ks)
+void gpo_geometry_free(gpo_geometry *g)
+{
+    for (int i = 0; i < 3; i++) {
+        gpo_expr_destroy(g->global[i]);
+        gpo_expr_destroy(g->local[i]);
+    }
+    memset(g, 0, sizeof *g);
+}
+
+void gpo_targ_free(gpo_targ *a)
+{
+    gpo_expr_destroy(a->expr);
+    free(a->data);
+    free(a->ref);
+    memset(a, 0, sizeof *a);
+}
+
+void gpo_kernel_def_free(gpo_kernel_def *k)
+{
+    free(k->source);
+    free(k->entry);
+    free(k->options);
+    free(k->ref_source);
+    free(k->ref_entry);
+    free(k->ref_options);
+    gpo_geometry_free(&k->geo);
+    gpo_geometry_free(&k->ref_geo);
+    gpo_expr_destroy(k->lmem);
+    for (int32_t i = 0; i < k->nargs; i++)
+        gpo_targ_free(&k->args[i]);
+    free(k->args);
+    memset(k, 0, sizeof *k);
+}
+
+static void ksession_free(gpo_ksession *ks)
 {
     if (!ks)
         return;
@@ -70,13 +148,13 @@ void gpo_ksession_free(gpo_ksession *ks)
     free(ks);
 }
 
-static gpuopt_status session(gpuopt_tuner *t, gpo_ksession **out)
+static gpuopt_status session(gpo_kernel_subject *t, gpo_ksession **out)
 {
     if (t->ks && t->ks->language == t->k.language) {
         *out = t->ks;
         return GPUOPT_OK;
     }
-    gpo_ksession_free(t->ks);
+    ksession_free(t->ks);
     t->ks = NULL;
     gpuopt_status st = GPUOPT_OK;
     const gpo_route *route = gpo_kernel_route(t, &st);
@@ -86,7 +164,7 @@ static gpuopt_status session(gpuopt_tuner *t, gpo_ksession **out)
     if (!ks)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory opening a device session");
     const gpo_runtime_ops *real = route->backend->runtime;
-    ks->ops = gpo_tuner_ops_hook ? gpo_tuner_ops_hook(real) : real;
+    ks->ops = t->wrap ? t->wrap(real) : real;
     ks->route = route;
     ks->language = t->k.language;
     gpo_detail_clear();
@@ -101,18 +179,29 @@ static gpuopt_status session(gpuopt_tuner *t, gpo_ksession **out)
         gpo_progcache_threaded(ks->ops) &&
         (t->overlap == 1 || (t->overlap < 0 && route->info.type != GPUOPT_DEVICE_TYPE_CPU));
     if ((st = gpo_progcache_create(ks->ops, ks->rt, threaded, 0, &ks->pc)) != GPUOPT_OK) {
-        gpo_ksession_free(ks);
+        ksession_free(ks);
         return st;
     }
     t->ks = *out = ks;
     return GPUOPT_OK;
 }
 
+void gpo_kernel_session_close(gpo_kernel_subject *s)
+{
+    ksession_free(s->ks);
+    s->ks = NULL;
+}
+
+gpo_progcache *gpo_kernel_progcache(const gpo_kernel_subject *s)
+{
+    return s->ks ? s->ks->pc : NULL;
+}
+
 /* ---- device limits ---------------------------------------------------------- */
 
 /* Adds "(a) * (b) ... <= limit" to the run's space. */
-static gpuopt_status limit(gpo_trun *r, const gpo_expr *const *parts, int n, uint64_t max,
-                           const char *what)
+static gpuopt_status limit(gpo_subject_ctx *sc, gpuopt_space *space, const gpo_expr *const *parts,
+                           int n, uint64_t max, const char *what)
 {
     gpo_sbuf b;
     gpo_sbuf_init(&b);
@@ -122,12 +211,12 @@ static gpuopt_status limit(gpo_trun *r, const gpo_expr *const *parts, int n, uin
     char *text = gpo_sbuf_take(&b);
     if (!text)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory adding a device limit");
-    gpuopt_status st = gpuopt_space_add_constraint(r->space, text);
+    gpuopt_status st = gpuopt_space_add_constraint(space, text);
     if (st != GPUOPT_OK)
         st = gpo_fail(st, "the device's %s limit as a constraint ('%s'): %s", what, text,
                       gpo_detail_get());
     else
-        gpo_log_debug(&r->t->ctx->log, "tuner: device limit added as a constraint: %s", text);
+        gpo_log_debug(sc->log, "tuner: device limit added as a constraint: %s", text);
     free(text);
     return st;
 }
@@ -136,9 +225,9 @@ static gpuopt_status limit(gpo_trun *r, const gpo_expr *const *parts, int n, uin
  * the run's space, so configurations past them are never built and cost
  * no budget. (The kernel's own limit, known only once built, is checked
  * per candidate: INVALID.) */
-static gpuopt_status kernel_constrain(gpo_trun *r)
+static gpuopt_status kernel_constrain(gpo_subject_ctx *sc, gpuopt_space *space)
 {
-    const gpuopt_tuner *t = r->t;
+    const gpo_kernel_subject *t = sc->def;
     gpuopt_status st = GPUOPT_OK;
     const gpo_route *route = gpo_kernel_route(t, &st);
     if (!route)
@@ -148,20 +237,20 @@ static gpuopt_status kernel_constrain(gpo_trun *r)
                         "the kernel has no geometry (gpuopt_tuner_set_geometry)");
     const gpuopt_device_info *info = &route->info;
     if (t->k.geo.has_local && info->max_threads_per_block > 0)
-        st = limit(r, (const gpo_expr *const *)t->k.geo.local, t->k.geo.dims,
+        st = limit(sc, space, (const gpo_expr *const *)t->k.geo.local, t->k.geo.dims,
                    (uint64_t)info->max_threads_per_block, "work-group size");
     if (st == GPUOPT_OK && t->k.lmem && info->shared_mem_per_block > 0)
-        st = limit(r, (const gpo_expr *const *)&t->k.lmem, 1, info->shared_mem_per_block,
+        st = limit(sc, space, (const gpo_expr *const *)&t->k.lmem, 1, info->shared_mem_per_block,
                    "local memory");
     return st;
 }
 
 /* ---- shared helpers --------------------------------------------------------- */
 
-char *gpo_kernel_options(const gpuopt_tuner *t, const gpuopt_config *c)
+static char *k_options(const gpo_kernel_subject *t, const gpuopt_config *c)
 {
-    const gpuopt_space *s = gpo_config_space(c);
-    const uint32_t *idx = gpo_config_indices(c);
+    const gpuopt_space *s = gpo_point_space(c);
+    const uint32_t *idx = gpo_point_indices(c);
     gpo_sbuf b;
     gpo_sbuf_init(&b);
     gpo_sbuf_append(&b, t->k.options ? t->k.options : "");
@@ -171,7 +260,7 @@ char *gpo_kernel_options(const gpuopt_tuner *t, const gpuopt_config *c)
     return gpo_sbuf_take(&b);
 }
 
-void gpo_kernel_image(const gpuopt_tuner *t, const gpo_targ *a, void *image, size_t count)
+static void k_image(const gpo_kernel_subject *t, const gpo_targ *a, void *image, size_t count)
 {
     switch (a->init) {
     case GPUOPT_INIT_RANDOM: gpo_elem_fill_random(image, count, a->type, t->seed, a->index); break;
@@ -188,15 +277,15 @@ void gpo_kernel_image(const gpuopt_tuner *t, const gpo_targ *a, void *image, siz
     }
 }
 
-int gpo_kernel_geometry(gpo_trun *r, const gpo_geometry *g, const uint32_t *idx, size_t global[3],
-                        size_t local[3], gpo_eval *ev)
+static int k_geometry(gpo_subject_ctx *sc, const gpo_geometry *g, const uint32_t *idx,
+                      size_t global[3], size_t local[3], gpo_eval *ev)
 {
     for (int i = 0; i < 3; i++)
         global[i] = local[i] = 1;
     for (int i = 0; i < g->dims; i++) {
         int64_t gv = 0, lv = 1;
-        if (gpo_space_eval(r->space, idx, g->global[i], &gv) != GPO_EXPR_OK ||
-            (g->has_local && gpo_space_eval(r->space, idx, g->local[i], &lv) != GPO_EXPR_OK)) {
+        if (gpo_space_eval(sc->space, idx, g->global[i], &gv) != GPO_EXPR_OK ||
+            (g->has_local && gpo_space_eval(sc->space, idx, g->local[i], &lv) != GPO_EXPR_OK)) {
             gpo_snprintf(ev->msg, sizeof ev->msg, "the geometry of dimension %d is undefined", i);
             return -1;
         }
@@ -213,8 +302,8 @@ int gpo_kernel_geometry(gpo_trun *r, const gpo_geometry *g, const uint32_t *idx,
     return 0;
 }
 
-gpuopt_status gpo_kernel_launch(gpo_ksession *ks, gpo_rt_kernel *k, uint32_t dims,
-                                const size_t global[3], const size_t *local, double *ns)
+static gpuopt_status k_launch(gpo_ksession *ks, gpo_rt_kernel *k, uint32_t dims,
+                              const size_t global[3], const size_t *local, double *ns)
 {
     /* The runtime waits for the kernel and stores its device time; one
      * that leaves it unset is timed by the host clock around the call
@@ -227,14 +316,14 @@ gpuopt_status gpo_kernel_launch(gpo_ksession *ks, gpo_rt_kernel *k, uint32_t dim
     return st;
 }
 
-int32_t gpo_kernel_bind_scalar(gpo_trun *r, gpo_rt_kernel *k, const gpo_targ *a,
-                               const uint32_t *idx, gpo_eval *ev)
+static int32_t k_bind_scalar(gpo_subject_ctx *sc, gpo_rt_kernel *k, const gpo_targ *a,
+                             const uint32_t *idx, gpo_eval *ev)
 {
-    gpo_ksession *ks = r->t->ks;
+    gpo_ksession *ks = T(sc)->ks;
     int64_t v = 0;
     double d = a->value;
     if (a->kind == GPO_ARG_SCALAR) {
-        if (gpo_space_eval(r->space, idx, a->expr, &v) != GPO_EXPR_OK) {
+        if (gpo_space_eval(sc->space, idx, a->expr, &v) != GPO_EXPR_OK) {
             gpo_snprintf(ev->msg, sizeof ev->msg, "scalar argument %u ('%s') is undefined",
                          a->index, gpo_expr_source(a->expr));
             return GPO_CAND_INVALID;
@@ -300,7 +389,7 @@ static void krun_free(gpo_krun *k)
 }
 
 /* Arguments by index; they must be numbered 0 .. n-1. */
-static gpuopt_status order_args(const gpuopt_tuner *t, gpo_krun *k)
+static gpuopt_status order_args(const gpo_kernel_subject *t, gpo_krun *k)
 {
     k->nargs = t->k.nargs;
     if (k->nargs == 0)
@@ -323,7 +412,7 @@ static gpuopt_status order_args(const gpuopt_tuner *t, gpo_krun *k)
 }
 
 /* A buffer of `count` elements of a's type, holding its initial content. */
-static gpuopt_status make_fixed(gpo_trun *r, gpo_krun *k, const gpo_targ *a, size_t count)
+static gpuopt_status make_fixed(gpo_subject_ctx *sc, gpo_krun *k, const gpo_targ *a, size_t count)
 {
     gpo_kbuf *b = &k->fixed[a->index];
     gpo_ksession *ks = k->ks;
@@ -338,7 +427,7 @@ static gpuopt_status make_fixed(gpo_trun *r, gpo_krun *k, const gpo_targ *a, siz
     if (!(b->image = malloc(b->bytes)))
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for argument %u (%zu bytes)", a->index,
                         b->bytes);
-    gpo_kernel_image(r->t, a, b->image, count);
+    k_image(sc->def, a, b->image, count);
     gpo_detail_clear();
     gpuopt_status st = ks->ops->buffer_alloc(ks->rt, b->bytes, &b->buf);
     if (st == GPUOPT_OK)
@@ -351,9 +440,9 @@ static gpuopt_status make_fixed(gpo_trun *r, gpo_krun *k, const gpo_targ *a, siz
 
 /* Runs the reference kernel once; its outputs become the expected values
  * (outputs with reference data keep that). */
-static gpuopt_status run_reference(gpo_trun *r, gpo_krun *k)
+static gpuopt_status run_reference(gpo_subject_ctx *sc, gpo_krun *k)
 {
-    const gpuopt_tuner *t = r->t;
+    const gpo_kernel_subject *t = sc->def;
     gpo_ksession *ks = k->ks;
     gpo_rt_prog *prog = NULL;
     gpo_rt_kernel *kern = NULL;
@@ -385,19 +474,19 @@ static gpuopt_status run_reference(gpo_trun *r, gpo_krun *k)
             if (st != GPUOPT_OK)
                 st = gpo_fail(st, "the reference kernel's argument %u: %s", a->index,
                               gpo_detail_get());
-        } else if (gpo_kernel_bind_scalar(r, kern, a, idx, &ev) != GPO_CAND_OK) {
+        } else if (k_bind_scalar(sc, kern, a, idx, &ev) != GPO_CAND_OK) {
             st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "the reference kernel: %s", ev.msg);
         }
     }
     if (st != GPUOPT_OK)
         goto out;
-    if (gpo_kernel_geometry(r, &t->k.ref_geo, idx, global, local, &ev) != 0) {
+    if (k_geometry(sc, &t->k.ref_geo, idx, global, local, &ev) != 0) {
         st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "the reference kernel: %s", ev.msg);
         goto out;
     }
     gpo_detail_clear();
-    st = gpo_kernel_launch(ks, kern, (uint32_t)t->k.ref_geo.dims, global,
-                           t->k.ref_geo.has_local ? local : NULL, &ns);
+    st = k_launch(ks, kern, (uint32_t)t->k.ref_geo.dims, global,
+                  t->k.ref_geo.has_local ? local : NULL, &ns);
     if (st != GPUOPT_OK) {
         st = gpo_fail(st, "the reference kernel did not run: %s", gpo_detail_get());
         goto out;
@@ -422,9 +511,9 @@ out:
     return st;
 }
 
-static gpuopt_status kernel_setup(gpo_trun *r)
+static gpuopt_status kernel_setup(gpo_subject_ctx *sc)
 {
-    gpuopt_tuner *t = r->t;
+    gpo_kernel_subject *t = sc->def;
     gpo_ksession *ks = NULL;
     gpuopt_status st = session(t, &ks);
     if (st != GPUOPT_OK)
@@ -457,7 +546,7 @@ static gpuopt_status kernel_setup(gpo_trun *r)
         if (st != GPUOPT_OK || a->kind != GPO_ARG_BUFFER || !a->fixed)
             continue;
         int64_t count = 0;
-        if (gpo_space_eval(r->space, idx, a->expr, &count) != GPO_EXPR_OK || count < 1 ||
+        if (gpo_space_eval(sc->space, idx, a->expr, &count) != GPO_EXPR_OK || count < 1 ||
             (uint64_t)count > (SIZE_MAX >> 4) / gpo_elem_size(a->type)) {
             st = gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                           "buffer argument %u: its count '%s' is undefined or not positive with "
@@ -465,7 +554,7 @@ static gpuopt_status kernel_setup(gpo_trun *r)
                           a->index, gpo_expr_source(a->expr));
             break;
         }
-        st = make_fixed(r, k, a, (size_t)count);
+        st = make_fixed(sc, k, a, (size_t)count);
     }
     for (int32_t i = 0; i < k->nargs && st == GPUOPT_OK; i++) {
         const gpo_targ *a = k->args[i];
@@ -486,12 +575,12 @@ static gpuopt_status kernel_setup(gpo_trun *r)
     if (st == GPUOPT_OK && k->scratch_bytes && !(k->scratch = malloc(k->scratch_bytes)))
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for read-back space");
     if (st == GPUOPT_OK && t->k.ref_source)
-        st = run_reference(r, k);
-    r->validated = 0;
+        st = run_reference(sc, k);
+    sc->validated = 0;
     for (int32_t i = 0; i < k->nargs; i++)
-        r->validated |= k->expect[i] != NULL;
-    if (st == GPUOPT_OK && !r->validated)
-        gpo_log_info(&t->ctx->log,
+        sc->validated |= k->expect[i] != NULL;
+    if (st == GPUOPT_OK && !sc->validated)
+        gpo_log_info(sc->log,
                      "tuner: kernel %s has no reference: candidates are not "
                      "validated",
                      t->k.entry);
@@ -500,14 +589,306 @@ out:
         krun_free(k);
         return st;
     }
-    r->subject = k;
+    sc->state = k;
+    sc->ahead = gpo_progcache_overlaps(ks->pc) ? AHEAD : 0;
     return GPUOPT_OK;
 }
 
-static void kernel_teardown(gpo_trun *r)
+static void kernel_teardown(gpo_subject_ctx *sc)
 {
-    krun_free(r->subject);
-    r->subject = NULL;
+    krun_free(sc->state);
+    sc->state = NULL;
+}
+
+/* ---- one point ------------------------------------------------------------------ */
+
+typedef struct kprep {
+    const gpuopt_config *config;
+    gpo_rt_prog *prog;
+    gpo_rt_kernel *kernel;
+    uint32_t dims;
+    size_t global[3], local[3];
+    int has_local;
+    gpo_kbuf *own; /* per index: buffers whose count reads a parameter */
+    int32_t nargs;
+} kprep;
+
+static void k_prefetch(gpo_subject_ctx *sc, const gpuopt_config *c)
+{
+    const gpo_kernel_subject *t = sc->def;
+    char *opts = k_options(t, c);
+    /* A prefetch that cannot be queued only loses the overlap. */
+    if (opts)
+        gpo_progcache_prefetch(t->ks->pc, t->k.source, opts);
+    free(opts);
+}
+
+static void k_release(gpo_subject_ctx *sc, gpo_prep *prep)
+{
+    kprep *p = (kprep *)prep;
+    if (!p)
+        return;
+    gpo_ksession *ks = T(sc)->ks;
+    if (p->kernel)
+        ks->ops->kernel_free(ks->rt, p->kernel);
+    gpo_progcache_release(ks->pc, p->prog);
+    for (int32_t i = 0; p->own && i < p->nargs; i++) {
+        if (p->own[i].buf)
+            ks->ops->buffer_free(ks->rt, p->own[i].buf);
+        free(p->own[i].image);
+    }
+    free(p->own);
+    free(p);
+}
+
+/* A sticky device fault (GPUOPT_ERR_FAULT, backend.h) is no candidate's
+ * build, launch or result: every later call in this process fails the
+ * same way, so the run ends at once, naming the fault and when it showed
+ * (otherwise the next candidate's module load reads as a compile failure). */
+static int32_t fault_ends_run(gpo_subject_ctx *sc, const gpuopt_config *c, const char *when)
+{
+    const gpuopt_device_info *d = &T(sc)->dev->info;
+    char why[1024], *config = NULL;
+    gpo_strlcpy(why, gpo_detail_get(), sizeof why);
+    if (c && gpuopt_config_to_string(c, &config) != GPUOPT_OK)
+        config = NULL; /* the fault is the news; the configuration only helps */
+    sc->fatal = gpo_fail(GPUOPT_ERR_FAULT,
+                         "the tuner stopped on device %s (%s): code on the device faulted (%s%s%s "
+                         "%s), and the fault leaves the device unusable in this process: %s",
+                         d->id, d->name, config ? "candidate " : "", config ? config : "",
+                         config ? ", seen while" : "seen while", when, why);
+    free(config);
+    return GPO_FATAL;
+}
+
+/* The start of a build log, on one line per line kept. */
+static void log_excerpt(const char *log, char *out, size_t cap)
+{
+    gpo_snprintf(out, cap, "build failed: %s", log && *log ? log : "(the compiler gave no log)");
+}
+
+/* Buffers whose count reads a parameter, made for this candidate. */
+static int32_t own_buffers(gpo_subject_ctx *sc, const gpo_krun *k, kprep *p, const uint32_t *idx,
+                           gpo_eval *ev)
+{
+    gpo_ksession *ks = k->ks;
+    for (int32_t i = 0; i < k->nargs; i++) {
+        const gpo_targ *a = k->args[i];
+        if (a->kind != GPO_ARG_BUFFER || a->fixed)
+            continue;
+        if (!p->own && !(p->own = calloc((size_t)k->nargs, sizeof *p->own))) {
+            sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for a candidate's buffers");
+            return GPO_FATAL;
+        }
+        gpo_kbuf *b = &p->own[i];
+        int64_t count = 0;
+        if (gpo_space_eval(sc->space, idx, a->expr, &count) != GPO_EXPR_OK || count < 1 ||
+            (uint64_t)count > (SIZE_MAX >> 4) / gpo_elem_size(a->type)) {
+            gpo_snprintf(ev->msg, sizeof ev->msg,
+                         "buffer argument %u: count '%s' is undefined or not positive", a->index,
+                         gpo_expr_source(a->expr));
+            return GPO_CAND_INVALID;
+        }
+        b->count = (size_t)count;
+        b->bytes = b->count * gpo_elem_size(a->type);
+        if (!(b->image = malloc(b->bytes))) {
+            sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for argument %u (%zu bytes)",
+                                 a->index, b->bytes);
+            return GPO_FATAL;
+        }
+        k_image(sc->def, a, b->image, b->count);
+        gpo_detail_clear();
+        gpuopt_status st = ks->ops->buffer_alloc(ks->rt, b->bytes, &b->buf);
+        if (st == GPUOPT_OK)
+            st = ks->ops->buffer_write(ks->rt, b->buf, 0, b->image, b->bytes);
+        if (st == GPUOPT_ERR_FAULT)
+            return fault_ends_run(sc, p->config, "making its buffers");
+        if (st != GPUOPT_OK) {
+            gpo_snprintf(ev->msg, sizeof ev->msg, "buffer argument %u (%zu bytes): %s", a->index,
+                         b->bytes, gpo_detail_get());
+            return GPO_CAND_INVALID;
+        }
+    }
+    return GPO_CAND_OK;
+}
+
+static int32_t bind(gpo_subject_ctx *sc, const gpo_krun *k, kprep *p, const uint32_t *idx,
+                    gpo_eval *ev)
+{
+    gpo_ksession *ks = k->ks;
+    for (int32_t i = 0; i < k->nargs; i++) {
+        const gpo_targ *a = k->args[i];
+        if (a->kind != GPO_ARG_BUFFER) {
+            int32_t s = k_bind_scalar(sc, p->kernel, a, idx, ev);
+            if (s != GPO_CAND_OK)
+                return s;
+            continue;
+        }
+        gpo_rt_buf *b = a->fixed ? k->fixed[i].buf : p->own[i].buf;
+        gpo_detail_clear();
+        if (ks->ops->kernel_set_buffer(ks->rt, p->kernel, a->index, b) != GPUOPT_OK) {
+            gpo_snprintf(ev->msg, sizeof ev->msg, "setting buffer argument %u: %s", a->index,
+                         gpo_detail_get());
+            return GPO_CAND_LAUNCH_FAILED;
+        }
+    }
+    return GPO_CAND_OK;
+}
+
+static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_config *c, gpo_prep **out, gpo_eval *ev)
+{
+    const gpo_kernel_subject *t = sc->def;
+    const gpo_krun *k = sc->state;
+    gpo_ksession *ks = k->ks;
+    const uint32_t *idx = gpo_point_indices(c);
+    char *opts = NULL, *log = NULL;
+    int32_t s = GPO_CAND_OK;
+    *out = NULL;
+    kprep *p = calloc(1, sizeof *p);
+    if (!p) {
+        sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory preparing a candidate");
+        return GPO_FATAL;
+    }
+    p->config = c;
+    p->nargs = k->nargs;
+    p->dims = (uint32_t)t->k.geo.dims;
+    p->has_local = t->k.geo.has_local;
+    if (k_geometry(sc, &t->k.geo, idx, p->global, p->local, ev) != 0) {
+        s = GPO_CAND_INVALID;
+        goto out;
+    }
+    if ((s = own_buffers(sc, k, p, idx, ev)) != GPO_CAND_OK)
+        goto out;
+    if (!(opts = k_options(t, c))) {
+        sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for build options");
+        s = GPO_FATAL;
+        goto out;
+    }
+    gpuopt_status st =
+        gpo_progcache_get(ks->pc, t->k.source, opts, &p->prog, &log, &ev->compile_ms);
+    if (st == GPUOPT_ERR_NO_MEMORY) {
+        sc->fatal = st;
+        s = GPO_FATAL;
+        goto out;
+    }
+    if (st == GPUOPT_ERR_FAULT) {
+        s = fault_ends_run(sc, c, "loading its program");
+        goto out;
+    }
+    if (st != GPUOPT_OK) {
+        if (st == GPUOPT_ERR_BUILD)
+            log_excerpt(log, ev->msg, sizeof ev->msg);
+        else
+            gpo_snprintf(ev->msg, sizeof ev->msg, "build failed: %s", gpo_detail_get());
+        s = GPO_CAND_COMPILE_FAILED;
+        goto out;
+    }
+    gpo_detail_clear();
+    if ((st = ks->ops->kernel_create(ks->rt, p->prog, t->k.entry, &p->kernel)) ==
+        GPUOPT_ERR_FAULT) {
+        s = fault_ends_run(sc, c, "finding its kernel");
+        goto out;
+    }
+    if (st != GPUOPT_OK) {
+        gpo_snprintf(ev->msg, sizeof ev->msg, "kernel %s: %s", t->k.entry, gpo_detail_get());
+        s = GPO_CAND_COMPILE_FAILED;
+        goto out;
+    }
+    size_t max = 0;
+    if (p->has_local && ks->ops->kernel_max_group &&
+        ks->ops->kernel_max_group(ks->rt, p->kernel, &max) == GPUOPT_OK && max > 0 &&
+        p->local[0] * p->local[1] * p->local[2] > max) {
+        gpo_snprintf(ev->msg, sizeof ev->msg,
+                     "work-group of %zu items is over this kernel's limit of %zu on the device",
+                     p->local[0] * p->local[1] * p->local[2], max);
+        s = GPO_CAND_INVALID;
+        goto out;
+    }
+    s = bind(sc, k, p, idx, ev);
+out:
+    free(opts);
+    free(log);
+    if (s != GPO_CAND_OK) {
+        k_release(sc, (gpo_prep *)p);
+        return s;
+    }
+    *out = (gpo_prep *)p;
+    return GPO_CAND_OK;
+}
+
+/* The buffer of output argument i for this candidate. */
+static const gpo_kbuf *outbuf(const gpo_krun *k, const kprep *p, int32_t i)
+{
+    return k->args[i]->fixed ? &k->fixed[i] : &p->own[i];
+}
+
+static int32_t k_run(gpo_subject_ctx *sc, gpo_prep *prep, double *ns, gpo_eval *ev)
+{
+    const gpo_krun *k = sc->state;
+    kprep *p = (kprep *)prep;
+    gpo_ksession *ks = k->ks;
+    gpo_detail_clear();
+    /* pre_run: outputs start from their initial content every time. */
+    for (int32_t i = 0; i < k->nargs; i++) {
+        if (k->args[i]->kind != GPO_ARG_BUFFER || !k->args[i]->is_output)
+            continue;
+        const gpo_kbuf *b = outbuf(k, p, i);
+        gpuopt_status wst = ks->ops->buffer_write(ks->rt, b->buf, 0, b->image, b->bytes);
+        if (wst == GPUOPT_ERR_FAULT)
+            return fault_ends_run(sc, p->config, "resetting its outputs");
+        if (wst != GPUOPT_OK) {
+            gpo_snprintf(ev->msg, sizeof ev->msg, "resetting output %d: %s", (int)i,
+                         gpo_detail_get());
+            return GPO_CAND_LAUNCH_FAILED;
+        }
+    }
+    gpuopt_status st =
+        k_launch(ks, p->kernel, p->dims, p->global, p->has_local ? p->local : NULL, ns);
+    if (st == GPUOPT_ERR_UNSUPPORTED) {
+        /* Not this candidate's fault: the runtime runs no kernel at all (a
+         * driver without a GPU behind it). Every candidate would fail the
+         * same way, so the run stops here and says so. */
+        const gpuopt_device_info *d = &T(sc)->dev->info;
+        sc->fatal = gpo_fail(st, "the tuner cannot run kernels on device %s (%s): %s", d->id,
+                             d->name, gpo_detail_get());
+        return GPO_FATAL;
+    }
+    if (st == GPUOPT_ERR_FAULT)
+        return fault_ends_run(sc, p->config, "running it");
+    if (st != GPUOPT_OK) {
+        gpo_snprintf(ev->msg, sizeof ev->msg, "launch failed: %s", gpo_detail_get());
+        return GPO_CAND_LAUNCH_FAILED;
+    }
+    return GPO_CAND_OK;
+}
+
+static int32_t k_check(gpo_subject_ctx *sc, gpo_prep *prep, gpo_eval *ev)
+{
+    const gpo_krun *k = sc->state;
+    kprep *p = (kprep *)prep;
+    gpo_ksession *ks = k->ks;
+    for (int32_t i = 0; i < k->nargs; i++) {
+        if (!k->expect[i])
+            continue;
+        const gpo_kbuf *b = outbuf(k, p, i);
+        gpo_detail_clear();
+        gpuopt_status rst = ks->ops->buffer_read(ks->rt, b->buf, 0, k->scratch, b->bytes);
+        if (rst == GPUOPT_ERR_FAULT)
+            return fault_ends_run(sc, p->config, "reading its outputs");
+        if (rst != GPUOPT_OK) {
+            gpo_snprintf(ev->msg, sizeof ev->msg, "reading output %d: %s", (int)i,
+                         gpo_detail_get());
+            return GPO_CAND_LAUNCH_FAILED;
+        }
+        gpo_mismatch m;
+        if (!gpo_validate(k->scratch, k->expect[i], k->expect_count[i], k->args[i]->type,
+                          T(sc)->abs_tol, T(sc)->rel_tol, &m)) {
+            gpo_validate_describe(&m, (uint32_t)i, k->expect_count[i], T(sc)->abs_tol,
+                                  T(sc)->rel_tol, ev->msg, sizeof ev->msg);
+            return GPO_CAND_WRONG_RESULT;
+        }
+    }
+    return GPO_CAND_OK;
 }
 
 const gpo_subject_ops gpo_subject_kernel = {
@@ -515,9 +896,9 @@ const gpo_subject_ops gpo_subject_kernel = {
     .constrain = kernel_constrain,
     .setup = kernel_setup,
     .teardown = kernel_teardown,
-    .prefetch = gpo_kernel_prefetch,
-    .prepare = gpo_kernel_prepare,
-    .run = gpo_kernel_run,
-    .check = gpo_kernel_check,
-    .release = gpo_kernel_release,
+    .prefetch = k_prefetch,
+    .prepare = k_prepare,
+    .run = k_run,
+    .check = k_check,
+    .release = k_release,
 };

@@ -1,64 +1,88 @@
-/* The kernel subject's private parts, shared by subject_kernel.c (the
- * session, limits, arguments and reference of a run) and
- * subject_kernel_cand.c (one candidate: build, bind, run, check). */
+/* The kernel subject (subject_kernel.c): a kernel (source, entry, language,
+ * build options) with its launch geometry, arguments and reference, built
+ * and run through the runtime ops of the device's route for its language.
+ * The public tuner's kernel setters fill the definition; expressions in it
+ * are bound to the tuner's space. */
 #ifndef GPO_TUNE_SUBJECT_KERNEL_H
 #define GPO_TUNE_SUBJECT_KERNEL_H
 
-#include "tune/progcache.h"
-#include "tune/tuner.h"
+#include <stddef.h>
+#include <stdint.h>
 
-typedef struct gpo_ksession gpo_ksession;
+#include "backend.h"
+#include "tune/expr.h"
+#include "tune/subject.h"
 
-/* What the tuner keeps across runs: the device session and its programs. */
-struct gpo_ksession {
-    const gpo_runtime_ops *ops; /* the route's, or a test's wrapper */
-    const gpo_route *route;
-    gpo_rt *rt;
-    gpo_progcache *pc;
+enum { GPO_ARG_BUFFER = 1, GPO_ARG_SCALAR = 2, GPO_ARG_SCALAR_F64 = 3 };
+#define GPO_KERNEL_MAX_ARGS 256
+
+/* One kernel argument. */
+typedef struct gpo_targ {
+    int32_t kind; /* GPO_ARG_* */
+    uint32_t index;
+    int32_t type;   /* gpuopt_elem_type */
+    gpo_expr *expr; /* a buffer's count, a scalar's value */
+    int fixed;      /* expr reads no parameter */
+    double value;   /* GPO_ARG_SCALAR_F64; the constant of GPUOPT_INIT_CONSTANT */
+    int32_t init;   /* gpuopt_buffer_init */
+    void *data;     /* GPUOPT_INIT_DATA, data_bytes long */
+    size_t data_bytes;
+    int is_output;
+    void *ref; /* expected output (set_reference_data) */
+    size_t ref_bytes;
+} gpo_targ;
+
+typedef struct gpo_geometry {
+    gpo_expr *global[3], *local[3];
+    int dims;      /* 0: not set */
+    int has_local; /* 0: the runtime picks the work-group */
+} gpo_geometry;
+
+typedef struct gpo_kernel_def {
+    char *source, *entry, *options;
     int32_t language;
-};
-
-/* A buffer on the device with its initial content. */
-typedef struct gpo_kbuf {
-    gpo_rt_buf *buf;
-    void *image; /* initial content, written again before each run for outputs */
-    size_t count, bytes;
-} gpo_kbuf;
-
-/* One run's arguments, by index (args[i]->index == i). */
-typedef struct gpo_krun {
-    gpo_ksession *ks;
-    const gpo_targ **args; /* by index */
+    gpo_geometry geo;
+    gpo_expr *lmem;
+    gpo_targ *args;
     int32_t nargs;
-    gpo_kbuf *fixed; /* per index: buffers whose count reads no parameter */
-    void **expect;   /* per index: expected output content, NULL when unchecked */
-    size_t *expect_count;
-    void *scratch; /* read-back space for the largest output */
-    size_t scratch_bytes;
-} gpo_krun;
+    char *ref_source, *ref_entry, *ref_options; /* ref_source NULL: no reference kernel */
+    gpo_geometry ref_geo;
+} gpo_kernel_def;
 
-/* subject_kernel_cand.c */
-int32_t gpo_kernel_prepare(gpo_trun *r, const gpuopt_config *c, gpo_prep **p, gpo_eval *ev);
-int32_t gpo_kernel_run(gpo_trun *r, gpo_prep *p, double *ns, gpo_eval *ev);
-int32_t gpo_kernel_check(gpo_trun *r, gpo_prep *p, gpo_eval *ev);
-void gpo_kernel_release(gpo_trun *r, gpo_prep *p);
-void gpo_kernel_prefetch(gpo_trun *r, const gpuopt_config *c);
+struct gpo_ksession; /* the device session and its compiled programs */
 
-/* Shared helpers (subject_kernel.c). */
-/* "<options> -DNAME=value ..." for c (malloc'd; NULL on allocation failure). */
-char *gpo_kernel_options(const gpuopt_tuner *t, const gpuopt_config *c);
-/* The initial content of buffer argument a with `count` elements. */
-void gpo_kernel_image(const gpuopt_tuner *t, const gpo_targ *a, void *image, size_t count);
-/* Binds scalar argument a for configuration idx: GPO_CAND_OK, INVALID (a
- * value undefined or out of the type's range) or LAUNCH_FAILED. */
-int32_t gpo_kernel_bind_scalar(gpo_trun *r, gpo_rt_kernel *k, const gpo_targ *a,
-                               const uint32_t *idx, gpo_eval *ev);
-/* Evaluates a geometry for idx into global/local (global rounded up to a
- * multiple of local): 0, or -1 with ev->msg when undefined or not positive. */
-int gpo_kernel_geometry(gpo_trun *r, const gpo_geometry *g, const uint32_t *idx, size_t global[3],
-                        size_t local[3], gpo_eval *ev);
-/* One launch, timed by the device (or the host clock): GPUOPT_OK with *ns. */
-gpuopt_status gpo_kernel_launch(gpo_ksession *ks, gpo_rt_kernel *k, uint32_t dims,
-                                const size_t global[3], const size_t *local, double *ns);
+/* sc->def of the kernel subject: the kernel and what runs it. */
+typedef struct gpo_kernel_subject {
+    gpo_kernel_def k;
+    const gpuopt_device *dev;
+    double abs_tol, rel_tol;
+    uint64_t seed; /* random buffer contents */
+    /* Build upcoming points on a worker while timing: -1 auto (not on CPU
+     * devices, where a build steals the cores the timed kernel runs on), 0
+     * never, 1 always (tests). */
+    int overlap;
+    /* Tests: the runtime ops the session calls, for the route's own. */
+    const gpo_runtime_ops *(*wrap)(const gpo_runtime_ops *real);
+    struct gpo_ksession *ks; /* opened by the first run that measures; kept */
+} gpo_kernel_subject;
+
+extern const gpo_subject_ops gpo_subject_kernel;
+
+/* Free the contents of a definition, a geometry, an argument, and empty
+ * them. */
+void gpo_kernel_def_free(gpo_kernel_def *k);
+void gpo_geometry_free(gpo_geometry *g);
+void gpo_targ_free(gpo_targ *a);
+/* Closes the subject's session (NULL: nothing open). */
+void gpo_kernel_session_close(gpo_kernel_subject *s);
+/* The session's program cache, NULL while none is open (tests, overhead
+ * figures). */
+struct gpo_progcache *gpo_kernel_progcache(const gpo_kernel_subject *s);
+
+/* The route of the device whose runtime builds the kernel's language, or
+ * NULL with the detail saying why not (*why its status). */
+const gpo_route *gpo_kernel_route(const gpo_kernel_subject *s, gpuopt_status *why);
+/* "opencl-c", "cuda", "hip"; NULL for an unknown language. */
+const char *gpo_language_runtime_name(int32_t language);
 
 #endif

@@ -279,6 +279,25 @@ static void a_sweep_cut_by_the_budget_resumes_where_it_stopped(void **state)
     gpuopt_context_destroy(ctx);
 }
 
+/* 512 runs 4% faster than tier 1's 256, within noise of +-0.5%: enough
+ * for the tuner's 2% floor, not for tier 2's 5% (the kernel it times only
+ * stands in for the program's own), so tier 1's size stays. */
+static void a_gain_under_the_switch_floor_keeps_tier_1s_size(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    fake_gpu.slope = 0.04;
+    gpuopt_context *ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    gpuopt_knob k = knob(p, "launch.block_size");
+    assert_int_equal(k.int_value, 256);
+    assert_non_null(strstr(k.reason, "(tier 1's size)"));
+    assert_non_null(strstr(k.reason, "no other size beat it beyond noise side by side"));
+    assert_non_null(strstr(k.reason, "next best 512"));
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
 static void a_runtime_call_failing_mid_tier_leaves_level_1_with_its_reason(void **state)
 {
     (void)state;
@@ -412,6 +431,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_winner_beaten_after_a_driver_update_is_measured_again,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(a_sweep_cut_by_the_budget_resumes_where_it_stopped, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_gain_under_the_switch_floor_keeps_tier_1s_size, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(
             a_runtime_call_failing_mid_tier_leaves_level_1_with_its_reason, setup, teardown),

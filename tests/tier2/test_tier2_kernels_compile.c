@@ -19,7 +19,7 @@
 #include "cuda/cuda_nvrtc.h"
 #include "rocm/rocm_hiprtc.h"
 #include "util/strutil.h"
-#include "tier2/tier2.h"
+#include "tier2/bench.h"
 
 static const char *const entries[] = {"gpo_t2_copy", "gpo_t2_empty", "gpo_t2_reduce"};
 

@@ -1,6 +1,5 @@
-/* The tier-2 engine's parts one by one: the timing drivers on synthetic
- * durations, the group-size ladder, the kernel sources, formatting, and
- * NULL, out-of-range and malformed input to every function. */
+/* Tier 2's parts one by one: the group-size ladder, the kernel sources,
+ * formatting, and the generic entry on a route that cannot run code. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,120 +12,19 @@
 #include "context.h"
 #include "fake_rt.h"
 #include "plan.h"
-#include "tier2/t2_generic.h"
-#include "tier2/tier2.h"
-
-/* ---- timing ------------------------------------------------------------------ */
-
-typedef struct subject {
-    double ns[4]; /* per subject index */
-    int runs;
-    int fail_at; /* 0: never */
-} subject;
-
-static gpuopt_status run_one(void *user, double *ns)
-{
-    subject *s = user;
-    s->runs++;
-    if (s->fail_at && s->runs == s->fail_at)
-        return gpo_fail(GPUOPT_ERR_LAUNCH, "subject failed on run %d", s->runs);
-    *ns = s->ns[0] * (s->runs % 2 ? 1.01 : 0.99);
-    return GPUOPT_OK;
-}
-
-static gpuopt_status run_k(void *user, int32_t i, double *ns)
-{
-    subject *s = user;
-    s->runs++;
-    if (s->fail_at && s->runs == s->fail_at)
-        return gpo_fail(GPUOPT_ERR_LAUNCH, "subject failed on run %d", s->runs);
-    *ns = s->ns[i] * (s->runs % 2 ? 1.01 : 0.99);
-    return GPUOPT_OK;
-}
-
-static void time_measures_within_its_run_bounds_and_prunes_slow_probes(void **state)
-{
-    (void)state;
-    subject s = {{1000}, 0, 0};
-    gpo_timing_settings t = {0, 1.0, 3, 50, 3, 2.0};
-    gpo_stats st;
-    int pruned = -1;
-    assert_int_equal(gpo_t2_time(run_one, &s, &t, 0, &st, &pruned), GPUOPT_OK);
-    assert_int_equal(pruned, 0);
-    /* 1 ms of 1 us runs: the 50-run cap ends it, after one warm-up. */
-    assert_int_equal(st.count, 50);
-    assert_int_equal(s.runs, 51);
-    assert_true(st.median > 980 && st.median < 1020);
-
-    s.runs = 0;
-    assert_int_equal(gpo_t2_time(run_one, &s, &t, 400, &st, &pruned), GPUOPT_OK);
-    assert_int_equal(pruned, 1); /* over 2 x the best after its 3-run probe */
-    assert_int_equal(st.count, 3);
-
-    s.runs = 0;
-    s.fail_at = 2;
-    assert_int_equal(gpo_t2_time(run_one, &s, &t, 0, &st, NULL), GPUOPT_ERR_LAUNCH);
-    assert_non_null(strstr(gpuopt_last_error(), "failed on run 2"));
-}
-
-static void time_rejects_null_and_bad_settings(void **state)
-{
-    (void)state;
-    subject s = {{1000}, 0, 0};
-    gpo_timing_settings t = {0, 1.0, 3, 50, 3, 0};
-    gpo_stats st;
-    assert_int_equal(gpo_t2_time(NULL, &s, &t, 0, &st, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_time(run_one, &s, NULL, 0, &st, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_time(run_one, &s, &t, 0, NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    gpo_timing_settings bad = t;
-    bad.min_runs = 0;
-    assert_int_equal(gpo_t2_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
-    bad = t;
-    bad.repeat_ms = -1;
-    assert_int_equal(gpo_t2_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
-    bad = t;
-    bad.probe_runs = 0;
-    assert_int_equal(gpo_t2_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
-    assert_int_equal(s.runs, 0);
-}
-
-static void retime_keeps_the_incumbent_within_noise_and_yields_to_a_clear_winner(void **state)
-{
-    (void)state;
-    gpo_stats st[3];
-    int32_t pick = -1;
-    subject tie = {{1000, 990, 1005}, 0, 0};
-    assert_int_equal(gpo_t2_retime(run_k, &tie, 3, 7, GPO_NOISE_FLOOR, st, &pick), GPUOPT_OK);
-    assert_int_equal(pick, 0);
-    assert_int_equal(tie.runs, 21);
-    assert_int_equal(st[1].count, 6); /* the warm-up round is dropped */
-
-    subject clear = {{1000, 600, 800}, 0, 0};
-    assert_int_equal(gpo_t2_retime(run_k, &clear, 3, 5, GPO_NOISE_FLOOR, st, &pick), GPUOPT_OK);
-    assert_int_equal(pick, 1);
-
-    /* 4% faster: enough for the tuner's 2% floor, not for tier 2's 5%. */
-    subject small = {{1000, 960}, 0, 0};
-    assert_int_equal(gpo_t2_retime(run_k, &small, 2, 11, GPO_NOISE_FLOOR, st, &pick), GPUOPT_OK);
-    assert_int_equal(pick, 1);
-    assert_int_equal(gpo_t2_retime(run_k, &small, 2, 11, GPO_T2_SWITCH_FLOOR, st, &pick),
-                     GPUOPT_OK);
-    assert_int_equal(pick, 0);
-
-    subject failing = {{1000, 600}, 0, 4};
-    assert_int_equal(gpo_t2_retime(run_k, &failing, 2, 5, GPO_NOISE_FLOOR, st, &pick),
-                     GPUOPT_ERR_LAUNCH);
-    assert_int_equal(gpo_t2_retime(NULL, &clear, 2, 5, GPO_NOISE_FLOOR, st, &pick),
-                     GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_retime(run_k, &clear, 2, 5, GPO_NOISE_FLOOR, NULL, &pick),
-                     GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_retime(run_k, &clear, 0, 5, GPO_NOISE_FLOOR, st, &pick),
-                     GPUOPT_ERR_OUT_OF_RANGE);
-    assert_int_equal(gpo_t2_retime(run_k, &clear, 2, 1, GPO_NOISE_FLOOR, st, &pick),
-                     GPUOPT_ERR_OUT_OF_RANGE);
-}
+#include "tier2/bench.h"
 
 /* ---- the ladder of group sizes ------------------------------------------------ */
+
+/* "8,16,32,..." */
+static void ladder_text(const int64_t *v, int32_t n, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int32_t i = 0; i < n; i++) {
+        size_t len = strlen(out);
+        snprintf(out + len, cap - len, "%s%lld", i ? "," : "", (long long)v[i]);
+    }
+}
 
 static void ladder_orders_multiples_by_distance_from_the_incumbent(void **state)
 {
@@ -134,16 +32,16 @@ static void ladder_orders_multiples_by_distance_from_the_incumbent(void **state)
     int64_t v[16];
     char text[128];
     int32_t n = gpo_t2_ladder(32, 2048, 256, 0, v, 16);
-    gpo_t2_ladder_text(v, n, text, sizeof text);
+    ladder_text(v, n, text, sizeof text);
     assert_string_equal(text, "256,128,512,64,1024,32,2048");
 
     /* An incumbent off the ladder is added; the power-of-two-only ladder
      * of an odd multiple is just the incumbent when it is one. */
     n = gpo_t2_ladder(48, 800, 240, 0, v, 16);
-    gpo_t2_ladder_text(v, n, text, sizeof text);
+    ladder_text(v, n, text, sizeof text);
     assert_string_equal(text, "240,192,384,96,768,48");
     n = gpo_t2_ladder(48, 800, 256, 1, v, 16);
-    gpo_t2_ladder_text(v, n, text, sizeof text);
+    ladder_text(v, n, text, sizeof text);
     assert_string_equal(text, "256");
     assert_int_equal(gpo_t2_ladder(48, 800, 240, 1, v, 16), 0);
 
@@ -151,9 +49,8 @@ static void ladder_orders_multiples_by_distance_from_the_incumbent(void **state)
     assert_int_equal(gpo_t2_ladder(8, 4096, 256, 0, v, 3), 3);
     assert_int_equal(gpo_t2_ladder(64, 32, 64, 0, v, 16), 0);
     assert_int_equal(gpo_t2_ladder(0, 1024, 256, 0, v, 16), 0);
-    assert_int_equal(gpo_t2_ladder(32, 1024, 256, 0, NULL, 16), 0);
     assert_int_equal(gpo_t2_ladder(32, 1024, 256, 0, v, 0), 0);
-    gpo_t2_ladder_text(v, 0, text, sizeof text);
+    ladder_text(v, 0, text, sizeof text);
     assert_string_equal(text, "");
 }
 
@@ -192,59 +89,9 @@ static void times_and_rates_read_in_their_units(void **state)
     assert_string_equal(b, "350 MB/s");
 }
 
-/* ---- bad input ------------------------------------------------------------------- */
-
-static gpuopt_status describe_ok(gpo_t2 *t2, void *u, char *w, size_t wc, char *s, size_t sc)
-{
-    (void)t2;
-    (void)u;
-    (void)sc;
-    s[0] = '\0';
-    snprintf(w, wc, "w");
-    return GPUOPT_OK;
-}
-
-static void jobs_runs_and_sweeps_reject_null_and_empty_input(void **state)
-{
-    (void)state;
-    assert_int_equal(gpo_t2_job_knob_int(NULL, "x", 1, "r"), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_job_knob_bool(NULL, "x", 1, "r"), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_job_knob_bytes(NULL, "x", 1, "r"), GPUOPT_ERR_INVALID_ARGUMENT);
-    gpo_t2_job job;
-    memset(&job, 0, sizeof job);
-    assert_int_equal(gpo_t2_job_knob_int(&job, NULL, 1, "r"), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_job_note(NULL, "bytes", 1), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_job_note(&job, NULL, 1), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_job_knob_int(&job, "x", 7, "seven %d", 7), GPUOPT_OK);
-    assert_int_equal(gpo_t2_job_note(&job, "bytes", 1), GPUOPT_OK);
-    assert_int_equal(gpo_t2_job_note(&job, "bytes", 2), GPUOPT_OK); /* replaced, not doubled */
-    assert_int_equal(cJSON_GetArraySize(job.knobs), 1);
-    assert_int_equal(cJSON_GetArraySize(job.extra), 1);
-    cJSON_Delete(job.knobs);
-    cJSON_Delete(job.extra);
-    assert_true(gpo_t2_job_left_ms(NULL) == 0.0);
-    assert_true(gpo_t2_job_left_ms(&job) == 0.0); /* no deadline: nothing left */
-
-    gpo_t2 t2;
-    memset(&t2, 0, sizeof t2);
-    assert_int_equal(gpo_t2_run(NULL, NULL, 0, NULL, 1), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_run(&t2, NULL, 0, NULL, 1), GPUOPT_ERR_INVALID_ARGUMENT);
-
-    gpo_t2_sweep_result r;
-    gpo_t2_sweep s;
-    memset(&s, 0, sizeof s);
-    assert_int_equal(gpo_t2_sweep_run(NULL, &job, &s, &r), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_sweep_run(&t2, &job, &s, &r), GPUOPT_ERR_INVALID_ARGUMENT);
-    int keep = 1;
-    assert_int_equal(gpo_t2_sweep_verify(NULL, &s, &keep), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_sweep_verify(&job, &s, &keep), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_t2_rt_session(NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_tier2_generic(NULL, NULL, NULL, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    (void)describe_ok;
-}
-
-/* An incomplete benchmark table is refused before anything runs. */
-static void run_refuses_a_benchmark_without_its_functions(void **state)
+/* The generic entry on a route whose backend cannot run code says so, and
+ * touches nothing. */
+static void the_generic_entry_refuses_a_route_without_runtime_ops(void **state)
 {
     (void)state;
     fake_reset();
@@ -260,26 +107,13 @@ static void run_refuses_a_benchmark_without_its_functions(void **state)
     assert_non_null(p);
     p->cfg = &ctx->cfg;
     p->log = &ctx->log;
-    gpo_t2 t2;
-    gpo_t2_init(&t2, p, &dev->routes[0], dev, "fnv1a64:0000000000000000", "");
-    assert_string_equal(t2.backend, "fakegpu");
-    assert_string_equal(t2.soft.driver, "1.0");
-    gpo_t2_bench half = {"half", 1.0, describe_ok, NULL, NULL};
-    const gpo_t2_bench *list[1] = {&half};
-    assert_int_equal(gpo_t2_run(&t2, list, 1, NULL, 100), GPUOPT_ERR_INVALID_ARGUMENT);
-    const gpo_t2_bench *none[1] = {NULL};
-    assert_int_equal(gpo_t2_run(&t2, none, 1, NULL, 100), GPUOPT_ERR_INVALID_ARGUMENT);
-    /* An empty list is a run that sets nothing. */
-    assert_int_equal(gpo_t2_run(&t2, list, 0, NULL, 100), GPUOPT_OK);
-    assert_int_equal(fake_gpu.calls, 0);
-
-    /* The generic engine on a route whose backend cannot run code. */
     gpo_route bare = dev->routes[0];
     gpo_backend no_rt = *dev->routes[0].backend;
     no_rt.runtime = NULL;
     bare.backend = &no_rt;
     assert_int_equal(gpo_tier2_generic(bare.backend_state, &bare, dev, p), GPUOPT_ERR_UNSUPPORTED);
     assert_non_null(strstr(gpuopt_last_error(), "no runtime ops"));
+    assert_int_equal(fake_gpu.calls, 0);
     gpo_plan_free(p);
     gpuopt_context_destroy(ctx);
     char cmd[600];
@@ -290,14 +124,10 @@ static void run_refuses_a_benchmark_without_its_functions(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(time_measures_within_its_run_bounds_and_prunes_slow_probes),
-        cmocka_unit_test(time_rejects_null_and_bad_settings),
-        cmocka_unit_test(retime_keeps_the_incumbent_within_noise_and_yields_to_a_clear_winner),
         cmocka_unit_test(ladder_orders_multiples_by_distance_from_the_incumbent),
         cmocka_unit_test(kernel_sources_exist_for_every_runtime_language),
         cmocka_unit_test(times_and_rates_read_in_their_units),
-        cmocka_unit_test(jobs_runs_and_sweeps_reject_null_and_empty_input),
-        cmocka_unit_test(run_refuses_a_benchmark_without_its_functions),
+        cmocka_unit_test(the_generic_entry_refuses_a_route_without_runtime_ops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

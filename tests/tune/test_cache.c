@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "test_cache_util.h"
+#include "tune/space.h"
 
 static const gpo_cache_soft soft1 = {"535.104", "nvrtc 12.2", NULL, "NVIDIA H100 80GB HBM3"};
 
@@ -158,19 +159,31 @@ static void soft_change_returns_winner_runner_up_and_what_changed(void **state)
     gpo_cache_close(c);
 }
 
+/* The space hash of the key: a space's canonical text, hashed. */
+static void space_hash(int tile_first, char *out, size_t cap)
+{
+    static const int64_t tiles[] = {8, 16, 32}, vecs[] = {1, 2, 4};
+    gpuopt_space *s = NULL;
+    char *text = NULL;
+    assert_int_equal(gpuopt_space_create(&s), GPUOPT_OK);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(i == !tile_first ? gpuopt_space_add_int(s, "TILE", tiles, 3)
+                                          : gpuopt_space_add_int(s, "VEC", vecs, 3),
+                         GPUOPT_OK);
+    assert_int_equal(gpuopt_space_add_constraint(s, "TILE*VEC<=64"), GPUOPT_OK);
+    assert_int_equal(gpo_space_canonical(s, &text), GPUOPT_OK);
+    assert_int_equal(gpo_cache_hash_text(text, strlen(text), out, cap), GPUOPT_OK);
+    free(text);
+    gpuopt_space_destroy(s);
+}
+
 static void parameters_are_kept_by_name_not_position(void **state)
 {
     (void)state;
-    const char *order1[] = {"int TILE 8,16,32", "int VEC 1,2,4", "expr TILE*VEC<=64"};
-    const char *order2[] = {"expr TILE*VEC<=64", "int VEC 1,2,4", "int TILE 8,16,32"};
-    char h1[32], h2[32], h3[32];
-    assert_int_equal(gpo_cache_hash_set(order1, 3, h1, sizeof h1), GPUOPT_OK);
-    assert_int_equal(gpo_cache_hash_set(order2, 3, h2, sizeof h2), GPUOPT_OK);
+    char h1[32], h2[32];
+    space_hash(1, h1, sizeof h1);
+    space_hash(0, h2, sizeof h2);
     assert_string_equal(h1, h2);
-    assert_int_equal(gpo_cache_hash_set(order1, 2, h3, sizeof h3), GPUOPT_OK);
-    assert_string_not_equal(h1, h3);
-    assert_true(strncmp(h1, "fnv1a64:", 8) == 0 && strlen(h1) == 24);
-
     gpo_cache_options o = tc_options(0, 0);
     gpo_cache *c = open_in("byname", &o, NULL);
     tc_key k;
@@ -264,9 +277,9 @@ static void measurement_payloads_are_stored_under_their_key(void **state)
     k.source[0] = k.options[0] = k.space[0] = '\0';
     cJSON *p = cJSON_CreateObject();
     cJSON_AddNumberToObject(p, "gbps", 1650.5);
-    assert_int_equal(gpo_cache_put(c, tc_key_sync(&k), &soft1, p), GPUOPT_OK);
+    assert_int_equal(tc_put(c, tc_key_sync(&k), &soft1, p), GPUOPT_OK);
     cJSON_ReplaceItemInObject(p, "gbps", cJSON_CreateNumber(1700.25));
-    assert_int_equal(gpo_cache_put(c, tc_key_sync(&k), &soft1, p), GPUOPT_OK);
+    assert_int_equal(tc_put(c, tc_key_sync(&k), &soft1, p), GPUOPT_OK);
     cJSON_Delete(p);
     gpo_cache_hit *hit;
     assert_int_equal(gpo_cache_lookup(c, &k.key, &soft1, &hit), GPUOPT_OK);
@@ -274,6 +287,47 @@ static void measurement_payloads_are_stored_under_their_key(void **state)
     assert_true(hit->complete);
     assert_true(num(hit->payload, "gbps") == 1700.25);
     assert_int_equal(hit->time, tc_now);
+    gpo_cache_hit_free(hit);
+    gpo_cache_close(c);
+}
+
+/* A cache opened for one pass (tier 2's, per plan) hands a clean hit's
+ * record over instead of copying it; a changed one is still copied, so
+ * its verification finds the record. */
+static void a_one_pass_cache_hands_clean_hits_over(void **state)
+{
+    (void)state;
+    gpo_cache_options o = tc_options(0, 0);
+    o.hand_over = 1;
+    gpo_cache_device dev;
+    tc_device(&dev);
+    const char *dir = tc_dir("hand_over");
+    gpo_cache *c = NULL;
+    assert_int_equal(gpo_cache_open(dir, &dev, &o, NULL, &c), GPUOPT_OK);
+    tc_key a, b;
+    assert_int_equal(tc_tune(c, tc_key_init(&a, "N=1"), &soft1, 3), 0);
+    assert_int_equal(tc_tune(c, tc_key_init(&b, "N=2"), &soft1, 3), 0);
+    gpo_cache_hit *hit;
+    assert_int_equal(gpo_cache_lookup(c, &a.key, &soft1, &hit), GPUOPT_OK);
+    assert_true(hit->complete);
+    assert_int_equal(hit->changed, 0);
+    assert_true(param(hit->best, "TILE") == 1);
+    gpo_cache_hit_free(hit);
+    assert_int_equal(gpo_cache_lookup(c, &a.key, &soft1, &hit), GPUOPT_ERR_NOT_FOUND);
+    gpo_cache_soft soft2 = soft1;
+    soft2.driver = "550.54";
+    assert_int_equal(gpo_cache_lookup(c, &b.key, &soft2, &hit), GPUOPT_OK);
+    assert_int_equal(hit->changed, GPO_SOFT_DRIVER);
+    gpo_cache_hit_free(hit);
+    assert_int_equal(gpo_cache_record_verify(c, &b.key, &soft2, 1, 1000, 2000), GPUOPT_OK);
+    gpo_cache_close(c);
+    /* The file keeps both records: another open answers for both. */
+    o.hand_over = 0;
+    assert_int_equal(gpo_cache_open(dir, &dev, &o, NULL, &c), GPUOPT_OK);
+    assert_int_equal(gpo_cache_lookup(c, &a.key, &soft1, &hit), GPUOPT_OK);
+    gpo_cache_hit_free(hit);
+    assert_int_equal(gpo_cache_lookup(c, &b.key, &soft2, &hit), GPUOPT_OK);
+    assert_int_equal(hit->changed, 0);
     gpo_cache_hit_free(hit);
     gpo_cache_close(c);
 }
@@ -513,6 +567,7 @@ int main(void)
         cmocka_unit_test(parameters_are_kept_by_name_not_position),
         cmocka_unit_test(unfinished_tune_leaves_candidates_to_resume),
         cmocka_unit_test(measurement_payloads_are_stored_under_their_key),
+        cmocka_unit_test(a_one_pass_cache_hands_clean_hits_over),
         cmocka_unit_test(least_recently_used_entries_are_evicted_first),
         cmocka_unit_test(byte_bound_drops_candidates_before_records),
         cmocka_unit_test(most_recent_record_survives_a_bound_smaller_than_itself),

@@ -32,7 +32,7 @@ static gpo_cache *open_at(const char *dir, uint32_t max_entries)
 static void assert_dir_sound(const char *dir, int allow_torn)
 {
     cJSON *r;
-    assert_int_equal(gpo_cache_dir_verify(dir, NULL, &r), GPUOPT_OK);
+    assert_int_equal(gpo_cache_dir_verify(dir, &r), GPUOPT_OK);
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "ok")));
     cJSON *files = cJSON_GetObjectItem(r, "files");
     assert_int_equal(cJSON_GetArraySize(files), 1);
@@ -188,7 +188,7 @@ static void concurrent_writer(const char *dir, int who)
         char w[32];
         snprintf(w, sizeof w, "w=%d-%d", who, i);
         cJSON *p = payload(i);
-        int rc = gpo_cache_put(c, tc_key_init(&k, w), NULL, p);
+        int rc = tc_put(c, tc_key_init(&k, w), NULL, p);
         cJSON_Delete(p);
         if (rc)
             _exit(4);
@@ -251,7 +251,7 @@ static void *thread_writer(void *p)
         char w[32];
         snprintf(w, sizeof w, "t=%d-%d", a->who, i);
         cJSON *pl = payload(i);
-        gpo_cache_put(a->c, tc_key_init(&k, w), NULL, pl);
+        tc_put(a->c, tc_key_init(&k, w), NULL, pl);
         cJSON_Delete(pl);
         gpo_cache_hit *hit = NULL;
         gpo_cache_lookup(a->c, &k.key, NULL, &hit);

@@ -71,7 +71,7 @@ static void write_file(const char *path, const char *text)
 static int verify_ok(const char *dir)
 {
     cJSON *r;
-    assert_int_equal(gpo_cache_dir_verify(dir, NULL, &r), GPUOPT_OK);
+    assert_int_equal(gpo_cache_dir_verify(dir, &r), GPUOPT_OK);
     int ok = cJSON_IsTrue(cJSON_GetObjectItem(r, "ok"));
     cJSON *files = cJSON_GetObjectItem(r, "files");
     for (int i = 0; i < cJSON_GetArraySize(files); i++) {
@@ -155,7 +155,7 @@ static void garbage_before_the_last_line_is_set_aside_and_good_records_kept(void
     assert_true(verify_ok(f.dir));
     /* The damaged copy is kept byte for byte. */
     cJSON *r;
-    assert_int_equal(gpo_cache_dir_verify(f.dir, NULL, &r), GPUOPT_OK);
+    assert_int_equal(gpo_cache_dir_verify(f.dir, &r), GPUOPT_OK);
     cJSON *aside = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "set_aside"), 0);
     char apath[1200];
     snprintf(apath, sizeof apath, "%s/%s", f.dir, aside->valuestring);

@@ -156,6 +156,15 @@ int tc_tune(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft, 
     return rc ? -1 : 0;
 }
 
+int tc_put(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft, const cJSON *payload)
+{
+    gpo_cache_search search = {"exhaustive", 0, 0, 0, 0};
+    gpo_cache_tune *t;
+    if (gpo_cache_begin(c, key, soft, &search, &t))
+        return -1;
+    return gpo_cache_finish(t, NULL, NULL, NULL, NULL, 1, 0, payload) ? -1 : 0;
+}
+
 char *tc_read(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

@@ -8,7 +8,11 @@
 
 #include "util/log.h"
 #include "support/testutil.h"
-#include "tune/cache.h"
+#include "cache/cache.h"
+#include "cache/compact.h"
+#include "cache/dir.h"
+#include "cache/journal.h"
+#include "util/fs.h"
 
 /* An empty directory "<build>/tests/tune-<pid>/<name>" (removed first). */
 const char *tc_dir(const char *name);
@@ -45,6 +49,9 @@ gpo_cache_stats tc_stats(double median_ns);
 /* A tune of `key` with `n` candidates (TILE 1..n, median 1000*TILE), best
  * and runner-up the two fastest, finished. 0 on success. */
 int tc_tune(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft, int n);
+/* A finished record with no search behind it, holding `payload`. */
+int tc_put(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft,
+           const cJSON *payload);
 
 /* The file's bytes (malloc'd, NUL-terminated) or NULL; its line count. */
 char *tc_read(const char *path, size_t *len);

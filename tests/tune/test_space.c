@@ -15,6 +15,7 @@
 #include "util/detail.h"
 #include "util/strutil.h"
 #include "tune/space.h"
+#include "util/hash.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define HAVE_ASAN 1
@@ -31,6 +32,18 @@ size_t __sanitizer_get_current_allocated_bytes(void);
 
 /* Bytes currently allocated on the heap (the sanitizer's allocator when
  * it replaces malloc). */
+
+/* The hash of a space's canonical text, as the cache keys take it. */
+static gpuopt_status space_hash(const gpuopt_space *s, uint64_t *h)
+{
+    char *text = NULL;
+    gpuopt_status st = gpo_space_canonical(s, &text);
+    if (st == GPUOPT_OK)
+        *h = gpo_hash64(text, strlen(text));
+    free(text);
+    return st;
+}
+
 static size_t heap_in_use(void)
 {
 #ifdef HAVE_ASAN
@@ -108,11 +121,11 @@ static void walk_yields_exactly_the_brute_force_legal_set_in_order(void **state)
     assert_int_equal(gpuopt_space_count(s, &raw, NULL), GPUOPT_OK);
     /* A new problem size changes the legal set, not the space's hash. */
     uint64_t h1, h2, legal2;
-    assert_int_equal(gpo_space_hash(s, &h1), GPUOPT_OK);
+    assert_int_equal(space_hash(s, &h1), GPUOPT_OK);
     assert_int_equal(gpuopt_space_set_size(s, "N", 7), GPUOPT_OK);
     assert_int_equal(gpuopt_space_count(s, &raw, &legal2), GPUOPT_OK);
     assert_int_equal(legal2, 6); /* only A*B == 1 divides 7: A=B=1, any C, any E */
-    assert_int_equal(gpo_space_hash(s, &h2), GPUOPT_OK);
+    assert_int_equal(space_hash(s, &h2), GPUOPT_OK);
     assert_true(h1 == h2);
     gpuopt_space_destroy(s);
 }
@@ -368,8 +381,6 @@ static void sampler_is_uniform_and_picks_its_mode_by_density(void **state)
     assert_int_equal(gpo_sampler_draw(sm, &rng, NULL), 0);
     gpo_sampler_destroy(sm);
     gpo_sampler_destroy(NULL);
-    assert_int_equal(gpo_sampler_create(NULL, &sm), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_sampler_create(s, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_string_equal(gpo_sampler_mode(NULL), "none");
     gpuopt_space_destroy(s);
 }
@@ -412,11 +423,6 @@ static void neighbours_skip_to_the_nearest_legal_value(void **state)
     /* Bad input. */
     uint32_t bad[2] = {8, 0};
     assert_int_equal(gpo_space_neighbours(s, bad, 0, out, 64, &n), GPUOPT_ERR_OUT_OF_RANGE);
-    assert_int_equal(gpo_space_neighbours(NULL, at, 0, out, 64, &n), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_space_neighbours(s, NULL, 0, out, 64, &n), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_space_neighbours(s, at, 0, NULL, 64, &n), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_space_neighbours(s, at, 0, out, -1, &n), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_space_neighbours(s, at, 0, out, 64, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpo_space_neighbour_max(NULL, 0), 0);
     gpuopt_space_destroy(s);
 }
@@ -429,7 +435,7 @@ static void configurations_read_by_name_and_print_in_parameter_order(void **stat
     gpuopt_space *s = small_space(24);
     uint32_t idx[4] = {1, 2, 0, 1}; /* A=2 B=4 C=0 E=on */
     gpuopt_config *c;
-    assert_int_equal(gpo_config_create(s, idx, &c), GPUOPT_OK);
+    assert_int_equal(gpo_point_create(s, idx, &c), GPUOPT_OK);
     gpuopt_space_destroy(s); /* the configuration keeps the space alive */
     int64_t v;
     const char *text;
@@ -454,27 +460,24 @@ static void configurations_read_by_name_and_print_in_parameter_order(void **stat
     assert_int_equal(gpuopt_config_get_text(NULL, "A", &text), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuopt_config_to_string(NULL, &str), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpuopt_config_to_string(c, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    const uint32_t *got = gpo_config_indices(c);
+    const uint32_t *got = gpo_point_indices(c);
     assert_memory_equal(got, idx, sizeof idx);
-    assert_non_null(gpo_config_space(c));
-    assert_null(gpo_config_space(NULL));
-    assert_null(gpo_config_indices(NULL));
-    gpo_config_destroy(c);
-    gpo_config_destroy(NULL);
+    assert_non_null(gpo_point_space(c));
+    assert_null(gpo_point_space(NULL));
+    assert_null(gpo_point_indices(NULL));
+    gpo_point_destroy(c);
+    gpo_point_destroy(NULL);
 
     /* Out-of-range indices are refused, not read. */
     s = small_space(24);
     uint32_t bad[4] = {6, 0, 0, 0};
-    assert_int_equal(gpo_config_create(s, bad, &c), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpo_point_create(s, bad, &c), GPUOPT_ERR_OUT_OF_RANGE);
     assert_null(c);
-    assert_int_equal(gpo_config_create(NULL, idx, &c), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_config_create(s, NULL, &c), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_config_create(s, idx, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     gpuopt_config borrowed;
-    gpo_config_borrow(&borrowed, s, bad);
+    gpo_point_borrow(&borrowed, s, bad);
     assert_int_equal(gpuopt_config_get_int(&borrowed, "A", &v), GPUOPT_ERR_OUT_OF_RANGE);
     assert_int_equal(gpuopt_config_to_string(&borrowed, &str), GPUOPT_ERR_OUT_OF_RANGE);
-    gpo_config_borrow(NULL, s, bad);
+    gpo_point_borrow(NULL, s, bad);
     assert_false(gpo_space_is_legal(s, bad));
     assert_false(gpo_space_is_legal(s, NULL));
     gpuopt_space_destroy(s);
@@ -485,7 +488,7 @@ static void configurations_read_by_name_and_print_in_parameter_order(void **stat
     assert_int_equal(gpuopt_space_count(s, &raw, &legal), GPUOPT_OK);
     assert_int_equal(raw, 1);
     assert_int_equal(legal, 1);
-    gpo_config_borrow(&borrowed, s, NULL);
+    gpo_point_borrow(&borrowed, s, NULL);
     assert_int_equal(gpuopt_config_to_string(&borrowed, &str), GPUOPT_OK);
     assert_string_equal(str, "");
     gpuopt_free(str);
@@ -596,10 +599,10 @@ static void callback_constraints_run_after_expressions_and_count_in_the_hash(voi
     assert_int_equal(calls, (int)expression_legal);
 
     uint64_t h1, h2;
-    assert_int_equal(gpo_space_hash(s, &h1), GPUOPT_OK);
+    assert_int_equal(space_hash(s, &h1), GPUOPT_OK);
     gpuopt_space *t = small_space(24);
     assert_int_equal(gpuopt_space_add_constraint_fn(t, even_sum, &calls, "even-sum v2"), GPUOPT_OK);
-    assert_int_equal(gpo_space_hash(t, &h2), GPUOPT_OK);
+    assert_int_equal(space_hash(t, &h2), GPUOPT_OK);
     assert_true(h1 != h2);
     gpuopt_space_destroy(t);
 
@@ -654,8 +657,8 @@ static void hash_ignores_order_and_spacing_but_not_content(void **state)
     free(ta);
     free(tb);
     uint64_t ha, hb;
-    assert_int_equal(gpo_space_hash(a, &ha), GPUOPT_OK);
-    assert_int_equal(gpo_space_hash(b, &hb), GPUOPT_OK);
+    assert_int_equal(space_hash(a, &ha), GPUOPT_OK);
+    assert_int_equal(space_hash(b, &hb), GPUOPT_OK);
     assert_true(ha == hb);
     /* Enum values keep their order: constraints read an enum by position,
      * so "S == 0" means "on" here and "off" with the values reversed. */
@@ -666,7 +669,7 @@ static void hash_ignores_order_and_spacing_but_not_content(void **state)
     assert_int_equal(gpuopt_space_add_constraint(r, "X*Y<=32"), GPUOPT_OK);
     assert_int_equal(gpuopt_space_add_constraint(r, "S == 0 || Y == 1"), GPUOPT_OK);
     uint64_t hr;
-    assert_int_equal(gpo_space_hash(r, &hr), GPUOPT_OK);
+    assert_int_equal(space_hash(r, &hr), GPUOPT_OK);
     assert_true(hr != ha);
     gpuopt_space_destroy(r);
 
@@ -677,18 +680,18 @@ static void hash_ignores_order_and_spacing_but_not_content(void **state)
     assert_int_equal(gpuopt_space_add_constraint(c, "X*Y<=32"), GPUOPT_OK);
     assert_int_equal(gpuopt_space_add_constraint(c, "S == 0 || Y == 1"), GPUOPT_OK);
     uint64_t hc;
-    assert_int_equal(gpo_space_hash(c, &hc), GPUOPT_OK);
+    assert_int_equal(space_hash(c, &hc), GPUOPT_OK);
     assert_true(hc != ha);
     assert_int_equal(gpuopt_space_add_constraint(c, "X > 8"), GPUOPT_OK);
     uint64_t hc2;
-    assert_int_equal(gpo_space_hash(c, &hc2), GPUOPT_OK);
+    assert_int_equal(space_hash(c, &hc2), GPUOPT_OK);
     assert_true(hc2 != hc);
 
     /* A clone is equal, and independent of later edits to the original. */
     gpuopt_space *k;
     assert_int_equal(gpo_space_clone(a, &k), GPUOPT_OK);
     uint64_t hk, ra, la, rk, lk;
-    assert_int_equal(gpo_space_hash(k, &hk), GPUOPT_OK);
+    assert_int_equal(space_hash(k, &hk), GPUOPT_OK);
     assert_true(hk == ha);
     assert_int_equal(gpuopt_space_count(a, &ra, &la), GPUOPT_OK);
     assert_int_equal(gpuopt_space_count(k, &rk, &lk), GPUOPT_OK);
@@ -712,15 +715,6 @@ static void hash_ignores_order_and_spacing_but_not_content(void **state)
     assert_int_equal(gpo_space_find_param(k, NULL), -1);
     assert_null(gpo_space_size_name(k, 1));
 
-    char *t;
-    assert_int_equal(gpo_space_canonical(NULL, &t), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_space_canonical(a, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_space_hash(NULL, &ha), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_space_hash(a, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    gpuopt_space *none = a;
-    assert_int_equal(gpo_space_clone(NULL, &none), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_null(none);
-    assert_int_equal(gpo_space_clone(a, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     gpuopt_space_destroy(a);
     gpuopt_space_destroy(b);
     gpuopt_space_destroy(c);
@@ -745,7 +739,6 @@ static void size_expressions_bind_and_evaluate_for_a_configuration(void **state)
     assert_int_equal(gpo_expr_parse("WPT * 2", &e), GPUOPT_OK);
     assert_int_equal(gpo_space_bind(s, e, "geometry local[1]"), GPUOPT_ERR_NOT_FOUND);
     assert_non_null(strstr(gpuopt_last_error(), "geometry local[1] 'WPT * 2': unknown name"));
-    assert_int_equal(gpo_space_bind(NULL, e, "x"), GPUOPT_ERR_INVALID_ARGUMENT);
     gpo_expr_destroy(e);
     /* A sizes-only constraint that fails empties the space. */
     assert_int_equal(gpuopt_space_add_constraint(s, "N > 100"), GPUOPT_OK);
@@ -758,13 +751,9 @@ static void size_expressions_bind_and_evaluate_for_a_configuration(void **state)
     gpo_space_iter_seek(&it, idx);
     assert_int_equal(gpo_space_iter_next(&it), 0);
     gpo_space_iter_free(&it);
-    assert_int_equal(gpo_space_iter_init(NULL, s), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_space_iter_init(&it, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpo_space_iter_next(NULL), 0);
     gpo_space_iter_seek(NULL, idx);
     gpo_space_iter_free(NULL);
-    int exact;
-    assert_int_equal(gpo_space_count_legal(NULL, 0, 0, &raw, &exact), GPUOPT_ERR_INVALID_ARGUMENT);
     gpuopt_space_destroy(s);
 }
 

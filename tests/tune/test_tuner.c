@@ -190,10 +190,9 @@ static void constraints_and_device_limits_prune_exactly_and_cost_nothing(void **
     static const char *const global[3] = {"N", NULL, NULL}, *const local[3] = {"L", NULL, NULL};
     assert_int_equal(gpuopt_tuner_set_geometry(t, global, local), GPUOPT_OK);
     assert_int_equal(gpuopt_tuner_set_local_memory(t, "L * 512"), GPUOPT_OK);
-    tt_count_install();
+    tt_count_install(t);
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
-    tt_count_remove();
     int32_t n = 0;
     gpuopt_result_count(r, &n);
     assert_int_equal(n, 10); /* L = 64 and A * B <= 8 */
@@ -302,10 +301,9 @@ static void buffers_and_scalars_sized_by_parameters_are_made_per_candidate(void 
                      GPUOPT_OK);
     assert_int_equal(gpuopt_tuner_set_timing(t, 0.2, 1, 3, 8), GPUOPT_OK);
     assert_int_equal(gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_OFF), GPUOPT_OK);
-    tt_count_install();
+    tt_count_install(t);
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
-    tt_count_remove();
     gpuopt_candidate c = cand_at(r, tt_find(r, "X=3000000"));
     assert_int_equal(c.status, GPUOPT_CANDIDATE_INVALID);
     assert_non_null(strstr(c.message, "outside i32"));
@@ -333,7 +331,7 @@ static void a_new_problem_size_reuses_the_compiled_programs(void **state)
     gpuopt_tuner *t = tt_planted_tuner(ctx, dev, s, GPUOPT_CACHE_OFF);
     assert_non_null(t);
     gpuopt_result *r = NULL;
-    tt_count_install();
+    tt_count_install(t);
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
     long first = tt_count.build;
     assert_int_equal(first, 13); /* 12 candidates and the reference */
@@ -341,7 +339,6 @@ static void a_new_problem_size_reuses_the_compiled_programs(void **state)
     assert_int_equal(gpuopt_tuner_set_size(t, "N", 2048), GPUOPT_OK);
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
     assert_int_equal(tt_count.build, first); /* nothing built again */
-    tt_count_remove();
     assert_string_equal(tt_best(r), "A=3 B=2");
     int32_t n = 0;
     gpuopt_result_count(r, &n);
@@ -358,15 +355,15 @@ static void builds_overlapped_on_the_worker_give_the_same_answer(void **state)
     gpuopt_space *s = tt_planted_space();
     gpuopt_tuner *t = tt_planted_tuner(ctx, dev, s, GPUOPT_CACHE_OFF);
     assert_non_null(t);
-    t->overlap = 1; /* PoCL is a CPU device: off by default */
+    gpo_tuner_test_overlap(t, 1); /* PoCL is a CPU device: off by default */
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
     assert_string_equal(tt_best(r), "A=3 B=2");
     assert_int_equal(tt_status_of(r, "A=1 B=4"), GPUOPT_CANDIDATE_COMPILE_FAILED);
     assert_int_equal(tt_status_of(r, "A=4 B=4"), GPUOPT_CANDIDATE_WRONG_RESULT);
     gpo_progcache_stats ps;
-    gpo_progcache_get_stats(t->ks->pc, &ps);
-    assert_true(gpo_progcache_overlaps(t->ks->pc));
+    gpo_progcache_get_stats(gpo_tuner_test_progcache(t), &ps);
+    assert_true(gpo_progcache_overlaps(gpo_tuner_test_progcache(t)));
     assert_true(ps.prefetched >= 10);
     assert_int_equal(ps.builds, 13);
     /* Each candidate's build time is still its own. */

@@ -83,19 +83,18 @@ static void a_hit_builds_and_runs_nothing(void **state)
     char best[64];
     assert_int_equal(run_once(t, best), 0);
     assert_string_equal(best, "A=3 B=2");
-    const char *path = gpo_cache_file(t->cache);
+    const char *path = gpo_tuner_test_cache_file(t);
     assert_int_equal(count_in(path, "\"t\":\"cand\""), 12);
     assert_int_equal(count_in(path, "\"t\":\"entry\""), 1);
     gpuopt_tuner_destroy(t);
 
     /* A new tuner: no session, no program; the hit must not make any. */
     t = tt_planted_tuner(ctx, dev, s, GPUOPT_CACHE_USE);
-    tt_count_install();
+    tt_count_install(t);
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
-    tt_count_remove();
     assert_int_equal(tt_count.open + tt_count.build + tt_count.launch + tt_count.buffer_alloc, 0);
-    assert_null(t->ks);
+    assert_null(gpo_tuner_test_progcache(t));
     int32_t cached = 0, n = 0;
     gpuopt_result_from_cache(r, &cached);
     gpuopt_result_count(r, &n);
@@ -186,7 +185,7 @@ static void a_soft_change_re_verifies_the_winner_and_runner_up(void **state)
     assert_int_equal(gpuopt_tuner_set_workload_key(t, "soft"), GPUOPT_OK);
     assert_int_equal(run_once(t, NULL), 0);
     char path[1024];
-    gpo_strlcpy(path, gpo_cache_file(t->cache), sizeof path);
+    gpo_strlcpy(path, gpo_tuner_test_cache_file(t), sizeof path);
     gpuopt_tuner_destroy(t);
     t = tt_planted_tuner(ctx, dev, s, GPUOPT_CACHE_USE);
     assert_int_equal(gpuopt_tuner_set_workload_key(t, "soft"), GPUOPT_OK);
@@ -195,10 +194,9 @@ static void a_soft_change_re_verifies_the_winner_and_runner_up(void **state)
     gpo_route *route = &dev->routes[0];
     gpo_strlcpy(saved, route->info.driver_version, sizeof saved);
     gpo_strlcpy(route->info.driver_version, "99.9-test", sizeof route->info.driver_version);
-    tt_count_install();
+    tt_count_install(t);
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
-    tt_count_remove();
     int32_t cached = 0, n = 0;
     gpuopt_result_from_cache(r, &cached);
     gpuopt_result_count(r, &n);
@@ -230,7 +228,7 @@ static void refresh_tunes_again_and_off_touches_nothing(void **state)
     gpuopt_tuner *t = tt_planted_tuner(ctx, dev, s, GPUOPT_CACHE_USE);
     assert_int_equal(gpuopt_tuner_set_workload_key(t, "modes"), GPUOPT_OK);
     assert_int_equal(run_once(t, NULL), 0);
-    const char *path = gpo_cache_file(t->cache);
+    const char *path = gpo_tuner_test_cache_file(t);
     int entries = count_in(path, "\"t\":\"entry\"");
     assert_int_equal(gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_REFRESH), GPUOPT_OK);
     assert_int_equal(run_once(t, NULL), 0);
@@ -294,7 +292,7 @@ static void a_winner_that_no_longer_holds_is_tuned_again(void **state)
     assert_int_equal(run_once(t, best), 0);
     assert_string_equal(best, "X=1");
     char path[1024];
-    gpo_strlcpy(path, gpo_cache_file(t->cache), sizeof path);
+    gpo_strlcpy(path, gpo_tuner_test_cache_file(t), sizeof path);
     /* The compiler changed, and with it the winner's answer. */
     gpo_strlcpy(cdev->info.runtime_version, "new-compiler", sizeof cdev->info.runtime_version);
     broken_x = 1;
@@ -326,7 +324,7 @@ static void damaged_and_newer_schema_files_are_survived(void **state)
     gpuopt_tuner *t = cb_tuner(cctx, cdev, "damaged");
     assert_int_equal(run_once(t, NULL), 0);
     char path[1024];
-    gpo_strlcpy(path, gpo_cache_file(t->cache), sizeof path);
+    gpo_strlcpy(path, gpo_tuner_test_cache_file(t), sizeof path);
     gpuopt_tuner_destroy(t);
 
     /* Truncated mid-line (power loss): the tail is torn, the rest serves. */

@@ -51,7 +51,7 @@ static void child_tune(const char *dir, int kill, int resumed_expected)
     CHILD_CHECK(t != NULL);
     if (kill)
         gpuopt_tuner_set_progress(t, kill_after, NULL);
-    tt_count_install();
+    tt_count_install(t);
     gpuopt_result *r = NULL;
     CHILD_CHECK(gpuopt_tuner_run(t, &r) == GPUOPT_OK);
     CHILD_CHECK(!kill);

@@ -192,13 +192,8 @@ static const gpo_runtime_ops *hook(const gpo_runtime_ops *r)
     return &counting;
 }
 
-void tt_count_install(void)
+void tt_count_install(gpuopt_tuner *t)
 {
     memset(&tt_count, 0, sizeof tt_count);
-    gpo_tuner_ops_hook = hook;
-}
-
-void tt_count_remove(void)
-{
-    gpo_tuner_ops_hook = NULL;
+    gpo_tuner_test_wrap(t, hook);
 }

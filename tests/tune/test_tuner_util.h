@@ -33,13 +33,13 @@ int tt_find(const gpuopt_result *r, const char *text);
 /* The status of candidate `text`, -1 when it was not evaluated. */
 int tt_status_of(const gpuopt_result *r, const char *text);
 
-/* Runtime calls counted through gpo_tuner_ops_hook (installed by
- * tt_count_install, which also zeroes the counts). */
+/* Runtime calls of one tuner's sessions, counted through
+ * gpo_tuner_test_wrap (installed by tt_count_install before the tuner opens
+ * its session, which also zeroes the counts). */
 typedef struct tt_counts {
     long open, build, kernel_create, launch, buffer_alloc;
 } tt_counts;
 extern tt_counts tt_count;
-void tt_count_install(void);
-void tt_count_remove(void);
+void tt_count_install(gpuopt_tuner *t);
 
 #endif

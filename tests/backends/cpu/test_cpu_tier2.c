@@ -97,13 +97,13 @@ static void tier2_measures_bandwidth_and_the_tile_then_answers_from_the_cache(vo
     assert_non_null(strstr(one.reason, "by 1 thread"));
     /* Tier 1's knobs stay. */
     assert_int_equal(knob(p, "threads").tier, 1);
-    assert_non_null(strstr(events, "measure:bench.cpu_memory_bandwidth;"));
-    assert_non_null(strstr(events, "measure:bench.cpu_tile;"));
+    assert_non_null(strstr(events, "measure:bench.memory_bandwidth;"));
+    assert_non_null(strstr(events, "measure:bench.tile;"));
     done(p);
 
     events[0] = '\0';
     p = plan(NULL, 2);
-    assert_string_equal(events, "hit:bench.cpu_memory_bandwidth;hit:bench.cpu_tile;");
+    assert_string_equal(events, "hit:bench.memory_bandwidth;hit:bench.tile;");
     gpuopt_knob again = knob(p, "cpu.tile_bytes");
     assert_int_equal(again.source, GPUOPT_SOURCE_CACHE);
     assert_int_equal(again.int_value, tile.int_value);
@@ -156,7 +156,10 @@ static void the_thread_team_runs_every_index_once_per_round(void **state)
 int main(void)
 {
     gpo_tier2_hook = hook;
-    gpo_tier2_budget_scale = 10; /* the tile sweep runs to its end under sanitizers */
+    /* The tile sweep runs to its end under sanitizers and a loaded machine
+     * (each point stops at its run cap; a cut sweep is resumed by the next
+     * plan, which the test does not expect). */
+    gpo_tier2_budget_scale = 30;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             tier2_measures_bandwidth_and_the_tile_then_answers_from_the_cache, fresh, cleanup),

@@ -1,0 +1,104 @@
+/* gpuopt_cache_*: the tuning cache directory of a context, for users and
+ * the CLI (`gpuopt cache path|list|verify|clear`). The context's lock is
+ * held only to copy the directory and the logger; file work runs without
+ * it, so a long listing never blocks discovery or planning. */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/cache.h"
+#include "cache/dir.h"
+#include "context.h"
+#include "util/strutil.h"
+
+static void snapshot(gpuopt_context *ctx, char *dir, size_t cap, gpo_logger *log)
+{
+    gpo_ctx_lock(ctx);
+    gpo_strlcpy(dir, ctx->cfg.cache_dir, cap);
+    if (log)
+        *log = ctx->log;
+    gpo_ctx_unlock(ctx);
+}
+
+gpuopt_status gpo_cache_open_device(struct gpuopt_context *ctx, const gpuopt_device *device,
+                                    const gpo_cache_options *opts, gpo_cache **out)
+{
+    assert(ctx && device && out);
+    char dir[GPO_PATH_MAX];
+    gpo_logger log;
+    snapshot(ctx, dir, sizeof dir, &log);
+    gpo_cache_device dev;
+    gpo_ctx_lock(ctx);
+    gpo_cache_device_from_info(&device->info, &dev);
+    gpo_ctx_unlock(ctx);
+    return gpo_cache_open(dir, &dev, opts, &log, out);
+}
+
+GPUOPT_API gpuopt_status gpuopt_cache_path(gpuopt_context *ctx, char **path)
+{
+    gpo_detail_clear();
+    if (path)
+        *path = NULL;
+    if (!ctx || !path)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "path" : "ctx");
+    gpo_ctx_lock(ctx);
+    char *p = gpo_strdup(ctx->cfg.cache_dir);
+    gpo_ctx_unlock(ctx);
+    if (!p)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for the cache path");
+    *path = p;
+    return GPUOPT_OK;
+}
+
+typedef gpuopt_status (*dir_fn)(const char *dir, cJSON **out);
+
+static gpuopt_status dir_json(gpuopt_context *ctx, char **json, dir_fn fn)
+{
+    gpo_detail_clear();
+    if (json)
+        *json = NULL;
+    if (!ctx || !json)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "json" : "ctx");
+    char dir[GPO_PATH_MAX];
+    snapshot(ctx, dir, sizeof dir, NULL);
+    cJSON *o = NULL;
+    gpuopt_status st = fn(dir, &o);
+    if (st)
+        return st;
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    if (!text)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for the cache report");
+    *json = text;
+    return GPUOPT_OK;
+}
+
+GPUOPT_API gpuopt_status gpuopt_cache_list(gpuopt_context *ctx, char **json)
+{
+    return dir_json(ctx, json, gpo_cache_dir_list);
+}
+
+GPUOPT_API gpuopt_status gpuopt_cache_verify(gpuopt_context *ctx, char **json)
+{
+    return dir_json(ctx, json, gpo_cache_dir_verify);
+}
+
+GPUOPT_API gpuopt_status gpuopt_cache_clear(gpuopt_context *ctx, gpuopt_device *device)
+{
+    gpo_detail_clear();
+    if (!ctx)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "ctx is NULL");
+    if (device && device->ctx != ctx)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "the device belongs to another context than the one given");
+    char dir[GPO_PATH_MAX];
+    gpo_logger log;
+    snapshot(ctx, dir, sizeof dir, &log);
+    gpo_cache_device dev;
+    if (device) {
+        gpo_ctx_lock(ctx);
+        gpo_cache_device_from_info(&device->info, &dev);
+        gpo_ctx_unlock(ctx);
+    }
+    return gpo_cache_dir_clear(dir, device ? &dev : NULL, &log, NULL);
+}

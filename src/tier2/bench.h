@@ -1,0 +1,160 @@
+/* What a tier-2 benchmark is (bench_*.c), for the engine that runs them
+ * (engine.c) and the helpers beneath both (job.c: a job's knobs and
+ * figures; subject.c: a job as the tuning run's subject; session.c: the
+ * runtime-ops session the device benchmarks share).
+ *
+ * A benchmark describes one tuning run: its space (one parameter swept,
+ * or one point for a plain value), its incumbent, its timing and its key
+ * (workload text), and supplies the subject's callbacks over a job. After
+ * a measurement it turns the run's result into knobs with reasons, which
+ * the engine stores in the record's payload, so a later plan answers from
+ * the cache with the same words. */
+#ifndef GPO_TIER2_BENCH_H
+#define GPO_TIER2_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "tier2/tier2.h"
+#include "tune/run.h"
+
+/* ---- what the benchmarks share (engine.c fills it) ----------------------------- */
+
+/* The route's runtime session (session.c), opened and built on first need:
+ * a plan answered from the cache opens none. */
+typedef struct gpo_t2_rt {
+    const gpo_runtime_ops *ops; /* NULL: the route has none */
+    void *state;
+    const gpo_route *route;
+    const char *source; /* the kernels (kernels.c) in the runtime's language */
+    gpo_rt *rt;
+    gpo_rt_prog *prog;
+    gpo_rt_kernel *copy, *empty, *reduce;
+    double open_ms, build_ms;
+} gpo_t2_rt;
+
+typedef struct gpo_t2 {
+    struct gpuopt_plan *plan;
+    const gpuopt_device *dev;
+    const gpo_route *route;
+    const gpo_logger *log;
+    const char *backend;     /* the route's backend name */
+    gpo_t2_rt rt;            /* rt.ops NULL: no runtime ops */
+    const gpo_t2_host *host; /* NULL: no host measurements */
+    /* What the earlier tiers decided: the sweeps' starting point. */
+    int64_t block;    /* launch.block_size */
+    int64_t multiple; /* launch.block_multiple */
+} gpo_t2;
+
+/* ---- one benchmark's run ------------------------------------------------------------ */
+
+#define GPO_T2_MAX_VALUES 16
+
+typedef struct gpo_t2_bench gpo_t2_bench;
+
+typedef struct gpo_t2_job {
+    const gpo_t2_bench *bench;
+    gpo_t2 *t2;
+    char kind[48];       /* "bench.<name>" */
+    char workload[512];  /* describe: the key's workload text, from static facts only */
+    gpuopt_space *space; /* describe: what is measured */
+    uint32_t incumbent;  /* describe, with has_incumbent: its value's index */
+    int has_incumbent;
+    gpo_timing_settings timing; /* describe: each point's */
+    double repeat_share;        /* describe: > 0 splits the budget over the points */
+    int32_t finalists;          /* describe: 1 for plain values */
+    double floor;               /* describe: the re-timing's floor */
+    int remeasure_changed;      /* describe: plain values */
+    int measure_all;            /* describe: plain values, every point whatever the budget */
+    void *state;                /* the benchmark's, from setup to teardown */
+    int set_up;
+    const gpuopt_config *current; /* the point prepared last */
+    cJSON *knobs; /* [{"name", "type", "value", "reason"}], set on the plan afterwards */
+    cJSON *extra; /* more payload fields ({"bytes": ...}), or NULL */
+} gpo_t2_job;
+
+struct gpo_t2_bench {
+    const char *name; /* "memory_bandwidth": the cache kind is "bench.memory_bandwidth" */
+    double weight;    /* share of the tier's budget */
+    /* Fills the job's key and run; GPUOPT_ERR_UNSUPPORTED skips the
+     * benchmark (it sets no knob), with the reason in the detail. */
+    gpuopt_status (*describe)(gpo_t2 *t2, gpo_t2_job *job);
+    /* The subject, set up only to measure: session, buffers (teardown may
+     * be NULL). */
+    gpuopt_status (*setup)(gpo_t2_job *job);
+    void (*teardown)(gpo_t2_job *job);
+    /* A point: GPUOPT_ERR_UNSUPPORTED makes it invalid (beyond a kernel's
+     * limit; the detail says why); any other failure of prepare, run or
+     * check ends the tier with its words. prepare and check may be NULL;
+     * run reads job->current, the point to run. */
+    gpuopt_status (*prepare)(gpo_t2_job *job, const gpuopt_config *c);
+    gpuopt_status (*run)(gpo_t2_job *job, double *ns);
+    gpuopt_status (*check)(gpo_t2_job *job);
+    /* The knobs of a result measured now. */
+    gpuopt_status (*knobs)(gpo_t2_job *job, const gpuopt_result *res);
+};
+
+extern const gpo_t2_bench gpo_t2_bench_latency, gpo_t2_bench_bandwidth, gpo_t2_bench_transfer,
+    gpo_t2_bench_stream, gpo_t2_bench_reduce, gpo_t2_bench_tile;
+
+/* ---- job.c ------------------------------------------------------------------------ */
+
+/* Adds a knob of `type` ("int", "bool", "bytes") to the job's result (its
+ * reason is the printf text). */
+gpuopt_status gpo_t2_knob(gpo_t2_job *job, const char *type, const char *name, double value,
+                          const char *fmt, ...) GPO_PRINTF(5, 6);
+/* Adds a number to the stored payload (for the record; not a knob). */
+gpuopt_status gpo_t2_note(gpo_t2_job *job, const char *field, double value);
+
+/* A space of one integer parameter over `values`, in the order to try
+ * them; *incumbent (may be NULL) the index of `incumbent` among them, -1
+ * when it is not one. */
+gpuopt_status gpo_t2_space_int(const char *param, const int64_t *values, int32_t n,
+                               int64_t incumbent, gpuopt_space **out, int32_t *at);
+/* The result's point i's value of `param`. */
+int64_t gpo_t2_value(const gpuopt_result *res, int32_t i, const char *param);
+/* The result index of the point whose `param` is v, -1 when none. */
+int32_t gpo_t2_find(const gpuopt_result *res, const char *param, int64_t v);
+
+/* "256, 128, 512 (pruned), 2048 (<invalid>), 64 (not reached)": every
+ * value of the job's one-parameter space in the order tried, with what
+ * became of it. */
+void gpo_t2_tried(const gpo_t2_job *job, const gpuopt_result *res, const char *param,
+                  const char *invalid, char *out, size_t cap);
+
+/* Powers-of-two multiples of `multiple` up to `limit` (powers of two only
+ * with pow2_only), plus `incumbent` when it is not one, ordered by distance
+ * from the incumbent (ratio), so a budget cut leaves out the far ends.
+ * Returns the count (<= cap). (bench_groups.c) */
+int32_t gpo_t2_ladder(int64_t multiple, int64_t limit, int64_t incumbent, int pow2_only,
+                      int64_t *out, int32_t cap);
+
+/* "1.25 ms", "48.2 us", "730 ns". */
+void gpo_t2_fmt_ns(double ns, char *out, size_t cap);
+/* "12.4 GB/s" (decimal units, as vendors quote bandwidth). */
+void gpo_t2_fmt_rate(double bytes_per_s, char *out, size_t cap);
+
+/* A setting an earlier tier chose changes only for a gain above this share
+ * (and above the noise): the kernel tier 2 times stands in for the
+ * program's own kernels, so a smaller gain on it says nothing about them.
+ * The tuner's floor (GPO_NOISE_FLOOR, 2%) judges the very kernel it runs. */
+#define GPO_T2_SWITCH_FLOOR 0.05
+
+/* ---- subject.c ---------------------------------------------------------------------- */
+
+/* A job as a tuning run's subject (sc->def is the job). */
+extern const gpo_subject_ops gpo_t2_subject;
+
+/* ---- session.c ---------------------------------------------------------------------- */
+
+/* Opens the route's session and builds the kernels, once. */
+gpuopt_status gpo_t2_session(gpo_t2_rt *g);
+/* Closes what gpo_t2_session opened. */
+void gpo_t2_session_close(gpo_t2_rt *g);
+/* The kernels in a runtime language ("opencl-c", "cuda", "hip"), or NULL
+ * (kernels.c). */
+const char *gpo_t2_kernel_source(const char *language);
+
+#endif

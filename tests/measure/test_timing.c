@@ -1,0 +1,324 @@
+/* Timing statistics, the per-candidate timing controller (driven with
+ * synthetic durations: no clock is read), the loop that drives it over a
+ * function, the "within noise" rule and the side-by-side re-timing. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "measure/timing.h"
+#include "util/detail.h"
+
+#define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
+
+static void statistics_use_linear_quantiles_and_sample_deviation(void **state)
+{
+    (void)state;
+    const double x[] = {5, 1, 4, 2, 3};
+    gpo_stats st;
+    assert_int_equal(gpo_stats_compute(x, 5, &st), GPUOPT_OK);
+    assert_int_equal(st.count, 5);
+    NEAR(st.median, 3);
+    NEAR(st.p20, 1.8); /* position 0.2 * 4 = 0.8 between 1 and 2 */
+    NEAR(st.p80, 4.2);
+    NEAR(st.min, 1);
+    NEAR(st.max, 5);
+    NEAR(st.mean, 3);
+    NEAR(st.cv, sqrt(2.5) / 3);
+    const double even[] = {10, 20, 30, 40};
+    assert_int_equal(gpo_stats_compute(even, 4, &st), GPUOPT_OK);
+    NEAR(st.median, 25);
+    /* The input is left alone. */
+    assert_true(x[0] == 5 && x[4] == 3);
+    const double one[] = {7};
+    assert_int_equal(gpo_stats_compute(one, 1, &st), GPUOPT_OK);
+    NEAR(st.median, 7);
+    NEAR(st.p20, 7);
+    NEAR(st.cv, 0);
+    /* A slow outlier moves the mean, not the median. */
+    const double outlier[] = {10, 10, 10, 10, 1000};
+    assert_int_equal(gpo_stats_compute(outlier, 5, &st), GPUOPT_OK);
+    NEAR(st.median, 10);
+    assert_true(st.mean > 200);
+
+    const double bad[] = {1, NAN};
+    const double neg[] = {1, -1};
+    const double inf[] = {INFINITY};
+    assert_int_equal(gpo_stats_compute(bad, 2, &st), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_stats_compute(neg, 2, &st), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpo_stats_compute(inf, 1, &st), GPUOPT_ERR_INVALID_ARGUMENT);
+    NEAR(gpo_quantile_sorted(even, 4, 1.0), 40);
+    NEAR(gpo_quantile_sorted(even, 4, 0.0), 10);
+}
+
+/* Runs the controller with every run taking `ns`; returns the status and
+ * fills counts of warm-up and timed runs. */
+static int32_t drive(const gpo_timing_settings *set, double best, double ns, int *warm, int *timed,
+                     gpo_stats *st)
+{
+    gpo_timing t;
+    assert_int_equal(gpo_timing_begin(&t, set, best), GPUOPT_OK);
+    *warm = *timed = 0;
+    int step;
+    while ((step = gpo_timing_next(&t)) != GPO_TIMING_DONE) {
+        if (step == GPO_TIMING_WARMUP)
+            (*warm)++;
+        else
+            (*timed)++;
+        gpo_timing_record(&t, ns);
+        assert_true(*warm + *timed < 100000);
+    }
+    int32_t status = gpo_timing_finish(&t, st);
+    gpo_timing_free(&t);
+    return status;
+}
+
+static void timing_warms_up_and_repeats_on_time_budgets_within_bounds(void **state)
+{
+    (void)state;
+    gpo_timing_settings set;
+    gpo_timing_defaults(&set);
+    assert_true(set.warmup_ms == 5 && set.repeat_ms == 50 && set.min_runs == 3 &&
+                set.max_runs == 100 && set.probe_runs == 3 && set.prune_ratio == 2);
+    int warm, timed;
+    gpo_stats st;
+    /* 1 ms runs: 5 warm-up, 50 timed. */
+    assert_int_equal(drive(&set, -1, 1e6, &warm, &timed, &st), GPO_TIMED_OK);
+    assert_int_equal(warm, 5);
+    assert_int_equal(timed, 50);
+    assert_int_equal(st.count, 50);
+    NEAR(st.median, 1e6);
+    /* 100 ms runs: at least one warm-up, at least min_runs timed. */
+    assert_int_equal(drive(&set, -1, 1e8, &warm, &timed, &st), GPO_TIMED_OK);
+    assert_int_equal(warm, 1);
+    assert_int_equal(timed, 3);
+    /* 10 us runs: capped at max_runs. */
+    assert_int_equal(drive(&set, -1, 1e4, &warm, &timed, &st), GPO_TIMED_OK);
+    assert_int_equal(warm, 500);
+    assert_int_equal(timed, 100);
+    /* A timer that reads 0 cannot make it spin. */
+    assert_int_equal(drive(&set, -1, 0, &warm, &timed, &st), GPO_TIMED_OK);
+    assert_int_equal(warm, 10000);
+    assert_int_equal(timed, 100);
+    /* No warm-up budget still warms up once. */
+    set.warmup_ms = 0;
+    assert_int_equal(drive(&set, -1, 1e6, &warm, &timed, &st), GPO_TIMED_OK);
+    assert_int_equal(warm, 1);
+}
+
+static void probe_prunes_candidates_twice_as_slow_as_the_best(void **state)
+{
+    (void)state;
+    gpo_timing_settings set;
+    gpo_timing_defaults(&set);
+    int warm, timed;
+    gpo_stats st;
+    assert_int_equal(drive(&set, 1e6, 2.5e6, &warm, &timed, &st), GPO_TIMED_PRUNED);
+    assert_int_equal(timed, 3); /* only the probe */
+    NEAR(st.median, 2.5e6);
+    assert_int_equal(drive(&set, 1e6, 1.9e6, &warm, &timed, &st), GPO_TIMED_OK);
+    assert_int_equal(timed, 27); /* ceil(50 ms / 1.9 ms) */
+    /* No best yet, or the rule off: fully timed. */
+    assert_int_equal(drive(&set, -1, 5e6, &warm, &timed, &st), GPO_TIMED_OK);
+    assert_int_equal(drive(&set, NAN, 5e6, &warm, &timed, &st), GPO_TIMED_OK);
+    set.prune_ratio = 0;
+    assert_int_equal(drive(&set, 1e6, 5e6, &warm, &timed, &st), GPO_TIMED_OK);
+    assert_int_equal(timed, 10);
+}
+
+static void timing_settings_and_inputs_are_checked(void **state)
+{
+    (void)state;
+    gpo_timing_settings set, bad;
+    gpo_timing_defaults(&set);
+    assert_int_equal(gpo_timing_check(&set), GPUOPT_OK);
+    bad = set, bad.warmup_ms = -1;
+    assert_int_equal(gpo_timing_check(&bad), GPUOPT_ERR_OUT_OF_RANGE);
+    bad = set, bad.repeat_ms = NAN;
+    assert_int_equal(gpo_timing_check(&bad), GPUOPT_ERR_OUT_OF_RANGE);
+    bad = set, bad.min_runs = 0;
+    assert_int_equal(gpo_timing_check(&bad), GPUOPT_ERR_OUT_OF_RANGE);
+    bad = set, bad.max_runs = 2;
+    assert_int_equal(gpo_timing_check(&bad), GPUOPT_ERR_OUT_OF_RANGE);
+    bad = set, bad.max_runs = 1000000;
+    assert_int_equal(gpo_timing_check(&bad), GPUOPT_ERR_OUT_OF_RANGE);
+    bad = set, bad.probe_runs = 0;
+    assert_int_equal(gpo_timing_check(&bad), GPUOPT_ERR_OUT_OF_RANGE);
+    bad = set, bad.prune_ratio = 0.5;
+    assert_int_equal(gpo_timing_check(&bad), GPUOPT_ERR_OUT_OF_RANGE);
+    gpo_timing t;
+    assert_int_equal(gpo_timing_begin(&t, &bad, -1), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpo_timing_next(&t), GPO_TIMING_DONE);
+    gpo_timing_free(&t);
+    /* Finishing before any timed run says so. */
+    assert_int_equal(gpo_timing_begin(&t, &set, -1), GPUOPT_OK);
+    gpo_stats st;
+    assert_int_equal(gpo_timing_finish(&t, &st), -1);
+    /* Bad durations: negative and NaN count as 0, infinity as very slow. */
+    gpo_timing_record(&t, NAN); /* warm-up */
+    set.warmup_ms = 0;
+    while (gpo_timing_next(&t) == GPO_TIMING_WARMUP)
+        gpo_timing_record(&t, 1e9);
+    gpo_timing_record(&t, -5);
+    gpo_timing_record(&t, NAN);
+    gpo_timing_record(&t, INFINITY);
+    assert_int_equal(gpo_timing_finish(&t, &st), GPO_TIMED_OK);
+    NEAR(st.min, 0);
+    assert_true(st.max >= 1e18);
+    gpo_timing_free(&t);
+}
+
+typedef struct subject {
+    double ns;
+    int runs;
+    int fail_at; /* 0: never */
+} subject;
+
+static gpuopt_status run_one(void *user, double *ns)
+{
+    subject *s = user;
+    s->runs++;
+    if (s->fail_at && s->runs == s->fail_at)
+        return gpo_fail(GPUOPT_ERR_LAUNCH, "subject failed on run %d", s->runs);
+    *ns = s->ns * (s->runs % 2 ? 1.01 : 0.99);
+    return GPUOPT_OK;
+}
+
+static void the_loop_measures_within_its_run_bounds_prunes_and_stops_at_a_failure(void **state)
+{
+    (void)state;
+    subject s = {1000, 0, 0};
+    gpo_timing_settings t = {0, 1.0, 3, 50, 3, 2.0};
+    gpo_stats st;
+    int pruned = -1;
+    assert_int_equal(gpo_measure_time(run_one, &s, &t, 0, &st, &pruned), GPUOPT_OK);
+    assert_int_equal(pruned, 0);
+    /* 1 ms of 1 us runs: the 50-run cap ends it, after one warm-up. */
+    assert_int_equal(st.count, 50);
+    assert_int_equal(s.runs, 51);
+    assert_true(st.median > 980 && st.median < 1020);
+
+    s.runs = 0;
+    assert_int_equal(gpo_measure_time(run_one, &s, &t, 400, &st, &pruned), GPUOPT_OK);
+    assert_int_equal(pruned, 1); /* over 2 x the best after its 3-run probe */
+    assert_int_equal(st.count, 3);
+
+    s.runs = 0;
+    s.fail_at = 2;
+    assert_int_equal(gpo_measure_time(run_one, &s, &t, 0, &st, NULL), GPUOPT_ERR_LAUNCH);
+    assert_non_null(strstr(gpuopt_last_error(), "failed on run 2"));
+
+    /* Settings out of range run nothing. */
+    s.runs = s.fail_at = 0;
+    gpo_timing_settings bad = t;
+    bad.min_runs = 0;
+    assert_int_equal(gpo_measure_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
+    bad = t;
+    bad.repeat_ms = -1;
+    assert_int_equal(gpo_measure_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
+    bad = t;
+    bad.probe_runs = 0;
+    assert_int_equal(gpo_measure_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(s.runs, 0);
+}
+
+static gpo_stats make(double median, double spread)
+{
+    gpo_stats s;
+    memset(&s, 0, sizeof s);
+    s.count = 10;
+    s.median = median;
+    s.p20 = median - spread / 2;
+    s.p80 = median + spread / 2;
+    return s;
+}
+
+static void challengers_within_noise_do_not_displace_the_incumbent(void **state)
+{
+    (void)state;
+    gpo_stats inc = make(100, 4);
+    gpo_stats close = make(99, 4), clear = make(90, 2), wide = make(90, 30);
+    assert_false(gpo_stats_beats(&inc, &close, GPO_NOISE_FLOOR));
+    assert_true(gpo_stats_beats(&inc, &clear, GPO_NOISE_FLOOR));
+    assert_false(gpo_stats_beats(&inc, &wide, GPO_NOISE_FLOOR)); /* (4 + 30) / 2 = 17 > 10 */
+    /* Perfectly steady timings still need the 2% floor. */
+    gpo_stats steady = make(100, 0), a = make(99, 0), b = make(97, 0);
+    assert_false(gpo_stats_beats(&steady, &a, GPO_NOISE_FLOOR));
+    assert_true(gpo_stats_beats(&steady, &b, GPO_NOISE_FLOOR));
+    assert_true(gpo_stats_beats(&steady, &a, 0));
+    /* Slower never beats. */
+    assert_false(gpo_stats_beats(&clear, &inc, GPO_NOISE_FLOOR));
+    gpo_stats empty;
+    memset(&empty, 0, sizeof empty);
+    assert_false(gpo_stats_beats(&inc, &empty, 0));
+}
+
+/* Re-times three slots side by side; durations[slot] per run. */
+static int32_t retime(const double *durations, double noise_floor, int32_t *order, int norder)
+{
+    gpo_retime r;
+    assert_int_equal(gpo_retime_begin(&r, 3, 6), GPUOPT_OK);
+    int32_t which, n = 0;
+    while (gpo_retime_next(&r, &which)) {
+        if (order && n < norder)
+            order[n] = which;
+        n++;
+        /* The warm-up round is dropped: make it wildly off. */
+        gpo_retime_record(&r, which, n <= 3 ? 1e12 : durations[which] * (1 + 0.001 * (n % 3)));
+    }
+    assert_int_equal(n, 18);
+    gpo_stats st[3];
+    int32_t win = gpo_retime_pick(&r, noise_floor, st);
+    assert_int_equal(st[0].count, 5);
+    assert_true(st[0].median < 1e12);
+    gpo_retime_free(&r);
+    return win;
+}
+
+static void final_retiming_interleaves_rotates_and_keeps_the_incumbent_within_noise(void **state)
+{
+    (void)state;
+    int32_t order[9];
+    const double within[] = {100, 99, 101};
+    assert_int_equal(retime(within, GPO_NOISE_FLOOR, order, 9), 0);
+    /* Round 0: 0 1 2; round 1: 1 2 0; round 2: 2 0 1. */
+    const int32_t want[9] = {0, 1, 2, 1, 2, 0, 2, 0, 1};
+    assert_memory_equal(order, want, sizeof want);
+    const double faster[] = {100, 95, 90};
+    assert_int_equal(retime(faster, GPO_NOISE_FLOOR, NULL, 0), 2);
+    const double one[] = {100, 80, 101};
+    assert_int_equal(retime(one, GPO_NOISE_FLOOR, NULL, 0), 1);
+
+    gpo_retime r;
+    assert_int_equal(gpo_retime_begin(&r, 0, 3), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpo_retime_begin(&r, 65, 3), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpo_retime_begin(&r, 2, 1), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpo_retime_begin(&r, 2, 3), GPUOPT_OK);
+    /* Nothing recorded yet. */
+    assert_int_equal(gpo_retime_pick(&r, 0, NULL), -1);
+    /* Out of turn is ignored. */
+    gpo_retime_record(&r, 1, 5);
+    int32_t which;
+    assert_int_equal(gpo_retime_next(&r, &which), 1);
+    assert_int_equal(which, 0);
+    gpo_retime_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(statistics_use_linear_quantiles_and_sample_deviation),
+        cmocka_unit_test(timing_warms_up_and_repeats_on_time_budgets_within_bounds),
+        cmocka_unit_test(probe_prunes_candidates_twice_as_slow_as_the_best),
+        cmocka_unit_test(timing_settings_and_inputs_are_checked),
+        cmocka_unit_test(the_loop_measures_within_its_run_bounds_prunes_and_stops_at_a_failure),
+        cmocka_unit_test(challengers_within_noise_do_not_displace_the_incumbent),
+        cmocka_unit_test(final_retiming_interleaves_rotates_and_keeps_the_incumbent_within_noise),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
