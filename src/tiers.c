@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "memory/live.h"
 #include "plan.h"
 #include "rules_core.h"
 #include "select.h"
@@ -134,19 +135,14 @@ static gpuopt_status run_tier(struct gpuopt_plan *p, int tier)
 static void read_free_memory(struct gpuopt_context *ctx, struct gpuopt_plan *p)
 {
     gpuopt_device *dev = p->device;
-    const gpo_route *route = &dev->routes[0];
-    if (!route->backend || !route->backend->memory_free)
-        return;
-    uint64_t free_bytes = 0;
-    gpo_detail_clear();
-    if (route->backend->memory_free(route->backend_state, route, &free_bytes) == GPUOPT_OK) {
-        p->memory_free = free_bytes;
-        dev->info.memory_free_bytes = free_bytes;
-        /* How it was read (whether the backend had to create a context). */
-        if (gpo_detail_get()[0])
-            gpo_log_info(&ctx->log, "%s", gpo_detail_get());
+    gpo_memory_reading r;
+    if (gpo_memory_read(dev, GPO_MEMORY_MAY_CREATE_CONTEXT, &r) == GPUOPT_OK &&
+        r.source != GPUOPT_MEMORY_SOURCE_NONE) {
+        p->memory_free = r.free;
+        /* Where it came from (whether the backend had to create a context). */
+        gpo_log_info(&ctx->log, "%s: free memory read from %s", dev->info.id, r.source_text);
     } else {
-        gpo_log_debug(&ctx->log, "%s: free memory not read: %s", dev->info.id, gpo_detail_get());
+        gpo_log_debug(&ctx->log, "%s: %s", dev->info.id, r.source_text);
     }
 }
 

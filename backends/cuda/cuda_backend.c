@@ -145,6 +145,7 @@ static const gpo_knob_def cuda_knobs[] = {
 static const gpo_library_var cuda_libraries[] = {
     {"cuda", "GPUOPT_CUDA_LIBRARY"},
     {"nvrtc", "GPUOPT_NVRTC_LIBRARY"},
+    {"nvml", "GPUOPT_NVML_LIBRARY"},
 };
 
 const gpo_backend gpo_backend_cuda = {
@@ -160,7 +161,7 @@ const gpo_backend gpo_backend_cuda = {
     .tier1 = gpo_cuda_tier1,
     /* Measured settings come from the core's tier 2 through the runtime. */
     .tier2 = NULL,
-    .memory_free = gpo_cuda_memory_free,
+    .memory_live = gpo_cuda_memory_live,
     .runtime = &gpo_cuda_runtime_ops,
     .apply_device = gpo_cuda_apply_device,
     .knobs = cuda_knobs,
