@@ -364,8 +364,24 @@ static gpuopt_status check_workload(const gpuopt_workload *w, gpuopt_workload *c
                         "gpuopt_workload.bound is %d: accepted 0 (unknown), 1 (compute), 2 "
                         "(memory)",
                         (int)copy->bound);
-    if (copy->model_bytes > (uint64_t)INT64_MAX || copy->item_bytes > (uint64_t)INT64_MAX)
+    if (copy->model_bytes > (uint64_t)INT64_MAX || copy->item_bytes > (uint64_t)INT64_MAX ||
+        copy->h2d_bytes_per_step > (uint64_t)INT64_MAX ||
+        copy->d2h_bytes_per_step > (uint64_t)INT64_MAX)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "gpuopt_workload sizes above 2^63 bytes");
+    if (copy->launches_per_step < 0)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.launches_per_step is %d: accepted 0 (unknown) or more",
+                        (int)copy->launches_per_step);
+    if (copy->items_per_step < 0)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.items_per_step is %d: accepted 0 (unknown) or more",
+                        (int)copy->items_per_step);
+    /* An hour per step is no latency target; a larger value is a unit slip. */
+    if (copy->step_time_ns > UINT64_C(3600000000000))
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.step_time_ns is %llu: accepted 0 (none) to 3.6e12 (one "
+                        "hour), in nanoseconds",
+                        (unsigned long long)copy->step_time_ns);
     return check_contradictions(copy);
 }
 

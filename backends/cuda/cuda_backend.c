@@ -138,7 +138,7 @@ static const gpo_knob_def cuda_knobs[] = {
      .summary = "the three allocator settings above as PyTorch reads them",
      .maps_to = "PYTORCH_CUDA_ALLOC_CONF (read by PyTorch at its first CUDA allocation)",
      .inputs = GPO_WORDS("cuda.alloc.expandable_segments", "cuda.alloc.max_split_mb",
-                         "cuda.alloc.gc_threshold_percent"),
+                         "cuda.alloc.gc_threshold_percent", "prealloc.bytes"),
      .derive = gpo_cuda_derive_alloc_conf},
 };
 

@@ -426,6 +426,13 @@ static const gpo_knob_def rocm_knobs[] = {
      .summary = "how MIOpen picks convolution kernels: NORMAL, HYBRID, DYNAMIC_HYBRID or FAST",
      .words = GPO_WORDS("NORMAL", "FAST", "HYBRID", "DYNAMIC_HYBRID"),
      .maps_to = "MIOPEN_FIND_MODE (read by MIOpen)"},
+    {.name = "rocm.deferred_loading",
+     .type = GPUOPT_KNOB_STRING,
+     .env = "HIP_ENABLE_DEFERRED_LOADING",
+     .summary = "when HIP loads a program's kernels: 1 on first use (HIP's default), 0 all at "
+                "start",
+     .words = GPO_WORDS("0", "1"),
+     .maps_to = "HIP_ENABLE_DEFERRED_LOADING (read by the HIP runtime, ROCm clr)"},
     {.name = "rocm.visible_devices",
      .type = GPUOPT_KNOB_STRING,
      .env = "HIP_VISIBLE_DEVICES",

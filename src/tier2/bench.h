@@ -97,7 +97,7 @@ struct gpo_t2_bench {
 };
 
 extern const gpo_t2_bench gpo_t2_bench_latency, gpo_t2_bench_bandwidth, gpo_t2_bench_transfer,
-    gpo_t2_bench_stream, gpo_t2_bench_reduce, gpo_t2_bench_tile;
+    gpo_t2_bench_copy, gpo_t2_bench_stream, gpo_t2_bench_reduce, gpo_t2_bench_tile;
 
 /* ---- job.c ------------------------------------------------------------------------ */
 

@@ -23,7 +23,8 @@ void (*gpo_tier2_hook)(const char *event, const char *kind);
 
 static const gpo_t2_bench *const benches[] = {
     &gpo_t2_bench_latency, &gpo_t2_bench_bandwidth, &gpo_t2_bench_transfer,
-    &gpo_t2_bench_stream,  &gpo_t2_bench_reduce,    &gpo_t2_bench_tile,
+    &gpo_t2_bench_copy,    &gpo_t2_bench_stream,    &gpo_t2_bench_reduce,
+    &gpo_t2_bench_tile,
 };
 #define N_BENCHES (sizeof benches / sizeof benches[0])
 
