@@ -32,6 +32,7 @@ typedef struct gpo_kfd_gpu {
     uint32_t location_id; /* (bus << 8) | (device << 3) | function */
     uint32_t domain;
     int32_t drm_render_minor;
+    int32_t num_sdma_engines; /* host-device copy engines (SDMA), -1 unknown */
     uint64_t unique_id;  /* 0 when the part has none (gfx8) */
     uint64_t hive_id;    /* XGMI hive, 0 when none */
     uint64_t vram_bytes; /* sum of frame-buffer mem_banks */

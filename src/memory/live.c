@@ -7,8 +7,9 @@
 #include "context.h"
 #include "util/strutil.h"
 
-static const char *const source_words[] = {"none",    "management", "kernel", "context",
-                                           "new-context", "runtime",    "host"};
+/* The enumerators' own words, as the Python binding spells them too. */
+static const char *const source_words[] = {"none",        "management", "kernel", "context",
+                                           "new_context", "runtime",    "host"};
 
 const char *gpo_memory_source_word(int32_t source)
 {

@@ -7,7 +7,7 @@
  * (it sees every GPU) and needs nvmlInit_v2 before any device call.
  *
  * Configured from the environment, read at every nvmlInit_v2:
- *   GPUOPT_FAKE_NVML_DEVICES  JSON files, ':'-separated; unset: those of
+ *   GPUOPT_FAKE_NVML_DEVICES  JSON files, ':'-separated; unset or empty: those of
  *                             GPUOPT_FAKE_CUDA_DEVICES
  *   GPUOPT_FAKE_NVML_INIT     nvmlInit_v2's result (a number; 9 is
  *                             NVML_ERROR_DRIVER_NOT_LOADED)
@@ -87,7 +87,7 @@ static double number(const cJSON *o, const char *key)
 static void load_gpus(void)
 {
     const char *env = getenv("GPUOPT_FAKE_NVML_DEVICES");
-    if (!env)
+    if (!env || !*env)
         env = getenv("GPUOPT_FAKE_CUDA_DEVICES");
     const char *extra = getenv("GPUOPT_FAKE_NVML_USED");
     unsigned long long used = extra ? strtoull(extra, NULL, 10) : 0;
