@@ -203,9 +203,8 @@ GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json
             cJSON *dj = gpo_device_json(d, d == selected);
             ok = dj && cJSON_AddItemToArray(devices, dj);
             if (ok)
-                add_str(dj, "memory_source", live.source == GPUOPT_MEMORY_SOURCE_NONE
-                                                 ? NULL
-                                                 : live.source_text);
+                add_str(dj, "memory_source",
+                        live.source == GPUOPT_MEMORY_SOURCE_NONE ? NULL : live.source_text);
         }
         ok = ok && cJSON_AddItemToObject(root, "backends", backends);
         if (ok)

@@ -190,9 +190,9 @@ const gpo_knob_def gpo_core_knobs[] = {
      .maps_to = "torch.cuda.Stream / cudaStreamCreate with cudaMemcpyAsync from pinned memory "
                 "(DataLoader(pin_memory=True), tensor.to(non_blocking=True)); hipStream; "
                 "OpenCL out-of-order or several command queues",
-     .inputs = GPO_WORDS("measured.h2d_pinned", "measured.d2h_pinned", "measured.h2d_pageable",
-                         "measured.d2h_pageable", "measured.h2d_latency_ns",
-                         "measured.d2h_latency_ns"),
+     .inputs =
+         GPO_WORDS("measured.h2d_pinned", "measured.d2h_pinned", "measured.h2d_pageable",
+                   "measured.d2h_pageable", "measured.h2d_latency_ns", "measured.d2h_latency_ns"),
      .derive = gpo_derive_transfer_streams},
 };
 

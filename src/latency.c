@@ -11,25 +11,6 @@
 #include "util/strutil.h"
 #include "workload_fit.h"
 
-/* "5.21 us", "1.25 ms", "730 ns". */
-static void fmt_ns(double ns, char *out, size_t cap)
-{
-    if (ns < 1e3)
-        gpo_snprintf(out, cap, "%.0f ns", ns);
-    else if (ns < 1e6)
-        gpo_snprintf(out, cap, "%.3g us", ns / 1e3);
-    else if (ns < 1e9)
-        gpo_snprintf(out, cap, "%.3g ms", ns / 1e6);
-    else
-        gpo_snprintf(out, cap, "%.3g s", ns / 1e9);
-}
-
-/* "12.4 GB/s" (decimal, as vendors quote transfer rates). */
-static void fmt_rate(double bytes_per_s, char *out, size_t cap)
-{
-    gpo_snprintf(out, cap, "%.3g GB/s", bytes_per_s / 1e9);
-}
-
 /* The workload when it is latency-oriented; else NULL with the knob absent. */
 static const gpuopt_workload *latency_workload(const gpo_derive_env *env, gpo_derivation *out)
 {
@@ -75,9 +56,9 @@ gpuopt_status gpo_derive_launch_graph(const gpo_knob_input *in, const gpo_derive
     double per = (double)in[0].ival, step = (double)w->step_time_ns;
     double overhead = per * w->launches_per_step, share = 100.0 * overhead / step;
     char l[32], o[32], s[32];
-    fmt_ns(per, l, sizeof l);
-    fmt_ns(overhead, o, sizeof o);
-    fmt_ns(step, s, sizeof s);
+    gpo_format_ns(per, l, sizeof l);
+    gpo_format_ns(overhead, o, sizeof o);
+    gpo_format_ns(step, s, sizeof s);
     char head[300];
     gpo_snprintf(head, sizeof head,
                  "launch overhead %d launches x %s = %s per step, %.1f%% of the %s step target",
@@ -86,8 +67,9 @@ gpuopt_status gpo_derive_launch_graph(const gpo_knob_input *in, const gpo_derive
     out->present = 1;
     if (!api) {
         gpo_strlcpy(out->value, "false", sizeof out->value);
-        gpo_snprintf(out->how, sizeof out->how, "%s; the %s backend has no graph API to capture "
-                                                "it with",
+        gpo_snprintf(out->how, sizeof out->how,
+                     "%s; the %s backend has no graph API to capture "
+                     "it with",
                      head, env->dev->info.backend);
     } else if (share < GPO_LATENCY_SHARE_PCT) {
         gpo_strlcpy(out->value, "false", sizeof out->value);
@@ -169,8 +151,9 @@ gpuopt_status gpo_derive_prealloc_bytes(const gpo_knob_input *in, const gpo_deri
     gpo_format_bytes(peak, pk, sizeof pk);
     gpo_format_bytes(pool, pl, sizeof pl);
     if (capped) {
-        gpo_snprintf(cap_note, sizeof cap_note, " (of the step's %d, only batch.max_size = %d fit "
-                                                "beside the model)",
+        gpo_snprintf(cap_note, sizeof cap_note,
+                     " (of the step's %d, only batch.max_size = %d fit "
+                     "beside the model)",
                      items, held);
         gpo_snprintf(out->warning, sizeof out->warning,
                      "%s: a step of %d items is more than the %d (batch.max_size) that fit beside "
@@ -210,23 +193,23 @@ static double direction(const char *dir, uint64_t bytes, const gpo_knob_input *p
     double ns = 0;
     if (rate) {
         ns = (double)bytes / (double)rate->ival * 1e9;
-        fmt_rate((double)rate->ival, r, sizeof r);
+        gpo_format_rate((double)rate->ival, r, sizeof r);
     }
     if (fixed->present) {
         ns += (double)fixed->ival;
-        fmt_ns((double)fixed->ival, f, sizeof f);
+        gpo_format_ns((double)fixed->ival, f, sizeof f);
     }
     if (!rate && !fixed->present) {
         *known = 0;
         return 0;
     }
-    fmt_ns(ns, t, sizeof t);
+    gpo_format_ns(ns, t, sizeof t);
     if (rate)
         gpo_snprintf(text, cap, "%s %s at %s (%s)%s%s%s = %s", dir, b, r, rate->name,
                      f[0] ? " + " : "", f, f[0] ? " per copy" : "", t);
     else
-        gpo_snprintf(text, cap, "%s %s: at least %s per copy (%s; the rate was not measured)",
-                     dir, b, t, fixed->name);
+        gpo_snprintf(text, cap, "%s %s: at least %s per copy (%s; the rate was not measured)", dir,
+                     b, t, fixed->name);
     return ns;
 }
 
@@ -243,10 +226,10 @@ gpuopt_status gpo_derive_transfer_streams(const gpo_knob_input *in, const gpo_de
     }
     char up[240], down[240], sep[256], s[32], t[32];
     int ka, kb;
-    double a = direction("host-to-device", w->h2d_bytes_per_step, &in[0], &in[2], &in[4], &ka,
-                         up, sizeof up);
-    double b = direction("device-to-host", w->d2h_bytes_per_step, &in[1], &in[3], &in[5], &kb,
-                         down, sizeof down);
+    double a = direction("host-to-device", w->h2d_bytes_per_step, &in[0], &in[2], &in[4], &ka, up,
+                         sizeof up);
+    double b = direction("device-to-host", w->d2h_bytes_per_step, &in[1], &in[3], &in[5], &kb, down,
+                         sizeof down);
     if (!ka && !kb) {
         gpo_snprintf(out->how, sizeof out->how, "the transfer costs were not measured");
         gpo_snprintf(out->warning, sizeof out->warning,
@@ -261,8 +244,8 @@ gpuopt_status gpo_derive_transfer_streams(const gpo_knob_input *in, const gpo_de
     if (!kb)
         gpo_snprintf(down, sizeof down, "device-to-host not measured");
     double share = 100.0 * (a + b) / (double)w->step_time_ns;
-    fmt_ns(a + b, t, sizeof t);
-    fmt_ns((double)w->step_time_ns, s, sizeof s);
+    gpo_format_ns(a + b, t, sizeof t);
+    gpo_format_ns((double)w->step_time_ns, s, sizeof s);
     char head[600];
     gpo_snprintf(head, sizeof head, "transfers %s%s%s = %s per step, %.1f%% of the %s step target",
                  up, up[0] && down[0] ? " + " : "", down, t, share, s);

@@ -55,22 +55,22 @@ uint64_t gpo_fit_batch(uint64_t model, int64_t bits, uint64_t offload, uint64_t 
 
 /* What the rules give for one case, in numbers and words. */
 typedef struct gpo_fit_case {
-    uint64_t model, item; /* 0: not described */
-    uint64_t usable;      /* after headroom */
+    uint64_t model, item;    /* 0: not described */
+    uint64_t usable;         /* after headroom */
     const char *usable_text; /* how usable was reached ("8.0 GiB free x 0.90 = 7.2 GiB usable") */
-    int reduced;          /* reduced precision may be used */
+    int reduced;             /* reduced precision may be used */
     const char *reduced_why;
-    int quantized;        /* the model is already quantised */
-    int separate;         /* device memory is not host memory */
+    int quantized;            /* the model is already quantised */
+    int separate;             /* device memory is not host memory */
     const char *separate_why; /* why offloading does not apply, when !separate */
 } gpo_fit_case;
 
 typedef struct gpo_fit_advice {
-    int32_t bits;      /* 0: not quantised; 8 or 4 */
-    uint64_t offload;  /* to keep in host memory */
-    int64_t batch;     /* -1: no item size; 0: not one item fits */
-    char text[1024];   /* the arithmetic: "model 14.0 GiB at 8 bits = 7.0 GiB fits ...;
-                          batch (usable - 7.0 GiB) / 64.0 MiB = 11 items" */
+    int32_t bits;     /* 0: not quantised; 8 or 4 */
+    uint64_t offload; /* to keep in host memory */
+    int64_t batch;    /* -1: no item size; 0: not one item fits */
+    char text[1024];  /* the arithmetic: "model 14.0 GiB at 8 bits = 7.0 GiB fits ...;
+                         batch (usable - 7.0 GiB) / 64.0 MiB = 11 items" */
 } gpo_fit_advice;
 
 /* Applies the rules to `c` (quantise only when reduced precision may be

@@ -129,8 +129,9 @@ static gpuopt_status live(void *state, const gpo_route *route, uint32_t flags,
     gpo_strlcpy(nvml_why, gpo_detail_get(), sizeof nvml_why);
 
     if (!driver)
-        return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "%s: %s; and the CUDA driver library is not "
-                                                "usable here (%s)",
+        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
+                        "%s: %s; and the CUDA driver library is not "
+                        "usable here (%s)",
                         what, nvml_why, s->why_unusable);
     const char *lacking = !s->api.cuDevicePrimaryCtxRetain    ? "cuDevicePrimaryCtxRetain"
                           : !s->api.cuDevicePrimaryCtxRelease ? "cuDevicePrimaryCtxRelease_v2"
@@ -156,8 +157,7 @@ static gpuopt_status live(void *state, const gpo_route *route, uint32_t flags,
         st = in_primary(s, cu, what, out);
         if (st)
             return st;
-        out->source = active == 1 ? GPUOPT_MEMORY_SOURCE_CONTEXT
-                                  : GPUOPT_MEMORY_SOURCE_NEW_CONTEXT;
+        out->source = active == 1 ? GPUOPT_MEMORY_SOURCE_CONTEXT : GPUOPT_MEMORY_SOURCE_NEW_CONTEXT;
         gpo_strlcpy(out->source_text,
                     active == 1   ? "CUDA cuMemGetInfo in the device's primary context, which was "
                                     "already active (no context created)"

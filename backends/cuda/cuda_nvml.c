@@ -99,7 +99,7 @@ void gpo_nvml_close(gpo_nvml *nv)
 }
 
 gpuopt_status gpo_nvml_read_memory(const gpo_nvml *nv, const char *uuid, const char *pci_bus_id,
-                              gpo_memory_reading *out)
+                                   gpo_memory_reading *out)
 {
     char w[160];
     gpo_nvml_device dev = NULL;
@@ -141,7 +141,7 @@ gpuopt_status gpo_nvml_read_memory(const gpo_nvml *nv, const char *uuid, const c
     out->used = m.used;
     out->source = GPUOPT_MEMORY_SOURCE_MANAGEMENT;
     out->read_ns = gpo_now_ns();
-    gpo_snprintf(out->source_text, sizeof out->source_text,
-                 "NVML nvmlDeviceGetMemoryInfo (by %s)", by);
+    gpo_snprintf(out->source_text, sizeof out->source_text, "NVML nvmlDeviceGetMemoryInfo (by %s)",
+                 by);
     return GPUOPT_OK;
 }

@@ -29,6 +29,6 @@ void gpo_nvml_close(gpo_nvml *nv);
  * GPUOPT_MEMORY_SOURCE_MANAGEMENT. A MIG instance is never looked up by
  * its PCI location, which names the whole GPU. */
 gpuopt_status gpo_nvml_read_memory(const gpo_nvml *nv, const char *uuid, const char *pci_bus_id,
-                              gpo_memory_reading *out);
+                                   gpo_memory_reading *out);
 
 #endif

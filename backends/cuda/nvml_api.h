@@ -81,7 +81,7 @@ enum { GPO_NVML_RETURNS(GPO_NVML_RETURN_ENUM_) };
     X(nvmlDeviceGetHandleByPciBusId, nvmlDeviceGetHandleByPciBusId_v2, GPO_DL_OPTIONAL,            \
       gpo_nvml_return, (const char *pci_bus_id, gpo_nvml_device *device))                          \
     X(nvmlDeviceGetMemoryInfo, nvmlDeviceGetMemoryInfo, GPO_DL_REQUIRED, gpo_nvml_return,          \
-      (gpo_nvml_device device, gpo_nvml_memory *memory))
+      (gpo_nvml_device device, gpo_nvml_memory * memory))
 
 #define GPO_NVML_PFN_(field, symbol, required, ret, params) typedef ret(*gpo_pfn_##field) params;
 GPO_NVML_API(GPO_NVML_PFN_)

@@ -164,8 +164,10 @@ GPUOPT_API gpuopt_status gpuopt_memory_set_budget(gpuopt_memory *mem, uint64_t b
         char b[32];
         mem->budget = bytes;
         gpo_format_bytes(bytes, b, sizeof b);
-        gpo_snprintf(mem->budget_text, sizeof mem->budget_text, "%s, set by "
-                                                                "gpuopt_memory_set_budget", b);
+        gpo_snprintf(mem->budget_text, sizeof mem->budget_text,
+                     "%s, set by "
+                     "gpuopt_memory_set_budget",
+                     b);
     } else {
         mem->budget = mem->plan_budget;
         gpo_strlcpy(mem->budget_text, mem->plan_budget_text, sizeof mem->budget_text);
@@ -181,8 +183,7 @@ GPUOPT_API gpuopt_status gpuopt_memory_set_threshold(gpuopt_memory *mem, int32_t
     if (st)
         return st;
     if (percent < 1 || percent > 100)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "threshold %d%%: accepted 1 to 100",
-                        (int)percent);
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "threshold %d%%: accepted 1 to 100", (int)percent);
     pthread_mutex_lock(&mem->lock);
     mem->threshold = percent;
     pthread_mutex_unlock(&mem->lock);
@@ -197,8 +198,8 @@ static alloc *find(gpuopt_memory *mem, const char *name)
     return NULL;
 }
 
-GPUOPT_API gpuopt_status gpuopt_memory_register(gpuopt_memory *mem, const char *name,
-                                                int32_t place, uint64_t bytes)
+GPUOPT_API gpuopt_status gpuopt_memory_register(gpuopt_memory *mem, const char *name, int32_t place,
+                                                uint64_t bytes)
 {
     gpo_detail_clear();
     if (!mem || !name)
@@ -356,8 +357,7 @@ GPUOPT_API gpuopt_status gpuopt_memory_to_json(gpuopt_memory *mem, char **json)
              cJSON_AddItemToObject(root, "registered", places_json(mem->bytes)) &&
              cJSON_AddItemToObject(root, "high_water", places_json(mem->high)) &&
              cJSON_AddNumberToObject(root, "budget_share",
-                                     (double)mem->bytes[GPUOPT_PLACE_DEVICE] /
-                                         (double)mem->budget);
+                                     (double)mem->bytes[GPUOPT_PLACE_DEVICE] / (double)mem->budget);
     }
     for (size_t i = 0; ok && i < mem->n; i++) {
         cJSON *a = cJSON_CreateObject();
@@ -432,8 +432,7 @@ GPUOPT_API size_t gpuopt_memory_advice_size(void)
 }
 
 GPUOPT_API gpuopt_status gpuopt_memory_recommend(gpuopt_memory *mem, uint64_t model_bytes,
-                                                 uint64_t item_bytes,
-                                                 gpuopt_memory_advice *advice)
+                                                 uint64_t item_bytes, gpuopt_memory_advice *advice)
 {
     gpo_detail_clear();
     if (advice && advice->struct_size >= sizeof *advice) {
@@ -517,9 +516,8 @@ GPUOPT_API gpuopt_status gpuopt_memory_check(gpuopt_memory *mem, char **warning)
         if (over_budget) {
             gpo_format_bytes(dev_bytes, x, sizeof x);
             gpo_format_bytes(mem->budget, y, sizeof y);
-            gpo_sbuf_appendf(&b, "%s registered on the device is %.0f%% of the %s budget (%s)",
-                             x, 100.0 * (double)dev_bytes / (double)mem->budget, y,
-                             mem->budget_text);
+            gpo_sbuf_appendf(&b, "%s registered on the device is %.0f%% of the %s budget (%s)", x,
+                             100.0 * (double)dev_bytes / (double)mem->budget, y, mem->budget_text);
         }
         if (over_live) {
             gpo_format_bytes(r.used, x, sizeof x);
@@ -551,8 +549,7 @@ GPUOPT_API gpuopt_status gpuopt_memory_check(gpuopt_memory *mem, char **warning)
             gpo_fit_advise(&c, &a);
             gpo_sbuf_appendf(&b, ". Advice from the plan's workload rules: %s", a.text);
             if (a.batch >= 0)
-                gpo_sbuf_appendf(&b, "; use batches of at most %lld items",
-                                 (long long)a.batch);
+                gpo_sbuf_appendf(&b, "; use batches of at most %lld items", (long long)a.batch);
         } else if (dev_bytes) {
             gpo_sbuf_appendf(&b, ". The largest device allocations: ");
             largest(mem, &b);

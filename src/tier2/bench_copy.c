@@ -22,20 +22,16 @@ static const char *const dirs[2] = {"h2d", "d2h"};
 static const char *const knob_names[2] = {"measured.h2d_latency_ns", "measured.d2h_latency_ns"};
 static const char *const dir_words[2] = {"host-to-device", "device-to-host"};
 
-static int has_pinned(const gpo_runtime_ops *o)
-{
-    return o->host_alloc_pinned && o->host_free_pinned;
-}
-
 static gpuopt_status describe(gpo_t2 *t2, gpo_t2_job *job)
 {
     const gpo_runtime_ops *o = t2->rt.ops;
     if (!o || !o->buffer_write || !o->buffer_read)
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "the runtime ops cannot copy to and from the "
                                                 "device");
-    gpo_snprintf(job->workload, sizeof job->workload, "blocking write and read;bytes=%u;%s;host "
-                                                      "clock",
-                 BYTES, has_pinned(o) ? "pinned" : "pageable");
+    gpo_snprintf(job->workload, sizeof job->workload,
+                 "blocking write and read;bytes=%u;%s;host "
+                 "clock",
+                 BYTES, gpo_t2_has_pinned(o) ? "pinned" : "pageable");
     job->timing = (gpo_timing_settings){1.0, 0, 20, 300, 20, 0};
     job->repeat_share = 0.8;
     job->remeasure_changed = job->measure_all = 1;
@@ -73,7 +69,7 @@ static gpuopt_status setup(gpo_t2_job *job)
     st = g->ops->buffer_alloc(g->rt, BYTES, &c->buf);
     if (st)
         return st;
-    if (has_pinned(g->ops)) {
+    if (gpo_t2_has_pinned(g->ops)) {
         st = g->ops->host_alloc_pinned(g->rt, BYTES, &c->host);
         c->pinned = st == GPUOPT_OK;
         if (st)
@@ -107,7 +103,7 @@ static gpuopt_status run(gpo_t2_job *job, double *ns)
 
 static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
 {
-    const char *memory = has_pinned(job->t2->rt.ops) ? "pinned" : "pageable (malloc)";
+    const char *memory = gpo_t2_has_pinned(job->t2->rt.ops) ? "pinned" : "pageable (malloc)";
     gpuopt_status st = GPUOPT_OK;
     for (int32_t i = 0; i < gpo_result_count_of(res) && !st; i++) {
         const char *dir = "";
@@ -115,9 +111,9 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
         int d = strcmp(dir, "h2d") != 0;
         const gpo_stats *s = gpo_result_stats(res, i);
         char med[32], lo[32], hi[32];
-        gpo_t2_fmt_ns(s->median, med, sizeof med);
-        gpo_t2_fmt_ns(s->p20, lo, sizeof lo);
-        gpo_t2_fmt_ns(s->p80, hi, sizeof hi);
+        gpo_format_ns(s->median, med, sizeof med);
+        gpo_format_ns(s->p20, lo, sizeof lo);
+        gpo_format_ns(s->p80, hi, sizeof hi);
         st = gpo_t2_knob(job, "int", knob_names[d], (int64_t)(s->median + 0.5),
                          "a blocking %s copy of 4 KiB from %s host memory took %s on the host "
                          "clock (median of %d copies, p20-p80 %s-%s): the fixed cost every "

@@ -80,8 +80,7 @@ static void settings_reject_null_and_values_outside_their_range(void **state)
     fixture *f = *state;
     char num[32];
     EXPECT_STATUS(gpuopt_memory_set_budget(NULL, 1), GPUOPT_ERR_INVALID_ARGUMENT, "mem");
-    EXPECT_STATUS(gpuopt_memory_set_budget(f->mem, UINT64_MAX), GPUOPT_ERR_OUT_OF_RANGE,
-                  "budget");
+    EXPECT_STATUS(gpuopt_memory_set_budget(f->mem, UINT64_MAX), GPUOPT_ERR_OUT_OF_RANGE, "budget");
     EXPECT_STATUS(gpuopt_memory_set_threshold(NULL, 90), GPUOPT_ERR_INVALID_ARGUMENT, "mem");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         EXPECT_STATUS(gpuopt_memory_set_threshold(f->mem, bad[i]), GPUOPT_ERR_OUT_OF_RANGE,
@@ -164,8 +163,7 @@ static void recommend_rejects_null_nothing_to_size_and_huge_sizes(void **state)
                   "2^63");
     memset(&a, 0x7f, sizeof a);
     a.struct_size = 4;
-    EXPECT_STATUS(gpuopt_memory_recommend(f->mem, 1, 1, &a), GPUOPT_ERR_STRUCT_SIZE,
-                  "struct_size");
+    EXPECT_STATUS(gpuopt_memory_recommend(f->mem, 1, 1, &a), GPUOPT_ERR_STRUCT_SIZE, "struct_size");
     assert_int_equal(a.max_batch, 0x7f7f7f7f7f7f7f7fll);
     a.struct_size = sizeof a;
     EXPECT_OK(gpuopt_memory_recommend(f->mem, 0, 1 << 20, &a));

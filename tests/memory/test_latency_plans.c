@@ -312,7 +312,9 @@ static void malformed_step_descriptions_are_refused_naming_the_field(void **stat
     static const struct {
         const char *field;
         int which;
-    } bad[] = {{"launches_per_step", 0}, {"items_per_step", 1}, {"step_time_ns", 2},
+    } bad[] = {{"launches_per_step", 0},
+               {"items_per_step", 1},
+               {"step_time_ns", 2},
                {"sizes above 2^63", 3}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gpuopt_workload w = audio(GPUOPT_OBJECTIVE_LATENCY);

@@ -161,7 +161,8 @@ static void the_cpu_reads_proc_meminfo_under_its_cgroup_limit(void **state)
     assert_int_equal(m.total_bytes, 2147483648ull);
     assert_int_equal(m.free_bytes, 2147483648ull - 1288490188ull);
     assert_int_equal(m.used_bytes, 1288490188ull);
-    assert_non_null(strstr(m.source_text, "/proc/meminfo capped by cgroup limit 2 GiB on /sys/fs/cgroup/kubepods"));
+    assert_non_null(strstr(
+        m.source_text, "/proc/meminfo capped by cgroup limit 2 GiB on /sys/fs/cgroup/kubepods"));
     gpuopt_context_destroy(ctx);
 }
 

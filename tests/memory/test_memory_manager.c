@@ -136,7 +136,8 @@ static void allocations_are_registered_by_name_and_place(void **state)
     gpuopt_context *ctx = context();
     gpuopt_memory *m = manager(ctx, NULL);
     assert_int_equal(gpuopt_memory_register(m, "weights", GPUOPT_PLACE_DEVICE, 6 * GIB), GPUOPT_OK);
-    assert_int_equal(gpuopt_memory_register(m, "kv cache", GPUOPT_PLACE_DEVICE, 2 * GIB), GPUOPT_OK);
+    assert_int_equal(gpuopt_memory_register(m, "kv cache", GPUOPT_PLACE_DEVICE, 2 * GIB),
+                     GPUOPT_OK);
     assert_int_equal(gpuopt_memory_register(m, "staging", GPUOPT_PLACE_PINNED, 256 * MIB),
                      GPUOPT_OK);
     assert_int_equal(gpuopt_memory_register(m, "dataset", GPUOPT_PLACE_HOST, 3 * GIB), GPUOPT_OK);
@@ -159,10 +160,12 @@ static void allocations_are_registered_by_name_and_place(void **state)
     assert_int_equal(gpuopt_memory_to_json(m, &json), GPUOPT_OK);
     cJSON *root = cJSON_Parse(json);
     assert_non_null(root);
-    assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "registered"), "device")
-                    ->valuedouble == (double)(6 * GIB));
-    assert_true(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "high_water"), "device")
-                    ->valuedouble == (double)(8 * GIB));
+    assert_true(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(root, "registered"), "device")->valuedouble ==
+        (double)(6 * GIB));
+    assert_true(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(root, "high_water"), "device")->valuedouble ==
+        (double)(8 * GIB));
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "allocations")), 3);
     assert_string_equal(
         cJSON_GetObjectItem(cJSON_GetObjectItem(root, "live"), "source")->valuestring,
@@ -267,7 +270,8 @@ static void recommendations_equal_the_plan_s_workload_knobs(void **state)
         int64_t bits = knob_int(p, "model.quantize_bits");
         int64_t off = knob_int(p, "model.offload_bytes");
         int64_t batch = knob_int(p, "batch.max_size");
-        if ((bits < 0 ? 0 : bits) != a.quantize_bits || (off < 0 ? 0 : off) != (int64_t)a.offload_bytes ||
+        if ((bits < 0 ? 0 : bits) != a.quantize_bits ||
+            (off < 0 ? 0 : off) != (int64_t)a.offload_bytes ||
             (batch < 0 ? 0 : batch) != a.max_batch)
             fail_msg("case %zu: plan bits %lld offload %lld batch %lld; recommend %d %llu %lld: %s",
                      i, (long long)bits, (long long)off, (long long)batch, (int)a.quantize_bits,
@@ -293,8 +297,8 @@ static void *hammer(void *arg)
     for (int i = 0; i < 2000; i++) {
         snprintf(name, sizeof name, "t%d-%d", w->id, (i / 2) % 7);
         if (i % 2 == 0)
-            w->failures +=
-                gpuopt_memory_register(w->m, name, GPUOPT_PLACE_DEVICE, 1 + (uint64_t)i) != GPUOPT_OK;
+            w->failures += gpuopt_memory_register(w->m, name, GPUOPT_PLACE_DEVICE,
+                                                  1 + (uint64_t)i) != GPUOPT_OK;
         else
             w->failures += gpuopt_memory_release(w->m, name) != GPUOPT_OK;
     }

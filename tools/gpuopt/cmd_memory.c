@@ -148,9 +148,10 @@ static int run(int argc, char **argv)
         } else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
             backends = argv[++i];
         } else {
-            return cli_usage_error("memory", "unknown option or missing value '%s'; accepted: "
-                                             "--watch SECONDS, --count N, --device SPEC, "
-                                             "--backend LIST, --json, --help",
+            return cli_usage_error("memory",
+                                   "unknown option or missing value '%s'; accepted: "
+                                   "--watch SECONDS, --count N, --device SPEC, "
+                                   "--backend LIST, --json, --help",
                                    a);
         }
     }

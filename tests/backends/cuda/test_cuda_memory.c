@@ -136,11 +136,10 @@ static void a_mig_instance_is_never_looked_up_by_pci_bus_id(void **state)
 {
     (void)state;
     setenv("GPUOPT_FAKE_NVML_DEVICES", fake_devices("a100-sxm4-40gb.json", NULL), 1);
-    void *st = load_fake(FAKE_CUDA_FULL, &full, fake_devices("a100-mig-3g20gb.json", NULL),
-                         FAKE_NVML);
+    void *st =
+        load_fake(FAKE_CUDA_FULL, &full, fake_devices("a100-mig-3g20gb.json", NULL), FAKE_NVML);
     gpo_memory_reading r;
-    gpo_route route =
-        route_of(0, "MIG-00000000-0000-4000-8000-0000000003a1", "0000:07:00.0");
+    gpo_route route = route_of(0, "MIG-00000000-0000-4000-8000-0000000003a1", "0000:07:00.0");
     assert_int_equal(gpo_backend_cuda.memory_live(st, &route, 0, &r), GPUOPT_ERR_UNSUPPORTED);
     assert_int_equal(nvml.calls("nvmlDeviceGetHandleByPciBusId_v2"), 0);
     assert_non_null(strstr(gpo_detail_get(), "NVML_ERROR_NOT_FOUND"));
@@ -188,8 +187,7 @@ static void nvml_that_fails_is_named_and_the_driver_answers(void **state)
         void *st = load_fake(FAKE_CUDA_FULL, &full, fake_devices("t4.json", NULL), FAKE_NVML);
         gpo_route route = route_of(0, T4_UUID, NULL);
         gpo_memory_reading r;
-        assert_int_equal(gpo_backend_cuda.memory_live(st, &route, 0, &r),
-                         GPUOPT_ERR_UNSUPPORTED);
+        assert_int_equal(gpo_backend_cuda.memory_live(st, &route, 0, &r), GPUOPT_ERR_UNSUPPORTED);
         if (!strstr(gpo_detail_get(), cases[i].words))
             fail_msg("\"%s\" not in: %s", cases[i].words, gpo_detail_get());
         assert_int_equal(gpo_backend_cuda.memory_live(st, &route, MAY, &r), GPUOPT_OK);

@@ -62,8 +62,7 @@ static void child_after_discovery_gets_forked_not_stale_devices(void **state)
             code |= 2;
         if (again.n != 0)
             code |= 4;
-        if (rocm_free(r.state, &route, &free_bytes) != GPUOPT_ERR_FORKED ||
-            free_bytes != 0)
+        if (rocm_free(r.state, &route, &free_bytes) != GPUOPT_ERR_FORKED || free_bytes != 0)
             code |= 8;
         /* A fresh load is refused before touching the runtime. */
         void *st2 = NULL;

@@ -252,11 +252,9 @@ static void free_memory_reads_the_device_and_restores_the_current_one(void **sta
     dlclose(h);
 
     route.index = 7;
-    assert_int_equal(rocm_free(r.state, &route, &free_bytes),
-                     GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(rocm_free(r.state, &route, &free_bytes), GPUOPT_ERR_OUT_OF_RANGE);
     route.index = -1;
-    assert_int_equal(rocm_free(r.state, &route, &free_bytes),
-                     GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(rocm_free(r.state, &route, &free_bytes), GPUOPT_ERR_OUT_OF_RANGE);
     rocm_run_free(&r);
 }
 
