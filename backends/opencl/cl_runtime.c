@@ -618,7 +618,7 @@ const gpo_runtime_ops gpo_ocl_runtime_ops = {
     .compiler_version = rt_compiler_version,
     /* Khronos, cl_khr_command_buffer (OpenCL extension specification):
      * record commands once, enqueue the recording many times. */
-    .graph_api = "an OpenCL command buffer (cl_khr_command_buffer: clCreateCommandBufferKHR, "
-                 "clFinalizeCommandBufferKHR, clEnqueueCommandBufferKHR), where the platform "
-                 "offers the extension",
+    .graph_api = "an OpenCL command buffer (cl_khr_command_buffer, where the platform lists it: "
+                 "clCreateCommandBufferKHR, clFinalizeCommandBufferKHR, "
+                 "clEnqueueCommandBufferKHR)",
 };
