@@ -400,7 +400,8 @@ typedef struct gpuopt_device_info {
     int32_t ecc;               /* gpuopt_tristate: YES ECC on */
     int32_t max_threads_per_block; /* max work-group size */
     uint64_t memory_bytes;         /* total memory the device may use */
-    uint64_t memory_free_bytes;    /* free memory when last read, 0 unknown */
+    uint64_t memory_free_bytes;    /* free memory at the last reading (a plan,
+                                      gpuopt_device_memory, the device list), 0 unknown */
     uint64_t l2_bytes;             /* L2 (GPU) or last-level cache (CPU) */
     uint64_t shared_mem_per_block; /* shared / local memory per block */
     char pci_bus_id[32];           /* "0000:17:00.0" */
