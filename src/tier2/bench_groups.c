@@ -230,12 +230,12 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
     const gpo_stats *ws = gpo_result_stats(res, w);
     const gpo_stats *is = i >= 0 ? gpo_result_stats(res, i) : NULL;
     char wt[32], it[32], next[96] = "";
-    gpo_t2_fmt_ns(ws->median, wt, sizeof wt);
+    gpo_format_ns(ws->median, wt, sizeof wt);
     if (is)
-        gpo_t2_fmt_ns(is->median, it, sizeof it);
+        gpo_format_ns(is->median, it, sizeof it);
     if (r >= 0) {
         char rt[32];
-        gpo_t2_fmt_ns(gpo_result_stats(res, r)->median, rt, sizeof rt);
+        gpo_format_ns(gpo_result_stats(res, r)->median, rt, sizeof rt);
         gpo_snprintf(next, sizeof next, " (next best %lld: %s)",
                      (long long)gpo_t2_value(res, r, "block"), rt);
     }

@@ -28,8 +28,10 @@ public headers: GpuoptError.status compares with gpuopt.ERR_NO_DEVICE etc.
 
 import ctypes
 import ctypes.util
+import json
 import os
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional
 
@@ -37,12 +39,13 @@ from . import _constants
 from ._constants import *  # noqa: F401,F403 - the header's numbers, re-exported
 from ._constants import (API_VERSION, APPLY_ENV, BACKEND_STATUS, CACHE_MODE, CANDIDATE_STATUS,
                          DEVICE_TYPE_GPU, ERR_LAUNCH, ERR_NOT_FOUND, FEATURE, KNOB_SOURCE,
-                         KNOB_TYPE, LEVEL_DEFAULT, OBJECTIVE, OK, OPTION_IGNORE_CONFIG_FILE,
+                         KNOB_TYPE, LEVEL_DEFAULT, MEMORY_PLACE, MEMORY_SOURCE,
+                         MEMORY_SOURCE_NONE, OBJECTIVE, OK, OPTION_IGNORE_CONFIG_FILE,
                          OPTION_IGNORE_ENV, STRATEGY, TRISTATE_NO, TRISTATE_UNKNOWN, TRISTATE_YES)
 
 __all__ = [
     "Backend", "CallbackTuner", "Candidate", "Context", "Device", "GpuoptError",
-    "Knob", "Plan", "Space", "TuneResult", "Workload",
+    "Knob", "Memory", "MemoryAdvice", "MemoryInfo", "Plan", "Space", "TuneResult", "Workload",
     "api_version", "last_error", "library_path", "status_name", "strerror", "version",
 ] + _constants.__all__
 
@@ -170,6 +173,58 @@ class _Workload(ctypes.Structure):
         ("objective", ctypes.c_int32),
         ("fixed_shapes", ctypes.c_int32),
         ("bound", ctypes.c_int32),
+        ("launches_per_step", ctypes.c_int32),
+        ("step_time_ns", ctypes.c_uint64),
+        ("h2d_bytes_per_step", ctypes.c_uint64),
+        ("d2h_bytes_per_step", ctypes.c_uint64),
+        ("items_per_step", ctypes.c_int32),
+    ]
+
+
+class _MemoryInfo(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("total_bytes", ctypes.c_uint64),
+        ("free_bytes", ctypes.c_uint64),
+        ("used_bytes", ctypes.c_uint64),
+        ("source", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("age_s", ctypes.c_double),
+        ("source_text", ctypes.c_char * 256),
+    ]
+
+
+class _MemoryStats(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("budget_bytes", ctypes.c_uint64),
+        ("device_bytes", ctypes.c_uint64),
+        ("host_bytes", ctypes.c_uint64),
+        ("pinned_bytes", ctypes.c_uint64),
+        ("device_high_water_bytes", ctypes.c_uint64),
+        ("host_high_water_bytes", ctypes.c_uint64),
+        ("pinned_high_water_bytes", ctypes.c_uint64),
+        ("allocations", ctypes.c_int32),
+        ("threshold_percent", ctypes.c_int32),
+        ("budget_share", ctypes.c_double),
+        ("live_total_bytes", ctypes.c_uint64),
+        ("live_free_bytes", ctypes.c_uint64),
+        ("live_used_bytes", ctypes.c_uint64),
+        ("live_source", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+    ]
+
+
+class _MemoryAdvice(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("free_bytes", ctypes.c_uint64),
+        ("usable_bytes", ctypes.c_uint64),
+        ("quantize_bits", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("offload_bytes", ctypes.c_uint64),
+        ("max_batch", ctypes.c_int64),
+        ("reason", ctypes.c_char * 1024),
     ]
 
 
@@ -262,6 +317,22 @@ _PROTOTYPES = {
     "gpuopt_plan_to_env": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_plan_apply": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_p)], True),
     "gpuopt_plan_to_build_options": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_memory_info_size": (ctypes.c_size_t, [], False),
+    "gpuopt_device_memory": (_c_status, [_p, ctypes.POINTER(_MemoryInfo)], True),
+    "gpuopt_memory_create": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_memory_destroy": (None, [_p], False),
+    "gpuopt_memory_set_budget": (_c_status, [_p, ctypes.c_uint64], True),
+    "gpuopt_memory_set_threshold": (_c_status, [_p, ctypes.c_int32], True),
+    "gpuopt_memory_register": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_uint64],
+                               True),
+    "gpuopt_memory_release": (_c_status, [_p, ctypes.c_char_p], True),
+    "gpuopt_memory_stats_size": (ctypes.c_size_t, [], False),
+    "gpuopt_memory_get_stats": (_c_status, [_p, ctypes.POINTER(_MemoryStats)], True),
+    "gpuopt_memory_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_memory_check": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_memory_advice_size": (ctypes.c_size_t, [], False),
+    "gpuopt_memory_recommend": (_c_status, [_p, ctypes.c_uint64, ctypes.c_uint64,
+                                            ctypes.POINTER(_MemoryAdvice)], True),
     "gpuopt_cache_path": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_list": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_verify": (_c_status, [_p, ctypes.POINTER(_p)], True),
@@ -510,6 +581,12 @@ class Workload:
     objective: str = "throughput"        # or "latency"
     fixed_shapes: bool = False
     bound: str = "unknown"               # what limits it: "compute" or "memory" (bandwidth)
+    # One step of latency-oriented work (docs/latency.md); None: unknown.
+    launches_per_step: Optional[int] = None   # kernel launches per step
+    step_time_s: Optional[float] = None       # the step's time target, in seconds
+    h2d_bytes_per_step: Optional[int] = None  # copied host to device per step
+    d2h_bytes_per_step: Optional[int] = None  # copied device to host per step
+    items_per_step: Optional[int] = None      # items one step holds (concurrent users)
 
     def _to_c(self):
         w = _Workload()
@@ -527,6 +604,11 @@ class Workload:
         if self.bound not in _BOUNDS:
             raise ValueError(f"gpuopt: bound {self.bound!r}: accepted " + ", ".join(_BOUNDS))
         w.bound = _BOUNDS[self.bound]
+        w.launches_per_step = self.launches_per_step or 0
+        w.step_time_ns = int(round((self.step_time_s or 0) * 1e9))
+        w.h2d_bytes_per_step = self.h2d_bytes_per_step or 0
+        w.d2h_bytes_per_step = self.d2h_bytes_per_step or 0
+        w.items_per_step = self.items_per_step or 0
         return w
 
 
@@ -550,6 +632,29 @@ class Plan:
 
     def __contains__(self, name) -> bool:
         return any(k.name == name for k in self.knobs)
+
+
+@dataclass(frozen=True)
+class MemoryInfo:
+    """One reading of a device's memory (gpuopt_device_memory)."""
+    total_bytes: Optional[int]
+    free_bytes: Optional[int]     # None: unknown (source "none"; source_text says why)
+    used_bytes: Optional[int]
+    source: str                   # "management" (NVML), "kernel" (amdgpu sysfs), "context",
+                                  # "new_context", "runtime", "host", "none"
+    source_text: str
+    age_s: float
+
+
+@dataclass(frozen=True)
+class MemoryAdvice:
+    """The plan's workload rules on live free memory (gpuopt_memory_recommend)."""
+    free_bytes: int
+    usable_bytes: int
+    quantize_bits: int            # 0: the model fits as it is
+    offload_bytes: int
+    max_batch: Optional[int]      # None without an item size
+    reason: str
 
 
 def _opt_int(v):
@@ -647,6 +752,7 @@ class Context:
                  log: Optional[Callable[[int, str], None]] = None):
         self._handle = None
         self._lock = threading.Lock()
+        self._memories = weakref.WeakSet()  # closed before the context
         opts = _sized(_Options)
         opts.flags = ((OPTION_IGNORE_ENV if ignore_env else 0)
                       | (OPTION_IGNORE_CONFIG_FILE if ignore_config_file else 0))
@@ -682,6 +788,8 @@ class Context:
     # -- lifetime ----------------------------------------------------------
     def close(self):
         with self._lock:
+            for mem in list(getattr(self, "_memories", ())):
+                mem.close()
             if self._handle:
                 _lib.gpuopt_context_destroy(self._handle)
                 self._handle = None
@@ -785,16 +893,37 @@ class Context:
         """Removes every cache entry, or one device's file."""
         _lib.gpuopt_cache_clear(self._h(), device._handle if device is not None else None)
 
-    # -- plans -------------------------------------------------------------
-    def plan(self, device: Optional[Device] = None, level: Optional[int] = None,
-             workload: Optional[Workload] = None, apply: int = 0) -> Plan:
-        """A plan for `device` (None: the selected one) at `level` 0..2 (None:
-        the context's level), for `workload` when given (gpuopt_plan_create_for).
+    # -- memory -------------------------------------------------------------
+    def device_memory(self, device: Optional[Device] = None) -> MemoryInfo:
+        """The device's memory now (None: the selected device), without
+        creating a driver context (gpuopt_device_memory)."""
+        dev = device if device is not None else self.select()
+        if dev._context is not self:
+            raise ValueError("gpuopt: the device belongs to another Context")
+        m = _sized(_MemoryInfo)
+        _lib.gpuopt_device_memory(dev._handle, ctypes.byref(m))
+        known = m.source != MEMORY_SOURCE_NONE
+        return MemoryInfo(total_bytes=_opt_bytes(m.total_bytes),
+                          free_bytes=int(m.free_bytes) if known else None,
+                          used_bytes=int(m.used_bytes) if known else None,
+                          source=MEMORY_SOURCE.get(m.source, str(m.source)),
+                          source_text=_text(m.source_text), age_s=float(m.age_s))
 
-        apply: APPLY_ENV and/or APPLY_DEVICE to apply the plan to this process
-        (gpuopt_plan_apply) before it is returned; Plan.apply_report says
-        what was set and what was kept. Variables the library sets are
-        mirrored into os.environ, which does not see C's setenv."""
+    def memory(self, device: Optional[Device] = None, level: Optional[int] = None,
+               workload: Optional[Workload] = None) -> "Memory":
+        """A memory manager with the budget, threshold and workload of the
+        plan for these arguments (as Context.plan). Closed with the Context."""
+        h = self._plan_handle(device, level, workload)
+        try:
+            m = _p()
+            _lib.gpuopt_memory_create(h, ctypes.byref(m))
+        finally:
+            _lib.gpuopt_plan_destroy(h)
+        mem = Memory(m.value, self)
+        self._memories.add(mem)
+        return mem
+
+    def _plan_handle(self, device, level, workload):
         if device is not None and device._context is not self:
             raise ValueError("gpuopt: the device belongs to another Context")
         lvl = LEVEL_DEFAULT if level is None else int(level)
@@ -805,17 +934,30 @@ class Context:
         else:
             w = workload._to_c()
             _lib.gpuopt_plan_create_for(self._h(), dev, lvl, ctypes.byref(w), ctypes.byref(h))
+        return h.value
+
+    # -- plans -------------------------------------------------------------
+    def plan(self, device: Optional[Device] = None, level: Optional[int] = None,
+             workload: Optional[Workload] = None, apply: int = 0) -> Plan:
+        """A plan for `device` (None: the selected one) at `level` 0..2 (None:
+        the context's level), for `workload` when given (gpuopt_plan_create_for).
+
+        apply: APPLY_ENV and/or APPLY_DEVICE to apply the plan to this process
+        (gpuopt_plan_apply) before it is returned; Plan.apply_report says
+        what was set and what was kept. Variables the library sets are
+        mirrored into os.environ, which does not see C's setenv."""
+        h = self._plan_handle(device, level, workload)
         try:
             report = ""
             if apply:
                 out = _p()
                 try:
-                    _lib.gpuopt_plan_apply(h.value, apply, ctypes.byref(out))
+                    _lib.gpuopt_plan_apply(h, apply, ctypes.byref(out))
                 finally:
                     report = _take_string(out)
-            plan = self._read_plan(h.value, report)
+            plan = self._read_plan(h, report)
         finally:
-            _lib.gpuopt_plan_destroy(h.value)
+            _lib.gpuopt_plan_destroy(h)
         if apply & APPLY_ENV:
             _sync_environ(plan)
         return plan
@@ -848,6 +990,102 @@ class Context:
                     device=_device_from(dev.value, self), knobs=knobs, warnings=warnings,
                     json=js_text, env=env_text, build_options=_take_string(opts),
                     apply_report=report)
+
+
+# ---------------------------------------------------------------------------
+# The memory manager.
+# ---------------------------------------------------------------------------
+
+_PLACES = {w: v for v, w in MEMORY_PLACE.items()}
+
+
+class Memory:
+    """A memory manager (gpuopt_memory_*, docs/memory.md): a budget for one
+    device taken from a plan, allocations registered by name, and advice
+    from the plan's workload rules on live numbers. Made by
+    Context.memory(); closed with the Context at the latest.
+
+        mem = ctx.memory(workload=gpuopt.Workload(model_bytes=2 << 30))
+        with mem.allocation("weights", 2 << 30, place="device"):
+            ...
+            print(mem.stats()["budget_share"], mem.check())
+    """
+
+    def __init__(self, handle, context):
+        self._handle = handle
+        self._context = context
+
+    def close(self):
+        if self._handle:
+            _lib.gpuopt_memory_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _h(self):
+        if not self._handle:
+            raise ValueError("gpuopt: the memory manager is closed")
+        return self._handle
+
+    def set_budget(self, nbytes: int) -> None:
+        """The budget in bytes of device memory; 0 goes back to the plan's."""
+        _lib.gpuopt_memory_set_budget(self._h(), int(nbytes))
+
+    def set_threshold(self, percent: int) -> None:
+        _lib.gpuopt_memory_set_threshold(self._h(), int(percent))
+
+    def register(self, name: str, nbytes: int, place: str = "device") -> None:
+        if place not in _PLACES:
+            raise ValueError(f"gpuopt: place {place!r}: accepted " + ", ".join(_PLACES))
+        _lib.gpuopt_memory_register(self._h(), name.encode(), _PLACES[place], int(nbytes))
+
+    def release(self, name: str) -> None:
+        _lib.gpuopt_memory_release(self._h(), name.encode())
+
+    def allocation(self, name: str, nbytes: int, place: str = "device"):
+        """Registers `name` for the length of a with-block."""
+        mem = self
+
+        class _Allocation:
+            def __enter__(self_inner):
+                mem.register(name, nbytes, place)
+                return self_inner
+
+            def __exit__(self_inner, *exc):
+                mem.release(name)
+        return _Allocation()
+
+    def stats(self) -> dict:
+        """Budget, registered bytes per place, high-water marks, share of the
+        budget, the live reading and every allocation, as a dict."""
+        out = _p()
+        _lib.gpuopt_memory_to_json(self._h(), ctypes.byref(out))
+        return json.loads(_take_string(out))
+
+    def check(self) -> Optional[str]:
+        """The warning (with advice) at or above the threshold, else None."""
+        out = _p()
+        _lib.gpuopt_memory_check(self._h(), ctypes.byref(out))
+        text = _take_string(out)
+        return text or None
+
+    def recommend(self, model_bytes: int = 0, item_bytes: int = 0) -> MemoryAdvice:
+        a = _sized(_MemoryAdvice)
+        _lib.gpuopt_memory_recommend(self._h(), int(model_bytes), int(item_bytes), ctypes.byref(a))
+        return MemoryAdvice(free_bytes=a.free_bytes, usable_bytes=a.usable_bytes,
+                            quantize_bits=a.quantize_bits, offload_bytes=a.offload_bytes,
+                            max_batch=None if a.max_batch < 0 else int(a.max_batch),
+                            reason=_text(a.reason))
 
 
 # ---------------------------------------------------------------------------
