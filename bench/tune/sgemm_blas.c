@@ -57,12 +57,12 @@ static int fail(const char *what, gpuopt_status st)
 }
 
 /* Cuts every parameter of the spec to the best configuration's value. */
-static int pin(tune_spec *s, const gpuopt_config *best)
+static int pin(tune_spec *s, const gpuopt_point *best)
 {
     for (int32_t i = 0; i < s->n_params; i++) {
         ts_param *p = &s->params[i];
         int64_t v;
-        if (p->is_enum || gpuopt_config_get_int(best, p->name, &v))
+        if (p->is_enum || gpuopt_point_get_int(best, p->name, &v))
             return -1;
         p->ints[0] = v;
         p->count = 1;
@@ -123,8 +123,8 @@ int main(int argc, char **argv)
                 argv[1]);
         goto out;
     }
-    gpuopt_config_to_string(best.config, &cfg);
-    if (pin(spec, best.config)) {
+    gpuopt_point_to_string(best.point, &cfg);
+    if (pin(spec, best.point)) {
         fprintf(stderr, "bench_sgemm_blas: the spec's parameters are not all integers\n");
         goto out;
     }

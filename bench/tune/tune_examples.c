@@ -41,7 +41,7 @@
 #include "tune_spec.h"
 
 typedef struct point {
-    char *config; /* gpuopt_config_to_string */
+    char *config; /* gpuopt_point_to_string */
     int32_t status;
     double median_ns;
 } point;
@@ -76,10 +76,10 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static const point *find(const landscape *l, const gpuopt_config *cfg)
+static const point *find(const landscape *l, const gpuopt_point *cfg)
 {
     char *text = NULL;
-    if (gpuopt_config_to_string(cfg, &text))
+    if (gpuopt_point_to_string(cfg, &text))
         return NULL;
     point key = {text, 0, 0};
     const point *p = bsearch(&key, l->p, (size_t)l->n, sizeof *l->p, cmp_point);
@@ -109,7 +109,7 @@ static void record(gpuopt_result *res, landscape *l)
         if (gpuopt_result_at(res, i, &c))
             continue;
         point *p = &l->p[l->n++];
-        gpuopt_config_to_string(c.config, &p->config);
+        gpuopt_point_to_string(c.point, &p->config);
         p->status = c.status;
         /* A pruned candidate keeps its probe's median: slow, not failed. */
         p->median_ns = c.status == GPUOPT_CANDIDATE_OK || c.status == GPUOPT_CANDIDATE_PRUNED
@@ -141,7 +141,7 @@ static void print_result(const char *what, gpuopt_result *res, double wall)
     }
     char *cfg = NULL;
     if (gpuopt_result_best(res, &best) == GPUOPT_OK)
-        gpuopt_config_to_string(best.config, &cfg);
+        gpuopt_point_to_string(best.point, &cfg);
     printf("%s wall_s=%.2f candidates=%d ok=%d compile_s=%.2f best_ns=%.0f best_p20_ns=%.0f "
            "best_p80_ns=%.0f best=\"%s\"\n",
            what, wall, (int)n, (int)ok, compile_ms / 1e3, best.median_ns, best.p20_ns, best.p80_ns,
@@ -167,7 +167,7 @@ typedef struct replay {
     int32_t calls;
 } replay;
 
-static gpuopt_status replay_run(const gpuopt_config *config, void *user, double *measured_ns)
+static gpuopt_status replay_run(const gpuopt_point *config, void *user, double *measured_ns)
 {
     replay *r = user;
     const point *p = find(r->l, config);
@@ -178,7 +178,7 @@ static gpuopt_status replay_run(const gpuopt_config *config, void *user, double 
     return GPUOPT_OK;
 }
 
-static gpuopt_status noop_run(const gpuopt_config *config, void *user, double *measured_ns)
+static gpuopt_status noop_run(const gpuopt_point *config, void *user, double *measured_ns)
 {
     (void)config;
     (void)user;
@@ -198,7 +198,7 @@ static double reach(gpuopt_result *res, const landscape *l, uint64_t legal)
         c.struct_size = sizeof c;
         if (gpuopt_result_at(res, i, &c))
             continue;
-        const point *p = find(l, c.config);
+        const point *p = find(l, c.point);
         if (p && p->median_ns > 0 && p->median_ns <= 1.05 * l->best_ns)
             return (double)(i + 1) / (double)legal;
     }
@@ -211,7 +211,7 @@ typedef struct judge {
     tune_spec *spec;
     gpuopt_context *ctx;
     gpuopt_device *dev;
-    const char *best_text; /* the exhaustive best, as gpuopt_config_to_string */
+    const char *best_text; /* the exhaustive best, as gpuopt_point_to_string */
 } judge;
 
 /* A tuner over the one configuration `text` ("A=1 B=2"): every parameter's
@@ -323,13 +323,13 @@ static void strategy_rows(const char *what, gpuopt_tuner *t, const landscape *l,
             best.struct_size = sizeof best;
             const point *p = NULL;
             if (gpuopt_result_best(res, &best) == GPUOPT_OK)
-                p = find(l, best.config);
+                p = find(l, best.point);
             ratio[seed - 1] = p && p->median_ns > 0 ? p->median_ns / l->best_ns : INFINITY;
             if (j && p) {
                 /* Live: the exhaustive run's medians are one noisy sample each;
                  * time the two configurations against each other instead. */
                 char *text = NULL;
-                gpuopt_config_to_string(best.config, &text);
+                gpuopt_point_to_string(best.point, &text);
                 ratio[seed - 1] = side_by_side(j, text);
                 gpuopt_free(text);
             }
@@ -437,7 +437,7 @@ int main(int argc, char **argv)
         gpuopt_candidate b;
         memset(&b, 0, sizeof b);
         b.struct_size = sizeof b;
-        if (gpuopt_result_best(res, &b) || gpuopt_config_to_string(b.config, &best_text))
+        if (gpuopt_result_best(res, &b) || gpuopt_point_to_string(b.point, &best_text))
             die("no valid configuration in the exhaustive run", GPUOPT_ERR_NOT_FOUND);
     }
     gpuopt_result_destroy(res);

@@ -42,7 +42,7 @@ static void report(const char *name, double *us, int n)
 
 static double inside_ns; /* time spent in the subject (callback or runtime) */
 
-static gpuopt_status empty_run(const gpuopt_config *c, void *user, double *ns)
+static gpuopt_status empty_run(const gpuopt_point *c, void *user, double *ns)
 {
     (void)c, (void)user;
     uint64_t t0 = gpo_now_ns();
@@ -51,7 +51,7 @@ static gpuopt_status empty_run(const gpuopt_config *c, void *user, double *ns)
     return GPUOPT_OK;
 }
 
-static void pre(const gpuopt_config *c, void *user)
+static void pre(const gpuopt_point *c, void *user)
 {
     (void)c, (void)user;
 }

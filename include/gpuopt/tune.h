@@ -24,21 +24,22 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------- */
-/* Tuning (level 2): parameter spaces and configurations                      */
+/* Tuning (level 2): parameter spaces and their points                        */
 /* ------------------------------------------------------------------------- */
 
 /* A space is a set of named parameters, each with a list of values, cut
- * down by constraints; a configuration is one value for every parameter.
+ * down by constraints; a point of it is one value for every parameter (a
+ * configuration of the kernel or routine being tuned).
  * The legal space is enumerated lazily (a depth-first walk that tests each
  * constraint as soon as the parameters it reads are set), never
  * materialised as the raw product. docs/tuning.md describes the expression
  * language and the search strategies in full.
  *
  * Thread safety: a space has no lock. Build it from one thread; once built,
- * any number of threads may count it or read configurations of it
+ * any number of threads may count it or read points of it
  * (constraint callbacks must then be thread-safe themselves). */
 typedef struct gpuopt_space gpuopt_space;   /* named parameters and constraints */
-typedef struct gpuopt_config gpuopt_config; /* one assignment of every parameter */
+typedef struct gpuopt_point gpuopt_point; /* one assignment of every parameter */
 
 /* Creates an empty space. */
 GPUOPT_API gpuopt_status gpuopt_space_create(gpuopt_space **out);
@@ -79,12 +80,12 @@ GPUOPT_API gpuopt_status gpuopt_space_add_enum(gpuopt_space *space, const char *
  * of the text, so spacing and redundant parentheses do not matter. */
 GPUOPT_API gpuopt_status gpuopt_space_add_constraint(gpuopt_space *space, const char *expression);
 
-/* A constraint callback: return nonzero when `config` is legal. It is
- * called during enumeration with a configuration valid only for the call,
+/* A constraint callback: return nonzero when `point` is legal. It is
+ * called during enumeration with a point valid only for the call,
  * after every expression constraint held. `id` (1 to 255 printable ASCII
  * characters, unique in the space) names the callback in the space's hash
  * (cache keys), so change it when the callback's logic changes. */
-typedef int32_t (*gpuopt_constraint_fn)(const gpuopt_config *config, void *user);
+typedef int32_t (*gpuopt_constraint_fn)(const gpuopt_point *point, void *user);
 GPUOPT_API gpuopt_status gpuopt_space_add_constraint_fn(gpuopt_space *space,
                                                         gpuopt_constraint_fn fn, void *user,
                                                         const char *id);
@@ -104,19 +105,19 @@ GPUOPT_API gpuopt_status gpuopt_space_set_size(gpuopt_space *space, const char *
 GPUOPT_API gpuopt_status gpuopt_space_count(const gpuopt_space *space, uint64_t *raw,
                                             uint64_t *legal);
 
-/* Reading a configuration by parameter name (GPUOPT_ERR_NOT_FOUND for an
- * unknown name). gpuopt_config_get_int gives an integer parameter's value
- * and an enum parameter's position; gpuopt_config_get_text gives the value
+/* Reading a point by parameter name (GPUOPT_ERR_NOT_FOUND for an
+ * unknown name). gpuopt_point_get_int gives an integer parameter's value
+ * and an enum parameter's position; gpuopt_point_get_text gives the value
  * as kernels receive it ("16", "on"); the text lives as long as the
  * space. */
-GPUOPT_API gpuopt_status gpuopt_config_get_int(const gpuopt_config *config, const char *name,
+GPUOPT_API gpuopt_status gpuopt_point_get_int(const gpuopt_point *point, const char *name,
                                                int64_t *value);
-GPUOPT_API gpuopt_status gpuopt_config_get_text(const gpuopt_config *config, const char *name,
+GPUOPT_API gpuopt_status gpuopt_point_get_text(const gpuopt_point *point, const char *name,
                                                 const char **value);
 
 /* "TILE=16 VEC=4 STAGE=on", parameters in the order they were added. Free
  * with gpuopt_free. */
-GPUOPT_API gpuopt_status gpuopt_config_to_string(const gpuopt_config *config, char **text);
+GPUOPT_API gpuopt_status gpuopt_point_to_string(const gpuopt_point *point, char **text);
 
 /* ------------------------------------------------------------------------- */
 /* Tuning (level 2): tuners, subjects, results                               */
@@ -134,7 +135,7 @@ GPUOPT_API gpuopt_status gpuopt_config_to_string(const gpuopt_config *config, ch
  *   gpuopt_result *r;
  *   gpuopt_tuner_run(t, &r);          // or answered from the cache
  *   gpuopt_candidate best = {sizeof best};
- *   gpuopt_result_best(r, &best);     // best.config, best.median_ns
+ *   gpuopt_result_best(r, &best);     // best.point, best.median_ns
  *   gpuopt_result_destroy(r);
  *   gpuopt_tuner_destroy(t);
  *
@@ -301,10 +302,10 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_tolerance(gpuopt_tuner *tuner, double 
  * run, untimed (reset in-place outputs); `validate` (may be NULL) after a
  * candidate's first run: nonzero when the output is correct. The
  * configuration is valid during the call only. */
-typedef gpuopt_status (*gpuopt_run_fn)(const gpuopt_config *config, void *user,
+typedef gpuopt_status (*gpuopt_run_fn)(const gpuopt_point *point, void *user,
                                        double *measured_ns);
-typedef void (*gpuopt_pre_run_fn)(const gpuopt_config *config, void *user);
-typedef int32_t (*gpuopt_validate_fn)(const gpuopt_config *config, void *user);
+typedef void (*gpuopt_pre_run_fn)(const gpuopt_point *point, void *user);
+typedef int32_t (*gpuopt_validate_fn)(const gpuopt_point *point, void *user);
 
 /* `run` is required. After set_kernel it is GPUOPT_ERR_INVALID_ARGUMENT. */
 GPUOPT_API gpuopt_status gpuopt_tuner_set_callback(gpuopt_tuner *tuner, gpuopt_run_fn run,
@@ -376,14 +377,14 @@ GPUOPT_API gpuopt_status gpuopt_tuner_run(gpuopt_tuner *tuner, gpuopt_result **o
  * journaled as gpuopt_tuner_run does; their time is that one run's. A
  * later setter or gpuopt_tuner_run starts the online search again.
  * GPUOPT_ERR_NOT_FOUND when the search ended without a valid candidate. */
-GPUOPT_API gpuopt_status gpuopt_tune_step(gpuopt_tuner *tuner, const gpuopt_config **config,
+GPUOPT_API gpuopt_status gpuopt_tune_step(gpuopt_tuner *tuner, const gpuopt_point **config,
                                           int32_t *done);
 
 /* Statistics of one evaluated candidate. Pointers live as long as the
  * result. */
 typedef struct gpuopt_candidate {
     size_t struct_size;          /* sizeof(gpuopt_candidate) */
-    const gpuopt_config *config; /* its configuration */
+    const gpuopt_point *point;  /* its point of the space */
     int32_t status;              /* gpuopt_candidate_status */
     int32_t runs;                /* timed runs */
     double median_ns;            /* -1 when not timed */

@@ -27,7 +27,7 @@ typedef struct gpo_online gpo_online;
 gpuopt_status gpo_online_start(const gpo_run_spec *spec, gpo_online **out);
 /* One step: *config (may be NULL) receives the point run, valid until the
  * search is freed; *done (may be NULL) 1 once the best is known. */
-gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_config **config, int32_t *done);
+gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_point **config, int32_t *done);
 /* Ends it (an unfinished journal stays, to resume). NULL does nothing. */
 void gpo_online_free(gpo_online *o);
 

@@ -9,7 +9,7 @@
 #include "util/strutil.h"
 
 typedef struct gpo_rcand {
-    gpuopt_config *config; /* owned; keeps the space alive */
+    gpuopt_point *config; /* owned; keeps the space alive */
     int32_t status;
     int timed; /* stats hold timed runs (OK, PRUNED) */
     gpo_stats stats;
@@ -188,7 +188,7 @@ int gpo_result_add_final(gpuopt_result *res, int32_t index, const gpo_stats *sta
     return 0;
 }
 
-int32_t gpo_result_index_of(const gpuopt_result *res, const gpuopt_config *c)
+int32_t gpo_result_index_of(const gpuopt_result *res, const gpuopt_point *c)
 {
     int32_t np = gpo_space_param_count(res->space);
     for (int32_t i = 0; i < res->n; i++)
@@ -213,7 +213,7 @@ int32_t gpo_result_runner_index(const gpuopt_result *res)
     return res->runner;
 }
 
-const gpuopt_config *gpo_result_point(const gpuopt_result *res, int32_t i)
+const gpuopt_point *gpo_result_point(const gpuopt_result *res, int32_t i)
 {
     return res->c[i].config;
 }
@@ -285,7 +285,7 @@ static gpuopt_status fill(const gpuopt_result *res, int32_t i, gpuopt_candidate 
     gpuopt_candidate v;
     memset(&v, 0, sizeof v);
     v.struct_size = out->struct_size < sizeof v ? out->struct_size : sizeof v;
-    v.config = c->config;
+    v.point = c->config;
     v.status = c->status;
     v.runs = c->timed ? c->stats.count : 0;
     v.median_ns = c->timed ? c->stats.median : -1;

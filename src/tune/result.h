@@ -59,10 +59,10 @@ int gpo_result_add_final(gpuopt_result *res, int32_t index, const gpo_stats *sta
 
 int32_t gpo_result_count_of(const gpuopt_result *res);
 /* The index of the point with c's values; -1 when none. */
-int32_t gpo_result_index_of(const gpuopt_result *res, const gpuopt_config *c);
+int32_t gpo_result_index_of(const gpuopt_result *res, const gpuopt_point *c);
 int32_t gpo_result_best_index(const gpuopt_result *res);
 int32_t gpo_result_runner_index(const gpuopt_result *res);
-const gpuopt_config *gpo_result_point(const gpuopt_result *res, int32_t i);
+const gpuopt_point *gpo_result_point(const gpuopt_result *res, int32_t i);
 int32_t gpo_result_status(const gpuopt_result *res, int32_t i);
 const char *gpo_result_message(const gpuopt_result *res, int32_t i);
 /* Point i's statistics: from the final re-timing when it took part (the

@@ -147,16 +147,16 @@ gpuopt_status gpo_run_space(gpo_run *r, const gpuopt_space **out);
 /* Prepares c (the subject set up first, once) and runs it once, checked:
  * GPO_CAND_* or GPO_FATAL (then gpo_run_fatal says why); *p set on OK, released with
  * gpo_run_release. *ns (may be NULL) receives the run's time. */
-int32_t gpo_run_ready(gpo_run *r, const gpuopt_config *c, gpo_prep **p, double *ns, gpo_eval *ev);
+int32_t gpo_run_ready(gpo_run *r, const gpuopt_point *c, gpo_prep **p, double *ns, gpo_eval *ev);
 /* One more run of a prepared point. */
 int32_t gpo_run_again(gpo_run *r, gpo_prep *p, gpo_eval *ev);
 void gpo_run_release(gpo_run *r, gpo_prep *p);
 /* Records an evaluated point: search, result, journal, progress.
  * GPUOPT_OK, or the status that stops the run. */
-gpuopt_status gpo_run_record(gpo_run *r, const gpuopt_config *c, const gpo_eval *ev);
+gpuopt_status gpo_run_record(gpo_run *r, const gpuopt_point *c, const gpo_eval *ev);
 /* Writes the finished record of a search stepped by the caller: best and
  * runner-up are points of the search (NULL: none). */
-gpuopt_status gpo_run_close(gpo_run *r, const gpuopt_config *best, const gpuopt_config *runner);
+gpuopt_status gpo_run_close(gpo_run *r, const gpuopt_point *best, const gpuopt_point *runner);
 gpuopt_status gpo_run_fatal(const gpo_run *r);
 
 #endif

@@ -1075,7 +1075,7 @@ GPUOPT_API gpuopt_status gpuopt_tuner_run(gpuopt_tuner *t, gpuopt_result **out)
                     (int)gpo_result_count_of(*out));
 }
 
-GPUOPT_API gpuopt_status gpuopt_tune_step(gpuopt_tuner *t, const gpuopt_config **config,
+GPUOPT_API gpuopt_status gpuopt_tune_step(gpuopt_tuner *t, const gpuopt_point **config,
                                           int32_t *done)
 {
     gpo_detail_clear();

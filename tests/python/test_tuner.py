@@ -61,10 +61,10 @@ class Tuning(unittest.TestCase):
             t.configure(timing=(0.01, 0.05, 3, 5), workload_key="python-test")
             r = t.run()
             self.assertEqual(r.from_cache, 0)
-            self.assertEqual(r.best.config, {"X": 2, "MODE": "a"})
+            self.assertEqual(r.best.point, {"X": 2, "MODE": "a"})
             self.assertEqual(r.best.median_ns, 2000.0)
             self.assertEqual(len(r.candidates), 6)
-            self.assertEqual({c.status for c in r.candidates if c.config["X"] == 1},
+            self.assertEqual({c.status for c in r.candidates if c.point["X"] == 1},
                              {"wrong_result"})
             self.assertNotIn(3, {c["X"] for c in seen})
             self.assertEqual(json.loads(r.json)["seed"], "0")
@@ -72,7 +72,7 @@ class Tuning(unittest.TestCase):
             before = len(seen)
             again = t.run()
             self.assertEqual(again.from_cache, 1)
-            self.assertEqual(again.best.config, {"X": 2, "MODE": "a"})
+            self.assertEqual(again.best.point, {"X": 2, "MODE": "a"})
             self.assertEqual(len(seen), before)  # a hit runs nothing
 
     def test_an_exception_in_run_is_a_launch_failure(self):
@@ -83,9 +83,9 @@ class Tuning(unittest.TestCase):
 
         with gpuopt.CallbackTuner(self.ctx, self.space, run) as t:
             r = t.configure(timing=(0, 0.01, 1, 2), cache="off").run()
-            self.assertEqual({c.status for c in r.candidates if c.config["MODE"] == "b"},
+            self.assertEqual({c.status for c in r.candidates if c.point["MODE"] == "b"},
                              {"launch_failed"})
-            self.assertEqual(r.best.config["MODE"], "a")
+            self.assertEqual(r.best.point["MODE"], "a")
 
     def test_no_valid_candidate_gives_a_result_without_best(self):
         with gpuopt.CallbackTuner(self.ctx, self.space, self.cost, validate=lambda c: False) as t:

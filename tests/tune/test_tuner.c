@@ -199,9 +199,9 @@ static void constraints_and_device_limits_prune_exactly_and_cost_nothing(void **
     for (int i = 0; i < n; i++) {
         gpuopt_candidate c = cand_at(r, i);
         int64_t a = 0, b = 0, lv = 0;
-        gpuopt_config_get_int(c.config, "A", &a);
-        gpuopt_config_get_int(c.config, "B", &b);
-        gpuopt_config_get_int(c.config, "L", &lv);
+        gpuopt_point_get_int(c.point, "A", &a);
+        gpuopt_point_get_int(c.point, "B", &b);
+        gpuopt_point_get_int(c.point, "L", &lv);
         assert_true(a * b <= 8);
         assert_int_equal(lv, 64);
     }

@@ -12,11 +12,11 @@ typedef struct fixture {
     gpuopt_result *result;
 } fixture;
 
-static gpuopt_status cb_run(const gpuopt_config *c, void *user, double *ns)
+static gpuopt_status cb_run(const gpuopt_point *c, void *user, double *ns)
 {
     (void)user;
     int64_t x = 0;
-    gpuopt_config_get_int(c, "X", &x);
+    gpuopt_point_get_int(c, "X", &x);
     *ns = 100.0 * (double)x;
     return GPUOPT_OK;
 }
@@ -329,7 +329,7 @@ static void results_refuse_null_small_structs_and_bad_indices(void **state)
     EXPECT_STATUS(gpuopt_result_at(f->result, 0, &c), GPUOPT_ERR_STRUCT_SIZE, "struct_size");
     c.struct_size = sizeof c;
     EXPECT_OK(gpuopt_result_best(f->result, &c));
-    assert_non_null(c.config);
+    assert_non_null(c.point);
     EXPECT_STATUS(gpuopt_result_count(NULL, &n), GPUOPT_ERR_INVALID_ARGUMENT, "result");
     EXPECT_STATUS(gpuopt_result_count(f->result, NULL), GPUOPT_ERR_INVALID_ARGUMENT, "count");
     EXPECT_OK(gpuopt_result_count(f->result, &n));

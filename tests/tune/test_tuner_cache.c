@@ -108,12 +108,12 @@ static void a_hit_builds_and_runs_nothing(void **state)
     assert_true(b.median_ns > 0 && b.runs >= 3);
     gpuopt_result_destroy(r);
     /* Online tuning answers from the same hit at once. */
-    const gpuopt_config *c = NULL;
+    const gpuopt_point *c = NULL;
     int32_t done = 0;
     assert_int_equal(gpuopt_tune_step(t, &c, &done), GPUOPT_OK);
     assert_int_equal(done, 1);
     char *text = NULL;
-    gpuopt_config_to_string(c, &text);
+    gpuopt_point_to_string(c, &text);
     assert_string_equal(text, "A=3 B=2");
     gpuopt_free(text);
     gpuopt_tuner_destroy(t);
@@ -247,20 +247,20 @@ static void refresh_tunes_again_and_off_touches_nothing(void **state)
 
 static int broken_x = -1;
 
-static gpuopt_status cb_run(const gpuopt_config *c, void *user, double *ns)
+static gpuopt_status cb_run(const gpuopt_point *c, void *user, double *ns)
 {
     (void)user;
     int64_t x = 0;
-    gpuopt_config_get_int(c, "X", &x);
+    gpuopt_point_get_int(c, "X", &x);
     *ns = 1000.0 * (double)x;
     return GPUOPT_OK;
 }
 
-static int32_t cb_validate(const gpuopt_config *c, void *user)
+static int32_t cb_validate(const gpuopt_point *c, void *user)
 {
     (void)user;
     int64_t x = 0;
-    gpuopt_config_get_int(c, "X", &x);
+    gpuopt_point_get_int(c, "X", &x);
     return x != broken_x;
 }
 

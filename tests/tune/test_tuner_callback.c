@@ -46,14 +46,14 @@ typedef struct probe {
     int norder;
 } probe;
 
-static int64_t x_of(const gpuopt_config *c)
+static int64_t x_of(const gpuopt_point *c)
 {
     int64_t x = -1;
-    gpuopt_config_get_int(c, "X", &x);
+    gpuopt_point_get_int(c, "X", &x);
     return x;
 }
 
-static void pre_run(const gpuopt_config *c, void *user)
+static void pre_run(const gpuopt_point *c, void *user)
 {
     probe *p = user;
     (void)c;
@@ -61,7 +61,7 @@ static void pre_run(const gpuopt_config *c, void *user)
     p->pending_pre = 1;
 }
 
-static gpuopt_status run(const gpuopt_config *c, void *user, double *measured_ns)
+static gpuopt_status run(const gpuopt_point *c, void *user, double *measured_ns)
 {
     probe *p = user;
     int64_t x = x_of(c);
@@ -84,7 +84,7 @@ static gpuopt_status run(const gpuopt_config *c, void *user, double *measured_ns
     return GPUOPT_OK;
 }
 
-static int32_t validate(const gpuopt_config *c, void *user)
+static int32_t validate(const gpuopt_point *c, void *user)
 {
     probe *p = user;
     p->validates++;
@@ -228,7 +228,7 @@ static void budgets_stop_the_search(void **state)
     gpuopt_tuner_destroy(t);
 }
 
-static int32_t reject_all(const gpuopt_config *c, void *user)
+static int32_t reject_all(const gpuopt_point *c, void *user)
 {
     (void)c;
     (void)user;
@@ -263,7 +263,7 @@ static void order_of(const gpuopt_result *r, char *out, size_t cap)
     out[0] = '\0';
     for (int i = 0; i < n; i++) {
         char *s = NULL;
-        gpuopt_config_to_string(cand(r, i).config, &s);
+        gpuopt_point_to_string(cand(r, i).point, &s);
         snprintf(out + strlen(out), cap - strlen(out), "%s ", s);
         gpuopt_free(s);
     }
@@ -330,7 +330,7 @@ static void tune_step_runs_each_candidate_once_then_the_best(void **state)
     (void)state;
     probe p = {.measure = 1, .wrong_x = 3};
     gpuopt_tuner *t = x_tuner(4, &p, 1);
-    const gpuopt_config *c = NULL;
+    const gpuopt_point *c = NULL;
     int32_t done = -1;
     /* X = 4 first: exhaustive walks in order 1, 2, 3, 4; make 2 best by
      * the run count: the callback measures 1000 * X, so 1 is best. */
@@ -368,7 +368,7 @@ static void tune_step_without_any_valid_candidate_is_not_found(void **state)
     probe p = {.measure = 1};
     gpuopt_tuner *t = x_tuner(2, &p, 0);
     assert_int_equal(gpuopt_tuner_set_callback(t, run, NULL, reject_all, &p), GPUOPT_OK);
-    const gpuopt_config *c = NULL;
+    const gpuopt_point *c = NULL;
     int32_t done = -1;
     assert_int_equal(gpuopt_tune_step(t, &c, &done), GPUOPT_ERR_NOT_FOUND);
     assert_null(c);

@@ -150,11 +150,11 @@ static void a_killed_tune_keeps_every_finished_candidate_and_the_next_run_resume
 #define WRITERS 4
 #define CANDIDATES 30
 
-static gpuopt_status busy_run(const gpuopt_config *c, void *user, double *ns)
+static gpuopt_status busy_run(const gpuopt_point *c, void *user, double *ns)
 {
     (void)user;
     int64_t x = 0;
-    gpuopt_config_get_int(c, "X", &x);
+    gpuopt_point_get_int(c, "X", &x);
     *ns = 1000.0 + (double)((x * 7919) % CANDIDATES);
     return GPUOPT_OK;
 }

@@ -106,7 +106,7 @@ const char *tt_best(const gpuopt_result *r)
     c.struct_size = sizeof c;
     text[0] = '\0';
     char *s = NULL;
-    if (gpuopt_result_best(r, &c) == GPUOPT_OK && gpuopt_config_to_string(c.config, &s) == 0) {
+    if (gpuopt_result_best(r, &c) == GPUOPT_OK && gpuopt_point_to_string(c.point, &s) == 0) {
         snprintf(text, sizeof text, "%s", s);
         gpuopt_free(s);
     }
@@ -122,7 +122,7 @@ int tt_find(const gpuopt_result *r, const char *text)
         memset(&c, 0, sizeof c);
         c.struct_size = sizeof c;
         char *s = NULL;
-        if (gpuopt_result_at(r, i, &c) != GPUOPT_OK || gpuopt_config_to_string(c.config, &s))
+        if (gpuopt_result_at(r, i, &c) != GPUOPT_OK || gpuopt_point_to_string(c.point, &s))
             continue;
         int eq = strcmp(s, text) == 0;
         gpuopt_free(s);

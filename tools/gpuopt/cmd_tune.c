@@ -69,23 +69,23 @@ static const char *const status_words[] = {
     "ok", "invalid", "compile failed", "launch failed", "wrong result", "timeout", "pruned"};
 enum { N_STATUS = (int)(sizeof status_words / sizeof *status_words) };
 
-static int is_default(const tune_spec *s, const gpuopt_config *cfg)
+static int is_default(const tune_spec *s, const gpuopt_point *cfg)
 {
     if (!s->n_defaults || !cfg)
         return 0;
     for (int32_t i = 0; i < s->n_defaults; i++) {
         const char *v = NULL;
-        if (gpuopt_config_get_text(cfg, s->defaults[i].name, &v) || !v ||
+        if (gpuopt_point_get_text(cfg, s->defaults[i].name, &v) || !v ||
             strcmp(v, s->defaults[i].text) != 0)
             return 0;
     }
     return 1;
 }
 
-static void print_config(const char *label, const gpuopt_config *cfg)
+static void print_config(const char *label, const gpuopt_point *cfg)
 {
     char *text = NULL;
-    if (cfg && gpuopt_config_to_string(cfg, &text) == GPUOPT_OK) {
+    if (cfg && gpuopt_point_to_string(cfg, &text) == GPUOPT_OK) {
         printf("  %-11s %s\n", label, text);
         gpuopt_free(text);
     }
@@ -117,7 +117,7 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
         }
         if (c.status == GPUOPT_CANDIDATE_OK && c.median_ns > worst)
             worst = c.median_ns;
-        if (c.status == GPUOPT_CANDIDATE_OK && is_default(s, c.config))
+        if (c.status == GPUOPT_CANDIDATE_OK && is_default(s, c.point))
             dflt = c.median_ns;
     }
     char sizes[256], t[32], p20[32], p80[32];
@@ -125,7 +125,7 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
     printf("Tuned %s (%s) on %s (%s)%s%s\n", s->name, s->file, info->id, info->name,
            *sizes ? ", " : "", sizes);
     if (have_best) {
-        print_config("best", best.config);
+        print_config("best", best.point);
         cli_format_ns(best.median_ns, t, sizeof t);
         cli_format_ns(best.p20_ns, p20, sizeof p20);
         cli_format_ns(best.p80_ns, p80, sizeof p80);
@@ -164,7 +164,7 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
         if (gpuopt_result_at(res, first_fail[k], &c) || !c.message || !*c.message)
             continue;
         char *cfg = NULL;
-        gpuopt_config_to_string(c.config, &cfg);
+        gpuopt_point_to_string(c.point, &cfg);
         const char *nl = strchr(c.message, '\n');
         printf("  %-11s %s (%s): %.*s%s\n", "first", status_words[k], cfg ? cfg : "?",
                nl ? (int)(nl - c.message) : (int)strlen(c.message), c.message, nl ? " ..." : "");

@@ -64,14 +64,14 @@ _FEATURES = tuple((w, bit) for bit, w in sorted(FEATURE.items()))
 # ---------------------------------------------------------------------------
 
 _LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_char_p, ctypes.c_void_p)
-# int32_t (*gpuopt_constraint_fn)(const gpuopt_config *config, void *user)
+# int32_t (*gpuopt_constraint_fn)(const gpuopt_point *point, void *user)
 _CONSTRAINT_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
-# gpuopt_status (*gpuopt_run_fn)(const gpuopt_config *, void *, double *measured_ns)
+# gpuopt_status (*gpuopt_run_fn)(const gpuopt_point *, void *, double *measured_ns)
 _RUN_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
                            ctypes.POINTER(ctypes.c_double))
-# void (*gpuopt_pre_run_fn)(const gpuopt_config *, void *)
+# void (*gpuopt_pre_run_fn)(const gpuopt_point *, void *)
 _PRE_RUN_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
-# int32_t (*gpuopt_validate_fn)(const gpuopt_config *, void *)
+# int32_t (*gpuopt_validate_fn)(const gpuopt_point *, void *)
 _VALIDATE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
 # void (*gpuopt_progress_fn)(int32_t done, int32_t total, double best_ns, double left_s, void *)
 _PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32, ctypes.c_double,
@@ -174,7 +174,7 @@ class _Workload(ctypes.Structure):
 class _Candidate(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
-        ("config", ctypes.c_void_p),
+        ("point", ctypes.c_void_p),
         ("status", ctypes.c_int32),
         ("runs", ctypes.c_int32),
         ("median_ns", ctypes.c_double),
@@ -275,11 +275,11 @@ _PROTOTYPES = {
     "gpuopt_space_set_size": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int64], True),
     "gpuopt_space_count": (_c_status, [_p, ctypes.POINTER(ctypes.c_uint64),
                                        ctypes.POINTER(ctypes.c_uint64)], True),
-    "gpuopt_config_get_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)],
+    "gpuopt_point_get_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)],
                               True),
-    "gpuopt_config_get_text": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)],
+    "gpuopt_point_get_text": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)],
                                True),
-    "gpuopt_config_to_string": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_point_to_string": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_tuner_create": (_c_status, [_p, _p, _p, ctypes.POINTER(_p)], True),
     "gpuopt_tuner_destroy": (None, [_p], False),
     "gpuopt_tuner_set_size": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int64], True),
@@ -896,23 +896,23 @@ class Space:
         _lib.gpuopt_space_count(self._handle, ctypes.byref(raw), ctypes.byref(legal))
         return raw.value, legal.value
 
-    def _read(self, config) -> dict:
+    def _read(self, point) -> dict:
         out = {}
         for name, is_enum in self._params:
             if is_enum:
                 t = ctypes.c_char_p()
-                _lib.gpuopt_config_get_text(config, name.encode(), ctypes.byref(t))
+                _lib.gpuopt_point_get_text(point, name.encode(), ctypes.byref(t))
                 out[name] = _text(t.value)
             else:
                 v = ctypes.c_int64()
-                _lib.gpuopt_config_get_int(config, name.encode(), ctypes.byref(v))
+                _lib.gpuopt_point_get_int(point, name.encode(), ctypes.byref(v))
                 out[name] = v.value
         return out
 
 
 @dataclass(frozen=True)
 class Candidate:
-    config: dict
+    point: dict          # {parameter: value}, enum parameters by their text
     status: str          # "ok", "invalid", "compile_failed", ... (CANDIDATE_STATUS)
     runs: int
     median_ns: Optional[float]
@@ -939,10 +939,10 @@ def _opt_time(v):
 class CallbackTuner:
     """Tunes a Python callable over a Space on a device of a Context.
 
-    run(config: dict) does the work once; it may return its own
+    run(point: dict) does the work once; it may return its own
     measurement in nanoseconds (else the library times the call). A raised
-    exception marks the candidate launch_failed. pre_run(config) runs
-    before every run, untimed; validate(config) -> bool checks the first
+    exception marks the candidate launch_failed. pre_run(point) runs
+    before every run, untimed; validate(point) -> bool checks the first
     run of each candidate. Without workload_key nothing is cached."""
 
     def __init__(self, ctx: "Context", space: Space, run, *, pre_run=None, validate=None,
@@ -955,9 +955,9 @@ class CallbackTuner:
         self._handle = h.value
         self._error = None
 
-        def run_cb(config, _user, measured):
+        def run_cb(point, _user, measured):
             try:
-                ns = run(space._read(config))
+                ns = run(space._read(point))
                 if ns is not None:
                     measured[0] = float(ns)
                 return OK
@@ -965,15 +965,15 @@ class CallbackTuner:
                 self._error = e
                 return ERR_LAUNCH
 
-        def pre_cb(config, _user):
+        def pre_cb(point, _user):
             try:
-                pre_run(space._read(config))
+                pre_run(space._read(point))
             except Exception as e:  # noqa: BLE001
                 self._error = e
 
-        def validate_cb(config, _user):
+        def validate_cb(point, _user):
             try:
-                return 1 if validate(space._read(config)) else 0
+                return 1 if validate(space._read(point)) else 0
             except Exception as e:  # noqa: BLE001
                 self._error = e
                 return 0
@@ -1016,7 +1016,7 @@ class CallbackTuner:
         return self
 
     def _candidate(self, c) -> Candidate:
-        return Candidate(config=self._space._read(c.config),
+        return Candidate(point=self._space._read(c.point),
                          status=CANDIDATE_STATUS.get(c.status, str(c.status)), runs=c.runs,
                          median_ns=_opt_time(c.median_ns), p20_ns=_opt_time(c.p20_ns),
                          p80_ns=_opt_time(c.p80_ns), min_ns=_opt_time(c.min_ns),
