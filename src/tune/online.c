@@ -85,12 +85,11 @@ static gpuopt_status run_best(gpo_online *o)
     if (s == GPO_FATAL)
         return gpo_run_fatal(o->r);
     if (s != GPO_CAND_OK)
-        return gpo_fail(GPUOPT_ERR_LAUNCH, "online tuning: the best configuration failed: %s",
-                        ev.msg);
+        return gpo_fail(GPUOPT_ERR_LAUNCH, "online tuning: the best point failed: %s", ev.msg);
     return GPUOPT_OK;
 }
 
-gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_point **config, int32_t *done)
+gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_point **point, int32_t *done)
 {
     gpo_run *r = o->r;
     gpuopt_status st = GPUOPT_OK;
@@ -119,8 +118,8 @@ gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_point **config, int32_
         if ((st = gpo_run_record(r, c, &ev)) != GPUOPT_OK)
             return st;
         if (s == GPO_CAND_OK) {
-            if (config)
-                *config = c;
+            if (point)
+                *point = c;
             return GPUOPT_OK;
         }
         /* The work is not done yet: the best so far redoes it. */
@@ -132,16 +131,16 @@ gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_point **config, int32_
             if (s == GPO_FATAL)
                 return gpo_run_fatal(r);
             if (s == GPO_CAND_OK) {
-                if (config)
-                    *config = best;
+                if (point)
+                    *point = best;
                 return GPUOPT_OK;
             }
         }
     }
     if ((st = run_best(o)) != GPUOPT_OK)
         return st;
-    if (config)
-        *config = o->best;
+    if (point)
+        *point = o->best;
     if (done)
         *done = 1;
     return GPUOPT_OK;

@@ -517,7 +517,7 @@ static gpuopt_result *from_hit(gpo_run *r, gpo_cache_hit *hit, gpuopt_status *st
         }
     }
     gpo_result_set_record(res, hit->record, "cached");
-    gpo_result_set_origin(res, GPO_FROM_CACHE, hit->time, hit->changed, take_payload(hit));
+    gpo_result_set_origin(res, GPUOPT_ORIGIN_CACHE_HIT, hit->time, hit->changed, take_payload(hit));
     return res;
 nomem:
     gpuopt_result_destroy(res);
@@ -650,7 +650,7 @@ verdict:;
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory answering from the cache");
         goto out;
     }
-    gpo_result_set_origin(res, GPO_FROM_CACHE_VERIFIED, hit->time, hit->changed,
+    gpo_result_set_origin(res, GPUOPT_ORIGIN_CACHE_VERIFIED, hit->time, hit->changed,
                           take_payload(r->hit));
     gpo_result_set_validated(res, r->sc.validated);
     gpo_result_set_record(res, hit->record, "cached, re-verified");

@@ -139,7 +139,7 @@ GPUOPT_API gpuopt_status gpuopt_space_create(gpuopt_space **out)
 {
     gpo_detail_clear();
     if (!out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_space_create: NULL output");
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_space_create: out is NULL");
     *out = calloc(1, sizeof **out);
     if (!*out)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory creating a space");
@@ -557,13 +557,23 @@ GPUOPT_API gpuopt_status gpuopt_space_count(const gpuopt_space *space, uint64_t 
                                             uint64_t *legal)
 {
     gpo_detail_clear();
+    if (raw)
+        *raw = 0;
+    if (legal)
+        *legal = 0;
     if (!space || !raw)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_space_count: NULL space or raw");
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_space_count: %s is NULL",
+                        space ? "raw" : "space");
+    if (legal) {
+        int exact;
+        gpuopt_status st = gpo_space_count_legal(space, 0, 0, legal, &exact);
+        if (st != GPUOPT_OK) {
+            *legal = 0;
+            return st;
+        }
+    }
     gpo_space_raw_size(space, raw);
-    if (!legal)
-        return GPUOPT_OK;
-    int exact;
-    return gpo_space_count_legal(space, 0, 0, legal, &exact);
+    return GPUOPT_OK;
 }
 
 /* ---- copy --------------------------------------------------------------------- */

@@ -6,6 +6,7 @@
  * every argument bound, buffers whose size depends on the parameters, a
  * run (outputs reset first) and the element-by-element check of its
  * outputs. */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,9 +233,7 @@ static gpuopt_status kernel_constrain(gpo_subject_ctx *sc, gpuopt_space *space)
     const gpo_route *route = gpo_kernel_route(t, &st);
     if (!route)
         return st;
-    if (t->k.geo.dims == 0)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "the kernel has no geometry (gpuopt_tuner_set_geometry)");
+    assert(t->k.geo.dims > 0); /* gpuopt_tuner_set_kernel requires global[0] */
     const gpuopt_device_info *info = &route->info;
     if (t->k.geo.has_local && info->max_threads_per_block > 0)
         st = limit(sc, space, (const gpo_expr *const *)t->k.geo.local, t->k.geo.dims,

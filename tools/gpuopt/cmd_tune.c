@@ -97,9 +97,10 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
     gpuopt_candidate best, c;
     memset(&best, 0, sizeof best);
     best.struct_size = sizeof best;
-    int32_t n = 0, cached = 0, counts[N_STATUS] = {0};
+    int32_t n = 0, origin = GPUOPT_ORIGIN_TUNED, counts[N_STATUS] = {0};
     gpuopt_result_count(res, &n);
-    gpuopt_result_from_cache(res, &cached);
+    gpuopt_result_get_origin(res, &origin);
+    int cached = origin != GPUOPT_ORIGIN_TUNED;
     int have_best = gpuopt_result_best(res, &best) == GPUOPT_OK;
     double worst = -1, dflt = -1;
     int first_fail[N_STATUS];
@@ -177,7 +178,10 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
     printf("  %-11s %s, strategy %s, seed %llu\n", "wall time", wall,
            tune_spec_strategy_name(s->strategy), (unsigned long long)s->seed);
     printf("  %-11s %s\n", "from cache",
-           cached                           ? "yes (from cache: nothing was built or run)"
+           origin == GPUOPT_ORIGIN_CACHE_HIT ? "yes (from cache: nothing was built or run)"
+           : origin == GPUOPT_ORIGIN_CACHE_VERIFIED
+               ? "yes (from cache, the stored winner re-timed after a driver, compiler or "
+                 "library change)"
            : cache_mode == GPUOPT_CACHE_OFF ? "no (measured now; the cache is off)"
                                             : "no (measured now, cached)");
 }
@@ -369,7 +373,12 @@ static int run(int argc, char **argv)
                  : CLI_FAIL;
         goto out;
     }
-    if ((st = gpuopt_tuner_set_cache_mode(tuner, cache_mode))) {
+    gpuopt_tuner_settings set;
+    memset(&set, 0, sizeof set);
+    set.struct_size = sizeof set;
+    st = gpuopt_tuner_get_settings(tuner, &set);
+    set.cache_mode = cache_mode;
+    if (st || (st = gpuopt_tuner_set_settings(tuner, &set))) {
         rc = cli_fail("tune", "--cache", st);
         goto out;
     }
@@ -383,7 +392,7 @@ static int run(int argc, char **argv)
     double wall = now_s() - t0;
     if (prog.shown)
         fprintf(stderr, "\r\033[K");
-    if (st && st != GPUOPT_ERR_NOT_FOUND) {
+    if (st) {
         rc = cli_fail("tune", "tuning failed", st);
         goto out;
     }
@@ -401,7 +410,10 @@ static int run(int argc, char **argv)
     } else if (!(o.csv && strcmp(o.csv, "-") == 0)) {
         print_summary(spec, &info, res, wall, cache_mode);
     }
-    if (st == GPUOPT_ERR_NOT_FOUND) {
+    gpuopt_candidate best;
+    memset(&best, 0, sizeof best);
+    best.struct_size = sizeof best;
+    if (gpuopt_result_best(res, &best) == GPUOPT_ERR_NOT_FOUND) {
         fprintf(stderr, "gpuopt tune: no valid configuration: every candidate failed or was "
                         "illegal (see the summary or --csv)\n");
         rc = CLI_FAIL;
