@@ -130,23 +130,23 @@ GPUOPT_API gpuopt_status gpuopt_point_to_string(const gpuopt_point *point, char 
  *
  *   gpuopt_tuner *t;
  *   gpuopt_tuner_create(ctx, dev, space, &t);
- *   gpuopt_kernel_desc k = {sizeof k};
- *   k.source = source; k.entry = "sgemm"; k.language = GPUOPT_LANG_OPENCL_C;
- *   k.global[0] = "M"; k.global[1] = "N"; k.local[0] = "TS"; k.local[1] = "TS";
+ *   gpuopt_kernel_desc k = {.struct_size = sizeof k, .source = source, .entry = "sgemm",
+ *                           .language = GPUOPT_LANG_OPENCL_C,
+ *                           .global = {"M", "N"}, .local = {"TS", "TS"}};
  *   gpuopt_tuner_set_kernel(t, &k);
- *   gpuopt_buffer_desc a = {sizeof a};
- *   a.type = GPUOPT_ELEM_F32; a.init = GPUOPT_INIT_RANDOM; a.count = "M*K";
+ *   gpuopt_buffer_desc a = {.struct_size = sizeof a, .type = GPUOPT_ELEM_F32,
+ *                           .init = GPUOPT_INIT_RANDOM, .count = "M * K"};
  *   gpuopt_tuner_set_buffer(t, 0, &a);
  *   ... more arguments, a reference kernel ...
- *   gpuopt_tuner_settings s = {sizeof s};
- *   gpuopt_tuner_get_settings(t, &s);  // the defaults
+ *   gpuopt_tuner_settings s = {.struct_size = sizeof s};
+ *   gpuopt_tuner_get_settings(t, &s);   // the defaults
  *   s.max_evaluations = 100;
  *   gpuopt_tuner_set_settings(t, &s);
  *   gpuopt_result *r;
- *   gpuopt_tuner_run(t, &r);           // or answered from the cache
- *   gpuopt_candidate best = {sizeof best};
+ *   gpuopt_tuner_run(t, &r);            // or answered from the cache
+ *   gpuopt_candidate best = {.struct_size = sizeof best};
  *   if (gpuopt_result_best(r, &best) == GPUOPT_OK)
- *       ...                            // best.point, best.median_ns
+ *       ...                             // best.point, best.median_ns
  *   gpuopt_result_destroy(r);
  *   gpuopt_tuner_destroy(t);
  *
