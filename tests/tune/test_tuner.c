@@ -214,6 +214,18 @@ static void constraints_and_device_limits_prune_exactly_and_cost_nothing(void **
     gpuopt_space_destroy(s);
 }
 
+/* The settings of these tests' own tuners: short timing, no cache. */
+static gpuopt_tuner_settings quick(const gpuopt_tuner *t)
+{
+    gpuopt_tuner_settings s = tt_settings(t);
+    s.warmup_ms = 0.2;
+    s.repeat_ms = 1;
+    s.min_runs = 3;
+    s.max_runs = 8;
+    s.cache_mode = GPUOPT_CACHE_OFF;
+    return s;
+}
+
 /* Accumulates into its output, so a missing reset shows as a wrong answer
  * in the next candidate; X == 2 declares an argument nobody sets. */
 static const char *const accumulate_source =
@@ -259,13 +271,8 @@ static void outputs_are_reset_before_every_run_and_reference_data_checks_them(vo
     assert_int_equal(gpuopt_tuner_set_buffer(t, 0, &in), GPUOPT_OK);
     assert_int_equal(gpuopt_tuner_set_buffer(t, 1, &out), GPUOPT_OK);
     assert_int_equal(gpuopt_tuner_set_reference_data(t, 1, want, sizeof want), GPUOPT_OK);
-    gpuopt_tuner_settings set = tt_settings(t);
+    gpuopt_tuner_settings set = quick(t);
     set.abs_tol = set.rel_tol = 0;
-    set.warmup_ms = 0.2;
-    set.repeat_ms = 1;
-    set.min_runs = 3;
-    set.max_runs = 8;
-    set.cache_mode = GPUOPT_CACHE_OFF;
     assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
@@ -319,12 +326,7 @@ static void buffers_and_scalars_sized_by_parameters_are_made_per_candidate(void 
     count.type = GPUOPT_ELEM_I32;
     count.expression = "X > 4 ? X * 1000 : N * X";
     assert_int_equal(gpuopt_tuner_set_scalar(t, 1, &count), GPUOPT_OK);
-    gpuopt_tuner_settings set = tt_settings(t);
-    set.warmup_ms = 0.2;
-    set.repeat_ms = 1;
-    set.min_runs = 3;
-    set.max_runs = 8;
-    set.cache_mode = GPUOPT_CACHE_OFF;
+    gpuopt_tuner_settings set = quick(t);
     assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
     tt_count_install(t);
     gpuopt_result *r = NULL;
