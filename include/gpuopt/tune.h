@@ -113,9 +113,9 @@ GPUOPT_API gpuopt_status gpuopt_space_count(const gpuopt_space *space, uint64_t 
  * as kernels receive it ("16", "on"); the text lives as long as the
  * space. */
 GPUOPT_API gpuopt_status gpuopt_point_get_int(const gpuopt_point *point, const char *name,
-                                               int64_t *value);
+                                              int64_t *value);
 GPUOPT_API gpuopt_status gpuopt_point_get_text(const gpuopt_point *point, const char *name,
-                                                const char **value);
+                                               const char **value);
 
 /* "TILE=16 VEC=4 STAGE=on", parameters in the order they were added. Free
  * with gpuopt_free. */
@@ -362,10 +362,11 @@ typedef struct gpuopt_reference_desc {
 
 GPUOPT_API size_t gpuopt_reference_desc_size(void);
 
-/* Sets the reference kernel; `reference` NULL removes it. A tuner with a
- * callback subject refuses one (its validate callback checks), as
- * gpuopt_tuner_set_kernel refuses what it refuses, and a geometry that
- * reads a parameter. */
+/* Sets the reference kernel; `reference` NULL removes it.
+ * GPUOPT_ERR_INVALID_ARGUMENT: a tuner with a callback subject (its
+ * validate callback checks), a geometry that reads a parameter, and the
+ * source, entry and geometry errors of gpuopt_tuner_set_kernel;
+ * GPUOPT_ERR_NOT_FOUND: a name that is not in the space. */
 GPUOPT_API gpuopt_status gpuopt_tuner_set_reference_kernel(gpuopt_tuner *tuner,
                                                            const gpuopt_reference_desc *reference);
 
@@ -518,8 +519,8 @@ GPUOPT_API size_t gpuopt_candidate_size(void);
 
 /* Where a result's answer came from (gpuopt_result_get_origin). */
 typedef enum gpuopt_result_origin {
-    GPUOPT_ORIGIN_TUNED = 0,        /* searched by this run */
-    GPUOPT_ORIGIN_CACHE_HIT = 1,    /* answered from the cache: nothing built or run */
+    GPUOPT_ORIGIN_TUNED = 0,         /* searched by this run */
+    GPUOPT_ORIGIN_CACHE_HIT = 1,     /* answered from the cache: nothing built or run */
     GPUOPT_ORIGIN_CACHE_VERIFIED = 2 /* from the cache after a driver, compiler, library or
                                         device-name change: the stored winner and runner-up
                                         re-timed side by side, and the winner kept */
