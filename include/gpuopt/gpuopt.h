@@ -44,8 +44,9 @@
  *   number 0, and a struct with a valid struct_size is zeroed (struct_size
  *   kept). Only a struct whose struct_size is itself the error is left as it
  *   was, since the library cannot know its size. The words are in
- *   gpuopt_last_error(). (gpuopt/tune.h is experimental and has one
- *   exception, gpuopt_tuner_run, documented there, until its redesign.)
+ *   gpuopt_last_error(). A call that has an answer to give, even "nothing
+ *   found" (a tuning run in which no candidate was valid), returns
+ *   GPUOPT_OK with that answer.
  *
  * NULL. A NULL handle or a NULL output pointer is GPUOPT_ERR_INVALID_ARGUMENT,
  *   never a crash, except where a function documents what NULL means

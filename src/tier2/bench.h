@@ -70,7 +70,7 @@ typedef struct gpo_t2_job {
     int measure_all;            /* describe: plain values, every point whatever the budget */
     void *state;                /* the benchmark's, from setup to teardown */
     int set_up;
-    const gpuopt_config *current; /* the point prepared last */
+    const gpuopt_point *current; /* the point prepared last */
     cJSON *knobs; /* [{"name", "type", "value", "reason"}], set on the plan afterwards */
     cJSON *extra; /* more payload fields ({"bytes": ...}), or NULL */
 } gpo_t2_job;
@@ -89,7 +89,7 @@ struct gpo_t2_bench {
      * limit; the detail says why); any other failure of prepare, run or
      * check ends the tier with its words. prepare and check may be NULL;
      * run reads job->current, the point to run. */
-    gpuopt_status (*prepare)(gpo_t2_job *job, const gpuopt_config *c);
+    gpuopt_status (*prepare)(gpo_t2_job *job, const gpuopt_point *c);
     gpuopt_status (*run)(gpo_t2_job *job, double *ns);
     gpuopt_status (*check)(gpo_t2_job *job);
     /* The knobs of a result measured now. */

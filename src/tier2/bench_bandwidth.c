@@ -161,10 +161,10 @@ static gpuopt_status setup(gpo_t2_job *job)
     return st;
 }
 
-static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_config *c)
+static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_point *c)
 {
     int64_t threads = 1;
-    gpuopt_config_get_int(c, "threads", &threads);
+    gpuopt_point_get_int(c, "threads", &threads);
     ((bw *)job->state)->threads = (int)threads;
     return GPUOPT_OK;
 }

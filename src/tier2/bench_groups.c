@@ -169,12 +169,12 @@ static gpuopt_status setup(gpo_t2_job *job)
     return st;
 }
 
-static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_config *p)
+static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_point *p)
 {
     const gpo_t2_rt *g = &job->t2->rt;
     grp *c = job->state;
     int64_t v = 0;
-    gpuopt_config_get_int(p, "block", &v);
+    gpuopt_point_get_int(p, "block", &v);
     if (v < 1 || (size_t)v > c->kmax || (c->reduce && (size_t)v > ITEMS))
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
                         "%s: the kernel runs at most %zu work-items per group", job->t2->backend,

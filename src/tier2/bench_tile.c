@@ -71,7 +71,7 @@ static gpuopt_status run(gpo_t2_job *job, double *ns)
 {
     const gpo_t2_host *h = job->t2->host;
     int64_t tile = 0;
-    gpuopt_config_get_int(job->current, "tile", &tile);
+    gpuopt_point_get_int(job->current, "tile", &tile);
     return h->blocked(h->user, (uint64_t)tile, ns);
 }
 

@@ -82,12 +82,12 @@ static gpuopt_status setup(gpo_t2_job *job)
     return st;
 }
 
-static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_config *p)
+static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_point *p)
 {
     xfer *c = job->state;
     const char *dir = "", *memory = "";
-    gpuopt_config_get_text(p, "dir", &dir);
-    gpuopt_config_get_text(p, "memory", &memory);
+    gpuopt_point_get_text(p, "dir", &dir);
+    gpuopt_point_get_text(p, "memory", &memory);
     c->to_device = strcmp(dir, "h2d") == 0;
     c->pinned = strcmp(memory, "pinned") == 0;
     return GPUOPT_OK;
@@ -114,8 +114,8 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
     gpuopt_status st = GPUOPT_OK;
     for (int32_t i = 0; i < gpo_result_count_of(res); i++) {
         const char *dir = "", *memory = "";
-        gpuopt_config_get_text(gpo_result_point(res, i), "dir", &dir);
-        gpuopt_config_get_text(gpo_result_point(res, i), "memory", &memory);
+        gpuopt_point_get_text(gpo_result_point(res, i), "dir", &dir);
+        gpuopt_point_get_text(gpo_result_point(res, i), "memory", &memory);
         s[strcmp(dir, "h2d") != 0][strcmp(memory, "pinned") == 0] = gpo_result_stats(res, i);
     }
     for (int d = 0; d < 2 && !st; d++)

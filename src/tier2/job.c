@@ -62,7 +62,7 @@ gpuopt_status gpo_t2_space_int(const char *param, const int64_t *values, int32_t
 int64_t gpo_t2_value(const gpuopt_result *res, int32_t i, const char *param)
 {
     int64_t v = -1;
-    gpuopt_config_get_int(gpo_result_point(res, i), param, &v);
+    gpuopt_point_get_int(gpo_result_point(res, i), param, &v);
     return v;
 }
 

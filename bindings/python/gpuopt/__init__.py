@@ -41,7 +41,8 @@ from ._constants import (API_VERSION, APPLY_ENV, BACKEND_STATUS, CACHE_MODE, CAN
                          DEVICE_TYPE_GPU, ERR_LAUNCH, ERR_NOT_FOUND, FEATURE, KNOB_SOURCE,
                          KNOB_TYPE, LEVEL_DEFAULT, MEMORY_PLACE, MEMORY_SOURCE,
                          MEMORY_SOURCE_NONE, OBJECTIVE, OK, OPTION_IGNORE_CONFIG_FILE,
-                         OPTION_IGNORE_ENV, STRATEGY, TRISTATE_NO, TRISTATE_UNKNOWN, TRISTATE_YES)
+                         OPTION_IGNORE_ENV, RESULT_ORIGIN, STRATEGY, TRISTATE_NO,
+                         TRISTATE_UNKNOWN, TRISTATE_YES)
 
 __all__ = [
     "Backend", "CallbackTuner", "Candidate", "Context", "Device", "GpuoptError",
@@ -68,14 +69,14 @@ _FEATURES = tuple((w, bit) for bit, w in sorted(FEATURE.items()))
 # ---------------------------------------------------------------------------
 
 _LOG_FN = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_char_p, ctypes.c_void_p)
-# int32_t (*gpuopt_constraint_fn)(const gpuopt_config *config, void *user)
+# int32_t (*gpuopt_constraint_fn)(const gpuopt_point *point, void *user)
 _CONSTRAINT_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
-# gpuopt_status (*gpuopt_run_fn)(const gpuopt_config *, void *, double *measured_ns)
+# gpuopt_status (*gpuopt_run_fn)(const gpuopt_point *, void *, double *measured_ns)
 _RUN_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
                            ctypes.POINTER(ctypes.c_double))
-# void (*gpuopt_pre_run_fn)(const gpuopt_config *, void *)
+# void (*gpuopt_pre_run_fn)(const gpuopt_point *, void *)
 _PRE_RUN_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
-# int32_t (*gpuopt_validate_fn)(const gpuopt_config *, void *)
+# int32_t (*gpuopt_validate_fn)(const gpuopt_point *, void *)
 _VALIDATE_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)
 # void (*gpuopt_progress_fn)(int32_t done, int32_t total, double best_ns, double left_s, void *)
 _PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32, ctypes.c_double,
@@ -228,10 +229,85 @@ class _MemoryAdvice(ctypes.Structure):
     ]
 
 
+class _KernelDesc(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("source", ctypes.c_char_p),
+        ("entry", ctypes.c_char_p),
+        ("language", ctypes.c_int32),
+        ("build_options", ctypes.c_char_p),
+        ("global", ctypes.c_char_p * 3),
+        ("local", ctypes.c_char_p * 3),
+        ("local_memory", ctypes.c_char_p),
+    ]
+
+
+class _BufferDesc(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("type", ctypes.c_int32),
+        ("init", ctypes.c_int32),
+        ("count", ctypes.c_char_p),
+        ("constant", ctypes.c_double),
+        ("data", ctypes.c_void_p),
+        ("is_output", ctypes.c_int32),
+    ]
+
+
+class _ScalarDesc(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("type", ctypes.c_int32),
+        ("expression", ctypes.c_char_p),
+        ("value", ctypes.c_double),
+    ]
+
+
+class _ReferenceDesc(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("source", ctypes.c_char_p),
+        ("entry", ctypes.c_char_p),
+        ("build_options", ctypes.c_char_p),
+        ("global", ctypes.c_char_p * 3),
+        ("local", ctypes.c_char_p * 3),
+    ]
+
+
+class _CallbackDesc(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("run", _RUN_FN),
+        ("pre_run", _PRE_RUN_FN),
+        ("validate", _VALIDATE_FN),
+        ("user", ctypes.c_void_p),
+    ]
+
+
+class _TunerSettings(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("strategy", ctypes.c_int32),
+        ("max_evaluations", ctypes.c_int32),
+        ("max_seconds", ctypes.c_double),
+        ("max_failures", ctypes.c_int32),
+        ("cache_mode", ctypes.c_int32),
+        ("seed", ctypes.c_uint64),
+        ("warmup_ms", ctypes.c_double),
+        ("repeat_ms", ctypes.c_double),
+        ("min_runs", ctypes.c_int32),
+        ("max_runs", ctypes.c_int32),
+        ("timeout_s", ctypes.c_double),
+        ("abs_tol", ctypes.c_double),
+        ("rel_tol", ctypes.c_double),
+        ("workload_key", ctypes.c_char_p),
+    ]
+
+
 class _Candidate(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_size_t),
-        ("config", ctypes.c_void_p),
+        ("point", ctypes.c_void_p),
         ("status", ctypes.c_int32),
         ("runs", ctypes.c_int32),
         ("median_ns", ctypes.c_double),
@@ -348,53 +424,39 @@ _PROTOTYPES = {
     "gpuopt_space_set_size": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int64], True),
     "gpuopt_space_count": (_c_status, [_p, ctypes.POINTER(ctypes.c_uint64),
                                        ctypes.POINTER(ctypes.c_uint64)], True),
-    "gpuopt_config_get_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)],
+    "gpuopt_point_get_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)],
+                             True),
+    "gpuopt_point_get_text": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)],
                               True),
-    "gpuopt_config_get_text": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)],
-                               True),
-    "gpuopt_config_to_string": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_point_to_string": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_tuner_create": (_c_status, [_p, _p, _p, ctypes.POINTER(_p)], True),
     "gpuopt_tuner_destroy": (None, [_p], False),
     "gpuopt_tuner_set_size": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int64], True),
-    "gpuopt_tuner_set_kernel": (_c_status, [_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32,
-                                            ctypes.c_char_p], True),
-    "gpuopt_tuner_set_geometry": (_c_status, [_p, ctypes.POINTER(ctypes.c_char_p),
-                                              ctypes.POINTER(ctypes.c_char_p)], True),
-    "gpuopt_tuner_set_local_memory": (_c_status, [_p, ctypes.c_char_p], True),
-    "gpuopt_tuner_add_buffer": (_c_status, [_p, ctypes.c_uint32, ctypes.c_int32, ctypes.c_char_p,
-                                            ctypes.c_int32, ctypes.c_double, _p, ctypes.c_int32],
+    "gpuopt_kernel_desc_size": (ctypes.c_size_t, [], False),
+    "gpuopt_tuner_set_kernel": (_c_status, [_p, ctypes.POINTER(_KernelDesc)], True),
+    "gpuopt_buffer_desc_size": (ctypes.c_size_t, [], False),
+    "gpuopt_tuner_set_buffer": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_BufferDesc)],
                                 True),
-    "gpuopt_tuner_add_scalar": (_c_status, [_p, ctypes.c_uint32, ctypes.c_int32, ctypes.c_char_p],
+    "gpuopt_scalar_desc_size": (ctypes.c_size_t, [], False),
+    "gpuopt_tuner_set_scalar": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_ScalarDesc)],
                                 True),
-    "gpuopt_tuner_add_scalar_f64": (_c_status, [_p, ctypes.c_uint32, ctypes.c_int32,
-                                                ctypes.c_double], True),
-    "gpuopt_tuner_set_reference_kernel": (_c_status, [_p, ctypes.c_char_p, ctypes.c_char_p,
-                                                      ctypes.c_char_p,
-                                                      ctypes.POINTER(ctypes.c_char_p),
-                                                      ctypes.POINTER(ctypes.c_char_p)], True),
+    "gpuopt_reference_desc_size": (ctypes.c_size_t, [], False),
+    "gpuopt_tuner_set_reference_kernel": (_c_status, [_p, ctypes.POINTER(_ReferenceDesc)], True),
     "gpuopt_tuner_set_reference_data": (_c_status, [_p, ctypes.c_uint32, _p, ctypes.c_size_t],
                                         True),
-    "gpuopt_tuner_set_tolerance": (_c_status, [_p, ctypes.c_double, ctypes.c_double], True),
-    "gpuopt_tuner_set_callback": (_c_status, [_p, _RUN_FN, _PRE_RUN_FN, _VALIDATE_FN, _p], True),
-    "gpuopt_tuner_set_strategy": (_c_status, [_p, ctypes.c_int32], True),
-    "gpuopt_tuner_set_budget": (_c_status, [_p, ctypes.c_int32, ctypes.c_double, ctypes.c_int32],
-                                True),
-    "gpuopt_tuner_set_seed": (_c_status, [_p, ctypes.c_uint64], True),
-    "gpuopt_tuner_set_timing": (_c_status, [_p, ctypes.c_double, ctypes.c_double, ctypes.c_int32,
-                                            ctypes.c_int32], True),
-    "gpuopt_tuner_set_timeout": (_c_status, [_p, ctypes.c_double], True),
-    "gpuopt_tuner_set_workload_key": (_c_status, [_p, ctypes.c_char_p], True),
-    "gpuopt_tuner_set_cache_mode": (_c_status, [_p, ctypes.c_int32], True),
+    "gpuopt_callback_desc_size": (ctypes.c_size_t, [], False),
+    "gpuopt_tuner_set_callback": (_c_status, [_p, ctypes.POINTER(_CallbackDesc)], True),
+    "gpuopt_tuner_settings_size": (ctypes.c_size_t, [], False),
+    "gpuopt_tuner_get_settings": (_c_status, [_p, ctypes.POINTER(_TunerSettings)], True),
+    "gpuopt_tuner_set_settings": (_c_status, [_p, ctypes.POINTER(_TunerSettings)], True),
     "gpuopt_tuner_set_progress": (_c_status, [_p, _PROGRESS_FN, _p], True),
-    # Unchecked: GPUOPT_ERR_NOT_FOUND still hands back a result to read
-    # (the one exception to "failure means no output", in gpuopt/tune.h).
-    "gpuopt_tuner_run": (_c_status, [_p, ctypes.POINTER(_p)], False),
-    "gpuopt_tune_step": (_c_status, [_p, ctypes.POINTER(_p), _i32p], True),
+    "gpuopt_tuner_run": (_c_status, [_p, ctypes.POINTER(_p)], True),
+    "gpuopt_tuner_step": (_c_status, [_p, ctypes.POINTER(_p), _i32p], True),
     "gpuopt_candidate_size": (ctypes.c_size_t, [], False),
     "gpuopt_result_best": (_c_status, [_p, ctypes.POINTER(_Candidate)], True),
     "gpuopt_result_count": (_c_status, [_p, _i32p], True),
     "gpuopt_result_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_Candidate)], True),
-    "gpuopt_result_from_cache": (_c_status, [_p, _i32p], True),
+    "gpuopt_result_get_origin": (_c_status, [_p, _i32p], True),
     "gpuopt_result_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_result_to_csv": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_result_destroy": (None, [_p], False),
@@ -1140,23 +1202,23 @@ class Space:
         _lib.gpuopt_space_count(self._handle, ctypes.byref(raw), ctypes.byref(legal))
         return raw.value, legal.value
 
-    def _read(self, config) -> dict:
+    def _read(self, point) -> dict:
         out = {}
         for name, is_enum in self._params:
             if is_enum:
                 t = ctypes.c_char_p()
-                _lib.gpuopt_config_get_text(config, name.encode(), ctypes.byref(t))
+                _lib.gpuopt_point_get_text(point, name.encode(), ctypes.byref(t))
                 out[name] = _text(t.value)
             else:
                 v = ctypes.c_int64()
-                _lib.gpuopt_config_get_int(config, name.encode(), ctypes.byref(v))
+                _lib.gpuopt_point_get_int(point, name.encode(), ctypes.byref(v))
                 out[name] = v.value
         return out
 
 
 @dataclass(frozen=True)
 class Candidate:
-    config: dict
+    point: dict          # {parameter: value}, enum parameters by their text
     status: str          # "ok", "invalid", "compile_failed", ... (CANDIDATE_STATUS)
     runs: int
     median_ns: Optional[float]
@@ -1169,9 +1231,9 @@ class Candidate:
 
 @dataclass(frozen=True)
 class TuneResult:
-    best: Optional[Candidate]
+    best: Optional[Candidate]  # None when no candidate was valid
     candidates: List[Candidate]
-    from_cache: int      # 0 tuned, 1 from the cache, 2 from the cache after re-verifying
+    origin: str          # "tuned", "cache_hit", "cache_verified" (RESULT_ORIGIN)
     json: str
     csv: str
 
@@ -1183,10 +1245,10 @@ def _opt_time(v):
 class CallbackTuner:
     """Tunes a Python callable over a Space on a device of a Context.
 
-    run(config: dict) does the work once; it may return its own
+    run(point: dict) does the work once; it may return its own
     measurement in nanoseconds (else the library times the call). A raised
-    exception marks the candidate launch_failed. pre_run(config) runs
-    before every run, untimed; validate(config) -> bool checks the first
+    exception marks the candidate launch_failed. pre_run(point) runs
+    before every run, untimed; validate(point) -> bool checks the first
     run of each candidate. Without workload_key nothing is cached."""
 
     def __init__(self, ctx: "Context", space: Space, run, *, pre_run=None, validate=None,
@@ -1199,9 +1261,9 @@ class CallbackTuner:
         self._handle = h.value
         self._error = None
 
-        def run_cb(config, _user, measured):
+        def run_cb(point, _user, measured):
             try:
-                ns = run(space._read(config))
+                ns = run(space._read(point))
                 if ns is not None:
                     measured[0] = float(ns)
                 return OK
@@ -1209,15 +1271,15 @@ class CallbackTuner:
                 self._error = e
                 return ERR_LAUNCH
 
-        def pre_cb(config, _user):
+        def pre_cb(point, _user):
             try:
-                pre_run(space._read(config))
+                pre_run(space._read(point))
             except Exception as e:  # noqa: BLE001
                 self._error = e
 
-        def validate_cb(config, _user):
+        def validate_cb(point, _user):
             try:
-                return 1 if validate(space._read(config)) else 0
+                return 1 if validate(space._read(point)) else 0
             except Exception as e:  # noqa: BLE001
                 self._error = e
                 return 0
@@ -1225,8 +1287,9 @@ class CallbackTuner:
         # Kept alive as long as the tuner: the library calls them later.
         self._cbs = (_RUN_FN(run_cb), _PRE_RUN_FN(pre_cb) if pre_run else _PRE_RUN_FN(),
                      _VALIDATE_FN(validate_cb) if validate else _VALIDATE_FN())
-        _lib.gpuopt_tuner_set_callback(self._handle, self._cbs[0], self._cbs[1], self._cbs[2],
-                                       None)
+        desc = _sized(_CallbackDesc)
+        desc.run, desc.pre_run, desc.validate = self._cbs
+        _lib.gpuopt_tuner_set_callback(self._handle, ctypes.byref(desc))
 
     def close(self):
         if getattr(self, "_handle", None):
@@ -1246,21 +1309,28 @@ class CallbackTuner:
                   max_seconds: float = 0, max_failures: int = 0, seed: int = 0,
                   timing=None, timeout_s: Optional[float] = None,
                   workload_key: Optional[str] = None, cache: str = "use") -> "CallbackTuner":
-        """timing: (warmup_ms, repeat_ms, min_runs, max_runs)."""
-        h = self._handle
-        _lib.gpuopt_tuner_set_strategy(h, _STRATEGIES[strategy])
-        _lib.gpuopt_tuner_set_budget(h, max_evaluations, max_seconds, max_failures)
-        _lib.gpuopt_tuner_set_seed(h, seed)
+        """timing: (warmup_ms, repeat_ms, min_runs, max_runs). Settings not
+        named keep the library's defaults (timing, timeout_s) or take the
+        defaults above; all are checked together, and a refused one changes
+        nothing (GpuoptError naming the field)."""
+        s = _sized(_TunerSettings)
+        _lib.gpuopt_tuner_get_settings(self._handle, ctypes.byref(s))
+        s.strategy = _STRATEGIES[strategy]
+        s.max_evaluations = max_evaluations
+        s.max_seconds = max_seconds
+        s.max_failures = max_failures
+        s.seed = seed
         if timing is not None:
-            _lib.gpuopt_tuner_set_timing(h, *timing)
+            s.warmup_ms, s.repeat_ms, s.min_runs, s.max_runs = timing
         if timeout_s is not None:
-            _lib.gpuopt_tuner_set_timeout(h, timeout_s)
-        _lib.gpuopt_tuner_set_workload_key(h, workload_key.encode() if workload_key else None)
-        _lib.gpuopt_tuner_set_cache_mode(h, _CACHE_MODES[cache])
+            s.timeout_s = timeout_s
+        s.workload_key = workload_key.encode() if workload_key else None
+        s.cache_mode = _CACHE_MODES[cache]
+        _lib.gpuopt_tuner_set_settings(self._handle, ctypes.byref(s))
         return self
 
     def _candidate(self, c) -> Candidate:
-        return Candidate(config=self._space._read(c.config),
+        return Candidate(point=self._space._read(c.point),
                          status=CANDIDATE_STATUS.get(c.status, str(c.status)), runs=c.runs,
                          median_ns=_opt_time(c.median_ns), p20_ns=_opt_time(c.p20_ns),
                          p80_ns=_opt_time(c.p80_ns), min_ns=_opt_time(c.min_ns),
@@ -1271,10 +1341,7 @@ class CallbackTuner:
         valid returns a result whose best is None."""
         res = _p()
         self._error = None
-        st = _lib.gpuopt_tuner_run(self._handle, ctypes.byref(res))
-        if st not in (OK, ERR_NOT_FOUND) or not res.value:
-            raise GpuoptError(st, _text(_lib.gpuopt_status_name(st)),
-                              _text(_lib.gpuopt_last_error()), "gpuopt_tuner_run")
+        _lib.gpuopt_tuner_run(self._handle, ctypes.byref(res))
         try:
             n = ctypes.c_int32()
             _lib.gpuopt_result_count(res, ctypes.byref(n))
@@ -1283,25 +1350,29 @@ class CallbackTuner:
                 c = _sized(_Candidate)
                 _lib.gpuopt_result_at(res, i, ctypes.byref(c))
                 cands.append(self._candidate(c))
-            best = None
-            if st == OK:
-                c = _sized(_Candidate)
+            c = _sized(_Candidate)
+            try:
                 _lib.gpuopt_result_best(res, ctypes.byref(c))
                 best = self._candidate(c)
-            cached = ctypes.c_int32()
-            _lib.gpuopt_result_from_cache(res, ctypes.byref(cached))
+            except GpuoptError as e:
+                if e.status != ERR_NOT_FOUND:
+                    raise
+                best = None
+            origin = ctypes.c_int32()
+            _lib.gpuopt_result_get_origin(res, ctypes.byref(origin))
             js, csv = _p(), _p()
             _lib.gpuopt_result_to_json(res, ctypes.byref(js))
             js_text = _take_string(js)
             _lib.gpuopt_result_to_csv(res, ctypes.byref(csv))
-            return TuneResult(best=best, candidates=cands, from_cache=cached.value, json=js_text,
-                              csv=_take_string(csv))
+            return TuneResult(best=best, candidates=cands,
+                              origin=RESULT_ORIGIN.get(origin.value, str(origin.value)),
+                              json=js_text, csv=_take_string(csv))
         finally:
             _lib.gpuopt_result_destroy(res)
 
     def step(self):
         """Online tuning: runs the callable once with the next candidate (or
-        the best, once found). Returns (config dict, done)."""
-        cfg, done = _p(), ctypes.c_int32()
-        _lib.gpuopt_tune_step(self._handle, ctypes.byref(cfg), ctypes.byref(done))
-        return self._space._read(cfg.value), bool(done.value)
+        the best, once found). Returns (point dict, done)."""
+        point, done = _p(), ctypes.c_int32()
+        _lib.gpuopt_tuner_step(self._handle, ctypes.byref(point), ctypes.byref(done))
+        return self._space._read(point.value), bool(done.value)
