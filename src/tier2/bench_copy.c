@@ -81,11 +81,11 @@ static gpuopt_status setup(gpo_t2_job *job)
     return GPUOPT_OK;
 }
 
-static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_config *p)
+static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_point *p)
 {
     copy *c = job->state;
     const char *dir = "";
-    gpuopt_config_get_text(p, "dir", &dir);
+    gpuopt_point_get_text(p, "dir", &dir);
     c->to_device = strcmp(dir, "h2d") == 0;
     return GPUOPT_OK;
 }
@@ -107,7 +107,7 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
     gpuopt_status st = GPUOPT_OK;
     for (int32_t i = 0; i < gpo_result_count_of(res) && !st; i++) {
         const char *dir = "";
-        gpuopt_config_get_text(gpo_result_point(res, i), "dir", &dir);
+        gpuopt_point_get_text(gpo_result_point(res, i), "dir", &dir);
         int d = strcmp(dir, "h2d") != 0;
         const gpo_stats *s = gpo_result_stats(res, i);
         char med[32], lo[32], hi[32];
