@@ -38,7 +38,8 @@ static void print_device(const cJSON *d)
     printf("  %c %-11s %s\n", cJSON_IsTrue(sel) ? '*' : ' ', str(d, "id"),
            str(d, "name") ? str(d, "name") : "(unnamed)");
     printf("    %-12s", "");
-    const char *fam = str(arch, "family"), *an = str(arch, "name"), *cc = str(arch, "compute_capability");
+    const char *fam = str(arch, "family"), *an = str(arch, "name"),
+               *cc = str(arch, "compute_capability");
     int first = 1;
 #define SEP() (first ? (first = 0, "") : ", ")
     printf("%s%s", SEP(), str(d, "type") ? str(d, "type") : "device");
@@ -65,7 +66,19 @@ static void print_device(const cJSON *d)
         printf("    %-12splatform: %s\n", "", str(ocl, "platform_name"));
     if (str(d, "pci_bus_id") || str(d, "uuid"))
         printf("    %-12s%s%s%s\n", "", str(d, "pci_bus_id") ? str(d, "pci_bus_id") : "",
-               str(d, "pci_bus_id") && str(d, "uuid") ? "  " : "", str(d, "uuid") ? str(d, "uuid") : "");
+               str(d, "pci_bus_id") && str(d, "uuid") ? "  " : "",
+               str(d, "uuid") ? str(d, "uuid") : "");
+    if (num(d, "numa_node", -1) >= 0 || str(d, "local_cpus") || str(d, "device_file")) {
+        printf("    %-12s", "");
+        if (num(d, "numa_node", -1) >= 0)
+            printf("NUMA node %.0f%s", num(d, "numa_node", 0), str(d, "local_cpus") ? ", " : "");
+        if (str(d, "local_cpus"))
+            printf("local CPUs %s", str(d, "local_cpus"));
+        if (str(d, "device_file"))
+            printf("%s%s", num(d, "numa_node", -1) >= 0 || str(d, "local_cpus") ? "; " : "",
+                   str(d, "device_file"));
+        printf("\n");
+    }
     if (routes && strchr(routes, ','))
         printf("    %-12salso reachable through: %s\n", "", strchr(routes, ',') + 1);
     const cJSON *w;
