@@ -6,6 +6,7 @@
 #include "locality.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,4 +33,66 @@ void gpo_locality_read(const gpo_fs *fs, gpuopt_device *dev)
             GPUOPT_OK &&
         gpo_parse_cpulist(text, set, GPO_CPUSET_BITS) > 0)
         gpo_cpulist_format(set, GPO_CPUSET_BITS, dev->local_cpus, sizeof dev->local_cpus);
+}
+
+int gpo_cpulist_form(const char *text)
+{
+    unsigned char set[GPO_CPUSET_BYTES];
+    return text && gpo_parse_cpulist(text, set, GPO_CPUSET_BITS) > 0;
+}
+
+gpuopt_status gpo_derive_affinity_threads(const gpo_knob_input *in, const gpo_derive_env *env,
+                                          gpo_derivation *out)
+{
+    (void)env;
+    unsigned char set[GPO_CPUSET_BYTES];
+    int n = in[0].present ? gpo_parse_cpulist(in[0].text, set, GPO_CPUSET_BITS) : 0;
+    out->present = n > 0;
+    if (!out->present) {
+        gpo_snprintf(out->how, sizeof out->how, "cpu.affinity is not set");
+        return GPUOPT_OK;
+    }
+    gpo_snprintf(out->value, sizeof out->value, "%d", n);
+    gpo_snprintf(out->how, sizeof out->how, "one host thread per CPU of cpu.affinity (%s)",
+                 in[0].text);
+    return GPUOPT_OK;
+}
+
+gpuopt_status gpo_derive_affinity_places(const gpo_knob_input *in, const gpo_derive_env *env,
+                                         gpo_derivation *out)
+{
+    (void)env;
+    unsigned char set[GPO_CPUSET_BYTES];
+    out->present = 0;
+    if (!in[0].present || gpo_parse_cpulist(in[0].text, set, GPO_CPUSET_BITS) < 1) {
+        gpo_snprintf(out->how, sizeof out->how, "cpu.affinity is not set");
+        return GPUOPT_OK;
+    }
+    /* OpenMP 5.2 section 6.5 (OMP_PLACES): "{lower}:length" is `length`
+     * places of one CPU each, starting at `lower`. libgomp and LLVM's
+     * libomp bind threads when OMP_PLACES is set and OMP_PROC_BIND is not
+     * (libgomp manual, OMP_PROC_BIND). */
+    size_t used = 0;
+    for (size_t c = 0; c < GPO_CPUSET_BITS; c++) {
+        if (!((set[c / 8] >> (c % 8)) & 1))
+            continue;
+        size_t hi = c;
+        while (hi + 1 < GPO_CPUSET_BITS && ((set[(hi + 1) / 8] >> ((hi + 1) % 8)) & 1))
+            hi++;
+        int w = snprintf(out->value + used, sizeof out->value - used, "%s{%zu}:%zu",
+                         used ? "," : "", c, hi - c + 1);
+        if (w < 0 || (size_t)w >= sizeof out->value - used) {
+            out->value[0] = '\0';
+            gpo_snprintf(out->how, sizeof out->how,
+                         "cpu.affinity (%s) has too many ranges to write as OpenMP places",
+                         in[0].text);
+            return GPUOPT_OK;
+        }
+        used += (size_t)w;
+        c = hi;
+    }
+    out->present = 1;
+    gpo_snprintf(out->how, sizeof out->how, "one OpenMP place per CPU of cpu.affinity (%s)",
+                 in[0].text);
+    return GPUOPT_OK;
 }
