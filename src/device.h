@@ -51,6 +51,8 @@ struct gpuopt_device {
      * kernel calls local to it ("0-55,112-167"), "" unknown. */
     int32_t numa_node;
     char local_cpus[1024];
+    /* The same CPUs as logical core indices (src/locality.h), "" unknown. */
+    char local_cores[1024];
     /* The /dev node a job needs opened to use the device ("/dev/nvidia0",
      * "/dev/dri/renderD128"), "" when unknown or none: the backend fills it
      * from the driver's own numbering, and Slurm's gres.conf File= names it. */

@@ -125,6 +125,7 @@ cJSON *gpo_device_json(const gpuopt_device *d, int selected)
     add_str(o, "runtime_version", i->runtime_version);
     add_i32(o, "numa_node", d->numa_node);
     add_str(o, "local_cpus", d->local_cpus);
+    add_str(o, "local_cores", d->local_cores);
     add_str(o, "device_file", d->device_file);
     for (size_t k = 0; k < sizeof feature_keys / sizeof feature_keys[0]; k++) {
         if (i->features_known & feature_keys[k].bit)

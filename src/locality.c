@@ -13,9 +13,84 @@
 #include "util/cpuset.h"
 #include "util/strutil.h"
 
-void gpo_locality_read(const gpo_fs *fs, gpuopt_device *dev)
+/* Documentation/ABI/stable/sysfs-devices-system-cpu: topology/
+ * physical_package_id and thread_siblings_list (the CPUs of one core). */
+static void core_map_read(const gpo_fs *fs, gpo_core_map *map)
 {
-    assert(fs && dev);
+    char text[1024];
+    unsigned char online[GPO_CPUSET_BYTES], sib[GPO_CPUSET_BYTES];
+    /* Per CPU: its package and the first CPU of its core. */
+    int32_t *package = malloc(sizeof(int32_t) * GPO_CPUSET_BITS);
+    int32_t *first = malloc(sizeof(int32_t) * GPO_CPUSET_BITS);
+    map->state = -1;
+    for (size_t c = 0; c < GPO_CPUSET_BITS; c++)
+        map->core[c] = -1;
+    if (!package || !first ||
+        gpo_fs_read(fs, "/sys/devices/system/cpu/online", text, sizeof text) != GPUOPT_OK ||
+        gpo_parse_cpulist(text, online, GPO_CPUSET_BITS) < 1)
+        goto out;
+    for (size_t c = 0; c < GPO_CPUSET_BITS; c++) {
+        first[c] = -1;
+        if (!((online[c / 8] >> (c % 8)) & 1))
+            continue;
+        uint64_t pkg;
+        char path[96];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%zu/topology/physical_package_id",
+                 c);
+        if (gpo_fs_read_u64(fs, path, &pkg) != GPUOPT_OK || pkg > INT32_MAX ||
+            gpo_fs_readf(fs, text, sizeof text,
+                         "/sys/devices/system/cpu/cpu%zu/topology/thread_siblings_list",
+                         c) != GPUOPT_OK ||
+            gpo_parse_cpulist(text, sib, GPO_CPUSET_BITS) < 1)
+            goto out;
+        package[c] = (int32_t)pkg;
+        for (size_t s = 0; s < GPO_CPUSET_BITS; s++)
+            if ((sib[s / 8] >> (s % 8)) & 1) {
+                first[c] = (int32_t)s;
+                break;
+            }
+    }
+    /* Packages in the order of their first CPU, cores in each package in
+     * the order of their first CPU: walk the packages as they first
+     * appear, numbering each core at its first CPU. */
+    int16_t next = 0;
+    for (size_t c = 0; c < GPO_CPUSET_BITS; c++) {
+        if (first[c] < 0 || map->core[c] >= 0)
+            continue;
+        int32_t pkg = package[c];
+        for (size_t k = c; k < GPO_CPUSET_BITS; k++)
+            if (first[k] == (int32_t)k && package[k] == pkg && map->core[k] < 0)
+                map->core[k] = next++;
+        for (size_t k = c; k < GPO_CPUSET_BITS; k++)
+            if (first[k] >= 0 && package[k] == pkg)
+                map->core[k] = map->core[first[k]];
+    }
+    map->state = 1;
+out:
+    if (map->state != 1)
+        for (size_t c = 0; c < GPO_CPUSET_BITS; c++)
+            map->core[c] = -1;
+    free(package);
+    free(first);
+}
+
+static void local_cores(const gpo_fs *fs, gpo_core_map *map, const unsigned char *cpus,
+                        gpuopt_device *dev)
+{
+    if (map->state == 0)
+        core_map_read(fs, map);
+    if (map->state != 1)
+        return;
+    unsigned char cores[GPO_CPUSET_BYTES] = {0};
+    for (size_t c = 0; c < GPO_CPUSET_BITS; c++)
+        if (((cpus[c / 8] >> (c % 8)) & 1) && map->core[c] >= 0)
+            cores[map->core[c] / 8] |= (unsigned char)(1u << (map->core[c] % 8));
+    gpo_cpulist_format(cores, GPO_CPUSET_BITS, dev->local_cores, sizeof dev->local_cores);
+}
+
+void gpo_locality_read(const gpo_fs *fs, gpo_core_map *map, gpuopt_device *dev)
+{
+    assert(fs && map && dev);
     char bdf[32], text[sizeof dev->local_cpus];
     if (gpo_pci_normalise(dev->info.pci_bus_id, bdf, sizeof bdf) != 0)
         return;
@@ -31,8 +106,10 @@ void gpo_locality_read(const gpo_fs *fs, gpuopt_device *dev)
     unsigned char set[GPO_CPUSET_BYTES];
     if (gpo_fs_readf(fs, text, sizeof text, "/sys/bus/pci/devices/%s/local_cpulist", bdf) ==
             GPUOPT_OK &&
-        gpo_parse_cpulist(text, set, GPO_CPUSET_BITS) > 0)
+        gpo_parse_cpulist(text, set, GPO_CPUSET_BITS) > 0) {
         gpo_cpulist_format(set, GPO_CPUSET_BITS, dev->local_cpus, sizeof dev->local_cpus);
+        local_cores(fs, map, set, dev);
+    }
 }
 
 int gpo_cpulist_form(const char *text)
