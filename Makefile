@@ -19,8 +19,11 @@ MAKEFLAGS += --no-print-directory
 #   pocl-opencl-icd clinfo               a real OpenCL CPU device for the tests
 #   libamdhip64-dev                      real HIP runtime (no-device paths), amd64 only
 #   python3                              Debian's python for the ctypes binding tests
+#   slurmd                               Slurm's own parser reads `gpuopt gres` output
+#                                        (slurmd -G, no daemon started: tests/cli/
+#                                        test_gres_slurmd.sh; skipped without it)
 DEPS := cmake pkg-config build-essential libcjson-dev libcmocka-dev \
-        ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo python3
+        ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo python3 slurmd
 ifeq ($(shell dpkg --print-architecture 2>/dev/null),amd64)
 DEPS += libamdhip64-dev
 endif
