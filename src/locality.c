@@ -161,8 +161,9 @@ gpuopt_status gpo_derive_affinity_places(const gpo_knob_input *in, const gpo_der
         if (w < 0 || (size_t)w >= sizeof out->value - used) {
             out->value[0] = '\0';
             gpo_snprintf(out->how, sizeof out->how,
-                         "cpu.affinity (%s) has too many ranges to write as OpenMP places",
-                         in[0].text);
+                         "cpu.affinity has too many ranges to write as OpenMP places in %zu "
+                         "characters",
+                         sizeof out->value - 1);
             return GPUOPT_OK;
         }
         used += (size_t)w;
