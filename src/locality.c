@@ -118,11 +118,25 @@ int gpo_cpulist_form(const char *text)
     return text && gpo_parse_cpulist(text, set, GPO_CPUSET_BITS) > 0;
 }
 
+/* On a CPU device the backend's own threads, omp.num_threads and
+ * omp.places say how many threads and where, and export the same
+ * variables: the affinity's thread knobs stay out of its way. */
+static int cpu_device(const gpo_derive_env *env, gpo_derivation *out)
+{
+    if (!env->dev || env->dev->info.type != GPUOPT_DEVICE_TYPE_CPU)
+        return 0;
+    out->present = 0;
+    gpo_snprintf(out->how, sizeof out->how,
+                 "a CPU device's threads are its backend's threads and omp.* knobs");
+    return 1;
+}
+
 gpuopt_status gpo_derive_affinity_threads(const gpo_knob_input *in, const gpo_derive_env *env,
                                           gpo_derivation *out)
 {
-    (void)env;
     unsigned char set[GPO_CPUSET_BYTES];
+    if (cpu_device(env, out))
+        return GPUOPT_OK;
     int n = in[0].present ? gpo_parse_cpulist(in[0].text, set, GPO_CPUSET_BITS) : 0;
     out->present = n > 0;
     if (!out->present) {
@@ -138,8 +152,9 @@ gpuopt_status gpo_derive_affinity_threads(const gpo_knob_input *in, const gpo_de
 gpuopt_status gpo_derive_affinity_places(const gpo_knob_input *in, const gpo_derive_env *env,
                                          gpo_derivation *out)
 {
-    (void)env;
     unsigned char set[GPO_CPUSET_BYTES];
+    if (cpu_device(env, out))
+        return GPUOPT_OK;
     out->present = 0;
     if (!in[0].present || gpo_parse_cpulist(in[0].text, set, GPO_CPUSET_BITS) < 1) {
         gpo_snprintf(out->how, sizeof out->how, "cpu.affinity is not set");

@@ -15,7 +15,7 @@
  * socket"): cores ordered by package, then by their first CPU. Read once
  * per context, only when a device has local CPUs. */
 typedef struct gpo_core_map {
-    int state;                       /* 0 not read, 1 read, -1 the topology files are missing */
+    int state;                     /* 0 not read, 1 read, -1 the topology files are missing */
     int16_t core[GPO_CPUSET_BITS]; /* -1: not an online CPU */
 } gpo_core_map;
 
@@ -32,7 +32,8 @@ void gpo_locality_read(const gpo_fs *fs, gpo_core_map *map, gpuopt_device *dev);
 int gpo_cpulist_form(const char *text);
 
 /* cpu.affinity_threads: one host thread per CPU of cpu.affinity
- * (OMP_NUM_THREADS). */
+ * (OMP_NUM_THREADS). Absent on a CPU device (both derivations), whose
+ * backend's threads and omp.* knobs export the same variables. */
 gpuopt_status gpo_derive_affinity_threads(const gpo_knob_input *in, const gpo_derive_env *env,
                                           gpo_derivation *out);
 

@@ -193,6 +193,18 @@ static void affinity_derivations_follow_the_cpu_list(void **state)
     assert_non_null(strstr(out.how, "too many ranges"));
     assert_int_equal(gpo_derive_affinity_threads(&in, &env, &out), GPUOPT_OK);
     assert_string_equal(out.value, "200");
+    /* A CPU device: its backend's knobs export OMP_NUM_THREADS and
+     * OMP_PLACES already. */
+    gpuopt_device *cpu = gpo_device_new();
+    cpu->info.type = GPUOPT_DEVICE_TYPE_CPU;
+    env.dev = cpu;
+    in.text = "0-3";
+    assert_int_equal(gpo_derive_affinity_threads(&in, &env, &out), GPUOPT_OK);
+    assert_false(out.present);
+    assert_int_equal(gpo_derive_affinity_places(&in, &env, &out), GPUOPT_OK);
+    assert_false(out.present);
+    gpo_device_free(cpu);
+    env.dev = NULL;
     in.present = 0;
     in.text = NULL;
     assert_int_equal(gpo_derive_affinity_threads(&in, &env, &out), GPUOPT_OK);
