@@ -216,7 +216,7 @@ static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_ctx_slot *slo
         d->routes[0].info = d->info;
         d->ctx = ctx;
         gpo_device_update_routes(d);
-        gpo_locality_read(&ctx->cfg.fs, &ctx->core_map, d);
+        gpo_locality_read(&ctx->cfg.fs, d);
 
         gpuopt_device *twin = NULL;
         if (!slot->ops->native_gpu && d->info.type != GPUOPT_DEVICE_TYPE_CPU) {

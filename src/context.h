@@ -30,7 +30,7 @@ struct gpuopt_context {
     gpo_ctx_slot slots[GPO_MAX_BACKENDS];
     size_t n_probed;         /* slots [0, n_probed) have been probed, in priority order */
     gpo_device_list devices; /* merged, in display order */
-    gpo_core_map core_map;   /* CPU -> logical core, read with the first local device */
+    gpo_core_map core_map;   /* CPU -> logical core, read when the device list is written */
     unsigned fork_generation;
     pid_t pid;
 };

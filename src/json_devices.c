@@ -199,6 +199,7 @@ GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json
         }
         for (size_t i = 0; ok && i < ctx->devices.n; i++) {
             gpuopt_device *d = ctx->devices.items[i];
+            gpo_locality_cores(&ctx->cfg.fs, &ctx->core_map, d);
             /* Free memory as it is now, where a source answers without
              * creating a driver context (the record keeps it). */
             gpo_memory_reading live;

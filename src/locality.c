@@ -13,84 +13,87 @@
 #include "util/cpuset.h"
 #include "util/strutil.h"
 
-/* Documentation/ABI/stable/sysfs-devices-system-cpu: topology/
- * physical_package_id and thread_siblings_list (the CPUs of one core). */
+static int has(const unsigned char *set, size_t c)
+{
+    return (set[c / 8] >> (c % 8)) & 1;
+}
+
+/* Reads topology/<file> of `cpu` as a CPU set; 0, or -1. */
+static int topology_set(const gpo_fs *fs, size_t cpu, const char *file, unsigned char *set)
+{
+    char text[1024];
+    return gpo_fs_readf(fs, text, sizeof text, "/sys/devices/system/cpu/cpu%zu/topology/%s", cpu,
+                        file) == GPUOPT_OK &&
+                   gpo_parse_cpulist(text, set, GPO_CPUSET_BITS) > 0
+               ? 0
+               : -1;
+}
+
+/* Documentation/ABI/stable/sysfs-devices-system-cpu, topology/:
+ * core_siblings_list (the CPUs of one package) and thread_siblings_list
+ * (the CPUs of one core). One read per package and one per core, not per
+ * CPU: detection on a 224-CPU machine reads 114 files, not 448. */
 static void core_map_read(const gpo_fs *fs, gpo_core_map *map)
 {
     char text[1024];
-    unsigned char online[GPO_CPUSET_BYTES], sib[GPO_CPUSET_BYTES];
-    /* Per CPU: its package and the first CPU of its core. */
-    int32_t *package = malloc(sizeof(int32_t) * GPO_CPUSET_BITS);
-    int32_t *first = malloc(sizeof(int32_t) * GPO_CPUSET_BITS);
+    unsigned char online[GPO_CPUSET_BYTES], done[GPO_CPUSET_BYTES] = {0};
+    unsigned char *pkg = malloc(GPO_CPUSET_BYTES), *sib = malloc(GPO_CPUSET_BYTES);
     map->state = -1;
     for (size_t c = 0; c < GPO_CPUSET_BITS; c++)
         map->core[c] = -1;
-    if (!package || !first ||
+    if (!pkg || !sib ||
         gpo_fs_read(fs, "/sys/devices/system/cpu/online", text, sizeof text) != GPUOPT_OK ||
         gpo_parse_cpulist(text, online, GPO_CPUSET_BITS) < 1)
         goto out;
-    for (size_t c = 0; c < GPO_CPUSET_BITS; c++) {
-        first[c] = -1;
-        if (!((online[c / 8] >> (c % 8)) & 1))
-            continue;
-        uint64_t pkg;
-        char path[96];
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%zu/topology/physical_package_id",
-                 c);
-        if (gpo_fs_read_u64(fs, path, &pkg) != GPUOPT_OK || pkg > INT32_MAX ||
-            gpo_fs_readf(fs, text, sizeof text,
-                         "/sys/devices/system/cpu/cpu%zu/topology/thread_siblings_list",
-                         c) != GPUOPT_OK ||
-            gpo_parse_cpulist(text, sib, GPO_CPUSET_BITS) < 1)
-            goto out;
-        package[c] = (int32_t)pkg;
-        for (size_t s = 0; s < GPO_CPUSET_BITS; s++)
-            if ((sib[s / 8] >> (s % 8)) & 1) {
-                first[c] = (int32_t)s;
-                break;
-            }
-    }
-    /* Packages in the order of their first CPU, cores in each package in
-     * the order of their first CPU: walk the packages as they first
-     * appear, numbering each core at its first CPU. */
+    /* Packages in the order of their first CPU; in each, cores in the
+     * order of their first CPU. */
     int16_t next = 0;
     for (size_t c = 0; c < GPO_CPUSET_BITS; c++) {
-        if (first[c] < 0 || map->core[c] >= 0)
+        if (!has(online, c) || has(done, c))
             continue;
-        int32_t pkg = package[c];
-        for (size_t k = c; k < GPO_CPUSET_BITS; k++)
-            if (first[k] == (int32_t)k && package[k] == pkg && map->core[k] < 0)
-                map->core[k] = next++;
-        for (size_t k = c; k < GPO_CPUSET_BITS; k++)
-            if (first[k] >= 0 && package[k] == pkg)
-                map->core[k] = map->core[first[k]];
+        if (topology_set(fs, c, "core_siblings_list", pkg) != 0)
+            goto out;
+        for (size_t k = c; k < GPO_CPUSET_BITS; k++) {
+            if (!has(pkg, k) || !has(online, k) || map->core[k] >= 0)
+                continue;
+            if (topology_set(fs, k, "thread_siblings_list", sib) != 0)
+                goto out;
+            for (size_t t = 0; t < GPO_CPUSET_BITS; t++)
+                if (has(sib, t) && has(online, t))
+                    map->core[t] = next;
+            next++;
+        }
+        for (size_t i = 0; i < GPO_CPUSET_BYTES; i++)
+            done[i] |= pkg[i];
     }
     map->state = 1;
 out:
     if (map->state != 1)
         for (size_t c = 0; c < GPO_CPUSET_BITS; c++)
             map->core[c] = -1;
-    free(package);
-    free(first);
+    free(pkg);
+    free(sib);
 }
 
-static void local_cores(const gpo_fs *fs, gpo_core_map *map, const unsigned char *cpus,
-                        gpuopt_device *dev)
+void gpo_locality_cores(const gpo_fs *fs, gpo_core_map *map, gpuopt_device *dev)
 {
+    assert(fs && map && dev);
+    unsigned char cpus[GPO_CPUSET_BYTES], cores[GPO_CPUSET_BYTES] = {0};
+    if (dev->local_cores[0] || gpo_parse_cpulist(dev->local_cpus, cpus, GPO_CPUSET_BITS) < 1)
+        return;
     if (map->state == 0)
         core_map_read(fs, map);
     if (map->state != 1)
         return;
-    unsigned char cores[GPO_CPUSET_BYTES] = {0};
     for (size_t c = 0; c < GPO_CPUSET_BITS; c++)
-        if (((cpus[c / 8] >> (c % 8)) & 1) && map->core[c] >= 0)
+        if (has(cpus, c) && map->core[c] >= 0)
             cores[map->core[c] / 8] |= (unsigned char)(1u << (map->core[c] % 8));
     gpo_cpulist_format(cores, GPO_CPUSET_BITS, dev->local_cores, sizeof dev->local_cores);
 }
 
-void gpo_locality_read(const gpo_fs *fs, gpo_core_map *map, gpuopt_device *dev)
+void gpo_locality_read(const gpo_fs *fs, gpuopt_device *dev)
 {
-    assert(fs && map && dev);
+    assert(fs && dev);
     char bdf[32], text[sizeof dev->local_cpus];
     if (gpo_pci_normalise(dev->info.pci_bus_id, bdf, sizeof bdf) != 0)
         return;
@@ -108,7 +111,6 @@ void gpo_locality_read(const gpo_fs *fs, gpo_core_map *map, gpuopt_device *dev)
             GPUOPT_OK &&
         gpo_parse_cpulist(text, set, GPO_CPUSET_BITS) > 0) {
         gpo_cpulist_format(set, GPO_CPUSET_BITS, dev->local_cpus, sizeof dev->local_cpus);
-        local_cores(fs, map, set, dev);
     }
 }
 
@@ -166,10 +168,10 @@ gpuopt_status gpo_derive_affinity_places(const gpo_knob_input *in, const gpo_der
      * (libgomp manual, OMP_PROC_BIND). */
     size_t used = 0;
     for (size_t c = 0; c < GPO_CPUSET_BITS; c++) {
-        if (!((set[c / 8] >> (c % 8)) & 1))
+        if (!has(set, c))
             continue;
         size_t hi = c;
-        while (hi + 1 < GPO_CPUSET_BITS && ((set[(hi + 1) / 8] >> ((hi + 1) % 8)) & 1))
+        while (hi + 1 < GPO_CPUSET_BITS && has(set, hi + 1))
             hi++;
         int w = snprintf(out->value + used, sizeof out->value - used, "%s{%zu}:%zu",
                          used ? "," : "", c, hi - c + 1);

@@ -13,19 +13,24 @@
  * L#") and Slurm's gres.conf Cores= wants them (gres.conf(5), Cores: "a
  * logical core index ... Core 0 will be the first core on the first
  * socket"): cores ordered by package, then by their first CPU. Read once
- * per context, only when a device has local CPUs. */
+ * per context, only when the device list is written out (plans never need
+ * it). */
 typedef struct gpo_core_map {
     int state;                     /* 0 not read, 1 read, -1 the topology files are missing */
     int16_t core[GPO_CPUSET_BITS]; /* -1: not an online CPU */
 } gpo_core_map;
 
-/* Fills dev->numa_node, dev->local_cpus and dev->local_cores from
+/* Fills dev->numa_node and dev->local_cpus from
  * /sys/bus/pci/devices/<bdf>/numa_node and local_cpulist (through `fs`).
  * Leaves them unknown (-1, "") when the device has no PCI bus id, the files
  * are missing or malformed, or the kernel says -1 (no NUMA, or firmware
  * that does not tell: Documentation/ABI/testing/sysfs-bus-pci,
  * "numa_node"). Never fails. */
-void gpo_locality_read(const gpo_fs *fs, gpo_core_map *map, gpuopt_device *dev);
+void gpo_locality_read(const gpo_fs *fs, gpuopt_device *dev);
+
+/* Fills dev->local_cores from dev->local_cpus, reading `map` first when it
+ * was not read yet; leaves it "" when the CPU topology is unknown. */
+void gpo_locality_cores(const gpo_fs *fs, gpo_core_map *map, gpuopt_device *dev);
 
 /* The form of cpu.affinity's values: 1 when `text` is a Linux CPU list
  * naming at least one CPU ("0-3,8"), else 0. */

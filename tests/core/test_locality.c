@@ -34,7 +34,8 @@ static void read_tree(const char *tree, gpuopt_device *d)
     gpo_core_map *map = calloc(1, sizeof *map);
     assert_non_null(map);
     gpo_fs_init(&fs, tree);
-    gpo_locality_read(&fs, map, d);
+    gpo_locality_read(&fs, d);
+    gpo_locality_cores(&fs, map, d);
     free(map);
 }
 
