@@ -42,6 +42,13 @@ typedef struct labels {
     int n;
 } labels;
 
+/* What the labels are made from: the device list and the tuning cache's
+ * listing (NULL when it could not be read). */
+typedef struct sources {
+    const cJSON *devices_doc;
+    const cJSON *cache_doc;
+} sources;
+
 /* Makes `in` a valid label value (or name part): as GPU Feature Discovery
  * writes products (NVIDIA k8s-device-plugin internal/lm/resource.go: spaces
  * become '-', characters outside [A-Za-z0-9-_.] go), then ends trimmed to
@@ -87,12 +94,14 @@ static void addf(labels *l, const char *key, const char *fmt, double v)
 
 /* The value every GPU gives for `get`, or NULL when they differ or one has
  * none: a node-wide label says what is true of each of its GPUs. */
-static const char *common(const cli_node *node, const char *(*get)(const cJSON *, char *),
-                          char *buf, char *tmp)
+typedef const char *(*getter)(const cJSON *dev, const sources *src, char *buf);
+
+static const char *common(const cli_node *node, const sources *src, getter get, char *buf,
+                          char *tmp)
 {
     const char *first = NULL;
     for (int i = 0; i < node->n; i++) {
-        const char *v = get(node->gpus[i], i ? tmp : buf);
+        const char *v = get(node->gpus[i], src, i ? tmp : buf);
         if (!v || (first && strcmp(first, v) != 0))
             return NULL;
         if (!i)
@@ -101,38 +110,44 @@ static const char *common(const cli_node *node, const char *(*get)(const cJSON *
     return first;
 }
 
-static const char *get_vendor(const cJSON *d, char *buf)
+static const char *get_vendor(const cJSON *d, const sources *src, char *buf)
 {
+    (void)src;
     (void)buf;
     return cli_vendor_word(d);
 }
 
-static const char *get_product(const cJSON *d, char *buf)
+static const char *get_product(const cJSON *d, const sources *src, char *buf)
 {
+    (void)src;
     k8s_clean(cli_json_str(d, "name"), buf, K8S_MAX);
     return buf[0] ? buf : NULL;
 }
 
-static const char *get_family(const cJSON *d, char *buf)
+static const char *get_family(const cJSON *d, const sources *src, char *buf)
 {
+    (void)src;
     (void)buf;
     return cli_json_str(cJSON_GetObjectItemCaseSensitive(d, "arch"), "family");
 }
 
-static const char *get_arch(const cJSON *d, char *buf)
+static const char *get_arch(const cJSON *d, const sources *src, char *buf)
 {
+    (void)src;
     (void)buf;
     return cli_json_str(cJSON_GetObjectItemCaseSensitive(d, "arch"), "name");
 }
 
-static const char *get_cc(const cJSON *d, char *buf)
+static const char *get_cc(const cJSON *d, const sources *src, char *buf)
 {
+    (void)src;
     (void)buf;
     return cli_json_str(cJSON_GetObjectItemCaseSensitive(d, "arch"), "compute_capability");
 }
 
-static const char *get_memory(const cJSON *d, char *buf)
+static const char *get_memory(const cJSON *d, const sources *src, char *buf)
 {
+    (void)src;
     double b = cli_json_num(d, "memory_bytes", 0);
     if (!(b > 0))
         return NULL;
@@ -140,8 +155,9 @@ static const char *get_memory(const cJSON *d, char *buf)
     return buf;
 }
 
-static const char *get_cus(const cJSON *d, char *buf)
+static const char *get_cus(const cJSON *d, const sources *src, char *buf)
 {
+    (void)src;
     double n = cli_json_num(d, "compute_units", -1);
     if (!(n > 0))
         return NULL;
@@ -152,8 +168,7 @@ static const char *get_cus(const cJSON *d, char *buf)
 /* The major of the kernel driver's version where a backend read it (the
  * NVIDIA module's "580.65.06": details.cuda.kernel_driver_version), else
  * of the driver version the device's backend reports. */
-static const cJSON *root_of_driver;
-static const char *get_driver_major(const cJSON *d, char *buf)
+static const char *get_driver_major(const cJSON *d, const sources *src, char *buf)
 {
     const char *v = NULL;
     const cJSON *per_backend;
@@ -167,7 +182,7 @@ static const char *get_driver_major(const cJSON *d, char *buf)
     if (!v) {
         const cJSON *b;
         const char *backend = cli_json_str(d, "backend");
-        cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(root_of_driver, "backends"))
+        cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(src->devices_doc, "backends"))
         {
             const char *name = cli_json_str(b, "name");
             if (backend && name && strcmp(name, backend) == 0)
@@ -184,12 +199,11 @@ static const char *get_driver_major(const cJSON *d, char *buf)
  * bench.memory_bandwidth record of this device, docs/tuning.md), as a
  * class: GB/s rounded down to a power of two, so that identical nodes
  * whose measurements differ by a few percent get the same label. */
-static const cJSON *cache_doc;
-static const char *get_bandwidth(const cJSON *d, char *buf)
+static const char *get_bandwidth(const cJSON *d, const sources *src, char *buf)
 {
     const char *uuid = cli_json_str(d, "uuid"), *pci = cli_json_str(d, "pci_bus_id");
     const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(cache_doc, "files"))
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(src->cache_doc, "files"))
     {
         const cJSON *fp = cJSON_GetObjectItemCaseSensitive(f, "device");
         const char *fu = cli_json_str(fp, "uuid"), *fpci = cli_json_str(fp, "pci");
@@ -235,7 +249,7 @@ static void feature(labels *l, const cli_node *node, const char *key, const char
     add(l, label_key, all ? "true" : "false");
 }
 
-static void build(const cli_node *node, labels *l)
+static void build(const cli_node *node, const sources *src, labels *l)
 {
     char buf[64], tmp[64];
     const char *v;
@@ -244,7 +258,7 @@ static void build(const cli_node *node, labels *l)
         return;
     static const struct {
         const char *key;
-        const char *(*get)(const cJSON *, char *);
+        getter get;
     } common_labels[] = {
         {"gpu.vendor", get_vendor},
         {"gpu.product", get_product},
@@ -257,18 +271,18 @@ static void build(const cli_node *node, labels *l)
         {"gpu.memory-bandwidth-gbs-class", get_bandwidth},
     };
     for (size_t i = 0; i < sizeof common_labels / sizeof common_labels[0]; i++)
-        if ((v = common(node, common_labels[i].get, buf, tmp)))
+        if ((v = common(node, src, common_labels[i].get, buf, tmp)))
             add(l, common_labels[i].key, v);
     /* How many of each product, as GFD's gpu.count and AMD's
      * <name>.<value>=<count> for a node of mixed GPUs. */
     int products = 0;
     for (int i = 0; i < node->n; i++) {
         char name[K8S_MAX + 1], other[K8S_MAX + 1];
-        if (!get_product(node->gpus[i], name))
+        if (!get_product(node->gpus[i], src, name))
             continue;
         int seen = 0, count = 0;
         for (int k = 0; k < node->n; k++)
-            if (get_product(node->gpus[k], other) && strcmp(name, other) == 0) {
+            if (get_product(node->gpus[k], src, other) && strcmp(name, other) == 0) {
                 seen |= k < i;
                 count++;
             }
@@ -443,15 +457,13 @@ static int run(int argc, char **argv)
     if (node.n && gpuopt_cache_list(node.ctx, &cache) != GPUOPT_OK)
         fprintf(stderr, "gpuopt labels: no measured labels: %s\n", gpuopt_last_error());
     cJSON *cache_root = cache ? cJSON_Parse(cache) : NULL;
-    cache_doc = cache_root;
-    root_of_driver = node.root;
+    sources src = {node.root, cache_root};
     l = calloc(1, sizeof *l);
     if (l) {
-        build(&node, l);
+        build(&node, &src, l);
         text = render(l, prefix, json, node.n);
     }
     cJSON_Delete(cache_root);
-    cache_doc = NULL;
     if (!text) {
         fprintf(stderr, "gpuopt labels: out of memory\n");
         rc = CLI_FAIL;
