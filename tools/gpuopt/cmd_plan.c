@@ -57,8 +57,8 @@ static void print_plan(gpuopt_plan *plan)
         else
             snprintf(tier, sizeof tier, "user");
         printf("  %-28s %-18s [%s, %s]%s%s\n", k.name, k.value, tier,
-               k.source >= 0 && k.source <= 6 ? source_words[k.source] : "?", k.env ? "  env " : "",
-               k.env ? k.env : "");
+               k.source >= 0 && k.source <= 6 ? source_words[k.source] : "?",
+               k.env ? "  env " : "", k.env ? k.env : "");
         printf("  %-28s %s\n", "", k.reason);
     }
     if (n == 0)
@@ -80,30 +80,19 @@ static int parse_size(const char *opt, const char *v, uint64_t *out)
     double d = strtod(v, &end);
     double mult = 1;
     if (end != v) {
-        if (!strcmp(end, "k") || !strcmp(end, "KiB"))
-            mult = 1024.0;
-        else if (!strcmp(end, "M") || !strcmp(end, "MiB"))
-            mult = 1048576.0;
-        else if (!strcmp(end, "G") || !strcmp(end, "GiB"))
-            mult = 1073741824.0;
-        else if (!strcmp(end, "T") || !strcmp(end, "TiB"))
-            mult = 1099511627776.0;
-        else if (!strcmp(end, "KB"))
-            mult = 1e3;
-        else if (!strcmp(end, "MB"))
-            mult = 1e6;
-        else if (!strcmp(end, "GB"))
-            mult = 1e9;
-        else if (!strcmp(end, "TB"))
-            mult = 1e12;
-        else if (*end)
-            end = (char *)v;
+        if (!strcmp(end, "k") || !strcmp(end, "KiB")) mult = 1024.0;
+        else if (!strcmp(end, "M") || !strcmp(end, "MiB")) mult = 1048576.0;
+        else if (!strcmp(end, "G") || !strcmp(end, "GiB")) mult = 1073741824.0;
+        else if (!strcmp(end, "T") || !strcmp(end, "TiB")) mult = 1099511627776.0;
+        else if (!strcmp(end, "KB")) mult = 1e3;
+        else if (!strcmp(end, "MB")) mult = 1e6;
+        else if (!strcmp(end, "GB")) mult = 1e9;
+        else if (!strcmp(end, "TB")) mult = 1e12;
+        else if (*end) end = (char *)v;
     }
     if (end == v || !(d >= 0) || d * mult >= 9.2e18) {
-        cli_usage_error("plan",
-                        "%s %s: accepted a size in bytes such as 7e9, 4096, 512MiB or "
-                        "16GiB",
-                        opt, v);
+        cli_usage_error("plan", "%s %s: accepted a size in bytes such as 7e9, 4096, 512MiB or "
+                                "16GiB", opt, v);
         return -1;
     }
     *out = (uint64_t)(d * mult);
@@ -130,20 +119,14 @@ static int parse_duration(const char *opt, const char *v, uint64_t *ns)
     double d = strtod(v, &end);
     double mult = 1e9;
     if (end != v) {
-        if (!strcmp(end, "ms"))
-            mult = 1e6;
-        else if (!strcmp(end, "us"))
-            mult = 1e3;
-        else if (!strcmp(end, "ns"))
-            mult = 1;
-        else if (*end && strcmp(end, "s"))
-            end = (char *)v;
+        if (!strcmp(end, "ms")) mult = 1e6;
+        else if (!strcmp(end, "us")) mult = 1e3;
+        else if (!strcmp(end, "ns")) mult = 1;
+        else if (*end && strcmp(end, "s")) end = (char *)v;
     }
     if (end == v || !(d > 0) || d * mult > 3.6e12 || d * mult < 1) {
-        cli_usage_error("plan",
-                        "%s %s: accepted a time up to an hour such as 100ms, 0.1s, "
-                        "2500us",
-                        opt, v);
+        cli_usage_error("plan", "%s %s: accepted a time up to an hour such as 100ms, 0.1s, "
+                                "2500us", opt, v);
         return -1;
     }
     *ns = (uint64_t)(d * mult + 0.5);
@@ -152,7 +135,8 @@ static int parse_duration(const char *opt, const char *v, uint64_t *ns)
 
 static int run(int argc, char **argv)
 {
-    int level = GPUOPT_LEVEL_DEFAULT, json = 0, env = 0, apply_env = 0, bind = 0, have_workload = 0;
+    int level = GPUOPT_LEVEL_DEFAULT, json = 0, env = 0, apply_env = 0, bind = 0,
+        have_workload = 0;
     /* Flags that cannot be given together: both are refused, none wins. */
     int sensitive = 0, reduced = 0, latency = 0, throughput = 0;
     const char *device = NULL, *backends = NULL;
@@ -177,10 +161,8 @@ static int run(int argc, char **argv)
             char *end;
             long l = strtol(v, &end, 10);
             if (!*v || *end || l < 0 || l > GPUOPT_LEVEL_MAX)
-                return cli_usage_error("plan",
-                                       "--level %s: accepted 0 (safe defaults), 1 (from "
-                                       "detected hardware), 2 (measured)",
-                                       v);
+                return cli_usage_error("plan", "--level %s: accepted 0 (safe defaults), 1 (from "
+                                               "detected hardware), 2 (measured)", v);
             level = (int)l;
         } else if ((strcmp(a, "--device") == 0 || strcmp(a, "-d") == 0) && i + 1 < argc) {
             device = argv[++i];
@@ -228,8 +210,8 @@ static int run(int argc, char **argv)
             have_workload = 1;
         } else if ((strcmp(a, "--h2d-bytes") == 0 || strcmp(a, "--d2h-bytes") == 0) &&
                    i + 1 < argc) {
-            if (parse_size(a, argv[i + 1],
-                           a[2] == 'h' ? &wl.h2d_bytes_per_step : &wl.d2h_bytes_per_step))
+            if (parse_size(a, argv[i + 1], a[2] == 'h' ? &wl.h2d_bytes_per_step
+                                                       : &wl.d2h_bytes_per_step))
                 return CLI_USAGE;
             i++;
             have_workload = 1;
@@ -241,16 +223,15 @@ static int run(int argc, char **argv)
             wl.bound = b;
             have_workload = 1;
         } else {
-            return cli_usage_error("plan",
-                                   "unknown option or missing value '%s'; accepted: "
-                                   "--level N, --device SPEC, --backend LIST, --json, "
-                                   "--env, --apply-env -- COMMAND..., --bind, --model-bytes N, "
-                                   "--item-bytes N, --precision-sensitive, "
-                                   "--reduced-precision, --quantized, --latency, "
-                                   "--throughput, --fixed-shapes, --memory-bound, "
-                                   "--compute-bound, --launches-per-step N, "
-                                   "--step-time T, --items-per-step N, --h2d-bytes N, "
-                                   "--d2h-bytes N, --help",
+            return cli_usage_error("plan", "unknown option or missing value '%s'; accepted: "
+                                           "--level N, --device SPEC, --backend LIST, --json, "
+                                           "--env, --apply-env -- COMMAND..., --bind, --model-bytes N, "
+                                           "--item-bytes N, --precision-sensitive, "
+                                           "--reduced-precision, --quantized, --latency, "
+                                           "--throughput, --fixed-shapes, --memory-bound, "
+                                           "--compute-bound, --launches-per-step N, "
+                                           "--step-time T, --items-per-step N, --h2d-bytes N, "
+                                           "--d2h-bytes N, --help",
                                    a);
         }
     }
@@ -296,11 +277,11 @@ static int run(int argc, char **argv)
         goto out;
     }
     if (apply_env) {
-        st = gpuopt_plan_apply(plan, GPUOPT_APPLY_ENV | (bind ? GPUOPT_APPLY_AFFINITY : 0u), &text);
+        st = gpuopt_plan_apply(plan, GPUOPT_APPLY_ENV | (bind ? GPUOPT_APPLY_AFFINITY : 0u),
+                               &text);
         if (st) {
-            rc = cli_fail("plan",
-                          bind ? "cannot bind the command or apply the plan's environment"
-                               : "cannot apply the plan's environment",
+            rc = cli_fail("plan", bind ? "cannot bind the command or apply the plan's environment"
+                                       : "cannot apply the plan's environment",
                           st);
             goto out;
         }

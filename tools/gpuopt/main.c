@@ -41,9 +41,9 @@ int cli_fail(const char *cmd, const char *what, gpuopt_status st)
     fprintf(stderr, "gpuopt %s: %s: %s%s%s\n", cmd, what, gpuopt_strerror(st), *detail ? ": " : "",
             detail);
     return st == GPUOPT_ERR_INVALID_ARGUMENT || st == GPUOPT_ERR_CONFIG ||
-                   st == GPUOPT_ERR_OUT_OF_RANGE
-               ? CLI_USAGE
-               : CLI_FAIL;
+                   st == GPUOPT_ERR_OUT_OF_RANGE ?
+               CLI_USAGE :
+               CLI_FAIL;
 }
 
 void cli_format_ns(double ns, char *out, size_t cap)
@@ -60,10 +60,7 @@ void cli_format_ns(double ns, char *out, size_t cap)
         snprintf(out, cap, "%.3g s", ns / 1e9);
 }
 
-int cli_is_help(const char *arg)
-{
-    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
-}
+int cli_is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
 
 gpuopt_status cli_context(const char *backends, gpuopt_context **ctx)
 {
