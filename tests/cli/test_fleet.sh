@@ -109,6 +109,10 @@ if [ "$(nproc)" -lt 57 ]; then
 fi
 
 # ---- labels -----------------------------------------------------------------
+for c in labels gres; do
+  run 0 "$c" --help;                has "$out" "usage: gpuopt $c"
+done
+run 0 --help;                       has "$out" "labels"; has "$out" "gres"
 export GPUOPT_SYSFS_ROOT=$fleet/hgx-h100-2s
 p=gpuopt.feature.node.kubernetes.io
 run 0 labels;                       labels_valid nfd
