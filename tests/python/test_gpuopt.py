@@ -286,7 +286,7 @@ class Plans(unittest.TestCase):
         lines = [ln for ln in plan.env.splitlines() if ln]
         self.assertEqual(len(lines), len(exported))
         for k, line in zip(exported, lines):
-            self.assertEqual(line, "export %s='%s'" % (k.env, k.text))
+            self.assertEqual(line, ': "${%s=%s}"; export %s' % (k.env, k.text, k.env))
 
     def test_level_0_plan_has_only_tier_0_knobs(self):
         plan = self.ctx.plan(level=0)
