@@ -41,7 +41,7 @@ import os
 import subprocess
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional
 
 from . import _constants
 from ._constants import *  # noqa: F401,F403 - the header's numbers, re-exported
@@ -214,7 +214,7 @@ class GpuoptError(Exception):
     ("GPUOPT_ERR_NO_DEVICE"); detail: the library's words for this failure
     (gpuopt_last_error), "" when it gave none; function: the C function."""
 
-    def __init__(self, status, name, detail, function=""):
+    def __init__(self, status: int, name: str, detail: str, function: str = "") -> None:
         self.status = status
         self.name = name
         self.detail = detail

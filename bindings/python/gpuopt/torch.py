@@ -47,7 +47,7 @@ devices "cuda" too, so device() gives torch.device("cuda", i) for both.
 import os
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
 from . import Context, Plan
 
