@@ -339,6 +339,15 @@ class StandIns(unittest.TestCase):
         self.assertTrue(t.backends.cudnn.benchmark)
         # MIOpen has no TF32 convolutions: cuDNN's flag is not ROCm's.
         self.assertNotIn("torch.backends.cudnn.allow_tf32", {s.what for s in report.set})
+        # The plan's HIP_VISIBLE_DEVICES, once set, leaves torch one device: 0.
+        os.environ.pop("HIP_VISIBLE_DEVICES", None)
+        try:
+            plan = make_plan(backend="rocm", index=1,
+                             rocm__visible_devices=("GPU-0123456789abcdef", "HIP_VISIBLE_DEVICES"))
+            self.assertEqual(gt.apply(plan, torch=t).device, "cuda:0")
+            self.assertEqual(gt.device(plan, torch=t), "cuda:0")
+        finally:
+            os.environ.pop("HIP_VISIBLE_DEVICES", None)
         # A CUDA build cannot drive a ROCm device, nor a ROCm build a CUDA one.
         with self.assertRaises(ValueError):
             gt.device(plan, torch=fake_torch())

@@ -171,7 +171,19 @@ def device(plan: Optional[Plan] = None, torch: Any = None) -> Any:
         raise ValueError(f"gpuopt.torch: {why}")
     if dev.backend == "cpu":
         return torch.device("cpu")
-    return torch.device("cuda", dev.index)
+    return torch.device("cuda", _torch_index(plan))
+
+
+def _torch_index(plan: Plan) -> int:
+    """The device's index as torch counts: the backend's own, except where
+    the plan's visibility variable (rocm.visible_devices exports
+    HIP_VISIBLE_DEVICES) is in force with the one device, which torch then
+    sees as device 0."""
+    for k in plan.knobs:
+        if k.env in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES") and \
+                os.environ.get(k.env) == k.text and "," not in k.text:
+            return 0
+    return plan.device.index
 
 
 def _not_driven(torch: Any, backend: str) -> str:
@@ -416,9 +428,10 @@ def _apply_memory_budget(torch: Any, report: Report, plan: Plan) -> None:
     fraction = min(1.0, int(k.value) / total)
     getter = getattr(torch.cuda, "get_per_process_memory_fraction", None)
     entry = Setting(what, k.name, fraction)
+    index = _torch_index(plan)
     try:
-        setter(fraction, plan.device.index)
-        entry.after = getter(plan.device.index) if callable(getter) else None
+        setter(fraction, index)
+        entry.after = getter(index) if callable(getter) else None
     except (RuntimeError, ValueError) as e:
         entry.note = f"not applicable: torch refused it ({e})"
         report.not_applicable.append(entry)
@@ -457,6 +470,8 @@ def apply(plan: Optional[Plan] = None, torch: Any = None, *, override: bool = Fa
     user_threads = [v for v in _THREAD_VARIABLES if os.environ.get(v)]
     # The environment first: setting the memory fraction starts CUDA.
     _apply_environment(torch, report, plan, gpu, override)
+    if gpu:
+        report.device = f"cuda:{_torch_index(plan)}"
 
     # Every "before" is read ahead of any change: two settings may be one
     # state in torch (allow_tf32 and the matmul precision).
