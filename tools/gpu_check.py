@@ -341,7 +341,12 @@ def settings(torch):
                            ("get_num_threads", "set_num_threads"),
                            ("get_num_interop_threads", "set_num_interop_threads")):
         fn = getattr(torch, getter, None)
-        got["torch." + setter] = fn() if callable(fn) else "<absent>"
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got["torch." + setter] = fn() if callable(fn) else "<absent>"
+        except Exception as e:  # noqa: BLE001 - torch 2.9+ refuses mixed TF32 APIs
+            got["torch." + setter] = f"<{type(e).__name__}>"
     return got
 try:
     import torch
@@ -355,7 +360,9 @@ try:
         warnings.simplefilter("always")
         report = gpuopt.torch.apply(torch=torch)
     after = settings(torch)
-    env = {s.what: os.environ.get(s.what) for s in report.set if s.what.isupper()}
+    # The variables apply() set now (not those already in force).
+    env = {s.what: os.environ.get(s.what) for s in report.set
+           if s.what.isupper() and s.note.startswith("set")}
     dev = gpuopt.torch.device(torch=torch)
     x = torch.ones(256, 256, device=dev)     # CUDA starts here, after the variables
     y = (x @ x).sum().item()

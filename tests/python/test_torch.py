@@ -300,14 +300,33 @@ class StandIns(unittest.TestCase):
         self.assertEqual(late, {"PYTORCH_CUDA_ALLOC_CONF", "CUDA_MODULE_LOADING"})
         self.assertTrue(t.backends.cudnn.benchmark)   # the API settings still apply
 
-    def test_pytorch_2_9s_fp32_precision_api_is_used_alone(self):
-        t = fake_torch(version="2.9.0", new_api=True)
+    def test_a_torch_with_only_fp32_precision_gets_that_api_alone(self):
+        t = fake_torch(version="3.0.0", new_api=True)
+        del t.set_float32_matmul_precision, t.get_float32_matmul_precision
         gt.apply(self.gpu_plan(), torch=t)
         self.assertEqual(t.backends.cuda.matmul.fp32_precision, "tf32")
         self.assertEqual(t.backends.cudnn.conv.fp32_precision, "tf32")
-        # Mixing the two APIs raises in PyTorch: the legacy ones stay untouched.
-        self.assertNotIn(("set_float32_matmul_precision", "high"), t.calls)
-        self.assertFalse(hasattr(t.backends.cuda.matmul, "allow_tf32"))
+
+    def test_with_both_tf32_apis_the_legacy_setters_which_write_both_are_used(self):
+        # PyTorch 2.9-2.11: allow_tf32 writes the fp32_precision state too,
+        # while setting only fp32_precision makes the legacy getters raise.
+        t = fake_torch(version="2.11.0")
+        t.backends.cuda.matmul.fp32_precision = "none"
+        gt.apply(self.gpu_plan(), torch=t)
+        self.assertTrue(t.backends.cuda.matmul.allow_tf32)
+        self.assertEqual(t.backends.cuda.matmul.fp32_precision, "none")
+
+    def test_a_getter_torch_refuses_is_reported_not_raised(self):
+        t = fake_torch(version="2.11.0")
+
+        def refuse():
+            raise RuntimeError("you have used mix of the legacy and new APIs")
+        t.get_float32_matmul_precision = refuse
+        report = gt.apply(self.gpu_plan(), torch=t)
+        notes = {s.what: s.note for s in report.not_applicable}
+        self.assertIn("mix of the legacy and new APIs",
+                      notes["torch.set_float32_matmul_precision"])
+        self.assertTrue(t.backends.cuda.matmul.allow_tf32)
 
     def test_an_old_torch_reports_what_it_lacks_and_never_crashes(self):
         t = fake_torch(version="1.6.0", bare=True)
@@ -351,6 +370,42 @@ class StandIns(unittest.TestCase):
         # A CUDA build cannot drive a ROCm device, nor a ROCm build a CUDA one.
         with self.assertRaises(ValueError):
             gt.device(plan, torch=fake_torch())
+
+    @unittest.skipUnless(FAKE_CUDA, "GPUOPT_TEST_FAKE_CUDA not set")
+    def test_variables_the_driver_reads_at_start_are_too_late_once_gpuopt_started_it(self):
+        # gpuopt finding the GPU starts the driver (cuInit) in this process:
+        # CUDA_MODULE_LOADING is read then (measured on an H200), while the
+        # allocator's configuration waits for torch. The CUDA double answers
+        # CUDA_ERROR_NOT_INITIALIZED before cuInit, as the driver does.
+        lib, devices = FAKE_CUDA.split(os.pathsep)
+        here = os.path.dirname(os.path.abspath(__file__))
+        out = run_python(r'''
+import ctypes, json, sys, warnings
+sys.path.insert(0, HERE)
+import gpuopt, gpuopt.torch as gt
+from test_torch import fake_torch
+states = [gt._driver_started("cuda")]
+ctypes.CDLL(LIB)                               # loaded, not started
+states.append(gt._driver_started("cuda"))
+with gpuopt.Context(backends="cuda") as ctx:   # gpuopt starts it
+    ctx.set_knob("cuda.module_loading", "EAGER")
+    plan = ctx.plan(level=1)
+states.append(gt._driver_started("cuda"))
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    report = gt.apply(plan, torch=fake_torch())
+print(json.dumps({"states": states,
+                  "na": {s.what: s.note for s in report.not_applicable},
+                  "set": {s.what: s.note for s in report.set},
+                  "warned": [str(w.message) for w in seen]}))
+'''.replace("HERE", repr(here)).replace("LIB", repr(lib)),
+            GPUOPT_CUDA_LIBRARY=lib, GPUOPT_FAKE_CUDA_DEVICES=devices,
+            CUDA_MODULE_LOADING=None, PYTORCH_CUDA_ALLOC_CONF=None)
+        self.assertEqual(out["states"], [False, False, True])
+        self.assertIn("the GPU driver of this process has started",
+                      out["na"]["CUDA_MODULE_LOADING"])
+        self.assertIn("PYTORCH_CUDA_ALLOC_CONF", out["set"])
+        self.assertTrue(any("CUDA_MODULE_LOADING" in w for w in out["warned"]))
 
     def test_every_public_name_has_a_docstring(self):
         for name in gt.__all__:

@@ -16,9 +16,9 @@ knob and the installed torch has the setting:
   knob                                   PyTorch
   cuda.tf32, rocm.tf32                   torch.backends.cuda.matmul.allow_tf32,
                                          torch.backends.cudnn.allow_tf32 (CUDA),
-                                         torch.set_float32_matmul_precision;
-                                         from PyTorch 2.9 the fp32_precision
-                                         settings that replace them
+                                         torch.set_float32_matmul_precision (a
+                                         torch without them: the fp32_precision
+                                         settings of PyTorch 2.9 and later)
   cuda.cudnn_benchmark,                  torch.backends.cudnn.benchmark
   rocm.miopen_benchmark
   threads                                torch.set_num_threads,
@@ -34,9 +34,16 @@ The rules are those of the gpuopt command's --apply-env: what the user set is
 kept. A torch setting counts as the user's when it differs from PyTorch's
 default for it; a thread count when OMP_NUM_THREADS or MKL_NUM_THREADS (which
 torch reads at start) is set; an environment variable when it is set at all.
-apply(override=True) sets them anyway. The environment variables of a GPU
-plan are read when the CUDA (or HIP) libraries start: once torch has
-initialised CUDA they are too late, and apply() warns and leaves them.
+apply(override=True) sets them anyway.
+
+Some variables of a GPU plan are read once, when the GPU driver starts
+(CUDA_MODULE_LOADING, the *_VISIBLE_DEVICES filters) or when torch starts
+CUDA (PYTORCH_CUDA_ALLOC_CONF, the cuBLAS workspace): set later, they change
+nothing, so apply() leaves them, says so in the report and warns. The driver
+starts when torch first uses the GPU, and also when gpuopt finds the GPU to
+make the plan in this process; for those, start the program with the plan's
+environment (`gpuopt plan --apply-env -- python train.py`) and let apply()
+do the rest.
 
 Nothing here fails on an older or smaller torch: a setting it lacks is
 reported as not applicable, and so is every setting of a plan for a device
@@ -227,7 +234,7 @@ class _Knob:
     what: str
     get: Callable[[], Any]
     put: Callable[[Any], None]
-    default: Any
+    default: Any  # a value, or a tuple of the values that mean "not set"
 
 
 def _flag(torch: Any, path: str, default: Any) -> _Knob:
@@ -249,29 +256,38 @@ def _function_pair(torch: Any, setter: str, getter: str, default: Any) -> _Knob:
 def _tf32_settings(torch: Any, backend: str, on: bool) -> List[Tuple[Any, Any]]:
     """[(setting or the reason it is missing, value)] for cuda.tf32/rocm.tf32.
 
-    PyTorch 2.9 replaced allow_tf32 and the float32 matmul precision by
-    fp32_precision settings and checks that the two APIs agree (mixing them
-    raises, aten/src/ATen/Context.cpp allowTF32CuBLAS): use one API only,
-    the newest the installed torch has."""
+    PyTorch 2.9 added fp32_precision settings beside allow_tf32 and the
+    float32 matmul precision, and checks that the two agree: reading one
+    after only the other was set raises (aten/src/ATen/Context.cpp,
+    allowTF32CuBLAS; seen with torch 2.11 on an H200, where
+    get_float32_matmul_precision() raised after matmul.fp32_precision was
+    set). The legacy setters write both states, so they are used while torch
+    has them (deprecated since 2.9, with a warning); the new settings only
+    in a torch without them."""
     out: List[Tuple[Any, Any]] = []
-    word = "tf32" if on else "ieee"
     try:
-        new = _flag(torch, "backends.cuda.matmul.fp32_precision", "none")
+        # allow_tf32 for matmuls defaulted to True in 1.7-1.11 and to False
+        # from 1.12 (torch docs, "TensorFloat-32 (TF32) on Ampere devices").
+        legacy: Optional[_Knob] = _flag(torch, "backends.cuda.matmul.allow_tf32",
+                                        _version(torch) < (1, 12))
     except _Missing:
-        new = None
-    if new is not None:
-        out.append((new, word))
+        legacy = None
+    if legacy is None:
+        word = "tf32" if on else "ieee"
+        try:
+            out.append((_flag(torch, "backends.cuda.matmul.fp32_precision", ("none",)), word))
+        except _Missing as e:
+            return [(e, on)]
         if backend == "cuda":
+            # cuDNN convolutions default to TF32 ("tf32" on torch 2.11).
             try:
-                out.append((_flag(torch, "backends.cudnn.conv.fp32_precision", "none"), word))
+                out.append((_flag(torch, "backends.cudnn.conv.fp32_precision", ("none", "tf32")),
+                            word))
             except _Missing as e:
                 out.append((e, word))
         return out
-    # allow_tf32 for matmuls defaulted to True in 1.7-1.11 and to False from
-    # 1.12 (torch docs, "TensorFloat-32 (TF32) on Ampere devices").
-    legacy_default = _version(torch) < (1, 12)
+    out.append((legacy, on))
     for make, value in (
-            (lambda: _flag(torch, "backends.cuda.matmul.allow_tf32", legacy_default), on),
             (lambda: _function_pair(torch, "set_float32_matmul_precision",
                                     "get_float32_matmul_precision", "highest"),
              "high" if on else "highest"),
@@ -321,9 +337,10 @@ def _apply_one(report: Report, knob: str, setting: Any, value: Any, before: Any,
         entry.after, entry.note = before, "already so"
         report.set.append(entry)
         return
-    if before != setting.default and not override:
+    defaults = setting.default if isinstance(setting.default, tuple) else (setting.default,)
+    if before not in defaults and not override:
         entry.after = before
-        entry.note = f"kept: you set it (PyTorch's default is {setting.default!r})"
+        entry.note = f"kept: you set it (PyTorch's default is {defaults[-1]!r})"
         report.kept.append(entry)
         return
     try:
@@ -374,39 +391,116 @@ def _apply_threads(torch: Any, report: Report, k: Any, user: List[str],
         report.set.append(entry)
 
 
+# When a GPU plan's variables are read, for the ones that cannot wait:
+#   driver   the GPU driver reads it when it starts (cuInit, hipInit). Measured
+#            for CUDA_MODULE_LOADING on an H200 (driver 580, torch 2.11): set
+#            after cuInit, cuModuleGetLoadingMode still gave the mode of
+#            before; the visibility variables filter the devices cuInit and
+#            hipInit enumerate (CUDA C++ Programming Guide, "CUDA Environment
+#            Variables"; ROCm docs, "GPU isolation techniques").
+#   torch    torch reads it when it starts CUDA: the caching allocator parses
+#            its configuration once (PyTorch docs, "CUDA semantics",
+#            PYTORCH_CUDA_ALLOC_CONF); cuBLAS and cuDNN read theirs when torch
+#            creates their handles, after that.
+# Any other variable is read later or by other libraries: set, it reaches
+# what reads it from then on and the processes this one starts.
+_READ_AT = {
+    "CUDA_MODULE_LOADING": "driver", "CUDA_VISIBLE_DEVICES": "driver",
+    "HIP_VISIBLE_DEVICES": "driver", "ROCR_VISIBLE_DEVICES": "driver",
+    "HSA_OVERRIDE_GFX_VERSION": "driver",
+    "PYTORCH_CUDA_ALLOC_CONF": "torch", "PYTORCH_HIP_ALLOC_CONF": "torch",
+    "PYTORCH_ALLOC_CONF": "torch", "CUBLASLT_WORKSPACE_SIZE": "torch",
+    "CUBLAS_WORKSPACE_CONFIG": "torch", "NVIDIA_TF32_OVERRIDE": "torch",
+    "MIOPEN_FIND_MODE": "torch",
+}
+
+# CUDA_ERROR_NOT_INITIALIZED (cuda.h): what the driver answers before cuInit.
+_CUDA_ERROR_NOT_INITIALIZED = 3
+
+
+def _driver_started(backend: str) -> bool:
+    """Whether this process's GPU driver has started. CUDA: libcuda.so.1 is
+    loaded (RTLD_NOLOAD opens nothing new) and cuDeviceGetCount answers
+    anything but CUDA_ERROR_NOT_INITIALIZED. HIP has no such question that
+    does not start it: a loaded libamdhip64 counts as started (torch's ROCm
+    build loads it on import, and gpuopt's own probe of the GPU starts it)."""
+    import ctypes  # noqa: PLC0415
+    names = ["libcuda.so.1"] if backend == "cuda" else ["libamdhip64.so.7", "libamdhip64.so.6",
+                                                       "libamdhip64.so.5", "libamdhip64.so"]
+    for name in names:
+        try:
+            lib = ctypes.CDLL(name, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        except OSError:
+            continue
+        if backend != "cuda":
+            return True
+        count = ctypes.c_int(0)
+        return lib.cuDeviceGetCount(ctypes.byref(count)) != _CUDA_ERROR_NOT_INITIALIZED
+    return False
+
+
+def _cuda_loading_mode() -> Optional[str]:
+    """The module loading mode the started CUDA driver of this process is in
+    (cuModuleGetLoadingMode: CU_MODULE_EAGER_LOADING 1, CU_MODULE_LAZY_LOADING
+    2, cuda.h), as CUDA_MODULE_LOADING's words; None when it cannot say."""
+    import ctypes  # noqa: PLC0415
+    try:
+        lib = ctypes.CDLL("libcuda.so.1", mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+        mode = ctypes.c_int(0)
+        if lib.cuModuleGetLoadingMode(ctypes.byref(mode)) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return {1: "EAGER", 2: "LAZY"}.get(mode.value)
+
+
+# What a started runtime says it uses, for a variable it read at start: a
+# plan asking for what is already in force is not too late.
+_IN_FORCE = {"CUDA_MODULE_LOADING": _cuda_loading_mode}
+
+
 def _apply_environment(torch: Any, report: Report, plan: Plan, gpu: bool,
                        override: bool) -> None:
     cuda = getattr(torch, "cuda", None)
     is_init = getattr(cuda, "is_initialized", None)
-    started = gpu and callable(is_init) and bool(is_init())
+    torch_started = gpu and callable(is_init) and bool(is_init())
+    driver_started = gpu and (torch_started or _driver_started(plan.device.backend))
     late = []
     for k in plan.knobs:
         if not k.env:
             continue
         have = os.environ.get(k.env)
         entry = Setting(k.env, k.name, k.text, before=have)
+        when = _READ_AT.get(k.env) if gpu else None
+        too_late = (when == "driver" and driver_started) or (when == "torch" and torch_started)
         if have == k.text:
             entry.after, entry.note = have, "already so"
             report.set.append(entry)
         elif have is not None and not override:
             entry.after, entry.note = have, "kept: already set in the environment"
             report.kept.append(entry)
-        elif started:
+        elif too_late and k.env in _IN_FORCE and _IN_FORCE[k.env]() == k.text:
+            entry.after = k.text
+            entry.note = "already so: the driver, started earlier, is in this mode (its default)"
+            report.set.append(entry)
+        elif too_late:
             entry.after = have
-            entry.note = ("not applicable: too late, torch has initialised CUDA, whose "
-                          "libraries read it when they start")
+            entry.note = ("not applicable: too late, " +
+                          ("the GPU driver of this process has started (torch, or gpuopt "
+                           "finding the GPU, started it) and read it then" if when == "driver"
+                           else "torch has started CUDA and read it then"))
             report.not_applicable.append(entry)
             late.append(k.env)
         else:
             os.environ[k.env] = k.text
             entry.after = os.environ.get(k.env)
-            entry.note = ("set before CUDA starts" if gpu else
+            entry.note = ("set before it is read" if when else
                           "set for what reads it from now on and for child processes")
             report.set.append(entry)
     if late:
-        msg = (f"torch initialised CUDA before gpuopt.torch.apply(): {', '.join(late)} come too "
-               "late for this process; call apply() first, or start the program with "
-               "gpuopt plan --apply-env -- python ...")
+        msg = (f"{', '.join(late)} came too late for this process: the GPU driver or torch had "
+               "started and read them; start the program with them set, as "
+               "`gpuopt plan --apply-env -- python ...` does")
         report.warnings.append(msg)
         warnings.warn(msg, RuntimeWarning, stacklevel=3)
 
@@ -478,7 +572,12 @@ def apply(plan: Optional[Plan] = None, torch: Any = None, *, override: bool = Fa
     pending = []
     for k in plan.knobs:
         for setting, value in _settings_for(torch, k, backend):
-            before = None if isinstance(setting, _Missing) else setting.get()
+            before = None
+            if not isinstance(setting, _Missing):
+                try:
+                    before = setting.get()
+                except RuntimeError as e:  # torch 2.9+: the program mixed the two TF32 APIs
+                    setting = _Missing(torch, setting.what, f"torch refused to read it ({e})")
             pending.append((k.name, setting, value, before))
     for name, setting, value, before in pending:
         _apply_one(report, name, setting, value, before, override)
