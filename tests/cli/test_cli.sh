@@ -72,6 +72,7 @@ run 2 devices --backend metal;          has "$err" "gpuopt devices: --backend me
 hasnt "$err" "gpuopt_options"
 run 2 devices --backend=metal;          has "$err" "--backend metal: not understood"
 run 2 devices -b metal;                 has "$err" "--backend metal: not understood"
+run 0 devices -b cpu;                   has "$out" "excluded by --backend cpu"; hasnt "$out" "gpuopt_options"
 
 run 0 plan;                             has "$out" "Plan for cpu:0"; has "$out" "threads"
 run 0 plan --json;                      json_ok level_requested level_applied device knobs warnings

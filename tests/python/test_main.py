@@ -36,7 +36,8 @@ class SameAsTheCommand(unittest.TestCase):
         for args in (["plan"], ["plan", "--json"], ["plan", "-e"], ["plan", "-l", "0"],
                      ["plan", "--precision-sensitive", "--latency"],
                      ["plan", "--reduced-precision", "--fixed-shapes", "--quantized"],
-                     ["devices", "-l"], ["devices"], ["doctor"], ["doctor", "-jv"]):
+                     ["devices", "-l"], ["devices"], ["devices", "-b", "cpu"], ["doctor"],
+                     ["doctor", "-jv"]):
             with self.subTest(args=args):
                 c, p = both(args)
                 self.assertEqual(p.returncode, c.returncode, p.stderr)

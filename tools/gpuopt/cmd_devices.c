@@ -30,6 +30,18 @@ static void print_bytes(double b)
     printf("%.*f %s", u ? 1 : 0, b, unit[u]);
 }
 
+/* The library names the API field a backend list came from; here it came
+ * from --backend, and says so in those words. */
+static const char *reason_words(const char *reason)
+{
+    static const char field[] = "excluded by gpuopt_options.backends=";
+    static char buf[512];
+    if (strncmp(reason, field, sizeof field - 1) != 0)
+        return reason;
+    snprintf(buf, sizeof buf, "excluded by --backend %s", reason + sizeof field - 1);
+    return buf;
+}
+
 /* Column widths: as wide as the longest entry, at least the layout's own. */
 typedef struct widths {
     int backend, id;
@@ -116,7 +128,7 @@ static void print_table(const cJSON *root)
         if (str(b, "library"))
             printf("%-*s library: %s\n", bw, "", str(b, "library"));
         if (str(b, "reason"))
-            printf("%-*s %s\n", bw, "", str(b, "reason"));
+            printf("%-*s %s\n", bw, "", reason_words(str(b, "reason")));
         int shown = 0;
         const cJSON *d;
         cJSON_ArrayForEach(d, devices)

@@ -104,7 +104,11 @@ def _devices_table(doc: Dict[str, Any]) -> str:
         if b.get("library"):
             lines.append(f"{'':<{bw}} library: {b['library']}")
         if b.get("reason"):
-            lines.append(f"{'':<{bw}} {b['reason']}")
+            reason = b["reason"]
+            field = "excluded by gpuopt_options.backends="
+            if reason.startswith(field):  # from --backend, as the command says it
+                reason = "excluded by --backend " + reason[len(field):]
+            lines.append(f"{'':<{bw}} {reason}")
         mine = [d for d in devices if d.get("backend") == b.get("name")]
         for d in mine:
             lines.extend(_device_lines(d, idw))
