@@ -31,6 +31,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
  * CLI_USAGE when the status says the user's input was malformed. */
 int cli_fail(const char *cmd, const char *what, gpuopt_status st);
 
+/* The width of a table column: the longest string `key` of the objects in
+ * `array` (a cJSON array), at least `min`, so that a long name never pushes
+ * its row out of line. */
+struct cJSON;
+int cli_widest(const struct cJSON *array, const char *key, int min);
+
 /* A duration for people: "812 ns", "3.4 us", "1.05 ms", "2.1 s"; "-" when
  * negative or NaN (not measured). */
 void cli_format_ns(double ns, char *out, size_t cap);

@@ -47,19 +47,6 @@ typedef struct widths {
     int backend, id;
 } widths;
 
-static int widest(const cJSON *array, const char *key, int min)
-{
-    int w = min;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, array)
-    {
-        const char *s = str(e, key);
-        if (s && (int)strlen(s) > w)
-            w = (int)strlen(s);
-    }
-    return w;
-}
-
 static void print_device(const cJSON *d, int idw)
 {
     const cJSON *arch = cJSON_GetObjectItemCaseSensitive(d, "arch");
@@ -107,7 +94,7 @@ static void print_table(const cJSON *root)
 {
     const cJSON *backends = cJSON_GetObjectItemCaseSensitive(root, "backends");
     const cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
-    int bw = widest(backends, "name", 7), idw = widest(devices, "id", 11);
+    int bw = cli_widest(backends, "name", 7), idw = cli_widest(devices, "id", 11);
     const cJSON *b;
     cJSON_ArrayForEach(b, backends)
     {
@@ -154,7 +141,7 @@ static void print_table(const cJSON *root)
 static void print_list(const cJSON *root)
 {
     const cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
-    int idw = widest(devices, "id", 0);
+    int idw = cli_widest(devices, "id", 0);
     const cJSON *d;
     cJSON_ArrayForEach(d, devices)
     {

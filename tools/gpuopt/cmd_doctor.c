@@ -28,21 +28,6 @@ static const char *mark(const char *status)
     return "[FAIL]";
 }
 
-/* Columns as wide as their longest entry (at least `min`), so that a long
- * check or backend name never pushes its row out of line. */
-static int widest(const cJSON *array, const char *key, int min)
-{
-    int w = min;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, array)
-    {
-        const char *s = str(e, key);
-        if (s && (int)strlen(s) > w)
-            w = (int)strlen(s);
-    }
-    return w;
-}
-
 static void print_finding(const cJSON *f, int cw, int verbose)
 {
     const char *st = str(f, "status");
@@ -83,7 +68,7 @@ static void print_report(const cJSON *root, int verbose)
     if (str(root, "container"))
         printf("container: %s\n", str(root, "container"));
     const cJSON *backends = cJSON_GetObjectItemCaseSensitive(root, "backends");
-    int bw = widest(backends, "name", 7), cw = widest(findings, "check", 18);
+    int bw = cli_widest(backends, "name", 7), cw = cli_widest(findings, "check", 18);
     cJSON_ArrayForEach(b, backends)
     {
         const char *name = str(b, "name");

@@ -11,6 +11,13 @@
 static const char *const source_words[] = {"default", "detected", "benchmark", "cache",
                                            "config",  "env",      "api"};
 
+static gpuopt_status knob_at(const gpuopt_plan *plan, int32_t i, gpuopt_knob *k)
+{
+    memset(k, 0, sizeof *k);
+    k->struct_size = sizeof *k;
+    return gpuopt_plan_knob_at(plan, i, k);
+}
+
 static void print_plan(gpuopt_plan *plan)
 {
     int32_t asked = 0, applied = 0, n = 0, nwarn = 0;
@@ -31,11 +38,9 @@ static void print_plan(gpuopt_plan *plan)
      * pushes only its own row's tier over). */
     enum { NAME_MIN = 28, VALUE_MIN = 18, VALUE_MAX = 24 };
     int nw = NAME_MIN, vw = VALUE_MIN;
+    gpuopt_knob k;
     for (int32_t i = 0; i < n; i++) {
-        gpuopt_knob k;
-        memset(&k, 0, sizeof k);
-        k.struct_size = sizeof k;
-        if (gpuopt_plan_knob_at(plan, i, &k))
+        if (knob_at(plan, i, &k))
             continue;
         if ((int)strlen(k.name) > nw)
             nw = (int)strlen(k.name);
@@ -43,10 +48,7 @@ static void print_plan(gpuopt_plan *plan)
             vw = (int)strlen(k.value);
     }
     for (int32_t i = 0; i < n; i++) {
-        gpuopt_knob k;
-        memset(&k, 0, sizeof k);
-        k.struct_size = sizeof k;
-        if (gpuopt_plan_knob_at(plan, i, &k))
+        if (knob_at(plan, i, &k))
             continue;
         char tier[16];
         if (k.tier >= 0)

@@ -1,5 +1,6 @@
 /* gpuopt: the command-line face of libgpuopt. Every subcommand goes through
  * the public API only, so the CLI is also the library's first user. */
+#include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +61,19 @@ void cli_format_ns(double ns, char *out, size_t cap)
         snprintf(out, cap, "%.3g ms", ns / 1e6);
     else
         snprintf(out, cap, "%.3g s", ns / 1e9);
+}
+
+int cli_widest(const cJSON *array, const char *key, int min)
+{
+    int w = min;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, array)
+    {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+        if (cJSON_IsString(v) && (int)strlen(v->valuestring) > w)
+            w = (int)strlen(v->valuestring);
+    }
+    return w;
 }
 
 static const cli_command *find_command(const char *name)
