@@ -52,6 +52,6 @@ GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload)
     if (!workload)
         return;
     gpuopt_workload w = {sizeof w, 0, 0, GPUOPT_TRISTATE_UNKNOWN, 0, GPUOPT_OBJECTIVE_THROUGHPUT,
-                         0};
+                         0, GPUOPT_BOUND_UNKNOWN};
     *workload = w;
 }

@@ -75,8 +75,8 @@
 
 /* Bumped whenever this struct, or what it points to (the knob catalogue
  * entry, src/knob.h), changes shape. 3: catalogue entries declare domains
- * and derivations. */
-#define GPO_BACKEND_ABI 3
+ * and derivations. 4: toolchain_dropped. */
+#define GPO_BACKEND_ABI 4
 
 /* What a backend may read while loading and enumerating: the machine's
  * file-system root (GPUOPT_SYSFS_ROOT), the log, and the paths the user
@@ -233,6 +233,17 @@ typedef struct gpo_backend {
      * the run, after the context has probed every backend. NULL: the core
      * adds only the generic "backend" finding (status, reason, devices). */
     void (*diagnose)(struct gpo_dr_run *run);
+
+    /* Whether the compiler and release this backend found (NVRTC's version
+     * and architecture list, the ROCm release) still target the device's
+     * architecture. 0 when they do or it cannot tell; 1 when they no longer
+     * do, with `why` (cap > 0) naming the release, and the last one that
+     * supports the device. The device list and plans show it as a warning,
+     * tier 2 falls back with it instead of compiling, and the backend's
+     * doctor reports it. May open the compiler library (once). NULL:
+     * nothing to check. (ABI 4) */
+    int (*toolchain_dropped)(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             char *why, size_t cap);
 } gpo_backend;
 
 /* The registry (src/registry.c): every compiled-in backend, in priority

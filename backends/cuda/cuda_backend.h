@@ -31,6 +31,11 @@ extern const gpo_runtime_ops gpo_cuda_runtime_ops;
 gpuopt_status gpo_cuda_apply_device(void *state, const gpo_route *route,
                                     const struct gpuopt_plan *plan, gpo_sbuf *report);
 
+/* cuda_support.c: whether the NVRTC found still compiles for the device
+ * (the ops table's toolchain_dropped). */
+int gpo_cuda_toolchain_dropped(void *state, const gpo_route *route, const gpuopt_device *dev,
+                               char *why, size_t cap);
+
 /* cuda_doctor.c: the CUDA block of gpuopt_context_diagnose. */
 void gpo_cuda_diagnose(struct gpo_dr_run *run);
 

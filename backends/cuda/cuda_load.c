@@ -32,7 +32,8 @@ static const struct init_reason {
 } init_reasons[] = {
     {GPO_CUDA_ERROR_NO_DEVICE, GPUOPT_ERR_UNAVAILABLE,
      "the NVIDIA driver found no CUDA-capable GPU", NULL},
-    {GPO_CUDA_ERROR_STUB_LIBRARY, GPUOPT_ERR_UNAVAILABLE,
+    /* Present but broken: a library that shadows the driver's. */
+    {GPO_CUDA_ERROR_STUB_LIBRARY, GPUOPT_ERR_DRIVER,
      "the CUDA toolkit's stub libcuda was found instead of a driver: install the NVIDIA "
      "driver, and keep the toolkit's lib64/stubs directory (meant for linking only) out of "
      "LD_LIBRARY_PATH and the loader cache",
@@ -247,16 +248,22 @@ static gpuopt_status init_failed(const gpo_backend_env *env, gpo_cuda_state *s,
          * must stay hidden; only point at the likely cause. */
         const char *visible = getenv("CUDA_VISIBLE_DEVICES");
         size_t n = strlen(why);
-        if (visible)
+        gpuopt_status status = known->status;
+        if (visible) {
             gpo_snprintf(why + n, sizeof why - n, "; CUDA_VISIBLE_DEVICES='%s' may hide them",
                          visible);
-        else if (scan_kernel_gpus(gpo_env_fs(env), s) == GPUOPT_OK)
+        } else if (scan_kernel_gpus(gpo_env_fs(env), s) == GPUOPT_OK && s->n_kernel_gpus > 0) {
+            /* GPUs the kernel has but the driver cannot open: present but
+             * broken (device nodes this user may not open, or a container
+             * without them), not absent. */
             gpo_snprintf(why + n, sizeof why - n,
                          "; the kernel driver lists %zu GPU%s: check that this user may open "
                          "/dev/nvidia*",
                          s->n_kernel_gpus, s->n_kernel_gpus == 1 ? "" : "s");
+            status = GPUOPT_ERR_DRIVER;
+        }
         gpo_strlcpy(rep->reason, why, sizeof rep->reason);
-        return gpo_fail(known->status, "%s", why);
+        return gpo_fail(status, "%s", why);
     }
     return unusable(env, s, rep, known->status, why, NULL);
 }

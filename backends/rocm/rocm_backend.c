@@ -21,6 +21,7 @@
 #include "rocm_rules_math.h"
 #include "rocm_runtime.h"
 #include "rocm_state.h"
+#include "rocm_support.h"
 #include "rocm_visible.h"
 #include "util/strutil.h"
 
@@ -443,4 +444,5 @@ const gpo_backend gpo_backend_rocm = {
     .libraries = rocm_libraries,
     .n_libraries = sizeof rocm_libraries / sizeof rocm_libraries[0],
     .diagnose = gpo_dr_check_rocm,
+    .toolchain_dropped = gpo_rocm_toolchain_dropped,
 };

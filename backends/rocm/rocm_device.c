@@ -52,9 +52,11 @@ static int apply_arch(gpuopt_device *dev, const char *gfx, cJSON *d)
     dev->info.features_known = a.features_known;
     if (dev->info.simd_width < 0)
         dev->info.simd_width = a.wavefront;
-    if (dev->info.compute_units > 0 && dev->info.clock_mhz > 0)
-        dev->est_gflops = (double)dev->info.compute_units * a.fp32_lanes_per_cu * 2.0 *
-                          dev->info.clock_mhz / 1000.0;
+    double peaks[GPO_PREC_COUNT];
+    gpo_arch_amd_peaks(&a, dev->info.compute_units, dev->info.clock_mhz, peaks);
+    dev->est_gflops = peaks[GPO_PREC_FP32];
+    for (int p = GPO_PREC_FP32 + 1; p < GPO_PREC_COUNT; p++)
+        dev->est_matrix_gflops[p] = peaks[p];
     if (d) {
         cJSON_AddStringToObject(d, "matrix_units", matrix_name(a.matrix));
         cJSON_AddStringToObject(d, "fp64_rate", a.fp64_full_rate ? "full or half" : "reduced");

@@ -428,27 +428,34 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
 
 /* Picks a device by policy:
  *   NULL        the context's policy (GPUOPT_DEVICE, config file, else "auto")
- *   "auto"      discrete GPU over integrated GPU over CPU; among GPUs the
- *               higher estimated throughput, then more memory, then order
+ *   "auto"      discrete GPU over integrated GPU over CPU; a native backend
+ *               over OpenCL; then the higher estimated fp32 throughput,
+ *               more memory, then order (docs/selection.md)
  *   "gpu"       like auto, but only GPUs (GPUOPT_ERR_NO_DEVICE if none)
  *   "cpu", "opencl", "cuda", "rocm"     the best device of that backend
  *   "cuda:1"    backend and native index (decimal digits only)
  *   "GPU-…"     a UUID (or a unique prefix of at least 8 characters)
  *   "0000:3b:00.0" or "3b:00.0"        a PCI bus id
- * "auto" probes backends in priority order and stops once a native backend
- * offers a discrete GPU. Devices listed only from the kernel's description
- * (their backend is unavailable: driver library missing) are never chosen
- * by "auto", "gpu" or a backend name; a UUID, PCI id or backend:index
- * still names them. A malformed policy is GPUOPT_ERR_INVALID_ARGUMENT;
- * a well-formed one that matches nothing is GPUOPT_ERR_NO_DEVICE; the detail
- * says which and lists what is accepted or present. */
+ * The answer does not depend on what was called before: "auto" probes
+ * every native GPU backend (CUDA, ROCm) and stops there once one offers a
+ * discrete GPU, which nothing probed later could outrank. For a workload,
+ * gpuopt_plan_create_for(ctx, NULL, ...) selects with it (fit, then the
+ * throughput it needs). A present-but-broken backend the search passes
+ * over is logged once per context at warning level. Devices listed only
+ * from the kernel's description (their backend is unavailable: driver
+ * library missing) are never chosen by "auto", "gpu" or a backend name; a
+ * UUID, PCI id or backend:index still names them. A malformed policy is
+ * GPUOPT_ERR_INVALID_ARGUMENT; a well-formed one that matches nothing is
+ * GPUOPT_ERR_NO_DEVICE; the detail says which and lists what is accepted
+ * or present, and why each backend offers nothing. */
 GPUOPT_API gpuopt_status gpuopt_device_select(gpuopt_context *ctx, const char *policy,
                                               gpuopt_device **device);
 
 /* The context's backends and devices as one JSON object (see docs/json.md):
  * {gpuopt_version, backends: [...], devices: [...], selection}, the
- * selected device marked. Probes every enabled backend. Free *json with
- * gpuopt_free. */
+ * selected device marked and selection.reason saying why it won; a device
+ * the compiler found no longer targets carries a warning. Probes every
+ * enabled backend. Free *json with gpuopt_free. */
 GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json);
 
 /* ------------------------------------------------------------------------- */
@@ -532,7 +539,10 @@ GPUOPT_API size_t gpuopt_knob_size(void);
  * `level` 0..2 (GPUOPT_LEVEL_DEFAULT: the context's level). A tier that
  * cannot run leaves the plan at the last tier that succeeded: the plan is
  * still returned with GPUOPT_OK, gpuopt_plan_level() tells the level applied
- * and gpuopt_plan_warning_at() why. A level outside -1..2 is
+ * and gpuopt_plan_warning_at() why. The plan's JSON says why its device was
+ * chosen (selection.reason); its warnings name a present-but-broken backend
+ * the selection passed over and a compiler that no longer targets the
+ * device (level 2 then stays at 1). A level outside -1..2 is
  * GPUOPT_ERR_OUT_OF_RANGE; a device of another context is
  * GPUOPT_ERR_INVALID_ARGUMENT. On failure *out is NULL. */
 GPUOPT_API gpuopt_status gpuopt_plan_create(gpuopt_context *ctx, gpuopt_device *device,
@@ -547,6 +557,14 @@ typedef enum gpuopt_objective {
     GPUOPT_OBJECTIVE_LATENCY = 1     /* time to one result */
 } gpuopt_objective;
 
+/* What limits the workload's speed, for ranking devices (docs/selection.md). */
+typedef enum gpuopt_bound {
+    GPUOPT_BOUND_UNKNOWN = 0, /* rank by arithmetic throughput (default) */
+    GPUOPT_BOUND_COMPUTE = 1, /* arithmetic throughput limits it: the same ranking, said */
+    GPUOPT_BOUND_MEMORY = 2   /* memory bandwidth limits it (large elementwise work, LLM
+                                 decoding at small batch): rank by peak memory bandwidth */
+} gpuopt_bound;
+
 typedef struct gpuopt_workload {
     size_t struct_size;
     uint64_t model_bytes;      /* weights/model data resident on the device; 0 unknown */
@@ -556,6 +574,9 @@ typedef struct gpuopt_workload {
     int32_t quantized;         /* 1: the model is already quantised (fp8/int8 paths may apply) */
     int32_t objective;         /* gpuopt_objective */
     int32_t fixed_shapes;      /* 1: shapes repeat call after call (benchmark-once modes pay off) */
+    /* Added with gpuopt_bound: a caller whose struct_size ends before it
+     * gets GPUOPT_BOUND_UNKNOWN. */
+    int32_t bound;             /* gpuopt_bound */
 } gpuopt_workload;
 
 GPUOPT_API size_t gpuopt_workload_size(void);
@@ -564,9 +585,12 @@ GPUOPT_API size_t gpuopt_workload_size(void);
  * GPUOPT_TRISTATE_UNKNOWN). NULL does nothing. */
 GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload);
 
-/* gpuopt_plan_create for a described workload (NULL: none). Without a
- * workload the workload-derived knobs (batch size, quantisation and offload
- * advice) are absent. A field outside its documented values is
+/* gpuopt_plan_create for a described workload (NULL: none). With device
+ * NULL the selection ranks for the workload: a device it fits on first, then
+ * the matrix-unit rate of the precision it will use when it accepts reduced
+ * precision, peak memory bandwidth when it is memory-bound, fp32 otherwise
+ * (docs/selection.md). Without a workload the workload-derived knobs (batch
+ * size, quantisation and offload advice) are absent. A field outside its documented values is
  * GPUOPT_ERR_OUT_OF_RANGE, naming the field; fields that contradict each
  * other (reduced_precision 0, precision-sensitive, with quantized 1) are
  * GPUOPT_ERR_INVALID_ARGUMENT, naming both. Tier 2 is skipped, with a warning, for a workload
@@ -604,9 +628,9 @@ GPUOPT_API gpuopt_status gpuopt_plan_warning_count(const gpuopt_plan *plan, int3
 GPUOPT_API gpuopt_status gpuopt_plan_warning_at(const gpuopt_plan *plan, int32_t index,
                                                 const char **text);
 
-/* The plan as JSON: {level_requested, level_applied, device, knobs:
- * [{name, type, value, tier, source, reason, env}], warnings}. Free with
- * gpuopt_free. */
+/* The plan as JSON: {level_requested, level_applied, device, selection:
+ * {policy, reason}, knobs: [{name, type, value, tier, source, reason, env}],
+ * warnings}. Free with gpuopt_free. */
 GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **json);
 
 /* The plan's environment knobs as POSIX shell lines that set a variable

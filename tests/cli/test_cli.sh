@@ -4,11 +4,13 @@
 # option form getopt_long reads (--opt=value, --opt value, -o value, -ovalue,
 # clusters, prefixes, `--`), the nearest name for a misspelled option, and
 # one message per bad value in the words of the command line.
-# Usage: test_cli.sh GPUOPT_BINARY PYTHON3 EXAMPLES_DIR
+# Usage: test_cli.sh GPUOPT_BINARY PYTHON3 [FAKE_LIBCUDA FAKE_CUDA_DEVICES_DIR [EXAMPLES_DIR]]
 set -u
 gpuopt=$1
 python=$2
-examples=$3
+fake_cuda=${3:-}
+fake_devices=${4:-}
+examples=${5:-}
 fails=0
 out=$(mktemp) err=$(mktemp) tmp_ref=$(mktemp)
 trap 'rm -f "$out" "$err" "$tmp_ref"' EXIT
@@ -65,6 +67,7 @@ run 0 version --json;                   json_ok gpuopt_version api_version
 run 2 version --bogus;                  has "$err" "accepted: --json"
 
 run 0 devices;                          has "$out" "cpu:0"; has "$out" "selected by policy"
+has "$out" 'selected by policy "auto": cpu:0'; has "$out" "the only usable device that matches"
 run 0 devices --json;                   json_ok gpuopt_version backends devices selection
 run 2 devices --bogus;                  has "$err" "accepted: --json, --backend LIST"
 # A bad value is named as the user typed it, never by the API's field.
@@ -75,6 +78,7 @@ run 2 devices -b metal;                 has "$err" "--backend metal: not underst
 run 0 devices -b cpu;                   has "$out" "excluded by --backend cpu"; hasnt "$out" "gpuopt_options"
 
 run 0 plan;                             has "$out" "Plan for cpu:0"; has "$out" "threads"
+has "$out" "Selected: cpu:0"
 run 0 plan --json;                      json_ok level_requested level_applied device knobs warnings
 run 0 plan --env;                       has "$out" ': "${OMP_NUM_THREADS='; has "$out" '}"; export OMP_NUM_THREADS'
 # Lines that keep what the user set, as --apply-env does (sh evaluates them).
@@ -112,6 +116,45 @@ run 2 plan --json --env;                has "$err" "exclusive"
 run 2 plan --model-bytes lots;          has "$err" "--model-bytes lots: accepted a size"
 run 2 plan --item-bytes=-5;             has "$err" "--item-bytes -5: accepted a size"
 run 0 plan --model-bytes 1GiB --item-bytes 1MiB; has "$out" "batch.max_size"
+run 2 plan --memory-bound --compute-bound; has "$err" "--memory-bound and --compute-bound"
+run 0 plan --memory-bound --json;       has "$out" '"selection":{"policy":"auto","reason":"cpu:0'
+
+# Asking for a backend that is not there names why, not "devices here: none".
+export GPUOPT_BACKEND=cuda GPUOPT_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+run 1 plan;                             has "$err" "no device matches 'auto': cuda: cannot open /nonexistent/libcuda.so.1"
+export GPUOPT_BACKEND=cpu
+unset GPUOPT_CUDA_LIBRARY
+
+if [ -n "$fake_cuda" ]; then
+  # The CUDA test double with an RTX 4090 and an H100 (docs/selection.md).
+  export GPUOPT_BACKEND=cuda GPUOPT_CUDA_LIBRARY="$fake_cuda" GPUOPT_FAKE_CUDA_INIT= GPUOPT_FAKE_CUDA_FAIL=
+  export GPUOPT_FAKE_CUDA_DEVICES="$fake_devices/rtx4090.json:$fake_devices/h100-sxm5.json"
+  run 0 plan;                           has "$out" "Plan for cuda:0 (NVIDIA GeForce RTX 4090)"
+  has "$out" "Selected: cuda:0 (NVIDIA GeForce RTX 4090): highest estimated peak fp32 throughput"
+  run 0 plan --reduced-precision;       has "$out" "Plan for cuda:1 (NVIDIA H100 80GB HBM3)"
+  run 0 plan --memory-bound;            has "$out" "Plan for cuda:1 (NVIDIA H100 80GB HBM3)"
+  run 0 plan --model-bytes 30GiB;       has "$out" "Plan for cuda:1"; has "$out" "not in the 24 GiB of cuda:0"
+  run 0 devices;                        has "$out" 'selected by policy "auto": cuda:0'
+  # A driver whose library and kernel module disagree: present but broken. The
+  # plan is for the CPU, and says so in its JSON and on stderr.
+  export GPUOPT_BACKEND=cuda,cpu GPUOPT_FAKE_CUDA_INIT=CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+  run 0 plan --json;                    json_ok selection warnings
+  has "$out" "the cuda backend is present but not working, so cpu:0 was chosen instead"
+  has "$err" "the cuda backend is present but not working"; has "$err" "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"
+  has "$err" "gpuopt doctor"
+  GPUOPT_LOG=off run 0 plan --json
+  if [ -s "$err" ]; then echo "FAIL: GPUOPT_LOG=off still printed: $(cat "$err")"; fails=$((fails + 1)); fi
+  unset GPUOPT_CUDA_LIBRARY GPUOPT_FAKE_CUDA_INIT GPUOPT_FAKE_CUDA_DEVICES GPUOPT_FAKE_CUDA_FAIL
+  export GPUOPT_BACKEND=cpu
+fi
+stub=/usr/local/cuda/lib64/stubs/libcuda.so
+if [ -r "$stub" ]; then
+  # The CUDA toolkit's stub shadowing a driver: present but broken too.
+  export GPUOPT_BACKEND=cuda,cpu GPUOPT_CUDA_LIBRARY="$stub"
+  run 0 plan;                           has "$err" "CUDA_ERROR_STUB_LIBRARY"; has "$out" "Plan for cpu:0"
+  unset GPUOPT_CUDA_LIBRARY
+  export GPUOPT_BACKEND=cpu
+fi
 
 # Contradictory requests are refused (exit 2), naming both; none silently wins.
 run 2 plan --precision-sensitive --reduced-precision
@@ -194,9 +237,11 @@ run 0 cache -j list;                    json_ok files
 run 0 cache list --json;                json_ok files
 run 0 cache -- path
 run 2 tune --cache=maybe x.json;        has "$err" "--cache maybe: accepted: use"
-run 2 tune --strategy=greedy "$examples/sgemm.json"; has "$err" "--strategy greedy: accepted: auto"
-run 2 tune "$examples/sgemm.json" --budget=0; has "$err" "--budget 0: accepted N"
-run 2 tune "$examples/sgemm.json" --seed=-1; has "$err" "--seed -1"
+if [ -n "$examples" ]; then
+  run 2 tune --strategy=greedy "$examples/sgemm.json"; has "$err" "--strategy greedy: accepted: auto"
+  run 2 tune "$examples/sgemm.json" --budget=0; has "$err" "--budget 0: accepted N"
+  run 2 tune "$examples/sgemm.json" --seed=-1; has "$err" "--seed -1"
+fi
 
 # ---- Misspelled and malformed options: the nearest name, one style ---------
 run 2 plan --levl 2;                    has "$err" "gpuopt plan: unknown option '--levl'; did you mean '--level'?"

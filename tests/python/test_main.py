@@ -36,6 +36,7 @@ class SameAsTheCommand(unittest.TestCase):
         for args in (["plan"], ["plan", "--json"], ["plan", "-e"], ["plan", "-l", "0"],
                      ["plan", "--precision-sensitive", "--latency"],
                      ["plan", "--reduced-precision", "--fixed-shapes", "--quantized"],
+                     ["plan", "--memory-bound", "-j"],
                      ["devices", "-l"], ["devices"], ["devices", "-b", "cpu"], ["doctor"],
                      ["doctor", "-jv"]):
             with self.subTest(args=args):
@@ -73,6 +74,7 @@ class SameAsTheCommand(unittest.TestCase):
             (["plan", "--json", "--env"], {}, "exclusive"),
             (["plan", "--model-bytes", "lots"], {}, "--model-bytes lots: accepted a size"),
             (["plan", "--precision-sensitive", "--reduced-precision"], {}, "contradict"),
+            (["plan", "--memory-bound", "--compute-bound"], {}, "contradict"),
             (["plan", "true"], {}, "'true' is a command to run"),
             (["devices", "--backend", "metal"], {}, "--backend metal: not understood"),
             (["devices", "--json", "--list"], {}, "exclusive"),

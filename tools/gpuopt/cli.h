@@ -96,8 +96,8 @@ const char *cli_nearest(const char *word, size_t len, const char *const *names, 
 int cli_context(const char *cmd, const char *backends, const char *device, int selects,
                 gpuopt_context **ctx);
 
-/* Where the device selector came from, as the user wrote it: "--device foo",
- * "GPUOPT_DEVICE=foo", or "the default policy". */
+/* What a selection that fails is said about: the selector as the user wrote
+ * it ("--device foo", "GPUOPT_DEVICE=foo"), else "cannot select a device". */
 const char *cli_device_origin(void);
 
 /* Puts GPUOPT_DEVICE back as the user had it, for a program gpuopt runs. */

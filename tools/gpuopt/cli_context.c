@@ -11,7 +11,7 @@
  * command runs (cli_restore_env puts it back). */
 static char saved_device[512];
 static int have_saved_device;
-static char origin[600] = "the default policy";
+static char origin[600] = "cannot select a device";
 
 const char *cli_device_origin(void)
 {

@@ -87,6 +87,12 @@ static void print_device(const cJSON *d, int idw)
                str(d, "uuid") ? str(d, "uuid") : "");
     if (routes && strchr(routes, ','))
         printf("    %-*salso reachable through: %s\n", idw + 1, "", strchr(routes, ',') + 1);
+    const cJSON *w;
+    cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(d, "warnings"))
+    {
+        if (cJSON_IsString(w))
+            printf("    %-*swarning: %s\n", idw + 1, "", w->valuestring);
+    }
 #undef SEP
 }
 
@@ -130,7 +136,8 @@ static void print_table(const cJSON *root)
     }
     const cJSON *sel = cJSON_GetObjectItemCaseSensitive(root, "selection");
     if (str(sel, "device"))
-        printf("\n* selected by policy \"%s\"\n", str(sel, "policy"));
+        printf("\n* selected by policy \"%s\": %s\n", str(sel, "policy"),
+               str(sel, "reason") ? str(sel, "reason") : str(sel, "device"));
     else if (str(sel, "error"))
         printf("\nno device selected: %s\n", str(sel, "error"));
 }
@@ -217,7 +224,9 @@ const cli_command cli_devices = {
     "usage: gpuopt devices [-j|--json | -l|--list] [-b|--backend LIST]\n\n"
     "Lists every backend (with why it is unavailable, the library it loaded and its\n"
     "versions) and every device, a physical device once even when several backends\n"
-    "reach it. '*' marks the device GPUOPT_DEVICE (default \"auto\") selects.\n\n"
+    "reach it. '*' marks the device GPUOPT_DEVICE (default \"auto\") selects, and the\n"
+    "last line says why (docs/selection.md). A device the compiler found no longer\n"
+    "targets carries a warning.\n\n"
     "  -j, --json           one JSON object: {gpuopt_version, backends, devices, selection}\n"
     "                       (docs/json.md)\n"
     "  -l, --list           one line per device: ID  NAME  (UUID: ...), like nvidia-smi -L\n"

@@ -1,5 +1,6 @@
 /* gpuopt plan: the knobs for a device at a level, with tier, source and
  * reason; as JSON or as shell export lines. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,22 @@ static gpuopt_status knob_at(const gpuopt_plan *plan, int32_t i, gpuopt_knob *k)
     return gpuopt_plan_knob_at(plan, i, k);
 }
 
+/* "Selected: why", from the plan's JSON (selection.reason): the one place
+ * the library says it. */
+static void print_selection(const gpuopt_plan *plan)
+{
+    char *text = NULL;
+    if (gpuopt_plan_to_json(plan, &text) != GPUOPT_OK)
+        return;
+    cJSON *root = cJSON_Parse(text);
+    const cJSON *sel = cJSON_GetObjectItemCaseSensitive(root, "selection");
+    const cJSON *reason = cJSON_GetObjectItemCaseSensitive(sel, "reason");
+    if (cJSON_IsString(reason) && reason->valuestring[0])
+        printf("Selected: %s\n", reason->valuestring);
+    cJSON_Delete(root);
+    gpuopt_free(text);
+}
+
 static void print_plan(gpuopt_plan *plan)
 {
     int32_t asked = 0, applied = 0, n = 0, nwarn = 0;
@@ -31,7 +48,9 @@ static void print_plan(gpuopt_plan *plan)
     printf("Plan for %s (%s): level %d", info.id, info.name, (int)applied);
     if (asked != applied)
         printf(" (asked %d)", (int)asked);
-    printf("\n\n");
+    printf("\n");
+    print_selection(plan);
+    printf("\n");
     gpuopt_plan_knob_count(plan, &n);
     /* The name column fits the longest name; the value column the longest
      * value up to VALUE_MAX (a longer value, such as an allocator string,
@@ -119,6 +138,8 @@ enum {
     OPT_LATENCY,
     OPT_THROUGHPUT,
     OPT_FIXED_SHAPES,
+    OPT_MEMORY_BOUND,
+    OPT_COMPUTE_BOUND,
 };
 
 static const cli_option options[] = {
@@ -136,6 +157,8 @@ static const cli_option options[] = {
     {"latency", OPT_LATENCY, NULL},
     {"throughput", OPT_THROUGHPUT, NULL},
     {"fixed-shapes", OPT_FIXED_SHAPES, NULL},
+    {"memory-bound", OPT_MEMORY_BOUND, NULL},
+    {"compute-bound", OPT_COMPUTE_BOUND, NULL},
     {"help", 'h', NULL},
     {NULL, 0, NULL},
 };
@@ -206,6 +229,16 @@ static int run(int argc, char **argv)
             wl.fixed_shapes = 1;
             have_workload = 1;
             break;
+        case OPT_MEMORY_BOUND:
+        case OPT_COMPUTE_BOUND: {
+            int32_t b = o == OPT_MEMORY_BOUND ? GPUOPT_BOUND_MEMORY : GPUOPT_BOUND_COMPUTE;
+            if (wl.bound != GPUOPT_BOUND_UNKNOWN && wl.bound != b)
+                return cli_usage_error("plan", "--memory-bound and --compute-bound contradict "
+                                               "each other: give one");
+            wl.bound = b;
+            have_workload = 1;
+            break;
+        }
         default: return p.status;
         }
     }
@@ -232,20 +265,17 @@ static int run(int argc, char **argv)
                                        "other: a quantised model already trades precision");
 
     gpuopt_context *ctx = NULL;
-    gpuopt_device *dev = NULL;
     gpuopt_plan *plan = NULL;
     char *text = NULL;
     int rc = cli_context("plan", backends, device, 1, &ctx);
     if (rc)
         return rc;
-    gpuopt_status st = gpuopt_device_select(ctx, NULL, &dev);
+    /* The selector is in the context and the plan selects: only then does
+     * the choice see the workload, and the plan say why it won. */
+    gpuopt_status st = gpuopt_plan_create_for(ctx, NULL, level, have_workload ? &wl : NULL, &plan);
     if (st) {
-        rc = cli_fail("plan", cli_device_origin(), st);
-        goto out;
-    }
-    st = gpuopt_plan_create_for(ctx, dev, level, have_workload ? &wl : NULL, &plan);
-    if (st) {
-        rc = cli_fail("plan", "cannot make a plan", st);
+        rc = cli_fail("plan",
+                      st == GPUOPT_ERR_NO_DEVICE ? cli_device_origin() : "cannot make a plan", st);
         goto out;
     }
     if (apply_env) {
@@ -296,7 +326,8 @@ const cli_command cli_plan = {
     "                       A SPEC gpuopt does not understand is a usage error (exit 2),\n"
     "                       whether it comes from --device or from GPUOPT_DEVICE\n"
     "  -b, --backend LIST   only these backends, like GPUOPT_BACKEND\n"
-    "  -j, --json           {level_requested, level_applied, device, knobs, warnings}\n"
+    "  -j, --json           {level_requested, level_applied, device, selection, knobs,\n"
+    "                       warnings}\n"
     "  -e, --env            shell lines for the knobs that are environment variables, each\n"
     "                       setting its variable only where it is unset, as --apply-env\n"
     "                       does: ': \"${NAME=value}\"; export NAME' (eval \"$(gpuopt plan -e)\")\n"
@@ -311,5 +342,9 @@ const cli_command cli_plan = {
     "  --reduced-precision    reduced precision is acceptable (not with the above)\n"
     "  --quantized            the model is already quantised\n"
     "  --latency | --throughput   what to optimise (one of them; default throughput)\n"
-    "  --fixed-shapes         shapes repeat call after call\n",
+    "  --fixed-shapes         shapes repeat call after call\n"
+    "  --memory-bound | --compute-bound\n"
+    "                         what limits its speed: memory bandwidth, or arithmetic\n\n"
+    "Without --device the plan is for the device 'auto' ranks first for this workload\n"
+    "(docs/selection.md); the 'Selected:' line says why it won.\n",
     run};

@@ -57,7 +57,7 @@ _gpuopt() {
         done
         opts="--level --device --backend --json --env --apply-env --model-bytes --item-bytes
               --precision-sensitive --reduced-precision --quantized --latency --throughput
-              --fixed-shapes --help -l -d -b -j -e -h" ;;
+              --fixed-shapes --memory-bound --compute-bound --help -l -d -b -j -e -h" ;;
     doctor) opts="--json --verbose --help -j -v -h" ;;
     version) opts="--json --help -j -h" ;;
     cache)

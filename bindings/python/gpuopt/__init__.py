@@ -65,6 +65,7 @@ __all__ = [
 # a backend that was not probed yet reads "not probed".
 _BACKEND_STATUS = {v: w.replace("_", " ") for v, w in BACKEND_STATUS.items()}
 _OBJECTIVES = {w: v for v, w in OBJECTIVE.items()}
+_BOUNDS = {w: v for v, w in BOUND.items()}
 _FEATURES = tuple((w, bit) for bit, w in sorted(FEATURE.items()))
 
 
@@ -179,6 +180,7 @@ class _Workload(ctypes.Structure):
         ("quantized", ctypes.c_int32),
         ("objective", ctypes.c_int32),
         ("fixed_shapes", ctypes.c_int32),
+        ("bound", ctypes.c_int32),
     ]
 
 
@@ -568,6 +570,7 @@ class Workload:
     quantized: bool = False
     objective: str = "throughput"        # or "latency"
     fixed_shapes: bool = False
+    bound: str = "unknown"               # what limits it: "compute" or "memory" (bandwidth)
 
     def _to_c(self) -> "_Workload":
         w = _Workload()
@@ -582,6 +585,9 @@ class Workload:
                              + ", ".join(_OBJECTIVES))
         w.objective = _OBJECTIVES[self.objective]
         w.fixed_shapes = 1 if self.fixed_shapes else 0
+        if self.bound not in _BOUNDS:
+            raise ValueError(f"gpuopt: bound {self.bound!r}: accepted " + ", ".join(_BOUNDS))
+        w.bound = _BOUNDS[self.bound]
         return w
 
 

@@ -14,7 +14,8 @@ import re
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import ERR_CONFIG, ERR_INVALID_ARGUMENT, ERR_OUT_OF_RANGE, Context, GpuoptError, Workload
+from . import (ERR_CONFIG, ERR_INVALID_ARGUMENT, ERR_NO_DEVICE, ERR_OUT_OF_RANGE, Context,
+               GpuoptError, Workload)
 
 USAGE_STATUSES = (ERR_INVALID_ARGUMENT, ERR_CONFIG, ERR_OUT_OF_RANGE)
 
@@ -85,6 +86,7 @@ def _device_lines(d: Dict[str, Any], idw: int) -> List[str]:
     routes = d.get("routes") or ""
     if "," in routes:
         out.append(f"{pad}also reachable through: {routes.split(',', 1)[1]}")
+    out.extend(f"{pad}warning: {w}" for w in d.get("warnings") or [] if isinstance(w, str))
     return out
 
 
@@ -116,7 +118,8 @@ def _devices_table(doc: Dict[str, Any]) -> str:
             lines.append(f"{'':<{bw}} no devices")
     sel = doc.get("selection") or {}
     if sel.get("device"):
-        lines += ["", f"* selected by policy \"{sel.get('policy')}\""]
+        lines += ["", f"* selected by policy \"{sel.get('policy')}\": "
+                      f"{sel.get('reason') or sel.get('device')}"]
     elif sel.get("error"):
         lines += ["", f"no device selected: {sel['error']}"]
     return "\n".join(lines)
@@ -147,7 +150,11 @@ def _plan_text(plan: Any) -> str:
     level = f"level {plan.level_applied}"
     if plan.level_requested != plan.level_applied:
         level += f" (asked {plan.level_requested})"
-    lines = [f"Plan for {plan.device.id} ({plan.device.name}): {level}", ""]
+    lines = [f"Plan for {plan.device.id} ({plan.device.name}): {level}"]
+    reason = (plan.to_dict().get("selection") or {}).get("reason")
+    if reason:
+        lines.append(f"Selected: {reason}")
+    lines.append("")
     for k in plan.knobs:
         tier = f"tier {k.tier}" if k.tier >= 0 else "user"
         env = f"  env {k.env}" if k.env else ""
@@ -191,7 +198,7 @@ def _open(backends: Optional[str], device: Optional[str]) -> Tuple[Context, str]
     try:
         policy = device or env or None  # an empty variable counts as unset
         origin = (f"--device {device}" if device else f"GPUOPT_DEVICE={env}" if policy
-                  else "the default policy")
+                  else "cannot select a device")
         ctx = Context(backends=backends)
         if policy:
             try:
@@ -211,7 +218,7 @@ def _open(backends: Optional[str], device: Optional[str]) -> Tuple[Context, str]
 def _workload(a: argparse.Namespace) -> Optional[Workload]:
     given = (a.model_bytes is not None or a.item_bytes is not None or a.precision_sensitive
              or a.reduced_precision or a.quantized or a.latency or a.throughput
-             or a.fixed_shapes)
+             or a.fixed_shapes or a.memory_bound or a.compute_bound)
     if not given:
         return None
     if a.precision_sensitive and a.reduced_precision:
@@ -222,11 +229,15 @@ def _workload(a: argparse.Namespace) -> Optional[Workload]:
     if a.precision_sensitive and a.quantized:
         raise _Usage("--precision-sensitive and --quantized contradict each other: a quantised "
                      "model already trades precision")
+    if a.memory_bound and a.compute_bound:
+        raise _Usage("--memory-bound and --compute-bound contradict each other: give one")
     reduced = False if a.precision_sensitive else True if a.reduced_precision else None
     return Workload(model_bytes=a.model_bytes, item_bytes=a.item_bytes,
                     reduced_precision=reduced, quantized=a.quantized,
                     objective="latency" if a.latency else "throughput",
-                    fixed_shapes=a.fixed_shapes)
+                    fixed_shapes=a.fixed_shapes,
+                    bound="memory" if a.memory_bound else
+                    "compute" if a.compute_bound else "unknown")
 
 
 def _run_plan(a: argparse.Namespace) -> int:
@@ -243,14 +254,11 @@ def _run_plan(a: argparse.Namespace) -> int:
     except GpuoptError as e:
         return _fail("plan", "cannot create a context", e, a.backend)
     with ctx:
+        # The plan selects: the choice sees the workload and says why.
         try:
-            dev = ctx.select()
+            plan = ctx.plan(level=a.level, workload=workload)
         except GpuoptError as e:
-            return _fail("plan", origin, e)
-        try:
-            plan = ctx.plan(dev, level=a.level, workload=workload)
-        except GpuoptError as e:
-            return _fail("plan", "cannot make a plan", e)
+            return _fail("plan", origin if e.status == ERR_NO_DEVICE else "cannot make a plan", e)
     if a.apply_env:
         env = dict(os.environ)
         for k in plan.knobs:
@@ -387,7 +395,7 @@ def _parser() -> argparse.ArgumentParser:
     pl.add_argument("--model-bytes", type=_size, metavar="N")
     pl.add_argument("--item-bytes", type=_size, metavar="N")
     for flag in ("--precision-sensitive", "--reduced-precision", "--quantized", "--latency",
-                 "--throughput", "--fixed-shapes"):
+                 "--throughput", "--fixed-shapes", "--memory-bound", "--compute-bound"):
         pl.add_argument(flag, action="store_true")
     pl.add_argument("command", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     doc = sub.add_parser("doctor", help="say why each backend can or cannot use a GPU")

@@ -45,7 +45,7 @@ static const struct init_case {
     const char *words;
 } init_cases[] = {
     {"CUDA_ERROR_NO_DEVICE", GPUOPT_ERR_UNAVAILABLE, "the NVIDIA driver found no CUDA-capable GPU"},
-    {"CUDA_ERROR_STUB_LIBRARY", GPUOPT_ERR_UNAVAILABLE,
+    {"CUDA_ERROR_STUB_LIBRARY", GPUOPT_ERR_DRIVER,
      "the CUDA toolkit's stub libcuda was found instead of a driver"},
     {"35", GPUOPT_ERR_DRIVER, "the installed NVIDIA driver is older than this CUDA library needs"},
     {"CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", GPUOPT_ERR_DRIVER,
@@ -103,8 +103,9 @@ static void no_device_with_kernel_gpus_points_at_device_permissions(void **state
     gpo_backend_report rep;
     void *st = NULL;
     fake_cuda_configure(&full, NULL, "CUDA_ERROR_NO_DEVICE", NULL);
+    /* GPUs the kernel has and the driver cannot open: present but broken. */
     assert_int_equal(load(FAKE_CUDA_FULL, GPO_FIXTURES_DIR "/nvidia/hgx-h100-open-580", &st, &rep),
-                     GPUOPT_ERR_UNAVAILABLE);
+                     GPUOPT_ERR_DRIVER);
     /* A GPU CUDA does not see stays unlisted (it may be hidden on purpose). */
     assert_null(st);
     assert_non_null(strstr(rep.reason, "the kernel driver lists 2 GPUs"));
