@@ -26,11 +26,14 @@ offers() { # offers "WANT" WORDS...
   fi
 }
 
-for c in cache devices doctor plan tune version help; do offers "$c" gpuopt ""; done
+# Every command `gpuopt --help` lists, so that a new one cannot be forgotten.
+commands=$("$gpuopt" --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF && $1 != "help" {print $1}')
+[ -n "$commands" ] || { echo "FAIL: no commands in gpuopt --help"; exit 1; }
+for c in $commands help; do offers "$c" gpuopt ""; done
 offers --version gpuopt --v
-for c in cache devices doctor plan tune version; do
+for c in $commands; do
   # (--version in version's help is the global option, offered before a command.)
-  for opt in $("$gpuopt" "$c" --help | grep -o -- '--[a-z][a-z-]*' | sort -u | grep -vx -- --version); do
+  for opt in $("$gpuopt" "$c" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u | grep -vx -- --version); do
     offers "$opt" gpuopt "$c" --
   done
 done
@@ -42,6 +45,8 @@ offers annealing gpuopt tune x.json --strategy ""
 offers refresh gpuopt tune x.json --cache ""
 offers verify gpuopt cache ""
 offers plan gpuopt help ""
+offers memory gpuopt me
+offers --watch gpuopt memory --w
 offers sh gpuopt plan --apply-env -- s
 
 [ "$fails" -eq 0 ] || exit 1

@@ -30,10 +30,13 @@ for page in $pages; do
   fi
 done
 
-# Every command and long option the command knows is in gpuopt(1).
-for cmd in cache devices doctor plan tune version; do
+# Every command `gpuopt --help` lists and every long option it knows is in
+# gpuopt(1).
+commands=$("$gpuopt" --help | sed -n '/^Commands:/,/^$/p' | awk 'NR > 1 && NF && $1 != "help" {print $1}')
+[ -n "$commands" ] || { echo "FAIL: no commands in gpuopt --help"; fails=$((fails + 1)); }
+for cmd in $commands; do
   grep -q "^\.Cm $cmd\b" "$src/docs/man/gpuopt.1" || { echo "FAIL: gpuopt(1) lacks the command $cmd"; fails=$((fails + 1)); }
-  for opt in $("$gpuopt" "$cmd" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+  for opt in $("$gpuopt" "$cmd" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
     name=${opt#--}
     grep -q -- "Fl -$name\b" "$src/docs/man/gpuopt.1" ||
       { echo "FAIL: gpuopt(1) does not describe $cmd's $opt"; fails=$((fails + 1)); }

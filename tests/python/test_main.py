@@ -53,6 +53,17 @@ class SameAsTheCommand(unittest.TestCase):
         self.assertEqual(names[0], names[1])
         self.assertIn("batch.max_size", names[1])
 
+    def test_a_step_of_latency_work_reaches_the_plan_either_way(self):
+        import json
+        args = ["plan", "--latency", "--item-bytes=48MiB", "--items-per-step", "10",
+                "--launches-per-step=40", "--step-time", "100ms", "--h2d-bytes", "64KiB",
+                "--d2h-bytes=1MiB", "--json"]
+        c, p = both(args)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        names = [[k["name"] for k in json.loads(r.stdout)["knobs"]] for r in (c, p)]
+        self.assertEqual(names[0], names[1])
+        self.assertIn("warmup.runs", names[1])
+
     def test_devices_json_is_the_librarys_either_way(self):
         import json
         c, p = both(["devices", "--json"])
@@ -75,6 +86,11 @@ class SameAsTheCommand(unittest.TestCase):
             (["plan", "--model-bytes", "lots"], {}, "--model-bytes lots: accepted a size"),
             (["plan", "--precision-sensitive", "--reduced-precision"], {}, "contradict"),
             (["plan", "--memory-bound", "--compute-bound"], {}, "contradict"),
+            (["plan", "--step-time", "2h"], {}, "--step-time 2h: accepted a time up to an hour"),
+            (["plan", "--step-time=0"], {}, "--step-time 0: accepted a time up to an hour"),
+            (["plan", "--launches-per-step", "-4"], {}, "--launches-per-step -4: accepted a whole"),
+            (["plan", "--items-per-step", "many"], {}, "--items-per-step many: accepted a whole"),
+            (["plan", "--d2h-bytes", "lots"], {}, "--d2h-bytes lots: accepted a size"),
             (["plan", "true"], {}, "'true' is a command to run"),
             (["devices", "--backend", "metal"], {}, "--backend metal: not understood"),
             (["devices", "--json", "--list"], {}, "exclusive"),

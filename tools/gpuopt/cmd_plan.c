@@ -128,6 +128,46 @@ static int parse_size(const char *opt, const char *v, uint64_t *out)
     return 0;
 }
 
+/* A whole number of at least 1: "40". */
+static int parse_count(const char *opt, const char *v, int32_t *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < 1 || n > INT32_MAX) {
+        cli_usage_error("plan", "%s %s: accepted a whole number from 1", opt, v);
+        return -1;
+    }
+    *out = (int32_t)n;
+    return 0;
+}
+
+/* A duration: "100ms", "0.1s", "2500us", "250000ns"; a bare number is seconds. */
+static int parse_duration(const char *opt, const char *v, uint64_t *ns)
+{
+    char *end;
+    double d = strtod(v, &end);
+    double mult = 1e9;
+    if (end != v) {
+        if (!strcmp(end, "ms"))
+            mult = 1e6;
+        else if (!strcmp(end, "us"))
+            mult = 1e3;
+        else if (!strcmp(end, "ns"))
+            mult = 1;
+        else if (*end && strcmp(end, "s"))
+            end = (char *)v;
+    }
+    if (end == v || !(d > 0) || d * mult > 3.6e12 || d * mult < 1) {
+        cli_usage_error("plan",
+                        "%s %s: accepted a time up to an hour such as 100ms, 0.1s, "
+                        "2500us",
+                        opt, v);
+        return -1;
+    }
+    *ns = (uint64_t)(d * mult + 0.5);
+    return 0;
+}
+
 enum {
     OPT_APPLY_ENV = CLI_LONG,
     OPT_MODEL_BYTES,
@@ -140,6 +180,11 @@ enum {
     OPT_FIXED_SHAPES,
     OPT_MEMORY_BOUND,
     OPT_COMPUTE_BOUND,
+    OPT_LAUNCHES,
+    OPT_ITEMS_PER_STEP,
+    OPT_STEP_TIME,
+    OPT_H2D_BYTES,
+    OPT_D2H_BYTES,
 };
 
 static const cli_option options[] = {
@@ -159,6 +204,11 @@ static const cli_option options[] = {
     {"fixed-shapes", OPT_FIXED_SHAPES, NULL},
     {"memory-bound", OPT_MEMORY_BOUND, NULL},
     {"compute-bound", OPT_COMPUTE_BOUND, NULL},
+    {"launches-per-step", OPT_LAUNCHES, "N"},
+    {"items-per-step", OPT_ITEMS_PER_STEP, "N"},
+    {"step-time", OPT_STEP_TIME, "T"},
+    {"h2d-bytes", OPT_H2D_BYTES, "N"},
+    {"d2h-bytes", OPT_D2H_BYTES, "N"},
     {"help", 'h', NULL},
     {NULL, 0, NULL},
 };
@@ -227,6 +277,28 @@ static int run(int argc, char **argv)
             break;
         case OPT_FIXED_SHAPES:
             wl.fixed_shapes = 1;
+            have_workload = 1;
+            break;
+        case OPT_LAUNCHES:
+            if (parse_count("--launches-per-step", v, &wl.launches_per_step))
+                return CLI_USAGE;
+            have_workload = 1;
+            break;
+        case OPT_ITEMS_PER_STEP:
+            if (parse_count("--items-per-step", v, &wl.items_per_step))
+                return CLI_USAGE;
+            have_workload = 1;
+            break;
+        case OPT_STEP_TIME:
+            if (parse_duration("--step-time", v, &wl.step_time_ns))
+                return CLI_USAGE;
+            have_workload = 1;
+            break;
+        case OPT_H2D_BYTES:
+        case OPT_D2H_BYTES:
+            if (o == OPT_H2D_BYTES ? parse_size("--h2d-bytes", v, &wl.h2d_bytes_per_step)
+                                   : parse_size("--d2h-bytes", v, &wl.d2h_bytes_per_step))
+                return CLI_USAGE;
             have_workload = 1;
             break;
         case OPT_MEMORY_BOUND:
@@ -344,7 +416,14 @@ const cli_command cli_plan = {
     "  --latency | --throughput   what to optimise (one of them; default throughput)\n"
     "  --fixed-shapes         shapes repeat call after call\n"
     "  --memory-bound | --compute-bound\n"
-    "                         what limits its speed: memory bandwidth, or arithmetic\n\n"
+    "                         what limits its speed: memory bandwidth, or arithmetic\n"
+    "One step of latency-oriented work (docs/latency.md: graphs, warm-up, pre-allocation,\n"
+    "streams, with the arithmetic in each reason; transfers and launches measured at level 2):\n"
+    "  --launches-per-step N  kernel launches one step makes\n"
+    "  --step-time T          the step's time target: 100ms, 0.1s, 2500us\n"
+    "  --items-per-step N     items one step holds at once (10 concurrent users: 10)\n"
+    "  --h2d-bytes N | --d2h-bytes N\n"
+    "                         bytes one step copies host to device, device to host\n\n"
     "Without --device the plan is for the device 'auto' ranks first for this workload\n"
     "(docs/selection.md); the 'Selected:' line says why it won.\n",
     run};

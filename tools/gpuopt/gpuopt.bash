@@ -12,7 +12,7 @@ _gpuopt_devices() {
 
 _gpuopt() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="cache devices doctor help plan tune version"
+    local commands="cache devices doctor help memory plan tune version"
     local backends="auto cpu cuda opencl rocm"
     COMPREPLY=()
 
@@ -41,7 +41,9 @@ _gpuopt() {
     --strategy) mapfile -t COMPREPLY < <(compgen -W "auto exhaustive random annealing model" -- "$cur"); return ;;
     --cache) mapfile -t COMPREPLY < <(compgen -W "use refresh off" -- "$cur"); return ;;
     --csv) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
-    --budget | --seed | --size | --model-bytes | --item-bytes) return ;;
+    --budget | --seed | --size | --model-bytes | --item-bytes | --launches-per-step | \
+        --items-per-step | --step-time | --h2d-bytes | --d2h-bytes) return ;;
+    -w | --watch | -n | --count) [ "$cmd" = memory ] && return ;;
     esac
 
     local opts=""
@@ -57,7 +59,9 @@ _gpuopt() {
         done
         opts="--level --device --backend --json --env --apply-env --model-bytes --item-bytes
               --precision-sensitive --reduced-precision --quantized --latency --throughput
-              --fixed-shapes --memory-bound --compute-bound --help -l -d -b -j -e -h" ;;
+              --fixed-shapes --memory-bound --compute-bound --launches-per-step --step-time
+              --items-per-step --h2d-bytes --d2h-bytes --help -l -d -b -j -e -h" ;;
+    memory) opts="--watch --count --device --backend --json --help -w -n -d -b -j -h" ;;
     doctor) opts="--json --verbose --help -j -v -h" ;;
     version) opts="--json --help -j -h" ;;
     cache)

@@ -182,6 +182,25 @@ def _size(text: str) -> int:
     return int(value)
 
 
+def _count(text: str) -> int:
+    if not re.fullmatch(r"[+]?[0-9]+", text.strip()) or not 1 <= int(text) <= 2**31 - 1:
+        raise argparse.ArgumentTypeError(f"{text}: accepted a whole number from 1")
+    return int(text)
+
+
+def _duration(text: str) -> float:
+    """Seconds from "100ms", "0.1s", "2500us", "250000ns" or a bare number
+    of seconds, in the bounds the command accepts (1 ns to an hour)."""
+    m = re.fullmatch(r"\s*([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)(ms|us|ns|s)?",
+                     text)
+    ns = float(m.group(1)) * {"ms": 1e6, "us": 1e3, "ns": 1.0}.get(m.group(2) or "", 1e9) if m \
+        else -1.0
+    if not 1 <= ns <= 3.6e12:
+        raise argparse.ArgumentTypeError(
+            f"{text}: accepted a time up to an hour such as 100ms, 0.1s, 2500us")
+    return ns / 1e9
+
+
 def _level(text: str) -> int:
     if text not in ("0", "1", "2"):
         raise argparse.ArgumentTypeError(
@@ -218,7 +237,9 @@ def _open(backends: Optional[str], device: Optional[str]) -> Tuple[Context, str]
 def _workload(a: argparse.Namespace) -> Optional[Workload]:
     given = (a.model_bytes is not None or a.item_bytes is not None or a.precision_sensitive
              or a.reduced_precision or a.quantized or a.latency or a.throughput
-             or a.fixed_shapes or a.memory_bound or a.compute_bound)
+             or a.fixed_shapes or a.memory_bound or a.compute_bound
+             or any(v is not None for v in (a.launches_per_step, a.step_time, a.items_per_step,
+                                            a.h2d_bytes, a.d2h_bytes)))
     if not given:
         return None
     if a.precision_sensitive and a.reduced_precision:
@@ -237,7 +258,10 @@ def _workload(a: argparse.Namespace) -> Optional[Workload]:
                     objective="latency" if a.latency else "throughput",
                     fixed_shapes=a.fixed_shapes,
                     bound="memory" if a.memory_bound else
-                    "compute" if a.compute_bound else "unknown")
+                    "compute" if a.compute_bound else "unknown",
+                    launches_per_step=a.launches_per_step, step_time_s=a.step_time,
+                    items_per_step=a.items_per_step, h2d_bytes_per_step=a.h2d_bytes,
+                    d2h_bytes_per_step=a.d2h_bytes)
 
 
 def _run_plan(a: argparse.Namespace) -> int:
@@ -397,6 +421,12 @@ def _parser() -> argparse.ArgumentParser:
     for flag in ("--precision-sensitive", "--reduced-precision", "--quantized", "--latency",
                  "--throughput", "--fixed-shapes", "--memory-bound", "--compute-bound"):
         pl.add_argument(flag, action="store_true")
+    # One step of latency-oriented work (docs/latency.md).
+    pl.add_argument("--launches-per-step", type=_count, metavar="N")
+    pl.add_argument("--step-time", type=_duration, metavar="T")
+    pl.add_argument("--items-per-step", type=_count, metavar="N")
+    pl.add_argument("--h2d-bytes", type=_size, metavar="N")
+    pl.add_argument("--d2h-bytes", type=_size, metavar="N")
     pl.add_argument("command", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     doc = sub.add_parser("doctor", help="say why each backend can or cannot use a GPU")
     doc.add_argument("-j", "--json", action="store_true", help="one JSON object")
