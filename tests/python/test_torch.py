@@ -348,6 +348,13 @@ class StandIns(unittest.TestCase):
         self.assertIn(("set_per_process_memory_fraction", 0.25, 1), t.calls)
         self.assertIn("torch.cuda.set_per_process_memory_fraction", {s.what for s in report.set})
 
+
+    def test_a_memory_budget_in_percent_becomes_the_same_fraction(self):
+        t = fake_torch()
+        plan = self.gpu_plan(memory__budget_percent=(25, None))
+        report = gt.apply(plan, torch=t)
+        self.assertIn(("set_per_process_memory_fraction", 0.25, 1), t.calls)
+        self.assertIn("memory.budget_percent", {s.knob for s in report.set})
     def test_rocm_devices_are_cuda_devices_to_pytorch(self):
         t = fake_torch(cuda=None, hip="6.2")
         plan = make_plan(backend="rocm", index=0, rocm__tf32=(True, None),

@@ -24,7 +24,8 @@ knob and the installed torch has the setting:
   threads                                torch.set_num_threads,
                                          torch.set_num_interop_threads
   cpu.fpmath_mode                        torch.set_float32_matmul_precision
-  memory.budget_bytes                    torch.cuda.set_per_process_memory_fraction
+  memory.budget_bytes, memory.budget_percent
+                                         torch.cuda.set_per_process_memory_fraction
   cuda.autocast_dtype,                   Report.autocast_dtype (a value to use:
   rocm.autocast_dtype                    autocast is a context, not a setting)
   every knob with an environment         os.environ (PYTORCH_CUDA_ALLOC_CONF,
@@ -506,11 +507,15 @@ def _apply_environment(torch: Any, report: Report, plan: Plan, gpu: bool,
 
 
 def _apply_memory_budget(torch: Any, report: Report, plan: Plan) -> None:
-    k = next((k for k in plan.knobs if k.name == "memory.budget_bytes"), None)
+    # The memory manager's order (src/memory/manager.c): memory.budget_bytes,
+    # else memory.budget_percent of the device's total.
+    k = next((k for k in plan.knobs if k.name == "memory.budget_bytes"), None) or \
+        next((k for k in plan.knobs if k.name == "memory.budget_percent"), None)
     what = "torch.cuda.set_per_process_memory_fraction"
     if k is None:
         report.not_applicable.append(Setting(what, "memory.budget_bytes", None, note=(
-            "not applicable: the plan has no memory budget (memory.budget_bytes)")))
+            "not applicable: the plan has no memory budget (memory.budget_bytes or "
+            "memory.budget_percent)")))
         return
     total = plan.device.memory_bytes
     setter = getattr(getattr(torch, "cuda", None), "set_per_process_memory_fraction", None)
@@ -519,7 +524,8 @@ def _apply_memory_budget(torch: Any, report: Report, plan: Plan) -> None:
             "not applicable: " + ("the device's memory size is unknown" if not total else
                                   f"torch {getattr(torch, '__version__', '?')} has no {what}"))))
         return
-    fraction = min(1.0, int(k.value) / total)
+    percent = k.name == "memory.budget_percent"
+    fraction = min(1.0, int(k.value) / 100 if percent else int(k.value) / total)
     getter = getattr(torch.cuda, "get_per_process_memory_fraction", None)
     entry = Setting(what, k.name, fraction)
     index = _torch_index(plan)
@@ -529,6 +535,10 @@ def _apply_memory_budget(torch: Any, report: Report, plan: Plan) -> None:
     except (RuntimeError, ValueError) as e:
         entry.note = f"not applicable: torch refused it ({e})"
         report.not_applicable.append(entry)
+        return
+    if percent:
+        entry.note = f"{int(k.value)}% of {total} bytes"
+        report.set.append(entry)
         return
     entry.note = f"{int(k.value)} of {total} bytes"
     report.set.append(entry)
