@@ -337,6 +337,21 @@ short = {l.index("[") for l in rows if len(l.split()[1]) <= 24}
 assert rows and len(names) == 1 and len(short) == 1, rows
 PY
 then echo "FAIL: plan's columns are not aligned"; sed 's/^/  | /' "$out" | head -n 30; fails=$((fails + 1)); fi
+# memory: every name whole and TOTAL ending in one column, though PoCL's
+# device name ("pthread-<cpu>-<model name>") is longer than the layout's 30.
+GPUOPT_BACKEND=cpu,opencl run 0 devices --json; cp "$out" "$tmp_ref"
+GPUOPT_BACKEND=cpu,opencl run 0 memory
+if ! "$python" - "$out" "$tmp_ref" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+names = [d["name"] for d in json.load(open(sys.argv[2]))["devices"]]
+end = lines[0].index("TOTAL") + len("TOTAL")
+assert len(lines) == len(names) + 1, lines
+col = lines[0].index("NAME")
+assert all(any(l[col:col + len(n) + 1] == n + " " for l in lines) for n in names), (names, lines)
+assert all(l[end - 1] == "B" for l in lines[1:]), lines
+PY
+then echo "FAIL: memory's columns are not aligned"; sed 's/^/  | /' "$out" | head -n 10; fails=$((fails + 1)); fi
 
 if [ "$fails" -ne 0 ]; then
   echo "$fails check(s) failed"; exit 1

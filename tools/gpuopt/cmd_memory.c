@@ -71,7 +71,16 @@ static gpuopt_status read_all(gpuopt_context *ctx, gpuopt_device *only, row **ro
 
 static void print_table(const row *r, int32_t n)
 {
-    printf("%-10s %-30s %10s %10s %10s %6s  %s\n", "DEVICE", "NAME", "TOTAL", "USED", "FREE",
+    /* The id and name columns fit the longest entry, as in `gpuopt devices`:
+     * a long OpenCL device name pushes no row out of line. */
+    int idw = 10, nw = 30;
+    for (int32_t i = 0; i < n; i++) {
+        if ((int)strlen(r[i].info.id) > idw)
+            idw = (int)strlen(r[i].info.id);
+        if ((int)strlen(r[i].info.name) > nw)
+            nw = (int)strlen(r[i].info.name);
+    }
+    printf("%-*s %-*s %10s %10s %10s %6s  %s\n", idw, "DEVICE", nw, "NAME", "TOTAL", "USED", "FREE",
            "USE%", "SOURCE");
     for (int32_t i = 0; i < n; i++) {
         char t[32], u[32] = "-", f[32] = "-", pct[16] = "-";
@@ -84,8 +93,8 @@ static void print_table(const row *r, int32_t n)
                 snprintf(pct, sizeof pct, "%.1f%%",
                          100.0 * (double)m->used_bytes / (double)m->total_bytes);
         }
-        printf("%-10s %-30.30s %10s %10s %10s %6s  %s", r[i].info.id, r[i].info.name, t, u, f, pct,
-               m->source_text);
+        printf("%-*s %-*s %10s %10s %10s %6s  %s", idw, r[i].info.id, nw, r[i].info.name, t, u, f,
+               pct, m->source_text);
         if (m->age_s >= 0.05)
             printf(" (%.1f s old)", m->age_s);
         printf("\n");
