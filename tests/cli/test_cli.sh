@@ -146,6 +146,7 @@ run 2 memory --device "not a device";   has "$err" "--device not a device: not u
 # The view is of every device: GPUOPT_DEVICE says where work runs, not what
 # is shown, so not even a bad value of it stops the listing.
 GPUOPT_DEVICE=cpu:3 run 0 memory;       has "$out" "cpu:0"
+GPUOPT_DEVICE="not a device" run 0 memory; has "$out" "cpu:0"; hasnt "$err" "GPUOPT_DEVICE"
 
 # A step of latency-oriented work: the advice that needs no measurement, and
 # malformed descriptions refused with what is accepted.

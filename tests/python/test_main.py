@@ -107,6 +107,12 @@ class SameAsTheCommand(unittest.TestCase):
                 self.assertNotIn("gpuopt_options", p.stderr)
                 self.assertNotIn("Traceback", p.stderr)
 
+    def test_doctor_leaves_a_bad_gpuopt_device_unread_either_way(self):
+        c, p = both(["doctor", "-j"], GPUOPT_DEVICE="nowhere")
+        self.assertEqual(p.returncode, c.returncode, p.stderr)
+        for r in (c, p):
+            self.assertNotIn("GPUOPT_DEVICE", r.stderr)
+
     def test_apply_env_runs_the_command_keeping_the_users_variables(self):
         script = 'echo "$OMP_NUM_THREADS $OMP_PLACES $*"'
         c, p = both(["plan", "--apply-env", "--", "sh", "-c", script, "sh", "--json"],

@@ -90,7 +90,8 @@ const char *cli_nearest(const char *word, size_t len, const char *const *names, 
 
 /* Creates a context with the command's --backend and, for a command that
  * selects a device (`selects`), the device selector: `device` (--device),
- * else GPUOPT_DEVICE. The command reads GPUOPT_DEVICE as --device's
+ * else GPUOPT_DEVICE. A command that does not select never reads
+ * GPUOPT_DEVICE, nor lets the library warn about it. The command reads GPUOPT_DEVICE as --device's
  * default, so a bad value is the same usage error from either (exit 2);
  * the library alone would warn and select "auto", which suits a program
  * but not a person asking for a device. Reports its own failure and

@@ -53,13 +53,17 @@ int cli_context(const char *cmd, const char *backends, const char *device, int s
     memset(&opts, 0, sizeof opts);
     opts.struct_size = sizeof opts;
     opts.backends = backends;
+    /* Out of the library's sight for every command: one that selects reads
+     * it below as --device's default; one that does not (memory, tune,
+     * cache, doctor) has no use for it, and the library's warning about a
+     * bad value would be about a setting the command never reads. */
+    const char *env = getenv("GPUOPT_DEVICE");
+    if (env && !have_saved_device) {
+        snprintf(saved_device, sizeof saved_device, "%s", env);
+        have_saved_device = 1;
+        unsetenv("GPUOPT_DEVICE");
+    }
     if (selects) {
-        const char *env = getenv("GPUOPT_DEVICE");
-        if (env && !have_saved_device) {
-            snprintf(saved_device, sizeof saved_device, "%s", env);
-            have_saved_device = 1;
-            unsetenv("GPUOPT_DEVICE");
-        }
         if (device)
             snprintf(origin, sizeof origin, "--device %s", device);
         else if (have_saved_device && *saved_device) {

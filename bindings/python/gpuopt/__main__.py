@@ -341,7 +341,15 @@ def _doctor_text(doc: Dict[str, Any], verbose: bool) -> str:
 
 def _run_doctor(a: argparse.Namespace) -> int:
     try:
-        with Context() as ctx:
+        # Doctor selects nothing: GPUOPT_DEVICE is kept out of the library's
+        # sight (no warning about a bad value), as the command does.
+        env = os.environ.pop("GPUOPT_DEVICE", None)
+        try:
+            ctx = Context()
+        finally:
+            if env is not None:
+                os.environ["GPUOPT_DEVICE"] = env
+        with ctx:
             text = ctx.doctor_json()
     except GpuoptError as e:
         return _fail("doctor", "cannot diagnose", e)
