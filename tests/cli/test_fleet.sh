@@ -73,14 +73,17 @@ if k.get("cpu.affinity_threads", {}).get("value") != 112:
 PY
 export GPUOPT_SYSFS_ROOT=$fleet/hgx-h100-2s-job
 run 0 plan --device cuda:0 --env
-has "$out" "export OMP_NUM_THREADS='8'"; has "$out" "export OMP_PLACES='{0}:4,{112}:4'"
+# What a shell gets from those lines (they set only what is unset).
+env -u OMP_NUM_THREADS -u OMP_PLACES sh -c '. "$1"; echo "$OMP_NUM_THREADS $OMP_PLACES"' sh "$out" \
+  >"$tmp/vars"
+has "$tmp/vars" "8 {0}:4,{112}:4"
 run 0 plan --device cuda:0;         has "$out" "this process may use 8 of its 112 CPUs there"
 # The job's CPUs are all on socket 0: for a socket-1 GPU no binding helps.
 run 0 plan --device cuda:2;         hasnt "$out" "cpu.affinity_threads"
 has "$out" "none of the 8 CPUs this process may use"
 # A user's value replaces the rule's, and what follows from it follows.
 GPUOPT_KNOBS=cpu.affinity=0-1 "$gpuopt" plan --device cuda:0 --env >"$out" 2>"$err"
-has "$out" "export OMP_NUM_THREADS='2'"
+has "$out" 'OMP_NUM_THREADS=2}'
 GPUOPT_KNOBS=cpu.affinity=0-x "$gpuopt" plan --device cuda:0 >"$out" 2>"$err"
 has "$err" "a Linux CPU list"
 

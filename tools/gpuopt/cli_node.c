@@ -12,10 +12,11 @@ int cli_node_read(const char *cmd, const char *backends, cli_node *node)
 {
     memset(node, 0, sizeof *node);
     char *text = NULL;
-    gpuopt_status st = cli_context(backends, &node->ctx);
-    if (st)
-        return cli_fail(cmd, "cannot create a context", st);
-    st = gpuopt_context_to_json(node->ctx, &text);
+    /* Every GPU of the node, whichever a selector would pick. */
+    int rc = cli_context(cmd, backends, NULL, 0, &node->ctx);
+    if (rc)
+        return rc;
+    gpuopt_status st = gpuopt_context_to_json(node->ctx, &text);
     if (st)
         return cli_fail(cmd, "cannot list devices", st);
     node->root = cJSON_Parse(text);

@@ -62,25 +62,29 @@ static int name_ok(const char *s)
     return 1;
 }
 
+static const cli_option options[] = {
+    {"node", 'n', "NAME"},
+    {"backend", 'b', "LIST"},
+    {"help", 'h', NULL},
+    {NULL, 0, NULL},
+};
+
 static int run(int argc, char **argv)
 {
     const char *backends = NULL, *node_name = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **slot = NULL;
-        if (strcmp(a, "--backend") == 0 || strcmp(a, "-b") == 0)
-            slot = &backends;
-        else if (strcmp(a, "--node") == 0 || strcmp(a, "-n") == 0)
-            slot = &node_name;
+    int o;
+    cli_parser p;
+    cli_parser_init(&p, &cli_gres, options, 0);
+    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
+        if (o == 'n')
+            node_name = p.value;
+        else if (o == 'b')
+            backends = p.value;
         else
-            return cli_usage_error("gres",
-                                   "unknown option '%s'; accepted: --node NAME, --backend LIST, "
-                                   "--help",
-                                   a);
-        if (i + 1 >= argc)
-            return cli_usage_error("gres", "%s: missing value", a);
-        *slot = argv[++i];
+            return p.status;
     }
+    if (p.operands < argc)
+        return cli_usage_error("gres", "unexpected argument '%s'", argv[p.operands]);
     char host[256];
     if (!node_name) {
         short_hostname(host, sizeof host);

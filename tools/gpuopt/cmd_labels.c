@@ -413,29 +413,31 @@ static int prefix_ok(const char *p)
     return 1;
 }
 
+static const cli_option options[] = {
+    {"format", 'f', "nfd|json"}, {"output", 'o', "FILE"}, {"prefix", 'p', "DOMAIN"},
+    {"backend", 'b', "LIST"},    {"help", 'h', NULL},     {NULL, 0, NULL},
+};
+
 static int run(int argc, char **argv)
 {
     const char *backends = NULL, *output = NULL, *prefix = DEFAULT_PREFIX, *format = "nfd";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **slot = NULL;
-        if (strcmp(a, "--backend") == 0 || strcmp(a, "-b") == 0)
-            slot = &backends;
-        else if (strcmp(a, "--output") == 0 || strcmp(a, "-o") == 0)
-            slot = &output;
-        else if (strcmp(a, "--prefix") == 0 || strcmp(a, "-p") == 0)
-            slot = &prefix;
-        else if (strcmp(a, "--format") == 0 || strcmp(a, "-f") == 0)
-            slot = &format;
+    int o;
+    cli_parser p;
+    cli_parser_init(&p, &cli_labels, options, 0);
+    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
+        if (o == 'f')
+            format = p.value;
+        else if (o == 'o')
+            output = p.value;
+        else if (o == 'p')
+            prefix = p.value;
+        else if (o == 'b')
+            backends = p.value;
         else
-            return cli_usage_error("labels",
-                                   "unknown option '%s'; accepted: --format nfd|json, --output "
-                                   "FILE, --prefix DOMAIN, --backend LIST, --help",
-                                   a);
-        if (i + 1 >= argc)
-            return cli_usage_error("labels", "%s: missing value", a);
-        *slot = argv[++i];
+            return p.status;
     }
+    if (p.operands < argc)
+        return cli_usage_error("labels", "unexpected argument '%s'", argv[p.operands]);
     int json = strcmp(format, "json") == 0;
     if (!json && strcmp(format, "nfd") != 0)
         return cli_usage_error("labels", "--format %s: accepted nfd (NFD feature file), json",
