@@ -1126,4 +1126,7 @@ const gpo_runtime_ops gpo_cuda_runtime_ops = {
     .launch = rt_launch,
     .finish = rt_finish,
     .compiler_version = rt_compiler_version,
+    .mark_record = gpo_cuda_mark_record,
+    .mark_elapsed = gpo_cuda_mark_elapsed,
+    .mark_free = gpo_cuda_mark_free,
 };

@@ -616,4 +616,7 @@ const gpo_runtime_ops gpo_ocl_runtime_ops = {
     .launch = rt_launch,
     .finish = rt_finish,
     .compiler_version = rt_compiler_version,
+    .mark_record = gpo_ocl_mark_record,
+    .mark_elapsed = gpo_ocl_mark_elapsed,
+    .mark_free = gpo_ocl_mark_free,
 };

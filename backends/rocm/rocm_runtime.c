@@ -956,4 +956,7 @@ const gpo_runtime_ops gpo_rocm_runtime = {
     .launch = rocm_rt_launch,
     .finish = rocm_rt_finish,
     .compiler_version = rocm_rt_compiler_version,
+    .mark_record = gpo_rocm_mark_record,
+    .mark_elapsed = gpo_rocm_mark_elapsed,
+    .mark_free = gpo_rocm_mark_free,
 };

@@ -11,6 +11,7 @@ ERR_OUT_OF_RANGE = 101
 ERR_STRUCT_SIZE = 102
 ERR_NOT_FOUND = 103
 ERR_CONFIG = 104
+ERR_NESTING = 105
 ERR_NO_MEMORY = 200
 ERR_IO = 201
 ERR_FORKED = 202
@@ -82,6 +83,16 @@ BOUND_UNKNOWN = 0
 BOUND_COMPUTE = 1
 BOUND_MEMORY = 2
 
+# gpuopt_count_unit
+COUNT_ITEMS = 1
+COUNT_BYTES = 2
+
+# gpuopt_profile_format
+PROFILE_TABLE = 1
+PROFILE_JSON = 2
+PROFILE_TRACE = 3
+PROFILE_SVG = 4
+
 # gpuopt_language
 LANG_OPENCL_C = 1
 LANG_CUDA = 2
@@ -133,15 +144,18 @@ LEVEL_MAX = 2
 TIER_NONE = -1
 APPLY_ENV = 0x1
 APPLY_DEVICE = 0x2
+PROFILER_START_DISABLED = 0x1
+PROFILER_NO_VENDOR_RANGES = 0x2
+PROFILER_DEFAULT_MAX_SECTIONS = 1048576
 VERSION_STRING = '0.2.0'
 
 # Value -> the enumerator's own word, per type.
 STATUS = {
     0: "ok", 100: "err_invalid_argument", 101: "err_out_of_range", 102: "err_struct_size",
-    103: "err_not_found", 104: "err_config", 200: "err_no_memory", 201: "err_io",
-    202: "err_forked", 300: "err_no_device", 301: "err_unavailable", 302: "err_unsupported",
-    303: "err_driver", 304: "err_disabled", 400: "err_build", 401: "err_launch",
-    402: "err_timeout", 403: "err_fault",
+    103: "err_not_found", 104: "err_config", 105: "err_nesting", 200: "err_no_memory",
+    201: "err_io", 202: "err_forked", 300: "err_no_device", 301: "err_unavailable",
+    302: "err_unsupported", 303: "err_driver", 304: "err_disabled", 400: "err_build",
+    401: "err_launch", 402: "err_timeout", 403: "err_fault",
 }
 LOG_LEVEL = {
     0: "off", 1: "error", 2: "warn", 3: "info", 4: "debug",
@@ -171,6 +185,12 @@ OBJECTIVE = {
 BOUND = {
     0: "unknown", 1: "compute", 2: "memory",
 }
+COUNT_UNIT = {
+    1: "items", 2: "bytes",
+}
+PROFILE_FORMAT = {
+    1: "table", 2: "json", 3: "trace", 4: "svg",
+}
 LANGUAGE = {
     1: "opencl_c", 2: "cuda", 3: "hip",
 }
@@ -195,8 +215,8 @@ CACHE_MODE = {
 STATUS_TEXT = {
     0: "success", 100: "invalid argument", 101: "value out of range",
     102: "struct_size not set or too small", 103: "not found", 104: "bad configuration value",
-    200: "out of memory", 201: "input/output error", 202: "context used after fork()",
-    300: "no matching device", 301: "backend unavailable",
+    105: "profiler sections do not nest", 200: "out of memory", 201: "input/output error",
+    202: "context used after fork()", 300: "no matching device", 301: "backend unavailable",
     302: "not supported by this backend or device", 303: "vendor driver call failed",
     304: "backend disabled by configuration", 400: "kernel build failed",
     401: "kernel launch failed", 402: "measurement timed out",
@@ -205,25 +225,27 @@ STATUS_TEXT = {
 
 __all__ = [
     "OK", "ERR_INVALID_ARGUMENT", "ERR_OUT_OF_RANGE", "ERR_STRUCT_SIZE", "ERR_NOT_FOUND",
-    "ERR_CONFIG", "ERR_NO_MEMORY", "ERR_IO", "ERR_FORKED", "ERR_NO_DEVICE", "ERR_UNAVAILABLE",
-    "ERR_UNSUPPORTED", "ERR_DRIVER", "ERR_DISABLED", "ERR_BUILD", "ERR_LAUNCH", "ERR_TIMEOUT",
-    "ERR_FAULT", "LOG_OFF", "LOG_ERROR", "LOG_WARN", "LOG_INFO", "LOG_DEBUG", "BACKEND_NOT_PROBED",
-    "BACKEND_AVAILABLE", "BACKEND_UNAVAILABLE", "BACKEND_ERROR", "BACKEND_DISABLED",
-    "DEVICE_TYPE_OTHER", "DEVICE_TYPE_CPU", "DEVICE_TYPE_GPU", "DEVICE_TYPE_ACCELERATOR",
-    "FEATURE_FP64", "FEATURE_FP16", "FEATURE_BF16", "FEATURE_TF32", "FEATURE_FP8", "FEATURE_INT8",
-    "FEATURE_MATRIX_UNITS", "TRISTATE_UNKNOWN", "TRISTATE_NO", "TRISTATE_YES", "KNOB_BOOL",
-    "KNOB_INT", "KNOB_BYTES", "KNOB_STRING", "SOURCE_DEFAULT", "SOURCE_DETECTED",
-    "SOURCE_BENCHMARK", "SOURCE_CACHE", "SOURCE_CONFIG", "SOURCE_ENV", "SOURCE_API",
-    "OBJECTIVE_THROUGHPUT", "OBJECTIVE_LATENCY", "BOUND_UNKNOWN", "BOUND_COMPUTE", "BOUND_MEMORY",
-    "LANG_OPENCL_C", "LANG_CUDA", "LANG_HIP", "STRATEGY_AUTO", "STRATEGY_EXHAUSTIVE",
-    "STRATEGY_RANDOM", "STRATEGY_ANNEALING", "STRATEGY_MODEL", "CANDIDATE_OK", "CANDIDATE_INVALID",
-    "CANDIDATE_COMPILE_FAILED", "CANDIDATE_LAUNCH_FAILED", "CANDIDATE_WRONG_RESULT",
-    "CANDIDATE_TIMEOUT", "CANDIDATE_PRUNED", "ELEM_F32", "ELEM_F64", "ELEM_I32", "ELEM_U32",
-    "ELEM_I64", "INIT_RANDOM", "INIT_ZEROS", "INIT_CONSTANT", "INIT_DATA", "CACHE_USE",
-    "CACHE_REFRESH", "CACHE_OFF", "VERSION_MAJOR", "VERSION_MINOR", "VERSION_PATCH", "API_VERSION",
-    "OPTION_IGNORE_ENV", "OPTION_IGNORE_CONFIG_FILE", "LEVEL_DEFAULT", "LEVEL_MAX", "TIER_NONE",
-    "APPLY_ENV", "APPLY_DEVICE", "VERSION_STRING", "STATUS", "LOG_LEVEL", "BACKEND_STATUS",
-    "DEVICE_TYPE", "FEATURE", "TRISTATE", "KNOB_TYPE", "KNOB_SOURCE", "OBJECTIVE", "BOUND",
-    "LANGUAGE", "STRATEGY", "CANDIDATE_STATUS", "ELEM_TYPE", "BUFFER_INIT", "CACHE_MODE",
-    "STATUS_TEXT",
+    "ERR_CONFIG", "ERR_NESTING", "ERR_NO_MEMORY", "ERR_IO", "ERR_FORKED", "ERR_NO_DEVICE",
+    "ERR_UNAVAILABLE", "ERR_UNSUPPORTED", "ERR_DRIVER", "ERR_DISABLED", "ERR_BUILD", "ERR_LAUNCH",
+    "ERR_TIMEOUT", "ERR_FAULT", "LOG_OFF", "LOG_ERROR", "LOG_WARN", "LOG_INFO", "LOG_DEBUG",
+    "BACKEND_NOT_PROBED", "BACKEND_AVAILABLE", "BACKEND_UNAVAILABLE", "BACKEND_ERROR",
+    "BACKEND_DISABLED", "DEVICE_TYPE_OTHER", "DEVICE_TYPE_CPU", "DEVICE_TYPE_GPU",
+    "DEVICE_TYPE_ACCELERATOR", "FEATURE_FP64", "FEATURE_FP16", "FEATURE_BF16", "FEATURE_TF32",
+    "FEATURE_FP8", "FEATURE_INT8", "FEATURE_MATRIX_UNITS", "TRISTATE_UNKNOWN", "TRISTATE_NO",
+    "TRISTATE_YES", "KNOB_BOOL", "KNOB_INT", "KNOB_BYTES", "KNOB_STRING", "SOURCE_DEFAULT",
+    "SOURCE_DETECTED", "SOURCE_BENCHMARK", "SOURCE_CACHE", "SOURCE_CONFIG", "SOURCE_ENV",
+    "SOURCE_API", "OBJECTIVE_THROUGHPUT", "OBJECTIVE_LATENCY", "BOUND_UNKNOWN", "BOUND_COMPUTE",
+    "BOUND_MEMORY", "COUNT_ITEMS", "COUNT_BYTES", "PROFILE_TABLE", "PROFILE_JSON", "PROFILE_TRACE",
+    "PROFILE_SVG", "LANG_OPENCL_C", "LANG_CUDA", "LANG_HIP", "STRATEGY_AUTO",
+    "STRATEGY_EXHAUSTIVE", "STRATEGY_RANDOM", "STRATEGY_ANNEALING", "STRATEGY_MODEL",
+    "CANDIDATE_OK", "CANDIDATE_INVALID", "CANDIDATE_COMPILE_FAILED", "CANDIDATE_LAUNCH_FAILED",
+    "CANDIDATE_WRONG_RESULT", "CANDIDATE_TIMEOUT", "CANDIDATE_PRUNED", "ELEM_F32", "ELEM_F64",
+    "ELEM_I32", "ELEM_U32", "ELEM_I64", "INIT_RANDOM", "INIT_ZEROS", "INIT_CONSTANT", "INIT_DATA",
+    "CACHE_USE", "CACHE_REFRESH", "CACHE_OFF", "VERSION_MAJOR", "VERSION_MINOR", "VERSION_PATCH",
+    "API_VERSION", "OPTION_IGNORE_ENV", "OPTION_IGNORE_CONFIG_FILE", "LEVEL_DEFAULT", "LEVEL_MAX",
+    "TIER_NONE", "APPLY_ENV", "APPLY_DEVICE", "PROFILER_START_DISABLED",
+    "PROFILER_NO_VENDOR_RANGES", "PROFILER_DEFAULT_MAX_SECTIONS", "VERSION_STRING", "STATUS",
+    "LOG_LEVEL", "BACKEND_STATUS", "DEVICE_TYPE", "FEATURE", "TRISTATE", "KNOB_TYPE",
+    "KNOB_SOURCE", "OBJECTIVE", "BOUND", "COUNT_UNIT", "PROFILE_FORMAT", "LANGUAGE", "STRATEGY",
+    "CANDIDATE_STATUS", "ELEM_TYPE", "BUFFER_INIT", "CACHE_MODE", "STATUS_TEXT",
 ]
