@@ -65,7 +65,8 @@ class Mirror(unittest.TestCase):
                               ("gpuopt_backend_info", gpuopt._BackendInfo),
                               ("gpuopt_device_info", gpuopt._DeviceInfo),
                               ("gpuopt_knob", gpuopt._Knob),
-                              ("gpuopt_workload", gpuopt._Workload)):
+                              ("gpuopt_workload", gpuopt._Workload),
+                              ("gpuopt_profiler_options", gpuopt._ProfilerOptions)):
             with self.subTest(struct=cname):
                 want = header_struct_fields(text, cname)
                 got = []
@@ -81,6 +82,8 @@ class Mirror(unittest.TestCase):
         self.assertEqual(ctypes.sizeof(gpuopt._DeviceInfo), lib.gpuopt_device_info_size())
         self.assertEqual(ctypes.sizeof(gpuopt._Knob), lib.gpuopt_knob_size())
         self.assertEqual(ctypes.sizeof(gpuopt._Workload), lib.gpuopt_workload_size())
+        self.assertEqual(ctypes.sizeof(gpuopt._ProfilerOptions),
+                         lib.gpuopt_profiler_options_size())
 
     @unittest.skipUnless(HEADER, "GPUOPT_TEST_HEADER not set")
     def test_versions_match_the_header(self):

@@ -26,8 +26,11 @@ from gpuopt._constants, which tools/python_constants.py generates from the
 public headers: GpuoptError.status compares with gpuopt.ERR_NO_DEVICE etc.
 """
 
+import contextlib
 import ctypes
 import ctypes.util
+import functools
+import json
 import os
 import threading
 from dataclasses import dataclass, field
@@ -36,13 +39,16 @@ from typing import Callable, List, Optional
 from . import _constants
 from ._constants import *  # noqa: F401,F403 - the header's numbers, re-exported
 from ._constants import (API_VERSION, APPLY_ENV, BACKEND_STATUS, CACHE_MODE, CANDIDATE_STATUS,
-                         DEVICE_TYPE_GPU, ERR_LAUNCH, ERR_NOT_FOUND, FEATURE, KNOB_SOURCE,
-                         KNOB_TYPE, LEVEL_DEFAULT, OBJECTIVE, OK, OPTION_IGNORE_CONFIG_FILE,
-                         OPTION_IGNORE_ENV, STRATEGY, TRISTATE_NO, TRISTATE_UNKNOWN, TRISTATE_YES)
+                         COUNT_BYTES, COUNT_ITEMS, DEVICE_TYPE_GPU, ERR_LAUNCH, ERR_NOT_FOUND,
+                         FEATURE, KNOB_SOURCE, KNOB_TYPE, LEVEL_DEFAULT, OBJECTIVE, OK,
+                         OPTION_IGNORE_CONFIG_FILE, OPTION_IGNORE_ENV, PROFILE_JSON, PROFILE_SVG,
+                         PROFILE_TABLE, PROFILE_TRACE, PROFILER_NO_VENDOR_RANGES,
+                         PROFILER_START_DISABLED, STRATEGY, TRISTATE_NO, TRISTATE_UNKNOWN,
+                         TRISTATE_YES)
 
 __all__ = [
     "Backend", "CallbackTuner", "Candidate", "Context", "Device", "GpuoptError",
-    "Knob", "Plan", "Space", "TuneResult", "Workload",
+    "Knob", "Plan", "Profiler", "Space", "TuneResult", "Workload",
     "api_version", "last_error", "library_path", "status_name", "strerror", "version",
 ] + _constants.__all__
 
@@ -188,6 +194,17 @@ class _Candidate(ctypes.Structure):
     ]
 
 
+class _ProfilerOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("flags", ctypes.c_uint32),
+        ("max_sections", ctypes.c_int32),
+        ("stream", ctypes.c_void_p),
+        ("trace_path", ctypes.c_char_p),
+        ("stream_backend", ctypes.c_char_p),
+    ]
+
+
 def _sized(struct_type):
     s = struct_type()
     s.struct_size = ctypes.sizeof(struct_type)
@@ -266,6 +283,16 @@ _PROTOTYPES = {
     "gpuopt_cache_list": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_verify": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_clear": (_c_status, [_p, _p], True),
+    "gpuopt_profiler_options_size": (ctypes.c_size_t, [], False),
+    "gpuopt_profiler_create": (_c_status, [_p, _p, ctypes.POINTER(_ProfilerOptions),
+                                           ctypes.POINTER(_p)], True),
+    "gpuopt_profiler_destroy": (None, [_p], False),
+    "gpuopt_profiler_set_enabled": (_c_status, [_p, ctypes.c_int32], True),
+    "gpuopt_profiler_begin": (_c_status, [_p, ctypes.c_char_p], True),
+    "gpuopt_profiler_count": (_c_status, [_p, ctypes.c_int32, ctypes.c_uint64], True),
+    "gpuopt_profiler_end": (_c_status, [_p, ctypes.c_char_p], True),
+    "gpuopt_profiler_report": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)], True),
+    "gpuopt_profiler_write": (_c_status, [_p, ctypes.c_int32, ctypes.c_char_p], True),
     "gpuopt_space_create": (_c_status, [ctypes.POINTER(_p)], True),
     "gpuopt_space_destroy": (None, [_p], False),
     "gpuopt_space_add_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64),
@@ -785,6 +812,12 @@ class Context:
         """Removes every cache entry, or one device's file."""
         _lib.gpuopt_cache_clear(self._h(), device._handle if device is not None else None)
 
+    # -- the profiler ------------------------------------------------------
+    def profiler(self, device: Optional[Device] = None, **options) -> "Profiler":
+        """A Profiler for this context (and `device`, for device time on a
+        stream): Profiler(self, device, **options)."""
+        return Profiler(self, device, **options)
+
     # -- plans -------------------------------------------------------------
     def plan(self, device: Optional[Device] = None, level: Optional[int] = None,
              workload: Optional[Workload] = None, apply: int = 0) -> Plan:
@@ -856,6 +889,174 @@ class Context:
 
 _STRATEGIES = {w: v for v, w in STRATEGY.items()}
 _CACHE_MODES = {w: v for v, w in CACHE_MODE.items()}
+
+
+def _stream_handle(stream):
+    """The native handle of a stream: an int (a CUstream, hipStream_t or
+    cl_command_queue as a number), or an object carrying one the way
+    PyTorch's torch.cuda.Stream does (.cuda_stream)."""
+    if stream is None:
+        return None
+    handle = getattr(stream, "cuda_stream", stream)
+    if isinstance(handle, ctypes.c_void_p):
+        handle = handle.value
+    if not isinstance(handle, int):
+        raise TypeError("gpuopt: stream must be an int handle or have .cuda_stream")
+    return handle
+
+
+class Profiler:
+    """Named, nested sections of this program's run and where the time went
+    (gpuopt.h "Profiler", docs/profiler.md)::
+
+        with gpuopt.Context() as ctx, ctx.profiler() as prof:
+            with prof.section("load_model"):
+                model = load()
+            for batch in batches:
+                with prof.section("inference", items=len(batch)):
+                    run(model, batch)
+            print(prof.table())
+            prof.write_trace("trace.json")      # Perfetto, chrome://tracing
+
+        @prof.profile("postprocess")            # or @prof.profile()
+        def postprocess(x): ...
+
+    Sections nest per thread and end on the thread that began them; an end
+    that does not match raises GpuoptError (ERR_NESTING). `device` and
+    `stream` (an int handle, or a torch.cuda.Stream: its .cuda_stream) give
+    device time on that stream; `stream_backend` says whose API the stream
+    is when the device has several ("cuda", "rocm", "opencl").
+    `trace_path` is written when the profiler closes (None: the
+    GPUOPT_PROFILE variable's, "" nowhere). `enabled=False` starts it
+    switched off; `vendor_ranges=False` keeps NVTX and roctx out."""
+
+    def __init__(self, context: "Context", device: Optional[Device] = None, *, stream=None,
+                 stream_backend: Optional[str] = None, trace_path: Optional[str] = None,
+                 max_sections: int = 0, enabled: bool = True, vendor_ranges: bool = True):
+        if device is not None and device._context is not context:
+            raise ValueError("gpuopt: the device belongs to another Context")
+        self._handle = None
+        self._context = context  # the context must outlive the profiler
+        self._lock = threading.Lock()
+        opts = _sized(_ProfilerOptions)
+        opts.flags = ((0 if enabled else PROFILER_START_DISABLED)
+                      | (0 if vendor_ranges else PROFILER_NO_VENDOR_RANGES))
+        opts.max_sections = int(max_sections)
+        opts.stream = _stream_handle(stream)
+        keep = (_opt_text(trace_path), _opt_text(stream_backend))
+        opts.trace_path, opts.stream_backend = keep
+        handle = _p()
+        _lib.gpuopt_profiler_create(context._h(), device._handle if device is not None else None,
+                                    ctypes.byref(opts), ctypes.byref(handle))
+        self._handle = handle.value
+
+    # -- lifetime ----------------------------------------------------------
+    def close(self):
+        """Writes the trace file if one is set, and frees the profiler."""
+        with self._lock:
+            if self._handle:
+                _lib.gpuopt_profiler_destroy(self._handle)
+                self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _h(self):
+        if not self._handle:
+            raise ValueError("gpuopt: the profiler is closed")
+        return self._handle
+
+    # -- recording ---------------------------------------------------------
+    def set_enabled(self, enabled: bool) -> None:
+        _lib.gpuopt_profiler_set_enabled(self._h(), 1 if enabled else 0)
+
+    def begin(self, name: str) -> None:
+        _lib.gpuopt_profiler_begin(self._h(), name.encode())
+
+    def end(self, name: Optional[str] = None) -> None:
+        """Ends the innermost open section (which must be `name` when given)."""
+        _lib.gpuopt_profiler_end(self._h(), name.encode() if name is not None else None)
+
+    def count(self, items: int = 0, bytes: int = 0) -> None:
+        """Adds items and/or bytes to the innermost open section."""
+        if items:
+            _lib.gpuopt_profiler_count(self._h(), COUNT_ITEMS, int(items))
+        if bytes:
+            _lib.gpuopt_profiler_count(self._h(), COUNT_BYTES, int(bytes))
+
+    @contextlib.contextmanager
+    def section(self, name: str, items: int = 0, bytes: int = 0):
+        """A section for the `with` block, counting `items` and `bytes`. It
+        ends when the block does, also when the block raises."""
+        self.begin(name)
+        try:
+            self.count(items, bytes)
+            yield self
+        except BaseException:
+            try:
+                self.end(name)
+            except GpuoptError:
+                pass  # the block's own exception is the one to see
+            raise
+        self.end(name)
+
+    def profile(self, name=None, *, items=None, bytes=None):
+        """A decorator timing every call of a function as a section named
+        `name` (default: the function's qualified name). `items` and
+        `bytes` are numbers, or functions of the call's arguments."""
+        def decorate(fn):
+            label = name if isinstance(name, str) else fn.__qualname__
+
+            @functools.wraps(fn)
+            def timed(*args, **kwargs):
+                n = items(*args, **kwargs) if callable(items) else (items or 0)
+                b = bytes(*args, **kwargs) if callable(bytes) else (bytes or 0)
+                with self.section(label, items=n, bytes=b):
+                    return fn(*args, **kwargs)
+            return timed
+        # @prof.profile without parentheses
+        return decorate(name) if callable(name) else decorate
+
+    # -- reading -----------------------------------------------------------
+    def report(self, fmt: int = PROFILE_TABLE) -> str:
+        out = _p()
+        _lib.gpuopt_profiler_report(self._h(), int(fmt), ctypes.byref(out))
+        return _take_string(out)
+
+    def summary(self) -> dict:
+        """The summary as a dict (docs/profiler.md, "JSON")."""
+        return json.loads(self.report(PROFILE_JSON))
+
+    def table(self) -> str:
+        """The summary as an aligned text table."""
+        return self.report(PROFILE_TABLE)
+
+    def trace(self) -> str:
+        """The Chrome trace-event JSON (Perfetto, chrome://tracing)."""
+        return self.report(PROFILE_TRACE)
+
+    def svg(self) -> str:
+        """A self-contained SVG timeline and summary."""
+        return self.report(PROFILE_SVG)
+
+    def write(self, path, fmt: int = PROFILE_TRACE) -> None:
+        """Writes the profile to `path`, whole or not at all."""
+        _lib.gpuopt_profiler_write(self._h(), int(fmt), os.fsencode(path))
+
+    def write_trace(self, path) -> None:
+        self.write(path, PROFILE_TRACE)
+
+    def write_svg(self, path) -> None:
+        self.write(path, PROFILE_SVG)
 
 
 class Space:
