@@ -6,8 +6,8 @@
 
 #include "cli.h"
 
-static const cli_command *const commands[] = {&cli_cache, &cli_devices, &cli_doctor,
-                                              &cli_plan,  &cli_tune,    &cli_version};
+static const cli_command *const commands[] = {&cli_cache,   &cli_devices, &cli_doctor, &cli_plan,
+                                              &cli_profile, &cli_tune,    &cli_version};
 static const size_t n_commands = sizeof commands / sizeof commands[0];
 
 static void print_usage(FILE *out)
