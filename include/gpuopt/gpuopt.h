@@ -771,8 +771,9 @@ typedef struct gpuopt_profiler gpuopt_profiler;
 typedef struct gpuopt_profiler_options {
     size_t struct_size;     /* sizeof(gpuopt_profiler_options) */
     uint32_t flags;         /* GPUOPT_PROFILER_* */
-    int32_t max_sections;   /* ended sections kept, 0: GPUOPT_PROFILER_DEFAULT_MAX_SECTIONS (72
-                               bytes each); later ones are counted as dropped, not kept */
+    int32_t max_sections;   /* ended sections kept, 0: GPUOPT_PROFILER_DEFAULT_MAX_SECTIONS (24
+                               bytes each, 80 with counts or device time); later ones are
+                               counted as dropped, not kept */
     void *stream;           /* the caller's CUstream, hipStream_t or cl_command_queue on the
                                profiler's device: device time is recorded on it. NULL: host time */
     const char *trace_path; /* where to write the trace when destroyed (as GPUOPT_PROFILE,

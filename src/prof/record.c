@@ -69,8 +69,10 @@ void gpo_prof_free(gpuopt_profiler *p)
         for (gpo_prof_chunk *c = t->head, *cn; c; c = cn) {
             cn = c->next;
             for (uint64_t i = 0; i < GPO_PROF_CHUNK && i < left; i++) {
-                free_mark(p, c->ev[i].mark_start);
-                free_mark(p, c->ev[i].mark_end);
+                if (!c->ev[i].extra)
+                    continue;
+                free_mark(p, c->ex[i].mark_start);
+                free_mark(p, c->ex[i].mark_end);
             }
             left = left > GPO_PROF_CHUNK ? left - GPO_PROF_CHUNK : 0;
             free(c);
@@ -198,6 +200,15 @@ static int utf8_ok(const unsigned char *s, size_t len)
     return 1;
 }
 
+/* strcmp(a, b) == 0 for the short names sections have, inline: libc's
+ * vector strcmp costs more in setting up than these compare. */
+static inline int same_name(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return *a == *b;
+}
+
 static uint32_t slot_of(const gpo_prof_node *parent, uint64_t hash, uint32_t cap)
 {
     uint64_t k = hash ^ ((uint64_t)(uintptr_t)parent * 0x9e3779b97f4a7c15ull);
@@ -213,7 +224,7 @@ static const gpo_prof_node *map_find(const gpo_prof_node *const *map, uint32_t c
         const gpo_prof_node *n = map[i];
         if (!n)
             return NULL;
-        if (n->hash == hash && n->parent == parent && strcmp(n->name, name) == 0)
+        if (n->hash == hash && n->parent == parent && same_name(n->name, name))
             return n;
     }
 }
@@ -461,52 +472,70 @@ GPUOPT_API gpuopt_status gpuopt_profiler_end(gpuopt_profiler *p, const char *nam
                         name ? "\"" : "", name ? name : "NULL", name ? "\"" : "");
     }
     gpo_prof_open *o = &t->stack[t->depth - 1];
-    if (name && strcmp(name, o->node->name) != 0)
+    /* Always by content: a pointer equal to begin's may hold other text by
+     * now (a binding's temporary buffer, freed and reused). */
+    if (name && !same_name(name, o->node->name))
         return wrong_end(p, t, name);
 
-    int keep = atomic_fetch_add_explicit(&p->kept, 1, memory_order_relaxed) < p->max_sections;
-    if (keep && (!t->tail || t->tail_n == GPO_PROF_CHUNK)) {
-        gpo_prof_chunk *c = malloc(sizeof *c);
-        if (!c) {
-            atomic_fetch_sub_explicit(&p->kept, 1, memory_order_relaxed);
+    /* Room for the section: a chunk holds GPO_PROF_CHUNK, and taking one
+     * reserves as many from max_sections, so most ends touch no shared
+     * counter. Out of memory, nothing changes. */
+    if (!t->tail || t->tail_n == GPO_PROF_CHUNK) {
+        int64_t want = GPO_PROF_CHUNK;
+        int64_t was = atomic_fetch_add_explicit(&p->kept, want, memory_order_relaxed);
+        int64_t got = was >= p->max_sections ? 0
+                      : p->max_sections - was < want ? p->max_sections - was
+                                                     : want;
+        gpo_prof_chunk *c = got ? malloc(sizeof *c) : NULL;
+        if (got && !c) {
+            atomic_fetch_sub_explicit(&p->kept, want, memory_order_relaxed);
             return gpo_fail(GPUOPT_ERR_NO_MEMORY,
                             "gpuopt_profiler_end(\"%s\"): out of memory; the section stays open",
                             o->node->name);
         }
-        c->next = NULL;
-        if (t->tail)
-            t->tail->next = c;
-        else
-            t->head = c;
-        t->tail = c;
-        t->tail_n = 0;
+        if (c) {
+            c->next = NULL;
+            if (t->tail)
+                t->tail->next = c;
+            else
+                t->head = c;
+            t->tail = c;
+            t->tail_n = 0;
+        }
+        t->quota = (uint32_t)got;
     }
     gpo_rt_mark *mark_end = o->mark ? gpo_prof_mark(p) : NULL;
     for (int i = p->n_ranges - 1; i >= 0; i--)
         p->ranges[i]->pop();
     t->depth--;
     atomic_store_explicit(&t->open, t->depth, memory_order_relaxed);
-    if (!keep) {
+    if (!t->quota) {
         atomic_fetch_add_explicit(&p->dropped, 1, memory_order_relaxed);
         free_mark(p, o->mark);
         free_mark(p, mark_end);
         return GPUOPT_OK;
     }
+    t->quota--;
     if (!mark_end && o->mark) {
         /* Device time stopped during this section: it is host-timed. */
         free_mark(p, o->mark);
         o->mark = NULL;
     }
-    gpo_prof_event *e = &t->tail->ev[t->tail_n++];
-    e->node = o->node;
+    uint32_t j = t->tail_n++;
+    gpo_prof_event *e = &t->tail->ev[j];
     e->start_ns = o->start_ns;
     e->end_ns = end_ns;
-    e->items = o->items;
-    e->bytes = o->bytes;
-    e->mark_start = o->mark;
-    e->mark_end = mark_end;
-    e->device_start_ns = -1.0;
-    e->device_ns = -1.0;
+    e->node = o->node->id;
+    e->extra = o->items || o->bytes || o->mark;
+    if (e->extra) {
+        gpo_prof_extra *x = &t->tail->ex[j];
+        x->items = o->items;
+        x->bytes = o->bytes;
+        x->mark_start = o->mark;
+        x->mark_end = mark_end;
+        x->device_start_ns = -1.0;
+        x->device_ns = -1.0;
+    }
     atomic_store_explicit(&t->published,
                           atomic_load_explicit(&t->published, memory_order_relaxed) + 1,
                           memory_order_release);

@@ -41,21 +41,32 @@ typedef struct gpo_prof_node {
     char name[];
 } gpo_prof_node;
 
-/* One ended section. The device fields are filled when a reader first
- * reads the marks (snapshot.c), which it then frees. */
+/* One ended section: 24 bytes, so a program that records millions of
+ * host-timed sections touches little memory (the first write to a page
+ * costs a page fault, which dominates an end() otherwise). What only some
+ * sections have lives in the chunk's `ex` array beside it, whose pages are
+ * never touched when no section uses them. */
 typedef struct gpo_prof_event {
-    const gpo_prof_node *node;
     uint64_t start_ns, end_ns; /* host clock, absolute */
-    uint64_t items, bytes;     /* gpuopt_profiler_count */
-    gpo_rt_mark *mark_start;   /* NULL: host-timed, or already read */
+    uint32_t node;             /* gpo_prof_node.id */
+    uint32_t extra;            /* 1: ex[] at the same index holds counts or marks */
+} gpo_prof_event;
+
+/* Counts and device time of a section that has them. The device fields
+ * are filled when a reader first reads the marks (snapshot.c), which it
+ * then frees. */
+typedef struct gpo_prof_extra {
+    uint64_t items, bytes;   /* gpuopt_profiler_count */
+    gpo_rt_mark *mark_start; /* NULL: host-timed, or already read */
     gpo_rt_mark *mark_end;
     double device_start_ns; /* on the host timeline (the anchor's); -1: none */
     double device_ns;       /* device time; -1: host-timed */
-} gpo_prof_event;
+} gpo_prof_extra;
 
 typedef struct gpo_prof_chunk {
     struct gpo_prof_chunk *next; /* set before the first event in it is published */
     gpo_prof_event ev[GPO_PROF_CHUNK];
+    gpo_prof_extra ex[GPO_PROF_CHUNK];
 } gpo_prof_chunk;
 
 /* An open section. */
@@ -81,6 +92,7 @@ typedef struct gpo_prof_thread {
     uint32_t map_cap, map_n;
     gpo_prof_chunk *tail;
     uint32_t tail_n; /* events in tail */
+    uint32_t quota;  /* sections this thread may still keep before asking for more */
 
     /* What readers see. */
     gpo_prof_chunk *head;       /* first chunk, set before the first publish */
@@ -121,7 +133,7 @@ struct gpuopt_profiler {
     const gpo_prof_node **node_map; /* open addressing, keyed by (parent, name) */
     uint32_t node_map_cap;
 
-    _Atomic int64_t kept; /* ended sections counted against max_sections */
+    _Atomic int64_t kept; /* sections the threads' quotas took from max_sections */
     _Atomic uint64_t dropped;
     _Atomic uint64_t nesting_errors;
 

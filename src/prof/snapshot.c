@@ -11,7 +11,7 @@
 
 /* Reads the device time of `e` from its marks and frees them; the first
  * failure goes to the note. */
-static void read_marks(gpuopt_profiler *p, gpo_prof_event *e, char *note, size_t cap)
+static void read_marks(gpuopt_profiler *p, gpo_prof_extra *e, char *note, size_t cap)
 {
     const gpo_runtime_ops *ops = p->timer.ops;
     double ns = -1.0, off = -1.0;
@@ -96,22 +96,23 @@ gpuopt_status gpo_prof_snapshot_take(gpuopt_profiler *p, int marks, gpo_prof_sna
         gpo_prof_chunk *c = counts[k] ? t->head : NULL;
         for (uint64_t i = 0; i < counts[k]; c = i < counts[k] ? c->next : c) {
             for (uint32_t j = 0; j < GPO_PROF_CHUNK && i < counts[k]; j++, i++) {
-                gpo_prof_event *e = &c->ev[j];
-                if (e->mark_start && e->mark_end) {
+                const gpo_prof_event *e = &c->ev[j];
+                gpo_prof_extra *x = e->extra ? &c->ex[j] : NULL;
+                if (x && x->mark_start && x->mark_end) {
                     if (marks)
-                        read_marks(p, e, s->device_note, sizeof s->device_note);
+                        read_marks(p, x, s->device_note, sizeof s->device_note);
                     else
                         left_marks = 1;
                 }
                 gpo_prof_snap_event *o = &s->events[s->n_events++];
-                o->node = e->node->id;
+                o->node = e->node;
                 o->thread = t->index;
                 o->start_ns = (double)(e->start_ns - p->origin_ns);
                 o->dur_ns = (double)(e->end_ns - e->start_ns);
-                o->device_start_ns = e->device_start_ns;
-                o->device_ns = e->device_ns;
-                o->items = e->items;
-                o->bytes = e->bytes;
+                o->device_start_ns = x ? x->device_start_ns : -1.0;
+                o->device_ns = x ? x->device_ns : -1.0;
+                o->items = x ? x->items : 0;
+                o->bytes = x ? x->bytes : 0;
                 if (o->device_ns >= 0)
                     s->device_timed++;
                 if (s->n_events == 1 || o->start_ns < s->first_ns)
