@@ -4,16 +4,7 @@ cmake_policy(VERSION 3.25)
 # table with a row for each phase (-DPHASES=a;b;...), and a trace that is
 # Chrome trace-event JSON whose complete ("X") events name every phase.
 file(REMOVE ${TRACE})
-execute_process(COMMAND ${COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-message("${out}")
-
-set(problems "")
-if(NOT rc STREQUAL "0")
-  string(APPEND problems "\n  - exit status ${rc}, expected 0")
-endif()
-if(NOT err STREQUAL "")
-  string(APPEND problems "\n  - stderr is not empty:\n${err}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/run_common.cmake)
 if(NOT out MATCHES "\nsection +clock +count +total +mean +p50 +p95 +max +share +throughput\n")
   string(APPEND problems "\n  - no summary table header")
 endif()

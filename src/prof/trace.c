@@ -60,12 +60,20 @@ static void meta(gpo_sbuf *b, const char *what, int32_t pid, int64_t tid, const 
     gpo_sbuf_append(b, "}}");
 }
 
-static void counts(gpo_sbuf *b, const gpo_prof_snap_event *e)
+/* One complete event of `e`'s section on track `tid`, from start_ns for
+ * dur_ns; `args` (JSON members, without braces) and its counts as args. */
+static void slice(gpo_sbuf *b, const gpo_prof_snapshot *s, const gpo_prof_snap_event *e,
+                  const char *cat, int64_t tid, double start_ns, double dur_ns, const char *args)
 {
+    gpo_sbuf_appendf(b, ",\n{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", cat);
+    json_str(b, s->nodes[e->node].name);
+    gpo_sbuf_appendf(b, ",\"pid\":%d,\"tid\":%" PRId64 ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{%s",
+                     (int)s->pid, tid, start_ns / 1e3, dur_ns / 1e3, args);
     if (e->items)
         gpo_sbuf_appendf(b, ",\"items\":%" PRIu64, e->items);
     if (e->bytes)
         gpo_sbuf_appendf(b, ",\"bytes\":%" PRIu64, e->bytes);
+    gpo_sbuf_append(b, "}}");
 }
 
 char *gpo_prof_trace_json(const gpo_prof_snapshot *s)
@@ -111,18 +119,14 @@ char *gpo_prof_trace_json(const gpo_prof_snapshot *s)
     int32_t last_device_thread = -1;
     for (size_t k = 0; k < s->n_events; k++) {
         const gpo_prof_snap_event *e = &s->events[k];
-        int64_t tid = s->threads[e->thread].os_tid;
-        gpo_sbuf_appendf(&b, ",\n{\"ph\":\"X\",\"cat\":\"section\",\"name\":");
-        json_str(&b, s->nodes[e->node].name);
-        gpo_sbuf_appendf(&b,
-                         ",\"pid\":%d,\"tid\":%" PRId64 ",\"ts\":%.3f,\"dur\":%.3f,\"args\":{"
-                         "\"clock\":\"%s\"",
-                         (int)pid, tid, e->start_ns / 1e3, e->dur_ns / 1e3,
-                         e->device_ns >= 0 ? "host; device time on the device track" : "host");
+        char args[96];
         if (e->device_ns >= 0)
-            gpo_sbuf_appendf(&b, ",\"device_ms\":%.6f", e->device_ns / 1e6);
-        counts(&b, e);
-        gpo_sbuf_append(&b, "}}");
+            gpo_snprintf(args, sizeof args,
+                         "\"clock\":\"host; device time on the device track\",\"device_ms\":%.6f",
+                         e->device_ns / 1e6);
+        else
+            gpo_snprintf(args, sizeof args, "\"clock\":\"host\"");
+        slice(&b, s, e, "section", s->threads[e->thread].os_tid, e->start_ns, e->dur_ns, args);
         if (e->device_ns >= 0 && e->device_start_ns >= 0) {
             int64_t dtid = GPO_PROF_DEVICE_TID_BASE + e->thread;
             if (e->thread != last_device_thread) {
@@ -133,15 +137,9 @@ char *gpo_prof_trace_json(const gpo_prof_snapshot *s)
                 meta(&b, "thread_sort_index", pid, dtid, "sort_index", NULL, 2L * e->thread + 1);
                 last_device_thread = e->thread;
             }
-            gpo_sbuf_appendf(&b, ",\n{\"ph\":\"X\",\"cat\":\"device\",\"name\":");
-            json_str(&b, s->nodes[e->node].name);
-            gpo_sbuf_appendf(&b,
-                             ",\"pid\":%d,\"tid\":%" PRId64 ",\"ts\":%.3f,\"dur\":%.3f,"
-                             "\"args\":{\"clock\":\"device\",\"host_ms\":%.6f",
-                             (int)pid, dtid, e->device_start_ns / 1e3, e->device_ns / 1e3,
-                             e->dur_ns / 1e6);
-            counts(&b, e);
-            gpo_sbuf_append(&b, "}}");
+            gpo_snprintf(args, sizeof args, "\"clock\":\"device\",\"host_ms\":%.6f",
+                         e->dur_ns / 1e6);
+            slice(&b, s, e, "device", dtid, e->device_start_ns, e->device_ns, args);
         }
         /* Throughput as counters, one track per section and unit. */
         double d = gpo_prof_event_ns(e);

@@ -17,17 +17,11 @@
 #include <cmocka.h>
 
 #include "gpuopt/gpuopt.h"
+#include "prof_test.h"
 
 static gpuopt_context *cpu_context(void)
 {
-    gpuopt_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.flags = GPUOPT_OPTION_IGNORE_CONFIG_FILE;
-    o.backends = "cpu";
-    gpuopt_context *ctx = NULL;
-    assert_int_equal(gpuopt_context_create(&o, &ctx), GPUOPT_OK);
-    return ctx;
+    return prof_test_context("cpu");
 }
 
 static gpuopt_profiler_options quiet_options(void)
@@ -41,50 +35,12 @@ static gpuopt_profiler_options quiet_options(void)
 
 static gpuopt_profiler *new_profiler(gpuopt_context *ctx)
 {
-    gpuopt_profiler_options o = quiet_options();
-    gpuopt_profiler *p = NULL;
-    assert_int_equal(gpuopt_profiler_create(ctx, NULL, &o, &p), GPUOPT_OK);
-    assert_non_null(p);
-    return p;
+    return prof_test_profiler(ctx, NULL, 0, NULL);
 }
 
-/* The JSON summary, parsed; the caller deletes it. */
-static cJSON *summary(gpuopt_profiler *p)
-{
-    char *text = NULL;
-    assert_int_equal(gpuopt_profiler_report(p, GPUOPT_PROFILE_JSON, &text), GPUOPT_OK);
-    cJSON *j = cJSON_Parse(text);
-    assert_non_null(j);
-    gpuopt_free(text);
-    return j;
-}
-
-static double number(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    assert_true(cJSON_IsNumber(v));
-    return v->valuedouble;
-}
-
-/* The summary's row for the section whose path is the '/'-joined names. */
-static const cJSON *row(const cJSON *j, const char *path)
-{
-    const cJSON *r;
-    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(j, "sections"))
-    {
-        char joined[1024] = "";
-        const cJSON *n;
-        cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(r, "path"))
-        {
-            if (joined[0])
-                strcat(joined, "/");
-            strcat(joined, n->valuestring);
-        }
-        if (strcmp(joined, path) == 0)
-            return r;
-    }
-    return NULL;
-}
+#define summary prof_test_summary
+#define number prof_test_num
+#define row prof_test_row
 
 static void create_refuses_null_out_and_null_context(void **state)
 {

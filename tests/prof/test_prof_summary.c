@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "gpuopt/gpuopt.h"
+#include "prof_test.h"
 #include "prof/record.h"
 #include "prof/summary.h"
 
@@ -74,35 +75,11 @@ static void mark_free(void *state, gpo_rt_mark *m)
 static const gpo_runtime_ops double_ops = {
     .mark_record = mark_record, .mark_elapsed = mark_elapsed, .mark_free = mark_free};
 
-static gpuopt_context *ctx;
-
-static int setup(void **state)
-{
-    (void)state;
-    gpuopt_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.flags = GPUOPT_OPTION_IGNORE_CONFIG_FILE | GPUOPT_OPTION_IGNORE_ENV;
-    o.backends = "cpu";
-    return gpuopt_context_create(&o, &ctx) != GPUOPT_OK;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    gpuopt_context_destroy(ctx);
-    return 0;
-}
+#define ctx prof_test_ctx
 
 static gpuopt_profiler *driven_profiler(int device)
 {
-    gpuopt_profiler_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.trace_path = "";
-    o.flags = GPUOPT_PROFILER_NO_VENDOR_RANGES;
-    gpuopt_profiler *p = NULL;
-    assert_int_equal(gpuopt_profiler_create(ctx, NULL, &o, &p), GPUOPT_OK);
+    gpuopt_profiler *p = prof_test_profiler(ctx, NULL, GPUOPT_PROFILER_NO_VENDOR_RANGES, NULL);
     now_ns = 1000 * MS;
     gpo_prof_set_clock(p, test_clock, NULL);
     if (device) {
@@ -146,32 +123,20 @@ static void three_phases(gpuopt_profiler *p)
     section(p, "postprocess", 2, 0, 1 << 20);
 }
 
-static cJSON *summary(gpuopt_profiler *p)
-{
-    char *text = NULL;
-    assert_int_equal(gpuopt_profiler_report(p, GPUOPT_PROFILE_JSON, &text), GPUOPT_OK);
-    cJSON *j = cJSON_Parse(text);
-    assert_non_null(j);
-    gpuopt_free(text);
-    return j;
-}
+#define summary prof_test_summary
+#define num prof_test_num
 
+/* The row of a section by name (every name here is used once). */
 static const cJSON *row(const cJSON *j, const char *name)
 {
     const cJSON *r;
-    cJSON_ArrayForEach(
-        r,
-        cJSON_GetObjectItem(j, "sections")) if (strcmp(cJSON_GetObjectItem(r, "name")->valuestring,
-                                                       name) == 0) return r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItem(j, "sections"))
+    {
+        if (strcmp(prof_test_str(r, "name"), name) == 0)
+            return r;
+    }
     fail_msg("no row %s", name);
     return NULL;
-}
-
-static double num(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItem(o, key);
-    assert_true(cJSON_IsNumber(v));
-    return v->valuedouble;
 }
 
 #define assert_near(a, b)                                                                          \
@@ -393,5 +358,5 @@ int main(void)
         cmocka_unit_test(unread_marks_and_open_sections_are_freed_with_the_profiler),
         cmocka_unit_test(durations_print_with_three_digits_and_a_unit),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, prof_test_group_setup, prof_test_group_teardown);
 }

@@ -18,49 +18,28 @@
 #include <cmocka.h>
 
 #include "gpuopt/gpuopt.h"
+#include "prof_test.h"
 
 #define THREADS 8
 #define ROUNDS 2000
 #define PROFILERS 6 /* more than a thread's cache of profilers holds */
 
-static gpuopt_context *ctx;
+#define ctx prof_test_ctx
 
 static gpuopt_profiler *new_profiler(void)
 {
-    gpuopt_profiler_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.trace_path = "";
-    gpuopt_profiler *p = NULL;
-    assert_int_equal(gpuopt_profiler_create(ctx, NULL, &o, &p), GPUOPT_OK);
-    return p;
+    return prof_test_profiler(ctx, NULL, 0, NULL);
 }
 
-static cJSON *summary(gpuopt_profiler *p)
-{
-    char *text = NULL;
-    assert_int_equal(gpuopt_profiler_report(p, GPUOPT_PROFILE_JSON, &text), GPUOPT_OK);
-    cJSON *j = cJSON_Parse(text);
-    assert_non_null(j);
-    gpuopt_free(text);
-    return j;
-}
+#define summary prof_test_summary
+#define number prof_test_num
 
-static double number(const cJSON *o, const char *key)
-{
-    return cJSON_GetObjectItem(o, key)->valuedouble;
-}
-
+/* The row of `name` at `depth` (rows are looked up by path). */
 static const cJSON *row(const cJSON *j, const char *name, int depth)
 {
-    const cJSON *r;
-    cJSON_ArrayForEach(r, cJSON_GetObjectItem(j, "sections"))
-    {
-        if (strcmp(cJSON_GetObjectItem(r, "name")->valuestring, name) == 0 &&
-            number(r, "depth") == depth)
-            return r;
-    }
-    return NULL;
+    char path[64];
+    snprintf(path, sizeof path, "%s%s", depth ? "frame/" : "", name);
+    return prof_test_row(j, path);
 }
 
 typedef struct work {
@@ -209,24 +188,6 @@ static void a_new_profiler_never_inherits_a_destroyed_ones_thread_state(void **s
     }
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    gpuopt_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.flags = GPUOPT_OPTION_IGNORE_CONFIG_FILE;
-    o.backends = "cpu";
-    return gpuopt_context_create(&o, &ctx) != GPUOPT_OK;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    gpuopt_context_destroy(ctx);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,5 +195,5 @@ int main(void)
         cmocka_unit_test(threads_switching_between_many_profilers_keep_each_ones_sections),
         cmocka_unit_test(a_new_profiler_never_inherits_a_destroyed_ones_thread_state),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, prof_test_group_setup, prof_test_group_teardown);
 }

@@ -24,14 +24,16 @@
 #include <cmocka.h>
 
 #include "gpuopt/gpuopt.h"
+#include "prof_test.h"
 
 typedef size_t (*log_fn)(char *out, size_t cap);
 typedef void (*reset_fn)(void);
 
-static gpuopt_context *ctx;
+#define ctx prof_test_ctx
 static char nvtx_log[1 << 16], roctx_log[1 << 16];
 
-/* A function of a test double the profiler loaded (never loads it here). */
+/* A function of a test double the profiler loaded (never loads it here),
+ * as the function-pointer type `T`. */
 static void *double_fn(const char *variable, const char *symbol)
 {
     const char *path = getenv(variable);
@@ -43,39 +45,24 @@ static void *double_fn(const char *variable, const char *symbol)
     dlclose(h);
     return f;
 }
+#define NVTX_FN(T, symbol) ((T)(uintptr_t)double_fn("NVTX_INJECTION64_PATH", symbol))
+#define ROCTX_FN(T, symbol) ((T)(uintptr_t)double_fn("GPUOPT_ROCTX_LIBRARY", symbol))
 
 static void read_logs(void)
 {
-    log_fn n, r;
-    void *a = double_fn("NVTX_INJECTION64_PATH", "gpo_fake_nvtx_log");
-    void *b = double_fn("GPUOPT_ROCTX_LIBRARY", "gpo_fake_roctx_log");
-    memcpy(&n, &a, sizeof a);
-    memcpy(&r, &b, sizeof b);
-    n(nvtx_log, sizeof nvtx_log);
-    r(roctx_log, sizeof roctx_log);
+    NVTX_FN(log_fn, "gpo_fake_nvtx_log")(nvtx_log, sizeof nvtx_log);
+    ROCTX_FN(log_fn, "gpo_fake_roctx_log")(roctx_log, sizeof roctx_log);
 }
 
 static void reset_logs(void)
 {
-    reset_fn n, r;
-    void *a = double_fn("NVTX_INJECTION64_PATH", "gpo_fake_nvtx_reset");
-    void *b = double_fn("GPUOPT_ROCTX_LIBRARY", "gpo_fake_roctx_reset");
-    memcpy(&n, &a, sizeof a);
-    memcpy(&r, &b, sizeof b);
-    n();
-    r();
+    NVTX_FN(reset_fn, "gpo_fake_nvtx_reset")();
+    ROCTX_FN(reset_fn, "gpo_fake_roctx_reset")();
 }
 
 static gpuopt_profiler *new_profiler(uint32_t flags)
 {
-    gpuopt_profiler_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.trace_path = "";
-    o.flags = flags;
-    gpuopt_profiler *p = NULL;
-    assert_int_equal(gpuopt_profiler_create(ctx, NULL, &o, &p), GPUOPT_OK);
-    return p;
+    return prof_test_profiler(ctx, NULL, flags, NULL);
 }
 
 /* "push <tid> a\npush <tid> b\n..." with this thread's id filled in. */
@@ -105,15 +92,7 @@ static const cJSON *tool(const cJSON *j, const char *name)
     return NULL;
 }
 
-static cJSON *summary(gpuopt_profiler *p)
-{
-    char *text = NULL;
-    assert_int_equal(gpuopt_profiler_report(p, GPUOPT_PROFILE_JSON, &text), GPUOPT_OK);
-    cJSON *j = cJSON_Parse(text);
-    gpuopt_free(text);
-    assert_non_null(j);
-    return j;
-}
+#define summary prof_test_summary
 
 /* ---- both tools attached ---------------------------------------------------- */
 
@@ -162,15 +141,9 @@ static void the_tool_meets_nvtx_3_with_every_modules_table_once_per_process(void
 {
     (void)state;
     gpuopt_profiler *p = new_profiler(0), *q = new_profiler(0);
-    int (*inits)(void);
-    uint32_t (*version)(void);
-    unsigned (*size)(int);
-    void *a = double_fn("NVTX_INJECTION64_PATH", "gpo_fake_nvtx_inits");
-    void *b = double_fn("NVTX_INJECTION64_PATH", "gpo_fake_nvtx_client_version");
-    void *c = double_fn("NVTX_INJECTION64_PATH", "gpo_fake_nvtx_module_size");
-    memcpy(&inits, &a, sizeof a);
-    memcpy(&version, &b, sizeof b);
-    memcpy(&size, &c, sizeof c);
+    int (*inits)(void) = NVTX_FN(int (*)(void), "gpo_fake_nvtx_inits");
+    uint32_t (*version)(void) = NVTX_FN(uint32_t(*)(void), "gpo_fake_nvtx_client_version");
+    unsigned (*size)(int) = NVTX_FN(unsigned (*)(int), "gpo_fake_nvtx_module_size");
     assert_int_equal(inits(), 1);
     assert_int_equal(version(), 3);
     /* NvtxCallbackIdCore .. Sync sizes (nvtxTypes.h, CUDA 13.0). */
@@ -284,24 +257,6 @@ static void a_declining_tool_gets_no_ranges_and_the_outputs_say_so(void **state)
     gpuopt_profiler_destroy(p);
 }
 
-static int setup(void **state)
-{
-    (void)state;
-    gpuopt_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.flags = GPUOPT_OPTION_IGNORE_CONFIG_FILE;
-    o.backends = "cpu";
-    return gpuopt_context_create(&o, &ctx) != GPUOPT_OK;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    gpuopt_context_destroy(ctx);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "attached";
@@ -313,7 +268,7 @@ int main(int argc, char **argv)
             cmocka_unit_test(no_vendor_ranges_keeps_the_tools_out),
             cmocka_unit_test(each_threads_ranges_stay_nested_when_threads_interleave),
         };
-        return cmocka_run_group_tests(tests, setup, teardown);
+        return cmocka_run_group_tests(tests, prof_test_group_setup, prof_test_group_teardown);
     }
     static const char *declined = "declined to attach";
     static const char *no_ranges = "takes no ranges";
@@ -321,5 +276,5 @@ int main(int argc, char **argv)
         cmocka_unit_test_prestate(a_declining_tool_gets_no_ranges_and_the_outputs_say_so,
                                   (void *)(strcmp(mode, "declined") == 0 ? declined : no_ranges)),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, prof_test_group_setup, prof_test_group_teardown);
 }

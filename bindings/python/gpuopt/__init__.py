@@ -655,7 +655,43 @@ def _opt_text(v):
     return str(v).encode()
 
 
-class Context:
+class _Owned:
+    """A library object this Python object owns: _handle, freed once by the
+    C function named in _destroy, under _lock, by close() or at the end of
+    a `with` block or of the object's life. Touching a closed one raises
+    ValueError naming _what."""
+    _destroy = ""
+    _what = "object"
+
+    def close(self):
+        with self._lock:
+            if self._handle:
+                getattr(_lib, self._destroy)(self._handle)
+                self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def closed(self) -> bool:
+        return not self._handle
+
+    def _h(self):
+        if not self._handle:
+            raise ValueError(f"gpuopt: the {self._what} is closed")
+        return self._handle
+
+
+class Context(_Owned):
     """A libgpuopt context: configuration, backends and devices.
 
     Keyword arguments take what the GPUOPT_* environment variables take and
@@ -667,6 +703,8 @@ class Context:
     Use it as a context manager, or call close(). Devices and plans it
     returned stay readable after close (they are plain data), but a Device
     can only be passed back to the Context that made it, while it is open."""
+    _destroy = "gpuopt_context_destroy"
+    _what = "context"
 
     def __init__(self, *, backends=None, device=None, level=None, log_level=None,
                  config_path=None, sysfs_root=None, cache_dir=None, reduced_precision=None,
@@ -706,33 +744,6 @@ class Context:
         # Kept on the Context: the library calls it for the context's life.
         return _LOG_FN(trampoline)
 
-    # -- lifetime ----------------------------------------------------------
-    def close(self):
-        with self._lock:
-            if self._handle:
-                _lib.gpuopt_context_destroy(self._handle)
-                self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    @property
-    def closed(self) -> bool:
-        return not self._handle
-
-    def _h(self):
-        if not self._handle:
-            raise ValueError("gpuopt: the context is closed")
-        return self._handle
 
     # -- settings ----------------------------------------------------------
     def set_log(self, level: int, log: Optional[Callable[[int, str], None]] = None):
@@ -905,7 +916,7 @@ def _stream_handle(stream):
     return handle
 
 
-class Profiler:
+class Profiler(_Owned):
     """Named, nested sections of this program's run and where the time went
     (gpuopt.h "Profiler", docs/profiler.md)::
 
@@ -928,7 +939,10 @@ class Profiler:
     is when the device has several ("cuda", "rocm", "opencl").
     `trace_path` is written when the profiler closes (None: the
     GPUOPT_PROFILE variable's, "" nowhere). `enabled=False` starts it
-    switched off; `vendor_ranges=False` keeps NVTX and roctx out."""
+    switched off; `vendor_ranges=False` keeps NVTX and roctx out. close()
+    (or the end of a `with` block) writes the trace file, if one is set."""
+    _destroy = "gpuopt_profiler_destroy"
+    _what = "profiler"
 
     def __init__(self, context: "Context", device: Optional[Device] = None, *, stream=None,
                  stream_backend: Optional[str] = None, trace_path: Optional[str] = None,
@@ -949,31 +963,6 @@ class Profiler:
         _lib.gpuopt_profiler_create(context._h(), device._handle if device is not None else None,
                                     ctypes.byref(opts), ctypes.byref(handle))
         self._handle = handle.value
-
-    # -- lifetime ----------------------------------------------------------
-    def close(self):
-        """Writes the trace file if one is set, and frees the profiler."""
-        with self._lock:
-            if self._handle:
-                _lib.gpuopt_profiler_destroy(self._handle)
-                self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def _h(self):
-        if not self._handle:
-            raise ValueError("gpuopt: the profiler is closed")
-        return self._handle
 
     # -- recording ---------------------------------------------------------
     def set_enabled(self, enabled: bool) -> None:
