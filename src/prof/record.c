@@ -114,10 +114,10 @@ gpuopt_status gpo_prof_lists(gpuopt_profiler *p, gpo_prof_thread **threads, int3
     *n_threads = p->n_threads;
     *n_nodes = p->n_nodes;
     *nodes = malloc((p->n_nodes ? p->n_nodes : 1) * sizeof **nodes);
-    if (*nodes)
-        memcpy(*nodes, p->nodes, p->n_nodes * sizeof **nodes);
-    else
+    if (!*nodes)
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "profiler: out of memory reading its sections");
+    else if (p->n_nodes)
+        memcpy(*nodes, p->nodes, p->n_nodes * sizeof **nodes);
     pthread_mutex_unlock(&p->lock);
     return st;
 }
