@@ -12,6 +12,12 @@
 
 #include <gpuopt/gpuopt.h>
 
+/* Never destroyed, on purpose; held here so that a leak checker sees them
+ * still reachable at exit, as they are in a program that keeps them in its
+ * own globals. */
+static gpuopt_context *ctx;
+static gpuopt_profiler *kept[2];
+
 static gpuopt_profiler *profiler(gpuopt_context *ctx)
 {
     gpuopt_profiler *p = NULL;
@@ -25,10 +31,9 @@ static gpuopt_profiler *profiler(gpuopt_context *ctx)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
-    gpuopt_context *ctx = NULL;
     if (gpuopt_context_create(NULL, &ctx) != GPUOPT_OK)
         return 1;
-    gpuopt_profiler *p = profiler(ctx);
+    gpuopt_profiler *p = kept[0] = profiler(ctx);
     if (!p)
         return 1;
     gpuopt_profiler_begin(p, "at-exit");
@@ -48,7 +53,7 @@ int main(int argc, char **argv)
             return 1;
     }
     if (strcmp(mode, "two") == 0) {
-        gpuopt_profiler *q = profiler(ctx);
+        gpuopt_profiler *q = kept[1] = profiler(ctx);
         if (!q)
             return 1;
         gpuopt_profiler_begin(q, "second-profiler");
