@@ -75,9 +75,10 @@
 
 /* Bumped whenever this struct, or what it points to (the knob catalogue
  * entry, src/knob.h), changes shape. 3: catalogue entries declare domains
- * and derivations. 4: toolchain_dropped. 5: the runtime ops' marks on a
- * caller's stream, and range ops (the profiler's). */
-#define GPO_BACKEND_ABI 5
+ * and derivations. 4: toolchain_dropped. 5: memory_live replaces
+ * memory_free; the runtime ops name their graph API. 6: the runtime ops'
+ * marks on a caller's stream, and range ops (the profiler's). */
+#define GPO_BACKEND_ABI 6
 
 /* What a backend may read while loading and enumerating: the machine's
  * file-system root (GPUOPT_SYSFS_ROOT), the log, and the paths the user
@@ -102,6 +103,31 @@ typedef struct gpo_library_var {
 } gpo_library_var;
 
 struct gpo_dr_run;
+
+/* ---- Live memory -----------------------------------------------------------
+ *
+ * One reading of a device's memory, with where it came from and when
+ * (gpuopt_device_memory, gpuopt_memory_*, plans at level >= 1, the device
+ * list). A backend tries its sources in its own order, cheapest and least
+ * intrusive first, and says in `source_text` which one answered (or, on
+ * failure, in the detail what each said). */
+typedef struct gpo_memory_reading {
+    uint64_t total;        /* bytes the device has (the source's view); 0 unknown */
+    uint64_t free;         /* bytes free now */
+    uint64_t used;         /* bytes in use, as the source counts them (total - free when it
+                              says nothing else) */
+    int32_t source;        /* gpuopt_memory_source */
+    uint64_t read_ns;      /* gpo_now_ns() when the numbers were read: a reading the backend
+                              reuses shows its age */
+    char source_text[256]; /* "NVML nvmlDeviceGetMemoryInfo (by UUID)" */
+} gpo_memory_reading;
+
+/* memory_live flags. Without GPO_MEMORY_MAY_CREATE_CONTEXT a backend never
+ * creates a driver context to answer (a live view or the device list must
+ * not cost the host program device memory); plans pass it, since sizing
+ * against free memory is worth one short-lived context when nothing cheaper
+ * answers. */
+#define GPO_MEMORY_MAY_CREATE_CONTEXT 0x1u
 
 /* Filled by load (reason, library, versions); the core adds timing. */
 typedef struct gpo_backend_report {
@@ -188,7 +214,14 @@ typedef struct gpo_runtime_ops {
     /* Compiler identity for cache keys ("PoCL 3.1+debian LLVM 15"). Never NULL. */
     const char *(*compiler_version)(gpo_rt *rt);
 
-    /* (ABI 5) Device time on a stream or queue the host program owns, for
+    /* How a program on this runtime captures a step's launches once and
+     * replays them ("a CUDA graph (cuStreamBeginCapture/cuGraphLaunch;
+     * PyTorch: torch.compile(mode=\"reduce-overhead\"), torch.cuda.CUDAGraph)"),
+     * for the latency advice (src/latency.c); NULL when it has no way.
+     * (ABI 5) */
+    const char *graph_api;
+
+    /* (ABI 6) Device time on a stream or queue the host program owns, for
      * the profiler's sections (src/prof/): no session is involved, and
      * nothing is ever queued on the stream but the marks.
      *   mark_record   records a mark (an event, a marker) on `stream` (a
@@ -211,7 +244,7 @@ typedef struct gpo_runtime_ops {
     void (*mark_free)(void *backend_state, gpo_rt_mark *mark);
 } gpo_runtime_ops;
 
-/* ---- Ranges of the vendor's own profiler (ABI 5) ---------------------------
+/* ---- Ranges of the vendor's own profiler (ABI 6) ---------------------------
  * The profiler's sections forwarded to a tool the vendor ships (NVTX for
  * Nsight Systems, roctx for rocprof), so the tool's timeline shows the
  * same names. They need no loaded backend, device or context: a tool
@@ -252,11 +285,15 @@ typedef struct gpo_backend {
     gpuopt_status (*tier2)(void *state, const gpo_route *route, const gpuopt_device *dev,
                            struct gpuopt_plan *plan);
 
-    /* Free device memory now; may need a short-lived context. NULL when the
-     * backend cannot tell (the device's total is used instead). On success
-     * the detail may hold a note on how it was read (whether a context was
-     * created for it), which the core logs. */
-    gpuopt_status (*memory_free)(void *state, const gpo_route *route, uint64_t *free_bytes);
+    /* The device's memory now (gpo_memory_reading above): GPUOPT_OK with
+     * free memory known; GPUOPT_ERR_UNSUPPORTED when no source can say,
+     * the detail naming what each source answered (the core then reports
+     * the total alone, with those words); another failure (forked, out of
+     * memory) as it is. Never creates a driver context unless `flags` has
+     * GPO_MEMORY_MAY_CREATE_CONTEXT. NULL when the backend has no source
+     * (the device's total is used instead). (ABI 5; was memory_free.) */
+    gpuopt_status (*memory_live)(void *state, const gpo_route *route, uint32_t flags,
+                                 gpo_memory_reading *out);
 
     const gpo_runtime_ops *runtime; /* NULL: cannot run code */
 
@@ -290,7 +327,7 @@ typedef struct gpo_backend {
                              char *why, size_t cap);
 
     /* The vendor's profiler ranges (above). NULL: the vendor has none.
-     * (ABI 5) */
+     * (ABI 6) */
     const gpo_range_ops *ranges;
 } gpo_backend;
 

@@ -31,6 +31,7 @@ gpuopt_device *gpo_device_new(void)
     i->unified_memory = -1;
     i->ecc = -1;
     i->max_threads_per_block = -1;
+    d->copy_engines = -1;
     return d;
 }
 

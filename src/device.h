@@ -41,6 +41,11 @@ struct gpuopt_device {
     double est_gflops;
     double est_matrix_gflops[GPO_PREC_COUNT];
     double est_bandwidth_gbs;
+    /* Copy engines that move data between host and device while kernels
+     * run (CUDA's CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, the KFD's
+     * num_sdma_engines); 0 none, -1 unknown. The latency advice reads it
+     * (src/latency.c: whether overlapping transfers pays). */
+    int32_t copy_engines;
     struct gpuopt_context *ctx;
 };
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "memory/live.h"
 #include "select.h"
 #include "util/strutil.h"
 
@@ -194,8 +195,16 @@ GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json
         }
         for (size_t i = 0; ok && i < ctx->devices.n; i++) {
             gpuopt_device *d = ctx->devices.items[i];
+            /* Free memory as it is now, where a source answers without
+             * creating a driver context (the record keeps it). */
+            gpo_memory_reading live;
+            if (gpo_memory_read(d, 0, &live) != GPUOPT_OK)
+                live.source = GPUOPT_MEMORY_SOURCE_NONE;
             cJSON *dj = gpo_device_json(d, d == selected);
             ok = dj && cJSON_AddItemToArray(devices, dj);
+            if (ok)
+                add_str(dj, "memory_source",
+                        live.source == GPUOPT_MEMORY_SOURCE_NONE ? NULL : live.source_text);
         }
         ok = ok && cJSON_AddItemToObject(root, "backends", backends);
         if (ok)

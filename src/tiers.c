@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "memory/live.h"
 #include "plan.h"
 #include "rules_core.h"
 #include "select.h"
@@ -134,19 +135,14 @@ static gpuopt_status run_tier(struct gpuopt_plan *p, int tier)
 static void read_free_memory(struct gpuopt_context *ctx, struct gpuopt_plan *p)
 {
     gpuopt_device *dev = p->device;
-    const gpo_route *route = &dev->routes[0];
-    if (!route->backend || !route->backend->memory_free)
-        return;
-    uint64_t free_bytes = 0;
-    gpo_detail_clear();
-    if (route->backend->memory_free(route->backend_state, route, &free_bytes) == GPUOPT_OK) {
-        p->memory_free = free_bytes;
-        dev->info.memory_free_bytes = free_bytes;
-        /* How it was read (whether the backend had to create a context). */
-        if (gpo_detail_get()[0])
-            gpo_log_info(&ctx->log, "%s", gpo_detail_get());
+    gpo_memory_reading r;
+    if (gpo_memory_read(dev, GPO_MEMORY_MAY_CREATE_CONTEXT, &r) == GPUOPT_OK &&
+        r.source != GPUOPT_MEMORY_SOURCE_NONE) {
+        p->memory_free = r.free;
+        /* Where it came from (whether the backend had to create a context). */
+        gpo_log_info(&ctx->log, "%s: free memory read from %s", dev->info.id, r.source_text);
     } else {
-        gpo_log_debug(&ctx->log, "%s: free memory not read: %s", dev->info.id, gpo_detail_get());
+        gpo_log_debug(&ctx->log, "%s: %s", dev->info.id, r.source_text);
     }
 }
 
@@ -368,8 +364,24 @@ static gpuopt_status check_workload(const gpuopt_workload *w, gpuopt_workload *c
                         "gpuopt_workload.bound is %d: accepted 0 (unknown), 1 (compute), 2 "
                         "(memory)",
                         (int)copy->bound);
-    if (copy->model_bytes > (uint64_t)INT64_MAX || copy->item_bytes > (uint64_t)INT64_MAX)
+    if (copy->model_bytes > (uint64_t)INT64_MAX || copy->item_bytes > (uint64_t)INT64_MAX ||
+        copy->h2d_bytes_per_step > (uint64_t)INT64_MAX ||
+        copy->d2h_bytes_per_step > (uint64_t)INT64_MAX)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "gpuopt_workload sizes above 2^63 bytes");
+    if (copy->launches_per_step < 0)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.launches_per_step is %d: accepted 0 (unknown) or more",
+                        (int)copy->launches_per_step);
+    if (copy->items_per_step < 0)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.items_per_step is %d: accepted 0 (unknown) or more",
+                        (int)copy->items_per_step);
+    /* An hour per step is no latency target; a larger value is a unit slip. */
+    if (copy->step_time_ns > UINT64_C(3600000000000))
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.step_time_ns is %llu: accepted 0 (none) to 3.6e12 (one "
+                        "hour), in nanoseconds",
+                        (unsigned long long)copy->step_time_ns);
     return check_contradictions(copy);
 }
 

@@ -20,8 +20,11 @@ gpuopt_status gpo_cuda_tier0(void *state, const gpo_route *route, const gpuopt_d
 gpuopt_status gpo_cuda_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
                              struct gpuopt_plan *plan);
 
-/* cuda_memory.c */
-gpuopt_status gpo_cuda_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes);
+/* cuda_memory.c: the ops table's memory_live (the calling thread's
+ * current context, NVML, an active primary context, and with
+ * GPO_MEMORY_MAY_CREATE_CONTEXT a primary context made for the reading). */
+gpuopt_status gpo_cuda_memory_live(void *state, const gpo_route *route, uint32_t flags,
+                                   gpo_memory_reading *out);
 
 /* cuda_runtime.c: the runtime ops for tier 2 and the tuner. */
 extern const gpo_runtime_ops gpo_cuda_runtime_ops;

@@ -293,6 +293,7 @@ static gpuopt_status one_device(gpo_cuda_state *s, int index, gpo_device_list *o
         gpo_snprintf(in->pci_bus_id, sizeof in->pci_bus_id, "%04x:%02x:%02x.0",
                      (unsigned)v[A_PCI_DOMAIN], (unsigned)v[A_PCI_BUS], (unsigned)v[A_PCI_DEVICE]);
     gpo_cuda_version_text(s->driver_version, in->driver_version, sizeof in->driver_version);
+    dev->copy_engines = v[A_ASYNC];
 
     gpo_arch_nvidia_info arch;
     if (gpo_arch_nvidia_lookup(in->cc_major, in->cc_minor, &arch) != 0) {

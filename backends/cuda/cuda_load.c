@@ -143,6 +143,8 @@ static void state_free(gpo_cuda_state *s)
     gpo_fs_list_free(s->kernel_gpus, s->n_kernel_gpus);
     gpo_nvrtc_close(s->nvrtc);
     pthread_mutex_destroy(&s->nvrtc_lock);
+    gpo_nvml_close(s->nvml);
+    pthread_mutex_destroy(&s->nvml_lock);
     free(s);
 }
 
@@ -163,6 +165,26 @@ gpuopt_status gpo_cuda_nvrtc(gpo_cuda_state *s, const gpo_nvrtc **out)
     else
         *out = s->nvrtc;
     pthread_mutex_unlock(&s->nvrtc_lock);
+    return st;
+}
+
+gpuopt_status gpo_cuda_nvml(gpo_cuda_state *s, const gpo_nvml **out)
+{
+    gpuopt_status st;
+    *out = NULL;
+    pthread_mutex_lock(&s->nvml_lock);
+    if (!s->nvml_tried) {
+        s->nvml_tried = 1;
+        gpo_detail_clear();
+        s->nvml_status = gpo_nvml_open(s->nvml_path, &s->nvml);
+        gpo_strlcpy(s->nvml_why, gpo_detail_get(), sizeof s->nvml_why);
+    }
+    st = s->nvml_status;
+    if (st)
+        gpo_fail(st, "%s", s->nvml_why);
+    else
+        *out = s->nvml;
+    pthread_mutex_unlock(&s->nvml_lock);
     return st;
 }
 
@@ -299,6 +321,11 @@ gpuopt_status gpo_cuda_load(const gpo_backend_env *env, void **state, gpo_backen
         gpo_strlcpy(s->nvrtc_path, nvrtc ? nvrtc : "", sizeof s->nvrtc_path);
     }
     pthread_mutex_init(&s->nvrtc_lock, NULL);
+    {
+        const char *nvml = gpo_env_library(env, "nvml");
+        gpo_strlcpy(s->nvml_path, nvml ? nvml : "", sizeof s->nvml_path);
+    }
+    pthread_mutex_init(&s->nvml_lock, NULL);
 
     const char *user_path = gpo_env_library(env, "cuda");
     const char *name = user_path ? user_path : GPO_CUDA_DEFAULT_LIBRARY;

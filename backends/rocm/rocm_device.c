@@ -74,6 +74,8 @@ static void kfd_details(cJSON *d, const gpo_kfd_gpu *g)
     add_num(d, "simd_per_cu", g->simd_per_cu);
     add_num(d, "simd_count", g->simd_count);
     add_num(d, "num_xcc", g->num_xcc);
+    if (g->num_sdma_engines >= 0)
+        add_num(d, "num_sdma_engines", g->num_sdma_engines);
     add_num(d, "lds_kb", g->lds_size_kb);
     add_num(d, "max_waves_per_simd", g->max_waves_per_simd);
     char hex[16];
@@ -168,6 +170,10 @@ gpuopt_status gpo_rocm_device_from_hip(int ordinal, const gpo_kfd_gpu *kfd,
     dev->info.ecc = at[GPO_HIP_ATTR_ECC_ENABLED] >= 0 ? at[GPO_HIP_ATTR_ECC_ENABLED] != 0 : -1;
     dev->info.max_threads_per_block = at[GPO_HIP_ATTR_MAX_THREADS_PER_BLOCK];
     dev->info.memory_bytes = hd->total_mem ? hd->total_mem : kfd ? kfd->vram_bytes : 0;
+    /* HIP's hipDeviceAttributeAsyncEngineCount is CUDA-only (hip_runtime_api.h);
+     * the KFD counts the SDMA engines that do host-device copies. */
+    if (kfd)
+        dev->copy_engines = kfd->num_sdma_engines;
     if (at[GPO_HIP_ATTR_L2_CACHE_SIZE] > 0)
         dev->info.l2_bytes = (uint64_t)at[GPO_HIP_ATTR_L2_CACHE_SIZE];
     if (at[GPO_HIP_ATTR_MAX_SHARED_MEMORY_PER_BLOCK] > 0)
@@ -252,6 +258,7 @@ gpuopt_status gpo_rocm_device_from_kfd(const gpo_kfd_gpu *g, int index, gpuopt_d
     dev->info.clock_mhz = g->max_engine_clk_mhz > 0 ? g->max_engine_clk_mhz : -1;
     dev->info.integrated = kfd_integrated(g, &arch, arch_ok);
     dev->info.memory_bytes = g->vram_bytes;
+    dev->copy_engines = g->num_sdma_engines;
     if (g->lds_size_kb > 0)
         dev->info.shared_mem_per_block = (uint64_t)g->lds_size_kb * 1024u;
     gpo_strlcpy(dev->info.pci_bus_id, g->pci, sizeof dev->info.pci_bus_id);

@@ -39,7 +39,7 @@ run 0 --help;                           has "$out" "Commands:"
 run 2 frobnicate;                       has "$err" "unknown command 'frobnicate'"
 run 0 help plan;                        has "$out" "usage: gpuopt plan"
 run 2 help frobnicate;                  has "$err" "no command 'frobnicate'"
-for c in devices plan version; do
+for c in devices memory plan version; do
   run 0 "$c" --help;                    has "$out" "usage: gpuopt $c"
 done
 run 0 version;                          has "$out" "gpuopt ${GPO_EXPECT_VERSION:?}"
@@ -68,6 +68,30 @@ run 2 plan --model-bytes lots;          has "$err" "accepted a size"
 run 0 plan --model-bytes 1GiB --item-bytes 1MiB; has "$out" "batch.max_size"
 run 2 plan --memory-bound --compute-bound; has "$err" "--memory-bound and --compute-bound"
 run 0 plan --memory-bound --json;       has "$out" '"selection":{"policy":"auto","reason":"cpu:0'
+
+# Live memory: a table, JSON, a watch that stops after --count refreshes.
+run 0 memory;                           has "$out" "DEVICE"; has "$out" "cpu:0"; has "$out" "/proc/meminfo"
+run 0 memory --json;                    json_ok devices; has "$out" '"source":"host"'
+run 0 memory --watch 0.1 --count 2;     has "$out" "Every 0.1s: gpuopt memory"
+if [ "$(grep -c '^cpu:0' "$out")" != 2 ]; then echo "FAIL: --watch --count 2 did not print two readings"; fails=$((fails + 1)); fi
+run 0 memory --watch 0.1 --count 2 --json
+if [ "$(grep -c '"devices"' "$out")" != 2 ]; then echo "FAIL: --watch --json did not print one line per reading"; fails=$((fails + 1)); fi
+run 0 memory --device cpu:0;            has "$out" "cpu:0"
+run 2 memory --watch 0;                 has "$err" "accepted seconds from 0.1 to 86400"
+run 2 memory --watch soon;              has "$err" "--watch soon"
+run 2 memory --count 3;                 has "$err" "--count goes with --watch"
+run 2 memory --bogus;                   has "$err" "accepted: --watch SECONDS"
+run 1 memory --device cpu:3;            has "$err" "no device matches 'cpu:3'"
+
+# A step of latency-oriented work: the advice that needs no measurement, and
+# malformed descriptions refused with what is accepted.
+run 0 plan --latency --item-bytes 48MiB --items-per-step 10 --launches-per-step 40 --step-time 100ms --h2d-bytes 64KiB --d2h-bytes 1MiB
+has "$out" "warmup.runs"; has "$out" "prealloc.bytes"; has "$out" "a step holds 10 items x 48 MiB"
+run 2 plan --step-time 0;               has "$err" "accepted a time up to an hour"
+run 2 plan --step-time 2h;              has "$err" "accepted a time up to an hour"
+run 2 plan --launches-per-step -4;      has "$err" "accepted a whole number from 1"
+run 2 plan --items-per-step many;       has "$err" "accepted a whole number from 1"
+run 2 plan --d2h-bytes lots;            has "$err" "accepted a size"
 
 # Asking for a backend that is not there names why, not "devices here: none".
 export GPUOPT_BACKEND=cuda GPUOPT_CUDA_LIBRARY=/nonexistent/libcuda.so.1

@@ -99,6 +99,40 @@ static int parse_size(const char *opt, const char *v, uint64_t *out)
     return 0;
 }
 
+/* A whole number of at least 1: "40". */
+static int parse_count(const char *opt, const char *v, int32_t *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < 1 || n > INT32_MAX) {
+        cli_usage_error("plan", "%s %s: accepted a whole number from 1", opt, v);
+        return -1;
+    }
+    *out = (int32_t)n;
+    return 0;
+}
+
+/* A duration: "100ms", "0.1s", "2500us", "250000ns"; a bare number is seconds. */
+static int parse_duration(const char *opt, const char *v, uint64_t *ns)
+{
+    char *end;
+    double d = strtod(v, &end);
+    double mult = 1e9;
+    if (end != v) {
+        if (!strcmp(end, "ms")) mult = 1e6;
+        else if (!strcmp(end, "us")) mult = 1e3;
+        else if (!strcmp(end, "ns")) mult = 1;
+        else if (*end && strcmp(end, "s")) end = (char *)v;
+    }
+    if (end == v || !(d > 0) || d * mult > 3.6e12 || d * mult < 1) {
+        cli_usage_error("plan", "%s %s: accepted a time up to an hour such as 100ms, 0.1s, "
+                                "2500us", opt, v);
+        return -1;
+    }
+    *ns = (uint64_t)(d * mult + 0.5);
+    return 0;
+}
+
 static int run(int argc, char **argv)
 {
     int level = GPUOPT_LEVEL_DEFAULT, json = 0, env = 0, apply_env = 0, have_workload = 0;
@@ -159,6 +193,25 @@ static int run(int argc, char **argv)
         } else if (strcmp(a, "--fixed-shapes") == 0) {
             wl.fixed_shapes = 1;
             have_workload = 1;
+        } else if (strcmp(a, "--launches-per-step") == 0 && i + 1 < argc) {
+            if (parse_count(a, argv[++i], &wl.launches_per_step))
+                return CLI_USAGE;
+            have_workload = 1;
+        } else if (strcmp(a, "--items-per-step") == 0 && i + 1 < argc) {
+            if (parse_count(a, argv[++i], &wl.items_per_step))
+                return CLI_USAGE;
+            have_workload = 1;
+        } else if (strcmp(a, "--step-time") == 0 && i + 1 < argc) {
+            if (parse_duration(a, argv[++i], &wl.step_time_ns))
+                return CLI_USAGE;
+            have_workload = 1;
+        } else if ((strcmp(a, "--h2d-bytes") == 0 || strcmp(a, "--d2h-bytes") == 0) &&
+                   i + 1 < argc) {
+            if (parse_size(a, argv[i + 1], a[2] == 'h' ? &wl.h2d_bytes_per_step
+                                                       : &wl.d2h_bytes_per_step))
+                return CLI_USAGE;
+            i++;
+            have_workload = 1;
         } else if (strcmp(a, "--memory-bound") == 0 || strcmp(a, "--compute-bound") == 0) {
             int32_t b = a[2] == 'm' ? GPUOPT_BOUND_MEMORY : GPUOPT_BOUND_COMPUTE;
             if (wl.bound != GPUOPT_BOUND_UNKNOWN && wl.bound != b)
@@ -173,7 +226,9 @@ static int run(int argc, char **argv)
                                            "--item-bytes N, --precision-sensitive, "
                                            "--reduced-precision, --quantized, --latency, "
                                            "--throughput, --fixed-shapes, --memory-bound, "
-                                           "--compute-bound, --help",
+                                           "--compute-bound, --launches-per-step N, "
+                                           "--step-time T, --items-per-step N, --h2d-bytes N, "
+                                           "--d2h-bytes N, --help",
                                    a);
         }
     }
@@ -276,7 +331,14 @@ const cli_command cli_plan = {
     "  --latency | --throughput   what to optimise (one of them; default throughput)\n"
     "  --fixed-shapes         shapes repeat call after call\n"
     "  --memory-bound | --compute-bound\n"
-    "                         what limits its speed: memory bandwidth, or arithmetic\n\n"
+    "                         what limits its speed: memory bandwidth, or arithmetic\n"
+    "One step of latency-oriented work (docs/latency.md: graphs, warm-up, pre-allocation,\n"
+    "streams, with the arithmetic in each reason; transfers and launches measured at level 2):\n"
+    "  --launches-per-step N  kernel launches one step makes\n"
+    "  --step-time T          the step's time target: 100ms, 0.1s, 2500us\n"
+    "  --items-per-step N     items one step holds at once (10 concurrent users: 10)\n"
+    "  --h2d-bytes N | --d2h-bytes N\n"
+    "                         bytes one step copies host to device, device to host\n\n"
     "Without --device the plan is for the device 'auto' ranks first for this workload\n"
     "(docs/selection.md); the 'Selected:' line says why it won.\n",
     run};

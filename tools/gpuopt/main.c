@@ -6,8 +6,8 @@
 
 #include "cli.h"
 
-static const cli_command *const commands[] = {&cli_cache,   &cli_devices, &cli_doctor, &cli_plan,
-                                              &cli_profile, &cli_tune,    &cli_version};
+static const cli_command *const commands[] = {&cli_cache, &cli_devices, &cli_doctor, &cli_memory,
+                                              &cli_plan,  &cli_profile, &cli_tune,   &cli_version};
 static const size_t n_commands = sizeof commands / sizeof commands[0];
 
 static void print_usage(FILE *out)
@@ -40,9 +40,9 @@ int cli_fail(const char *cmd, const char *what, gpuopt_status st)
     fprintf(stderr, "gpuopt %s: %s: %s%s%s\n", cmd, what, gpuopt_strerror(st), *detail ? ": " : "",
             detail);
     return st == GPUOPT_ERR_INVALID_ARGUMENT || st == GPUOPT_ERR_CONFIG ||
-                   st == GPUOPT_ERR_OUT_OF_RANGE ?
-               CLI_USAGE :
-               CLI_FAIL;
+                   st == GPUOPT_ERR_OUT_OF_RANGE
+               ? CLI_USAGE
+               : CLI_FAIL;
 }
 
 void cli_format_ns(double ns, char *out, size_t cap)
@@ -59,7 +59,10 @@ void cli_format_ns(double ns, char *out, size_t cap)
         snprintf(out, cap, "%.3g s", ns / 1e9);
 }
 
-int cli_is_help(const char *arg) { return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0; }
+int cli_is_help(const char *arg)
+{
+    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
+}
 
 gpuopt_status cli_context(const char *backends, gpuopt_context **ctx)
 {

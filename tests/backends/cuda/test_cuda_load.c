@@ -257,9 +257,12 @@ static void a_device_the_driver_lacks_is_refused_in_its_words(void **state)
     gpo_route route;
     memset(&route, 0, sizeof route);
     route.index = 7;
-    assert_int_equal(gpo_backend_cuda.memory_free(st, &route, &free_bytes), GPUOPT_ERR_DRIVER);
+    gpo_memory_reading live;
+    live.free = free_bytes;
+    assert_int_equal(gpo_backend_cuda.memory_live(st, &route, GPO_MEMORY_MAY_CREATE_CONTEXT, &live),
+                     GPUOPT_ERR_DRIVER);
     assert_non_null(strstr(gpo_detail_get(), "cuDeviceGet failed: CUDA_ERROR_INVALID_DEVICE"));
-    assert_int_equal(free_bytes, 0);
+    assert_int_equal(live.free, 0);
     assert_int_equal(full.live_contexts(), 0);
     gpo_backend_cuda.unload(st);
 }
@@ -275,7 +278,7 @@ static void the_ops_table_is_complete_and_honest(void **state)
     assert_non_null(b->load);
     assert_non_null(b->unload);
     assert_non_null(b->enumerate);
-    assert_non_null(b->memory_free);
+    assert_non_null(b->memory_live);
     assert_non_null(b->tier0);
     assert_non_null(b->tier1);
     /* Measured settings are the core's tier 2, through the runtime. */
