@@ -47,6 +47,9 @@ run 2 profile;                              has "$err" "no command to run"
 run 0 profile --help;                       has "$out" "usage: gpuopt profile"
 run 2 profile --bogus -- true;              has "$err" "accepted: --output FILE"
 run 2 profile --output;                     has "$err" "needs a file name"
+run 2 profile -o;                           has "$err" "needs a file name"
+# Options end at the command: its own options are its own.
+run 3 profile -o x.json sh -c 'exit 3';     has "$err" "wrote no profile"
 
 # The example writes its own trace; gpuopt profile's file comes on top,
 # from the profiler's destruction.

@@ -4,6 +4,7 @@
  * with no code that says where. Like time(1) or env(1), it waits for the
  * program and exits with the program's status. */
 #include <errno.h>
+#include <getopt.h>
 #include <glob.h>
 #include <signal.h>
 #include <spawn.h>
@@ -134,28 +135,29 @@ static int report_written(const char *path, const seen *before, size_t n_before)
     return found;
 }
 
+/* In the shape of getopt_long's table: `+` stops at the command, whose own
+ * options are its own ("gpuopt profile python3 -u x.py"). */
+static const struct option options[] = {
+    {"output", required_argument, NULL, 'o'},
+    {NULL, 0, NULL, 0},
+};
+
 static int run(int argc, char **argv)
 {
     const char *output = DEFAULT_OUTPUT;
-    int i = 1;
-    for (; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(argv[i], "--output") == 0 || strcmp(argv[i], "-o") == 0) {
-            if (i + 1 >= argc)
-                return cli_usage_error("profile", "%s needs a file name", argv[i]);
-            output = argv[++i];
-        } else if (strncmp(argv[i], "--output=", 9) == 0) {
-            output = argv[i] + 9;
-        } else if (argv[i][0] == '-') {
+    int o;
+    optind = 0; /* glibc: start over, reading the '+' again */
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "+o:", options, NULL)) != -1) {
+        if (o == 'o')
+            output = optarg;
+        else if (o == '?' && optopt == 'o')
+            return cli_usage_error("profile", "--output needs a file name");
+        else
             return cli_usage_error("profile", "unknown option '%s'; accepted: --output FILE, --",
-                                   argv[i]);
-        } else {
-            break; /* the command, without "--" */
-        }
+                                   argv[optind - 1]);
     }
+    int i = optind;
     if (i >= argc)
         return cli_usage_error("profile", "no command to run: gpuopt profile [--output FILE] -- "
                                           "COMMAND [ARGS...]");
