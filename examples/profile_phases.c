@@ -1,5 +1,6 @@
 /* Profiles the phases of an inference program: load_model, then for each
- * batch preprocess, inference and postprocess. Prints where the time went
+ * batch preprocess, inference and postprocess. Registers its buffers with
+ * the memory manager, prints where the time went and what was registered,
  * and writes a Chrome trace (open it in https://ui.perfetto.dev or
  * chrome://tracing) and an SVG picture beside it.
  *
@@ -57,9 +58,19 @@ int main(int argc, char **argv)
     const char *trace = argc > 1 ? argv[1] : "profile_phases.json";
     gpuopt_context *ctx = NULL;
     gpuopt_profiler *prof = NULL;
+    gpuopt_plan *plan = NULL;
+    gpuopt_memory *mem = NULL;
     gpuopt_status st = gpuopt_context_create(NULL, &ctx);
     if (st)
         fail("gpuopt_context_create", st);
+    /* The memory manager takes its budget and workload from a plan for the
+     * selected device; the plan is not needed after. */
+    if ((st = gpuopt_plan_create(ctx, NULL, GPUOPT_LEVEL_DEFAULT, &plan)))
+        fail("gpuopt_plan_create", st);
+    st = gpuopt_memory_create(plan, &mem);
+    gpuopt_plan_destroy(plan);
+    if (st)
+        fail("gpuopt_memory_create", st);
     /* NULL options: host time, NVTX/roctx ranges when a tool is attached,
      * and GPUOPT_PROFILE's file when it is set. */
     st = gpuopt_profiler_create(ctx, NULL, NULL, &prof);
@@ -71,13 +82,17 @@ int main(int argc, char **argv)
     if ((st = gpuopt_profiler_begin(prof, "load_model")))
         fail("begin", st);
     load_model();
-    /* Memory manager (issue 13, part 2): register the weights here, e.g.
-     * an allocation "weights" of sizeof weights on the host, once its API
-     * is in gpuopt.h, and print its stats after the last batch. */
+    /* A real program registers what it allocates on the device, with
+     * GPUOPT_PLACE_DEVICE; this one's buffers are on the host. */
+    if ((st = gpuopt_memory_register(mem, "weights", GPUOPT_PLACE_HOST, sizeof weights)))
+        fail("registering the weights", st);
     if ((st = gpuopt_profiler_end(prof, "load_model")))
         fail("end", st);
 
     static float in[BATCH * N], out[BATCH * N];
+    if ((st = gpuopt_memory_register(mem, "batch_in", GPUOPT_PLACE_HOST, sizeof in)) ||
+        (st = gpuopt_memory_register(mem, "batch_out", GPUOPT_PLACE_HOST, sizeof out)))
+        fail("registering the batch buffers", st);
     float checksum = 0;
     for (int b = 0; b < BATCHES; b++) {
         GPUOPT_PROFILE_BEGIN(prof, "preprocess");
@@ -100,6 +115,17 @@ int main(int argc, char **argv)
     printf("checksum %.3f\n%s", (double)checksum, table);
     gpuopt_free(table);
 
+    gpuopt_memory_stats ms;
+    memset(&ms, 0, sizeof ms);
+    ms.struct_size = sizeof ms;
+    if ((st = gpuopt_memory_get_stats(mem, &ms)))
+        fail("gpuopt_memory_get_stats", st);
+    printf("memory: %d allocations, %llu bytes on the host (high water %llu)\n",
+           (int)ms.allocations, (unsigned long long)ms.host_bytes,
+           (unsigned long long)ms.host_high_water_bytes);
+    gpuopt_memory_release(mem, "batch_in");
+    gpuopt_memory_release(mem, "batch_out");
+
     char svg[4096];
     size_t len = strlen(trace);
     snprintf(svg, sizeof svg, "%.*s.svg",
@@ -111,6 +137,7 @@ int main(int argc, char **argv)
     printf("trace: %s\npicture: %s\n", trace, svg);
 
     gpuopt_profiler_destroy(prof);
+    gpuopt_memory_destroy(mem);
     gpuopt_context_destroy(ctx);
     return 0;
 }

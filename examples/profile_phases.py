@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Profiles the phases of an inference program with gpuopt.Profiler:
 load_model, then for each batch preprocess, inference and postprocess.
-Prints where the time went and writes a Chrome trace (open it in
+Registers its data with the memory manager, prints where the time went and
+what was registered, and writes a Chrome trace (open it in
 https://ui.perfetto.dev or chrome://tracing) and an SVG picture beside it.
 
     PYTHONPATH=bindings/python GPUOPT_LIBRARY=build/lib/libgpuopt.so.0 \\
@@ -22,12 +23,11 @@ N, BATCHES, BATCH = 24, 4, 4
 
 def main():
     trace = sys.argv[1] if len(sys.argv) > 1 else "profile_phases_py.json"
-    with gpuopt.Context() as ctx, ctx.profiler() as prof:
+    with gpuopt.Context() as ctx, ctx.profiler() as prof, ctx.memory() as mem:
         with prof.section("load_model"):
             weights = [[((r * N + c) * 7919 % 1000) / 1000 for c in range(N)] for r in range(N)]
-            # Memory manager (issue 13, part 2): register the weights here,
-            # e.g. `with mem.allocation("weights", nbytes, place="host"):`,
-            # once gpuopt's memory API is in the binding.
+            # A real program registers what it puts on the GPU (place="device").
+            mem.register("weights", N * N * 8, place="host")
 
         @prof.profile("preprocess")
         def preprocess(b):
@@ -40,13 +40,18 @@ def main():
         checksum = 0.0
         for b in range(BATCHES):
             batch = preprocess(b)
-            with prof.section("inference", items=len(batch)):
+            with prof.section("inference", items=len(batch)), \
+                    mem.allocation("activations", BATCH * N * 8, place="host"):
                 out = [[sum(x[k] * weights[k][c] for k in range(N)) for c in range(N)]
                        for x in batch]
             checksum += postprocess(out)
 
         print(f"checksum {checksum:.3f}")
         print(prof.table(), end="")
+        stats = mem.stats()
+        print(f"memory: {len(stats['allocations'])} allocation(s) live, "
+              f"{stats['registered']['host']} bytes on the host "
+              f"(high water {stats['high_water']['host']})")
         svg = trace[:-5] + ".svg" if trace.endswith(".json") else trace + ".svg"
         prof.write_trace(trace)
         prof.write_svg(svg)

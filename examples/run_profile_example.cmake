@@ -1,12 +1,17 @@
 cmake_policy(VERSION 3.25)
 # Runs a profiler example (-DCOMMAND=program;args...) that writes its trace
 # to -DTRACE, and checks: exit status 0, nothing on stderr, the summary
-# table with a row for each phase (-DPHASES=a;b;...), and a trace that is
-# Chrome trace-event JSON whose complete ("X") events name every phase.
+# table with a row for each phase (-DPHASES=a;b;...), the memory manager's
+# line (allocations registered, bytes on the host, their high-water mark),
+# and a trace that is Chrome trace-event JSON whose complete ("X") events
+# name every phase.
 file(REMOVE ${TRACE})
 include(${CMAKE_CURRENT_LIST_DIR}/run_common.cmake)
 if(NOT out MATCHES "\nsection +clock +count +total +mean +p50 +p95 +max +share +throughput\n")
   string(APPEND problems "\n  - no summary table header")
+endif()
+if(NOT out MATCHES "\nmemory: [1-9][0-9]* allocation[^\n]* bytes on the host \\(high water [1-9][0-9]*\\)\n")
+  string(APPEND problems "\n  - no 'memory: N allocations, B bytes on the host (high water H)' line")
 endif()
 foreach(phase IN LISTS PHASES)
   if(NOT out MATCHES "\n *${phase} +host +[0-9]+ ")
