@@ -242,6 +242,20 @@ class Exports(unittest.TestCase):
         with open(path, encoding="utf-8") as f:
             self.assertIn("phase", {e["name"] for e in json.load(f)["traceEvents"]})
 
+    def test_a_profiler_closes_with_its_context_and_writes_its_trace_first(self):
+        ctx = context()
+        path = os.path.join(self.tmp.name, "with-context.json")
+        prof = ctx.profiler(trace_path=path)
+        with prof.section("phase"):
+            pass
+        ctx.close()
+        self.assertTrue(prof.closed)
+        with self.assertRaises(ValueError):
+            prof.begin("late")
+        prof.close()  # closing again is harmless
+        with open(path, encoding="utf-8") as f:
+            self.assertIn("phase", {e["name"] for e in json.load(f)["traceEvents"]})
+
 
 CHILD = r"""
 import gpuopt
