@@ -113,6 +113,89 @@ static void create_refuses_malformed_options_and_leaves_no_profiler(void **state
     gpuopt_context_destroy(ctx);
 }
 
+static char logged[4096];
+
+static void keep_log(int32_t level, const char *message, void *user)
+{
+    (void)level;
+    (void)user;
+    size_t n = strlen(logged);
+    snprintf(logged + n, sizeof logged - n, "%s\n", message);
+}
+
+/* A context that reads GPUOPT_PROFILE = `profile` and logs warnings into
+ * `logged`. */
+static gpuopt_context *context_with_profile_env(const char *profile)
+{
+    gpuopt_options o;
+    memset(&o, 0, sizeof o);
+    o.struct_size = sizeof o;
+    o.flags = GPUOPT_OPTION_IGNORE_CONFIG_FILE;
+    o.backends = "cpu";
+    o.log_level = "warn";
+    o.log_fn = keep_log;
+    logged[0] = '\0';
+    setenv("GPUOPT_PROFILE", profile, 1);
+    gpuopt_context *ctx = NULL;
+    gpuopt_status st = gpuopt_context_create(&o, &ctx);
+    unsetenv("GPUOPT_PROFILE");
+    assert_int_equal(st, GPUOPT_OK);
+    return ctx;
+}
+
+static void a_profile_file_name_too_long_or_unwritable_is_refused_or_said(void **state)
+{
+    (void)state;
+    char *long_name = malloc(5001);
+    assert_non_null(long_name);
+    memset(long_name, 'a', 5000);
+    long_name[5000] = '\0';
+
+    /* The options' trace_path is this call's: refused, nothing made. */
+    gpuopt_context *ctx = cpu_context();
+    gpuopt_profiler_options o = quiet_options();
+    o.trace_path = long_name;
+    gpuopt_profiler *p = (gpuopt_profiler *)&o;
+    assert_int_equal(gpuopt_profiler_create(ctx, NULL, &o, &p), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_null(p);
+    assert_non_null(strstr(gpuopt_last_error(), "absolute path shorter than"));
+    gpuopt_context_destroy(ctx);
+
+    /* GPUOPT_PROFILE is the environment's: never cut short to another
+     * file's name; the profiler works and writes nothing. */
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    char dir[] = "/tmp/gpo-prof-env-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(chdir(dir), 0);
+    ctx = context_with_profile_env(long_name);
+    assert_non_null(strstr(logged, "GPUOPT_PROFILE is 5000 bytes"));
+    p = new_profiler(ctx);
+    gpuopt_profiler_options env_o = quiet_options();
+    env_o.trace_path = NULL; /* the environment's */
+    gpuopt_profiler *q = NULL;
+    assert_int_equal(gpuopt_profiler_create(ctx, NULL, &env_o, &q), GPUOPT_OK);
+    assert_int_equal(gpuopt_profiler_begin(q, "phase"), GPUOPT_OK);
+    assert_int_equal(gpuopt_profiler_end(q, "phase"), GPUOPT_OK);
+    gpuopt_profiler_destroy(q);
+    gpuopt_profiler_destroy(p);
+    gpuopt_context_destroy(ctx);
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rmdir(dir), 0); /* empty: no file of any name was written */
+
+    /* A directory that does not exist: said when the file is due. */
+    ctx = context_with_profile_env("/nonexistent-gpo-dir/trace.json");
+    assert_string_equal(logged, "");
+    q = NULL;
+    assert_int_equal(gpuopt_profiler_create(ctx, NULL, &env_o, &q), GPUOPT_OK);
+    assert_int_equal(gpuopt_profiler_begin(q, "phase"), GPUOPT_OK);
+    assert_int_equal(gpuopt_profiler_end(q, "phase"), GPUOPT_OK);
+    gpuopt_profiler_destroy(q);
+    assert_non_null(strstr(logged, "the profile was not written"));
+    gpuopt_context_destroy(ctx);
+    free(long_name);
+}
+
 static void a_null_profiler_is_refused_by_every_call(void **state)
 {
     (void)state;
@@ -505,6 +588,7 @@ int main(void)
         cmocka_unit_test(create_refuses_null_out_and_null_context),
         cmocka_unit_test(create_refuses_malformed_options_and_leaves_no_profiler),
         cmocka_unit_test(a_null_profiler_is_refused_by_every_call),
+        cmocka_unit_test(a_profile_file_name_too_long_or_unwritable_is_refused_or_said),
         cmocka_unit_test(begin_refuses_malformed_names_and_keeps_nothing),
         cmocka_unit_test(end_without_begin_is_a_nesting_error_never_a_crash),
         cmocka_unit_test(ending_the_wrong_section_is_refused_and_changes_nothing),
