@@ -1420,7 +1420,7 @@ def _opt_time(v):
     return None if v < 0 else v
 
 
-class CallbackTuner:
+class CallbackTuner(_Owned):
     """Tunes a Python callable over a Space on a device of a Context.
 
     run(point: dict) does the work once; it may return its own
@@ -1429,8 +1429,13 @@ class CallbackTuner:
     before every run, untimed; validate(point) -> bool checks the first
     run of each candidate. Without workload_key nothing is cached."""
 
+    _destroy = "gpuopt_tuner_destroy"
+    _what = "tuner"
+
     def __init__(self, ctx: "Context", space: Space, run, *, pre_run=None, validate=None,
                  device: Optional["Device"] = None):
+        self._handle = None
+        self._lock = threading.Lock()
         self._space = space
         self._ctx = ctx
         h = _p()
@@ -1468,20 +1473,6 @@ class CallbackTuner:
         desc = _sized(_CallbackDesc)
         desc.run, desc.pre_run, desc.validate = self._cbs
         _lib.gpuopt_tuner_set_callback(self._handle, ctypes.byref(desc))
-
-    def close(self):
-        if getattr(self, "_handle", None):
-            _lib.gpuopt_tuner_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def configure(self, *, strategy: str = "auto", max_evaluations: int = 0,
                   max_seconds: float = 0, max_failures: int = 0, seed: int = 0,
