@@ -13,19 +13,8 @@ dir=$(mktemp -d)
 out=$dir/stdout err=$dir/stderr
 trap 'rm -rf "$dir"' EXIT
 
-run() {
-  want=$1; shift
-  "$gpuopt" "$@" >"$out" 2>"$err"
-  rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "FAIL: gpuopt $* exited $rc, expected $want"; sed 's/^/  stderr: /' "$err"; fails=$((fails + 1))
-  fi
-}
-has() {
-  if ! grep -qF -- "$2" "$1"; then
-    echo "FAIL: expected '$2' in $1"; sed 's/^/  | /' "$1" | head -n 20; fails=$((fails + 1))
-  fi
-}
+. "$(dirname "$0")/checks.sh"
+
 # trace_names FILE NAME... : FILE is trace JSON whose slices include every NAME.
 trace_names() {
   f=$1; shift
