@@ -483,7 +483,7 @@ GPUOPT_API gpuopt_status gpuopt_profiler_end(gpuopt_profiler *p, const char *nam
     if (!t->tail || t->tail_n == GPO_PROF_CHUNK) {
         int64_t want = GPO_PROF_CHUNK;
         int64_t was = atomic_fetch_add_explicit(&p->kept, want, memory_order_relaxed);
-        int64_t got = was >= p->max_sections ? 0
+        int64_t got = was >= p->max_sections         ? 0
                       : p->max_sections - was < want ? p->max_sections - was
                                                      : want;
         gpo_prof_chunk *c = got ? malloc(sizeof *c) : NULL;
