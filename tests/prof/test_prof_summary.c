@@ -332,6 +332,37 @@ static void unread_marks_and_open_sections_are_freed_with_the_profiler(void **st
 }
 
 /* Rows and formatting helpers on their own. */
+/* On the driven clock, so which boxes are wide enough is known: every
+ * section of three_phases gets a titled box, with its name written, and a
+ * section of 1 ns in a 200 ms run (far under half a pixel) is left out
+ * and counted, not drawn as a sliver. */
+static void the_picture_draws_every_wide_section_with_its_name_and_counts_the_rest(void **state)
+{
+    (void)state;
+    gpuopt_profiler *p = driven_profiler(0);
+    three_phases(p);
+    assert_int_equal(gpuopt_profiler_begin(p, "blink"), GPUOPT_OK);
+    now_ns += 1;
+    assert_int_equal(gpuopt_profiler_end(p, "blink"), GPUOPT_OK);
+    char *svg = NULL;
+    assert_int_equal(gpuopt_profiler_report(p, GPUOPT_PROFILE_SVG, &svg), GPUOPT_OK);
+    assert_non_null(strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    assert_non_null(strstr(svg, "</svg>"));
+    static const char *const drawn[] = {"load_model", "inference", "matmul", "postprocess"};
+    for (size_t i = 0; i < sizeof drawn / sizeof drawn[0]; i++) {
+        char title[64], text[64];
+        snprintf(title, sizeof title, "<title>%s: ", drawn[i]);
+        snprintf(text, sizeof text, ">%s</text>", drawn[i]);
+        print_message("%s\n", drawn[i]);
+        assert_non_null(strstr(svg, title));
+        assert_non_null(strstr(svg, text));
+    }
+    assert_null(strstr(svg, "<title>blink: "));
+    assert_non_null(strstr(svg, "; 1 section boxes too narrow or too deep to draw"));
+    gpuopt_free(svg);
+    gpuopt_profiler_destroy(p);
+}
+
 static void durations_print_with_three_digits_and_a_unit(void **state)
 {
     (void)state;
@@ -356,6 +387,7 @@ int main(void)
         cmocka_unit_test(device_time_is_used_said_and_placed_on_a_device_track),
         cmocka_unit_test(device_time_that_fails_turns_host_and_says_why),
         cmocka_unit_test(unread_marks_and_open_sections_are_freed_with_the_profiler),
+        cmocka_unit_test(the_picture_draws_every_wide_section_with_its_name_and_counts_the_rest),
         cmocka_unit_test(durations_print_with_three_digits_and_a_unit),
     };
     return cmocka_run_group_tests(tests, prof_test_group_setup, prof_test_group_teardown);
