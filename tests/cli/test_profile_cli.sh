@@ -35,8 +35,8 @@ unset GPUOPT_PROFILE
 run 2 profile;                              has "$err" "no command to run"
 run 0 profile --help;                       has "$out" "usage: gpuopt profile"
 run 2 profile --bogus -- true;              has "$err" "accepted: --output FILE"
-run 2 profile --output;                     has "$err" "needs a file name"
-run 2 profile -o;                           has "$err" "needs a file name"
+run 2 profile --output;                     has "$err" "--output: missing value"
+run 2 profile -o;                           has "$err" "--output: missing value"
 # Options end at the command: its own options are its own.
 run 3 profile -o x.json sh -c 'exit 3';     has "$err" "wrote no profile"
 

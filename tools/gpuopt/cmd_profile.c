@@ -4,7 +4,6 @@
  * with no code that says where. Like time(1) or env(1), it waits for the
  * program and exits with the program's status. */
 #include <errno.h>
-#include <getopt.h>
 #include <glob.h>
 #include <signal.h>
 #include <spawn.h>
@@ -135,29 +134,27 @@ static int report_written(const char *path, const seen *before, size_t n_before)
     return found;
 }
 
-/* In the shape of getopt_long's table: `+` stops at the command, whose own
- * options are its own ("gpuopt profile python3 -u x.py"). */
-static const struct option options[] = {
-    {"output", required_argument, NULL, 'o'},
-    {NULL, 0, NULL, 0},
+static const cli_option options[] = {
+    {"output", 'o', "FILE"},
+    {"help", 'h', NULL},
+    {NULL, 0, NULL},
 };
 
 static int run(int argc, char **argv)
 {
     const char *output = DEFAULT_OUTPUT;
     int o;
-    optind = 0; /* glibc: start over, reading the '+' again */
-    opterr = 0;
-    while ((o = getopt_long(argc, argv, "+o:", options, NULL)) != -1) {
+    cli_parser p;
+    /* In order: the options end at the program to run, whose own options
+     * are its own ("gpuopt profile python3 -u x.py"). */
+    cli_parser_init(&p, &cli_profile, options, 1);
+    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
         if (o == 'o')
-            output = optarg;
-        else if (o == '?' && optopt == 'o')
-            return cli_usage_error("profile", "--output needs a file name");
+            output = p.value;
         else
-            return cli_usage_error("profile", "unknown option '%s'; accepted: --output FILE, --",
-                                   argv[optind - 1]);
+            return p.status;
     }
-    int i = optind;
+    int i = p.operands;
     if (i >= argc)
         return cli_usage_error("profile", "no command to run: gpuopt profile [--output FILE] -- "
                                           "COMMAND [ARGS...]");
@@ -225,8 +222,8 @@ const cli_command cli_profile = {
     "FILE ends in .svg. A second profiler in one process writes FILE with .2 before\n"
     "the extension; \"%p\" in FILE becomes each process's id (for programs that start\n"
     "others). docs/profiler.md describes the files.\n\n"
-    "  --output FILE, -o FILE   where the profile goes (default: " DEFAULT_OUTPUT ", made\n"
-    "                           absolute against the current directory)\n\n"
+    "  -o, --output FILE   where the profile goes (default: " DEFAULT_OUTPUT ", made\n"
+    "                      absolute against the current directory)\n\n"
     "Exit status: COMMAND's own; 126 or 127 when it cannot be run (as the shell);\n"
     "128+N when signal N ended it; 2 for a usage error here.\n",
     run};
