@@ -12,24 +12,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 out=$tmp/out err=$tmp/err
 
-run() {
-  want=$1; shift
-  "$gpuopt" "$@" >"$out" 2>"$err"
-  rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "FAIL: gpuopt $* exited $rc, expected $want"; sed 's/^/  stderr: /' "$err"; fails=$((fails + 1))
-  fi
-}
-has() {
-  if ! grep -qF -- "$2" "$1"; then
-    echo "FAIL: expected '$2' in $(basename "$1") of the last command"; sed 's/^/  | /' "$1" | head -n 30; fails=$((fails + 1))
-  fi
-}
-hasnt() {
-  if grep -qF -- "$2" "$1"; then
-    echo "FAIL: did not expect '$2' in $(basename "$1") of the last command"; fails=$((fails + 1))
-  fi
-}
+. "$(dirname "$0")/checks.sh"
 labels_valid() { # FORMAT: the last stdout passes Kubernetes' and NFD's rules
   if ! "$python" "$src/tests/cli/k8s_labels.py" "$1" "$out" >/dev/null 2>"$tmp/why"; then
     echo "FAIL: labels break Kubernetes' label syntax:"; sed 's/^/  /' "$tmp/why"; fails=$((fails + 1))
