@@ -93,7 +93,7 @@ static void cache_functions_list_check_and_clear_per_device(void **state)
     assert_int_equal(cJSON_GetArraySize(files), 2);
     cJSON *fa = cJSON_GetArrayItem(files, 0);
     assert_string_equal(cJSON_GetObjectItem(fa, "file")->valuestring,
-                        "syncuda_sm-89_76cu_aaaaaaaa-0000-0000-0000-000000000001.jsonl");
+                        "syncuda_sm-89_76cu_aaaaaaaa-0000-0000-0000-000000000001.json");
     assert_string_equal(cJSON_GetObjectItem(fa, "status")->valuestring, "ok");
     assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(fa, "device"), "name")->valuestring,
                         "Syn GPU A");
@@ -113,13 +113,13 @@ static void cache_functions_list_check_and_clear_per_device(void **state)
     cJSON *fr = cJSON_GetArrayItem(cJSON_GetObjectItem(rep, "files"), 0);
     assert_int_equal(cJSON_GetObjectItem(fr, "entries")->valueint, 2);
     assert_int_equal(cJSON_GetObjectItem(fr, "candidates")->valueint, 4);
-    assert_int_equal(cJSON_GetObjectItem(fr, "lines")->valueint, 1 + 2 * 4);
+    assert_int_equal(cJSON_GetObjectItem(fr, "unfinished")->valueint, 0);
+    assert_int_equal(cJSON_GetObjectItem(fr, "invalid")->valueint, 0);
     cJSON_Delete(rep);
 
     /* A damaged file fails the check, which rewrites nothing. */
     char pb[1024];
-    snprintf(pb, sizeof pb, "%s/syncuda_sm-89_76cu_bbbbbbbb-0000-0000-0000-000000000002.jsonl",
-             dir);
+    snprintf(pb, sizeof pb, "%s/syncuda_sm-89_76cu_bbbbbbbb-0000-0000-0000-000000000002.json", dir);
     size_t before;
     char *orig = tc_read(pb, &before);
     char *bad = malloc(before + 16);
@@ -133,8 +133,7 @@ static void cache_functions_list_check_and_clear_per_device(void **state)
     assert_false(cJSON_IsTrue(cJSON_GetObjectItem(rep, "ok")));
     fr = cJSON_GetArrayItem(cJSON_GetObjectItem(rep, "files"), 1);
     assert_string_equal(cJSON_GetObjectItem(fr, "status")->valuestring, "corrupt");
-    assert_string_equal(cJSON_GetObjectItem(fr, "detail")->valuestring,
-                        "line 2: not a JSON object");
+    assert_string_equal(cJSON_GetObjectItem(fr, "detail")->valuestring, "not one JSON object");
     cJSON_Delete(rep);
     char *after = tc_read(pb, NULL);
     assert_string_equal(after, bad);
@@ -146,12 +145,14 @@ static void cache_functions_list_check_and_clear_per_device(void **state)
     /* Clearing device B removes its file only. */
     assert_int_equal(gpuopt_cache_clear(ctx, b), GPUOPT_OK);
     assert_int_equal(access(pb, F_OK), -1);
-    assert_int_equal(tc_count_files(dir, "aaaaaaaa"), 1);
+    snprintf(pb, sizeof pb, "%s/syncuda_sm-89_76cu_aaaaaaaa-0000-0000-0000-000000000001.json", dir);
+    assert_int_equal(access(pb, F_OK), 0);
+    assert_int_equal(tc_count_files(dir, "bbbbbbbb"), 0); /* its lock file went too */
     assert_int_equal(tc_count_files(dir, "notes.txt"), 1);
     assert_int_equal(tc_count_files(dir, "results.jsonl"), 1);
     /* Clearing all removes the rest of the cache's files, and only those. */
     assert_int_equal(gpuopt_cache_clear(ctx, NULL), GPUOPT_OK);
-    assert_int_equal(tc_count_files(dir, ".jsonl"), 1); /* results.jsonl */
+    assert_int_equal(tc_count_files(dir, ".json"), 1); /* results.jsonl */
     assert_int_equal(tc_count_files(dir, "notes.txt"), 1);
     assert_int_equal(gpuopt_cache_clear(ctx, NULL), GPUOPT_OK);
     gpuopt_context_destroy(ctx);
@@ -166,7 +167,7 @@ static void set_aside_and_temp_files_are_listed_and_cleared(void **state)
     assert_int_equal(gpuopt_device_at(ctx, 0, &a), GPUOPT_OK);
     fill(ctx, a, "N=1");
     char p[1024];
-    const char *base = "syncuda_sm-89_76cu_aaaaaaaa-0000-0000-0000-000000000001.jsonl";
+    const char *base = "syncuda_sm-89_76cu_aaaaaaaa-0000-0000-0000-000000000001.json";
     snprintf(p, sizeof p, "%s/%s.corrupt-1700000000", dir, base);
     tc_append_raw(p, "junk");
     snprintf(p, sizeof p, "%s/.%s.tmp-123-1", dir, base);

@@ -107,6 +107,7 @@ gpo_cache_options tc_options(uint32_t max_entries, uint64_t max_bytes)
     o.max_bytes = max_bytes;
     o.clock = tc_clock;
     o.per_host = -1;
+    o.checkpoint_ms = -1;
     return o;
 }
 
@@ -182,14 +183,13 @@ char *tc_read(const char *path, size_t *len)
     return b;
 }
 
-size_t tc_lines(const char *path)
+void tc_write(const char *path, const char *text)
 {
-    char *b = tc_read(path, NULL);
-    size_t n = 0;
-    for (char *p = b; p && *p; p++)
-        n += *p == '\n';
-    free(b);
-    return n;
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
 }
 
 void tc_append_raw(const char *path, const char *bytes)
@@ -211,4 +211,21 @@ int tc_count_files(const char *dir, const char *part)
     if (d)
         closedir(d);
     return n;
+}
+
+int tc_verify(const char *dir, int *entries, int *candidates, int *unfinished)
+{
+    cJSON *r = NULL;
+    if (gpo_cache_dir_verify(dir, &r) != GPUOPT_OK)
+        return -1;
+    int ok = cJSON_IsTrue(cJSON_GetObjectItem(r, "ok"));
+    cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "files"), 0);
+    if (entries)
+        *entries = f ? cJSON_GetObjectItem(f, "entries")->valueint : 0;
+    if (candidates)
+        *candidates = f ? cJSON_GetObjectItem(f, "candidates")->valueint : 0;
+    if (unfinished)
+        *unfinished = f ? cJSON_GetObjectItem(f, "unfinished")->valueint : 0;
+    cJSON_Delete(r);
+    return ok;
 }
