@@ -273,32 +273,34 @@ static void report(gpo_cache *c)
     c->warned |= WARN_FILE;
 }
 
-/* Reads the file at the path into the document. */
-static void read_file(gpo_cache *c)
+/* Reads the file at the path into the document. GPUOPT_ERR_NO_MEMORY
+ * leaves no document (a writer must not take an empty one for the file). */
+static gpuopt_status read_file(gpo_cache *c)
 {
     drop_doc(c);
     char *buf = NULL, why[300];
     size_t len = 0;
     int fd = gpo_cache_file_read(c->dirfd, c->name, &buf, &len, why, sizeof why);
-    if (fd == GPO_FILE_MISSING) {
-        c->whole = 1;
-        return;
-    }
+    if (fd == GPO_FILE_NO_MEMORY)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to read %s", c->path);
+    c->whole = 1;
+    if (fd == GPO_FILE_MISSING)
+        return GPUOPT_OK;
     if (fd < 0) {
         c->doc.status = GPO_DOC_CORRUPT;
-        gpo_snprintf(c->doc.problem, sizeof c->doc.problem, "%s",
-                     fd == GPO_FILE_NO_MEMORY ? "no memory to read it" : why);
+        gpo_snprintf(c->doc.problem, sizeof c->doc.problem, "%s", why);
         report(c);
-        return;
+        return GPUOPT_OK;
     }
     gpuopt_status st = gpo_cache_doc_parse(&c->doc, buf, len);
     free(buf);
     c->fd = fd;
-    c->whole = 1;
-    if (st) /* half read: read it again next time */
+    if (st) {
         drop_doc(c);
-    else
-        report(c);
+        return gpo_fail(st, "no memory to read %s", c->path);
+    }
+    report(c);
+    return GPUOPT_OK;
 }
 
 static void refresh(gpo_cache *c)
@@ -380,10 +382,20 @@ static gpuopt_status update(gpo_cache *c, change_fn fn, void *arg)
         return GPUOPT_OK;
     }
     char *text = NULL;
-    if (!c->whole || c->fd < 0 || !gpo_cache_file_is(c->dirfd, c->name, c->fd))
-        read_file(c);
     gpuopt_status st = GPUOPT_OK;
     gpo_cache_doc *d = &c->doc;
+    /* Every line is read before the file is written again (lookups read
+     * only theirs): a line that does not read is found now, and the file
+     * set aside by this write rather than carried forward. */
+    size_t dropped = d->dropped;
+    if (!c->whole || c->fd < 0 || !gpo_cache_file_is(c->dirfd, c->name, c->fd))
+        st = read_file(c);
+    if (st || (st = gpo_cache_doc_read_all(d)) != GPUOPT_OK) {
+        drop_doc(c);
+        goto out;
+    }
+    if (d->dropped != dropped)
+        report(c);
     if (d->status == GPO_DOC_NEWER) {
         not_stored(c, c->reason);
         goto out;
@@ -391,12 +403,14 @@ static gpuopt_status update(gpo_cache *c, change_fn fn, void *arg)
     const char *aside = d->status == GPO_DOC_OLDER                        ? "old"
                         : d->status == GPO_DOC_CORRUPT || d->dropped != 0 ? "corrupt"
                                                                           : NULL;
-    for (size_t i = 0; i < c->n_uses; i++) {
+    for (size_t i = 0; i < c->n_uses && !st; i++) {
         gpo_cache_item *it = gpo_cache_doc_find(d, c->uses[i].hash);
-        if (it && c->uses[i].when > it->used)
+        if (it && c->uses[i].when > it->used && !(st = gpo_cache_doc_read(d, it))) {
             it->used = c->uses[i].when;
+            gpo_cache_doc_changed(it);
+        }
     }
-    if ((st = fn(c, arg)) != GPUOPT_OK) {
+    if (st || (st = fn(c, arg)) != GPUOPT_OK) {
         if (st != GPUOPT_ERR_NOT_FOUND) /* a change half made */
             drop_doc(c);
         goto out;
@@ -487,8 +501,16 @@ static gpuopt_status locate(gpo_cache *c, const gpo_cache_key *key, char hex[17]
         return st;
     pthread_mutex_lock(&c->lock);
     refresh(c);
+    size_t dropped = c->doc.dropped;
     *it = gpo_cache_doc_find(&c->doc, hash);
-    if (*it && strcmp((*it)->canon, canon) != 0)
+    if (*it && gpo_cache_doc_read(&c->doc, *it)) {
+        free(canon);
+        pthread_mutex_unlock(&c->lock);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to read %s", c->path);
+    }
+    if (c->doc.dropped != dropped)
+        report(c);
+    if (*it && (!(*it)->canon || strcmp((*it)->canon, canon) != 0))
         *it = NULL;
     free(canon);
     return GPUOPT_OK;
@@ -661,7 +683,9 @@ gpuopt_status gpo_cache_begin(gpo_cache *c, const gpo_cache_key *key, const gpo_
     char seedtext[24];
     gpo_snprintf(seedtext, sizeof seedtext, "%llu", (unsigned long long)search->seed);
     cJSON *o = t->begin = cJSON_CreateObject(), *b = NULL;
+    /* "key" and "used" first: a file's lines are found by them (doc.h). */
     if (!o || !(t->cands = cJSON_CreateArray()) || !cJSON_AddStringToObject(o, "key", t->key) ||
+        !cJSON_AddNumberToObject(o, "used", (double)now) ||
         !cJSON_AddNumberToObject(o, "time", (double)now) ||
         !cJSON_AddStringToObject(o, "tune", t->id) || add_key_soft(o, key, soft) ||
         !cJSON_AddStringToObject(o, "strategy", search->strategy) ||
@@ -735,6 +759,7 @@ static gpuopt_status put_open(gpo_cache *c, void *arg)
     it->open = o;
     int64_t now = now_s(c);
     it->used = now > it->used ? now : it->used; /* being measured: not to evict */
+    gpo_cache_doc_changed(it);
     return GPUOPT_OK;
 }
 
@@ -815,6 +840,7 @@ static gpuopt_status put_record(gpo_cache *c, void *arg)
     f->record = f->cands = NULL;
     int64_t now = now_s(c);
     it->used = now > it->used ? now : it->used;
+    gpo_cache_doc_changed(it);
     return GPUOPT_OK;
 }
 
@@ -838,10 +864,11 @@ gpuopt_status gpo_cache_finish(gpo_cache_tune *t, const cJSON *best_params,
     int64_t now = now_s(c);
     pthread_mutex_unlock(&c->lock);
     cJSON *o = f.record = cJSON_Duplicate(t->begin, 1);
-    if (o)
+    if (o) {
         cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "time"), (double)now);
-    if (!o || !cJSON_AddNumberToObject(o, "used", (double)now) ||
-        add_optional(o, "best", best ? candidate_json(best_params, best) : NULL, !!best) ||
+        cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "used"), (double)now);
+    }
+    if (!o || add_optional(o, "best", best ? candidate_json(best_params, best) : NULL, !!best) ||
         add_optional(o, "runner_up", runner ? candidate_json(runner_params, runner) : NULL,
                      !!runner) ||
         !cJSON_AddBoolToObject(o, "complete", complete != 0) ||
@@ -877,10 +904,13 @@ static gpuopt_status put_verify(gpo_cache *c, void *arg)
 {
     const verified *v = arg;
     gpo_cache_item *it = gpo_cache_doc_find(&c->doc, v->hash);
+    if (it && gpo_cache_doc_read(&c->doc, it))
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to read %s", c->path);
     if (!it || !it->record)
         return gpo_fail(GPUOPT_ERR_NOT_FOUND, "no cached result to verify in %s", c->path);
     int64_t now = now_s(c);
     it->used = now > it->used ? now : it->used;
+    gpo_cache_doc_changed(it);
     if (!v->still_good) {
         cJSON_Delete(it->record);
         cJSON_Delete(it->cands);

@@ -13,7 +13,7 @@
 #include "cache/file.h"
 #include "util/strutil.h"
 
-typedef enum file_kind { K_NONE, K_FILE, K_LOCK, K_ASIDE, K_TEMP, K_0_1 } file_kind;
+typedef enum file_kind { K_NONE, K_FILE, K_LOCK, K_ASIDE, K_TEMP } file_kind;
 
 /* What a directory entry is to the cache, and the base name (without
  * "@host" and extension) of the device file it belongs to. */
@@ -34,11 +34,8 @@ static file_kind classify(const char *name, char *base, size_t cap)
     }
     if (kind != K_FILE)
         f[m - f] = '\0';
-    if (!gpo_cache_is_file_name(f, GPO_CACHE_EXT)) {
-        if (!gpo_cache_is_file_name(f, GPO_CACHE_EXT_0_1))
-            return K_NONE;
-        kind = K_0_1; /* a journal of 0.1 and what it left: ignored, cleared */
-    }
+    if (!gpo_cache_is_file_name(f))
+        return K_NONE;
     *strrchr(f, '.') = '\0';
     char *at = strchr(f, '@');
     if (at)
@@ -110,7 +107,8 @@ static gpuopt_status list_dir(const char *dir, int *dirfd, char ***names, size_t
         *dirfd = -1;
         return gpo_fail(st, "no memory to list the cache directory");
     }
-    qsort(*names, *n, sizeof **names, by_name);
+    if (*n)
+        qsort(*names, *n, sizeof **names, by_name);
     return GPUOPT_OK;
 }
 
@@ -138,9 +136,11 @@ static gpuopt_status scan(int dirfd, const char *name, scanned *s)
     }
     close(fd);
     gpuopt_status st = gpo_cache_doc_parse(&s->doc, buf, len);
+    if (!st)
+        st = gpo_cache_doc_read_all(&s->doc);
     free(buf);
     s->bytes = len;
-    s->status = gpo_cache_doc_status_name(s->doc.status);
+    s->status = gpo_cache_doc_status_name(s->doc.dropped ? GPO_DOC_CORRUPT : s->doc.status);
     return st;
 }
 
@@ -201,8 +201,7 @@ static gpuopt_status report(const char *dir, report_fn fn, cJSON **out)
         return st;
     cJSON *o = cJSON_CreateObject();
     if (!o || !cJSON_AddStringToObject(o, "dir", dir) || !cJSON_AddArrayToObject(o, "files") ||
-        !cJSON_AddArrayToObject(o, "set_aside") || !cJSON_AddArrayToObject(o, "stale_temp") ||
-        !cJSON_AddArrayToObject(o, "legacy"))
+        !cJSON_AddArrayToObject(o, "set_aside") || !cJSON_AddArrayToObject(o, "stale_temp"))
         st = GPUOPT_ERR_NO_MEMORY;
     for (size_t i = 0; !st && i < n; i++)
         st = fn(dirfd, names[i], classify(names[i], base, sizeof base), o, &ok);
@@ -233,8 +232,6 @@ static gpuopt_status add_name(cJSON *o, const char *list, const char *name)
 static gpuopt_status list_one(int dirfd, const char *name, file_kind kind, cJSON *o, int *ok)
 {
     (void)ok;
-    if (kind == K_0_1)
-        return add_name(o, "legacy", name);
     if (kind != K_FILE)
         return GPUOPT_OK;
     scanned s;
@@ -256,12 +253,8 @@ gpuopt_status gpo_cache_dir_list(const char *dir, cJSON **out)
 
 static gpuopt_status verify_one(int dirfd, const char *name, file_kind kind, cJSON *o, int *ok)
 {
-    if (kind == K_0_1 || kind == K_ASIDE || kind == K_TEMP)
-        return add_name(o,
-                        kind == K_0_1     ? "legacy"
-                        : kind == K_ASIDE ? "set_aside"
-                                          : "stale_temp",
-                        name);
+    if (kind == K_ASIDE || kind == K_TEMP)
+        return add_name(o, kind == K_ASIDE ? "set_aside" : "stale_temp", name);
     if (kind != K_FILE)
         return GPUOPT_OK;
     scanned s;

@@ -1,7 +1,7 @@
 /* The cache directory as a whole (dir.c): listing, checking and clearing
  * device files, for gpuopt_cache_list/verify/clear. Only files whose names
  * the cache itself makes are read or removed (device files, their lock
- * files, set-aside copies, temp files, and 0.1's journals): the directory
+ * files, set-aside copies, temp files): the directory
  * may be shared with anything else, even be $HOME by mistake. A directory
  * that fails the checks of file.h is not read or changed at all:
  * GPUOPT_ERR_IO saying why. A missing directory is an empty cache. */
@@ -15,14 +15,14 @@
 
 /* A JSON listing of every device file under `dir`: {"dir", "files":
  * [{"file", "status", "schema", "bytes", "device", "entries": [record, ...],
- * "unfinished": [tune, ...]}], "legacy": [0.1 journals]}. Writes nothing. */
+ * "unfinished": [tune, ...]}]}. Writes nothing. */
 gpuopt_status gpo_cache_dir_list(const char *dir, cJSON **out);
 
 /* Checks every device file, rewriting nothing: {"dir", "ok", "files":
  * [{"file", "status", "schema", "bytes", "detail", "entries",
  * "unfinished", "candidates" (of records and unfinished tunes), "invalid"}],
  * "set_aside": [...],
- * "stale_temp": [...], "legacy": [...]}. "ok" is false when a file is
+ * "stale_temp": [...]}. "ok" is false when a file is
  * corrupt, of an older schema, unreadable, or holds entries that fail
  * their checks ("invalid" counts them, "detail" names the first). */
 gpuopt_status gpo_cache_dir_verify(const char *dir, cJSON **out);

@@ -1,13 +1,17 @@
 /* A cache file's content both ways (doc.h). Everything read is checked
- * before it is kept: a file is data from disk, and what it says reaches
+ * before it is used: a file is data from disk, and what it says reaches
  * plans and tuning results. */
 #include <assert.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cache/doc.h"
 #include "util/strutil.h"
+
+static const char *const line_kinds[2] = {"record", "unfinished"};
 
 void gpo_cache_doc_init(gpo_cache_doc *d)
 {
@@ -16,6 +20,8 @@ void gpo_cache_doc_init(gpo_cache_doc *d)
 
 static void item_free(gpo_cache_item *it)
 {
+    free(it->text[0]);
+    free(it->text[1]);
     free(it->canon);
     cJSON_Delete(it->record);
     cJSON_Delete(it->cands);
@@ -58,11 +64,9 @@ gpo_cache_item *gpo_cache_doc_find(gpo_cache_doc *d, uint64_t hash)
     return NULL;
 }
 
-gpo_cache_item *gpo_cache_doc_item(gpo_cache_doc *d, uint64_t hash, const char *canon)
+/* A new empty item of `hash` (absent), in order; NULL without memory. */
+static gpo_cache_item *insert(gpo_cache_doc *d, uint64_t hash)
 {
-    gpo_cache_item *it = gpo_cache_doc_find(d, hash);
-    if (it)
-        return it;
     if (d->n == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 16;
         gpo_cache_item *items = realloc(d->items, cap * sizeof *items);
@@ -71,22 +75,171 @@ gpo_cache_item *gpo_cache_doc_item(gpo_cache_doc *d, uint64_t hash, const char *
         d->items = items;
         d->cap = cap;
     }
-    char *copy = gpo_strdup(canon);
-    if (!copy)
-        return NULL;
-    size_t at = 0;
-    while (at < d->n && d->items[at].hash < hash)
-        at++;
+    size_t at = d->n;
+    while (at > 0 && d->items[at - 1].hash > hash) /* files come sorted: no move */
+        at--;
     memmove(&d->items[at + 1], &d->items[at], (d->n - at) * sizeof *d->items);
     d->n++;
-    it = &d->items[at];
-    memset(it, 0, sizeof *it);
-    it->hash = hash;
+    memset(&d->items[at], 0, sizeof d->items[at]);
+    d->items[at].hash = hash;
+    return &d->items[at];
+}
+
+gpo_cache_item *gpo_cache_doc_item(gpo_cache_doc *d, uint64_t hash, const char *canon)
+{
+    gpo_cache_item *it = gpo_cache_doc_find(d, hash);
+    if (it && gpo_cache_doc_read(d, it))
+        return NULL;
+    if (it && it->canon)
+        return it;
+    char *copy = gpo_strdup(canon); /* new, or every line of it failed */
+    if (!copy || (!it && !(it = insert(d, hash)))) {
+        free(copy);
+        return NULL;
+    }
     it->canon = copy;
+    it->read = 1;
     return it;
 }
 
-/* ---- checks --------------------------------------------------------------------- */
+void gpo_cache_doc_changed(gpo_cache_item *it)
+{
+    assert(it->read);
+    for (int w = 0; w < 2; w++) {
+        free(it->text[w]);
+        it->text[w] = NULL;
+    }
+}
+
+static void GPO_PRINTF(2, 3) problem(gpo_cache_doc *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (!d->dropped++)
+        vsnprintf(d->problem, sizeof d->problem, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- indexing -------------------------------------------------------------------- */
+
+/* A line's kind, key and last use from its first bytes, as this library
+ * prints them: {"t":"record","key":"<16 hex>","used":<digits>,... */
+static int line_head(const char *s, size_t n, int *which, uint64_t *hash, int64_t *used)
+{
+    for (int w = 0; w < 2; w++) {
+        char pre[40], hex[17];
+        int p = snprintf(pre, sizeof pre, "{\"t\":\"%s\",\"key\":\"", line_kinds[w]);
+        if (n < (size_t)p + 16 + 10 || memcmp(s, pre, (size_t)p) != 0)
+            continue;
+        memcpy(hex, s + p, 16);
+        hex[16] = '\0';
+        const char *q = s + p + 16, *end = s + n;
+        if (gpo_cache_parse16(hex, hash) || memcmp(q, "\",\"used\":", 9) != 0)
+            return -1;
+        int64_t v = 0;
+        int digits = 0;
+        /* At most 15 digits: under 2^53, what a double holds exactly. */
+        for (q += 9; q < end && *q >= '0' && *q <= '9' && digits < 16; q++, digits++)
+            v = v * 10 + (*q - '0');
+        if (!digits || digits > 15 || q >= end || *q != ',')
+            return -1;
+        *which = w;
+        *used = v;
+        return 0;
+    }
+    return -1;
+}
+
+/* One JSON object, nothing after it but blanks; NULL otherwise. cJSON
+ * cannot tell a syntax error from a failed allocation, so a text is given
+ * up only when a second parse fails too (a writer would otherwise set aside
+ * a sound file after one failed allocation). */
+static cJSON *parse_object(const char *s, size_t n)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        const char *end = NULL;
+        cJSON *o = cJSON_ParseWithLengthOpts(s, n, &end, 0);
+        while (o && end && end < s + n && strchr(" \t\r", *end))
+            end++;
+        if (o && (end != s + n || !cJSON_IsObject(o))) {
+            cJSON_Delete(o);
+            return NULL;
+        }
+        if (o)
+            return o;
+    }
+    return NULL;
+}
+
+static int header(gpo_cache_doc *d, const char *s, size_t n)
+{
+    cJSON *h = parse_object(s, n);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(h, "t");
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(h, "format");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(h, "schema");
+    d->status = GPO_DOC_CORRUPT;
+    if (!cJSON_IsString(t) || strcmp(t->valuestring, "header") != 0 || !cJSON_IsString(f) ||
+        strcmp(f->valuestring, GPO_CACHE_FORMAT) != 0 || !cJSON_IsNumber(v) ||
+        !(v->valuedouble >= 0 && v->valuedouble < 1e6)) {
+        gpo_snprintf(d->problem, sizeof d->problem, "the first line is not a %s header",
+                     GPO_CACHE_FORMAT);
+    } else {
+        d->schema = (int)v->valuedouble;
+        d->status = d->schema > GPO_CACHE_SCHEMA   ? GPO_DOC_NEWER
+                    : d->schema < GPO_CACHE_SCHEMA ? GPO_DOC_OLDER
+                                                   : GPO_DOC_OK;
+        if (d->status != GPO_DOC_OK)
+            gpo_snprintf(d->problem, sizeof d->problem, "schema %d is %s than this library's %d",
+                         d->schema, d->status == GPO_DOC_NEWER ? "newer" : "older",
+                         GPO_CACHE_SCHEMA);
+        cJSON *dev = cJSON_DetachItemFromObjectCaseSensitive(h, "device");
+        if (cJSON_IsObject(dev))
+            d->device = dev;
+        else
+            cJSON_Delete(dev);
+    }
+    cJSON_Delete(h);
+    return d->status == GPO_DOC_OK ? 0 : -1;
+}
+
+gpuopt_status gpo_cache_doc_parse(gpo_cache_doc *d, const char *buf, size_t len)
+{
+    assert(d->n == 0);
+    d->status = GPO_DOC_EMPTY;
+    const char *end = buf + len, *nl = len ? memchr(buf, '\n', len) : NULL;
+    if (!len || header(d, buf, nl ? (size_t)(nl - buf) : len))
+        return GPUOPT_OK;
+    size_t line = 1;
+    for (const char *s = nl ? nl + 1 : end; s < end; s = nl + 1) {
+        nl = memchr(s, '\n', (size_t)(end - s));
+        nl = nl ? nl : end;
+        size_t n = (size_t)(nl - s);
+        int w;
+        uint64_t hash;
+        int64_t used;
+        gpo_cache_item *it;
+        line++;
+        if (!n)
+            continue;
+        if (line_head(s, n, &w, &hash, &used)) {
+            problem(d, "line %zu: not a %s entry", line, GPO_CACHE_FORMAT);
+            continue;
+        }
+        if ((it = gpo_cache_doc_find(d, hash)) && it->text[w]) {
+            problem(d, "line %zu: a second %s of one key", line, line_kinds[w]);
+            continue;
+        }
+        if ((!it && !(it = insert(d, hash))) || !(it->text[w] = malloc(n + 1)))
+            return GPUOPT_ERR_NO_MEMORY;
+        memcpy(it->text[w], s, n);
+        it->text[w][n] = '\0';
+        it->len[w] = n;
+        it->used = used > it->used ? used : it->used;
+    }
+    return GPUOPT_OK;
+}
+
+/* ---- reading a line -------------------------------------------------------------- */
 
 /* Seconds since the epoch: an integer from 0 to 2^53 (what a double holds
  * exactly), so converting it is always defined. */
@@ -111,26 +264,24 @@ static int bad(char *why, size_t cap, const char *what)
     return -1;
 }
 
-/* The fields a record and an unfinished tune share: the hard key (whose
- * hash must be "key"), soft fields, time, tune id, search settings, and
- * the candidates. */
-static int check_tune(const cJSON *o, uint64_t *hash, char **canon, int64_t *time, char *why,
-                      size_t cap)
+/* What a record and an unfinished tune share: the hard key (whose hash
+ * must be `hash`), soft fields, times, tune id, search settings and
+ * candidates. 0, -1 with `why`, or -2 without memory. */
+static int check_tune(const cJSON *o, uint64_t hash, char **canon, char *why, size_t cap)
 {
     gpo_cache_key k;
-    uint64_t key;
-    const cJSON *kf = cJSON_GetObjectItemCaseSensitive(o, "key");
+    uint64_t h = 0;
+    int64_t t;
     const cJSON *soft = cJSON_GetObjectItemCaseSensitive(o, "soft");
     const cJSON *budget = cJSON_GetObjectItemCaseSensitive(o, "budget");
     const cJSON *cands = cJSON_GetObjectItemCaseSensitive(o, "candidates"), *c;
-    if (!cJSON_IsObject(o) || !cJSON_IsString(kf) || gpo_cache_parse16(kf->valuestring, &key) ||
-        gpo_cache_key_from_json(cJSON_GetObjectItemCaseSensitive(o, "hard"), &k))
-        return bad(why, cap, "no valid key");
-    if (gpo_cache_key_canon(&k, canon, hash) != GPUOPT_OK || *hash != key) {
-        free(*canon);
-        *canon = NULL;
+    if (gpo_cache_key_from_json(cJSON_GetObjectItemCaseSensitive(o, "hard"), &k))
+        return bad(why, cap, "no valid hard key");
+    gpuopt_status st = gpo_cache_key_canon(&k, canon, &h);
+    if (st == GPUOPT_ERR_NO_MEMORY)
+        return -2;
+    if (st || h != hash)
         return bad(why, cap, "its key is not the hash of its hard key");
-    }
     if (!cJSON_IsObject(soft))
         return bad(why, cap, "no soft fields");
     for (uint32_t bit = 1; bit <= GPO_SOFT_DEVICE_NAME; bit <<= 1) {
@@ -138,8 +289,8 @@ static int check_tune(const cJSON *o, uint64_t *hash, char **canon, int64_t *tim
         if (f && !cJSON_IsString(f))
             return bad(why, cap, "soft fields that are not text");
     }
-    if (read_time(o, "time", time))
-        return bad(why, cap, "its time is not seconds since the epoch");
+    if (read_time(o, "time", &t) || read_time(o, "used", &t))
+        return bad(why, cap, "a time that is not seconds since the epoch");
     if (!is_string(o, "tune") || !is_string(o, "strategy") || !is_string(o, "seed") ||
         (budget && !cJSON_IsObject(budget)))
         return bad(why, cap, "no valid search settings");
@@ -154,7 +305,7 @@ static int check_tune(const cJSON *o, uint64_t *hash, char **canon, int64_t *tim
 }
 
 /* What only a finished record has. */
-static int check_record(const cJSON *o, int64_t *used, char *why, size_t cap)
+static int check_record(const cJSON *o, char *why, size_t cap)
 {
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(o, "best");
     const cJSON *runner = cJSON_GetObjectItemCaseSensitive(o, "runner_up");
@@ -163,192 +314,185 @@ static int check_record(const cJSON *o, int64_t *used, char *why, size_t cap)
     const cJSON *payload = cJSON_GetObjectItemCaseSensitive(o, "payload");
     if (!cJSON_IsNull(best) && gpo_cache_candidate_valid(best, NULL, why, cap))
         return -1;
-    if (!cJSON_IsNull(runner) &&
-        (cJSON_IsNull(best) || gpo_cache_candidate_valid(runner, NULL, why, cap)))
-        return cJSON_IsNull(best) ? bad(why, cap, "a runner-up without a best") : -1;
+    if (!cJSON_IsNull(runner) && cJSON_IsNull(best))
+        return bad(why, cap, "a runner-up without a best");
+    if (!cJSON_IsNull(runner) && gpo_cache_candidate_valid(runner, NULL, why, cap))
+        return -1;
     if (!cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(o, "complete")) || !cJSON_IsNumber(ev) ||
         !(ev->valuedouble >= 0 && ev->valuedouble <= INT32_MAX) || !cJSON_IsNumber(wall) ||
         !isfinite(wall->valuedouble) || wall->valuedouble < -1)
         return bad(why, cap, "no valid search outcome");
     if (!cJSON_IsNull(payload) && !cJSON_IsObject(payload))
         return bad(why, cap, "a payload that is not an object");
-    int64_t t = *used;
-    if (cJSON_GetObjectItemCaseSensitive(o, "used") && read_time(o, "used", &t))
-        return bad(why, cap, "its last use is not seconds since the epoch");
-    if (t > *used)
-        *used = t;
     return 0;
 }
 
-/* Takes element `o` (detached) of "records" (is_record) or "unfinished"
- * into the document; a bad one is dropped, with the first problem kept. */
-static gpuopt_status take(gpo_cache_doc *d, cJSON *o, int is_record, size_t index)
+/* Line `w` of `it` read and checked into the item; a line that fails is
+ * dropped. -2 without memory (the line kept as it is). */
+static int read_line(gpo_cache_doc *d, gpo_cache_item *it, int w)
 {
     char why[200], *canon = NULL;
-    uint64_t hash = 0;
-    int64_t time = 0;
-    gpo_cache_item *it = NULL;
-    gpuopt_status st = GPUOPT_OK;
-    int rc = check_tune(o, &hash, &canon, &time, why, sizeof why);
-    if (!rc && is_record)
-        rc = check_record(o, &time, why, sizeof why);
+    cJSON *o = parse_object(it->text[w], it->len[w]);
+    int rc = o ? 0 : bad(why, sizeof why, "not one JSON object");
     if (!rc) {
-        it = gpo_cache_doc_find(d, hash);
-        if (it && (is_record ? it->record != NULL : it->open != NULL))
-            rc = bad(why, sizeof why, "a second one of its key");
-        else if (!it && !(it = gpo_cache_doc_item(d, hash, canon)))
-            st = GPUOPT_ERR_NO_MEMORY;
+        cJSON_DeleteItemFromObjectCaseSensitive(o, "t"); /* its kind is where it is kept */
+        rc = check_tune(o, it->hash, &canon, why, sizeof why);
+    }
+    if (!rc && w == GPO_LINE_RECORD)
+        rc = check_record(o, why, sizeof why);
+    if (rc == -2) {
+        free(canon);
+        cJSON_Delete(o);
+        return -2;
+    }
+    if (!rc && !it->canon) {
+        it->canon = canon;
+        canon = NULL;
     }
     free(canon);
     if (rc) {
-        if (!d->dropped++)
-            gpo_snprintf(d->problem, sizeof d->problem, "%s %zu: %s",
-                         is_record ? "record" : "unfinished tune", index, why);
+        char key[17];
+        gpo_cache_hex16(it->hash, key);
+        problem(d, w ? "the unfinished tune of key %s: %s" : "the record of key %s: %s", key, why);
         cJSON_Delete(o);
-        return GPUOPT_OK;
+        free(it->text[w]);
+        it->text[w] = NULL;
+        return 0;
     }
-    if (st) {
-        cJSON_Delete(o);
-        return st;
-    }
-    if (time > it->used)
-        it->used = time;
-    if (!is_record) {
+    if (w == GPO_LINE_OPEN) {
         it->open = o;
-        return GPUOPT_OK;
+    } else {
+        it->cands = cJSON_DetachItemFromObjectCaseSensitive(o, "candidates");
+        it->record = o;
     }
-    /* Candidates apart, so a hit copies only the record; "used" kept up to
-     * date in place (printing sets it without allocating). */
-    it->cands = cJSON_DetachItemFromObjectCaseSensitive(o, "candidates");
-    it->record = o;
-    cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "used");
-    if (u)
-        cJSON_SetNumberValue(u, (double)it->used);
-    else if (!cJSON_AddNumberToObject(o, "used", (double)it->used))
-        return GPUOPT_ERR_NO_MEMORY;
+    return 0;
+}
+
+gpuopt_status gpo_cache_doc_read(gpo_cache_doc *d, gpo_cache_item *it)
+{
+    for (int w = 0; !it->read && w < 2; w++)
+        if (it->text[w] && !(w ? it->open : it->record) && read_line(d, it, w) == -2)
+            return GPUOPT_ERR_NO_MEMORY;
+    it->read = 1;
     return GPUOPT_OK;
 }
 
-gpuopt_status gpo_cache_doc_parse(gpo_cache_doc *d, const char *buf, size_t len)
+gpuopt_status gpo_cache_doc_read_all(gpo_cache_doc *d)
 {
-    assert(d->n == 0);
-    d->status = GPO_DOC_EMPTY;
-    if (!len)
-        return GPUOPT_OK;
-    /* cJSON cannot tell a syntax error from a failed allocation: a text
-     * is called corrupt only when a second parse fails too (a writer would
-     * otherwise set aside a sound file after one failed allocation). */
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
-    if (!root)
-        root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
-    while (root && end && end < buf + len && strchr(" \t\r\n", *end))
-        end++;
-    const cJSON *f = cJSON_GetObjectItemCaseSensitive(root, "format");
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, "schema");
-    d->status = GPO_DOC_CORRUPT;
-    if (!root || end != buf + len || !cJSON_IsObject(root)) {
-        gpo_snprintf(d->problem, sizeof d->problem, "not one JSON object");
-    } else if (!cJSON_IsString(f) || strcmp(f->valuestring, GPO_CACHE_FORMAT) != 0 ||
-               !cJSON_IsNumber(s) || !(s->valuedouble >= 0 && s->valuedouble < 1e6)) {
-        gpo_snprintf(d->problem, sizeof d->problem, "not a %s file", GPO_CACHE_FORMAT);
-    } else {
-        d->schema = (int)s->valuedouble;
-        d->status = d->schema > GPO_CACHE_SCHEMA   ? GPO_DOC_NEWER
-                    : d->schema < GPO_CACHE_SCHEMA ? GPO_DOC_OLDER
-                                                   : GPO_DOC_OK;
-        if (d->status != GPO_DOC_OK)
-            gpo_snprintf(d->problem, sizeof d->problem, "schema %d is %s than this library's %d",
-                         d->schema, d->status == GPO_DOC_NEWER ? "newer" : "older",
-                         GPO_CACHE_SCHEMA);
-    }
-    if (d->status == GPO_DOC_OK && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "device")))
-        d->device = cJSON_DetachItemFromObjectCaseSensitive(root, "device");
-    static const char *const lists[2] = {"records", "unfinished"};
-    for (int l = 0; l < 2 && d->status == GPO_DOC_OK; l++) {
-        cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, lists[l]);
-        if (arr && !cJSON_IsArray(arr)) {
-            d->status = GPO_DOC_CORRUPT;
-            gpo_snprintf(d->problem, sizeof d->problem, "\"%s\" is not a list", lists[l]);
-            break;
-        }
-        for (size_t i = 0; arr && arr->child; i++) {
-            gpuopt_status st = take(d, cJSON_DetachItemViaPointer(arr, arr->child), l == 0, i);
-            if (st) {
-                cJSON_Delete(root);
-                return st;
-            }
-        }
-    }
-    cJSON_Delete(root);
+    for (size_t i = 0; i < d->n; i++)
+        if (gpo_cache_doc_read(d, &d->items[i]))
+            return GPUOPT_ERR_NO_MEMORY;
     return GPUOPT_OK;
 }
 
 /* ---- printing ------------------------------------------------------------------- */
 
-typedef struct printed {
+/* Line `w` of `it` printed from its objects into it->text[w]; -1 without
+ * memory. A record's candidates are spliced in when `cands`. */
+static int print_line(gpo_cache_item *it, int w, int cands)
+{
+    cJSON *o = w ? it->open : it->record;
+    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "used"), (double)it->used);
+    char *body = cJSON_PrintUnformatted(o);
+    char *list = !w && cands && it->cands ? cJSON_PrintUnformatted(it->cands) : NULL;
+    free(it->text[w]);
+    it->text[w] = NULL;
+    if (body && (list || w || !cands || !it->cands))
+        it->text[w] = gpo_asprintf("{\"t\":\"%s\",%.*s%s%s}", line_kinds[w], (int)strlen(body) - 2,
+                                   body + 1, list ? ",\"candidates\":" : "", list ? list : "");
+    it->len[w] = it->text[w] ? strlen(it->text[w]) : 0;
+    free(body);
+    free(list);
+    return it->text[w] ? 0 : -1;
+}
+
+typedef struct sized {
     gpo_cache_item *it;
-    char *rec, *cands, *open; /* printed, NULL when absent */
-    size_t rec_n, cands_n, open_n;
+    size_t core, extra; /* the line that stays longest, and what goes first */
     int keep, keep_extra;
-} printed;
+} sized;
 
 static int by_use(const void *a, const void *b)
 {
-    const printed *x = *(const printed *const *)a, *y = *(const printed *const *)b;
+    const sized *x = a, *y = b;
     if (x->it->used != y->it->used)
         return x->it->used > y->it->used ? -1 : 1;
     return x->it->hash < y->it->hash ? -1 : x->it->hash > y->it->hash;
 }
 
-/* Within the bounds everything stays; over one, the most recently used keys
- * are taken first (their record, or their unfinished tune when they have no
- * record), then their candidates and unfinished tunes while bytes remain. */
-static void choose(printed **order, size_t n, size_t header_n, uint64_t max_bytes,
-                   uint32_t max_entries)
+/* Over a bound, the most recently used keys are taken first (their record
+ * without candidates, or their unfinished tune when they have no record),
+ * then their candidates and unfinished tunes while bytes remain. The
+ * items are read and their lines printed apart: a rare path. */
+static int evict(gpo_cache_doc *d, size_t header_n, uint64_t max_bytes, uint32_t max_entries,
+                 size_t *evicted)
 {
-    uint64_t total = header_n;
-    for (size_t i = 0; i < n; i++)
-        total += order[i]->rec_n + order[i]->cands_n + order[i]->open_n + 4; /* ",\n" each */
-    int over = total > max_bytes || n > max_entries;
-    uint64_t cap_bytes = over ? max_bytes / 4 * 3 : UINT64_MAX;
-    size_t cap_keys = over ? (size_t)max_entries * 3 / 4 : n;
-    uint64_t bytes = header_n;
-    size_t taken = 0;
-    for (size_t i = 0; i < n && taken < (cap_keys ? cap_keys : 1); i++) {
-        printed *p = order[i];
-        uint64_t core = p->rec ? p->rec_n : p->open_n;
-        /* The most recent key always stays, even alone over a tiny bound:
-         * evicting what was just measured would only measure it again. */
-        if (i > 0 && bytes + core > cap_bytes)
+    sized *v = calloc(d->n ? d->n : 1, sizeof *v);
+    int rc = v && gpo_cache_doc_read_all(d) == GPUOPT_OK ? 0 : -1;
+    size_t n = 0;
+    for (size_t i = 0; !rc && i < d->n; i++) {
+        gpo_cache_item *it = &d->items[i];
+        size_t open_n = 0;
+        if (!it->record && !it->open)
             continue;
-        bytes += core;
-        p->keep = 1;
-        taken++;
+        v[n].it = it;
+        if (it->record && !(rc = print_line(it, GPO_LINE_RECORD, 0)))
+            v[n].core = it->len[0] + 1;
+        if (!rc && it->open && !(rc = print_line(it, GPO_LINE_OPEN, 1)))
+            open_n = it->len[1] + 1;
+        if (!rc && it->record && it->cands && !(rc = print_line(it, GPO_LINE_RECORD, 1)))
+            v[n].extra = it->len[0] + 1 - v[n].core;
+        if (it->record)
+            v[n].extra += open_n;
+        else
+            v[n].core = open_n;
+        n++;
     }
-    for (size_t i = 0; i < n; i++) {
-        printed *p = order[i];
-        uint64_t extra = p->cands_n + (p->rec ? p->open_n : 0);
-        if (p->keep && (!extra || bytes + extra <= cap_bytes)) {
-            bytes += extra;
-            p->keep_extra = 1;
+    if (!rc) {
+        qsort(v, n, sizeof *v, by_use);
+        uint64_t cap = max_bytes / 4 * 3, bytes = header_n;
+        size_t keys = (size_t)max_entries * 3 / 4, taken = 0;
+        for (size_t i = 0; i < n; i++)
+            /* The most recent key always stays, even alone over a tiny
+             * bound: evicting what was just measured would only measure it
+             * again. */
+            if (i == 0 || (taken < keys && bytes + v[i].core <= cap)) {
+                bytes += v[i].core;
+                v[i].keep = 1;
+                taken++;
+            }
+        for (size_t i = 0; i < n; i++)
+            if (v[i].keep && bytes + v[i].extra <= cap) {
+                bytes += v[i].extra;
+                v[i].keep_extra = 1;
+            }
+        for (size_t i = 0; i < n; i++) {
+            gpo_cache_item *it = v[i].it;
+            if (!v[i].keep) {
+                cJSON_Delete(it->record);
+                cJSON_Delete(it->open);
+                it->record = it->open = NULL;
+                ++*evicted;
+            } else if (!v[i].keep_extra && v[i].extra) {
+                cJSON_Delete(it->record ? it->open : NULL);
+                cJSON_Delete(it->cands);
+                it->cands = NULL;
+                it->open = it->record ? NULL : it->open;
+            }
+            gpo_cache_doc_changed(it);
         }
     }
+    free(v);
+    return rc;
 }
 
-static char *print_json(const cJSON *o, size_t *n)
-{
-    char *s = cJSON_PrintUnformatted(o);
-    *n = s ? strlen(s) : 0;
-    return s;
-}
-
-/* The header's fields, without the closing brace. */
-static char *print_header(const gpo_cache_device *dev, int64_t now, size_t *n)
+/* The header line, with its newline. */
+static char *print_header(const gpo_cache_device *dev, int64_t now)
 {
     cJSON *h = cJSON_CreateObject(), *dv = cJSON_CreateObject();
     char *text = NULL;
-    if (h && dv && cJSON_AddStringToObject(h, "format", GPO_CACHE_FORMAT) &&
+    if (h && dv && cJSON_AddStringToObject(h, "t", "header") &&
+        cJSON_AddStringToObject(h, "format", GPO_CACHE_FORMAT) &&
         cJSON_AddNumberToObject(h, "schema", GPO_CACHE_SCHEMA) &&
         cJSON_AddStringToObject(dv, "backend", dev->backend) &&
         cJSON_AddStringToObject(dv, "arch", dev->arch) &&
@@ -363,31 +507,7 @@ static char *print_header(const gpo_cache_device *dev, int64_t now, size_t *n)
     }
     cJSON_Delete(dv);
     cJSON_Delete(h);
-    if (text)
-        text[strlen(text) - 1] = '\0';
-    *n = text ? strlen(text) + 30 : 0;
     return text;
-}
-
-/* A list's lines: records with their candidates spliced in before the
- * closing brace (kept apart in memory), or unfinished tunes. */
-static void print_list(gpo_sbuf *b, const char *name, printed *p, size_t n, int records)
-{
-    int first = 1;
-    gpo_sbuf_appendf(b, ",\n\"%s\":[", name);
-    for (size_t i = 0; i < n; i++) {
-        /* An unfinished tune beside a record is an extra; alone, the core. */
-        const char *text = records ? p[i].rec : p[i].rec && !p[i].keep_extra ? NULL : p[i].open;
-        if (!p[i].keep || !text)
-            continue;
-        gpo_sbuf_append(b, first ? "\n" : ",\n");
-        first = 0;
-        if (records && p[i].cands && p[i].keep_extra)
-            gpo_sbuf_appendf(b, "%.*s,\"candidates\":%s}", (int)(p[i].rec_n - 1), text, p[i].cands);
-        else
-            gpo_sbuf_append(b, text);
-    }
-    gpo_sbuf_append(b, first ? "]" : "\n]");
 }
 
 char *gpo_cache_doc_print(gpo_cache_doc *d, const gpo_cache_device *dev, int64_t now,
@@ -395,66 +515,52 @@ char *gpo_cache_doc_print(gpo_cache_doc *d, const gpo_cache_device *dev, int64_t
 {
     *len = 0;
     *evicted = 0;
-    size_t header_n = 0, n = 0, all = d->n;
-    char *header = print_header(dev, now, &header_n), *out = NULL;
-    printed *p = calloc(d->n ? d->n : 1, sizeof *p);
-    printed **order = calloc(d->n ? d->n : 1, sizeof *order);
-    if (!header || !p || !order)
-        goto out;
+    char *header = print_header(dev, now);
+    if (!header)
+        return NULL;
+    uint64_t total = strlen(header) + 1;
+    size_t keys = 0;
     for (size_t i = 0; i < d->n; i++) {
         gpo_cache_item *it = &d->items[i];
-        p[i].it = it;
-        if (it->record)
-            cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(it->record, "used"),
-                                 (double)it->used);
-        if ((it->record && !(p[i].rec = print_json(it->record, &p[i].rec_n))) ||
-            (it->cands && !(p[i].cands = print_json(it->cands, &p[i].cands_n))) ||
-            (it->open && !(p[i].open = print_json(it->open, &p[i].open_n))))
-            goto out;
-        if (p[i].cands)
-            p[i].cands_n += 13; /* ,"candidates": */
-        if (it->record || it->open)
-            order[n++] = &p[i];
+        for (int w = 0; w < 2; w++)
+            if (!it->text[w] && (w ? it->open : it->record) && print_line(it, w, 1)) {
+                free(header);
+                return NULL;
+            }
+        total += (it->text[0] ? it->len[0] + 1 : 0) + (it->text[1] ? it->len[1] + 1 : 0);
+        keys += it->text[0] || it->text[1];
     }
-    qsort(order, n, sizeof *order, by_use);
-    choose(order, n, header_n, max_bytes, max_entries);
+    int over = total > max_bytes || keys > max_entries;
+    if (over && evict(d, strlen(header) + 1, max_bytes, max_entries, evicted)) {
+        free(header);
+        return NULL;
+    }
+    for (size_t i = 0; over && i < d->n; i++)
+        for (int w = 0; w < 2; w++)
+            if ((w ? d->items[i].open : d->items[i].record) && print_line(&d->items[i], w, 1)) {
+                free(header);
+                return NULL;
+            }
     gpo_sbuf b;
     gpo_sbuf_init(&b);
     gpo_sbuf_append(&b, header);
-    print_list(&b, "records", p, d->n, 1);
-    print_list(&b, "unfinished", p, d->n, 0);
-    gpo_sbuf_append(&b, "}\n");
-    if (!(out = gpo_sbuf_take(&b)))
-        goto out;
-    *len = strlen(out);
-    /* The document becomes what was printed. */
+    gpo_sbuf_append(&b, "\n");
+    free(header);
     size_t kept = 0;
-    for (size_t i = 0; i < all; i++) {
+    for (size_t i = 0; i < d->n; i++) {
         gpo_cache_item *it = &d->items[i];
-        if (!p[i].keep) {
-            *evicted += it->record || it->open;
-            item_free(it);
-            continue;
-        }
-        if (!p[i].keep_extra) {
-            cJSON_Delete(it->cands);
-            it->cands = NULL;
-            if (it->record) {
-                cJSON_Delete(it->open);
-                it->open = NULL;
+        for (int w = 0; w < 2; w++)
+            if (it->text[w]) {
+                gpo_sbuf_append(&b, it->text[w]);
+                gpo_sbuf_append(&b, "\n");
             }
-        }
-        d->items[kept++] = *it;
+        if (it->text[0] || it->text[1] || it->record || it->open)
+            d->items[kept++] = *it;
+        else
+            item_free(it); /* dropped by a verification, evicted */
     }
     d->n = kept;
-out:
-    for (size_t i = 0; p && i < all; i++) {
-        free(p[i].rec);
-        free(p[i].cands);
-        free(p[i].open);
-    }
-    free(p);
-    free(order);
-    free(header);
+    char *out = gpo_sbuf_take(&b);
+    *len = out ? strlen(out) : 0;
     return out;
 }

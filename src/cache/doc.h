@@ -1,15 +1,18 @@
-/* A cache file's content both ways (doc.c): parsed into one item per hard
- * key, every value checked on the way in, and printed back with the file's
- * bounds applied. Pure: no file, no clock, no state; the open cache
- * (cache.c) and the directory tools (dir.c) read and write the bytes.
+/* A cache file's content both ways (doc.c): its lines indexed by hard key,
+ * each line read and checked when first needed, and the file printed back
+ * with its bounds applied. Pure: no file, no clock, no state; the open
+ * cache (cache.c) and the directory tools (dir.c) read and write the bytes.
  *
- * The file is one JSON object (docs/tuning.md, "The file"):
- *   {"format": "gpuopt-tuning-cache", "schema": 2, "device": {...},
- *    "library": "0.2.0", "written": T,
- *    "records": [record, ...],      the newest finished tune per key
- *    "unfinished": [tune, ...]}     the newest unfinished tune per key
- * printed one record per line, ordered by key, so the same content always
- * prints the same bytes. */
+ * The file is JSON Lines (docs/tuning.md, "The file"), written whole:
+ *   {"t":"header","format":"gpuopt-tuning-cache","schema":2,"device":{...},
+ *    "library":"0.2.0","written":T}
+ *   {"t":"record","key":K,"used":T,...}      the newest finished tune of K
+ *   {"t":"unfinished","key":K,"used":T,...}  the newest unfinished tune of K
+ * ordered by key, so the same content always prints the same bytes. A line
+ * is found by its first bytes alone and parsed only when its key is used:
+ * opening a file of thousands of tunes reads no JSON but the header, and a
+ * write prints only the lines that changed. A line that does not read, or
+ * holds a value outside its range, is never used. */
 #ifndef GPO_CACHE_DOC_H
 #define GPO_CACHE_DOC_H
 
@@ -25,31 +28,37 @@
  * it bounds what one value costs to keep and to read back. */
 #define GPO_CACHE_RECORD_MAX (1u << 20)
 
-/* One hard key's state. */
+enum { GPO_LINE_RECORD = 0, GPO_LINE_OPEN = 1 };
+
+/* One hard key's lines. */
 typedef struct gpo_cache_item {
     uint64_t hash;
-    char *canon;   /* the canonical hard-key text (gpo_cache_key_canon) */
+    int64_t used;  /* last use, seconds since the epoch */
+    char *text[2]; /* the record's and the unfinished tune's line as stored or
+                      last printed (no newline); NULL when none, or changed */
+    size_t len[2];
+    int read;      /* the lines below were read from text (or made here) */
+    char *canon;   /* the canonical hard-key text, once read */
     cJSON *record; /* newest finished record, without its candidates; NULL none */
     cJSON *cands;  /* the record's candidates (array); NULL none */
     cJSON *open;   /* newest unfinished tune, its "candidates" inside; NULL none */
-    int64_t used;  /* last use, seconds since the epoch */
 } gpo_cache_item;
 
 typedef enum gpo_doc_status {
     GPO_DOC_OK = 0,
     GPO_DOC_EMPTY = 1,   /* no byte at all */
-    GPO_DOC_CORRUPT = 2, /* not one JSON object of this format */
+    GPO_DOC_CORRUPT = 2, /* no header of this format */
     GPO_DOC_NEWER = 3,   /* a newer schema: never read, never written */
-    GPO_DOC_OLDER = 4    /* an older schema: not read */
+    GPO_DOC_OLDER = 4    /* an older schema (0.1's journals): not read */
 } gpo_doc_status;
 
 typedef struct gpo_cache_doc {
     gpo_cache_item *items; /* sorted by hash */
     size_t n, cap;
-    cJSON *device;     /* the fingerprint the file names; NULL when absent */
+    cJSON *device;     /* the fingerprint the header names; NULL when absent */
     int status;        /* gpo_doc_status */
-    int schema;        /* from the file; 0 when unknown */
-    size_t dropped;    /* records and tunes that failed their checks (not in items) */
+    int schema;        /* from the header; 0 when unknown */
+    size_t dropped;    /* lines found not to read or to fail their checks */
     char problem[300]; /* the first problem, in words */
 } gpo_cache_doc;
 
@@ -59,18 +68,28 @@ void gpo_cache_doc_free(gpo_cache_doc *d);
 /* "ok", "empty", "corrupt", "newer-schema", "older-schema". */
 const char *gpo_cache_doc_status_name(int status);
 
-/* Parses a file's bytes into `d` (initialised, empty). A record or tune
- * that fails a check is dropped and counted (the rest is kept); the
- * document's status says whether it could be read at all. GPUOPT_OK, or
- * GPUOPT_ERR_NO_MEMORY (`d` then holds what was parsed). */
+/* Indexes a file's bytes into `d` (initialised, empty): the header is read
+ * and checked, every other line only found. GPUOPT_OK, or
+ * GPUOPT_ERR_NO_MEMORY. */
 gpuopt_status gpo_cache_doc_parse(gpo_cache_doc *d, const char *buf, size_t len);
 
 /* The item of `hash`, or NULL. */
 gpo_cache_item *gpo_cache_doc_find(gpo_cache_doc *d, uint64_t hash);
 
-/* The item of `hash`, created empty with a copy of `canon` when absent;
- * NULL on allocation failure. */
+/* Reads and checks the lines of `it` when not read yet; a line that fails
+ * is dropped from the item and counted in d->dropped. GPUOPT_OK, or
+ * GPUOPT_ERR_NO_MEMORY (nothing dropped then). */
+gpuopt_status gpo_cache_doc_read(gpo_cache_doc *d, gpo_cache_item *it);
+
+/* Reads every item (gpo_cache_doc_read): for listings and checks. */
+gpuopt_status gpo_cache_doc_read_all(gpo_cache_doc *d);
+
+/* The item of `hash`, created empty (read) with a copy of `canon` when
+ * absent, else read; NULL on allocation failure. */
 gpo_cache_item *gpo_cache_doc_item(gpo_cache_doc *d, uint64_t hash, const char *canon);
+
+/* Says that `it` (read) changed: its lines are printed again. */
+void gpo_cache_doc_changed(gpo_cache_item *it);
 
 /* Prints the document for `dev`, written at `now` (malloc'd, *len set; NULL
  * on allocation failure). When the keys pass `max_entries` or the text

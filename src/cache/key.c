@@ -87,10 +87,10 @@ gpuopt_status gpo_cache_file_name(const gpo_cache_device *dev, const char *host,
     return GPUOPT_OK;
 }
 
-int gpo_cache_is_file_name(const char *name, const char *ext)
+int gpo_cache_is_file_name(const char *name)
 {
-    size_t n = strlen(name), e = strlen(ext);
-    if (n <= e || name[0] == '.' || strcmp(name + n - e, ext) != 0 || strchr(name, '/'))
+    size_t n = strlen(name), e = strlen(GPO_CACHE_EXT);
+    if (n <= e || name[0] == '.' || strcmp(name + n - e, GPO_CACHE_EXT) != 0 || strchr(name, '/'))
         return 0;
     const char *a = strchr(name, '_');
     const char *b = a ? strchr(a + 1, '_') : NULL;

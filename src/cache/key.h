@@ -41,20 +41,21 @@ void gpo_cache_device_from_info(const gpuopt_device_info *info, gpo_cache_device
  * where id is the UUID, else "pci-<bus id>", else the device name, each
  * lower-cased with every other character turned into '-'; then "@<host>"
  * when `host` is not NULL (network file systems, see gpo_cache_open); then
- * ".json". The name is a hard part of the key only through backend, arch
+ * ".jsonl". The name is a hard part of the key only through backend, arch
  * and compute units: a device name that changes with the driver (it does,
  * TensorRT-LLM#17664) renames nothing when a UUID or PCI id is known.
  * GPUOPT_ERR_OUT_OF_RANGE when cap is too small (256 always suffices). */
 gpuopt_status gpo_cache_file_name(const gpo_cache_device *dev, const char *host, char *out,
                                   size_t cap);
 
-/* 1 when `name` is "<backend>_<arch>_<N>cu_<id>[@host]" followed by `ext`:
- * a name gpo_cache_file_name makes (GPO_CACHE_EXT), or one of the 0.1
- * journals (GPO_CACHE_EXT_0_1). */
-int gpo_cache_is_file_name(const char *name, const char *ext);
+/* 1 when `name` is one gpo_cache_file_name makes:
+ * "<backend>_<arch>_<N>cu_<id>[@host].jsonl". */
+int gpo_cache_is_file_name(const char *name);
 
-#define GPO_CACHE_EXT ".json"
-#define GPO_CACHE_EXT_0_1 ".jsonl"
+/* The same name as 0.1's journals: a 0.1 library finds a newer schema in
+ * the header and leaves the file alone; this one finds 0.1's older schema
+ * and sets it aside. */
+#define GPO_CACHE_EXT ".jsonl"
 
 /* The hard key of a record. Strings may be NULL where they do not apply
  * (read as ""); kind, backend and arch are required. The schema version is

@@ -93,7 +93,7 @@ static void cache_functions_list_check_and_clear_per_device(void **state)
     assert_int_equal(cJSON_GetArraySize(files), 2);
     cJSON *fa = cJSON_GetArrayItem(files, 0);
     assert_string_equal(cJSON_GetObjectItem(fa, "file")->valuestring,
-                        "syncuda_sm-89_76cu_aaaaaaaa-0000-0000-0000-000000000001.json");
+                        "syncuda_sm-89_76cu_aaaaaaaa-0000-0000-0000-000000000001.jsonl");
     assert_string_equal(cJSON_GetObjectItem(fa, "status")->valuestring, "ok");
     assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(fa, "device"), "name")->valuestring,
                         "Syn GPU A");
@@ -119,7 +119,8 @@ static void cache_functions_list_check_and_clear_per_device(void **state)
 
     /* A damaged file fails the check, which rewrites nothing. */
     char pb[1024];
-    snprintf(pb, sizeof pb, "%s/syncuda_sm-89_76cu_bbbbbbbb-0000-0000-0000-000000000002.json", dir);
+    snprintf(pb, sizeof pb, "%s/syncuda_sm-89_76cu_bbbbbbbb-0000-0000-0000-000000000002.jsonl",
+             dir);
     size_t before;
     char *orig = tc_read(pb, &before);
     char *bad = malloc(before + 16);
@@ -133,7 +134,8 @@ static void cache_functions_list_check_and_clear_per_device(void **state)
     assert_false(cJSON_IsTrue(cJSON_GetObjectItem(rep, "ok")));
     fr = cJSON_GetArrayItem(cJSON_GetObjectItem(rep, "files"), 1);
     assert_string_equal(cJSON_GetObjectItem(fr, "status")->valuestring, "corrupt");
-    assert_string_equal(cJSON_GetObjectItem(fr, "detail")->valuestring, "not one JSON object");
+    assert_string_equal(cJSON_GetObjectItem(fr, "detail")->valuestring,
+                        "line 2: not a gpuopt-tuning-cache entry");
     cJSON_Delete(rep);
     char *after = tc_read(pb, NULL);
     assert_string_equal(after, bad);
@@ -145,14 +147,15 @@ static void cache_functions_list_check_and_clear_per_device(void **state)
     /* Clearing device B removes its file only. */
     assert_int_equal(gpuopt_cache_clear(ctx, b), GPUOPT_OK);
     assert_int_equal(access(pb, F_OK), -1);
-    snprintf(pb, sizeof pb, "%s/syncuda_sm-89_76cu_aaaaaaaa-0000-0000-0000-000000000001.json", dir);
+    snprintf(pb, sizeof pb, "%s/syncuda_sm-89_76cu_aaaaaaaa-0000-0000-0000-000000000001.jsonl",
+             dir);
     assert_int_equal(access(pb, F_OK), 0);
     assert_int_equal(tc_count_files(dir, "bbbbbbbb"), 0); /* its lock file went too */
     assert_int_equal(tc_count_files(dir, "notes.txt"), 1);
     assert_int_equal(tc_count_files(dir, "results.jsonl"), 1);
     /* Clearing all removes the rest of the cache's files, and only those. */
     assert_int_equal(gpuopt_cache_clear(ctx, NULL), GPUOPT_OK);
-    assert_int_equal(tc_count_files(dir, ".json"), 1); /* results.jsonl */
+    assert_int_equal(tc_count_files(dir, ".jsonl"), 1); /* results.jsonl */
     assert_int_equal(tc_count_files(dir, "notes.txt"), 1);
     assert_int_equal(gpuopt_cache_clear(ctx, NULL), GPUOPT_OK);
     gpuopt_context_destroy(ctx);
@@ -167,7 +170,7 @@ static void set_aside_and_temp_files_are_listed_and_cleared(void **state)
     assert_int_equal(gpuopt_device_at(ctx, 0, &a), GPUOPT_OK);
     fill(ctx, a, "N=1");
     char p[1024];
-    const char *base = "syncuda_sm-89_76cu_aaaaaaaa-0000-0000-0000-000000000001.json";
+    const char *base = "syncuda_sm-89_76cu_aaaaaaaa-0000-0000-0000-000000000001.jsonl";
     snprintf(p, sizeof p, "%s/%s.corrupt-1700000000", dir, base);
     tc_append_raw(p, "junk");
     snprintf(p, sizeof p, "%s/.%s.tmp-123-1", dir, base);

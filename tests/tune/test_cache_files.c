@@ -86,7 +86,7 @@ static void edit(const char *path, const char *from, const char *to)
     free(text);
 }
 
-static void a_file_cut_short_misses_and_is_set_aside_by_the_next_write(void **state)
+static void a_line_cut_short_is_not_used_and_the_rest_is_kept(void **state)
 {
     (void)state;
     fixture f;
@@ -94,20 +94,20 @@ static void a_file_cut_short_misses_and_is_set_aside_by_the_next_write(void **st
     size_t len;
     char *text = tc_read(f.path, &len);
     free(text);
-    /* Not something a write leaves (a write renames a complete file over
-     * the old one): a copy cut short, an editor's accident. */
+    /* Not something a write leaves (a write renames a whole file over the
+     * old one): a copy cut short, an editor's accident. */
     assert_int_equal(truncate(f.path, (off_t)(len - 40)), 0);
     gpo_cache *c = reopen(&f);
-    assert_int_equal(look(c, &f.k1), GPUOPT_ERR_NOT_FOUND);
-    assert_int_equal(look(c, &f.k2), GPUOPT_ERR_NOT_FOUND);
+    assert_int_equal(look(c, &f.k1) + look(c, &f.k2), GPUOPT_ERR_NOT_FOUND);
     assert_int_equal(f.cap.count, 1);
     assert_non_null(strstr(f.cap.text, "not one JSON object"));
     assert_false(verify_ok(f.dir));
     tc_key k3;
     assert_int_equal(tc_tune(c, tc_key_init(&k3, "N=3"), &soft1, 1), 0);
     assert_int_equal(look(c, &k3), GPUOPT_OK);
+    assert_int_equal(look(c, &f.k1) + look(c, &f.k2), GPUOPT_ERR_NOT_FOUND);
     assert_non_null(strstr(f.cap.text, "set aside as"));
-    assert_int_equal(tc_count_files(f.dir, ".json.corrupt-"), 1);
+    assert_int_equal(tc_count_files(f.dir, ".jsonl.corrupt-"), 1);
     assert_true(verify_ok(f.dir)); /* the copy set aside is listed, not an error */
     gpo_cache_close(c);
 }
@@ -173,7 +173,7 @@ static void another_format_is_set_aside_and_a_new_file_started(void **state)
     edit(f.path, "\"format\":\"gpuopt-tuning-cache\"", "\"format\":\"something-else\"");
     gpo_cache *c = reopen(&f);
     assert_int_equal(look(c, &f.k1), GPUOPT_ERR_NOT_FOUND);
-    assert_non_null(strstr(f.cap.text, "not a gpuopt-tuning-cache file"));
+    assert_non_null(strstr(f.cap.text, "the first line is not a gpuopt-tuning-cache header"));
     assert_int_equal(tc_tune(c, &f.k1.key, &soft1, 1), 0);
     assert_int_equal(look(c, &f.k1), GPUOPT_OK);
     assert_int_equal(look(c, &f.k2), GPUOPT_ERR_NOT_FOUND);
@@ -188,8 +188,8 @@ static void newer_schema_is_left_alone_and_never_overwritten(void **state)
     (void)state;
     fixture f;
     make(&f, "newer");
-    const char *future = "{\"format\":\"gpuopt-tuning-cache\",\"schema\":99,"
-                         "\"shiny\":\"whatever the future holds\"}\n";
+    const char *future = "{\"t\":\"header\",\"format\":\"gpuopt-tuning-cache\",\"schema\":99}\n"
+                         "{\"t\":\"shiny\",\"key\":\"whatever the future holds\"}\n";
     write_file(f.path, future);
     gpo_cache *c = reopen(&f);
     assert_int_equal(look(c, &f.k1), GPUOPT_ERR_NOT_FOUND);
@@ -215,13 +215,15 @@ static void older_schema_is_set_aside(void **state)
     (void)state;
     fixture f;
     make(&f, "older");
-    write_file(f.path, "{\"format\":\"gpuopt-tuning-cache\",\"schema\":1}\n");
+    /* 0.1's journal: its header names schema 1. */
+    write_file(f.path, "{\"t\":\"header\",\"format\":\"gpuopt-tuning-cache\",\"schema\":1}\n"
+                       "{\"t\":\"touch\",\"key\":\"0123456789abcdef\",\"time\":1}\n");
     gpo_cache *c = reopen(&f);
     assert_int_equal(look(c, &f.k1), GPUOPT_ERR_NOT_FOUND);
     assert_non_null(strstr(f.cap.text, "older"));
     assert_false(verify_ok(f.dir));
     assert_int_equal(tc_tune(c, &f.k1.key, &soft1, 1), 0);
-    assert_int_equal(tc_count_files(f.dir, ".json.old-"), 1);
+    assert_int_equal(tc_count_files(f.dir, ".jsonl.old-"), 1);
     assert_true(verify_ok(f.dir));
     gpo_cache_close(c);
 }
@@ -238,7 +240,8 @@ static void empty_file_is_a_silent_miss_and_is_replaced(void **state)
     assert_true(verify_ok(f.dir));
     assert_int_equal(tc_tune(c, &f.k1.key, &soft1, 1), 0);
     char *text = tc_read(f.path, NULL);
-    assert_true(strncmp(text, "{\"format\":\"gpuopt-tuning-cache\",\"schema\":2,", 43) == 0);
+    const char *head = "{\"t\":\"header\",\"format\":\"gpuopt-tuning-cache\",\"schema\":2,";
+    assert_true(strncmp(text, head, strlen(head)) == 0);
     free(text);
     assert_int_equal(look(c, &f.k1), GPUOPT_OK);
     assert_int_equal(tc_count_files(f.dir, ".corrupt-"), 0);
@@ -287,7 +290,7 @@ static void a_symbolic_link_at_the_file_path_is_never_followed(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(a_file_cut_short_misses_and_is_set_aside_by_the_next_write),
+        cmocka_unit_test(a_line_cut_short_is_not_used_and_the_rest_is_kept),
         cmocka_unit_test(an_entry_that_fails_its_checks_is_dropped_and_the_rest_kept),
         cmocka_unit_test(record_whose_key_is_not_its_hash_is_not_used),
         cmocka_unit_test(another_format_is_set_aside_and_a_new_file_started),

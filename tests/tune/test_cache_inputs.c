@@ -44,7 +44,7 @@ static void fingerprints_and_names_take_any_input(void **state)
     assert_string_equal(dev.backend, "");
     char name[256];
     assert_int_equal(gpo_cache_file_name(&dev, NULL, name, sizeof name), GPUOPT_OK);
-    assert_string_equal(name, "unknown_unknown_0cu_device.json");
+    assert_string_equal(name, "unknown_unknown_0cu_device.jsonl");
     /* Hostile names cannot leave the directory or hide the file. */
     strcpy(info.backend, "../opencl");
     strcpy(info.vendor, "ACME");
@@ -54,7 +54,7 @@ static void fingerprints_and_names_take_any_input(void **state)
     assert_string_equal(dev.arch, "ACME ../../etc/passwd\n Ünïcode GPU");
     assert_int_equal(gpo_cache_file_name(&dev, "node 7/x", name, sizeof name), GPUOPT_OK);
     assert_string_equal(name, "opencl_acme-..-..-etc-passwd-n-code-gpu_8cu_etc-passwd-n-code-gpu"
-                              "@node-7-x.json");
+                              "@node-7-x.jsonl");
     assert_null(strchr(name, '/'));
     assert_int_equal(gpo_cache_file_name(&dev, NULL, name, 10), RANGE);
     detail_has("bytes");
@@ -64,11 +64,11 @@ static void fingerprints_and_names_take_any_input(void **state)
     strcpy(info.arch_name, "gfx942");
     gpo_cache_device_from_info(&info, &dev);
     assert_int_equal(gpo_cache_file_name(&dev, NULL, name, sizeof name), GPUOPT_OK);
-    assert_string_equal(name, "opencl_gfx942_8cu_abc.json");
+    assert_string_equal(name, "opencl_gfx942_8cu_abc.jsonl");
     info.uuid[0] = '\0';
     gpo_cache_device_from_info(&info, &dev);
     assert_int_equal(gpo_cache_file_name(&dev, NULL, name, sizeof name), GPUOPT_OK);
-    assert_string_equal(name, "opencl_gfx942_8cu_pci-0000-3b-00.0.json");
+    assert_string_equal(name, "opencl_gfx942_8cu_pci-0000-3b-00.0.jsonl");
 }
 
 static void hashes_of_empty_and_different_texts(void **state)

@@ -357,14 +357,15 @@ static void damaged_and_newer_schema_files_are_survived(void **state)
 
     /* A newer schema: never read, never written. */
     f = fopen(path, "w");
-    fputs("{\"format\":\"gpuopt-tuning-cache\",\"schema\":99}\n", f);
+    fputs("{\"t\":\"header\",\"format\":\"gpuopt-tuning-cache\",\"schema\":99}\n", f);
     fclose(f);
     t = cb_tuner(cctx, cdev, "damaged");
     assert_int_equal(run_once(t, NULL), 0);
     assert_int_equal(run_once(t, NULL), 0);
     gpuopt_tuner_destroy(t);
     text = tc_read(path, &len);
-    assert_string_equal(text, "{\"format\":\"gpuopt-tuning-cache\",\"schema\":99}\n");
+    assert_string_equal(text,
+                        "{\"t\":\"header\",\"format\":\"gpuopt-tuning-cache\",\"schema\":99}\n");
     free(text);
     gpuopt_context_destroy(cctx);
 }
