@@ -72,13 +72,7 @@ static void every_hard_key_field_is_part_of_the_key(void **state)
     assert_true(strncmp(canon, want, strlen(want)) == 0);
     free(canon);
     /* A fresh open (another process) reads the same from the file. */
-    char dir[1024];
-    strcpy(dir, gpo_cache_file(c));
-    *strrchr(dir, '/') = '\0';
-    gpo_cache_close(c);
-    gpo_cache_device dev;
-    tc_device(&dev);
-    assert_int_equal(gpo_cache_open(dir, &dev, &o, NULL, &c), GPUOPT_OK);
+    c = tc_reopen(c, &o, NULL);
     assert_int_equal(gpo_cache_lookup(c, tc_key_sync(&k), &soft1, &hit), GPUOPT_OK);
     assert_true(param(hit->best, "TILE") == 1);
     gpo_cache_hit_free(hit);
@@ -152,13 +146,7 @@ static void soft_change_returns_winner_runner_up_and_what_changed(void **state)
     assert_int_equal(gpo_cache_record_verify(c, key, &soft3, 1, 1, 1), GPUOPT_ERR_NOT_FOUND);
     /* ... and a new tune answers again, also to another open (process). */
     assert_int_equal(tc_tune(c, key, &soft3, 2), 0);
-    char dir[1024];
-    strcpy(dir, gpo_cache_file(c));
-    *strrchr(dir, '/') = '\0';
-    gpo_cache_close(c);
-    gpo_cache_device dev;
-    tc_device(&dev);
-    assert_int_equal(gpo_cache_open(dir, &dev, &o, NULL, &c), GPUOPT_OK);
+    c = tc_reopen(c, &o, NULL);
     assert_int_equal(gpo_cache_lookup(c, key, &soft3, &hit), GPUOPT_OK);
     assert_int_equal(hit->changed, 0);
     gpo_cache_hit_free(hit);

@@ -73,19 +73,6 @@ static int verify_ok(const char *dir)
     return tc_verify(dir, NULL, NULL, NULL) == 1;
 }
 
-/* Replaces the first `from` in the file with `to`. */
-static void edit(const char *path, const char *from, const char *to)
-{
-    char *text = tc_read(path, NULL);
-    char *at = strstr(text, from);
-    assert_non_null(at);
-    char *out = malloc(strlen(text) + strlen(to) + 1);
-    sprintf(out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
-    write_file(path, out);
-    free(out);
-    free(text);
-}
-
 static void a_line_cut_short_is_not_used_and_the_rest_is_kept(void **state)
 {
     (void)state;
@@ -118,7 +105,7 @@ static void an_entry_that_fails_its_checks_is_dropped_and_the_rest_kept(void **s
     fixture f;
     make(&f, "damaged");
     /* Valid JSON, not a valid value: the first tune's best time. */
-    edit(f.path, "\"median_ns\":1000,", "\"median_ns\":\"fast\",");
+    tc_edit(f.path, "\"median_ns\":1000,", "\"median_ns\":\"fast\",");
     char *bad = tc_read(f.path, NULL);
     gpo_cache *c = reopen(&f);
     assert_int_equal(look(c, &f.k1), GPUOPT_ERR_NOT_FOUND);
@@ -154,7 +141,7 @@ static void record_whose_key_is_not_its_hash_is_not_used(void **state)
     fixture f;
     make(&f, "rehash");
     /* Someone edited the first tune's workload by hand. */
-    edit(f.path, "\"workload\":\"N=1\"", "\"workload\":\"N=9\"");
+    tc_edit(f.path, "\"workload\":\"N=1\"", "\"workload\":\"N=9\"");
     gpo_cache *c = reopen(&f);
     assert_int_equal(look(c, &f.k2), GPUOPT_OK);
     assert_int_equal(look(c, &f.k1), GPUOPT_ERR_NOT_FOUND);
@@ -170,7 +157,7 @@ static void another_format_is_set_aside_and_a_new_file_started(void **state)
     (void)state;
     fixture f;
     make(&f, "format");
-    edit(f.path, "\"format\":\"gpuopt-tuning-cache\"", "\"format\":\"something-else\"");
+    tc_edit(f.path, "\"format\":\"gpuopt-tuning-cache\"", "\"format\":\"something-else\"");
     gpo_cache *c = reopen(&f);
     assert_int_equal(look(c, &f.k1), GPUOPT_ERR_NOT_FOUND);
     assert_non_null(strstr(f.cap.text, "the first line is not a gpuopt-tuning-cache header"));

@@ -261,21 +261,6 @@ static void a_file_over_the_read_limit_is_not_read(void **state)
     gpo_cache_close(c);
 }
 
-/* One record's text with `from` replaced by `to` (first occurrence). */
-static void edit(const char *path, const char *from, const char *to)
-{
-    char *text = tc_read(path, NULL);
-    assert_non_null(text);
-    char *at = strstr(text, from);
-    if (!at)
-        fail_msg("\"%s\" is not in the file", from);
-    char *out = malloc(strlen(text) + strlen(to) + 1);
-    sprintf(out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
-    tc_write(path, out);
-    free(out);
-    free(text);
-}
-
 /* Numbers out of their range: never converted, the entry not used (issue
  * 12: a time of 1e300 was cast to int64_t). */
 static void values_out_of_their_range_are_not_trusted(void **state)
@@ -301,7 +286,7 @@ static void values_out_of_their_range_are_not_trusted(void **state)
         log_capture cap;
         gpo_logger log;
         gpo_cache *c = open_log(dir, &cap, &log);
-        edit(gpo_cache_file(c), edits[i][0], edits[i][1]);
+        tc_edit(gpo_cache_file(c), edits[i][0], edits[i][1]);
         if (look(c, &k) != GPUOPT_ERR_NOT_FOUND)
             fail_msg("%s: the record was used", edits[i][1]);
         assert_non_null(strstr(cap.text, "failed its checks"));

@@ -1,10 +1,15 @@
 #include "test_cache_util.h"
 
 #include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <cmocka.h>
 #include <unistd.h>
 
 #include "util/strutil.h"
@@ -199,6 +204,32 @@ void tc_append_raw(const char *path, const char *bytes)
         fputs(bytes, f);
         fclose(f);
     }
+}
+
+void tc_edit(const char *path, const char *from, const char *to)
+{
+    char *text = tc_read(path, NULL);
+    char *at = text ? strstr(text, from) : NULL;
+    if (!at)
+        fail_msg("\"%s\" is not in %s", from, path);
+    char *out = malloc(strlen(text) + strlen(to) + 1);
+    sprintf(out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    tc_write(path, out);
+    free(out);
+    free(text);
+}
+
+gpo_cache *tc_reopen(gpo_cache *c, gpo_cache_options *o, gpo_logger *log)
+{
+    char dir[1024];
+    gpo_strlcpy(dir, gpo_cache_file(c), sizeof dir);
+    *strrchr(dir, '/') = '\0';
+    gpo_cache_close(c);
+    gpo_cache_device dev;
+    tc_device(&dev);
+    c = NULL;
+    assert_int_equal(gpo_cache_open(dir, &dev, o, log, &c), GPUOPT_OK);
+    return c;
 }
 
 int tc_count_files(const char *dir, const char *part)

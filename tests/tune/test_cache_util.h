@@ -58,6 +58,12 @@ int tc_put(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft,
 char *tc_read(const char *path, size_t *len);
 /* Writes a whole file. */
 void tc_write(const char *path, const char *text);
+/* Replaces the first `from` in the file with `to` (fails the test when
+ * `from` is not there). */
+void tc_edit(const char *path, const char *from, const char *to);
+/* Closes `c` and opens the same device's cache in the same directory
+ * again (another process, as far as the file is concerned). */
+gpo_cache *tc_reopen(gpo_cache *c, gpo_cache_options *o, gpo_logger *log);
 /* Appends raw bytes to a file. */
 void tc_append_raw(const char *path, const char *bytes);
 /* Files under dir whose names contain `part`. */

@@ -2,7 +2,7 @@
  * and path over gpuopt_cache_*; the tables are rendered from the same JSON
  * that --json prints.
  *
- * KEY is a record's key as the journal writes it: 16 hex digits, the hash
+ * KEY is a record's key as the cache file stores it: 16 hex digits, the hash
  * of the record's hard key (kind, backend, architecture, compute units,
  * source, options and space hashes, workload). `gpuopt cache list` prints
  * it first on each line; any unique prefix of at least 4 digits will do. */
@@ -376,18 +376,18 @@ const cli_command cli_cache = {
     "       gpuopt cache clear [--device SPEC]\n"
     "       gpuopt cache path\n"
     "\n"
-    "The tuning cache keeps what gpuopt tune and level-2 plans measured, one journal file\n"
-    "per device under GPUOPT_CACHE_DIR (default $XDG_CACHE_HOME/gpuopt; docs/tuning.md).\n"
+    "The tuning cache keeps what gpuopt tune and level-2 plans measured, one file per\n"
+    "device under GPUOPT_CACHE_DIR (default $XDG_CACHE_HOME/gpuopt; docs/tuning.md).\n"
     "\n"
     "  list     every record: its KEY, kind, best time, best configuration, workload, date\n"
     "  show     one record in detail: hard key, soft fields, search settings, best and\n"
     "           runner-up with their statistics. KEY is the record's key, 16 hex digits\n"
     "           (the hash of its hard key), as list prints it; a unique prefix of at least\n"
     "           4 digits will do\n"
-    "  verify   checks every journal line by line and rewrites nothing; exit status 1 when\n"
-    "           a file is corrupt, of an older schema or unreadable\n"
-    "  clear    removes every journal (--device SPEC: only that device's); nothing else in\n"
-    "           the directory is touched\n"
+    "  verify   checks every line of every file and rewrites nothing; exit status 1 when\n"
+    "           a file or a line of it is corrupt, of an older schema or unreadable\n"
+    "  clear    removes every file the cache made (--device SPEC: only that device's);\n"
+    "           nothing else in the directory is touched\n"
     "  path     the cache directory\n"
     "\n"
     "Exit status: 0 success, 1 failure (show: no such record; verify: problems found),\n"
