@@ -592,6 +592,10 @@ gpuopt_status gpo_cache_candidates(gpo_cache *c, const gpo_cache_key *key, cJSON
         goto out;
     }
     *finished = it->record != NULL;
+    if (gpo_cache_doc_read_cands(&c->doc, it)) {
+        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for candidates");
+        goto out;
+    }
     const cJSON *src =
         *finished ? it->cands : cJSON_GetObjectItemCaseSensitive(it->open, "candidates");
     if (!(*out = src ? cJSON_Duplicate(src, 1) : cJSON_CreateArray()))
@@ -831,8 +835,7 @@ static gpuopt_status put_record(gpo_cache *c, void *arg)
     gpo_cache_item *it = gpo_cache_doc_item(&c->doc, f->t->hash, f->t->canon);
     if (!it)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a cache record");
-    cJSON_Delete(it->record);
-    cJSON_Delete(it->cands);
+    gpo_cache_doc_drop_record(it);
     cJSON_Delete(it->open);
     it->record = f->record;
     it->cands = f->cands;
@@ -912,9 +915,7 @@ static gpuopt_status put_verify(gpo_cache *c, void *arg)
     it->used = now > it->used ? now : it->used;
     gpo_cache_doc_changed(it);
     if (!v->still_good) {
-        cJSON_Delete(it->record);
-        cJSON_Delete(it->cands);
-        it->record = it->cands = NULL;
+        gpo_cache_doc_drop_record(it);
         return GPUOPT_OK;
     }
     cJSON *soft = gpo_cache_soft_to_json(v->soft), *o = cJSON_CreateObject();

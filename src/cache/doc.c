@@ -25,6 +25,7 @@ static void item_free(gpo_cache_item *it)
     free(it->canon);
     cJSON_Delete(it->record);
     cJSON_Delete(it->cands);
+    free(it->cands_text);
     cJSON_Delete(it->open);
 }
 
@@ -102,6 +103,15 @@ gpo_cache_item *gpo_cache_doc_item(gpo_cache_doc *d, uint64_t hash, const char *
     return it;
 }
 
+void gpo_cache_doc_drop_record(gpo_cache_item *it)
+{
+    cJSON_Delete(it->record);
+    cJSON_Delete(it->cands);
+    free(it->cands_text);
+    it->record = it->cands = NULL;
+    it->cands_text = NULL;
+}
+
 void gpo_cache_doc_changed(gpo_cache_item *it)
 {
     assert(it->read);
@@ -150,18 +160,19 @@ static int line_head(const char *s, size_t n, int *which, uint64_t *hash, int64_
     return -1;
 }
 
-/* One JSON object, nothing after it but blanks; NULL otherwise. cJSON
- * cannot tell a syntax error from a failed allocation, so a text is given
- * up only when a second parse fails too (a writer would otherwise set aside
- * a sound file after one failed allocation). */
-static cJSON *parse_object(const char *s, size_t n)
+/* One JSON value of `type` (cJSON_Object, cJSON_Array), nothing after it
+ * but blanks; NULL otherwise. cJSON cannot tell a syntax error from a
+ * failed allocation, so a text is given up only when a second parse fails
+ * too (a writer would otherwise set aside a sound file after one failed
+ * allocation). */
+static cJSON *parse_text(const char *s, size_t n, int type)
 {
     for (int attempt = 0; attempt < 2; attempt++) {
         const char *end = NULL;
         cJSON *o = cJSON_ParseWithLengthOpts(s, n, &end, 0);
         while (o && end && end < s + n && strchr(" \t\r", *end))
             end++;
-        if (o && (end != s + n || !cJSON_IsObject(o))) {
+        if (o && (end != s + n || (o->type & 0xFF) != type)) {
             cJSON_Delete(o);
             return NULL;
         }
@@ -173,7 +184,7 @@ static cJSON *parse_object(const char *s, size_t n)
 
 static int header(gpo_cache_doc *d, const char *s, size_t n)
 {
-    cJSON *h = parse_object(s, n);
+    cJSON *h = parse_text(s, n, cJSON_Object);
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(h, "t");
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(h, "format");
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(h, "schema");
@@ -327,12 +338,41 @@ static int check_record(const cJSON *o, char *why, size_t cap)
     return 0;
 }
 
-/* Line `w` of `it` read and checked into the item; a line that fails is
+/* Where a record line's candidates start: the last ',"candidates":[' of
+ * the line, which this library prints last. A JSON string holds no bare
+ * '"', and no candidate holds a list, so nothing after the record's own
+ * field can look like it. 0 when the line does not end that way. */
+static size_t cands_at(const char *s, size_t n)
+{
+    static const char key[] = ",\"candidates\":[";
+    size_t k = sizeof key - 1;
+    if (n < k + 2 || s[n - 1] != '}' || s[n - 2] != ']')
+        return 0;
+    for (size_t i = n - k - 1; i > 0; i--)
+        if (s[i] == ',' && memcmp(s + i, key, k) == 0)
+            return i;
+    return 0;
+}
+
+/* Line `w` of `it` read and checked into the item (a record's candidates
+ * kept as text, for gpo_cache_doc_read_cands); a line that fails is
  * dropped. -2 without memory (the line kept as it is). */
 static int read_line(gpo_cache_doc *d, gpo_cache_item *it, int w)
 {
-    char why[200], *canon = NULL;
-    cJSON *o = parse_object(it->text[w], it->len[w]);
+    char why[200], *canon = NULL, *head = NULL;
+    size_t at = w == GPO_LINE_RECORD ? cands_at(it->text[w], it->len[w]) : 0;
+    if (at && (!(head = malloc(at + 2)) ||
+               !(it->cands_text =
+                     gpo_asprintf("%.*s", (int)(it->len[w] - at - 15), it->text[w] + at + 14)))) {
+        free(head);
+        return -2;
+    }
+    if (head) {
+        memcpy(head, it->text[w], at);
+        memcpy(head + at, "}", 2);
+    }
+    cJSON *o = parse_text(head ? head : it->text[w], head ? at + 1 : it->len[w], cJSON_Object);
+    free(head);
     int rc = o ? 0 : bad(why, sizeof why, "not one JSON object");
     if (!rc) {
         cJSON_DeleteItemFromObjectCaseSensitive(o, "t"); /* its kind is where it is kept */
@@ -343,6 +383,8 @@ static int read_line(gpo_cache_doc *d, gpo_cache_item *it, int w)
     if (rc == -2) {
         free(canon);
         cJSON_Delete(o);
+        free(it->cands_text);
+        it->cands_text = NULL;
         return -2;
     }
     if (!rc && !it->canon) {
@@ -357,6 +399,10 @@ static int read_line(gpo_cache_doc *d, gpo_cache_item *it, int w)
         cJSON_Delete(o);
         free(it->text[w]);
         it->text[w] = NULL;
+        if (w == GPO_LINE_RECORD) {
+            free(it->cands_text);
+            it->cands_text = NULL;
+        }
         return 0;
     }
     if (w == GPO_LINE_OPEN) {
@@ -377,10 +423,34 @@ gpuopt_status gpo_cache_doc_read(gpo_cache_doc *d, gpo_cache_item *it)
     return GPUOPT_OK;
 }
 
+gpuopt_status gpo_cache_doc_read_cands(gpo_cache_doc *d, gpo_cache_item *it)
+{
+    if (!it->cands_text)
+        return GPUOPT_OK;
+    char why[200] = "", key[17];
+    cJSON *list = parse_text(it->cands_text, strlen(it->cands_text), cJSON_Array), *c;
+    if (!list)
+        gpo_snprintf(why, sizeof why, "candidates that are not a list");
+    for (c = list ? list->child : NULL; c; c = c->next)
+        if (gpo_cache_candidate_valid(c, NULL, why, sizeof why))
+            break;
+    free(it->cands_text);
+    it->cands_text = NULL;
+    if (why[0]) {
+        gpo_cache_hex16(it->hash, key);
+        problem(d, "the record of key %s: %s", key, why);
+        cJSON_Delete(list);
+        gpo_cache_doc_changed(it); /* printed again without them */
+        return GPUOPT_OK;
+    }
+    it->cands = list;
+    return GPUOPT_OK;
+}
+
 gpuopt_status gpo_cache_doc_read_all(gpo_cache_doc *d)
 {
     for (size_t i = 0; i < d->n; i++)
-        if (gpo_cache_doc_read(d, &d->items[i]))
+        if (gpo_cache_doc_read(d, &d->items[i]) || gpo_cache_doc_read_cands(d, &d->items[i]))
             return GPUOPT_ERR_NO_MEMORY;
     return GPUOPT_OK;
 }
@@ -395,11 +465,12 @@ static int print_line(gpo_cache_item *it, int w, int cands)
     cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "used"), (double)it->used);
     char *body = cJSON_PrintUnformatted(o);
     char *list = !w && cands && it->cands ? cJSON_PrintUnformatted(it->cands) : NULL;
+    const char *raw = !w && cands && !it->cands ? it->cands_text : list; /* unread: as stored */
     free(it->text[w]);
     it->text[w] = NULL;
-    if (body && (list || w || !cands || !it->cands))
+    if (body && (raw || w || !cands || !it->cands))
         it->text[w] = gpo_asprintf("{\"t\":\"%s\",%.*s%s%s}", line_kinds[w], (int)strlen(body) - 2,
-                                   body + 1, list ? ",\"candidates\":" : "", list ? list : "");
+                                   body + 1, raw ? ",\"candidates\":" : "", raw ? raw : "");
     it->len[w] = it->text[w] ? strlen(it->text[w]) : 0;
     free(body);
     free(list);
@@ -469,15 +540,17 @@ static int evict(gpo_cache_doc *d, size_t header_n, uint64_t max_bytes, uint32_t
         for (size_t i = 0; i < n; i++) {
             gpo_cache_item *it = v[i].it;
             if (!v[i].keep) {
-                cJSON_Delete(it->record);
+                gpo_cache_doc_drop_record(it);
                 cJSON_Delete(it->open);
-                it->record = it->open = NULL;
+                it->open = NULL;
                 ++*evicted;
             } else if (!v[i].keep_extra && v[i].extra) {
-                cJSON_Delete(it->record ? it->open : NULL);
-                cJSON_Delete(it->cands);
+                cJSON_Delete(it->cands); /* read: no text left */
                 it->cands = NULL;
-                it->open = it->record ? NULL : it->open;
+                if (it->record) {
+                    cJSON_Delete(it->open);
+                    it->open = NULL;
+                }
             }
             gpo_cache_doc_changed(it);
         }

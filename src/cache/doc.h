@@ -37,11 +37,12 @@ typedef struct gpo_cache_item {
     char *text[2]; /* the record's and the unfinished tune's line as stored or
                       last printed (no newline); NULL when none, or changed */
     size_t len[2];
-    int read;      /* the lines below were read from text (or made here) */
-    char *canon;   /* the canonical hard-key text, once read */
-    cJSON *record; /* newest finished record, without its candidates; NULL none */
-    cJSON *cands;  /* the record's candidates (array); NULL none */
-    cJSON *open;   /* newest unfinished tune, its "candidates" inside; NULL none */
+    int read;         /* the lines below were read from text (or made here) */
+    char *canon;      /* the canonical hard-key text, once read */
+    cJSON *record;    /* newest finished record, without its candidates; NULL none */
+    cJSON *cands;     /* the record's candidates (array), once read; NULL none */
+    char *cands_text; /* the same as stored, until they are read; NULL none */
+    cJSON *open;      /* newest unfinished tune, its "candidates" inside; NULL none */
 } gpo_cache_item;
 
 typedef enum gpo_doc_status {
@@ -76,17 +77,25 @@ gpuopt_status gpo_cache_doc_parse(gpo_cache_doc *d, const char *buf, size_t len)
 /* The item of `hash`, or NULL. */
 gpo_cache_item *gpo_cache_doc_find(gpo_cache_doc *d, uint64_t hash);
 
-/* Reads and checks the lines of `it` when not read yet; a line that fails
- * is dropped from the item and counted in d->dropped. GPUOPT_OK, or
- * GPUOPT_ERR_NO_MEMORY (nothing dropped then). */
+/* Reads and checks the lines of `it` when not read yet, a record's
+ * candidates aside (a hit needs none of them: they are read apart, below);
+ * a line that fails is dropped from the item and counted in d->dropped.
+ * GPUOPT_OK, or GPUOPT_ERR_NO_MEMORY (nothing dropped then). */
 gpuopt_status gpo_cache_doc_read(gpo_cache_doc *d, gpo_cache_item *it);
 
-/* Reads every item (gpo_cache_doc_read): for listings and checks. */
+/* Reads and checks the record's candidates of `it` (read) into it->cands;
+ * candidates that fail are dropped (the record stays) and counted. */
+gpuopt_status gpo_cache_doc_read_cands(gpo_cache_doc *d, gpo_cache_item *it);
+
+/* Reads every item and its candidates: for writes, listings and checks. */
 gpuopt_status gpo_cache_doc_read_all(gpo_cache_doc *d);
 
 /* The item of `hash`, created empty (read) with a copy of `canon` when
  * absent, else read; NULL on allocation failure. */
 gpo_cache_item *gpo_cache_doc_item(gpo_cache_doc *d, uint64_t hash, const char *canon);
+
+/* Drops the record of `it` with its candidates. */
+void gpo_cache_doc_drop_record(gpo_cache_item *it);
 
 /* Says that `it` (read) changed: its lines are printed again. */
 void gpo_cache_doc_changed(gpo_cache_item *it);
