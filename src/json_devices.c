@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "memory/live.h"
 #include "select.h"
 #include "util/strutil.h"
 
@@ -134,6 +135,22 @@ cJSON *gpo_device_json(const gpuopt_device *d, int selected)
         cJSON_AddNumberToObject(o, "est_gflops", (double)(int64_t)d->est_gflops);
     else
         cJSON_AddNullToObject(o, "est_gflops");
+    cJSON *matrix = cJSON_AddObjectToObject(o, "est_matrix_gflops");
+    for (int p = GPO_PREC_FP32 + 1; matrix && p < GPO_PREC_COUNT; p++) {
+        if (d->est_matrix_gflops[p] > 0)
+            cJSON_AddNumberToObject(matrix, gpo_precision_name(p),
+                                    (double)(int64_t)d->est_matrix_gflops[p]);
+        else
+            cJSON_AddNullToObject(matrix, gpo_precision_name(p));
+    }
+    if (d->est_bandwidth_gbs > 0)
+        cJSON_AddNumberToObject(o, "est_bandwidth_gbs", (double)(int64_t)d->est_bandwidth_gbs);
+    else
+        cJSON_AddNullToObject(o, "est_bandwidth_gbs");
+    cJSON *warnings = cJSON_AddArrayToObject(o, "warnings");
+    char dropped[1024];
+    if (warnings && gpo_device_toolchain_dropped(d, dropped, sizeof dropped))
+        cJSON_AddItemToArray(warnings, cJSON_CreateString(dropped));
     cJSON_AddBoolToObject(o, "selected", selected);
     if (d->details) {
         cJSON *copy = cJSON_Duplicate(d->details, 1);
@@ -157,8 +174,13 @@ GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json
         return st;
     }
     gpuopt_device *selected = NULL;
-    char select_error[512] = "";
-    if (gpo_ctx_select(ctx, NULL, &selected) != GPUOPT_OK)
+    char select_error[1024] = "";
+    gpo_selection *why = calloc(1, sizeof *why);
+    if (!why) {
+        gpo_ctx_unlock(ctx);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing devices as JSON");
+    }
+    if (gpo_ctx_select_for(ctx, NULL, NULL, &selected, why) != GPUOPT_OK)
         gpo_strlcpy(select_error, gpo_detail_get(), sizeof select_error);
 
     cJSON *root = cJSON_CreateObject();
@@ -173,8 +195,16 @@ GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json
         }
         for (size_t i = 0; ok && i < ctx->devices.n; i++) {
             gpuopt_device *d = ctx->devices.items[i];
+            /* Free memory as it is now, where a source answers without
+             * creating a driver context (the record keeps it). */
+            gpo_memory_reading live;
+            if (gpo_memory_read(d, 0, &live) != GPUOPT_OK)
+                live.source = GPUOPT_MEMORY_SOURCE_NONE;
             cJSON *dj = gpo_device_json(d, d == selected);
             ok = dj && cJSON_AddItemToArray(devices, dj);
+            if (ok)
+                add_str(dj, "memory_source",
+                        live.source == GPUOPT_MEMORY_SOURCE_NONE ? NULL : live.source_text);
         }
         ok = ok && cJSON_AddItemToObject(root, "backends", backends);
         if (ok)
@@ -188,7 +218,11 @@ GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json
             if (ok) {
                 cJSON_AddStringToObject(sel, "policy", ctx->cfg.device);
                 add_str(sel, "device", selected ? selected->info.id : NULL);
+                add_str(sel, "reason", selected ? why->reason : NULL);
                 add_str(sel, "error", select_error);
+                cJSON *w = cJSON_AddArrayToObject(sel, "warnings");
+                for (int i = 0; w && i < why->n_warnings; i++)
+                    cJSON_AddItemToArray(w, cJSON_CreateString(why->warnings[i]));
                 cJSON_AddItemToObject(root, "selection", sel);
             }
         }
@@ -197,6 +231,7 @@ GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json
     cJSON_Delete(backends);
     cJSON_Delete(devices);
     cJSON_Delete(root);
+    free(why);
     gpo_ctx_unlock(ctx);
     if (!text)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing devices as JSON");

@@ -214,6 +214,9 @@ GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **jso
         cJSON_AddStringToObject(root, "device", plan->device->info.id);
         cJSON_AddStringToObject(root, "device_name", plan->device->info.name);
         cJSON_AddStringToObject(root, "backend", plan->device->info.backend);
+        cJSON *sel = cJSON_AddObjectToObject(root, "selection");
+        ok = sel && cJSON_AddStringToObject(sel, "policy", plan->selection_policy) &&
+             cJSON_AddStringToObject(sel, "reason", plan->selection_reason);
         for (size_t i = 0; ok && i < plan->n_knobs; i++) {
             cJSON *k = knob_json(&plan->knobs[i]);
             ok = k && cJSON_AddItemToArray(knobs, k);

@@ -4,6 +4,7 @@
 #include <assert.h>
 
 #include "cpu/cpu_device.h"
+#include "cpu/cpu_peak.h"
 #include "cpu/cpuinfo_arm.h"
 #include "cpu/x86_isa.h"
 #include "util/strutil.h"
@@ -138,6 +139,9 @@ static int fill_details(const gpo_cpu_facts *f, cJSON *d)
         bad |= add_str(src, "affinity", f->src_affinity);
         bad |= add_str(src, "cpu_quota", f->src_quota);
         bad |= add_str(src, "memory", f->src_memory);
+        char peak[GPO_CPU_SRC_CAP];
+        gpo_cpu_flops_source(f, peak, sizeof peak);
+        bad |= add_str(src, "throughput", peak);
     }
     if (f->notes[0])
         bad |= add_str(d, "notes", f->notes);
