@@ -266,6 +266,11 @@ static void six_writers_one_killed_lose_no_result_and_corrupt_nothing(void **sta
         gpo_cache_close(c);
         assert_int_equal(tc_count_files(dir, ".corrupt-"), 0);
         assert_dir_sound(dir);
+        /* And as a user would check it: exit status 0, nothing found. */
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "GPUOPT_CACHE_DIR='%s' '%s' cache verify >/dev/null", dir,
+                 GPO_CLI);
+        assert_int_equal(system(cmd), 0);
     }
 }
 
