@@ -165,6 +165,26 @@ static void print_stats(const char *label, const cJSON *c)
     printf("\n");
 }
 
+/* The winner and the runner-up by their medians from the side-by-side
+ * re-timing, fastest first: the winner is kept unless beaten beyond noise,
+ * so a runner-up may be faster by less than that. */
+static void print_finalists(const cJSON *best, const cJSON *runner)
+{
+    if (!cJSON_IsObject(best)) {
+        printf("  %-13s none: no candidate was valid (a lookup tunes again)\n", "best");
+        return;
+    }
+    double b = num(best, "median_ns", -1), r = num(runner, "median_ns", -1);
+    if (cJSON_IsObject(runner) && r >= 0 && r < b) {
+        print_stats("runner-up", runner);
+        print_stats("best", best);
+        printf("  %-13s the runner-up's lead is within noise: the incumbent was kept\n", "");
+        return;
+    }
+    print_stats("best", best);
+    print_stats("runner-up", runner);
+}
+
 static int cmd_show(gpuopt_context *ctx, const char *key, int json)
 {
     char lower[17];
@@ -238,8 +258,8 @@ static int cmd_show(gpuopt_context *ctx, const char *key, int json)
            num(found, "wall_s", 0));
     printf("  %-13s %s (last used %s)\n", "measured", when, used);
     printf(" result\n");
-    print_stats("best", cJSON_GetObjectItemCaseSensitive(found, "best"));
-    print_stats("runner-up", cJSON_GetObjectItemCaseSensitive(found, "runner_up"));
+    print_finalists(cJSON_GetObjectItemCaseSensitive(found, "best"),
+                    cJSON_GetObjectItemCaseSensitive(found, "runner_up"));
     const cJSON *payload = cJSON_GetObjectItemCaseSensitive(found, "payload");
     if (payload && !cJSON_IsNull(payload)) {
         char *text = cJSON_PrintUnformatted(payload);
