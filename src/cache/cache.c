@@ -59,6 +59,7 @@ struct gpo_cache {
     noted_use *uses; /* uses of hits not written yet */
     size_t n_uses, cap_uses;
     uint64_t serial; /* for tune ids and temp files */
+    int wrote;       /* the last update replaced the file */
 };
 
 int32_t gpo_cache_checkpoint_default_ms = 1000;
@@ -442,6 +443,7 @@ static gpuopt_status update(gpo_cache *c, change_fn fn, void *arg)
         close(c->fd);
     c->fd = fd;
     c->whole = 1;
+    c->wrote = 1;
     d->status = GPO_DOC_OK;
     d->dropped = 0;
     c->n_uses = 0;
@@ -959,5 +961,72 @@ gpuopt_status gpo_cache_record_verify(gpo_cache *c, const gpo_cache_key *key,
     else
         st = update(c, put_verify, &(verified){it->hash, soft, still_good, best_ns, runner_ns});
     pthread_mutex_unlock(&c->lock);
+    return st;
+}
+
+/* ---- merging records from elsewhere (an export) ------------------------------ */
+
+typedef struct merging {
+    gpo_cache_doc *src;
+    size_t added, kept;
+    int ran; /* the file was read under its lock */
+} merging;
+
+static int64_t record_time(const cJSON *record)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(record, "time");
+    return cJSON_IsNumber(t) ? (int64_t)t->valuedouble : 0; /* checked when read: 0..2^53 */
+}
+
+static gpuopt_status put_merge(gpo_cache *c, void *arg)
+{
+    merging *m = arg;
+    m->added = m->kept = 0;
+    m->ran = 1;
+    for (size_t i = 0; i < m->src->n; i++) {
+        const gpo_cache_item *s = &m->src->items[i];
+        if (!s->record)
+            continue;
+        gpo_cache_item *it = gpo_cache_doc_item(&c->doc, s->hash, s->canon);
+        if (!it)
+            return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for an imported record");
+        if (it->record && record_time(it->record) >= record_time(s->record)) {
+            m->kept++; /* never over a result measured here later (or the same) */
+            continue;
+        }
+        cJSON *record = cJSON_Duplicate(s->record, 1);
+        cJSON *cands = s->cands ? cJSON_Duplicate(s->cands, 1) : NULL;
+        if (!record || (s->cands && !cands)) {
+            cJSON_Delete(record);
+            cJSON_Delete(cands);
+            return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for an imported record");
+        }
+        gpo_cache_doc_drop_record(it);
+        it->record = record;
+        it->cands = cands;
+        it->used = s->used > it->used ? s->used : it->used;
+        gpo_cache_doc_changed(it);
+        m->added++;
+    }
+    return m->added ? GPUOPT_OK : GPUOPT_ERR_NOT_FOUND; /* nothing to write */
+}
+
+gpuopt_status gpo_cache_merge(gpo_cache *c, gpo_cache_doc *src, size_t *added, size_t *kept)
+{
+    assert(c && src && added && kept);
+    merging m = {src, 0, 0, 0};
+    pthread_mutex_lock(&c->lock);
+    c->wrote = 0;
+    gpuopt_status st = update(c, put_merge, &m);
+    int wrote = c->wrote;
+    char why[sizeof c->reason];
+    gpo_strlcpy(why, c->state == GPO_CACHE_READ_WRITE ? "the log says why" : c->reason, sizeof why);
+    pthread_mutex_unlock(&c->lock);
+    if (st == GPUOPT_ERR_NOT_FOUND)
+        st = GPUOPT_OK;
+    *added = wrote ? m.added : 0;
+    *kept = m.kept;
+    if (st == GPUOPT_OK && !wrote && (m.added || !m.ran))
+        st = gpo_fail(GPUOPT_ERR_IO, "the records were not written to %s: %s", c->path, why);
     return st;
 }

@@ -181,4 +181,13 @@ struct gpuopt_context;
 gpuopt_status gpo_cache_open_device(struct gpuopt_context *ctx, const gpuopt_device *device,
                                     const gpo_cache_options *opts, gpo_cache **out);
 
+/* Merges the finished records of `src` (a parsed and read export section
+ * of this cache's format) into the file, in one locked write: a record
+ * replaces the local one of its key only when it was measured later, and
+ * unfinished tunes are left as they are. *added counts the records written,
+ * *kept those left because the local one is as new or newer. GPUOPT_ERR_IO
+ * when the file could not be written (read-only, lock busy past its wait). */
+struct gpo_cache_doc;
+gpuopt_status gpo_cache_merge(gpo_cache *c, struct gpo_cache_doc *src, size_t *added, size_t *kept);
+
 #endif

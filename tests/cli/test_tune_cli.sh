@@ -111,10 +111,26 @@ run 1 cache show 0000000000000000;       has "$err" "no record has this key"
 run 0 cache list --json;                 has "$out" '"files":'
 run 0 cache verify;                      has "$out" ": ok"
 run 0 cache verify --json;               has "$out" '"ok":true'
-run 2 cache;                             has "$err" "accepted: list, show KEY, verify, clear, path"
+run 2 cache;                             has "$err" "accepted: list, show KEY, verify, clear, path, export, import FILE"
 run 2 cache frob;                        has "$err" "'frob' is not accepted"
 run 2 cache show;                        has "$err" "show needs a KEY"
-run 2 cache list --device opencl;        has "$err" "--device goes with clear only"
+run 2 cache list --device opencl;        has "$err" "--device goes with clear and export only"
+run 2 cache list --all;                  has "$err" "--all goes with import only"
+run 2 cache import;                      has "$err" "import needs a FILE"
+run 1 cache import "$tmp/none.jsonl";    has "$err" "none.jsonl: cannot be opened"
+# Export, and import into another directory (another node with this device).
+on_node2() {
+  GPUOPT_CACHE_DIR=$tmp/node2; run "$@"; GPUOPT_CACHE_DIR=$tmp/cache
+}
+run 0 cache export;                      has "$out" '"t":"end","format":"gpuopt-tuning-cache-export","files":1'
+cp "$out" "$tmp/export.jsonl"
+run 0 cache export --device opencl;      has "$out" '"t":"record"'
+on_node2 0 cache import "$tmp/export.jsonl"
+has "$out" "Imported 1 records"; has "$out" "1 of 1 records into opencl_"
+on_node2 0 cache import "$tmp/export.jsonl" --json
+has "$out" '"imported":0,"kept_newer":1'
+head -n 2 "$tmp/export.jsonl" >"$tmp/cut.jsonl"
+on_node2 2 cache import "$tmp/cut.jsonl"; has "$err" "cut short"
 run 2 cache path --json;                 has "$err" "--json goes with list"
 run 0 cache clear;                       has "$out" "Cleared the tuning cache"
 run 0 cache list;                        has "$out" "(no entries)"

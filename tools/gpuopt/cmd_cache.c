@@ -8,6 +8,7 @@
  * it first on each line; any unique prefix of at least 4 digits will do. */
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -326,43 +327,133 @@ static int cmd_clear(gpuopt_context *ctx, const char *device)
     return CLI_OK;
 }
 
+static int cmd_export(gpuopt_context *ctx, const char *device)
+{
+    gpuopt_device *dev = NULL;
+    char *text = NULL;
+    gpuopt_status st;
+    if (device && (st = gpuopt_device_select(ctx, device, &dev)))
+        return cli_fail("cache", "--device", st);
+    if ((st = gpuopt_cache_export(ctx, dev, &text)))
+        return cli_fail("cache", "cannot export the cache", st);
+    int ok = fputs(text, stdout) >= 0 && fflush(stdout) == 0;
+    gpuopt_free(text);
+    if (!ok) {
+        fprintf(stderr, "gpuopt cache: export: cannot write the export to standard output\n");
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+/* An export is at most this long: four times a cache file's read limit. */
+#define IMPORT_MAX (256u << 20)
+
+static int cmd_import(gpuopt_context *ctx, const char *file, int all, int json)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f) {
+        fprintf(stderr, "gpuopt cache: import %s: cannot be opened: %s\n", file, strerror(errno));
+        return CLI_FAIL;
+    }
+    size_t len = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    while (buf) {
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap || cap >= IMPORT_MAX)
+            break;
+        char *more = realloc(buf, cap * 2);
+        if (!more) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = more;
+        cap *= 2;
+    }
+    int err = ferror(f), big = buf && len == cap && cap >= IMPORT_MAX;
+    fclose(f);
+    if (!buf || err || big) {
+        fprintf(stderr, "gpuopt cache: import %s: %s\n", file,
+                !buf  ? "out of memory"
+                : err ? "cannot be read"
+                      : "larger than 256 MiB, more than any export");
+        free(buf);
+        return CLI_FAIL;
+    }
+    char *report = NULL;
+    gpuopt_status st =
+        gpuopt_cache_import(ctx, buf, len, all ? GPUOPT_CACHE_IMPORT_ALL : 0, &report);
+    free(buf);
+    if (st)
+        return cli_fail("cache", "cannot import", st);
+    if (json) {
+        printf("%s\n", report);
+        gpuopt_free(report);
+        return CLI_OK;
+    }
+    cJSON *o = cJSON_Parse(report);
+    gpuopt_free(report);
+    const cJSON *e;
+    printf("Imported %.0f records (%.0f kept: the local one is as new or newer)\n",
+           num(o, "imported", 0), num(o, "kept_newer", 0));
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "files"))
+    {
+        if (str(e, "skipped"))
+            printf("  %s: %.0f records skipped: %s (--all imports them as they are)\n",
+                   or_dash(str(e, "device")), num(e, "records", 0), str(e, "skipped"));
+        else
+            printf("  %s: %.0f of %.0f records into %s\n", or_dash(str(e, "device")),
+                   num(e, "imported", 0), num(e, "records", 0), or_dash(str(e, "file")));
+    }
+    cJSON_Delete(o);
+    return CLI_OK;
+}
+
 static int run(int argc, char **argv)
 {
     const char *sub = NULL, *key = NULL, *device = NULL;
-    int json = 0;
+    int json = 0, all = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0) {
             json = 1;
+        } else if (strcmp(a, "--all") == 0) {
+            all = 1;
         } else if ((strcmp(a, "--device") == 0 || strcmp(a, "-d") == 0) && i + 1 < argc) {
             device = argv[++i];
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("cache",
                                    "unknown option '%s'; accepted: --json, --device SPEC "
-                                   "(clear)",
+                                   "(clear, export), --all (import)",
                                    a);
         } else if (!sub) {
             sub = a;
-        } else if (!key && strcmp(sub, "show") == 0) {
+        } else if (!key && (strcmp(sub, "show") == 0 || strcmp(sub, "import") == 0)) {
             key = a;
         } else {
             return cli_usage_error("cache", "unexpected argument '%s'", a);
         }
     }
-    static const char accepted[] = "accepted: list, show KEY, verify, clear, path";
+    static const char accepted[] =
+        "accepted: list, show KEY, verify, clear, path, export, import FILE";
     if (!sub)
         return cli_usage_error("cache", "missing what to do; %s", accepted);
     int known = !strcmp(sub, "list") || !strcmp(sub, "show") || !strcmp(sub, "verify") ||
-                !strcmp(sub, "clear") || !strcmp(sub, "path");
+                !strcmp(sub, "clear") || !strcmp(sub, "path") || !strcmp(sub, "export") ||
+                !strcmp(sub, "import");
     if (!known)
         return cli_usage_error("cache", "'%s' is not accepted; %s", sub, accepted);
     if (!strcmp(sub, "show") && !key)
         return cli_usage_error("cache", "show needs a KEY (the first column of 'gpuopt cache "
                                         "list')");
-    if (device && strcmp(sub, "clear") != 0)
-        return cli_usage_error("cache", "--device goes with clear only");
-    if (json && (!strcmp(sub, "clear") || !strcmp(sub, "path")))
-        return cli_usage_error("cache", "--json goes with list, show and verify");
+    if (!strcmp(sub, "import") && !key)
+        return cli_usage_error("cache", "import needs a FILE (written by 'gpuopt cache export')");
+    if (device && strcmp(sub, "clear") != 0 && strcmp(sub, "export") != 0)
+        return cli_usage_error("cache", "--device goes with clear and export only");
+    if (all && strcmp(sub, "import") != 0)
+        return cli_usage_error("cache", "--all goes with import only");
+    if (json && (!strcmp(sub, "clear") || !strcmp(sub, "path") || !strcmp(sub, "export")))
+        return cli_usage_error("cache", "--json goes with list, show, verify and import");
     gpuopt_context *ctx = NULL;
     gpuopt_status st = cli_context(NULL, &ctx);
     if (st)
@@ -381,6 +472,10 @@ static int run(int argc, char **argv)
         rc = cmd_show(ctx, key, json);
     } else if (!strcmp(sub, "verify")) {
         rc = cmd_verify(ctx, json);
+    } else if (!strcmp(sub, "export")) {
+        rc = cmd_export(ctx, device);
+    } else if (!strcmp(sub, "import")) {
+        rc = cmd_import(ctx, key, all, json);
     } else {
         rc = cmd_clear(ctx, device);
     }
@@ -389,12 +484,14 @@ static int run(int argc, char **argv)
 }
 
 const cli_command cli_cache = {
-    "cache", "list, show, verify or clear the tuning cache",
+    "cache", "list, show, verify, clear, export or import the tuning cache",
     "usage: gpuopt cache list [--json]\n"
     "       gpuopt cache show KEY [--json]\n"
     "       gpuopt cache verify [--json]\n"
     "       gpuopt cache clear [--device SPEC]\n"
     "       gpuopt cache path\n"
+    "       gpuopt cache export [--device SPEC] > FILE\n"
+    "       gpuopt cache import FILE [--all] [--json]\n"
     "\n"
     "The tuning cache keeps what gpuopt tune and level-2 plans measured, one file per\n"
     "device under GPUOPT_CACHE_DIR (default $XDG_CACHE_HOME/gpuopt; docs/tuning.md).\n"
@@ -409,6 +506,12 @@ const cli_command cli_cache = {
     "  clear    removes every file the cache made (--device SPEC: only that device's);\n"
     "           nothing else in the directory is touched\n"
     "  path     the cache directory\n"
+    "  export   the finished records of every device (--device SPEC: of one) on standard\n"
+    "           output, each file's with its device fingerprint\n"
+    "  import   an export into this cache: each file's records into the file of a device\n"
+    "           here with the same backend, architecture and compute units (--all: also\n"
+    "           the others, as they are, for a shared directory); a newer local record is\n"
+    "           kept; a cut or damaged export imports nothing\n"
     "\n"
     "Exit status: 0 success, 1 failure (show: no such record; verify: problems found),\n"
     "2 usage error.\n",
