@@ -25,14 +25,17 @@ gpuopt_status gpo_cache_open_device(struct gpuopt_context *ctx, const gpuopt_dev
                                     const gpo_cache_options *opts, gpo_cache **out)
 {
     assert(ctx && device && out);
-    char dir[GPO_PATH_MAX];
+    char dir[GPO_PATH_MAX], shared[GPO_PATH_MAX];
     gpo_logger log;
     snapshot(ctx, dir, sizeof dir, &log);
     gpo_cache_device dev;
+    gpo_cache_options o = opts ? *opts : (gpo_cache_options){0};
     gpo_ctx_lock(ctx);
     gpo_cache_device_from_info(&device->info, &dev);
+    gpo_strlcpy(shared, ctx->cfg.cache_shared, sizeof shared);
     gpo_ctx_unlock(ctx);
-    return gpo_cache_open(dir, &dev, opts, &log, out);
+    o.shared_dir = shared;
+    return gpo_cache_open(dir, &dev, &o, &log, out);
 }
 
 GPUOPT_API gpuopt_status gpuopt_cache_path(gpuopt_context *ctx, char **path)

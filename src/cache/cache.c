@@ -27,6 +27,7 @@
 #include "cache/doc.h"
 #include "cache/file.h"
 #include "util/fs.h"
+#include "cache/shared.h"
 #include "util/hash.h"
 #include "util/strutil.h"
 
@@ -58,13 +59,14 @@ struct gpo_cache {
     gpo_cache_doc doc;
     noted_use *uses; /* uses of hits not written yet */
     size_t n_uses, cap_uses;
-    uint64_t serial; /* for tune ids and temp files */
-    int wrote;       /* the last update replaced the file */
+    uint64_t serial;           /* for tune ids and temp files */
+    int wrote;                 /* the last update replaced the file */
+    char shared[GPO_PATH_MAX]; /* the read-only layer; "" none */
 };
 
 int32_t gpo_cache_checkpoint_default_ms = 1000;
 
-enum { WARN_DIR = 1, WARN_NEWER = 2, WARN_WRITE = 4, WARN_FILE = 8 };
+enum { WARN_DIR = 1, WARN_NEWER = 2, WARN_WRITE = 4, WARN_FILE = 8, WARN_SHARED = 16 };
 
 static int64_t now_s(const gpo_cache *c)
 {
@@ -148,6 +150,9 @@ gpuopt_status gpo_cache_open(const char *dir, const gpo_cache_device *dev,
     c->dev = *dev;
     c->dirfd = c->fd = -1;
     gpo_strlcpy(c->dir, dir, sizeof c->dir);
+    if (c->opt.shared_dir)
+        gpo_strlcpy(c->shared, c->opt.shared_dir, sizeof c->shared);
+    c->opt.shared_dir = NULL; /* the caller's, copied */
     size_t dl = strlen(c->dir);
     while (dl > 1 && c->dir[dl - 1] == '/')
         c->dir[--dl] = '\0';
@@ -518,8 +523,8 @@ static gpuopt_status locate(gpo_cache *c, const gpo_cache_key *key, char hex[17]
     return GPUOPT_OK;
 }
 
-gpuopt_status gpo_cache_lookup(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft,
-                               gpo_cache_hit **out)
+static gpuopt_status lookup_here(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft,
+                                 gpo_cache_hit **out)
 {
     assert(out);
     *out = NULL;
@@ -568,6 +573,43 @@ gpuopt_status gpo_cache_lookup(gpo_cache *c, const gpo_cache_key *key, const gpo
 out:
     pthread_mutex_unlock(&c->lock);
     return st;
+}
+
+/* On a local miss: the shared layer's record of `key`, merged into the
+ * local file. 1 when the file now has it. */
+static int from_shared(gpo_cache *c, const gpo_cache_key *key)
+{
+    char *canon = NULL, hex[17], why[400] = "";
+    uint64_t hash;
+    if (check_key(key, &canon, &hash, hex))
+        return 0;
+    gpo_cache_doc d;
+    gpo_cache_doc_init(&d);
+    gpuopt_status st = gpo_cache_shared_find(c->shared, &c->dev, hash, canon, &d, why, sizeof why);
+    free(canon);
+    size_t added = 0, kept = 0;
+    if (st == GPUOPT_ERR_IO && !(c->warned & WARN_SHARED)) {
+        gpo_log_warn(&c->log, "the shared tuning cache is not used: %s", why);
+        c->warned |= WARN_SHARED;
+    }
+    if (st == GPUOPT_OK && gpo_cache_merge(c, &d, &added, &kept) == GPUOPT_OK && added)
+        gpo_log_info(&c->log, "tuning cache: the result of key %s taken from the shared cache %s",
+                     hex, c->shared);
+    gpo_cache_doc_free(&d);
+    return added > 0;
+}
+
+gpuopt_status gpo_cache_lookup(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft,
+                               gpo_cache_hit **out)
+{
+    gpuopt_status st = lookup_here(c, key, soft, out);
+    if (st != GPUOPT_ERR_NOT_FOUND || !c->shared[0] || c->state != GPO_CACHE_READ_WRITE)
+        return st;
+    char detail[512];
+    gpo_strlcpy(detail, gpo_detail_get(), sizeof detail);
+    if (from_shared(c, key))
+        return lookup_here(c, key, soft, out);
+    return gpo_fail(GPUOPT_ERR_NOT_FOUND, "%s (nor in the shared cache %s)", detail, c->shared);
 }
 
 void gpo_cache_hit_free(gpo_cache_hit *hit)

@@ -67,6 +67,9 @@ typedef struct gpo_cache_options {
      * this open cache misses: for a cache opened for one pass that looks
      * each key up once (tier 2 opens one per plan). */
     int hand_over;
+    /* A shared, read-only directory asked on a local miss (shared.h); NULL
+     * or "": none. Copied by gpo_cache_open. */
+    const char *shared_dir;
 } gpo_cache_options;
 
 /* What checkpoint_ms 0 means (1000 ms). Tests of killed runs set it to -1

@@ -23,13 +23,15 @@ static void hook(const char *point)
 }
 
 /* The directory at `shown` may be trusted: the last one only when this
- * user owns it and nobody else may write it; one above when this user or
- * root owns it and nobody else may rename what is in it. */
-static int trusted(const struct stat *st, int last, const char *shown, char *why, size_t cap)
+ * user (or, for a shared layer, root) owns it and nobody else may write it;
+ * one above when this user or root owns it and nobody else may rename what
+ * is in it. */
+static int trusted(const struct stat *st, int last, int flags, const char *shown, char *why,
+                   size_t cap)
 {
     uid_t me = geteuid();
     mode_t others = st->st_mode & (S_IWGRP | S_IWOTH);
-    if (last && st->st_uid != me)
+    if (last && st->st_uid != me && !((flags & GPO_DIR_SHARED) && st->st_uid == 0))
         gpo_snprintf(why, cap,
                      "the cache directory %s is owned by uid %u, not by this user (uid %u)", shown,
                      (unsigned)st->st_uid, (unsigned)me);
@@ -78,8 +80,9 @@ static int open_component(int parent, const char *comp, int last, int create)
     return fd;
 }
 
-int gpo_cache_dir_open(const char *path, int create, char *why, size_t cap)
+int gpo_cache_dir_open(const char *path, int flags, char *why, size_t cap)
 {
+    int create = flags & GPO_DIR_CREATE;
     char buf[GPO_PATH_MAX], shown[GPO_PATH_MAX];
     gpo_strlcpy(buf, path, sizeof buf);
     gpo_strlcpy(shown, path[0] == '/' ? "" : ".", sizeof shown);
@@ -92,7 +95,7 @@ int gpo_cache_dir_open(const char *path, int create, char *why, size_t cap)
         return GPO_FILE_REFUSED;
     }
     char *save = NULL, *comp = strtok_r(buf, "/", &save);
-    if (trusted(&st, comp == NULL, path[0] == '/' ? "/" : ".", why, cap)) {
+    if (trusted(&st, comp == NULL, flags, path[0] == '/' ? "/" : ".", why, cap)) {
         close(fd);
         return GPO_FILE_REFUSED;
     }
@@ -119,7 +122,7 @@ int gpo_cache_dir_open(const char *path, int create, char *why, size_t cap)
             return GPO_FILE_REFUSED;
         }
         fd = sub;
-        if (fstat(fd, &st) != 0 || trusted(&st, next == NULL, shown, why, cap)) {
+        if (fstat(fd, &st) != 0 || trusted(&st, next == NULL, flags, shown, why, cap)) {
             close(fd);
             return GPO_FILE_REFUSED;
         }

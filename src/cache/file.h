@@ -38,10 +38,13 @@ enum {
 };
 
 /* Opens `path` as the cache directory, creating the missing directories
- * (mode 0700) when `create`, and checks it and each directory on the way
+ * (mode 0700) with GPO_DIR_CREATE, and checks it and each directory on the way
  * (above). Returns its descriptor, GPO_FILE_MISSING when it does not exist
- * and `create` is 0, or GPO_FILE_REFUSED with `why`. */
-int gpo_cache_dir_open(const char *path, int create, char *why, size_t cap);
+ * without GPO_DIR_CREATE, or GPO_FILE_REFUSED with `why`. */
+int gpo_cache_dir_open(const char *path, int flags, char *why, size_t cap);
+/* gpo_cache_dir_open's flags: create what is missing; a shared layer, read
+ * only, whose directory root may own as well (a ConfigMap, an NFS export). */
+enum { GPO_DIR_CREATE = 1, GPO_DIR_SHARED = 2 };
 
 /* Reads `name` in `dirfd`: a regular file (a FIFO, device or link is
  * refused before anything blocks on it: opened with O_NOFOLLOW and

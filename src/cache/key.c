@@ -53,6 +53,38 @@ void gpo_cache_device_from_info(const gpuopt_device_info *info, gpo_cache_device
     gpo_strlcpy(out->pci, info->pci_bus_id, sizeof out->pci);
 }
 
+static int device_field(const cJSON *o, const char *name, char *out, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!cJSON_IsString(v) || strlen(v->valuestring) >= cap)
+        return -1;
+    gpo_strlcpy(out, v->valuestring, cap);
+    return 0;
+}
+
+int gpo_cache_device_from_json(const cJSON *d, gpo_cache_device *dev)
+{
+    const cJSON *cu = cJSON_GetObjectItemCaseSensitive(d, "compute_units");
+    char name[256];
+    memset(dev, 0, sizeof *dev);
+    if (device_field(d, "backend", dev->backend, sizeof dev->backend) || !dev->backend[0] ||
+        device_field(d, "arch", dev->arch, sizeof dev->arch) || !dev->arch[0] ||
+        device_field(d, "name", dev->name, sizeof dev->name) ||
+        device_field(d, "uuid", dev->uuid, sizeof dev->uuid) ||
+        device_field(d, "pci", dev->pci, sizeof dev->pci) || !cJSON_IsNumber(cu) ||
+        !(cu->valuedouble >= -1 && cu->valuedouble <= 1e6) ||
+        cu->valuedouble != (double)(int32_t)cu->valuedouble)
+        return -1;
+    dev->compute_units = (int32_t)cu->valuedouble;
+    return gpo_cache_file_name(dev, NULL, name, sizeof name) == GPUOPT_OK ? 0 : -1;
+}
+
+int gpo_cache_device_same_kind(const gpo_cache_device *a, const gpo_cache_device *b)
+{
+    return !strcmp(a->backend, b->backend) && !strcmp(a->arch, b->arch) &&
+           a->compute_units == b->compute_units;
+}
+
 gpuopt_status gpo_cache_file_name(const gpo_cache_device *dev, const char *host, char *out,
                                   size_t cap)
 {

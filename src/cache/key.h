@@ -37,6 +37,15 @@ typedef struct gpo_cache_device {
 /* The fingerprint of a device record. */
 void gpo_cache_device_from_info(const gpuopt_device_info *info, gpo_cache_device *out);
 
+/* The fingerprint a file header names ({"backend", "arch", "compute_units",
+ * "name", "uuid", "pci"}), checked as a file name needs it; -1 when a
+ * field is missing, of the wrong type or too long. */
+int gpo_cache_device_from_json(const cJSON *json, gpo_cache_device *out);
+
+/* 1 when `a` and `b` are the same product: backend, architecture and
+ * compute units, the device part of every hard key. */
+int gpo_cache_device_same_kind(const gpo_cache_device *a, const gpo_cache_device *b);
+
 /* The cache file's name, without directory: "<backend>_<arch>_<N>cu_<id>"
  * where id is the UUID, else "pci-<bus id>", else the device name, each
  * lower-cased with every other character turned into '-'; then "@<host>"

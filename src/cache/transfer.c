@@ -98,33 +98,6 @@ typedef struct section {
     size_t records;
 } section;
 
-static int field(const cJSON *o, const char *name, char *out, size_t cap)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    if (!cJSON_IsString(v) || strlen(v->valuestring) >= cap)
-        return -1;
-    gpo_strlcpy(out, v->valuestring, cap);
-    return 0;
-}
-
-/* The device a section's header names, checked as a file name needs it. */
-static int device_of(const cJSON *d, gpo_cache_device *dev)
-{
-    const cJSON *cu = cJSON_GetObjectItemCaseSensitive(d, "compute_units");
-    char name[256];
-    memset(dev, 0, sizeof *dev);
-    if (field(d, "backend", dev->backend, sizeof dev->backend) || !dev->backend[0] ||
-        field(d, "arch", dev->arch, sizeof dev->arch) || !dev->arch[0] ||
-        field(d, "name", dev->name, sizeof dev->name) ||
-        field(d, "uuid", dev->uuid, sizeof dev->uuid) ||
-        field(d, "pci", dev->pci, sizeof dev->pci) || !cJSON_IsNumber(cu) ||
-        !(cu->valuedouble >= -1 && cu->valuedouble <= 1e6) ||
-        cu->valuedouble != (double)(int32_t)cu->valuedouble)
-        return -1;
-    dev->compute_units = (int32_t)cu->valuedouble;
-    return gpo_cache_file_name(dev, NULL, name, sizeof name) == GPUOPT_OK ? 0 : -1;
-}
-
 static gpuopt_status refuse(size_t line, const char *what)
 {
     return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "the cache export, line %zu: %s", line, what);
@@ -168,7 +141,7 @@ static gpuopt_status read_sections(const char *text, size_t len, section **out, 
                 st = refuse(start_line, x->doc.problem);
             else if (!st && x->doc.dropped)
                 st = refuse(start_line, x->doc.problem); /* names the key that fails */
-            else if (!st && (!x->doc.device || device_of(x->doc.device, &x->dev)))
+            else if (!st && (!x->doc.device || gpo_cache_device_from_json(x->doc.device, &x->dev)))
                 st = refuse(start_line, "a header without a valid device");
             for (size_t i = 0; !st && i < x->doc.n; i++)
                 x->records += x->doc.items[i].record != NULL;
@@ -212,8 +185,7 @@ static const gpo_cache_device *match(const gpo_cache_device *d, const gpo_cache_
                                      size_t n_here)
 {
     for (size_t i = 0; i < n_here; i++)
-        if (!strcmp(here[i].backend, d->backend) && !strcmp(here[i].arch, d->arch) &&
-            here[i].compute_units == d->compute_units)
+        if (gpo_cache_device_same_kind(&here[i], d))
             return &here[i];
     return NULL;
 }

@@ -131,6 +131,21 @@ on_node2 0 cache import "$tmp/export.jsonl" --json
 has "$out" '"imported":0,"kept_newer":1'
 head -n 2 "$tmp/export.jsonl" >"$tmp/cut.jsonl"
 on_node2 2 cache import "$tmp/cut.jsonl"; has "$err" "cut short"
+# A shared directory filled once (--all), read by a node whose own cache is
+# empty: the tune answers from it (GPUOPT_CACHE_SHARED), and the shared
+# directory is not written.
+in_dir() {
+  d=$1; shift; GPUOPT_CACHE_DIR=$d; run "$@"; GPUOPT_CACHE_DIR=$tmp/cache
+}
+in_dir "$tmp/fleet" 0 cache import "$tmp/export.jsonl" --all; has "$out" "Imported 1 records"
+before=$(cat "$tmp"/fleet/*.jsonl)
+export GPUOPT_CACHE_SHARED=$tmp/fleet
+# shellcheck disable=SC2086
+in_dir "$tmp/node3" 0 tune "$examples/sgemm.json" $small; has "$out" "from cache  yes"
+unset GPUOPT_CACHE_SHARED
+if [ "$before" != "$(cat "$tmp"/fleet/*.jsonl)" ]; then
+  echo "FAIL: the shared directory was written"; fails=$((fails + 1))
+fi
 run 2 cache path --json;                 has "$err" "--json goes with list"
 run 0 cache clear;                       has "$out" "Cleared the tuning cache"
 run 0 cache list;                        has "$out" "(no entries)"

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -249,6 +250,95 @@ static void an_unwritable_directory_is_an_error(void **state)
     free(text);
 }
 
+/* ---- the shared, read-only layer ---------------------------------------- */
+
+/* A shared directory filled by an import with `all` (no device here). */
+static const char *shared_dir(const char *name)
+{
+    char *text = exported();
+    const char *dir = tc_dir(name);
+    cJSON *r = NULL;
+    assert_int_equal(gpo_cache_import(dir, text, strlen(text), NULL, 0, 1, NULL, &r), GPUOPT_OK);
+    assert_true(number(r, "imported") == 2);
+    cJSON_Delete(r);
+    free(text);
+    return dir;
+}
+
+/* The exporting device's file in `dir`, read (malloc'd). */
+static char *their_file(const char *dir)
+{
+    gpo_cache_device theirs;
+    char name[256], path[800];
+    tc_device(&theirs);
+    assert_int_equal(gpo_cache_file_name(&theirs, NULL, name, sizeof name), GPUOPT_OK);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return tc_read(path, NULL);
+}
+
+static gpo_cache *open_layered(const char *dir, const char *shared, gpo_logger *log)
+{
+    gpo_cache_device here;
+    twin(&here);
+    gpo_cache_options o = tc_options(0, 0);
+    o.shared_dir = shared;
+    gpo_cache *c = NULL;
+    assert_int_equal(gpo_cache_open(dir, &here, &o, log, &c), GPUOPT_OK);
+    return c;
+}
+
+static void a_shared_directory_answers_a_local_miss_and_is_never_written(void **state)
+{
+    (void)state;
+    const char *shared = shared_dir("shared");
+    int files = tc_count_files(shared, "");
+    char *file = their_file(shared);
+    assert_non_null(file);
+    chmod(shared, 0500); /* read-only, as a ConfigMap is (root writes anyway) */
+    const char *dir = tc_dir("layered-local");
+    gpo_cache *c = open_layered(dir, shared, NULL);
+    tc_key k;
+    gpo_cache_hit *hit = NULL;
+    assert_int_equal(gpo_cache_lookup(c, tc_key_init(&k, "N=1"), NULL, &hit), GPUOPT_OK);
+    assert_int_equal(hit->changed, 0);
+    assert_int_equal(cJSON_GetObjectItem(hit->record, "evaluated")->valueint, 3);
+    gpo_cache_hit_free(hit);
+    /* A key the fleet never measured misses, saying where it looked. */
+    assert_int_equal(gpo_cache_lookup(c, tc_key_init(&k, "N=none"), NULL, &hit),
+                     GPUOPT_ERR_NOT_FOUND);
+    assert_non_null(strstr(gpuopt_last_error(), "nor in the shared cache"));
+    gpo_cache_close(c);
+    /* The answer was copied into the local file: a local hit from now on. */
+    c = open_layered(dir, NULL, NULL);
+    assert_int_equal(gpo_cache_lookup(c, tc_key_init(&k, "N=1"), NULL, &hit), GPUOPT_OK);
+    gpo_cache_hit_free(hit);
+    gpo_cache_close(c);
+    /* Nothing was written in the shared directory: no new file, the same bytes. */
+    chmod(shared, 0700);
+    assert_int_equal(tc_count_files(shared, ""), files);
+    char *after = their_file(shared);
+    assert_string_equal(file, after);
+    free(file);
+    free(after);
+}
+
+static void a_shared_directory_others_may_write_is_not_used(void **state)
+{
+    (void)state;
+    const char *shared = shared_dir("shared-open");
+    assert_int_equal(chmod(shared, 0777), 0);
+    log_capture cap;
+    gpo_logger log = tc_logger(&cap, GPUOPT_LOG_WARN);
+    gpo_cache *c = open_layered(tc_dir("layered-open"), shared, &log);
+    tc_key k;
+    gpo_cache_hit *hit = NULL;
+    assert_int_equal(gpo_cache_lookup(c, tc_key_init(&k, "N=1"), NULL, &hit), GPUOPT_ERR_NOT_FOUND);
+    assert_non_null(strstr(cap.text, "the shared tuning cache is not used"));
+    assert_non_null(strstr(cap.text, "may be written by its group or others"));
+    gpo_cache_close(c);
+    assert_int_equal(chmod(shared, 0700), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +348,8 @@ int main(void)
         cmocka_unit_test(a_newer_local_result_is_never_replaced),
         cmocka_unit_test(bad_exports_import_nothing),
         cmocka_unit_test(an_unwritable_directory_is_an_error),
+        cmocka_unit_test(a_shared_directory_answers_a_local_miss_and_is_never_written),
+        cmocka_unit_test(a_shared_directory_others_may_write_is_not_used),
     };
     return cmocka_run_group_tests(tests, NULL, tc_cleanup);
 }
