@@ -36,7 +36,8 @@ static char *exported(void)
     gpo_cache_stats st = tc_stats(5);
     assert_int_equal(gpo_cache_add_candidate(t, p, &st), 0);
     cJSON_Delete(p);
-    gpo_cache_close(c); /* the unfinished tune stays in the file */
+    gpo_cache_abandon(t); /* the unfinished tune stays in the file */
+    gpo_cache_close(c);
     char *text = NULL;
     assert_int_equal(gpo_cache_export(dir, NULL, &text), GPUOPT_OK);
     assert_non_null(strstr(text, "\"t\":\"end\",\"format\":\"" GPO_CACHE_EXPORT_FORMAT
