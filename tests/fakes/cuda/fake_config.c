@@ -260,6 +260,8 @@ void fake_config_read(fake_config *c)
         c->fault_nth = strtol(env, &end, 10);
         if (c->fault_nth < 1 || *end != ':' || parse_result(end + 1, &c->fault_result) != 0)
             snprintf(c->error, sizeof c->error, "GPUOPT_FAKE_CUDA_FAULT: not N:RESULT: %s", env);
+        const char *block = getenv("GPUOPT_FAKE_CUDA_FAULT_BLOCK");
+        c->fault_block = block && *block ? (unsigned)strtoul(block, NULL, 10) : 0;
         if (!c->launch_runs) {
             c->launch_runs = 1;
             c->launch_ns = 1000.0;

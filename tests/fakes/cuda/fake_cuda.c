@@ -23,6 +23,9 @@
  *                                    for the device returns RESULT, and so does
  *                                    every call doing device work from then on
  *                                    (a sticky error; only a reset clears it)
+ *   GPUOPT_FAKE_CUDA_FAULT_BLOCK     with FAULT: only launches of blocks this
+ *                                    wide count (one configuration of a
+ *                                    search faults, whichever process runs it)
  *   CUDA_VISIBLE_DEVICES             as the driver reads it: indices or UUIDs
  *                                    (whole or a unique prefix), the listed
  *                                    devices in that order, up to the first

@@ -44,6 +44,7 @@ typedef struct fake_config {
     double launch_ns;
     long fault_nth; /* the launch that faults (from 1), 0: none */
     gpo_cu_result fault_result;
+    unsigned fault_block; /* only launches of blocks this wide count; 0: all */
 } fake_config;
 
 void fake_config_read(fake_config *c);
