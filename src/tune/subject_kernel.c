@@ -660,8 +660,9 @@ static int32_t replace_worker(gpo_subject_ctx *sc)
     krun_unref(old);
     gpuopt_status st = kernel_setup(sc);
     if (st != GPUOPT_OK) {
-        sc->fatal = gpo_fail(st, "the tuner cannot replace the measurement worker a fault "
-                                 "ended: %s",
+        sc->fatal = gpo_fail(st,
+                             "the tuner cannot replace the measurement worker a fault "
+                             "ended: %s",
                              gpo_detail_get());
         return GPO_FATAL;
     }
@@ -724,8 +725,7 @@ static int32_t fault_ends_run(gpo_subject_ctx *sc, const gpo_krun *k, const gpuo
                               const char *when, gpo_eval *ev)
 {
     if (k->ks->isolated) {
-        gpo_snprintf(ev->msg, sizeof ev->msg, "device fault while %s: %s", when,
-                     gpo_detail_get());
+        gpo_snprintf(ev->msg, sizeof ev->msg, "device fault while %s: %s", when, gpo_detail_get());
         return GPO_CAND_FAULT;
     }
     const gpuopt_device_info *d = &T(sc)->dev->info;
@@ -820,8 +820,8 @@ static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **
 {
     const gpo_kernel_subject *t = sc->def;
     *out = NULL;
-    if (((gpo_krun *)sc->state)->ks->isolated &&
-        gpo_worker_dead(((gpo_krun *)sc->state)->ks->rt) && replace_worker(sc) != GPO_CAND_OK)
+    if (((gpo_krun *)sc->state)->ks->isolated && gpo_worker_dead(((gpo_krun *)sc->state)->ks->rt) &&
+        replace_worker(sc) != GPO_CAND_OK)
         return GPO_FATAL;
     gpo_krun *k = sc->state;
     gpo_ksession *ks = k->ks;
