@@ -72,8 +72,11 @@ static double one_run(gpuopt_context *ctx, gpuopt_device *dev, int32_t language,
     k.global[0] = "N";
     k.local[0] = "64";
     gpuopt_tuner_set_kernel(t, &k);
-    gpuopt_buffer_desc x = {.struct_size = sizeof x, .type = GPUOPT_ELEM_F32, .count = "N",
-                            .init = GPUOPT_INIT_RANDOM, .is_output = 1};
+    gpuopt_buffer_desc x = {.struct_size = sizeof x,
+                            .type = GPUOPT_ELEM_F32,
+                            .count = "N",
+                            .init = GPUOPT_INIT_RANDOM,
+                            .is_output = 1};
     gpuopt_tuner_set_buffer(t, 0, &x);
     gpuopt_scalar_desc sn = {.struct_size = sizeof sn, .type = GPUOPT_ELEM_I32, .expression = "N"};
     gpuopt_tuner_set_scalar(t, 1, &sn);

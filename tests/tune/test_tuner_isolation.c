@@ -10,54 +10,16 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
-#include "api/api_check.h"
+#include "tune/tuner_cuda_scale.h"
 
 static const int64_t blocks[] = {64, 128, 256, 512};
 
-/* The tuner of tuner_cuda_scale.h, for `language` on `backend`'s device 0. */
+/* tuner_gpu_scale's tuner over 2^16 floats, exhaustive, uncached, with
+ * `isolation`. */
 static gpuopt_tuner *scale_tuner(const char *backend, int32_t language, int32_t isolation,
                                  gpuopt_context **ctx, gpuopt_space **space)
 {
-    gpuopt_options o;
-    memset(&o, 0, sizeof o);
-    o.struct_size = sizeof o;
-    o.backends = backend;
-    o.config_path = "";
-    EXPECT_OK(gpuopt_context_create(&o, ctx));
-    gpuopt_device *dev = NULL;
-    char id[32];
-    snprintf(id, sizeof id, "%s:0", strcmp(backend, "cuda") == 0 ? "cuda" : "rocm");
-    EXPECT_OK(gpuopt_device_select(*ctx, id, &dev));
-    EXPECT_OK(gpuopt_space_create(space));
-    EXPECT_OK(gpuopt_space_add_int(*space, "BLOCK", blocks, 4));
-    EXPECT_OK(gpuopt_space_set_size(*space, "N", 1 << 16));
-    gpuopt_tuner *t = NULL;
-    EXPECT_OK(gpuopt_tuner_create(*ctx, dev, *space, &t));
-    gpuopt_kernel_desc k;
-    memset(&k, 0, sizeof k);
-    k.struct_size = sizeof k;
-    k.source = "extern \"C\" __global__ void scale(float *x, int n) {\n"
-               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-               "  if (i < n) x[i] *= 2.0f;\n}\n";
-    k.entry = "scale";
-    k.language = language;
-    k.global[0] = "N";
-    k.local[0] = "BLOCK";
-    EXPECT_OK(gpuopt_tuner_set_kernel(t, &k));
-    gpuopt_buffer_desc x;
-    memset(&x, 0, sizeof x);
-    x.struct_size = sizeof x;
-    x.type = GPUOPT_ELEM_F32;
-    x.count = "N";
-    x.init = GPUOPT_INIT_RANDOM;
-    x.is_output = 1;
-    EXPECT_OK(gpuopt_tuner_set_buffer(t, 0, &x));
-    gpuopt_scalar_desc n;
-    memset(&n, 0, sizeof n);
-    n.struct_size = sizeof n;
-    n.type = GPUOPT_ELEM_I32;
-    n.expression = "N";
-    EXPECT_OK(gpuopt_tuner_set_scalar(t, 1, &n));
+    gpuopt_tuner *t = tuner_gpu_scale(backend, language, NULL, blocks, 4, 1 << 16, ctx, space);
     gpuopt_tuner_settings set;
     memset(&set, 0, sizeof set);
     set.struct_size = sizeof set;
