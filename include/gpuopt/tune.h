@@ -463,8 +463,10 @@ typedef struct gpuopt_tuner_settings {
     int32_t max_runs;
     /* A candidate one of whose runs takes longer than timeout_s of wall
      * time (the whole call, its reset included, whatever a callback reports
-     * as its own measurement) stops as TIMEOUT. Checked after each run: a
-     * running kernel cannot be interrupted. Default 10 s; 0 disables. */
+     * as its own measurement) stops as TIMEOUT. Checked after each run: in
+     * the program's process a running kernel cannot be interrupted; in a
+     * measurement worker (isolation, below) a kernel still running at
+     * timeout_s is stopped by ending the worker. Default 10 s; 0 disables. */
     double timeout_s;
     /* The tolerances of validation (above), finite and >= 0; defaults 1e-4
      * and 1e-4. */

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ struct gpo_rt {
     int fd;
     pid_t pid;
     int dead;
+    int timeout_ms;   /* device waits; 0: none */
     char device[160]; /* "cuda device 0 (NVIDIA H100)" */
     char why[1024];   /* what killed it */
     char compiler[256];
@@ -143,6 +145,37 @@ static const char *const op_names[] = {
     [GPO_WIRE_FINISH] = "waiting for the device",
 };
 
+/* Waits for the worker's answer to a device wait within the timeout: 0
+ * when it is there (or there is no limit), -1 when the time ran out. */
+static int answer_within(gpo_rt *rt, uint16_t op)
+{
+    int device_wait = op == GPO_WIRE_LAUNCH || op == GPO_WIRE_FINISH || op == GPO_WIRE_BUF_READ ||
+                      op == GPO_WIRE_BUF_WRITE;
+    if (!device_wait || rt->timeout_ms <= 0)
+        return 0;
+    struct pollfd p = {.fd = rt->fd, .events = POLLIN};
+    int n;
+    while ((n = poll(&p, 1, rt->timeout_ms)) < 0 && errno == EINTR)
+        continue;
+    return n == 0 ? -1 : 0;
+}
+
+/* The worker ran past the timeout: it is stopped. */
+static gpuopt_status overran(gpo_rt *rt, const char *doing)
+{
+    char how[160] = "";
+    pid_t pid = rt->pid;
+    if (rt->pid > 0)
+        kill(rt->pid, SIGKILL);
+    stop(rt, CLOSE_GRACE_MS, how, sizeof how);
+    rt->dead = 1;
+    gpo_snprintf(rt->why, sizeof rt->why,
+                 "%s took longer than the timeout of %.3g s: the measurement worker (pid %d) of "
+                 "%s was stopped",
+                 doing, rt->timeout_ms / 1e3, (int)pid, rt->device);
+    return gpo_fail(GPUOPT_ERR_TIMEOUT, "%s", rt->why);
+}
+
 /* One request and its reply: the call's status, with its detail; *res
  * (when not NULL) the results to read. */
 static gpuopt_status rpc(gpo_rt *rt, gpo_wire_msg *req, gpo_wire_msg *res)
@@ -156,7 +189,11 @@ static gpuopt_status rpc(gpo_rt *rt, gpo_wire_msg *req, gpo_wire_msg *res)
     if (req->bad)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for a request to the worker");
     gpo_wire_msg in;
-    int got = gpo_wire_send(rt->fd, req) == 0 ? gpo_wire_recv(rt->fd, &in) : -1;
+    if (gpo_wire_send(rt->fd, req) != 0)
+        return lost(rt, doing);
+    if (answer_within(rt, req->op) != 0)
+        return overran(rt, doing);
+    int got = gpo_wire_recv(rt->fd, &in);
     if (got != 0 || in.op != req->op) {
         if (got == 0)
             gpo_wire_free(&in);
@@ -278,6 +315,12 @@ gpuopt_status gpo_worker_open(const gpo_route *route, gpo_rt **out)
     free(compiler);
     *out = rt;
     return GPUOPT_OK;
+}
+
+void gpo_worker_set_timeout(gpo_rt *rt, double seconds)
+{
+    rt->timeout_ms =
+        seconds > 0 ? (seconds * 1e3 < 2e9 ? (int)(seconds * 1e3) + 1 : 2000000000) : 0;
 }
 
 int gpo_worker_dead(const gpo_rt *rt)

@@ -38,6 +38,13 @@ int gpo_worker_path(char *out, size_t cap);
  * start; the worker's own status when it cannot open the device. */
 gpuopt_status gpo_worker_open(const gpo_route *route, gpo_rt **rt);
 
+/* Calls that wait for the device (a launch, FINISH, a copy) that take
+ * longer than `seconds` (0: no limit, the default) stop the worker: the
+ * call returns GPUOPT_ERR_TIMEOUT and the session is dead. In the
+ * program's own process a running kernel cannot be interrupted; here it
+ * can, by ending its process. */
+void gpo_worker_set_timeout(gpo_rt *rt, double seconds);
+
 /* 1 when the session's worker has died or faulted. */
 int gpo_worker_dead(const gpo_rt *rt);
 

@@ -173,6 +173,7 @@ static gpuopt_status open_rt(const gpo_kernel_subject *t, const gpo_logger *log,
         if (st == GPUOPT_OK) {
             ks->ops = t->wrap ? t->wrap(&gpo_worker_runtime) : &gpo_worker_runtime;
             ks->isolated = 1;
+            gpo_worker_set_timeout(ks->rt, t->timeout_s);
             gpo_log_debug(log, "tuner: kernel candidates run in a measurement worker");
             return GPUOPT_OK;
         }
@@ -191,6 +192,8 @@ static gpuopt_status open_rt(const gpo_kernel_subject *t, const gpo_logger *log,
 static gpuopt_status session(gpo_kernel_subject *t, const gpo_logger *log, gpo_ksession **out)
 {
     if (t->ks && t->ks->language == t->k.language && t->ks->isolation == t->isolation) {
+        if (t->ks->isolated)
+            gpo_worker_set_timeout(t->ks->rt, t->timeout_s);
         *out = t->ks;
         return GPUOPT_OK;
     }
@@ -941,6 +944,11 @@ static int32_t k_run(gpo_subject_ctx *sc, gpo_prep *prep, double *ns, gpo_eval *
     }
     if (st == GPUOPT_ERR_FAULT)
         return fault_ends_run(sc, k, p->config, "running it", ev);
+    if (st == GPUOPT_ERR_TIMEOUT && k->ks->isolated) {
+        /* The worker was stopped mid-kernel: the next point gets a new one. */
+        gpo_strlcpy(ev->msg, gpo_detail_get(), sizeof ev->msg);
+        return GPO_CAND_TIMEOUT;
+    }
     if (st != GPUOPT_OK) {
         gpo_snprintf(ev->msg, sizeof ev->msg, "launch failed: %s", gpo_detail_get());
         return GPO_CAND_LAUNCH_FAILED;

@@ -1052,6 +1052,7 @@ static gpuopt_status spec_of(gpuopt_tuner *t, tkey *k, gpo_run_spec *spec)
     t->kern.abs_tol = set->abs_tol;
     t->kern.rel_tol = set->rel_tol;
     t->kern.isolation = set->isolation;
+    t->kern.timeout_s = set->timeout_s;
     memset(spec, 0, sizeof *spec);
     spec->space = t->space;
     spec->ops = ops;

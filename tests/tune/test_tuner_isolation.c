@@ -240,6 +240,45 @@ static void each_sticky_hip_error_is_isolated_named_and_the_host_device_kept(voi
     dlclose(h);
 }
 
+/* A kernel that never ends (an endless loop on a GPU without a watchdog)
+ * blocks the wait for it. In the worker it is stopped at the tuner's
+ * timeout_s by ending the worker: TIMEOUT, and the search goes on. */
+static void a_kernel_that_never_ends_is_stopped_with_its_worker(void **state)
+{
+    (void)state;
+    setenv("GPUOPT_FAKE_CUDA_FAULT", "1:hang", 1);
+    gpuopt_context *ctx = NULL;
+    gpuopt_space *s = NULL;
+    gpuopt_tuner *t = scale_tuner("cuda", GPUOPT_LANG_CUDA, GPUOPT_ISOLATION_AUTO, &ctx, &s);
+    gpuopt_tuner_settings set;
+    memset(&set, 0, sizeof set);
+    set.struct_size = sizeof set;
+    EXPECT_OK(gpuopt_tuner_get_settings(t, &set));
+    set.timeout_s = 5;
+    EXPECT_OK(gpuopt_tuner_set_settings(t, &set));
+    gpuopt_result *r = NULL;
+    EXPECT_OK(gpuopt_tuner_run(t, &r));
+    int32_t count = 0;
+    EXPECT_OK(gpuopt_result_count(r, &count));
+    assert_int_equal(count, 4);
+    for (int32_t i = 0; i < count; i++) {
+        gpuopt_candidate c;
+        memset(&c, 0, sizeof c);
+        c.struct_size = sizeof c;
+        EXPECT_OK(gpuopt_result_at(r, i, &c));
+        int64_t block = 0;
+        EXPECT_OK(gpuopt_point_get_int(c.point, "BLOCK", &block));
+        assert_int_equal(c.status, block == 256 ? GPUOPT_CANDIDATE_TIMEOUT : GPUOPT_CANDIDATE_OK);
+        if (block == 256)
+            assert_non_null(strstr(c.message, "the measurement worker"));
+    }
+    gpuopt_result_destroy(r);
+    gpuopt_tuner_destroy(t);
+    gpuopt_space_destroy(s);
+    gpuopt_context_destroy(ctx);
+    setenv("GPUOPT_FAKE_CUDA_FAULT", "1:700", 1);
+}
+
 /* ROCr ends the process on a GPU memory fault (its default handler calls
  * abort()): the worker dies, the candidate is FAULT saying how, and the
  * search goes on in a new worker. */
@@ -270,6 +309,7 @@ int main(void)
         cmocka_unit_test(each_sticky_cuda_error_is_isolated_named_and_the_host_context_kept),
         cmocka_unit_test(each_sticky_hip_error_is_isolated_named_and_the_host_device_kept),
         cmocka_unit_test(an_aborting_runtime_ends_only_the_worker),
+        cmocka_unit_test(a_kernel_that_never_ends_is_stopped_with_its_worker),
         cmocka_unit_test(in_process_a_sticky_error_still_ends_the_search),
         cmocka_unit_test(a_worker_asked_for_and_missing_is_unavailable),
     };
