@@ -191,7 +191,10 @@ static gpuopt_status open_rt(const gpo_kernel_subject *t, const gpo_logger *log,
 
 static gpuopt_status session(gpo_kernel_subject *t, const gpo_logger *log, gpo_ksession **out)
 {
-    if (t->ks && t->ks->language == t->k.language && t->ks->isolation == t->isolation) {
+    /* A worker a fault ended in an earlier run's last point is replaced
+     * here. */
+    if (t->ks && t->ks->language == t->k.language && t->ks->isolation == t->isolation &&
+        !(t->ks->isolated && gpo_worker_dead(t->ks->rt))) {
         if (t->ks->isolated)
             gpo_worker_set_timeout(t->ks->rt, t->timeout_s);
         *out = t->ks;

@@ -36,7 +36,7 @@ static gpuopt_tuner *scale_tuner(const char *backend, int32_t language, int32_t 
 
 /* Runs the tuner: every block size evaluated, 256 FAULT naming `words`,
  * the others OK, and the winner one of them. */
-static void expect_256_isolated(gpuopt_tuner *t, const char *words)
+static void expect_isolated(gpuopt_tuner *t, const char *words, int64_t faulting)
 {
     gpuopt_result *r = NULL;
     gpuopt_status st = gpuopt_tuner_run(t, &r);
@@ -53,11 +53,11 @@ static void expect_256_isolated(gpuopt_tuner *t, const char *words)
         EXPECT_OK(gpuopt_result_at(r, i, &c));
         int64_t block = 0;
         EXPECT_OK(gpuopt_point_get_int(c.point, "BLOCK", &block));
-        if (block == 256) {
+        if (block == faulting) {
             faults++;
             assert_int_equal(c.status, GPUOPT_CANDIDATE_FAULT);
             if (!strstr(c.message, words))
-                print_message("candidate 256: %s\n", c.message);
+                print_message("candidate %d: %s\n", (int)faulting, c.message);
             assert_non_null(strstr(c.message, words));
         } else {
             assert_int_equal(c.status, GPUOPT_CANDIDATE_OK);
@@ -70,8 +70,13 @@ static void expect_256_isolated(gpuopt_tuner *t, const char *words)
     EXPECT_OK(gpuopt_result_best(r, &best));
     int64_t block = 0;
     EXPECT_OK(gpuopt_point_get_int(best.point, "BLOCK", &block));
-    assert_true(block != 256);
+    assert_true(block != faulting);
     gpuopt_result_destroy(r);
+}
+
+static void expect_256_isolated(gpuopt_tuner *t, const char *words)
+{
+    expect_isolated(t, words, 256);
 }
 
 /* ---- CUDA ----------------------------------------------------------------------- */
@@ -240,6 +245,23 @@ static void each_sticky_hip_error_is_isolated_named_and_the_host_device_kept(voi
     dlclose(h);
 }
 
+/* The last candidate of a run faults, so its worker is not replaced within
+ * that run: the next run of the same tuner starts a new one. */
+static void a_worker_a_last_fault_ended_is_replaced_by_the_next_run(void **state)
+{
+    (void)state;
+    setenv("GPUOPT_FAKE_CUDA_FAULT_BLOCK", "512", 1);
+    gpuopt_context *ctx = NULL;
+    gpuopt_space *s = NULL;
+    gpuopt_tuner *t = scale_tuner("cuda", GPUOPT_LANG_CUDA, GPUOPT_ISOLATION_AUTO, &ctx, &s);
+    expect_isolated(t, "CUDA_ERROR_ILLEGAL_ADDRESS", 512);
+    expect_isolated(t, "CUDA_ERROR_ILLEGAL_ADDRESS", 512);
+    gpuopt_tuner_destroy(t);
+    gpuopt_space_destroy(s);
+    gpuopt_context_destroy(ctx);
+    setenv("GPUOPT_FAKE_CUDA_FAULT_BLOCK", "256", 1);
+}
+
 /* A kernel that never ends (an endless loop on a GPU without a watchdog)
  * blocks the wait for it. In the worker it is stopped at the tuner's
  * timeout_s by ending the worker: TIMEOUT, and the search goes on. */
@@ -309,6 +331,7 @@ int main(void)
         cmocka_unit_test(each_sticky_cuda_error_is_isolated_named_and_the_host_context_kept),
         cmocka_unit_test(each_sticky_hip_error_is_isolated_named_and_the_host_device_kept),
         cmocka_unit_test(an_aborting_runtime_ends_only_the_worker),
+        cmocka_unit_test(a_worker_a_last_fault_ended_is_replaced_by_the_next_run),
         cmocka_unit_test(a_kernel_that_never_ends_is_stopped_with_its_worker),
         cmocka_unit_test(in_process_a_sticky_error_still_ends_the_search),
         cmocka_unit_test(a_worker_asked_for_and_missing_is_unavailable),
