@@ -34,9 +34,9 @@ static gpuopt_tuner *scale_tuner(const char *backend, int32_t language, int32_t 
     return t;
 }
 
-/* Runs the tuner: every block size evaluated, 256 FAULT naming `words`,
- * the others OK, and the winner one of them. */
-static void expect_isolated(gpuopt_tuner *t, const char *words, int64_t faulting)
+/* Runs the tuner: every block size evaluated, `faulting` with `status`
+ * naming `words`, the others OK, and the winner one of them. */
+static void expect_isolated(gpuopt_tuner *t, int32_t status, const char *words, int64_t faulting)
 {
     gpuopt_result *r = NULL;
     gpuopt_status st = gpuopt_tuner_run(t, &r);
@@ -55,7 +55,7 @@ static void expect_isolated(gpuopt_tuner *t, const char *words, int64_t faulting
         EXPECT_OK(gpuopt_point_get_int(c.point, "BLOCK", &block));
         if (block == faulting) {
             faults++;
-            assert_int_equal(c.status, GPUOPT_CANDIDATE_FAULT);
+            assert_int_equal(c.status, status);
             if (!strstr(c.message, words))
                 print_message("candidate %d: %s\n", (int)faulting, c.message);
             assert_non_null(strstr(c.message, words));
@@ -76,7 +76,7 @@ static void expect_isolated(gpuopt_tuner *t, const char *words, int64_t faulting
 
 static void expect_256_isolated(gpuopt_tuner *t, const char *words)
 {
-    expect_isolated(t, words, 256);
+    expect_isolated(t, GPUOPT_CANDIDATE_FAULT, words, 256);
 }
 
 /* ---- CUDA ----------------------------------------------------------------------- */
@@ -254,8 +254,8 @@ static void a_worker_a_last_fault_ended_is_replaced_by_the_next_run(void **state
     gpuopt_context *ctx = NULL;
     gpuopt_space *s = NULL;
     gpuopt_tuner *t = scale_tuner("cuda", GPUOPT_LANG_CUDA, GPUOPT_ISOLATION_AUTO, &ctx, &s);
-    expect_isolated(t, "CUDA_ERROR_ILLEGAL_ADDRESS", 512);
-    expect_isolated(t, "CUDA_ERROR_ILLEGAL_ADDRESS", 512);
+    expect_isolated(t, GPUOPT_CANDIDATE_FAULT, "CUDA_ERROR_ILLEGAL_ADDRESS", 512);
+    expect_isolated(t, GPUOPT_CANDIDATE_FAULT, "CUDA_ERROR_ILLEGAL_ADDRESS", 512);
     gpuopt_tuner_destroy(t);
     gpuopt_space_destroy(s);
     gpuopt_context_destroy(ctx);
@@ -278,23 +278,7 @@ static void a_kernel_that_never_ends_is_stopped_with_its_worker(void **state)
     EXPECT_OK(gpuopt_tuner_get_settings(t, &set));
     set.timeout_s = 5;
     EXPECT_OK(gpuopt_tuner_set_settings(t, &set));
-    gpuopt_result *r = NULL;
-    EXPECT_OK(gpuopt_tuner_run(t, &r));
-    int32_t count = 0;
-    EXPECT_OK(gpuopt_result_count(r, &count));
-    assert_int_equal(count, 4);
-    for (int32_t i = 0; i < count; i++) {
-        gpuopt_candidate c;
-        memset(&c, 0, sizeof c);
-        c.struct_size = sizeof c;
-        EXPECT_OK(gpuopt_result_at(r, i, &c));
-        int64_t block = 0;
-        EXPECT_OK(gpuopt_point_get_int(c.point, "BLOCK", &block));
-        assert_int_equal(c.status, block == 256 ? GPUOPT_CANDIDATE_TIMEOUT : GPUOPT_CANDIDATE_OK);
-        if (block == 256)
-            assert_non_null(strstr(c.message, "the measurement worker"));
-    }
-    gpuopt_result_destroy(r);
+    expect_isolated(t, GPUOPT_CANDIDATE_TIMEOUT, "took longer than the timeout", 256);
     gpuopt_tuner_destroy(t);
     gpuopt_space_destroy(s);
     gpuopt_context_destroy(ctx);
