@@ -1,9 +1,10 @@
 /* On PoCL's CPU device, asked for a measurement worker
  * (GPUOPT_ISOLATION_WORKER): a candidate that writes 4 TiB past its buffer
  * crashes PoCL's worker thread with SIGSEGV, which ends a process; here it
- * ends the measurement worker only. The candidate is FAULT saying how the
- * worker died, the others are measured in a new worker, and this test
- * process lives on. Through gpuopt.h alone. */
+ * ends the measurement worker only (under ASan the worker reports the SEGV
+ * and exits 1). The candidate is FAULT saying how the worker died, the
+ * others are measured in a new worker, and this test process lives on.
+ * Through gpuopt.h alone. */
 #include "api/api_check.h"
 
 static const char source[] = "__kernel void scale(__global float *y, int n)\n"
@@ -90,7 +91,9 @@ static void an_out_of_bounds_write_on_pocl_ends_only_the_worker(void **state)
             assert_int_equal(c.status, GPUOPT_CANDIDATE_FAULT);
             assert_non_null(strstr(c.message, "measurement worker"));
         } else {
-            assert_int_equal(c.status, GPUOPT_CANDIDATE_OK);
+            /* Measured: OK, or PRUNED when a busy machine made its probe
+             * slow (timing is not this test's subject). */
+            assert_true(c.status == GPUOPT_CANDIDATE_OK || c.status == GPUOPT_CANDIDATE_PRUNED);
         }
     }
     gpuopt_result_destroy(r);
