@@ -121,7 +121,11 @@ static void an_out_of_bounds_candidate_is_isolated_and_the_host_context_kept(voi
         int expect_fault = gpu_on_doubles() ? block == 256 : bad == 1;
         print_message("BAD=%d BLOCK=%d: status %d %s\n", (int)bad, (int)block, (int)c.status,
                       c.message);
-        assert_int_equal(c.status, expect_fault ? GPUOPT_CANDIDATE_FAULT : GPUOPT_CANDIDATE_OK);
+        /* A measured candidate may be PRUNED on a busy GPU: not this test's subject. */
+        if (expect_fault)
+            assert_int_equal(c.status, GPUOPT_CANDIDATE_FAULT);
+        else
+            assert_true(c.status == GPUOPT_CANDIDATE_OK || c.status == GPUOPT_CANDIDATE_PRUNED);
         if (expect_fault) {
             faults++;
             assert_non_null(strstr(c.message, "CUDA_ERROR_"));
