@@ -162,6 +162,12 @@ typedef struct gpo_runtime_ops {
      * load needs the context current on the loading thread, so 0 there. The
      * tuner builds upcoming candidates ahead only where this is 1. */
     int builds_alongside_launches;
+    /* 1: a kernel that faults leaves this process unable to use the device
+     * (CUDA's sticky errors: cuda.h says the process "must be terminated
+     * and relaunched"; ROCr ends the process on a GPU memory fault). The
+     * tuner then measures kernel candidates in a worker process by default
+     * (src/isolate/remote.h). */
+    int faults_end_process;
 
     gpuopt_status (*open)(void *backend_state, const gpo_route *route, gpo_rt **rt);
     void (*close)(gpo_rt *rt);

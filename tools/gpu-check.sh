@@ -293,9 +293,12 @@ cat >"$SPEC/axpy_fault.json" <<EOF
   "search": {"strategy": "exhaustive"}
 }
 EOF
-if [ "$DRY" = 1 ]; then # the doubles fault on the third launch instead
-    export GPUOPT_FAKE_CUDA_FAULT=3:CUDA_ERROR_ILLEGAL_ADDRESS GPUOPT_FAKE_HIP_FAULT=3:hipErrorIllegalAddress
+if [ "$DRY" = 1 ]; then # on the doubles the 256-wide launches fault instead
+    export GPUOPT_FAKE_CUDA_FAULT=1:CUDA_ERROR_ILLEGAL_ADDRESS GPUOPT_FAKE_HIP_FAULT=1:hipErrorIllegalAddress
+    export GPUOPT_FAKE_CUDA_FAULT_BLOCK=256 GPUOPT_FAKE_HIP_FAULT_BLOCK=256
 fi
+# The tuner measures CUDA and HIP kernels in a measurement worker: the bad
+# candidates are "fault" and the search finishes.
 run fault 120 "$GPUOPT" tune "$SPEC/axpy_fault.json" --device "$BACKEND:0" --cache off
 judge fault $? "$OUT/fault.err" "$VENDOR" "$DRY"
 if [ "$VENDOR" = nvidia ]; then # the same through the API, in its own process
@@ -305,7 +308,7 @@ if [ "$VENDOR" = nvidia ]; then # the same through the API, in its own process
         record FAIL "faulting candidate, through the API" "$(grep -h 'ERROR\|FAILED\|skipped' "$OUT/apifault.out" "$OUT/apifault.err" | head -5 | tr '\n' ' ')"
     fi
 fi
-unset GPUOPT_FAKE_CUDA_FAULT GPUOPT_FAKE_HIP_FAULT
+unset GPUOPT_FAKE_CUDA_FAULT GPUOPT_FAKE_HIP_FAULT GPUOPT_FAKE_CUDA_FAULT_BLOCK GPUOPT_FAKE_HIP_FAULT_BLOCK
 # Another process still finds the GPU well.
 if run after 60 "$GPUOPT" plan --level 1 --device "$BACKEND:0"; then
     record PASS "device usable after the fault" "a new process plans for $BACKEND:0"

@@ -22,7 +22,7 @@ Subcommands (each reads the files the script saved):
   fake-torch DIR [VENDOR]            a stand-in torch package for the dry run (a ROCm
                                       build for VENDOR amd)
   fraction TUNE.json TORCH.json       the tuned SGEMM as a fraction of torch.mm
-  fault RC STDERR VENDOR DRY          the tuner stopped naming a sticky fault
+  fault RC STDERR VENDOR DRY          a sticky fault isolated (or the tuner stopped) and named
   stub-smi VENDOR DEVICE.json... DRIVER   what nvidia-smi / amd-smi would print
   summary RESULTS.tsv META.json       the markdown summary
 """
@@ -506,24 +506,30 @@ def fraction(tune_json, torch_json):
 
 
 def fault(rc, stderr_path, vendor, dry):
-    """The tuner on a candidate that writes out of bounds: it must stop at
-    once with the sticky error named, and never call it a failed build."""
+    """The tuner on a candidate that writes out of bounds: in the measurement
+    worker (the default for CUDA and HIP kernels) the candidate is "fault" in
+    the driver's words and the search finishes; measured in the tuning
+    process it must stop at once with the sticky error named. Never a failed
+    build."""
     rc = int(rc)
     text = ""
-    if os.path.exists(stderr_path):
-        with open(stderr_path, encoding="utf-8", errors="replace") as f:
-            text = f.read().strip()
+    for path in (stderr_path, stderr_path[:-4] + ".out" if stderr_path.endswith(".err") else ""):
+        if path and os.path.exists(path):
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text += f.read().strip() + "\n"
+    text = text.strip()
     check = "faulting candidate"
-    names = re.findall(r"(CUDA_ERROR_[A-Z_]+|hipError[A-Za-z]+)", text)
-    last = text.splitlines()[-1][:400] if text else ""
+    names = re.findall(r"(CUDA_ERROR_[A-Z_]+|hipError[A-Za-z]+|killed by signal \d+)", text)
+    line = next((l for l in text.splitlines() if "first" in l and "fault" in l), "")
+    last = (line or (text.splitlines()[-1] if text else ""))[:400]
     if rc > 128:
-        # On ROCm a GPU memory fault aborts the process (ROCr's default
-        # handler); only a measurement worker can survive it.
-        say("INFO" if vendor == "amd" else "FAIL", check,
-            f"the tuning process died by signal {rc - 128}; surviving that needs a measurement "
-            "worker (issue 11, item 1)")
+        say("FAIL", check, f"the tuning process died by signal {rc - 128}: the measurement worker "
+            "did not isolate the fault")
+    elif rc == 0 and line and names and "build failed" not in text:
+        say("PASS", check, f"isolated in the measurement worker, named {names[0]}: {last.strip()}")
     elif rc != 0 and "faulted" in text and names and "build failed" not in text:
-        say("PASS", check, f"the tuner stopped at once naming {names[0]}: {last}")
+        say("PASS", check, f"the tuner stopped at once naming {names[0]} (measured in-process): "
+            f"{last}")
     else:
         say("FAIL", check, f"exit {rc}: {last}")
 

@@ -1106,6 +1106,7 @@ static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, cons
 
 const gpo_runtime_ops gpo_cuda_runtime_ops = {
     .language = "cuda",
+    .faults_end_process = 1, /* cuda.h: sticky errors (gpo_cuda_result_sticky) */
     .open = rt_open,
     .close = rt_close,
     .buffer_alloc = rt_buffer_alloc,

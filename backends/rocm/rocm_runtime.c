@@ -936,6 +936,7 @@ static gpuopt_status rocm_rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims,
 const gpo_runtime_ops gpo_rocm_runtime = {
     .language = "hip",
     .builds_alongside_launches = 0, /* a module load makes the device current on this thread */
+    .faults_end_process = 1,        /* sticky errors; ROCr aborts on a GPU memory fault */
     .open = rocm_rt_open,
     .close = rocm_rt_close,
     .buffer_alloc = rocm_rt_buffer_alloc,

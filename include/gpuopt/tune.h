@@ -203,8 +203,31 @@ typedef enum gpuopt_candidate_status {
     GPUOPT_CANDIDATE_LAUNCH_FAILED = 3,  /* the launch, a run or the callback failed */
     GPUOPT_CANDIDATE_WRONG_RESULT = 4,   /* message: the first mismatching element */
     GPUOPT_CANDIDATE_TIMEOUT = 5,        /* one run took longer than the timeout */
-    GPUOPT_CANDIDATE_PRUNED = 6          /* already 2x slower than the best: not fully timed */
+    GPUOPT_CANDIDATE_PRUNED = 6,         /* already 2x slower than the best: not fully timed */
+    GPUOPT_CANDIDATE_FAULT = 7           /* it faulted the device (an out-of-bounds access, a
+                                            device-side assert) in the measurement worker;
+                                            message: the driver's words or how the worker died */
 } gpuopt_candidate_status;
+
+/* Where kernel candidates run (gpuopt_tuner_settings.isolation). A kernel
+ * that faults on a GPU leaves the process unable to use the device (CUDA's
+ * sticky errors: "the process must be terminated and relaunched"; on ROCm
+ * a GPU memory fault ends the process). In a measurement worker, a
+ * process the library spawns (gpuopt/gpuopt-worker beside the library)
+ * with its own driver context, such a candidate ends only the worker: it
+ * is recorded as GPUOPT_CANDIDATE_FAULT, a new worker takes over and the
+ * search goes on, while the program's own context is never touched. In
+ * the program's process, a fault ends the search with GPUOPT_ERR_FAULT
+ * (docs/tuning.md, "Isolation"). Callback subjects always run in the
+ * program. */
+typedef enum gpuopt_isolation {
+    GPUOPT_ISOLATION_AUTO = 0,       /* a worker on runtimes whose faults end the process (CUDA,
+                                        HIP), in-process elsewhere (OpenCL, CPU); in-process with
+                                        a log warning when no worker can start (default) */
+    GPUOPT_ISOLATION_IN_PROCESS = 1, /* the program's own process and context */
+    GPUOPT_ISOLATION_WORKER = 2      /* always a worker (OpenCL too); a run fails with
+                                        GPUOPT_ERR_UNAVAILABLE when none can start */
+} gpuopt_isolation;
 
 typedef enum gpuopt_elem_type {
     GPUOPT_ELEM_F32 = 1,
@@ -440,8 +463,10 @@ typedef struct gpuopt_tuner_settings {
     int32_t max_runs;
     /* A candidate one of whose runs takes longer than timeout_s of wall
      * time (the whole call, its reset included, whatever a callback reports
-     * as its own measurement) stops as TIMEOUT. Checked after each run: a
-     * running kernel cannot be interrupted. Default 10 s; 0 disables. */
+     * as its own measurement) stops as TIMEOUT. Checked after each run: in
+     * the program's process a running kernel cannot be interrupted; in a
+     * measurement worker (isolation, below) a kernel still running at
+     * timeout_s is stopped by ending the worker. Default 10 s; 0 disables. */
     double timeout_s;
     /* The tolerances of validation (above), finite and >= 0; defaults 1e-4
      * and 1e-4. */
@@ -455,6 +480,10 @@ typedef struct gpuopt_tuner_settings {
      * hashed). gpuopt_tuner_get_settings points it into the tuner, valid
      * until the next gpuopt_tuner_set_settings. */
     const char *workload_key;
+    /* Where kernel candidates are measured: a gpuopt_isolation (default
+     * AUTO). Not part of the cache key: where a candidate ran does not
+     * change its time. */
+    int32_t isolation;
 } gpuopt_tuner_settings;
 
 GPUOPT_API size_t gpuopt_tuner_settings_size(void);

@@ -133,7 +133,7 @@ typedef struct gpo_cache_stats {
 } gpo_cache_stats;
 
 /* "ok", "invalid", "compile_failed", "launch_failed", "wrong_result",
- * "timeout", "pruned"; NULL outside 0..6. And back (-1 when unknown). */
+ * "timeout", "pruned", "fault"; NULL outside 0..7. And back (-1 when unknown). */
 const char *gpo_cache_status_name(int32_t status);
 int32_t gpo_cache_status_parse(const char *name);
 

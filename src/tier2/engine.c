@@ -314,7 +314,8 @@ static gpuopt_status run_all(gpo_t2 *t2, const char *source, double budget_ms)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2: out of memory");
     uint64_t start = gpo_now_ns();
     double scale = gpo_tier2_budget_scale > 0 ? gpo_tier2_budget_scale : 1.0;
-    uint64_t deadline = start + (uint64_t)(budget_ms * scale * 1e6);
+    int unlimited = isinf(scale);
+    uint64_t deadline = unlimited ? start : start + (uint64_t)(budget_ms * scale * 1e6);
     /* The session's compiler string (compiler_version) would need a
      * session, which a hit must not open: the route's record names the
      * driver and runtime versions, which move with the compiler. */
@@ -351,7 +352,8 @@ static gpuopt_status run_all(gpo_t2 *t2, const char *source, double budget_ms)
         uint64_t now = gpo_now_ns();
         double left = deadline > now ? (double)(deadline - now) : 0;
         double share = left * (weights > 0 ? benches[i]->weight / weights : 1) / 1e9;
-        gpo_run_set_seconds(j->run, share > 1e-9 ? share : 1e-9); /* spent is not unlimited */
+        /* 0 is no budget; a spent one is not unlimited. */
+        gpo_run_set_seconds(j->run, unlimited ? 0 : share > 1e-9 ? share : 1e-9);
         weights -= benches[i]->weight;
         int done = 0;
         if (j->what == JOB_VERIFY)

@@ -67,8 +67,10 @@ gpuopt_status gpo_tier2_host(const gpo_route *route, const gpuopt_device *dev,
 
 /* ---- tests ------------------------------------------------------------------ */
 
-/* Multiplies every budget (tests set it high so a slow sanitizer build
- * still sweeps to the end); 1 by default. */
+/* Multiplies every budget; 1 by default. INFINITY: no time budget at
+ * all, so every sweep runs to its end however slow the machine (tests
+ * that expect the next plan to answer from the cache: a sweep a budget cut
+ * short is resumed, not a hit). */
 extern double gpo_tier2_budget_scale;
 
 /* Called with a benchmark's kind when it answers from the cache ("hit"),

@@ -136,7 +136,7 @@ void gpo_search_destroy(gpo_search *s)
 
 static gpuopt_status check_result(int32_t status, double value)
 {
-    if (status < GPO_CAND_OK || status > GPO_CAND_PRUNED)
+    if (status < GPO_CAND_OK || status > GPO_CAND_FAULT)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "search: candidate status %d unknown",
                         (int)status);
     if ((status == GPO_CAND_OK || status == GPO_CAND_PRUNED) && !(isfinite(value) && value >= 0))

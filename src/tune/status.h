@@ -11,7 +11,8 @@ enum {
     GPO_CAND_LAUNCH_FAILED = 3,
     GPO_CAND_WRONG_RESULT = 4,
     GPO_CAND_TIMEOUT = 5,
-    GPO_CAND_PRUNED = 6 /* the probe was already prune_ratio x slower than the best */
+    GPO_CAND_PRUNED = 6, /* the probe was already prune_ratio x slower than the best */
+    GPO_CAND_FAULT = 7   /* faulted the device: measured in a worker, which it ended */
 };
 
 /* Only OK candidates can win. Failed ones (built or ran and went wrong)
@@ -20,7 +21,8 @@ enum {
  * were measured, briefly, and are merely slow. */
 static inline int gpo_cand_failed(int status)
 {
-    return status >= GPO_CAND_COMPILE_FAILED && status <= GPO_CAND_TIMEOUT;
+    return (status >= GPO_CAND_COMPILE_FAILED && status <= GPO_CAND_TIMEOUT) ||
+           status == GPO_CAND_FAULT;
 }
 
 #endif

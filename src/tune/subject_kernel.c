@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "isolate/remote.h"
 #include "tune/progcache.h"
 #include "tune/space.h"
 #include "tune/subject_kernel.h"
@@ -27,6 +28,8 @@ struct gpo_ksession {
     gpo_rt *rt;
     gpo_progcache *pc;
     int32_t language;
+    int32_t isolation; /* the setting it was opened with */
+    int isolated;      /* 1: the route's runtime runs in a measurement worker */
 };
 
 /* A buffer on the device with its initial content. */
@@ -47,6 +50,11 @@ typedef struct gpo_krun {
     void *scratch; /* read-back space for the largest output */
     size_t scratch_bytes;
     int entry_found; /* a candidate's program had the entry */
+    /* The run holds one reference and each prepared point one: a run
+     * whose worker a fault ended is replaced while points prepared on it
+     * may still be released. With own_ks, the (dead) session goes too. */
+    int refs;
+    int own_ks;
 } gpo_krun;
 
 /* Points handed out ahead of the one being timed, so their builds overlap
@@ -151,9 +159,46 @@ static void ksession_free(gpo_ksession *ks)
     free(ks);
 }
 
-static gpuopt_status session(gpo_kernel_subject *t, gpo_ksession **out)
+/* Opens ks->rt: in a measurement worker when the setting asks for one, or
+ * it is AUTO and a fault on this runtime ends the process; otherwise, or
+ * (AUTO) when no worker can start, in this process. */
+static gpuopt_status open_rt(const gpo_kernel_subject *t, const gpo_logger *log,
+                             const gpo_route *route, gpo_ksession *ks)
 {
-    if (t->ks && t->ks->language == t->k.language) {
+    const gpo_runtime_ops *real = route->backend->runtime;
+    int want = t->isolation == GPUOPT_ISOLATION_WORKER ||
+               (t->isolation == GPUOPT_ISOLATION_AUTO && real->faults_end_process);
+    gpuopt_status st = GPUOPT_OK;
+    if (want) {
+        gpo_detail_clear();
+        st = gpo_worker_open(route, &ks->rt);
+        if (st == GPUOPT_OK) {
+            ks->ops = t->wrap ? t->wrap(&gpo_worker_runtime) : &gpo_worker_runtime;
+            ks->isolated = 1;
+            gpo_worker_set_timeout(ks->rt, t->timeout_s);
+            gpo_log_debug(log, "tuner: kernel candidates run in a measurement worker");
+            return GPUOPT_OK;
+        }
+        if (st != GPUOPT_ERR_UNAVAILABLE || t->isolation == GPUOPT_ISOLATION_WORKER)
+            return st;
+        gpo_log_warn(log,
+                     "tuner: %s; candidates run in this process, where a kernel that faults "
+                     "ends the search (GPUOPT_ERR_FAULT)",
+                     gpo_detail_get());
+    }
+    ks->ops = t->wrap ? t->wrap(real) : real;
+    gpo_detail_clear();
+    return ks->ops->open(route->backend_state, route, &ks->rt);
+}
+
+static gpuopt_status session(gpo_kernel_subject *t, const gpo_logger *log, gpo_ksession **out)
+{
+    /* A worker a fault ended in an earlier run's last point is replaced
+     * here. */
+    if (t->ks && t->ks->language == t->k.language && t->ks->isolation == t->isolation &&
+        !(t->ks->isolated && gpo_worker_dead(t->ks->rt))) {
+        if (t->ks->isolated)
+            gpo_worker_set_timeout(t->ks->rt, t->timeout_s);
         *out = t->ks;
         return GPUOPT_OK;
     }
@@ -166,12 +211,10 @@ static gpuopt_status session(gpo_kernel_subject *t, gpo_ksession **out)
     gpo_ksession *ks = calloc(1, sizeof *ks);
     if (!ks)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory opening a device session");
-    const gpo_runtime_ops *real = route->backend->runtime;
-    ks->ops = t->wrap ? t->wrap(real) : real;
     ks->route = route;
     ks->language = t->k.language;
-    gpo_detail_clear();
-    st = ks->ops->open(route->backend_state, route, &ks->rt);
+    ks->isolation = t->isolation;
+    st = open_rt(t, log, route, ks);
     if (st != GPUOPT_OK) {
         st = gpo_fail(st, "cannot open a %s session on device %s (%s): %s", route->backend->name,
                       t->dev->info.id, t->dev->info.name, gpo_detail_get());
@@ -386,7 +429,16 @@ static void krun_free(gpo_krun *k)
     free(k->expect_count);
     free(k->args);
     free(k->scratch);
+    if (k->own_ks)
+        ksession_free(k->ks);
     free(k);
+}
+
+/* Drops one reference (the run's or a prepared point's). */
+static void krun_unref(gpo_krun *k)
+{
+    if (k && --k->refs == 0)
+        krun_free(k);
 }
 
 /* Arguments by index; they must be numbered 0 .. n-1. */
@@ -531,13 +583,14 @@ static gpuopt_status kernel_setup(gpo_subject_ctx *sc)
 {
     gpo_kernel_subject *t = sc->def;
     gpo_ksession *ks = NULL;
-    gpuopt_status st = session(t, &ks);
+    gpuopt_status st = session(t, sc->log, &ks);
     if (st != GPUOPT_OK)
         return st;
     gpo_krun *k = calloc(1, sizeof *k);
     if (!k)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory setting up a kernel");
     k->ks = ks;
+    k->refs = 1;
     if ((st = order_args(t, k)) != GPUOPT_OK)
         goto out;
     int has_ref = t->k.ref_source != NULL;
@@ -612,14 +665,39 @@ out:
 
 static void kernel_teardown(gpo_subject_ctx *sc)
 {
-    krun_free(sc->state);
+    krun_unref(sc->state);
     sc->state = NULL;
+}
+
+/* A fault ended the run's worker: its session and run state go (with the
+ * last point prepared on them) and a new worker is set up as the run
+ * began, reference and all. */
+static int32_t replace_worker(gpo_subject_ctx *sc)
+{
+    gpo_kernel_subject *t = sc->def;
+    gpo_krun *old = sc->state;
+    assert(old->ks == t->ks);
+    old->own_ks = 1;
+    t->ks = NULL;
+    sc->state = NULL;
+    krun_unref(old);
+    gpuopt_status st = kernel_setup(sc);
+    if (st != GPUOPT_OK) {
+        sc->fatal = gpo_fail(st,
+                             "the tuner cannot replace the measurement worker a fault "
+                             "ended: %s",
+                             gpo_detail_get());
+        return GPO_FATAL;
+    }
+    gpo_log_info(sc->log, "tuner: a new measurement worker replaces the one a fault ended");
+    return GPO_CAND_OK;
 }
 
 /* ---- one point ------------------------------------------------------------------ */
 
 typedef struct kprep {
     const gpuopt_point *config;
+    gpo_krun *k; /* the run state (and session) it was prepared on */
     gpo_rt_prog *prog;
     gpo_rt_kernel *kernel;
     uint32_t dims;
@@ -634,7 +712,7 @@ static void k_prefetch(gpo_subject_ctx *sc, const gpuopt_point *c)
     const gpo_kernel_subject *t = sc->def;
     char *opts = k_options(t, c);
     /* A prefetch that cannot be queued only loses the overlap. */
-    if (opts)
+    if (opts && t->ks)
         gpo_progcache_prefetch(t->ks->pc, t->k.source, opts);
     free(opts);
 }
@@ -642,9 +720,10 @@ static void k_prefetch(gpo_subject_ctx *sc, const gpuopt_point *c)
 static void k_release(gpo_subject_ctx *sc, gpo_prep *prep)
 {
     kprep *p = (kprep *)prep;
+    (void)sc;
     if (!p)
         return;
-    gpo_ksession *ks = T(sc)->ks;
+    gpo_ksession *ks = p->k->ks;
     if (p->kernel)
         ks->ops->kernel_free(ks->rt, p->kernel);
     gpo_progcache_release(ks->pc, p->prog);
@@ -654,15 +733,24 @@ static void k_release(gpo_subject_ctx *sc, gpo_prep *prep)
         free(p->own[i].image);
     }
     free(p->own);
+    krun_unref(p->k);
     free(p);
 }
 
 /* A sticky device fault (GPUOPT_ERR_FAULT, backend.h) is no candidate's
- * build, launch or result: every later call in this process fails the
- * same way, so the run ends at once, naming the fault and when it showed
- * (otherwise the next candidate's module load reads as a compile failure). */
-static int32_t fault_ends_run(gpo_subject_ctx *sc, const gpuopt_point *c, const char *when)
+ * build, launch or result. In a measurement worker it ended the worker
+ * alone: the candidate is FAULT, in the driver's words, and the next
+ * point gets a new worker (k_prepare). In this process every later call
+ * fails the same way, so the run ends at once, naming the fault and when
+ * it showed (otherwise the next candidate's module load reads as a
+ * compile failure). */
+static int32_t fault_ends_run(gpo_subject_ctx *sc, const gpo_krun *k, const gpuopt_point *c,
+                              const char *when, gpo_eval *ev)
 {
+    if (k->ks->isolated) {
+        gpo_snprintf(ev->msg, sizeof ev->msg, "device fault while %s: %s", when, gpo_detail_get());
+        return GPO_CAND_FAULT;
+    }
     const gpuopt_device_info *d = &T(sc)->dev->info;
     char why[1024], *config = NULL;
     gpo_strlcpy(why, gpo_detail_get(), sizeof why);
@@ -718,7 +806,7 @@ static int32_t own_buffers(gpo_subject_ctx *sc, const gpo_krun *k, kprep *p, con
         if (st == GPUOPT_OK)
             st = ks->ops->buffer_write(ks->rt, b->buf, 0, b->image, b->bytes);
         if (st == GPUOPT_ERR_FAULT)
-            return fault_ends_run(sc, p->config, "making its buffers");
+            return fault_ends_run(sc, k, p->config, "making its buffers", ev);
         if (st != GPUOPT_OK) {
             gpo_snprintf(ev->msg, sizeof ev->msg, "buffer argument %u (%zu bytes): %s", a->index,
                          b->bytes, gpo_detail_get());
@@ -754,18 +842,23 @@ static int32_t bind(gpo_subject_ctx *sc, const gpo_krun *k, kprep *p, const uint
 static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **out, gpo_eval *ev)
 {
     const gpo_kernel_subject *t = sc->def;
+    *out = NULL;
+    if (((gpo_krun *)sc->state)->ks->isolated && gpo_worker_dead(((gpo_krun *)sc->state)->ks->rt) &&
+        replace_worker(sc) != GPO_CAND_OK)
+        return GPO_FATAL;
     gpo_krun *k = sc->state;
     gpo_ksession *ks = k->ks;
     const uint32_t *idx = gpo_point_indices(c);
     char *opts = NULL, *log = NULL;
     int32_t s = GPO_CAND_OK;
-    *out = NULL;
     kprep *p = calloc(1, sizeof *p);
     if (!p) {
         sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory preparing a candidate");
         return GPO_FATAL;
     }
     p->config = c;
+    p->k = k;
+    k->refs++;
     p->nargs = k->nargs;
     p->dims = (uint32_t)t->k.geo.dims;
     p->has_local = t->k.geo.has_local;
@@ -788,7 +881,7 @@ static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **
         goto out;
     }
     if (st == GPUOPT_ERR_FAULT) {
-        s = fault_ends_run(sc, c, "loading its program");
+        s = fault_ends_run(sc, k, c, "loading its program", ev);
         goto out;
     }
     if (st != GPUOPT_OK) {
@@ -802,7 +895,7 @@ static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **
     gpo_detail_clear();
     if ((st = ks->ops->kernel_create(ks->rt, p->prog, t->k.entry, &p->kernel)) ==
         GPUOPT_ERR_FAULT) {
-        s = fault_ends_run(sc, c, "finding its kernel");
+        s = fault_ends_run(sc, k, c, "finding its kernel", ev);
         goto out;
     }
     if (st != GPUOPT_OK && !k->entry_found &&
@@ -846,8 +939,8 @@ static const gpo_kbuf *outbuf(const gpo_krun *k, const kprep *p, int32_t i)
 
 static int32_t k_run(gpo_subject_ctx *sc, gpo_prep *prep, double *ns, gpo_eval *ev)
 {
-    const gpo_krun *k = sc->state;
     kprep *p = (kprep *)prep;
+    const gpo_krun *k = p->k;
     gpo_ksession *ks = k->ks;
     gpo_detail_clear();
     /* pre_run: outputs start from their initial content every time. */
@@ -857,7 +950,7 @@ static int32_t k_run(gpo_subject_ctx *sc, gpo_prep *prep, double *ns, gpo_eval *
         const gpo_kbuf *b = outbuf(k, p, i);
         gpuopt_status wst = ks->ops->buffer_write(ks->rt, b->buf, 0, b->image, b->bytes);
         if (wst == GPUOPT_ERR_FAULT)
-            return fault_ends_run(sc, p->config, "resetting its outputs");
+            return fault_ends_run(sc, k, p->config, "resetting its outputs", ev);
         if (wst != GPUOPT_OK) {
             gpo_snprintf(ev->msg, sizeof ev->msg, "resetting output %d: %s", (int)i,
                          gpo_detail_get());
@@ -876,7 +969,12 @@ static int32_t k_run(gpo_subject_ctx *sc, gpo_prep *prep, double *ns, gpo_eval *
         return GPO_FATAL;
     }
     if (st == GPUOPT_ERR_FAULT)
-        return fault_ends_run(sc, p->config, "running it");
+        return fault_ends_run(sc, k, p->config, "running it", ev);
+    if (st == GPUOPT_ERR_TIMEOUT && k->ks->isolated) {
+        /* The worker was stopped mid-kernel: the next point gets a new one. */
+        gpo_strlcpy(ev->msg, gpo_detail_get(), sizeof ev->msg);
+        return GPO_CAND_TIMEOUT;
+    }
     if (st != GPUOPT_OK) {
         gpo_snprintf(ev->msg, sizeof ev->msg, "launch failed: %s", gpo_detail_get());
         return GPO_CAND_LAUNCH_FAILED;
@@ -886,8 +984,8 @@ static int32_t k_run(gpo_subject_ctx *sc, gpo_prep *prep, double *ns, gpo_eval *
 
 static int32_t k_check(gpo_subject_ctx *sc, gpo_prep *prep, gpo_eval *ev)
 {
-    const gpo_krun *k = sc->state;
     kprep *p = (kprep *)prep;
+    const gpo_krun *k = p->k;
     gpo_ksession *ks = k->ks;
     for (int32_t i = 0; i < k->nargs; i++) {
         if (!k->expect[i])
@@ -896,7 +994,7 @@ static int32_t k_check(gpo_subject_ctx *sc, gpo_prep *prep, gpo_eval *ev)
         gpo_detail_clear();
         gpuopt_status rst = ks->ops->buffer_read(ks->rt, b->buf, 0, k->scratch, b->bytes);
         if (rst == GPUOPT_ERR_FAULT)
-            return fault_ends_run(sc, p->config, "reading its outputs");
+            return fault_ends_run(sc, k, p->config, "reading its outputs", ev);
         if (rst != GPUOPT_OK) {
             gpo_snprintf(ev->msg, sizeof ev->msg, "reading output %d: %s", (int)i,
                          gpo_detail_get());

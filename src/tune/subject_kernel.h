@@ -61,6 +61,10 @@ typedef struct gpo_kernel_subject {
      * devices, where a build steals the cores the timed kernel runs on), 0
      * never, 1 always (tests). */
     int overlap;
+    /* Where candidates run: a gpuopt_isolation (AUTO: a measurement worker
+     * on runtimes whose faults end the process). */
+    int32_t isolation;
+    double timeout_s; /* a worker's kernel running longer is stopped (0: none) */
     /* Tests: the runtime ops the session calls, for the route's own. */
     const gpo_runtime_ops *(*wrap)(const gpo_runtime_ops *real);
     struct gpo_ksession *ks; /* opened by the first run that measures; kept */

@@ -384,6 +384,10 @@ static gpuopt_status check_settings(const gpuopt_tuner_settings *s, const char *
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "%s: abs_tol %g and rel_tol %g (finite values >= 0 accepted)", fn,
                         s->abs_tol, s->rel_tol);
+    if (s->isolation < GPUOPT_ISOLATION_AUTO || s->isolation > GPUOPT_ISOLATION_WORKER)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s: isolation %d (GPUOPT_ISOLATION_AUTO 0, IN_PROCESS 1 or WORKER 2)", fn,
+                        (int)s->isolation);
     if (s->workload_key && strlen(s->workload_key) > MAX_WORKLOAD_KEY)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s: workload_key of %zu characters (at most %d)",
                         fn, strlen(s->workload_key), MAX_WORKLOAD_KEY);
@@ -1047,6 +1051,8 @@ static gpuopt_status spec_of(gpuopt_tuner *t, tkey *k, gpo_run_spec *spec)
     t->kern.seed = set->seed;
     t->kern.abs_tol = set->abs_tol;
     t->kern.rel_tol = set->rel_tol;
+    t->kern.isolation = set->isolation;
+    t->kern.timeout_s = set->timeout_s;
     memset(spec, 0, sizeof *spec);
     spec->space = t->space;
     spec->ops = ops;

@@ -116,8 +116,9 @@ static void keys_reject_missing_and_oversized_fields(void **state)
     detail_has("'workload' is 4999 bytes");
     free(big);
     assert_null(gpo_cache_status_name(-1));
-    assert_null(gpo_cache_status_name(7));
+    assert_null(gpo_cache_status_name(8));
     assert_string_equal(gpo_cache_status_name(6), "pruned");
+    assert_string_equal(gpo_cache_status_name(7), "fault");
     assert_int_equal(gpo_cache_status_parse(NULL), -1);
     assert_int_equal(gpo_cache_status_parse("bogus"), -1);
     assert_int_equal(gpo_cache_status_parse("wrong_result"), 4);
@@ -210,9 +211,9 @@ static void writes_reject_malformed_records_and_write_nothing(void **state)
     cJSON_AddNumberToObject(unnamed, "", 4);
     assert_int_equal(gpo_cache_add_candidate(t, unnamed, &st), BAD);
     gpo_cache_stats bad = st;
-    bad.status = 7;
+    bad.status = 8;
     assert_int_equal(gpo_cache_add_candidate(t, good, &bad), BAD);
-    detail_has("status 7");
+    detail_has("status 8");
     bad = st;
     bad.runs = -1;
     assert_int_equal(gpo_cache_add_candidate(t, good, &bad), BAD);

@@ -474,7 +474,7 @@ static void misuse_of_the_search_is_refused(void **state)
     assert_int_equal(gpo_search_next(search, &c), GPUOPT_OK);
     assert_int_equal(gpo_search_report(search, c, GPO_CAND_OK, NAN), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpo_search_report(search, c, GPO_CAND_OK, -1), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpo_search_report(search, c, 7, 1), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpo_search_report(search, c, 8, 1), GPUOPT_ERR_OUT_OF_RANGE);
     assert_int_equal(gpo_search_report(search, c, -1, 1), GPUOPT_ERR_OUT_OF_RANGE);
     /* A configuration of another space, or one never handed out. */
     gpuopt_point foreign;

@@ -3,7 +3,9 @@
  * a sticky error, as an out-of-bounds write does on a GPU): the search
  * stops at once with GPUOPT_ERR_FAULT in the driver's words, instead of
  * failing every later candidate (as a "build failure" when the next module
- * load meets the error). Through gpuopt.h alone. */
+ * load meets the error). This is the program's own process, asked for
+ * (GPUOPT_ISOLATION_IN_PROCESS); the default measurement worker's side is
+ * test_tuner_isolation.c. Through gpuopt.h alone. */
 #include <stdlib.h>
 
 #include "tune/tuner_cuda_scale.h"
@@ -21,6 +23,7 @@ static void a_candidate_that_faults_ends_the_search_naming_the_fault(void **stat
     set.struct_size = sizeof set;
     EXPECT_OK(gpuopt_tuner_get_settings(t, &set));
     set.cache_mode = GPUOPT_CACHE_OFF;
+    set.isolation = GPUOPT_ISOLATION_IN_PROCESS;
     EXPECT_OK(gpuopt_tuner_set_settings(t, &set));
     gpuopt_result *r = NULL;
     gpuopt_status st = gpuopt_tuner_run(t, &r);

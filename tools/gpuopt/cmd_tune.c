@@ -67,7 +67,8 @@ static void on_progress(int32_t done, int32_t total, double best_ns, double seco
 /* ---- Summary ----------------------------------------------------------- */
 
 static const char *const status_words[] = {
-    "ok", "invalid", "compile failed", "launch failed", "wrong result", "timeout", "pruned"};
+    "ok",           "invalid", "compile failed", "launch failed",
+    "wrong result", "timeout", "pruned",         "fault"};
 enum { N_STATUS = (int)(sizeof status_words / sizeof *status_words) };
 
 static int is_default(const tune_spec *s, const gpuopt_point *cfg)
@@ -192,8 +193,8 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
         }
     printf("\n");
     /* The first failure of each kind, so a broken space says why. */
-    for (int k = GPUOPT_CANDIDATE_COMPILE_FAILED; k <= GPUOPT_CANDIDATE_TIMEOUT; k++) {
-        if (first_fail[k] < 0)
+    for (int k = GPUOPT_CANDIDATE_COMPILE_FAILED; k < N_STATUS; k++) {
+        if (k == GPUOPT_CANDIDATE_PRUNED || first_fail[k] < 0)
             continue;
         memset(&c, 0, sizeof c);
         c.struct_size = sizeof c;

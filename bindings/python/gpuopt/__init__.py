@@ -315,6 +315,7 @@ class _TunerSettings(ctypes.Structure):
         ("abs_tol", ctypes.c_double),
         ("rel_tol", ctypes.c_double),
         ("workload_key", ctypes.c_char_p),
+        ("isolation", ctypes.c_int32),
     ]
 
 

@@ -180,6 +180,15 @@ class CandidateStatus(enum.IntEnum):
     WRONG_RESULT = 4
     TIMEOUT = 5
     PRUNED = 6
+    FAULT = 7
+
+
+class Isolation(enum.IntEnum):
+    """The values of enum gpuopt_isolation (GPUOPT_ISOLATION_*)."""
+
+    AUTO = 0
+    IN_PROCESS = 1
+    WORKER = 2
 
 
 class ElemType(enum.IntEnum):
@@ -308,6 +317,10 @@ CANDIDATE_LAUNCH_FAILED = CandidateStatus.LAUNCH_FAILED
 CANDIDATE_WRONG_RESULT = CandidateStatus.WRONG_RESULT
 CANDIDATE_TIMEOUT = CandidateStatus.TIMEOUT
 CANDIDATE_PRUNED = CandidateStatus.PRUNED
+CANDIDATE_FAULT = CandidateStatus.FAULT
+ISOLATION_AUTO = Isolation.AUTO
+ISOLATION_IN_PROCESS = Isolation.IN_PROCESS
+ISOLATION_WORKER = Isolation.WORKER
 ELEM_F32 = ElemType.F32
 ELEM_F64 = ElemType.F64
 ELEM_I32 = ElemType.I32
@@ -400,7 +413,10 @@ STRATEGY = {
 }
 CANDIDATE_STATUS = {
     0: "ok", 1: "invalid", 2: "compile_failed", 3: "launch_failed", 4: "wrong_result",
-    5: "timeout", 6: "pruned",
+    5: "timeout", 6: "pruned", 7: "fault",
+}
+ISOLATION = {
+    0: "auto", 1: "in_process", 2: "worker",
 }
 ELEM_TYPE = {
     1: "f32", 2: "f64", 3: "i32", 4: "u32", 5: "i64",
@@ -430,8 +446,8 @@ STATUS_TEXT = {
 __all__ = [
     "Status", "LogLevel", "BackendStatus", "DeviceType", "Feature", "Tristate", "KnobType",
     "KnobSource", "Objective", "Bound", "MemorySource", "MemoryPlace", "CountUnit",
-    "ProfileFormat", "Language", "Strategy", "CandidateStatus", "ElemType", "BufferInit",
-    "CacheMode", "ResultOrigin", "OK", "ERR_INVALID_ARGUMENT", "ERR_OUT_OF_RANGE",
+    "ProfileFormat", "Language", "Strategy", "CandidateStatus", "Isolation", "ElemType",
+    "BufferInit", "CacheMode", "ResultOrigin", "OK", "ERR_INVALID_ARGUMENT", "ERR_OUT_OF_RANGE",
     "ERR_STRUCT_SIZE", "ERR_NOT_FOUND", "ERR_CONFIG", "ERR_NESTING", "ERR_NO_MEMORY", "ERR_IO",
     "ERR_FORKED", "ERR_NO_DEVICE", "ERR_UNAVAILABLE", "ERR_UNSUPPORTED", "ERR_DRIVER",
     "ERR_DISABLED", "ERR_BUILD", "ERR_LAUNCH", "ERR_TIMEOUT", "ERR_FAULT", "LOG_OFF", "LOG_ERROR",
@@ -450,7 +466,8 @@ __all__ = [
     "LANG_OPENCL_C", "LANG_CUDA", "LANG_HIP", "STRATEGY_AUTO", "STRATEGY_EXHAUSTIVE",
     "STRATEGY_RANDOM", "STRATEGY_ANNEALING", "STRATEGY_MODEL", "CANDIDATE_OK", "CANDIDATE_INVALID",
     "CANDIDATE_COMPILE_FAILED", "CANDIDATE_LAUNCH_FAILED", "CANDIDATE_WRONG_RESULT",
-    "CANDIDATE_TIMEOUT", "CANDIDATE_PRUNED", "ELEM_F32", "ELEM_F64", "ELEM_I32", "ELEM_U32",
+    "CANDIDATE_TIMEOUT", "CANDIDATE_PRUNED", "CANDIDATE_FAULT", "ISOLATION_AUTO",
+    "ISOLATION_IN_PROCESS", "ISOLATION_WORKER", "ELEM_F32", "ELEM_F64", "ELEM_I32", "ELEM_U32",
     "ELEM_I64", "INIT_RANDOM", "INIT_ZEROS", "INIT_CONSTANT", "INIT_DATA", "CACHE_USE",
     "CACHE_REFRESH", "CACHE_OFF", "ORIGIN_TUNED", "ORIGIN_CACHE_HIT", "ORIGIN_CACHE_VERIFIED",
     "VERSION_MAJOR", "VERSION_MINOR", "VERSION_PATCH", "API_VERSION", "OPTION_IGNORE_ENV",
@@ -459,6 +476,6 @@ __all__ = [
     "PROFILER_NO_VENDOR_RANGES", "PROFILER_DEFAULT_MAX_SECTIONS", "VERSION_STRING", "STATUS",
     "LOG_LEVEL", "BACKEND_STATUS", "DEVICE_TYPE", "FEATURE", "TRISTATE", "KNOB_TYPE",
     "KNOB_SOURCE", "OBJECTIVE", "BOUND", "MEMORY_SOURCE", "MEMORY_PLACE", "COUNT_UNIT",
-    "PROFILE_FORMAT", "LANGUAGE", "STRATEGY", "CANDIDATE_STATUS", "ELEM_TYPE", "BUFFER_INIT",
-    "CACHE_MODE", "RESULT_ORIGIN", "STATUS_TEXT",
+    "PROFILE_FORMAT", "LANGUAGE", "STRATEGY", "CANDIDATE_STATUS", "ISOLATION", "ELEM_TYPE",
+    "BUFFER_INIT", "CACHE_MODE", "RESULT_ORIGIN", "STATUS_TEXT",
 ]

@@ -35,6 +35,10 @@ const char *fake_result_name(gpo_cu_result r)
 
 static int parse_result(const char *text, gpo_cu_result *out)
 {
+    if (strcmp(text, "hang") == 0) {
+        *out = FAKE_HANG;
+        return 0;
+    }
     char *end;
     long v = strtol(text, &end, 10);
     if (*text && !*end) {
@@ -288,6 +292,8 @@ void fake_config_read(fake_config *c)
         c->fault_nth = strtol(env, &end, 10);
         if (c->fault_nth < 1 || *end != ':' || parse_result(end + 1, &c->fault_result) != 0)
             snprintf(c->error, sizeof c->error, "GPUOPT_FAKE_CUDA_FAULT: not N:RESULT: %s", env);
+        const char *block = getenv("GPUOPT_FAKE_CUDA_FAULT_BLOCK");
+        c->fault_block = block && *block ? (unsigned)strtoul(block, NULL, 10) : 0;
         if (!c->launch_runs) {
             c->launch_runs = 1;
             c->launch_ns = 1000.0;

@@ -25,7 +25,12 @@
  *                                    launch succeeds, the next call that waits
  *                                    for the device returns RESULT, and so does
  *                                    every call doing device work from then on
- *                                    (a sticky error; only a reset clears it)
+ *                                    (a sticky error; only a reset clears it);
+ *                                    N:hang: the next call that waits never
+ *                                    returns (a kernel that never ends)
+ *   GPUOPT_FAKE_CUDA_FAULT_BLOCK     with FAULT: only launches of blocks this
+ *                                    wide count (one configuration of a
+ *                                    search faults, whichever process runs it)
  *   CUDA_VISIBLE_DEVICES             as the driver reads it: indices or UUIDs
  *                                    (whole or a unique prefix), the listed
  *                                    devices in that order, up to the first
@@ -164,6 +169,11 @@ int fake_enter(const char *sym, int has_stream, const void *stream, gpo_cu_resul
     for (size_t i = 0; i < N_SYMS; i++) {
         if (strcmp(fake_syms[i].name, sym) != 0)
             continue;
+        if (pending_fault == FAKE_HANG && fake_syms[i].kind == WAITS) {
+            pthread_mutex_unlock(&lock);
+            for (;;)
+                pause(); /* only a signal from outside ends it */
+        }
         if (pending_fault && fake_syms[i].kind == WAITS) {
             sticky_fault = pending_fault;
             pending_fault = GPO_CUDA_SUCCESS;

@@ -44,6 +44,7 @@ typedef struct fake_config {
     double launch_ns;
     long fault_nth; /* the launch that faults (from 1), 0: none */
     gpo_cu_result fault_result;
+    unsigned fault_block; /* only launches of blocks this wide count; 0: all */
 } fake_config;
 
 void fake_config_read(fake_config *c);
@@ -68,6 +69,9 @@ const fake_config *fake_cfg(void);
 /* A launch faulted with `r`: the fault surfaces at the next call that
  * waits for the device, and sticks from then on (fake_cuda.c). */
 void fake_fault_pending(gpo_cu_result r);
+/* GPUOPT_FAKE_CUDA_FAULT=N:hang: the Nth launch never ends (an endless
+ * loop on a GPU without a watchdog); the next call that waits blocks. */
+#define FAKE_HANG ((gpo_cu_result)0x7fffffff)
 /* fake_cuda_rt.c: advances the virtual clock (launches). */
 void fake_clock_advance(double ns);
 /* fake_cuda_rt.c: 1 when `stream` is NULL (the legacy default stream) or a

@@ -388,7 +388,7 @@ gpo_cu_result cuLaunchKernel(gpo_cu_function func, unsigned int grid_x, unsigned
     if (!c->launch_runs)
         return GPO_CUDA_ERROR_NOT_SUPPORTED;
     fake_lock();
-    long n = ++launches;
+    long n = c->fault_block && block_x != c->fault_block ? 0 : ++launches;
     fake_unlock();
     if (n == c->fault_nth)
         fake_fault_pending(c->fault_result);

@@ -24,7 +24,10 @@
  *     fine, the next call that waits (hipStreamSynchronize,
  *     hipEventSynchronize, hipFree, hipModuleLoadData, hipModuleUnload)
  *     returns the error, and every call doing device work returns it from
- *     then on (a sticky error; a reset clears it).
+ *     then on (a sticky error; a reset clears it). With the error "abort" the
+ *     launch ends the process as ROCr's default handler does on a GPU
+ *     memory fault (its message, then abort()); with
+ *     GPUOPT_FAKE_HIP_FAULT_BLOCK=B only launches of blocks B wide count.
  *   - Events record a virtual clock that device-to-device copies advance at
  *     1 byte per ns each way and running launches by their
  *     GPUOPT_FAKE_HIP_LAUNCH_NS, so timings are repeatable.
@@ -84,7 +87,8 @@ static fake_stream *streams[MAX_OBJECTS];
 static double clock_ns;
 static int launch_runs;
 static double launch_ns;
-static long launches, fault_nth;
+static long launches, fault_nth, fault_block;
+static int fault_abort;
 static int fault_error, pending_fault, sticky_fault;
 static trace_entry trace[TRACE_MAX];
 static long trace_len;
@@ -163,7 +167,8 @@ void fake_rt_reset(void)
     launch_runs = env && *env;
     launch_ns = launch_runs ? strtod(env, NULL) : 0.0;
     env = getenv("GPUOPT_FAKE_HIP_FAULT");
-    fault_nth = 0;
+    fault_nth = fault_block = 0;
+    fault_abort = 0;
     if (env && *env) {
         char *end;
         fault_nth = strtol(env, &end, 10);
@@ -172,8 +177,11 @@ void fake_rt_reset(void)
         for (int v = 1; v < 2000 && !fault_error; v++)
             if (fake_error_name(v) && strcmp(fake_error_name(v), name) == 0)
                 fault_error = v;
+        fault_abort = strcmp(name, "abort") == 0;
         if (!fault_error)
-            fault_error = atoi(name);
+            fault_error = fault_abort ? 719 : atoi(name);
+        const char *block = getenv("GPUOPT_FAKE_HIP_FAULT_BLOCK");
+        fault_block = block && *block ? strtol(block, NULL, 10) : 0;
         if (!launch_runs) {
             launch_runs = 1;
             launch_ns = 1000.0;
@@ -493,8 +501,15 @@ EXPORT hipError_t hipModuleLaunchKernel(void *f, unsigned int gx, unsigned int g
     /* Everything a launch needs is in order: only a GPU is missing. */
     if (!launch_runs)
         return 100; /* hipErrorNoDevice */
-    if (++launches == fault_nth)
+    if ((!fault_block || (long)bx == fault_block) && ++launches == fault_nth) {
+        if (fault_abort) {
+            /* ROCr's default system-event handler (ROCm/pytorch#797). */
+            fprintf(stderr, "Memory access fault by GPU node-1 (Agent handle: 0x1) on address "
+                            "0x7f0000000000. Reason: Page not present or supervisor privilege.\n");
+            abort();
+        }
         pending_fault = fault_error;
+    }
     clock_ns += launch_ns;
     return 0;
 }
