@@ -341,6 +341,10 @@ static void init(gpo_t2 *t2, struct gpuopt_plan *plan, const gpo_route *route,
         t2->block = 256;
     if (!gpo_knob_get_int(plan, "launch.block_multiple", &t2->multiple) || t2->multiple < 1)
         t2->multiple = 1;
+    const gpo_config *cfg = gpo_plan_config(plan);
+    gpo_fs live;
+    gpo_fs_init(&live, NULL);
+    gpo_t2_noise_read(cfg ? &cfg->fs : &live, &t2->noise);
 }
 
 gpuopt_status gpo_tier2_generic(void *state, const gpo_route *route, const gpuopt_device *dev,

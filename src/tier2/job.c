@@ -83,7 +83,7 @@ void gpo_t2_tried(const gpo_t2_job *job, const gpuopt_result *res, const char *p
         int32_t i = gpo_t2_find(res, param, v), s = i >= 0 ? gpo_result_status(res, i) : -1;
         size_t n = strlen(out);
         gpo_snprintf(out + n, cap - n, "%s%lld%s%s%s", n ? ", " : "", (long long)v,
-                     s < 0                   ? " (not reached)"
+                     s < 0                   ? " (not measured: budget)"
                      : s == GPO_CAND_INVALID ? " ("
                      : s == GPO_CAND_PRUNED  ? " (pruned)"
                                              : "",
