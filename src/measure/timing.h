@@ -122,9 +122,9 @@ void gpo_retime_free(gpo_retime *r);
 typedef gpuopt_status (*gpo_measure_fn)(void *user, double *ns);
 
 /* Measures `run` under `t` with the controller above (probe-and-prune
- * against best_ns > 0; no first run: the warm-up runs). *pruned (may be NULL) says whether the probe
- * stopped it. Fails with the first failing run's status; the settings are
- * checked (gpo_timing_check). */
+ * against best_ns > 0; no first run: the warm-up runs). *pruned (may be NULL) says whether the
+ * probe stopped it. Fails with the first failing run's status; the settings are checked
+ * (gpo_timing_check). */
 gpuopt_status gpo_measure_time(gpo_measure_fn run, void *user, const gpo_timing_settings *t,
                                double best_ns, gpo_stats *out, int *pruned);
 

@@ -95,15 +95,13 @@ void gpo_t2_judge(const gpo_t2_job *job, const gpuopt_result *res, const char *p
         gpo_snprintf(load, sizeof load, "load %.1f on %d CPUs", n->load, n->cpus);
     gpo_snprintf(v->noise, sizeof v->noise, "%s, runs spread %.0f%% (p20-p80)%s%s%s%s", load,
                  100 * v->spread, v->busy ? "; the machine was busy (" : "",
-                 loaded ? "load above the CPU count" : "",
-                 loaded && spread ? ", " : "",
+                 loaded ? "load above the CPU count" : "", loaded && spread ? ", " : "",
                  spread ? "runs disagree" : "");
     if (v->busy) {
         size_t len = strlen(v->noise);
         gpo_snprintf(v->noise + len, sizeof v->noise - len, "): lower confidence");
-        gpo_log_warn(job->t2->log,
-                     "%s: tier 2 %s ran on a busy machine (%s): %s", job->t2->dev->info.id,
-                     job->kind, v->noise,
+        gpo_log_warn(job->t2->log, "%s: tier 2 %s ran on a busy machine (%s): %s",
+                     job->t2->dev->info.id, job->kind, v->noise,
                      v->kept ? "tier 1's value was kept against a gain within the noise"
                              : "its answer is less certain");
     }

@@ -9,11 +9,10 @@
  *   part of the call. A run cannot be interrupted, so the check follows
  *   each run;
  * - PRUNED: the controller's probe rule (the fastest run of the probe,
- *   and of a second probe, over prune_ratio x the best), and, before it, two runs in a row each over 10 x that bound
- *   and over 1 ms (a point 20x slower than the best is not worth the rest
- *   of its warm-up and probe). Two, because one sample on a shared machine
- *   can be a scheduling hiccup; over 1 ms, because below that the runs it
- *   saves cost nothing worth the risk;
+ *   and of a second probe, over prune_ratio x the best), and, before it, two runs in a row each
+ * over 10 x that bound and over 1 ms (a point 20x slower than the best is not worth the rest of its
+ * warm-up and probe). Two, because one sample on a shared machine can be a scheduling hiccup; over
+ * 1 ms, because below that the runs it saves cost nothing worth the risk;
  * - a PRUNED or failed point is released at once; nothing of it is kept
  *   but its statistics and message. */
 #include "tune/run.h"
@@ -410,8 +409,8 @@ static void log_point(const gpo_run *r, const gpo_eval *ev)
 gpuopt_status gpo_run_record(gpo_run *r, const gpuopt_point *c, const gpo_eval *ev)
 {
     int timed = ev->status == GPO_CAND_OK || ev->status == GPO_CAND_PRUNED;
-    if ((r->fatal = gpo_search_report(r->search, c, ev->status, timed ? gpo_stats_rank(&ev->stats) : 0)) !=
-        GPUOPT_OK)
+    if ((r->fatal = gpo_search_report(r->search, c, ev->status,
+                                      timed ? gpo_stats_rank(&ev->stats) : 0)) != GPUOPT_OK)
         return r->fatal;
     int32_t i = gpo_result_add(r->result, gpo_point_indices(c), ev, 0);
     if (i < 0)
@@ -433,8 +432,7 @@ static int preload(gpo_run *r, const uint32_t *idx, const gpo_eval *ev, int resu
 {
     if (!gpo_space_is_legal(r->space, idx) ||
         gpo_search_preload(r->search, idx, ev->status,
-                           ev->stats.count ? gpo_stats_rank(&ev->stats) : 0) !=
-            GPUOPT_OK)
+                           ev->stats.count ? gpo_stats_rank(&ev->stats) : 0) != GPUOPT_OK)
         return -1;
     int32_t i = gpo_result_add(r->result, idx, ev, resumed);
     if (i < 0)

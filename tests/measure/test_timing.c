@@ -295,9 +295,8 @@ static void one_slow_probe_prunes_nothing_the_point_is_probed_again(void **state
     /* Quiet, the point takes 1.5 ms against the best's 1 ms; a competing job
      * makes its first probe take 3x that. */
     const double busy_then_quiet[] = {4.5e6, 4.6e6, 4.4e6, 1.5e6, 1.5e6, 1.5e6};
-    assert_int_equal(
-        drive_first(&set, 1e6, 4.5e6, busy_then_quiet, 6, &warm, &timed, &st, &first),
-        GPO_TIMED_OK);
+    assert_int_equal(drive_first(&set, 1e6, 4.5e6, busy_then_quiet, 6, &warm, &timed, &st, &first),
+                     GPO_TIMED_OK);
     NEAR(gpo_stats_rank(&st), 1.5e6);
     /* Slow in both probes: pruned after the second, not after the first. */
     const double slow[] = {4.5e6};
@@ -420,7 +419,8 @@ int main(void)
         cmocka_unit_test(probe_prunes_candidates_twice_as_slow_as_the_best),
         cmocka_unit_test(timing_settings_and_inputs_are_checked),
         cmocka_unit_test(the_loop_measures_within_its_run_bounds_prunes_and_stops_at_a_failure),
-        cmocka_unit_test(a_checked_first_run_counts_as_timed_when_the_probe_shows_it_was_not_slower),
+        cmocka_unit_test(
+            a_checked_first_run_counts_as_timed_when_the_probe_shows_it_was_not_slower),
         cmocka_unit_test(a_slower_first_run_was_the_warm_up_and_is_dropped),
         cmocka_unit_test(one_slow_probe_prunes_nothing_the_point_is_probed_again),
         cmocka_unit_test(the_fastest_run_ranks_and_the_median_reports),

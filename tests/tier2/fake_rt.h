@@ -47,5 +47,7 @@ void fake_reset(void);
 
 /* A context over the three fake backends with the cache in `cache_dir`. */
 gpuopt_status fake_context(const char *cache_dir, gpuopt_context **ctx);
+/* The /proc/loadavg line fake_context records (reset: an idle machine). */
+extern const char *fake_loadavg;
 
 #endif

@@ -255,9 +255,12 @@ static void a_sweep_cut_by_the_budget_resumes_where_it_stopped(void **state)
     gpuopt_context *ctx = context();
     gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
     gpuopt_knob k = knob(p, "launch.block_size");
-    /* Only the incumbent was measured; it stands, and the plan says so. */
+    /* Only the incumbent was measured; it stands, and the plan says so
+     * without claiming a comparison that never ran. */
     assert_int_equal(k.int_value, 256);
-    assert_non_null(strstr(k.reason, "512 (not reached)"));
+    assert_non_null(strstr(k.reason, "512 (not measured: budget)"));
+    assert_true(strncmp(k.reason, "not measured (budget): tier 1's groups of 256 stand", 51) == 0);
+    assert_null(strstr(k.reason, "beyond noise"));
     gpuopt_plan_destroy(p);
 
     gpo_tier2_budget_scale = 100;
@@ -269,7 +272,8 @@ static void a_sweep_cut_by_the_budget_resumes_where_it_stopped(void **state)
     assert_int_equal(count("hit:"), 4);
     k = knob(p, "launch.block_size");
     assert_int_equal(k.int_value, 512);
-    assert_null(strstr(k.reason, "not reached"));
+    assert_null(strstr(k.reason, "not measured"));
+    assert_true(strncmp(k.reason, "measured: ", 10) == 0);
     gpuopt_plan_destroy(p);
 
     events[0] = '\0';
@@ -292,8 +296,46 @@ static void a_gain_under_the_switch_floor_keeps_tier_1s_size(void **state)
     gpuopt_knob k = knob(p, "launch.block_size");
     assert_int_equal(k.int_value, 256);
     assert_non_null(strstr(k.reason, "(tier 1's size)"));
-    assert_non_null(strstr(k.reason, "no other size beat it beyond noise side by side"));
+    assert_true(strncmp(k.reason, "within noise of tier 1: ", 24) == 0);
+    assert_non_null(strstr(k.reason, "none beat it beyond noise side by side"));
     assert_non_null(strstr(k.reason, "next best 512"));
+    assert_non_null(strstr(k.reason, "noise: load 0.1 on "));
+    assert_null(strstr(k.reason, "busy"));
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
+/* 512 runs 10% faster than tier 1's 256: past the 5% floor on an idle
+ * machine, so it wins; with the load above the CPU count the same gain is
+ * within the noise of a busy machine (under 25%): tier 1's size stays, the
+ * reason says busy and lower confidence, and no setting flips. */
+static void a_busy_machine_keeps_tier_1s_size_and_says_so(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    fake_gpu.slope = 0.10;
+    gpuopt_context *ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    gpuopt_knob k = knob(p, "launch.block_size");
+    assert_int_equal(k.int_value, 512);
+    assert_true(strncmp(k.reason, "measured: ", 10) == 0);
+    assert_null(strstr(k.reason, "busy"));
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+    teardown(state);
+    setup(state);
+
+    fake_cl.enabled = 0;
+    fake_gpu.slope = 0.10;
+    fake_loadavg = "1000.00 900.00 800.00 3/100 1";
+    ctx = context();
+    p = plan_on(ctx, "fakegpu:0", 2);
+    k = knob(p, "launch.block_size");
+    assert_int_equal(k.int_value, 256);
+    assert_true(strncmp(k.reason, "within noise of tier 1: ", 24) == 0);
+    assert_non_null(strstr(k.reason, "a gain within the noise of a busy machine"));
+    assert_non_null(strstr(k.reason, "load 1000.0 on "));
+    assert_non_null(strstr(k.reason, "busy (load above the CPU count): lower confidence"));
     gpuopt_plan_destroy(p);
     gpuopt_context_destroy(ctx);
 }
@@ -433,6 +475,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_sweep_cut_by_the_budget_resumes_where_it_stopped, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_gain_under_the_switch_floor_keeps_tier_1s_size, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_busy_machine_keeps_tier_1s_size_and_says_so, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(
             a_runtime_call_failing_mid_tier_leaves_level_1_with_its_reason, setup, teardown),
