@@ -286,6 +286,10 @@ static int evaluate(gpo_run *r, const gpuopt_point *c, double best_ns, int32_t r
                          (int)ev->stats.count, gpo_stats_rank(&ev->stats), set.prune_ratio,
                          best_ns);
     }
+    gpo_log_debug(r->spec.log, "tuner: first run %.0f ns: %s", first_ns,
+                  tm.first == GPO_FIRST_TIMED    ? "timed"
+                  : tm.first == GPO_FIRST_WARMUP ? "the warm-up (slower than the probe)"
+                                                 : "no verdict (stopped before the probe)");
     gpo_timing_free(&tm);
     gpo_run_release(r, p);
     if (s == GPO_FATAL)
