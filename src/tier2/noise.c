@@ -100,8 +100,8 @@ void gpo_t2_judge(const gpo_t2_job *job, const gpuopt_result *res, const char *p
     if (v->busy) {
         size_t len = strlen(v->noise);
         gpo_snprintf(v->noise + len, sizeof v->noise - len, "): lower confidence");
-        gpo_log_warn(job->t2->log, "%s: tier 2 %s ran on a busy machine (%s): %s",
-                     job->t2->dev->info.id, job->kind, v->noise,
+        gpo_log_warn(job->t2->log, "%s: tier 2 %s: %s; %s", job->t2->dev->info.id, job->kind,
+                     v->noise,
                      v->kept ? "tier 1's value was kept against a gain within the noise"
                              : "its answer is less certain");
     }
