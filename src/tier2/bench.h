@@ -139,6 +139,13 @@ void gpo_t2_tried(const gpo_t2_job *job, const gpuopt_result *res, const char *p
 int32_t gpo_t2_ladder(int64_t multiple, int64_t limit, int64_t incumbent, int pow2_only,
                       int64_t *out, int32_t cap);
 
+/* Writes the whole of a device buffer (bytes, a multiple of 4) from a small
+ * host chunk, before a benchmark times reads of it: memory never written
+ * may be unbacked (Linux maps untouched anonymous pages to one shared zero
+ * page, mmap(2); a CPU device's buffers are such memory), and reading it
+ * reads the cache, not the memory. */
+gpuopt_status gpo_t2_fill(const gpo_t2_rt *g, gpo_rt_buf *buf, size_t bytes);
+
 /* 1 when the runtime has page-locked host memory (both ops). */
 int gpo_t2_has_pinned(const gpo_runtime_ops *ops);
 

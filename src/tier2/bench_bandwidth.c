@@ -108,24 +108,6 @@ static gpuopt_status describe(gpo_t2 *t2, gpo_t2_job *job)
     return gpo_t2_space_int("threads", v, n, v[0], &job->space, &at);
 }
 
-/* Writes the whole of `buf` (bytes, a multiple of 4) from a small host
- * chunk: every page backed and holding data before the copy reads it. */
-static gpuopt_status fill(const gpo_t2_rt *g, gpo_rt_buf *buf, size_t bytes)
-{
-    enum { CHUNK = 1u << 20 };
-    uint32_t *chunk = malloc(CHUNK);
-    if (!chunk)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2 bandwidth: out of memory");
-    for (size_t i = 0; i < CHUNK / 4; i++)
-        chunk[i] = (uint32_t)i * 2654435761u; /* not zeros: nothing to compress or share */
-    gpuopt_status st = GPUOPT_OK;
-    for (size_t off = 0; off < bytes && !st; off += CHUNK)
-        st =
-            g->ops->buffer_write(g->rt, buf, off, chunk, bytes - off < CHUNK ? bytes - off : CHUNK);
-    free(chunk);
-    return st;
-}
-
 static gpuopt_status buffers(gpo_t2_job *job, size_t bytes)
 {
     gpo_t2 *t2 = job->t2;
@@ -142,7 +124,7 @@ static gpuopt_status buffers(gpo_t2_job *job, size_t bytes)
         st = g->ops->buffer_alloc(g->rt, bytes, &c->b);
     uint32_t n = (uint32_t)(bytes / 4);
     if (!st)
-        st = fill(g, c->a, bytes);
+        st = gpo_t2_fill(g, c->a, bytes);
     if (!st)
         st = g->ops->kernel_set_buffer(g->rt, g->copy, 0, c->a);
     if (!st)

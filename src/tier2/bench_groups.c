@@ -159,6 +159,8 @@ static gpuopt_status setup(gpo_t2_job *job)
             ones[i] = 1;
         st = o->buffer_write(g->rt, c->in, 0, ones, RN * sizeof *ones);
         free(ones);
+    } else if (!st) {
+        st = gpo_t2_fill(g, c->in, BYTES); /* the copy reads memory, not a zero page */
     }
     if (!st)
         st = o->kernel_set_buffer(g->rt, k, 0, c->in);

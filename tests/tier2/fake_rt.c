@@ -322,6 +322,11 @@ static gpuopt_status do_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, cons
     if (strcmp(k->name, "gpo_t2_copy") == 0) {
         t = sim_ns(s, s->copy_ns, s->best_copy, local);
         size_t n = k->n < k->buf[0]->size / 4 ? k->n : k->buf[0]->size / 4;
+        const unsigned char *src = k->buf[0]->data;
+        size_t last = n * 4 >= 4 ? n * 4 - 4 : 0; /* its first, middle and last words */
+        if (!memcmp(src, "\0\0\0\0", 4) || !memcmp(src + last / 2 / 4 * 4, "\0\0\0\0", 4) ||
+            !memcmp(src + last, "\0\0\0\0", 4))
+            s->unwritten_copies++;
         memcpy(k->buf[1]->data, k->buf[0]->data, n * 4 < 4096 ? n * 4 : 4096);
     } else if (strcmp(k->name, "gpo_t2_reduce") == 0) {
         t = sim_ns(s, s->reduce_ns, s->best_reduce, local);
@@ -403,7 +408,7 @@ static void unload(void *state)
 }
 
 static gpuopt_status push(gpo_device_list *out, const char *name, const char *uuid,
-                          const char *driver)
+                          const char *driver, uint64_t l2)
 {
     gpuopt_device *d = gpo_device_new();
     if (!d)
@@ -418,7 +423,7 @@ static gpuopt_status push(gpo_device_list *out, const char *name, const char *uu
     d->info.compute_units = 4;
     d->info.max_threads_per_block = 2048;
     d->info.memory_bytes = 8ull << 30;
-    d->info.l2_bytes = 4u << 20;
+    d->info.l2_bytes = l2;
     d->info.shared_mem_per_block = 48u << 10;
     d->est_gflops = 1000;
     return gpo_device_list_push(out, d);
@@ -428,14 +433,15 @@ static gpuopt_status enum_gpu(void *state, const gpo_backend_env *e, gpo_device_
 {
     (void)e;
     fake_spec *s = state;
-    return s->enabled ? push(out, "Fake GPU", "GPU-feed0000-0000-0000-0000-000000000001", s->driver)
+    return s->enabled ? push(out, "Fake GPU", "GPU-feed0000-0000-0000-0000-000000000001", s->driver,
+                             s->l2_bytes)
                       : GPUOPT_OK;
 }
 
 static gpuopt_status enum_bare(void *state, const gpo_backend_env *e, gpo_device_list *out)
 {
     (void)e;
-    return *(int *)state ? push(out, "Bare accelerator", "BARE-1", "1.0") : GPUOPT_OK;
+    return *(int *)state ? push(out, "Bare accelerator", "BARE-1", "1.0", 4u << 20) : GPUOPT_OK;
 }
 
 /* Tier 1's launch settings, which tier 2's sweeps start from. */
@@ -487,6 +493,7 @@ static void spec_reset(fake_spec *s)
     s->pageable_spin_ns = 200e3;
     s->pinned_spin_ns = 100e3;
     s->kernel_max = 1024;
+    s->l2_bytes = 4u << 20;
 }
 
 void fake_reset(void)

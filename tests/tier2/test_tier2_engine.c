@@ -149,9 +149,32 @@ static void level2_measures_every_knob_through_the_runtime_ops(void **state)
     assert_true(knob(p, "measured.launch_latency_ns").int_value > 0);
     assert_true(knob(p, "measured.h2d_pinned").int_value >
                 knob(p, "measured.h2d_pageable").int_value);
+    /* Every copy read a source written before it was timed. */
+    assert_true(fake_gpu.launches > 0);
+    assert_int_equal(fake_gpu.unwritten_copies, 0);
     /* The session was opened once and closed with everything in it. */
     assert_int_equal(fake_gpu.opens, 1);
     assert_int_equal(fake_gpu.live, 0);
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
+/* A 16 MiB probe at 10 ms says 4 ms of copying moves only 13 MB, under the
+ * 16 MiB floor; the buffers still grow past the 24 MiB last-level cache
+ * (32 MiB each), so the figure is the memory's, and the reason does not
+ * call it cache bandwidth. */
+static void bandwidth_buffers_outgrow_the_last_level_cache_whatever_the_time_caps(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    fake_gpu.copy_ns = 10e6;
+    fake_gpu.l2_bytes = 24u << 20;
+    gpuopt_context *ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    gpuopt_knob k = knob(p, "measured.memory_bandwidth");
+    assert_non_null(strstr(k.reason, "read and wrote 32 MiB each way"));
+    assert_null(strstr(k.reason, "cache bandwidth"));
+    assert_int_equal(fake_gpu.unwritten_copies, 0);
     gpuopt_plan_destroy(p);
     gpuopt_context_destroy(ctx);
 }
@@ -478,6 +501,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(a_busy_machine_keeps_tier_1s_size_and_says_so, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            bandwidth_buffers_outgrow_the_last_level_cache_whatever_the_time_caps, setup, teardown),
         cmocka_unit_test_setup_teardown(
             a_runtime_call_failing_mid_tier_leaves_level_1_with_its_reason, setup, teardown),
         cmocka_unit_test_setup_teardown(
