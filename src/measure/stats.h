@@ -5,11 +5,13 @@
  * probe-and-prune rule, and the "within noise" comparison of finalists.
  * Interference from other work (a shared machine, the host's own threads
  * on a CPU device) only ever makes a run slower, so the fastest of a few
- * runs moves least when the machine gets busy; on this project's 2-core
- * machine the median of 5 moved by 1.6-2.1x under a competing load while
- * the minimum stayed within a few percent (bench/tune/rank_stat.c,
- * docs/benchmarks.md "Ranking statistic"; Kernel Tuner and CLTune rank by
- * the minimum too). The median is what a result reports (a typical run,
+ * runs moves least when the machine gets busy: on this project's shared
+ * 2-core machine, rounds of 5 runs of a 2-thread kernel moved less by
+ * their minimum than by their median, p20, mean or low-3 mean when a
+ * competing load was added in 5 of 6 trials (bench/tune/rank_stat.c,
+ * docs/benchmarks.md "Ranking statistic"); Kernel Tuner and CLTune rank
+ * by the minimum too. A lucky fast sample is no risk here: a run cannot
+ * finish its work faster than the hardware does it. The median is what a result reports (a typical run,
  * p20-p80 beside it); the mean is dragged by slow outliers and neither
  * ranks nor reports.
  *
