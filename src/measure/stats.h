@@ -10,8 +10,9 @@
  * their minimum than by their median, p20, mean or low-3 mean when a
  * competing load was added in 5 of 6 trials (bench/tune/rank_stat.c,
  * docs/benchmarks.md "Ranking statistic"); Kernel Tuner and CLTune rank
- * by the minimum too. A lucky fast sample is no risk here: a run cannot
- * finish its work faster than the hardware does it. The median is what a result reports (a typical run,
+ * by the minimum too. A run cannot do its work faster than the hardware
+ * allows, so a "lucky" fast sample comes only from the timer's
+ * resolution, far below the kernels worth tuning. The median is what a result reports (a typical run,
  * p20-p80 beside it); the mean is dragged by slow outliers and neither
  * ranks nor reports.
  *
