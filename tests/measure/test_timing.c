@@ -56,26 +56,38 @@ static void statistics_use_linear_quantiles_and_sample_deviation(void **state)
     NEAR(gpo_quantile_sorted(even, 4, 0.0), 10);
 }
 
+/* Drives the controller after a checked first run of `first` ns (< 0: no
+ * first run); the timed runs take durations[i] (the last one repeating),
+ * warm-ups the first. Counts the steps asked for. */
+static int32_t drive_first(const gpo_timing_settings *set, double best, double first,
+                           const double *durations, int nd, int *warm, int *timed, gpo_stats *st,
+                           int *first_was)
+{
+    gpo_timing t;
+    assert_int_equal(gpo_timing_begin(&t, set, best), GPUOPT_OK);
+    if (first >= 0)
+        gpo_timing_first(&t, first);
+    *warm = *timed = 0;
+    int step;
+    while ((step = gpo_timing_next(&t)) != GPO_TIMING_DONE) {
+        *warm += step == GPO_TIMING_WARMUP;
+        gpo_timing_record(&t, durations[*timed < nd ? *timed : nd - 1]);
+        *timed += step == GPO_TIMING_TIMED;
+        assert_true(*warm + *timed < 100000);
+    }
+    int32_t status = gpo_timing_finish(&t, st);
+    *first_was = t.first;
+    gpo_timing_free(&t);
+    return status;
+}
+
 /* Runs the controller with every run taking `ns`; returns the status and
  * fills counts of warm-up and timed runs. */
 static int32_t drive(const gpo_timing_settings *set, double best, double ns, int *warm, int *timed,
                      gpo_stats *st)
 {
-    gpo_timing t;
-    assert_int_equal(gpo_timing_begin(&t, set, best), GPUOPT_OK);
-    *warm = *timed = 0;
-    int step;
-    while ((step = gpo_timing_next(&t)) != GPO_TIMING_DONE) {
-        if (step == GPO_TIMING_WARMUP)
-            (*warm)++;
-        else
-            (*timed)++;
-        gpo_timing_record(&t, ns);
-        assert_true(*warm + *timed < 100000);
-    }
-    int32_t status = gpo_timing_finish(&t, st);
-    gpo_timing_free(&t);
-    return status;
+    int first;
+    return drive_first(set, best, -1, &ns, 1, warm, timed, st, &first);
 }
 
 static void timing_warms_up_and_repeats_on_time_budgets_within_bounds(void **state)
@@ -225,30 +237,6 @@ static void the_loop_measures_within_its_run_bounds_prunes_and_stops_at_a_failur
     bad.probe_runs = 0;
     assert_int_equal(gpo_measure_time(run_one, &s, &bad, 0, &st, NULL), GPUOPT_ERR_OUT_OF_RANGE);
     assert_int_equal(s.runs, 0);
-}
-
-/* Drives the controller after a checked first run of `first` ns; the
- * timed runs take durations[i] (the last one repeating). Counts the steps
- * asked for. */
-static int32_t drive_first(const gpo_timing_settings *set, double best, double first,
-                           const double *durations, int nd, int *warm, int *timed, gpo_stats *st,
-                           int *first_was)
-{
-    gpo_timing t;
-    assert_int_equal(gpo_timing_begin(&t, set, best), GPUOPT_OK);
-    gpo_timing_first(&t, first);
-    *warm = *timed = 0;
-    int step;
-    while ((step = gpo_timing_next(&t)) != GPO_TIMING_DONE) {
-        *warm += step == GPO_TIMING_WARMUP;
-        gpo_timing_record(&t, durations[*timed < nd ? *timed : nd - 1]);
-        *timed += step == GPO_TIMING_TIMED;
-        assert_true(*warm + *timed < 100000);
-    }
-    int32_t status = gpo_timing_finish(&t, st);
-    *first_was = t.first;
-    gpo_timing_free(&t);
-    return status;
 }
 
 static void a_checked_first_run_counts_as_timed_when_the_probe_shows_it_was_not_slower(void **state)

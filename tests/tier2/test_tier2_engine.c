@@ -306,26 +306,41 @@ static void a_sweep_cut_by_the_budget_resumes_where_it_stopped(void **state)
     gpuopt_context_destroy(ctx);
 }
 
+/* launch.block_size's value and reason (into why) on a fresh cache, the
+ * simulated gain per factor of 2 `slope`, the machine's load `loadavg`. */
+static int64_t block_size_with(void **state, double slope, const char *loadavg, char *why,
+                               size_t cap)
+{
+    assert_int_equal(teardown(state), 0);
+    assert_int_equal(setup(state), 0);
+    fake_cl.enabled = 0;
+    fake_gpu.slope = slope;
+    fake_loadavg = loadavg;
+    gpuopt_context *ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    gpuopt_knob k = knob(p, "launch.block_size");
+    snprintf(why, cap, "%s", k.reason);
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+    return k.int_value;
+}
+
+#define IDLE "0.10 0.10 0.10 1/100 1"
+#define BUSY "1000.00 900.00 800.00 3/100 1"
+
 /* 512 runs 4% faster than tier 1's 256, within noise of +-0.5%: enough
  * for the tuner's 2% floor, not for tier 2's 5% (the kernel it times only
  * stands in for the program's own), so tier 1's size stays. */
 static void a_gain_under_the_switch_floor_keeps_tier_1s_size(void **state)
 {
-    (void)state;
-    fake_cl.enabled = 0;
-    fake_gpu.slope = 0.04;
-    gpuopt_context *ctx = context();
-    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
-    gpuopt_knob k = knob(p, "launch.block_size");
-    assert_int_equal(k.int_value, 256);
-    assert_non_null(strstr(k.reason, "(tier 1's size)"));
-    assert_true(strncmp(k.reason, "within noise of tier 1: ", 24) == 0);
-    assert_non_null(strstr(k.reason, "none beat it beyond noise side by side"));
-    assert_non_null(strstr(k.reason, "next best 512"));
-    assert_non_null(strstr(k.reason, "noise: load 0.1 on "));
-    assert_null(strstr(k.reason, "busy"));
-    gpuopt_plan_destroy(p);
-    gpuopt_context_destroy(ctx);
+    char why[2048];
+    assert_int_equal(block_size_with(state, 0.04, IDLE, why, sizeof why), 256);
+    assert_non_null(strstr(why, "(tier 1's size)"));
+    assert_true(strncmp(why, "within noise of tier 1: ", 24) == 0);
+    assert_non_null(strstr(why, "none beat it beyond noise side by side"));
+    assert_non_null(strstr(why, "next best 512"));
+    assert_non_null(strstr(why, "noise: load 0.1 on "));
+    assert_null(strstr(why, "busy"));
 }
 
 /* 512 runs 10% faster than tier 1's 256: past the 5% floor on an idle
@@ -334,33 +349,20 @@ static void a_gain_under_the_switch_floor_keeps_tier_1s_size(void **state)
  * reason says busy and lower confidence, and no setting flips. */
 static void a_busy_machine_keeps_tier_1s_size_and_says_so(void **state)
 {
-    (void)state;
-    fake_cl.enabled = 0;
-    fake_gpu.slope = 0.10;
-    gpuopt_context *ctx = context();
-    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
-    gpuopt_knob k = knob(p, "launch.block_size");
-    assert_int_equal(k.int_value, 512);
-    assert_true(strncmp(k.reason, "measured: ", 10) == 0);
-    assert_null(strstr(k.reason, "busy"));
-    gpuopt_plan_destroy(p);
-    gpuopt_context_destroy(ctx);
-    teardown(state);
-    setup(state);
-
-    fake_cl.enabled = 0;
-    fake_gpu.slope = 0.10;
-    fake_loadavg = "1000.00 900.00 800.00 3/100 1";
-    ctx = context();
-    p = plan_on(ctx, "fakegpu:0", 2);
-    k = knob(p, "launch.block_size");
-    assert_int_equal(k.int_value, 256);
-    assert_true(strncmp(k.reason, "within noise of tier 1: ", 24) == 0);
-    assert_non_null(strstr(k.reason, "a gain within the noise of a busy machine"));
-    assert_non_null(strstr(k.reason, "load 1000.0 on "));
-    assert_non_null(strstr(k.reason, "busy (load above the CPU count): lower confidence"));
-    gpuopt_plan_destroy(p);
-    gpuopt_context_destroy(ctx);
+    char why[2048];
+    assert_int_equal(block_size_with(state, 0.10, IDLE, why, sizeof why), 512);
+    assert_true(strncmp(why, "measured: ", 10) == 0);
+    assert_null(strstr(why, "busy"));
+    assert_int_equal(block_size_with(state, 0.10, BUSY, why, sizeof why), 256);
+    assert_true(strncmp(why, "within noise of tier 1: ", 24) == 0);
+    assert_non_null(strstr(why, "a gain within the noise of a busy machine"));
+    assert_non_null(strstr(why, "load 1000.0 on "));
+    assert_non_null(strstr(why, "busy (load above the CPU count): lower confidence"));
+    /* A gain beyond 25% still wins on a busy machine, said with less
+     * confidence. */
+    assert_int_equal(block_size_with(state, 0.50, BUSY, why, sizeof why), 512);
+    assert_true(strncmp(why, "measured: ", 10) == 0);
+    assert_non_null(strstr(why, "lower confidence"));
 }
 
 static void a_runtime_call_failing_mid_tier_leaves_level_1_with_its_reason(void **state)
