@@ -1,17 +1,20 @@
 /* Which statistic should rank candidates (issue 11, item 7)? A fixed
- * two-thread workload (a 256^3 float matrix product split over two
+ * two-thread workload (a 160^3 float matrix product split over two
  * threads, as PoCL splits a kernel over the cores) timed in rounds of 5
  * runs, the tuner's count per candidate, first on the machine as it is,
  * then with a competing load of LOAD busy processes the bench forks
- * itself. For each statistic of a round (min, p20, median, mean, the mean
- * of the lowest 3), over the rounds: the median (its level) and the p10-p90
- * spread relative to that level (how far two rounds of the same candidate
- * disagree). A statistic that ranks well moves little under load and
- * disagrees little between rounds.
+ * itself. Each round times two candidates one after the other, the
+ * workload above and a 9% smaller one (155^3), as a search meets them.
+ * For each statistic of a round (min, p20, median, mean, the mean of the
+ * lowest 3): over the slower candidate's rounds, the median (its level)
+ * and the p10-p90 spread relative to that level (how far two rounds of
+ * the same candidate disagree), and over the pairs, how often it ranked
+ * them right (the smaller one lower): what a ranking statistic is for.
  *
- *   bench_rank_stat [ROUNDS] [LOAD]   prints: condition stat level_us spread ratio
+ *   bench_rank_stat [ROUNDS] [LOAD]
  *
- * ratio: the level under load over the level without it. */
+ * prints per statistic: level, spread and right without and with the
+ * load, and ratio, the level under load over the level without it. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,11 +24,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DIM 256
+#define DIM 160
 #define RUNS 5
 #define NSTAT 5
 
+#define DIM_B 155 /* the faster candidate: (155/160)^3 = 0.91 of the work */
+
 static float a[DIM * DIM], b[DIM * DIM], c[DIM * DIM];
+static int dim = DIM;
 static volatile float sink;
 static const char *const names[NSTAT] = {"min", "p20", "median", "mean", "low3_mean"};
 
@@ -38,13 +44,13 @@ static double now_us(void)
 
 static void *half(void *arg)
 {
-    int lo = *(int *)arg, hi = lo + DIM / 2;
+    int lo = *(int *)arg, hi = lo == 0 ? dim / 2 : dim;
     for (int i = lo; i < hi; i++)
-        for (int j = 0; j < DIM; j++) {
+        for (int j = 0; j < dim; j++) {
             float s = 0;
-            for (int k = 0; k < DIM; k++)
-                s += a[i * DIM + k] * b[k * DIM + j];
-            c[i * DIM + j] = s;
+            for (int k = 0; k < dim; k++)
+                s += a[i * dim + k] * b[k * dim + j];
+            c[i * dim + j] = s;
         }
     return NULL;
 }
@@ -52,7 +58,7 @@ static void *half(void *arg)
 static double run_once(void)
 {
     pthread_t th;
-    int lo0 = 0, lo1 = DIM / 2;
+    int lo0 = 0, lo1 = dim / 2;
     double t0 = now_us();
     pthread_create(&th, NULL, half, &lo1);
     half(&lo0);
@@ -92,17 +98,30 @@ static void round_stats(double *out)
     out[4] = (s[0] + s[1] + s[2]) / 3;
 }
 
-static void measure(int rounds, double *level, double *spread)
+/* Rounds of the slower (DIM) and the faster (DIM_B) candidate, alternated:
+ * each statistic's level and spread over the slower one's rounds, and how
+ * often it ordered the pair right (the faster one lower). */
+static void measure(int rounds, double *level, double *spread, double *right)
 {
-    double *v = malloc(sizeof *v * (size_t)rounds * NSTAT), col[4096];
-    for (int r = 0; r < rounds; r++)
+    double *v = malloc(sizeof *v * (size_t)rounds * NSTAT), col[4096], fast[NSTAT];
+    for (int k = 0; k < NSTAT; k++)
+        right[k] = 0;
+    for (int r = 0; r < rounds; r++) {
+        dim = DIM;
         round_stats(v + r * NSTAT);
+        dim = DIM_B;
+        round_stats(fast);
+        for (int k = 0; k < NSTAT; k++)
+            right[k] += fast[k] < v[r * NSTAT + k];
+    }
+    dim = DIM;
     for (int k = 0; k < NSTAT; k++) {
         for (int r = 0; r < rounds; r++)
             col[r] = v[r * NSTAT + k];
         qsort(col, (size_t)rounds, sizeof *col, cmp);
         level[k] = quant(col, rounds, 0.5);
         spread[k] = (quant(col, rounds, 0.9) - quant(col, rounds, 0.1)) / level[k];
+        right[k] /= rounds;
     }
     free(v);
 }
@@ -120,8 +139,8 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < 20; i++)
         run_once(); /* warm */
-    double quiet[NSTAT], qspread[NSTAT], busy[NSTAT], bspread[NSTAT];
-    measure(rounds, quiet, qspread);
+    double quiet[NSTAT], qspread[NSTAT], qright[NSTAT], busy[NSTAT], bspread[NSTAT], bright[NSTAT];
+    measure(rounds, quiet, qspread, qright);
     pid_t kids[64];
     for (int i = 0; i < load; i++)
         if ((kids[i] = fork()) == 0) {
@@ -129,7 +148,7 @@ int main(int argc, char **argv)
             for (;;)
                 x++;
         }
-    measure(rounds, busy, bspread);
+    measure(rounds, busy, bspread, bright);
     for (int i = 0; i < load; i++) {
         kill(kids[i], SIGKILL);
         waitpid(kids[i], NULL, 0);
@@ -139,7 +158,9 @@ int main(int argc, char **argv)
     printf("# %d rounds of %d runs; load %d busy processes; loadavg at the end %.2f\n", rounds,
            RUNS, load, la[0]);
     for (int k = 0; k < NSTAT; k++)
-        printf("%-10s quiet %9.1f us spread %.3f | loaded %9.1f us spread %.3f | ratio %.2f\n",
-               names[k], quiet[k], qspread[k], busy[k], bspread[k], busy[k] / quiet[k]);
+        printf("%-10s quiet %9.1f us spread %.3f right %.2f | loaded %9.1f us spread %.3f right "
+               "%.2f | ratio %.2f\n",
+               names[k], quiet[k], qspread[k], qright[k], busy[k], bspread[k], bright[k],
+               busy[k] / quiet[k]);
     return 0;
 }

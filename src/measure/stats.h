@@ -5,14 +5,16 @@
  * probe-and-prune rule, and the "within noise" comparison of finalists.
  * Interference from other work (a shared machine, the host's own threads
  * on a CPU device) only ever makes a run slower, so the fastest of a few
- * runs moves least when the machine gets busy: on this project's shared
- * 2-core machine, rounds of 5 runs of a 2-thread kernel moved less by
- * their minimum than by their median, p20, mean or low-3 mean when a
- * competing load was added in 5 of 6 trials (bench/tune/rank_stat.c,
- * docs/benchmarks.md "Ranking statistic"); Kernel Tuner and CLTune rank
- * by the minimum too. A run cannot do its work faster than the hardware
- * allows, so a "lucky" fast sample comes only from the timer's
- * resolution, far below the kernels worth tuning. The median is what a result reports (a typical run,
+ * runs is the figure it disturbs least. Measured on this project's shared
+ * 2-core machine (bench/tune/rank_stat.c, docs/benchmarks.md "Ranking
+ * statistic"): timing two 2-thread kernels 9% apart one round of 5 runs
+ * each, the minimum ordered them right in 66% of the pairs, the p20 in
+ * 64%, the mean of the lowest 3 in 63%, the mean in 58% and the median in
+ * 57% (averaged over 8 conditions, the machine at a load of about 13
+ * throughout). Kernel Tuner and CLTune rank by the minimum too. A run
+ * cannot do its work faster than the hardware allows, so a "lucky" fast
+ * sample comes only from the timer's resolution, far below the kernels
+ * worth tuning. The median is what a result reports (a typical run,
  * p20-p80 beside it); the mean is dragged by slow outliers and neither
  * ranks nor reports.
  *
