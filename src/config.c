@@ -735,6 +735,19 @@ gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const
             if (v && *v)
                 gpo_strlcpy(cfg->libraries[i].path, v, sizeof cfg->libraries[i].path);
         }
+        const char *profile = secure_getenv("GPUOPT_PROFILE");
+        if (profile && strlen(profile) >= sizeof cfg->profile_path)
+            /* Cut short, it would name another file. */
+            pend(&warn,
+                 "GPUOPT_PROFILE is %zu bytes, longer than the %zu a path may have here: "
+                 "ignored, no profile will be written",
+                 strlen(profile), sizeof cfg->profile_path - 1);
+        else if (profile && *profile)
+            gpo_strlcpy(cfg->profile_path, profile, sizeof cfg->profile_path);
+        else if (!profile && getenv("GPUOPT_PROFILE"))
+            pend(&warn, "GPUOPT_PROFILE is ignored: this process runs with privileges (setuid, "
+                        "capabilities), and a file named by the environment is never written "
+                        "by such a process");
         const char *knobs = getenv("GPUOPT_KNOBS");
         if (knobs && *knobs)
             env_knobs(cfg, knobs, list, nlist, &warn);

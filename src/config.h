@@ -68,6 +68,11 @@ typedef struct gpo_config {
 
     gpo_knob_override *knobs; /* in precedence order: file, env, api */
     int n_knobs;
+
+    /* GPUOPT_PROFILE: the file profilers write their trace to (src/prof/),
+     * "" for none. Environment only, read with secure_getenv: a path from
+     * the environment is never written to by a privileged process. */
+    char profile_path[GPO_PATH_MAX];
 } gpo_config;
 
 /* Builds the configuration against the `nlist` backends of `list` (the

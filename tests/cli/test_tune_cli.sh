@@ -14,25 +14,7 @@ out=$tmp/out err=$tmp/err
 trap 'rm -rf "$tmp"' EXIT
 export GPUOPT_CACHE_DIR=$tmp/cache
 
-run() {
-  want=$1; shift
-  "$gpuopt" "$@" >"$out" 2>"$err"
-  rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "FAIL: gpuopt $* exited $rc, expected $want"; sed 's/^/  stdout: /' "$out" | head -n 20
-    sed 's/^/  stderr: /' "$err" | head -n 20; fails=$((fails + 1))
-  fi
-}
-has() {
-  if ! grep -qF -- "$2" "$1"; then
-    echo "FAIL: expected '$2' in $(basename "$1") of the last command"; sed 's/^/  | /' "$1" | head -n 20; fails=$((fails + 1))
-  fi
-}
-hasnt() {
-  if grep -qF -- "$2" "$1"; then
-    echo "FAIL: did not expect '$2' in $(basename "$1") of the last command"; sed 's/^/  | /' "$1" | head -n 20; fails=$((fails + 1))
-  fi
-}
+. "$(dirname "$0")/checks.sh"
 
 # ---- Usage and spec errors: exit 2, nothing built ------------------------
 run 0 tune --help;                       has "$out" "usage: gpuopt tune SPEC.json"
