@@ -31,6 +31,7 @@ typedef enum field {
     F_LOG,
     F_SYSFS_ROOT,
     F_CACHE_DIR,
+    F_CACHE_SHARED,
     F_REDUCED_PRECISION,
     F_COUNT
 } field;
@@ -48,6 +49,7 @@ static const field_name field_names[F_COUNT] = {
     [F_LOG] = {"GPUOPT_LOG", "log", "log_level"},
     [F_SYSFS_ROOT] = {"GPUOPT_SYSFS_ROOT", "sysfs_root", "sysfs_root"},
     [F_CACHE_DIR] = {"GPUOPT_CACHE_DIR", "cache_dir", "cache_dir"},
+    [F_CACHE_SHARED] = {"GPUOPT_CACHE_SHARED", "cache_shared", NULL},
     [F_REDUCED_PRECISION] = {NULL, "reduced_precision", "reduced_precision"},
 };
 
@@ -217,6 +219,14 @@ static int set_field(gpo_config *cfg, field f, const char *v, gpo_origin origin,
             return -1;
         }
         gpo_strlcpy(cfg->cache_dir, v, sizeof cfg->cache_dir);
+        return 0;
+    case F_CACHE_SHARED: /* "" turns a config file's layer off */
+        if (strlen(v) >= sizeof cfg->cache_shared) {
+            gpo_snprintf(why, cap, "accepted: a directory path shorter than %zu bytes",
+                         sizeof cfg->cache_shared);
+            return -1;
+        }
+        gpo_strlcpy(cfg->cache_shared, v, sizeof cfg->cache_shared);
         return 0;
     case F_REDUCED_PRECISION: {
         int b;
@@ -606,7 +616,7 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist,
         if (f_id < 0) {
             pend(warn,
                  "config file %s: unknown key \"%s\" ignored; accepted keys: backend, "
-                 "device, level, log, sysfs_root, cache_dir, reduced_precision, "
+                 "device, level, log, sysfs_root, cache_dir, cache_shared, reduced_precision, "
                  "libraries, knobs, use_cuda",
                  path, it->string);
             continue;
@@ -684,6 +694,7 @@ static const char *option_value(const gpuopt_options *o, field f)
     case F_LOG: return o->log_level;
     case F_SYSFS_ROOT: return o->sysfs_root;
     case F_CACHE_DIR: return o->cache_dir;
+    case F_CACHE_SHARED: return NULL; /* no option: the environment or the config file */
     case F_REDUCED_PRECISION: return o->reduced_precision;
     case F_COUNT: break;
     }

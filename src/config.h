@@ -59,9 +59,10 @@ typedef struct gpo_config {
     int reduced_precision; /* 0 (default) or 1 */
     gpo_origin reduced_precision_origin;
 
-    char config_path[GPO_PATH_MAX]; /* the file read, "" when none */
-    char cache_dir[GPO_PATH_MAX];   /* resolved: option/env/file, else $XDG_CACHE_HOME/gpuopt */
-    gpo_fs fs;                      /* GPUOPT_SYSFS_ROOT */
+    char config_path[GPO_PATH_MAX];  /* the file read, "" when none */
+    char cache_dir[GPO_PATH_MAX];    /* resolved: option/env/file, else $XDG_CACHE_HOME/gpuopt */
+    char cache_shared[GPO_PATH_MAX]; /* the shared read-only layer (env/file); "" none */
+    gpo_fs fs;                       /* GPUOPT_SYSFS_ROOT */
 
     gpo_library_path libraries[GPO_MAX_LIBRARIES]; /* declared by the backends of the list */
     int n_libraries;

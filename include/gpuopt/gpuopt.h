@@ -866,6 +866,31 @@ GPUOPT_API gpuopt_status gpuopt_cache_list(gpuopt_context *ctx, char **json);
 GPUOPT_API gpuopt_status gpuopt_cache_verify(gpuopt_context *ctx, char **json);
 GPUOPT_API gpuopt_status gpuopt_cache_clear(gpuopt_context *ctx, gpuopt_device *device);
 
+/* Sharing results between identical machines (docs/tuning.md, "Sharing
+ * results"). gpuopt_cache_export: the finished records of every device
+ * file, or of `device`'s only, as text (JSON Lines: each file's header with
+ * its device fingerprint, its records, then an end line with the counts).
+ * gpuopt_cache_import: `len` bytes of such text into this context's cache.
+ * Everything is read and checked before anything is written: a cut export,
+ * another schema or a record that fails its checks is
+ * GPUOPT_ERR_INVALID_ARGUMENT naming the line, and nothing is imported.
+ * Each exported file's records go to the file of this context's first
+ * device with the same backend, architecture and compute units (probing
+ * the backends not probed yet), or, with GPUOPT_CACHE_IMPORT_ALL, to a file
+ * of the exported device itself when none matches (filling a shared
+ * directory); a local record measured at the same time or later is kept.
+ * Records whose driver, compiler or library differ from this machine's are
+ * re-verified on first use, as any such hit is. Each file is replaced
+ * whole, under its lock. *report (may be NULL): JSON {"files": [{"device",
+ * "file", "records", "imported", "kept_newer", "skipped"}], "imported",
+ * "kept_newer"}; free with gpuopt_free. A file that cannot be written is
+ * GPUOPT_ERR_IO. */
+#define GPUOPT_CACHE_IMPORT_ALL 1u
+GPUOPT_API gpuopt_status gpuopt_cache_export(gpuopt_context *ctx, gpuopt_device *device,
+                                             char **text);
+GPUOPT_API gpuopt_status gpuopt_cache_import(gpuopt_context *ctx, const char *text, size_t len,
+                                             uint32_t flags, char **report);
+
 /* ------------------------------------------------------------------------- */
 /* Profiler                                                                   */
 /* ------------------------------------------------------------------------- */

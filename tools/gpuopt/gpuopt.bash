@@ -90,9 +90,9 @@ _gpuopt() {
     profile) opts="--output --help -o -h" ;;
     version) opts="--json --help -j -h" ;;
     cache)
-        opts="--json --device --help -j -d -h"
+        opts="--json --device --all --help -j -d -a -h"
         if [[ $cur != -* ]]; then
-            mapfile -t COMPREPLY < <(compgen -W "list show verify clear path" -- "$cur")
+            mapfile -t COMPREPLY < <(compgen -W "list show verify clear path export import" -- "$cur")
             return
         fi ;;
     tune)

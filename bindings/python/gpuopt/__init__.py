@@ -438,6 +438,9 @@ _PROTOTYPES = {
     "gpuopt_cache_list": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_verify": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_clear": (_c_status, [_p, _p], True),
+    "gpuopt_cache_export": (_c_status, [_p, _p, ctypes.POINTER(_p)], True),
+    "gpuopt_cache_import": (_c_status, [_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32,
+                                        ctypes.POINTER(_p)], True),
     "gpuopt_profiler_options_size": (ctypes.c_size_t, [], False),
     "gpuopt_profiler_create": (_c_status, [_p, _p, ctypes.POINTER(_ProfilerOptions),
                                            ctypes.POINTER(_p)], True),
@@ -1115,6 +1118,22 @@ class Context(_Owned):
         """Removes every cache entry, or one device's file."""
         _lib.gpuopt_cache_clear(self._h(),
                                 device._handle_for(self) if device is not None else None)
+
+    def cache_export(self, device: Optional[Device] = None) -> str:
+        """The finished records of every device (or one), as gpuopt cache export writes them."""
+        out = _p()
+        _lib.gpuopt_cache_export(self._h(),
+                                 device._handle_for(self) if device is not None else None,
+                                 ctypes.byref(out))
+        return _take_string(out)
+
+    def cache_import(self, text: str, all_devices: bool = False) -> str:
+        """Imports an export into this cache; the JSON report (gpuopt_cache_import)."""
+        data = text.encode()
+        out = _p()
+        _lib.gpuopt_cache_import(self._h(), data, len(data),
+                                 CACHE_IMPORT_ALL if all_devices else 0, ctypes.byref(out))
+        return _take_string(out)
 
     # -- the profiler ------------------------------------------------------
     def profiler(self, device: Optional[Device] = None, **options: Any) -> "Profiler":
