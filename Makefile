@@ -28,9 +28,12 @@ RUN_DEPS := cmake pkg-config build-essential libcjson-dev ocl-icd-opencl-dev ope
 #   python3-wheel-whl                    (the wheel package inside a venv of its own)
 #   python3-torch                        Debian's PyTorch (CPU, 1.13): gpuopt.torch's tests
 #   mandoc                               lints the manual pages (mandoc -T lint)
+#   slurmd                               Slurm's own parser reads `gpuopt gres` output
+#                                        (slurmd -G, no daemon started: tests/cli/
+#                                        test_gres_slurmd.sh; skipped without it)
 CHECK_DEPS := $(RUN_DEPS) libcmocka-dev pocl-opencl-icd clinfo python3 python3-venv \
               python3-pip python3-setuptools python3-wheel python3-wheel-whl python3-torch \
-              mandoc
+              mandoc slurmd
 ifeq ($(shell dpkg --print-architecture 2>/dev/null),amd64)
 CHECK_DEPS += libamdhip64-dev
 endif

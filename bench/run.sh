@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the benchmarks against a build and prints markdown for
 # docs/benchmarks.md. Usage: bench/run.sh [BUILD_DIR] [SECTION...]
-# Sections: foundation, probe, opencl, tiers, tune, memory, profiler (default: foundation).
+# Sections: foundation, probe, opencl, tiers, tune, memory, profiler, fleet (default: foundation).
 set -eu
 build=${1:-build}
 shift 2>/dev/null || true
@@ -66,6 +66,38 @@ for s in $sections; do
     row "RX 580 amdgpu sysfs tree" env GPUOPT_BACKEND=rocm \
       GPUOPT_HIP_LIBRARY=/nonexistent/libamdhip64.so.6 \
       GPUOPT_SYSFS_ROOT="$src/tests/fixtures/kfd/rx580"
+    echo
+    ;;
+  fleet)
+    echo "### Describing a node to schedulers: labels and gres beside devices ($(date -u +%Y-%m-%d), $machine)"
+    echo
+    echo "Command: \`bench/run.sh $build fleet\`: whole processes, side by side in one run (300"
+    echo "runs each, 20 warm-ups). Rows per node: \`gpuopt devices --json\` (detection alone), then"
+    echo "\`gpuopt labels\`, \`gpuopt labels --format json\` and \`gpuopt gres\` on the same node."
+    echo "Nodes: this machine's CPU backend; four H100 (CUDA test double) on the two-socket tree"
+    echo "tests/fixtures/fleet/hgx-h100-2s; eight MI300X from the KFD tree tests/fixtures/kfd/mi300x."
+    echo
+    echo '| node | command | median | p10 | p90 | peak RSS |'
+    echo '|---|---|---|---|---|---|'
+    src=$(cd "$(dirname "$0")/.." && pwd)
+    h100="$src/tests/fakes/cuda/devices/h100-sxm5.json"
+    fleet_rows() { label=$1; shift; env GPUOPT_CONFIG= GPUOPT_CACHE_DIR="$build/bench-fleet-cache" "$@" \
+      "$bin/bench_spawn" -n 300 -w 20 \
+      -- devices_json "$bin/gpuopt" devices --json \
+      -- labels "$bin/gpuopt" labels \
+      -- labels_json "$bin/gpuopt" labels --format json \
+      -- gres "$bin/gpuopt" gres | while read -r name med p10 p90 rss; do
+        echo "| $label | $name | $med ms | $p10 ms | $p90 ms | $rss KiB |"
+      done; }
+    fleet_rows "CPU only (this machine)" GPUOPT_BACKEND=cpu
+    fleet_rows "4x H100, 2 sockets (double)" GPUOPT_BACKEND=cuda \
+      GPUOPT_CUDA_LIBRARY="$build/tests/fakes/cuda/full/libcuda.so.1" \
+      GPUOPT_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 \
+      GPUOPT_FAKE_CUDA_DEVICES="$h100@18:$h100@2a:$h100@9a:$h100@ab" \
+      GPUOPT_SYSFS_ROOT="$src/tests/fixtures/fleet/hgx-h100-2s"
+    fleet_rows "8x MI300X, 2 sockets (KFD tree)" GPUOPT_BACKEND=rocm \
+      GPUOPT_HIP_LIBRARY=/nonexistent/libamdhip64.so.6 \
+      GPUOPT_SYSFS_ROOT="$src/tests/fixtures/kfd/mi300x"
     echo
     ;;
   probe)

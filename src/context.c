@@ -14,6 +14,7 @@
 
 #include "backend_env.h"
 #include "knob.h"
+#include "locality.h"
 #include "util/strutil.h"
 
 /* ---- fork ------------------------------------------------------------------- */
@@ -215,6 +216,7 @@ static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_ctx_slot *slo
         d->routes[0].info = d->info;
         d->ctx = ctx;
         gpo_device_update_routes(d);
+        gpo_locality_read(&ctx->cfg.fs, d);
 
         gpuopt_device *twin = NULL;
         if (!slot->ops->native_gpu && d->info.type != GPUOPT_DEVICE_TYPE_CPU) {

@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "config.h"
 #include "device.h"
+#include "locality.h"
 #include "util/log.h"
 
 typedef struct gpo_ctx_slot {
@@ -29,6 +30,7 @@ struct gpuopt_context {
     gpo_ctx_slot slots[GPO_MAX_BACKENDS];
     size_t n_probed;         /* slots [0, n_probed) have been probed, in priority order */
     gpo_device_list devices; /* merged, in display order */
+    gpo_core_map core_map;   /* CPU -> logical core, read when the device list is written */
     unsigned fork_generation;
     pid_t pid;
 };

@@ -32,6 +32,7 @@ gpuopt_device *gpo_device_new(void)
     i->ecc = -1;
     i->max_threads_per_block = -1;
     d->copy_engines = -1;
+    d->numa_node = -1;
     return d;
 }
 
@@ -191,6 +192,8 @@ gpuopt_status gpo_device_merge(gpuopt_device *into, gpuopt_device *extra)
     FILL_STR(arch_name);
     FILL_STR(pci_bus_id);
     FILL_STR(uuid);
+    if (!into->device_file[0])
+        gpo_strlcpy(into->device_file, extra->device_file, sizeof into->device_file);
     FILL_I32(cc_major);
     FILL_I32(cc_minor);
     FILL_I32(compute_units);

@@ -18,11 +18,11 @@ struct gpuopt_context;
 /* One backend's way to reach a device. */
 typedef struct gpo_route {
     const struct gpo_backend *backend;
-    void *backend_state;      /* the backend's loaded state (set by the core) */
-    int32_t index;            /* native index within that backend */
-    void *priv;               /* the backend's per-device data (cl_device_id, ordinal, ...) */
+    void *backend_state; /* the backend's loaded state (set by the core) */
+    int32_t index;       /* native index within that backend */
+    void *priv;          /* the backend's per-device data (cl_device_id, ordinal, ...) */
     void (*priv_free)(void *priv);
-    gpuopt_device_info info;  /* what this backend saw (kept for merging and details) */
+    gpuopt_device_info info; /* what this backend saw (kept for merging and details) */
 } gpo_route;
 
 struct gpuopt_device {
@@ -46,6 +46,17 @@ struct gpuopt_device {
      * num_sdma_engines); 0 none, -1 unknown. The latency advice reads it
      * (src/latency.c: whether overlapping transfers pays). */
     int32_t copy_engines;
+    /* Where the device sits (src/locality.c, from PCI sysfs): its NUMA
+     * node, -1 unknown (the kernel's own -1 included), and the CPUs the
+     * kernel calls local to it ("0-55,112-167"), "" unknown. */
+    int32_t numa_node;
+    char local_cpus[1024];
+    /* The same CPUs as logical core indices (src/locality.h), "" unknown. */
+    char local_cores[1024];
+    /* The /dev node a job needs opened to use the device ("/dev/nvidia0",
+     * "/dev/dri/renderD128"), "" when unknown or none: the backend fills it
+     * from the driver's own numbering, and Slurm's gres.conf File= names it. */
+    char device_file[64];
     struct gpuopt_context *ctx;
 };
 

@@ -123,6 +123,10 @@ cJSON *gpo_device_json(const gpuopt_device *d, int selected)
     add_str(o, "uuid", i->uuid);
     add_str(o, "driver_version", i->driver_version);
     add_str(o, "runtime_version", i->runtime_version);
+    add_i32(o, "numa_node", d->numa_node);
+    add_str(o, "local_cpus", d->local_cpus);
+    add_str(o, "local_cores", d->local_cores);
+    add_str(o, "device_file", d->device_file);
     for (size_t k = 0; k < sizeof feature_keys / sizeof feature_keys[0]; k++) {
         if (i->features_known & feature_keys[k].bit)
             cJSON_AddBoolToObject(feat, feature_keys[k].key,
@@ -195,6 +199,7 @@ GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json
         }
         for (size_t i = 0; ok && i < ctx->devices.n; i++) {
             gpuopt_device *d = ctx->devices.items[i];
+            gpo_locality_cores(&ctx->cfg.fs, &ctx->core_map, d);
             /* Free memory as it is now, where a source answers without
              * creating a driver context (the record keeps it). */
             gpo_memory_reading live;

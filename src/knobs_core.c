@@ -11,6 +11,7 @@
 
 #include "gpuopt/gpuopt.h"
 #include "latency.h"
+#include "locality.h"
 #include "workload_fit.h"
 
 #define PER_SECOND_MAX (INT64_C(1) << 50)
@@ -194,6 +195,34 @@ const gpo_knob_def gpo_core_knobs[] = {
          GPO_WORDS("measured.h2d_pinned", "measured.d2h_pinned", "measured.h2d_pageable",
                    "measured.d2h_pageable", "measured.h2d_latency_ns", "measured.d2h_latency_ns"),
      .derive = gpo_derive_transfer_streams},
+    /* Locality (src/rules_locality.c, docs/fleet.md): the CPUs next to the
+     * device, and the host threads that follow them. */
+    {.name = "cpu.affinity",
+     .type = GPUOPT_KNOB_STRING,
+     .summary = "CPUs the host threads that feed the device should run on: those of its NUMA node "
+                "that this process may use",
+     .form = gpo_cpulist_form,
+     .form_text = "a Linux CPU list naming at least one CPU (0-3,8)",
+     .units = "CPU list",
+     .maps_to = "sched_setaffinity, taskset -c, numactl --physcpubind; gpuopt plan --bind; "
+                "Slurm --cpu-bind, the Kubernetes CPU manager"},
+    {.name = "cpu.affinity_threads",
+     .type = GPUOPT_KNOB_INT,
+     .env = "OMP_NUM_THREADS",
+     .summary = "host threads for the device's feeding work: one per CPU of cpu.affinity",
+     .min = 1,
+     .max = 4096,
+     .units = "threads",
+     .maps_to = "torch.set_num_threads, OMP_NUM_THREADS",
+     .inputs = GPO_WORDS("cpu.affinity"),
+     .derive = gpo_derive_affinity_threads},
+    {.name = "cpu.affinity_places",
+     .type = GPUOPT_KNOB_STRING,
+     .env = "OMP_PLACES",
+     .summary = "OpenMP places: one per CPU of cpu.affinity, so OpenMP threads stay on them",
+     .maps_to = "OMP_PLACES (OpenMP 5.2 section 6.5)",
+     .inputs = GPO_WORDS("cpu.affinity"),
+     .derive = gpo_derive_affinity_places},
 };
 
 const size_t gpo_n_core_knobs = sizeof gpo_core_knobs / sizeof gpo_core_knobs[0];

@@ -12,4 +12,9 @@ struct gpuopt_plan;
  * overrides (src/workload_fit.c). */
 gpuopt_status gpo_rules_workload(struct gpuopt_plan *p, int tier);
 
+/* Locality for tier 1: cpu.affinity, the CPUs of the device's NUMA node
+ * that this process may run on (src/rules_locality.c), or a warning when
+ * it may run on none of them. */
+gpuopt_status gpo_rules_locality(struct gpuopt_plan *p, int tier);
+
 #endif

@@ -129,7 +129,8 @@ static gpuopt_status run_tier(struct gpuopt_plan *p, int tier)
     if (!ran)
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "the %s backend has no tier-%d rules (%s)",
                         dev->info.backend, tier, tier_words[tier]);
-    return gpo_rules_workload(p, tier);
+    gpuopt_status st = gpo_rules_workload(p, tier);
+    return st ? st : gpo_rules_locality(p, tier);
 }
 
 static void read_free_memory(struct gpuopt_context *ctx, struct gpuopt_plan *p)

@@ -18,13 +18,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/cpuset.h"
 #include "util/fs.h"
 #include "util/log.h"
 
-/* Largest CPU number handled (Linux NR_CPUS of distribution kernels is
- * 8192 at most; 4096 covers every shipping two-socket and four-socket
- * server). CPUs beyond are ignored with a note. */
-#define GPO_CPU_MAX 4096
+/* Largest CPU number handled: the library's one CPU-set size
+ * (src/util/cpuset.h). CPUs beyond are ignored with a note. */
+#define GPO_CPU_MAX GPO_CPUSET_BITS
 #define GPO_CPU_SET_BYTES (GPO_CPU_MAX / 8)
 #define GPO_CPU_SRC_CAP 512
 #define GPO_CPU_NOTES_CAP 1024

@@ -352,9 +352,16 @@ static gpuopt_status enumerate_driver(gpo_cuda_state *s, const gpo_backend_env *
     gpo_log_debug(gpo_env_log(env), "cuda: the driver reports %d device%s", count,
                   count == 1 ? "" : "s");
     for (int i = 0; i < count; i++) {
+        size_t before = out->n;
         st = one_device(s, i, out);
         if (st)
             return st;
+        /* The driver API has no device-node call; the kernel module's
+         * description of the same bus id has its minor number. */
+        for (size_t k = before; k < out->n; k++)
+            gpo_cuda_procfs_device_file(gpo_env_fs(env), out->items[k]->info.pci_bus_id,
+                                        out->items[k]->device_file,
+                                        sizeof out->items[k]->device_file);
     }
     return GPUOPT_OK;
 }
@@ -389,6 +396,7 @@ static gpuopt_status kernel_device(gpo_cuda_state *s, const gpo_fs *fs, size_t i
         gpo_pci_normalise(busdir, in->pci_bus_id, sizeof in->pci_bus_id) != 0)
         in->pci_bus_id[0] = '\0';
     gpo_strlcpy(in->driver_version, s->kernel_version, sizeof in->driver_version);
+    gpo_cuda_procfs_device_file(fs, busdir, dev->device_file, sizeof dev->device_file);
     if (in->pci_bus_id[0])
         gpo_fs_readf(fs, pci_id, sizeof pci_id, "/sys/bus/pci/devices/%s/device", in->pci_bus_id);
 

@@ -109,6 +109,18 @@ int gpo_cuda_procfs_gpu(const gpo_fs *fs, const char *bus_id, gpo_cuda_gpu_info 
     return 0;
 }
 
+void gpo_cuda_procfs_device_file(const gpo_fs *fs, const char *bus_id, char *out, size_t cap)
+{
+    gpo_cuda_gpu_info gi;
+    out[0] = '\0';
+    if (!bus_id[0] || gpo_cuda_procfs_gpu(fs, bus_id, &gi) != 0 || !gi.minor[0])
+        return;
+    for (const char *p = gi.minor; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return;
+    gpo_snprintf(out, cap, "/dev/nvidia%s", gi.minor);
+}
+
 int gpo_cuda_procfs_uuid_known(const char *u)
 {
     if (strncmp(u, "GPU-", 4) != 0 || strlen(u) < 8)

@@ -46,6 +46,13 @@ typedef struct gpo_cuda_gpu_info {
  * field "" when it cannot be read. */
 int gpo_cuda_procfs_gpu(const gpo_fs *fs, const char *bus_id, gpo_cuda_gpu_info *gi);
 
+/* The device node of the GPU at `bus_id`: "/dev/nvidia<Device Minor>" (the
+ * module creates /dev/nvidiaN for minor N; NVML's nvmlDeviceGetMinorNumber
+ * answers the same number, and Slurm's NVML plugin names File= from it:
+ * SchedMD slurm src/plugins/gpu/nvml/gpu_nvml.c). "" when the information
+ * file is missing or its minor is not a number. */
+void gpo_cuda_procfs_device_file(const gpo_fs *fs, const char *bus_id, char *out, size_t cap);
+
 /* 1 when `uuid` is one the module knows ("GPU-" and hex), not the question
  * marks it prints for a GPU it has not initialised. */
 int gpo_cuda_procfs_uuid_known(const char *uuid);

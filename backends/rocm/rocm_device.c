@@ -66,6 +66,16 @@ static int apply_arch(gpuopt_device *dev, const char *gfx, cJSON *d)
     return 1;
 }
 
+/* The render node a job opens (ROCr and libdrm open /dev/dri/renderD<N>
+ * for the KFD node's drm_render_minor; Slurm's RSMI plugin names gres.conf
+ * File= the same way: SchedMD slurm src/plugins/gpu/rsmi/gpu_rsmi.c). */
+static void render_node(const gpo_kfd_gpu *g, gpuopt_device *dev)
+{
+    if (g->drm_render_minor >= 0)
+        gpo_snprintf(dev->device_file, sizeof dev->device_file, "/dev/dri/renderD%d",
+                     (int)g->drm_render_minor);
+}
+
 static void kfd_details(cJSON *d, const gpo_kfd_gpu *g)
 {
     add_num(d, "kfd_node", g->node);
@@ -188,6 +198,8 @@ gpuopt_status gpo_rocm_device_from_hip(int ordinal, const gpo_kfd_gpu *kfd,
             (unsigned)(at[GPO_HIP_ATTR_PCI_DOMAIN_ID] > 0 ? at[GPO_HIP_ATTR_PCI_DOMAIN_ID] : 0),
             (unsigned)at[GPO_HIP_ATTR_PCI_BUS_ID] & 0xffu,
             (unsigned)at[GPO_HIP_ATTR_PCI_DEVICE_ID] & 0x1fu);
+    if (kfd)
+        render_node(kfd, dev);
     if (hd->uuid[0])
         gpo_strlcpy(dev->info.uuid, hd->uuid, sizeof dev->info.uuid);
     else if (kfd && kfd->uuid[0])
@@ -263,6 +275,7 @@ gpuopt_status gpo_rocm_device_from_kfd(const gpo_kfd_gpu *g, int index, gpuopt_d
         dev->info.shared_mem_per_block = (uint64_t)g->lds_size_kb * 1024u;
     gpo_strlcpy(dev->info.pci_bus_id, g->pci, sizeof dev->info.pci_bus_id);
     gpo_strlcpy(dev->info.uuid, g->uuid, sizeof dev->info.uuid);
+    render_node(g, dev);
     apply_arch(dev, g->gfx, d);
     cJSON_AddStringToObject(d, "source", "kfd");
     kfd_details(d, g);

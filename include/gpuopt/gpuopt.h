@@ -659,8 +659,9 @@ GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text
 /* Applying a plan                                                            */
 /* ------------------------------------------------------------------------- */
 
-#define GPUOPT_APPLY_ENV 0x1u    /* set the plan's environment knobs (never overwriting) */
-#define GPUOPT_APPLY_DEVICE 0x2u /* settings the library owns on the current device */
+#define GPUOPT_APPLY_ENV 0x1u      /* set the plan's environment knobs (never overwriting) */
+#define GPUOPT_APPLY_DEVICE 0x2u   /* settings the library owns on the current device */
+#define GPUOPT_APPLY_AFFINITY 0x4u /* bind the calling thread to the plan's cpu.affinity */
 
 /* Applies a plan to this process. GPUOPT_APPLY_ENV sets every environment
  * knob (OMP_NUM_THREADS, CUDA_MODULE_LOADING, ...) that is not already set:
@@ -669,9 +670,17 @@ GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text
  * threads (or before loading the framework that reads the variables).
  * GPUOPT_APPLY_DEVICE applies the device settings the backend owns (e.g. a
  * CUDA context limit) on the calling thread's current device context; a
- * backend with none reports so. `report` (may be NULL) receives one line per
- * action ("set OMP_NUM_THREADS=8", "kept OMP_PLACES=threads (already set; the
- * plan had cores)"); free with gpuopt_free. Unknown flag bits are
+ * backend with none reports so. GPUOPT_APPLY_AFFINITY binds the calling
+ * thread (and so the threads and programs it starts afterwards) to the
+ * plan's cpu.affinity with sched_setaffinity(2), the CPUs of the device's
+ * NUMA node this process may use (docs/fleet.md); a plan without that knob
+ * (a CPU device, no NUMA facts) reports "not bound" and changes nothing. The
+ * library never binds a thread unless this flag asks it to; it is applied
+ * before the environment, so a refused binding (CPUs gone offline since the
+ * plan was made) sets no variable either. `report` (may be NULL) receives
+ * one line per action ("set OMP_NUM_THREADS=8", "kept OMP_PLACES=threads
+ * (already set; the plan had cores)", "bound to CPUs 0-55,112-167
+ * (cpu.affinity)"); free with gpuopt_free. Unknown flag bits are
  * GPUOPT_ERR_INVALID_ARGUMENT. On any failure *report is NULL and the
  * detail says what was refused and why (a variable setenv() refused, a
  * device setting the driver refused); what was applied before the failure

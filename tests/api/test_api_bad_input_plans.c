@@ -1,5 +1,6 @@
 /* Plans, knobs, warnings, exports and knob overrides, called through the
  * public API with NULL, out-of-range and malformed input. */
+#include <sched.h>
 #include <stdlib.h>
 
 #include "api_check.h"
@@ -297,7 +298,7 @@ static void plan_exports_reject_null(void **state)
 
 static void plan_apply_rejects_null_plan_and_unknown_flags(void **state)
 {
-    static const uint32_t bad[] = {0x4u, 0x80u, 0x80000000u, 0xFFFFFFFFu};
+    static const uint32_t bad[] = {0x8u, 0x80u, 0x80000000u, 0xFFFFFFFFu};
     fixture *f = *state;
     char *report = (char *)"untouched";
     EXPECT_STATUS(gpuopt_plan_apply(NULL, GPUOPT_APPLY_ENV, &report), GPUOPT_ERR_INVALID_ARGUMENT,
@@ -335,6 +336,54 @@ static void plan_apply_env_never_overwrites_a_variable_the_user_set(void **state
     assert_non_null(strstr(report, var));
     gpuopt_free(report);
     unsetenv(var);
+}
+
+/* GPUOPT_APPLY_AFFINITY binds the calling thread to cpu.affinity and to
+ * nothing else: a plan without the knob leaves the thread as it was, a
+ * value no CPU here can take is refused with nothing applied. */
+static void plan_apply_affinity_binds_only_to_the_plans_cpus(void **state)
+{
+    fixture *f = *state;
+    cpu_set_t before, after;
+    assert_int_equal(sched_getaffinity(0, sizeof before, &before), 0);
+    char *report = NULL;
+    EXPECT_OK(gpuopt_plan_apply(f->plan, GPUOPT_APPLY_AFFINITY, &report));
+    assert_non_null(strstr(report, "not bound: the plan has no cpu.affinity"));
+    gpuopt_free(report);
+    assert_int_equal(sched_getaffinity(0, sizeof after, &after), 0);
+    assert_true(CPU_EQUAL(&before, &after));
+
+    /* The user's value, through the API: CPU 0 exists everywhere. */
+    gpuopt_plan *plan = NULL;
+    EXPECT_OK(gpuopt_context_set_knob(f->ctx, "cpu.affinity", "0"));
+    EXPECT_OK(gpuopt_plan_create(f->ctx, NULL, 1, &plan));
+    EXPECT_OK(gpuopt_plan_apply(plan, GPUOPT_APPLY_AFFINITY, &report));
+    assert_non_null(strstr(report, "bound to CPUs 0 (cpu.affinity)"));
+    gpuopt_free(report);
+    assert_int_equal(sched_getaffinity(0, sizeof after, &after), 0);
+    assert_int_equal(CPU_COUNT(&after), 1);
+    assert_true(CPU_ISSET(0, &after));
+    gpuopt_plan_destroy(plan);
+    assert_int_equal(sched_setaffinity(0, sizeof before, &before), 0);
+
+    /* A CPU this machine does not have: refused, and the environment
+     * untouched although it was asked for too. */
+    EXPECT_OK(gpuopt_context_set_knob(f->ctx, "cpu.affinity", "4000-4095"));
+    EXPECT_OK(gpuopt_plan_create(f->ctx, NULL, 1, &plan));
+    unsetenv("OMP_NUM_THREADS");
+    report = (char *)"untouched";
+    EXPECT_STATUS(gpuopt_plan_apply(plan, GPUOPT_APPLY_AFFINITY | GPUOPT_APPLY_ENV, &report),
+                  GPUOPT_ERR_IO, "sched_setaffinity refused CPUs 4000-4095");
+    assert_null(report);
+    assert_null(getenv("OMP_NUM_THREADS"));
+    assert_int_equal(sched_getaffinity(0, sizeof after, &after), 0);
+    assert_true(CPU_EQUAL(&before, &after));
+    gpuopt_plan_destroy(plan);
+
+    /* Not a CPU list: refused where it is set, with the domain. */
+    EXPECT_STATUS(gpuopt_context_set_knob(f->ctx, "cpu.affinity", "0-x"),
+                  GPUOPT_ERR_INVALID_ARGUMENT, "a Linux CPU list");
+    EXPECT_OK(gpuopt_context_set_knob(f->ctx, "cpu.affinity", NULL));
 }
 
 static void plan_to_build_options_rejects_null(void **state)
@@ -445,6 +494,7 @@ int main(void)
         cmocka_unit_test(plan_exports_reject_null),
         cmocka_unit_test(plan_apply_rejects_null_plan_and_unknown_flags),
         cmocka_unit_test(plan_apply_env_never_overwrites_a_variable_the_user_set),
+        cmocka_unit_test(plan_apply_affinity_binds_only_to_the_plans_cpus),
         cmocka_unit_test(plan_to_build_options_rejects_null),
         cmocka_unit_test(set_knob_rejects_null_context_and_name_and_unknown_names),
         cmocka_unit_test(set_knob_rejects_values_that_do_not_parse_as_the_knobs_type),

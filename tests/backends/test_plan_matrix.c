@@ -307,10 +307,24 @@ static void add_pairs(const gpo_knob_def *defs, size_t n)
         }
 }
 
+/* Values of a text domain checked by a form (not words), which the
+ * catalogue cannot enumerate: two that its form accepts. */
+static const struct {
+    const char *knob, *values[2];
+} form_samples[] = {
+    {"cpu.affinity", {"0", "0-1"}}, /* a Linux CPU list */
+};
+
 /* Values of a domain worth trying: its bounds, or every word. */
 static size_t candidates(const gpo_knob_def *d, char out[][64], size_t cap)
 {
     size_t n = 0;
+    for (size_t i = 0; d->form && i < sizeof form_samples / sizeof form_samples[0]; i++)
+        if (!strcmp(form_samples[i].knob, d->name))
+            for (size_t v = 0; v < 2 && n < cap; v++) {
+                assert_true(d->form(form_samples[i].values[v]));
+                snprintf(out[n++], 64, "%s", form_samples[i].values[v]);
+            }
     switch (d->type) {
     case GPUOPT_KNOB_BOOL:
         snprintf(out[n++], 64, "true");

@@ -1,5 +1,5 @@
 # The checks the gpuopt command's test scripts share (test_cli.sh,
-# test_profile_cli.sh, test_tune_cli.sh), sourced after they set
+# test_profile_cli.sh, test_tune_cli.sh, test_fleet.sh), sourced after they set
 # gpuopt (the binary), out and err (files for the last run's output) and
 # fails=0. Each failed check prints FAIL and what was seen, and counts.
 

@@ -106,4 +106,29 @@ const char *cli_device_origin(void);
 /* Puts GPUOPT_DEVICE back as the user had it, for a program gpuopt runs. */
 void cli_restore_env(void);
 
+/* ---- The node's GPUs (cli_node.c), for labels and gres ---------------------- */
+
+struct cJSON;
+enum { CLI_NODE_MAX_GPUS = 64 };
+
+typedef struct cli_node {
+    gpuopt_context *ctx;
+    struct cJSON *root;                          /* gpuopt_context_to_json's document */
+    const struct cJSON *gpus[CLI_NODE_MAX_GPUS]; /* its devices of type "gpu", in order */
+    int n;
+} cli_node;
+
+/* Reads the device list with the command's --backend. Reports its own
+ * failure and returns the exit status, or CLI_OK; free with cli_node_free
+ * either way. */
+int cli_node_read(const char *cmd, const char *backends, cli_node *node);
+void cli_node_free(cli_node *node);
+
+/* A string member ("" counts as absent: NULL), a number member (dflt). */
+const char *cli_json_str(const struct cJSON *o, const char *key);
+double cli_json_num(const struct cJSON *o, const char *key, double dflt);
+
+/* The device's vendor as one word: nvidia, amd, intel, else other. */
+const char *cli_vendor_word(const struct cJSON *dev);
+
 #endif

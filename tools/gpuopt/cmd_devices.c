@@ -85,6 +85,17 @@ static void print_device(const cJSON *d, int idw)
         printf("    %-*s%s%s%s\n", idw + 1, "", str(d, "pci_bus_id") ? str(d, "pci_bus_id") : "",
                str(d, "pci_bus_id") && str(d, "uuid") ? "  " : "",
                str(d, "uuid") ? str(d, "uuid") : "");
+    if (num(d, "numa_node", -1) >= 0 || str(d, "local_cpus") || str(d, "device_file")) {
+        printf("    %-*s", idw + 1, "");
+        if (num(d, "numa_node", -1) >= 0)
+            printf("NUMA node %.0f%s", num(d, "numa_node", 0), str(d, "local_cpus") ? ", " : "");
+        if (str(d, "local_cpus"))
+            printf("local CPUs %s", str(d, "local_cpus"));
+        if (str(d, "device_file"))
+            printf("%s%s", num(d, "numa_node", -1) >= 0 || str(d, "local_cpus") ? "; " : "",
+                   str(d, "device_file"));
+        printf("\n");
+    }
     if (routes && strchr(routes, ','))
         printf("    %-*salso reachable through: %s\n", idw + 1, "", strchr(routes, ',') + 1);
     const cJSON *w;

@@ -170,6 +170,7 @@ static int parse_duration(const char *opt, const char *v, uint64_t *ns)
 
 enum {
     OPT_APPLY_ENV = CLI_LONG,
+    OPT_BIND,
     OPT_MODEL_BYTES,
     OPT_ITEM_BYTES,
     OPT_SENSITIVE,
@@ -194,6 +195,7 @@ static const cli_option options[] = {
     {"json", 'j', NULL},
     {"env", 'e', NULL},
     {"apply-env", OPT_APPLY_ENV, NULL},
+    {"bind", OPT_BIND, NULL},
     {"model-bytes", OPT_MODEL_BYTES, "N"},
     {"item-bytes", OPT_ITEM_BYTES, "N"},
     {"precision-sensitive", OPT_SENSITIVE, NULL},
@@ -215,7 +217,8 @@ static const cli_option options[] = {
 
 static int run(int argc, char **argv)
 {
-    int level = GPUOPT_LEVEL_DEFAULT, json = 0, env = 0, apply_env = 0, have_workload = 0, o;
+    int level = GPUOPT_LEVEL_DEFAULT, json = 0, env = 0, apply_env = 0, bind = 0,
+        have_workload = 0, o;
     /* Flags that cannot be given together: both are refused, none wins. */
     int sensitive = 0, reduced = 0, latency = 0, throughput = 0;
     const char *device = NULL, *backends = NULL;
@@ -232,6 +235,7 @@ static int run(int argc, char **argv)
         case 'j': json = 1; break;
         case 'e': env = 1; break;
         case OPT_APPLY_ENV: apply_env = 1; break;
+        case OPT_BIND: bind = 1; break;
         case 'l': {
             char *end;
             long l = strtol(v, &end, 10);
@@ -326,6 +330,9 @@ static int run(int argc, char **argv)
                                "'%s' is a command to run, which only --apply-env does "
                                "(gpuopt plan --apply-env -- COMMAND [ARGS...])",
                                command[0]);
+    if (bind && !apply_env)
+        return cli_usage_error("plan", "--bind binds the command --apply-env runs: gpuopt plan "
+                                       "--bind --apply-env -- COMMAND [ARGS...]");
     if (sensitive && reduced)
         return cli_usage_error("plan", "--precision-sensitive and --reduced-precision contradict "
                                        "each other: describe one");
@@ -351,11 +358,18 @@ static int run(int argc, char **argv)
         goto out;
     }
     if (apply_env) {
-        st = gpuopt_plan_apply(plan, GPUOPT_APPLY_ENV, &text);
+        st = gpuopt_plan_apply(plan, GPUOPT_APPLY_ENV | (bind ? GPUOPT_APPLY_AFFINITY : 0u),
+                               &text);
         if (st) {
-            rc = cli_fail("plan", "cannot apply the plan's environment", st);
+            rc = cli_fail("plan", bind ? "cannot bind the command or apply the plan's environment"
+                                       : "cannot apply the plan's environment",
+                          st);
             goto out;
         }
+        /* The library bound this process; exec keeps the mask. Say so
+         * only when it could not, so the command's output stays its own. */
+        if (bind && strncmp(text, "not bound", 9) == 0)
+            fprintf(stderr, "gpuopt plan: %.*s\n", (int)strcspn(text, "\n"), text);
         gpuopt_free(text);
         text = NULL;
         gpuopt_plan_destroy(plan);
@@ -388,7 +402,7 @@ out:
 const cli_command cli_plan = {
     "plan", "show the settings (knobs) for a device, with reasons; run a command with them",
     "usage: gpuopt plan [-l N] [-d SPEC] [-b LIST] [WORKLOAD...] [-j | -e]\n"
-    "       gpuopt plan [OPTIONS] --apply-env [--] COMMAND [ARGS...]\n\n"
+    "       gpuopt plan [OPTIONS] [--bind] --apply-env [--] COMMAND [ARGS...]\n\n"
     "Builds the plan for a device: level 0 safe defaults, 1 (default) settings from the\n"
     "detected hardware, 2 settings measured on the device. Each knob shows its value,\n"
     "the tier and source that set it, and the reason.\n\n"
@@ -406,7 +420,9 @@ const cli_command cli_plan = {
     "  --apply-env [--] COMMAND [ARGS...]\n"
     "                       run COMMAND with the plan's environment variables set (like\n"
     "                       env(1)); a variable already set is kept, never overwritten. The\n"
-    "                       options end at COMMAND: its own options are its own\n\n"
+    "                       options end at COMMAND: its own options are its own\n"
+    "  --bind               with --apply-env: run COMMAND bound (sched_setaffinity) to the\n"
+    "                       plan's cpu.affinity, the CPUs next to the device (docs/fleet.md)\n\n"
     "Workload (sizes the batch, advises quantising or offloading, decides precision):\n"
     "  --model-bytes N        model/weights resident on the device (7e9, 14GiB)\n"
     "  --item-bytes N         device memory per batch item\n"

@@ -12,7 +12,7 @@ _gpuopt_devices() {
 
 _gpuopt() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="cache devices doctor help memory plan profile tune version"
+    local commands="cache devices doctor gres help labels memory plan profile tune version"
     local backends="auto cpu cuda opencl rocm"
     COMPREPLY=()
 
@@ -65,6 +65,10 @@ _gpuopt() {
     --strategy) mapfile -t COMPREPLY < <(compgen -W "auto exhaustive random annealing model" -- "$cur"); return ;;
     --cache) mapfile -t COMPREPLY < <(compgen -W "use refresh off" -- "$cur"); return ;;
     --csv) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
+    -f | --format) [ "$cmd" = labels ] && { mapfile -t COMPREPLY < <(compgen -W "nfd json" -- "$cur"); return; } ;;
+    -o | --output) [ "$cmd" = labels ] && { mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return; } ;;
+    -p | --prefix) [ "$cmd" = labels ] && return ;;
+    --node) return ;;
     --budget | --seed | --size | --model-bytes | --item-bytes | --launches-per-step | \
         --items-per-step | --step-time | --h2d-bytes | --d2h-bytes) return ;;
     -w | --watch | -n | --count) [ "$cmd" = memory ] && return ;;
@@ -81,10 +85,12 @@ _gpuopt() {
                 return
             fi
         done
-        opts="--level --device --backend --json --env --apply-env --model-bytes --item-bytes
+        opts="--level --device --backend --json --env --apply-env --bind --model-bytes --item-bytes
               --precision-sensitive --reduced-precision --quantized --latency --throughput
               --fixed-shapes --memory-bound --compute-bound --launches-per-step --step-time
               --items-per-step --h2d-bytes --d2h-bytes --help -l -d -b -j -e -h" ;;
+    labels) opts="--format --output --prefix --backend --help -f -o -p -b -h" ;;
+    gres) opts="--node --backend --help -n -b -h" ;;
     memory) opts="--watch --count --device --backend --json --help -w -n -d -b -j -h" ;;
     doctor) opts="--json --verbose --help -j -v -h" ;;
     profile) opts="--output --help -o -h" ;;

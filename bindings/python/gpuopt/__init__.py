@@ -1187,8 +1187,9 @@ class Context(_Owned):
         """A plan for `device` (None: the selected one) at `level` 0..2 (None:
         the context's level), for `workload` when given (gpuopt_plan_create_for).
 
-        apply: APPLY_ENV and/or APPLY_DEVICE to apply the plan to this process
-        (gpuopt_plan_apply) before it is returned; Plan.apply_report says
+        apply: APPLY_ENV, APPLY_DEVICE and/or APPLY_AFFINITY (bind the calling
+        thread to the plan's cpu.affinity, docs/fleet.md) to apply the plan to
+        this process (gpuopt_plan_apply) before it is returned; Plan.apply_report says
         what was set and what was kept. Variables the library sets are
         mirrored into os.environ, which does not see C's setenv."""
         h = self._plan_handle(device, level, workload)

@@ -76,6 +76,10 @@ static int parse_uuid(const char *text, gpo_cu_uuid *u)
     return n == 32 ? 0 : -1;
 }
 
+/* "file.json@9a": the board of file.json at PCI bus 0x9a, its UUID's last
+ * byte 0x9a (so several copies of one description stay distinct boards). */
+static int load_device_at(fake_config *c, char *entry, fake_device *d);
+
 static int load_device(fake_config *c, const char *path, fake_device *d)
 {
     int rc = -1;
@@ -149,6 +153,30 @@ out:
     free(text);
     fclose(f);
     return rc;
+}
+
+static int load_device_at(fake_config *c, char *entry, fake_device *d)
+{
+    char *at = strrchr(entry, '@');
+    if (!at)
+        return load_device(c, entry, d);
+    *at = '\0';
+    char *end;
+    long bus = strtol(at + 1, &end, 16);
+    if (!at[1] || *end || bus < 0 || bus > 0xff) {
+        snprintf(c->error, sizeof c->error, "%s: '@%s' is not a PCI bus number", entry, at + 1);
+        return -1;
+    }
+    if (load_device(c, entry, d) != 0)
+        return -1;
+    d->attrs[GPO_CU_DEVICE_ATTRIBUTE_PCI_BUS_ID] = (int)bus;
+    d->attrs_set[GPO_CU_DEVICE_ATTRIBUTE_PCI_BUS_ID] = 1;
+    d->uuid.bytes[15] = (char)bus;
+    d->gpu_uuid.bytes[15] = (char)bus;
+    size_t n = strlen(d->uuid_text);
+    if (n >= 2)
+        snprintf(d->uuid_text + n - 2, 3, "%02lx", bus);
+    return 0;
 }
 
 static void parse_rules(fake_config *c, const char *text)
@@ -229,7 +257,7 @@ void fake_config_read(fake_config *c)
         snprintf(buf, sizeof buf, "%s", env);
         for (char *p = strtok_r(buf, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
             if (c->n_devices == FAKE_MAX_DEVICES ||
-                load_device(c, p, &c->devices[c->n_devices]) != 0)
+                load_device_at(c, p, &c->devices[c->n_devices]) != 0)
                 break;
             c->n_devices++;
         }

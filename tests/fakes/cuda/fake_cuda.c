@@ -8,7 +8,10 @@
  *
  * Configured from the environment, read on first use and again by
  * gpo_fake_cuda_reset():
- *   GPUOPT_FAKE_CUDA_DEVICES         JSON files, ':'-separated; none: no device
+ *   GPUOPT_FAKE_CUDA_DEVICES         JSON files, ':'-separated; none: no device.
+ *                                    FILE@BB puts that board at PCI bus 0xBB
+ *                                    (and makes its UUID's last byte BB), so
+ *                                    one description fills a multi-GPU node
  *   GPUOPT_FAKE_CUDA_INIT            cuInit's result, a name or a number
  *   GPUOPT_FAKE_CUDA_DRIVER_VERSION  cuDriverGetVersion's answer (13000)
  *   GPUOPT_FAKE_CUDA_FAIL            sym:N:RESULT[,...]: the Nth call (from 1,
