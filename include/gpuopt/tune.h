@@ -452,11 +452,16 @@ typedef struct gpuopt_tuner_settings {
     int32_t max_failures;
     int32_t cache_mode; /* gpuopt_cache_mode; default USE */
     uint64_t seed;
-    /* Timing per candidate: warm up until warmup_ms of run time (at least
-     * one run), then time runs until repeat_ms of run time, between
-     * min_runs and max_runs (1 <= min_runs <= max_runs <= 100000; times 0
-     * to 3600000 ms); the first min(3, max_runs) timed runs are the probe
-     * of the pruning rule. Defaults 5 ms, 50 ms, 3, 100. */
+    /* Timing per candidate: the first run, whose output is checked, is
+     * timed too; time runs until repeat_ms of run time, between min_runs
+     * and max_runs (1 <= min_runs <= max_runs <= 100000; times 0 to
+     * 3600000 ms); the first min(3, max_runs) after the checked one are
+     * the probe of the pruning rule (a point over it is probed again before
+     * it is pruned). The checked run counts as a timed run when the probe
+     * shows it was not slower, else it was the warm-up; warmup_ms is the
+     * warm-up where no checked run precedes the timing. The fastest run
+     * ranks candidates; the median is reported. Defaults 5 ms, 50 ms, 3,
+     * 100. */
     double warmup_ms;
     double repeat_ms;
     int32_t min_runs;

@@ -58,14 +58,31 @@ gpuopt_status gpo_stats_compute(const double *samples, int32_t n, gpo_stats *out
     return GPUOPT_OK;
 }
 
+double gpo_stats_rank(const gpo_stats *s)
+{
+    assert(s);
+    return s->min;
+}
+
+double gpo_rank_of(const double *samples, int32_t n)
+{
+    assert(samples && n >= 1);
+    double m = samples[0];
+    for (int32_t i = 1; i < n; i++)
+        if (samples[i] < m)
+            m = samples[i];
+    return m;
+}
+
 int gpo_stats_beats(const gpo_stats *inc, const gpo_stats *ch, double rel_floor)
 {
     assert(inc && ch);
     if (inc->count < 1 || ch->count < 1)
         return 0;
     double noise = 0.5 * ((inc->p80 - inc->p20) + (ch->p80 - ch->p20));
-    double floor_ns = (rel_floor > 0 ? rel_floor : 0) * inc->median;
+    double a = gpo_stats_rank(inc), b = gpo_stats_rank(ch);
+    double floor_ns = (rel_floor > 0 ? rel_floor : 0) * a;
     if (noise < floor_ns)
         noise = floor_ns;
-    return inc->median - ch->median > noise;
+    return a - b > noise;
 }

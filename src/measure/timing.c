@@ -11,12 +11,6 @@
 #define MAX_RUNS 100000
 #define MAX_WARMUP_RUNS 10000
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* ---- timing controller --------------------------------------------------- */
 
 void gpo_timing_defaults(gpo_timing_settings *t)
@@ -63,24 +57,25 @@ gpuopt_status gpo_timing_begin(gpo_timing *t, const gpo_timing_settings *setting
         return st;
     t->set = *settings;
     t->best_ns = isfinite(best_ns) && best_ns > 0 ? best_ns : -1;
-    t->samples = malloc((size_t)settings->max_runs * sizeof *t->samples);
+    t->probe_at = settings->probe_runs;
+    t->samples = malloc(((size_t)settings->max_runs + 1) * sizeof *t->samples);
     if (!t->samples)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory timing a candidate");
     return GPUOPT_OK;
 }
 
-static double sorted_median(const double *x, int32_t n)
+static double clean(double run_ns)
 {
-    double tmp[64];
-    double *s = n <= 64 ? tmp : malloc((size_t)n * sizeof *s);
-    if (!s)
-        return x[0];
-    memcpy(s, x, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    double m = gpo_quantile_sorted(s, n, 0.5);
-    if (s != tmp)
-        free(s);
-    return m;
+    if (isnan(run_ns) || run_ns < 0)
+        return 0;
+    return isinf(run_ns) ? 1e18 : run_ns; /* an endless run is slow, not free */
+}
+
+void gpo_timing_first(gpo_timing *t, double run_ns)
+{
+    assert(t && t->first == GPO_FIRST_NONE && t->n == 0 && t->warmups == 0);
+    t->first = GPO_FIRST_PENDING;
+    t->first_ns = clean(run_ns);
 }
 
 int gpo_timing_next(const gpo_timing *t)
@@ -88,15 +83,56 @@ int gpo_timing_next(const gpo_timing *t)
     assert(t);
     if (!t->samples || t->pruned)
         return GPO_TIMING_DONE;
-    if (t->warmups < 1 ||
-        (t->warm_ns < t->set.warmup_ms * 1e6 && t->warmups < MAX_WARMUP_RUNS && t->n == 0))
+    if (t->first == GPO_FIRST_NONE &&
+        (t->warmups < 1 ||
+         (t->warm_ns < t->set.warmup_ms * 1e6 && t->warmups < MAX_WARMUP_RUNS && t->n == 0)))
         return GPO_TIMING_WARMUP;
     if (t->n >= t->set.max_runs)
         return GPO_TIMING_DONE;
-    if (t->n >= t->set.min_runs && t->n >= t->set.probe_runs &&
+    if (t->n >= t->set.min_runs && t->probed >= t->probe_at &&
         t->timed_ns >= t->set.repeat_ms * 1e6)
         return GPO_TIMING_DONE;
     return GPO_TIMING_TIMED;
+}
+
+/* The first run's verdict, once the first probe is in: a timed run when
+ * not slower than the slowest probe run, else the warm-up. */
+static void settle_first(gpo_timing *t)
+{
+    if (t->first != GPO_FIRST_PENDING)
+        return;
+    double slowest = t->samples[0];
+    for (int32_t i = 1; i < t->n; i++)
+        if (t->samples[i] > slowest)
+            slowest = t->samples[i];
+    if (t->first_ns <= slowest) {
+        t->first = GPO_FIRST_TIMED;
+        t->samples[t->n++] = t->first_ns;
+        t->timed_ns += t->first_ns;
+    } else {
+        t->first = GPO_FIRST_WARMUP;
+        t->warmups = 1;
+        t->warm_ns = t->first_ns;
+    }
+}
+
+/* The probe rule, when a probe is complete: over the bound once, probe
+ * again; over it after the second probe too, pruned. */
+static void probe_rule(gpo_timing *t)
+{
+    if (t->probed != t->probe_at)
+        return;
+    settle_first(t);
+    if (t->best_ns <= 0 || t->set.prune_ratio <= 0 ||
+        gpo_rank_of(t->samples, t->n) <= t->set.prune_ratio * t->best_ns)
+        return;
+    int32_t room = t->set.max_runs - t->n;
+    if (t->probe_at == t->set.probe_runs && room > 0)
+        /* Probe again before giving it up, within max_runs (a point with no
+         * room left is measured in full: there is nothing to save). */
+        t->probe_at += room < t->set.probe_runs ? room : t->set.probe_runs;
+    else if (t->probe_at != t->set.probe_runs)
+        t->pruned = 1;
 }
 
 void gpo_timing_record(gpo_timing *t, double run_ns)
@@ -104,10 +140,7 @@ void gpo_timing_record(gpo_timing *t, double run_ns)
     assert(t);
     if (!t->samples)
         return;
-    if (isnan(run_ns) || run_ns < 0)
-        run_ns = 0;
-    else if (isinf(run_ns))
-        run_ns = 1e18; /* an endless run is slow, not free */
+    run_ns = clean(run_ns);
     int step = gpo_timing_next(t);
     if (step == GPO_TIMING_WARMUP) {
         t->warmups++;
@@ -115,9 +148,8 @@ void gpo_timing_record(gpo_timing *t, double run_ns)
     } else if (step == GPO_TIMING_TIMED) {
         t->samples[t->n++] = run_ns;
         t->timed_ns += run_ns;
-        if (t->n == t->set.probe_runs && t->best_ns > 0 && t->set.prune_ratio > 0 &&
-            sorted_median(t->samples, t->n) > t->set.prune_ratio * t->best_ns)
-            t->pruned = 1;
+        t->probed++;
+        probe_rule(t);
     }
 }
 
@@ -200,7 +232,7 @@ int32_t gpo_retime_pick(const gpo_retime *r, double rel_floor, gpo_stats *stats)
     int32_t win = 0;
     for (int32_t i = 1; i < r->k; i++)
         if (gpo_stats_beats(&local[0], &local[i], rel_floor) &&
-            (win == 0 || local[i].median < local[win].median))
+            (win == 0 || gpo_stats_rank(&local[i]) < gpo_stats_rank(&local[win])))
             win = i;
     return win;
 }

@@ -35,33 +35,53 @@ gpuopt_status gpo_timing_check(const gpo_timing_settings *t);
  * synthetic durations.
  *
  *   gpo_timing_begin(&t, &settings, gpo_search_best_value(search));
+ *   gpo_timing_first(&t, first_ns);           // optional: the checked run
  *   while ((step = gpo_timing_next(&t)) != GPO_TIMING_DONE) {
  *       run once (pre_run hook first);   // untimed when step is WARMUP
  *       gpo_timing_record(&t, ns);
  *   }
  *   status = gpo_timing_finish(&t, &stats);  // OK or PRUNED
  *
- * Warm-up: until warmup_ms of run time and at least one run (at most 10000
- * runs, so a zero-duration timer cannot spin). Measurement: the probe
- * first; when a best exists and the probe's median is over prune_ratio
- * times it, the candidate stops there as PRUNED (TunableOp's rule) with
- * the probe's statistics. Otherwise runs continue until repeat_ms of run
- * time with at least min_runs, or max_runs. */
+ * The first run. A point's first run is the one whose outputs are
+ * checked; its time, given with gpo_timing_first, waits for the probe's
+ * verdict: when it is not slower than the slowest probe run it counts as
+ * a timed run and no warm-up runs at all (the probe showed none was
+ * needed); when it is slower (a JIT's code generation, cold caches) it
+ * was the warm-up and is dropped. Without a first run, the warm-up runs
+ * until warmup_ms of run time and at least one run (at most 10000 runs,
+ * so a zero-duration timer cannot spin).
+ *
+ * Measurement: the probe (probe_runs timed runs) first; when a best exists
+ * and the probe's ranking statistic (gpo_rank_of: its fastest run) is over
+ * prune_ratio times it, the point is probed again before it is given up:
+ * it stops as PRUNED (TunableOp's rule) only when the fastest of both
+ * probes is still over, with their statistics; one probe taken while the
+ * machine was busy prunes nothing. Otherwise runs continue until
+ * repeat_ms of run time with at least min_runs, or max_runs. */
 enum { GPO_TIMING_WARMUP = 1, GPO_TIMING_TIMED = 2, GPO_TIMING_DONE = 0 };
 enum { GPO_TIMED_OK = 0, GPO_TIMED_PRUNED = 1 };
+
+/* What became of the first run (gpo_timing.first). */
+enum { GPO_FIRST_NONE = 0, GPO_FIRST_PENDING, GPO_FIRST_TIMED, GPO_FIRST_WARMUP };
 
 typedef struct gpo_timing {
     gpo_timing_settings set;
     double best_ns;
     int32_t warmups;
     double warm_ns;
-    double *samples;
+    double *samples; /* max_runs + 1: a kept first run joins the probe */
     int32_t n;
     double timed_ns;
     int pruned;
+    int first; /* GPO_FIRST_* */
+    double first_ns;
+    int32_t probed;   /* timed runs asked for by gpo_timing_next */
+    int32_t probe_at; /* probed count at which the probe rule looks next */
 } gpo_timing;
 
 gpuopt_status gpo_timing_begin(gpo_timing *t, const gpo_timing_settings *settings, double best_ns);
+/* The point's first run, checked and timed, before the first step. */
+void gpo_timing_first(gpo_timing *t, double run_ns);
 int gpo_timing_next(const gpo_timing *t);
 /* Records the run gpo_timing_next asked for; negative or NaN durations are
  * taken as 0. */
@@ -78,7 +98,7 @@ void gpo_timing_free(gpo_timing *t);
  * order so no slot always runs first after an idle gap or a neighbour's
  * cache pollution; round 0 is a warm-up whose samples are dropped. Then
  * the incumbent is kept unless a challenger beats it by gpo_stats_beats;
- * among several that do, the lowest median wins. */
+ * among several that do, the lowest ranking statistic wins. */
 typedef struct gpo_retime {
     int32_t k, rounds; /* rounds counts the warm-up round */
     int32_t round, pos;
@@ -102,9 +122,9 @@ void gpo_retime_free(gpo_retime *r);
 typedef gpuopt_status (*gpo_measure_fn)(void *user, double *ns);
 
 /* Measures `run` under `t` with the controller above (probe-and-prune
- * against best_ns > 0). *pruned (may be NULL) says whether the probe
- * stopped it. Fails with the first failing run's status; the settings are
- * checked (gpo_timing_check). */
+ * against best_ns > 0; no first run: the warm-up runs). *pruned (may be NULL) says whether the
+ * probe stopped it. Fails with the first failing run's status; the settings are checked
+ * (gpo_timing_check). */
 gpuopt_status gpo_measure_time(gpo_measure_fn run, void *user, const gpo_timing_settings *t,
                                double best_ns, gpo_stats *out, int *pruned);
 

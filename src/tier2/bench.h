@@ -19,6 +19,7 @@
 
 #include "tier2/tier2.h"
 #include "tune/run.h"
+#include "util/fs.h"
 
 /* ---- what the benchmarks share (engine.c fills it) ----------------------------- */
 
@@ -35,6 +36,12 @@ typedef struct gpo_t2_rt {
     double open_ms, build_ms;
 } gpo_t2_rt;
 
+/* The noise tier 2 runs in (noise.c): the machine's load when it began. */
+typedef struct gpo_t2_noise {
+    double load; /* the 1-minute load average (/proc/loadavg); -1 unknown */
+    int cpus;    /* online CPUs; 0 unknown */
+} gpo_t2_noise;
+
 typedef struct gpo_t2 {
     struct gpuopt_plan *plan;
     const gpuopt_device *dev;
@@ -46,6 +53,7 @@ typedef struct gpo_t2 {
     /* What the earlier tiers decided: the sweeps' starting point. */
     int64_t block;    /* launch.block_size */
     int64_t multiple; /* launch.block_multiple */
+    gpo_t2_noise noise;
 } gpo_t2;
 
 /* ---- one benchmark's run ------------------------------------------------------------ */
@@ -118,7 +126,7 @@ int64_t gpo_t2_value(const gpuopt_result *res, int32_t i, const char *param);
 /* The result index of the point whose `param` is v, -1 when none. */
 int32_t gpo_t2_find(const gpuopt_result *res, const char *param, int64_t v);
 
-/* "256, 128, 512 (pruned), 2048 (<invalid>), 64 (not reached)": every
+/* "256, 128, 512 (pruned), 2048 (<invalid>), 64 (not measured: budget)": every
  * value of the job's one-parameter space in the order tried, with what
  * became of it. */
 void gpo_t2_tried(const gpo_t2_job *job, const gpuopt_result *res, const char *param,
@@ -131,6 +139,13 @@ void gpo_t2_tried(const gpo_t2_job *job, const gpuopt_result *res, const char *p
 int32_t gpo_t2_ladder(int64_t multiple, int64_t limit, int64_t incumbent, int pow2_only,
                       int64_t *out, int32_t cap);
 
+/* Writes the whole of a device buffer (bytes, a multiple of 4) from a small
+ * host chunk, before a benchmark times reads of it: memory never written
+ * may be unbacked (Linux maps untouched anonymous pages to one shared zero
+ * page, mmap(2); a CPU device's buffers are such memory), and reading it
+ * reads the cache, not the memory. */
+gpuopt_status gpo_t2_fill(const gpo_t2_rt *g, gpo_rt_buf *buf, size_t bytes);
+
 /* 1 when the runtime has page-locked host memory (both ops). */
 int gpo_t2_has_pinned(const gpo_runtime_ops *ops);
 
@@ -139,6 +154,44 @@ int gpo_t2_has_pinned(const gpo_runtime_ops *ops);
  * program's own kernels, so a smaller gain on it says nothing about them.
  * The tuner's floor (GPO_NOISE_FLOOR, 2%) judges the very kernel it runs. */
 #define GPO_T2_SWITCH_FLOOR 0.05
+
+/* ---- noise.c ------------------------------------------------------------------------ */
+
+/* Reads the load (fs: the plan's sysfs root) and counts the online CPUs. */
+void gpo_t2_noise_read(const gpo_fs *fs, gpo_t2_noise *out);
+/* 1 when the load average is above the CPU count: other work competes for
+ * the cores tier 2 times on. */
+int gpo_t2_noise_busy(const gpo_t2_noise *n);
+
+/* Runs of one value whose p20-p80 spread passes this share of their median
+ * disagree by more than any gain tier 2 looks for: the machine was busy. */
+#define GPO_T2_BUSY_SPREAD 0.20
+/* On a busy machine a sweep keeps tier 1's value unless another beats it
+ * by more than this share (and the spread): a gain smaller than the noise
+ * is no reason to change a setting. */
+#define GPO_T2_BUSY_FLOOR 0.25
+
+/* What a sweep's result says of tier 1's value. */
+enum { GPO_T2_MEASURED = 0, GPO_T2_WITHIN_NOISE = 1, GPO_T2_NOT_MEASURED = 2 };
+
+typedef struct gpo_t2_verdict {
+    int what;          /* GPO_T2_*: "measured", "within noise of tier 1", "not measured (budget)" */
+    int32_t pick;      /* the result index whose value to set */
+    int32_t incumbent; /* tier 1's value's result index; -1 when it was not measured */
+    int32_t others;    /* values other than tier 1's that were measured */
+    int busy;          /* the load or the spread of the runs said the machine was busy */
+    int kept;          /* busy: tier 1's value kept against a faster one within the noise */
+    double spread;     /* the widest p20-p80 spread over its median, of the pick and tier 1's */
+    char noise[224];   /* "load 0.4 on 2 CPUs, runs spread 3% (p20-p80)" [+ "; busy: ..."] */
+} gpo_t2_verdict;
+
+/* Judges a one-parameter sweep's result (a best is set) against tier 1's
+ * value `incumbent` of `param`: which value to set, and how sure. A busy
+ * machine logs a warning. */
+void gpo_t2_judge(const gpo_t2_job *job, const gpuopt_result *res, const char *param,
+                  int64_t incumbent, gpo_t2_verdict *v);
+/* "measured", "within noise of tier 1", "not measured (budget)". */
+const char *gpo_t2_verdict_word(int what);
 
 /* ---- subject.c ---------------------------------------------------------------------- */
 

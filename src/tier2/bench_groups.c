@@ -159,6 +159,8 @@ static gpuopt_status setup(gpo_t2_job *job)
             ones[i] = 1;
         st = o->buffer_write(g->rt, c->in, 0, ones, RN * sizeof *ones);
         free(ones);
+    } else if (!st) {
+        st = gpo_t2_fill(g, c->in, BYTES); /* the copy reads memory, not a zero page */
     }
     if (!st)
         st = o->kernel_set_buffer(g->rt, k, 0, c->in);
@@ -224,35 +226,50 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
         reduce ? "a reduction of 1 Mi integers by 16 Ki work-items" : "a copy kernel over 16 MiB";
     char tried[512];
     gpo_t2_tried(job, res, "block", "beyond the kernel's limit", tried, sizeof tried);
-    int32_t w = gpo_result_best_index(res), r = gpo_result_runner_index(res);
-    int32_t i = gpo_t2_find(res, "block", incumbent_of(job->t2, reduce));
-    int64_t win = gpo_t2_value(res, w, "block");
+    int64_t one = incumbent_of(job->t2, reduce);
+    gpo_t2_verdict v;
+    gpo_t2_judge(job, res, "block", one, &v);
+    const char *word = gpo_t2_verdict_word(v.what);
+    int32_t w = gpo_result_best_index(res), r = gpo_result_runner_index(res), i = v.incumbent;
+    int64_t win = gpo_t2_value(res, w, "block"), pick = gpo_t2_value(res, v.pick, "block");
     const gpo_stats *ws = gpo_result_stats(res, w);
     const gpo_stats *is = i >= 0 ? gpo_result_stats(res, i) : NULL;
     char wt[32], it[32], next[96] = "";
     gpo_format_ns(ws->median, wt, sizeof wt);
     if (is)
         gpo_format_ns(is->median, it, sizeof it);
-    if (r >= 0) {
+    if (r >= 0 && r != i) {
         char rt[32];
         gpo_format_ns(gpo_result_stats(res, r)->median, rt, sizeof rt);
         gpo_snprintf(next, sizeof next, " (next best %lld: %s)",
                      (long long)gpo_t2_value(res, r, "block"), rt);
     }
-    if (i == w)
-        return gpo_t2_knob(job, "int", knob, win,
-                           "measured: %s ran with groups of %lld (tier 1's size) in %s; no "
-                           "other size beat it beyond noise side by side%s; sizes tried: %s",
-                           what, (long long)win, wt, next, tried);
+    if (v.what == GPO_T2_NOT_MEASURED)
+        return gpo_t2_knob(job, "int", knob, pick,
+                           "%s: tier 1's groups of %lld stand; %s ran with them in %s, and the "
+                           "time budget ran out before another size ran; sizes: %s; noise: %s",
+                           word, (long long)pick, what, it, tried, v.noise);
+    if (v.kept)
+        return gpo_t2_knob(job, "int", knob, pick,
+                           "%s: %s ran with groups of %lld in %s against %s for tier 1's %lld, a "
+                           "gain within the noise of a busy machine: tier 1's size kept; sizes: "
+                           "%s; noise: %s",
+                           word, what, (long long)win, wt, it, (long long)one, tried, v.noise);
+    if (v.what == GPO_T2_WITHIN_NOISE)
+        return gpo_t2_knob(job, "int", knob, pick,
+                           "%s: %s ran with groups of %lld (tier 1's size) in %s; of the %d "
+                           "other sizes measured none beat it beyond noise side by side%s; "
+                           "sizes: %s; noise: %s",
+                           word, what, (long long)pick, wt, (int)v.others, next, tried, v.noise);
     if (is)
-        return gpo_t2_knob(job, "int", knob, win,
-                           "measured: %s ran fastest with groups of %lld: %s against %s for "
-                           "tier 1's %lld side by side (x%.2f); sizes tried: %s",
-                           what, (long long)win, wt, it, (long long)incumbent_of(job->t2, reduce),
-                           ws->median > 0 ? is->median / ws->median : 0.0, tried);
-    return gpo_t2_knob(job, "int", knob, win,
-                       "measured: %s ran fastest with groups of %lld (%s); sizes tried: %s", what,
-                       (long long)win, wt, tried);
+        return gpo_t2_knob(job, "int", knob, pick,
+                           "%s: %s ran fastest with groups of %lld: %s against %s for tier 1's "
+                           "%lld side by side (x%.2f); sizes: %s; noise: %s",
+                           word, what, (long long)pick, wt, it, (long long)one,
+                           ws->median > 0 ? is->median / ws->median : 0.0, tried, v.noise);
+    return gpo_t2_knob(job, "int", knob, pick,
+                       "%s: %s ran fastest with groups of %lld (%s); sizes: %s; noise: %s", word,
+                       what, (long long)pick, wt, tried, v.noise);
 }
 
 const gpo_t2_bench gpo_t2_bench_stream = {

@@ -78,32 +78,48 @@ static gpuopt_status run(gpo_t2_job *job, double *ns)
 static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
 {
     const gpo_t2_host *h = job->t2->host;
-    char tried[512], w[32], i[32], sz[32], one[32];
+    char tried[512], w[32], i[32] = "", sz[32], one[32];
     gpo_t2_tried(job, res, "tile", "invalid", tried, sizeof tried);
     uint64_t tile1 = incumbent_of(job->t2);
-    int32_t b = gpo_result_best_index(res), inc = gpo_t2_find(res, "tile", (int64_t)tile1);
+    gpo_t2_verdict v;
+    gpo_t2_judge(job, res, "tile", (int64_t)tile1, &v);
+    const char *word = gpo_t2_verdict_word(v.what);
+    int32_t b = gpo_result_best_index(res), inc = v.incumbent;
     uint64_t win = (uint64_t)gpo_t2_value(res, b, "tile");
+    uint64_t pick = (uint64_t)gpo_t2_value(res, v.pick, "tile");
     gpo_format_ns(gpo_result_stats(res, b)->median, w, sizeof w);
+    if (inc >= 0)
+        gpo_format_ns(gpo_result_stats(res, inc)->median, i, sizeof i);
     gpo_format_bytes(win, sz, sizeof sz);
     gpo_format_bytes(tile1, one, sizeof one);
-    if (b == inc)
-        return gpo_t2_knob(job, "bytes", h->tile_knob, win,
-                           "measured: a cache-blocked kernel (%d passes per tile, %d "
-                           "threads) ran as fast with tier 1's %s tiles (%s) as with any "
-                           "other, within noise; tiles tried (bytes): %s",
-                           h->passes, h->threads, sz, w, tried);
-    if (inc < 0 || !gpo_result_stats(res, inc))
-        return gpo_t2_knob(job, "bytes", h->tile_knob, win,
-                           "measured: a cache-blocked kernel (%d passes per tile, %d "
-                           "threads) ran fastest with %s tiles (%s); tiles tried (bytes): "
-                           "%s",
-                           h->passes, h->threads, sz, w, tried);
-    gpo_format_ns(gpo_result_stats(res, inc)->median, i, sizeof i);
-    return gpo_t2_knob(job, "bytes", h->tile_knob, win,
-                       "measured: a cache-blocked kernel (%d passes per tile, %d threads) "
+    if (v.what == GPO_T2_NOT_MEASURED)
+        return gpo_t2_knob(job, "bytes", h->tile_knob, pick,
+                           "%s: tier 1's %s tiles stand; a cache-blocked kernel (%d passes per "
+                           "tile, %d threads) ran with them in %s, and the time budget ran out "
+                           "before another size ran; tiles (bytes): %s; noise: %s",
+                           word, one, h->passes, h->threads, i, tried, v.noise);
+    if (v.kept)
+        return gpo_t2_knob(job, "bytes", h->tile_knob, pick,
+                           "%s: a cache-blocked kernel (%d passes per tile, %d threads) ran with "
+                           "%s tiles in %s against %s with tier 1's %s, a gain within the noise "
+                           "of a busy machine: tier 1's size kept; tiles (bytes): %s; noise: %s",
+                           word, h->passes, h->threads, sz, w, i, one, tried, v.noise);
+    if (v.what == GPO_T2_WITHIN_NOISE)
+        return gpo_t2_knob(job, "bytes", h->tile_knob, pick,
+                           "%s: a cache-blocked kernel (%d passes per tile, %d threads) ran with "
+                           "tier 1's %s tiles in %s; of the %d other sizes measured none beat it "
+                           "beyond noise side by side; tiles (bytes): %s; noise: %s",
+                           word, h->passes, h->threads, sz, w, (int)v.others, tried, v.noise);
+    if (inc < 0)
+        return gpo_t2_knob(job, "bytes", h->tile_knob, pick,
+                           "%s: a cache-blocked kernel (%d passes per tile, %d "
+                           "threads) ran fastest with %s tiles (%s); tiles (bytes): %s; noise: %s",
+                           word, h->passes, h->threads, sz, w, tried, v.noise);
+    return gpo_t2_knob(job, "bytes", h->tile_knob, pick,
+                       "%s: a cache-blocked kernel (%d passes per tile, %d threads) "
                        "ran fastest with %s tiles: %s against %s with tier 1's %s side by "
-                       "side; tiles tried (bytes): %s",
-                       h->passes, h->threads, sz, w, i, one, tried);
+                       "side; tiles (bytes): %s; noise: %s",
+                       word, h->passes, h->threads, sz, w, i, one, tried, v.noise);
 }
 
 const gpo_t2_bench gpo_t2_bench_tile = {

@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tier2/bench.h"
@@ -83,7 +84,7 @@ void gpo_t2_tried(const gpo_t2_job *job, const gpuopt_result *res, const char *p
         int32_t i = gpo_t2_find(res, param, v), s = i >= 0 ? gpo_result_status(res, i) : -1;
         size_t n = strlen(out);
         gpo_snprintf(out + n, cap - n, "%s%lld%s%s%s", n ? ", " : "", (long long)v,
-                     s < 0                   ? " (not reached)"
+                     s < 0                   ? " (not measured: budget)"
                      : s == GPO_CAND_INVALID ? " ("
                      : s == GPO_CAND_PRUNED  ? " (pruned)"
                                              : "",
@@ -94,4 +95,21 @@ void gpo_t2_tried(const gpo_t2_job *job, const gpuopt_result *res, const char *p
 int gpo_t2_has_pinned(const gpo_runtime_ops *ops)
 {
     return ops->host_alloc_pinned && ops->host_free_pinned;
+}
+
+gpuopt_status gpo_t2_fill(const gpo_t2_rt *g, gpo_rt_buf *buf, size_t bytes)
+{
+    enum { CHUNK = 1u << 20 };
+    uint32_t *chunk = malloc(CHUNK);
+    if (!chunk)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2: out of memory");
+    /* Odd words: never zero, nothing a page or a cache could share. */
+    for (size_t i = 0; i < CHUNK / 4; i++)
+        chunk[i] = (uint32_t)i * 2654435761u | 1u;
+    gpuopt_status st = GPUOPT_OK;
+    for (size_t off = 0; off < bytes && !st; off += CHUNK)
+        st =
+            g->ops->buffer_write(g->rt, buf, off, chunk, bytes - off < CHUNK ? bytes - off : CHUNK);
+    free(chunk);
+    return st;
 }

@@ -8,12 +8,11 @@
  *   the measurement, since a callback's own measurement may cover only
  *   part of the call. A run cannot be interrupted, so the check follows
  *   each run;
- * - PRUNED: the controller's probe rule (probe median over prune_ratio x
- *   the best), and, before it, two runs in a row each over 10 x that bound
- *   and over 1 ms (a point 20x slower than the best is not worth the rest
- *   of its warm-up and probe). Two, because one sample on a shared machine
- *   can be a scheduling hiccup; over 1 ms, because below that the runs it
- *   saves cost nothing worth the risk;
+ * - PRUNED: the controller's probe rule (the fastest run of the probe,
+ *   and of a second probe, over prune_ratio x the best), and, before it, two runs in a row each
+ * over 10 x that bound and over 1 ms (a point 20x slower than the best is not worth the rest of its
+ * warm-up and probe). Two, because one sample on a shared machine can be a scheduling hiccup; over
+ * 1 ms, because below that the runs it saves cost nothing worth the risk;
  * - a PRUNED or failed point is released at once; nothing of it is kept
  *   but its statistics and message. */
 #include "tune/run.h"
@@ -199,6 +198,9 @@ int32_t gpo_run_ready(gpo_run *r, const gpuopt_point *c, gpo_prep **p, double *n
     double t = 0, wall = 0;
     int32_t s = r->spec.ops->prepare(&r->sc, c, p, ev);
     if (s == GPO_CAND_OK && (s = run_once(r, *p, &t, &wall, ev)) == GPO_CAND_OK) {
+        /* The wall time beside the measurement shows what a runtime does
+         * outside it on a first launch (PoCL generates code then). */
+        gpo_log_debug(r->spec.log, "tuner: checked run: %.0f ns measured, %.0f ns wall", t, wall);
         if (timed_out(r, wall, ev, "the first"))
             s = GPO_CAND_TIMEOUT;
         else
@@ -230,7 +232,8 @@ static int evaluate(gpo_run *r, const gpuopt_point *c, double best_ns, int32_t r
 {
     eval_init(ev);
     gpo_prep *p = NULL;
-    int32_t s = gpo_run_ready(r, c, &p, NULL, ev);
+    double first_ns = 0;
+    int32_t s = gpo_run_ready(r, c, &p, &first_ns, ev);
     if (s == GPO_FATAL)
         return -1;
     if (s != GPO_CAND_OK) {
@@ -245,6 +248,9 @@ static int evaluate(gpo_run *r, const gpuopt_point *c, double best_ns, int32_t r
         gpo_run_release(r, p);
         return -1;
     }
+    /* The checked run is the first timed one; the probe says whether it
+     * was a warm-up (measure/timing.h). */
+    gpo_timing_first(&tm, first_ns);
     double slow_bound = EARLY_PRUNE_FACTOR * set.prune_ratio * best_ns;
     if (slow_bound < EARLY_PRUNE_MIN_NS)
         slow_bound = EARLY_PRUNE_MIN_NS;
@@ -278,9 +284,15 @@ static int evaluate(gpo_run *r, const gpuopt_point *c, double best_ns, int32_t r
         s = gpo_timing_finish(&tm, &ev->stats) == GPO_TIMED_PRUNED ? GPO_CAND_PRUNED : GPO_CAND_OK;
         if (s == GPO_CAND_PRUNED)
             gpo_snprintf(ev->msg, sizeof ev->msg,
-                         "probe median %.0f ns is over %gx the best (%.0f ns): not timed further",
-                         ev->stats.median, set.prune_ratio, best_ns);
+                         "probed twice: the fastest of %d runs, %.0f ns, is over %gx the best "
+                         "(%.0f ns): not timed further",
+                         (int)ev->stats.count, gpo_stats_rank(&ev->stats), set.prune_ratio,
+                         best_ns);
     }
+    gpo_log_debug(r->spec.log, "tuner: first run %.0f ns: %s", first_ns,
+                  tm.first == GPO_FIRST_TIMED    ? "timed"
+                  : tm.first == GPO_FIRST_WARMUP ? "the warm-up (slower than the probe)"
+                                                 : "no verdict (stopped before the probe)");
     gpo_timing_free(&tm);
     gpo_run_release(r, p);
     if (s == GPO_FATAL)
@@ -305,7 +317,7 @@ static int32_t retime_rounds(const gpo_run *r, double per_round)
 }
 
 /* Slot 0 (the incumbent) unless another beats it beyond noise; among those
- * that do, the lowest median. Slots without statistics cannot win; without
+ * that do, the lowest ranking statistic. Slots without statistics cannot win; without
  * slot 0, the fastest standing. -1 when none stands. */
 static int32_t pick(const gpo_stats *stats, const int *alive, int32_t k, double floor)
 {
@@ -314,12 +326,13 @@ static int32_t pick(const gpo_stats *stats, const int *alive, int32_t k, double 
         win = 0;
         for (int32_t i = 1; i < k; i++)
             if (alive[i] && gpo_stats_beats(&stats[0], &stats[i], floor) &&
-                (win == 0 || stats[i].median < stats[win].median))
+                (win == 0 || gpo_stats_rank(&stats[i]) < gpo_stats_rank(&stats[win])))
                 win = i;
         return win;
     }
     for (int32_t i = 1; i < k; i++)
-        if (alive[i] && stats[i].count > 0 && (win < 0 || stats[i].median < stats[win].median))
+        if (alive[i] && stats[i].count > 0 &&
+            (win < 0 || gpo_stats_rank(&stats[i]) < gpo_stats_rank(&stats[win])))
             win = i;
     return win;
 }
@@ -403,8 +416,8 @@ static void log_point(const gpo_run *r, const gpo_eval *ev)
 gpuopt_status gpo_run_record(gpo_run *r, const gpuopt_point *c, const gpo_eval *ev)
 {
     int timed = ev->status == GPO_CAND_OK || ev->status == GPO_CAND_PRUNED;
-    if ((r->fatal = gpo_search_report(r->search, c, ev->status, timed ? ev->stats.median : 0)) !=
-        GPUOPT_OK)
+    if ((r->fatal = gpo_search_report(r->search, c, ev->status,
+                                      timed ? gpo_stats_rank(&ev->stats) : 0)) != GPUOPT_OK)
         return r->fatal;
     int32_t i = gpo_result_add(r->result, gpo_point_indices(c), ev, 0);
     if (i < 0)
@@ -425,8 +438,8 @@ static int preload(gpo_run *r, const uint32_t *idx, const gpo_eval *ev, int resu
                    const cJSON *params)
 {
     if (!gpo_space_is_legal(r->space, idx) ||
-        gpo_search_preload(r->search, idx, ev->status, ev->stats.count ? ev->stats.median : 0) !=
-            GPUOPT_OK)
+        gpo_search_preload(r->search, idx, ev->status,
+                           ev->stats.count ? gpo_stats_rank(&ev->stats) : 0) != GPUOPT_OK)
         return -1;
     int32_t i = gpo_result_add(r->result, idx, ev, resumed);
     if (i < 0)
@@ -615,7 +628,7 @@ gpuopt_status gpo_run_verify(gpo_run *r, gpuopt_result **out)
     cfg[1] = stored_point(r, hit->runner_up);
     if ((st = r->fatal) != GPUOPT_OK || (st = setup(r)) != GPUOPT_OK)
         goto out;
-    r->best_ns = num(hit->best, "median_ns", -1);
+    r->best_ns = num(hit->best, "min_ns", num(hit->best, "median_ns", -1));
     double per_round = 0;
     for (int i = 0; i < 2; i++) {
         eval_init(&ev[i]);
@@ -909,7 +922,7 @@ static int decide(gpo_run *r)
     int32_t runner = -1;
     for (int32_t j = 0; j < n; j++)
         if (j != win && stats[j].count > 0 &&
-            (runner < 0 || stats[j].median < stats[runner].median))
+            (runner < 0 || gpo_stats_rank(&stats[j]) < gpo_stats_rank(&stats[runner])))
             runner = j;
     r->best = slot[win];
     r->runner = runner >= 0 ? slot[runner] : -1;

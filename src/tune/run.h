@@ -25,11 +25,14 @@
  *   measured;
  * - the incumbent (spec.incumbent, an earlier decision) is measured first,
  *   whatever the budget;
- * - every point: prepare, one untimed checked run (no time counts before
- *   the output was checked; it also pays first-launch costs such as a
- *   JIT's code generation per launch shape), then the timing controller
- *   (measure/timing.h) with probe-and-prune against the best so far;
- *   journaled at once, one line, so a killed run loses nothing finished;
+ * - every point: prepare, a first run whose outputs are checked (no time
+ *   counts before the output was checked) and whose time the timing
+ *   controller (measure/timing.h) keeps as a timed run when the probe
+ *   shows it was not slower, or drops as the warm-up when it was (a JIT's
+ *   code generation per launch shape); then probe-and-prune against the
+ *   best so far, by the ranking statistic (measure/stats.h: the fastest
+ *   run), re-probing before pruning; journaled at once, one line, so a
+ *   killed run loses nothing finished;
  * - the finalists (the incumbent, else the search's best, in slot 0, and
  *   the fastest others) are re-timed side by side and slot 0 is kept
  *   unless beaten by gpo_stats_beats with spec.floor; when the time budget

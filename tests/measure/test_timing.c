@@ -56,26 +56,38 @@ static void statistics_use_linear_quantiles_and_sample_deviation(void **state)
     NEAR(gpo_quantile_sorted(even, 4, 0.0), 10);
 }
 
+/* Drives the controller after a checked first run of `first` ns (< 0: no
+ * first run); the timed runs take durations[i] (the last one repeating),
+ * warm-ups the first. Counts the steps asked for. */
+static int32_t drive_first(const gpo_timing_settings *set, double best, double first,
+                           const double *durations, int nd, int *warm, int *timed, gpo_stats *st,
+                           int *first_was)
+{
+    gpo_timing t;
+    assert_int_equal(gpo_timing_begin(&t, set, best), GPUOPT_OK);
+    if (first >= 0)
+        gpo_timing_first(&t, first);
+    *warm = *timed = 0;
+    int step;
+    while ((step = gpo_timing_next(&t)) != GPO_TIMING_DONE) {
+        *warm += step == GPO_TIMING_WARMUP;
+        gpo_timing_record(&t, durations[*timed < nd ? *timed : nd - 1]);
+        *timed += step == GPO_TIMING_TIMED;
+        assert_true(*warm + *timed < 100000);
+    }
+    int32_t status = gpo_timing_finish(&t, st);
+    *first_was = t.first;
+    gpo_timing_free(&t);
+    return status;
+}
+
 /* Runs the controller with every run taking `ns`; returns the status and
  * fills counts of warm-up and timed runs. */
 static int32_t drive(const gpo_timing_settings *set, double best, double ns, int *warm, int *timed,
                      gpo_stats *st)
 {
-    gpo_timing t;
-    assert_int_equal(gpo_timing_begin(&t, set, best), GPUOPT_OK);
-    *warm = *timed = 0;
-    int step;
-    while ((step = gpo_timing_next(&t)) != GPO_TIMING_DONE) {
-        if (step == GPO_TIMING_WARMUP)
-            (*warm)++;
-        else
-            (*timed)++;
-        gpo_timing_record(&t, ns);
-        assert_true(*warm + *timed < 100000);
-    }
-    int32_t status = gpo_timing_finish(&t, st);
-    gpo_timing_free(&t);
-    return status;
+    int first;
+    return drive_first(set, best, -1, &ns, 1, warm, timed, st, &first);
 }
 
 static void timing_warms_up_and_repeats_on_time_budgets_within_bounds(void **state)
@@ -119,7 +131,7 @@ static void probe_prunes_candidates_twice_as_slow_as_the_best(void **state)
     int warm, timed;
     gpo_stats st;
     assert_int_equal(drive(&set, 1e6, 2.5e6, &warm, &timed, &st), GPO_TIMED_PRUNED);
-    assert_int_equal(timed, 3); /* only the probe */
+    assert_int_equal(timed, 6); /* only the probe and the probe again */
     NEAR(st.median, 2.5e6);
     assert_int_equal(drive(&set, 1e6, 1.9e6, &warm, &timed, &st), GPO_TIMED_OK);
     assert_int_equal(timed, 27); /* ceil(50 ms / 1.9 ms) */
@@ -205,8 +217,8 @@ static void the_loop_measures_within_its_run_bounds_prunes_and_stops_at_a_failur
 
     s.runs = 0;
     assert_int_equal(gpo_measure_time(run_one, &s, &t, 400, &st, &pruned), GPUOPT_OK);
-    assert_int_equal(pruned, 1); /* over 2 x the best after its 3-run probe */
-    assert_int_equal(st.count, 3);
+    assert_int_equal(pruned, 1); /* over 2 x the best after its 3-run probe, twice */
+    assert_int_equal(st.count, 6);
 
     s.runs = 0;
     s.fail_at = 2;
@@ -227,12 +239,90 @@ static void the_loop_measures_within_its_run_bounds_prunes_and_stops_at_a_failur
     assert_int_equal(s.runs, 0);
 }
 
+static void a_checked_first_run_counts_as_timed_when_the_probe_shows_it_was_not_slower(void **state)
+{
+    (void)state;
+    /* Five timed runs per point, as a peer tuner is asked for. */
+    gpo_timing_settings set = {5, 0, 5, 5, 3, 2.0};
+    const double steady[] = {1.0e6, 1.02e6, 0.99e6};
+    int warm, timed, first;
+    gpo_stats st;
+    assert_int_equal(drive_first(&set, -1, 1.01e6, steady, 3, &warm, &timed, &st, &first),
+                     GPO_TIMED_OK);
+    /* No warm-up at all, and the checked run is one of the five. */
+    assert_int_equal(warm, 0);
+    assert_int_equal(timed, 4);
+    assert_int_equal(st.count, 5);
+    assert_int_equal(first, GPO_FIRST_TIMED);
+    NEAR(st.max, 1.02e6);
+}
+
+static void a_slower_first_run_was_the_warm_up_and_is_dropped(void **state)
+{
+    (void)state;
+    gpo_timing_settings set = {5, 0, 5, 5, 3, 2.0};
+    const double steady[] = {1.0e6};
+    int warm, timed, first;
+    gpo_stats st;
+    /* A JIT's first launch: 40 ms against 1 ms runs. */
+    assert_int_equal(drive_first(&set, -1, 40e6, steady, 1, &warm, &timed, &st, &first),
+                     GPO_TIMED_OK);
+    assert_int_equal(warm, 0); /* the first run was the warm-up: none more */
+    assert_int_equal(timed, 5);
+    assert_int_equal(st.count, 5);
+    assert_int_equal(first, GPO_FIRST_WARMUP);
+    NEAR(st.max, 1.0e6);
+}
+
+static void one_slow_probe_prunes_nothing_the_point_is_probed_again(void **state)
+{
+    (void)state;
+    gpo_timing_settings set = {0, 0, 3, 20, 3, 2.0};
+    int warm, timed, first;
+    gpo_stats st;
+    /* Quiet, the point takes 1.5 ms against the best's 1 ms; a competing job
+     * makes its first probe take 3x that. */
+    const double busy_then_quiet[] = {4.5e6, 4.6e6, 4.4e6, 1.5e6, 1.5e6, 1.5e6};
+    assert_int_equal(drive_first(&set, 1e6, 4.5e6, busy_then_quiet, 6, &warm, &timed, &st, &first),
+                     GPO_TIMED_OK);
+    NEAR(gpo_stats_rank(&st), 1.5e6);
+    /* Slow in both probes: pruned after the second, not after the first. */
+    const double slow[] = {4.5e6};
+    assert_int_equal(drive_first(&set, 1e6, 4.5e6, slow, 1, &warm, &timed, &st, &first),
+                     GPO_TIMED_PRUNED);
+    assert_int_equal(timed, 6); /* two probes of 3, and the kept first run */
+    assert_int_equal(st.count, 7);
+    /* With no room for a second probe the point is measured in full. */
+    gpo_timing_settings tight = {0, 0, 3, 3, 3, 2.0};
+    assert_int_equal(drive_first(&tight, 1e6, 9e6, slow, 1, &warm, &timed, &st, &first),
+                     GPO_TIMED_OK);
+}
+
+static void the_fastest_run_ranks_and_the_median_reports(void **state)
+{
+    (void)state;
+    /* Interference slows some runs of a point, never speeds any. */
+    const double quiet[] = {100, 101, 102, 101, 100};
+    const double busy[] = {100, 180, 101, 210, 190};
+    gpo_stats q, b;
+    assert_int_equal(gpo_stats_compute(quiet, 5, &q), GPUOPT_OK);
+    assert_int_equal(gpo_stats_compute(busy, 5, &b), GPUOPT_OK);
+    NEAR(gpo_stats_rank(&q), 100);
+    NEAR(gpo_stats_rank(&b), 100);
+    NEAR(gpo_rank_of(busy, 5), 100);
+    NEAR(b.median, 180); /* reported as measured */
+    /* The busy point's median is 1.8x the quiet one's; by rank they tie,
+     * so neither displaces the other. */
+    assert_false(gpo_stats_beats(&q, &b, GPO_NOISE_FLOOR));
+    assert_false(gpo_stats_beats(&b, &q, GPO_NOISE_FLOOR));
+}
+
 static gpo_stats make(double median, double spread)
 {
     gpo_stats s;
     memset(&s, 0, sizeof s);
     s.count = 10;
-    s.median = median;
+    s.median = s.min = median; /* the ranking statistic: the same figure */
     s.p20 = median - spread / 2;
     s.p80 = median + spread / 2;
     return s;
@@ -317,6 +407,11 @@ int main(void)
         cmocka_unit_test(probe_prunes_candidates_twice_as_slow_as_the_best),
         cmocka_unit_test(timing_settings_and_inputs_are_checked),
         cmocka_unit_test(the_loop_measures_within_its_run_bounds_prunes_and_stops_at_a_failure),
+        cmocka_unit_test(
+            a_checked_first_run_counts_as_timed_when_the_probe_shows_it_was_not_slower),
+        cmocka_unit_test(a_slower_first_run_was_the_warm_up_and_is_dropped),
+        cmocka_unit_test(one_slow_probe_prunes_nothing_the_point_is_probed_again),
+        cmocka_unit_test(the_fastest_run_ranks_and_the_median_reports),
         cmocka_unit_test(challengers_within_noise_do_not_displace_the_incumbent),
         cmocka_unit_test(final_retiming_interleaves_rotates_and_keeps_the_incumbent_within_noise),
     };

@@ -1,9 +1,12 @@
 /* The tier-2 test double (fake_rt.h). */
 #include "fake_rt.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "context.h"
 #include "util/strutil.h"
@@ -319,6 +322,11 @@ static gpuopt_status do_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, cons
     if (strcmp(k->name, "gpo_t2_copy") == 0) {
         t = sim_ns(s, s->copy_ns, s->best_copy, local);
         size_t n = k->n < k->buf[0]->size / 4 ? k->n : k->buf[0]->size / 4;
+        const unsigned char *src = k->buf[0]->data;
+        size_t last = n * 4 >= 4 ? n * 4 - 4 : 0; /* its first, middle and last words */
+        if (!memcmp(src, "\0\0\0\0", 4) || !memcmp(src + last / 2 / 4 * 4, "\0\0\0\0", 4) ||
+            !memcmp(src + last, "\0\0\0\0", 4))
+            s->unwritten_copies++;
         memcpy(k->buf[1]->data, k->buf[0]->data, n * 4 < 4096 ? n * 4 : 4096);
     } else if (strcmp(k->name, "gpo_t2_reduce") == 0) {
         t = sim_ns(s, s->reduce_ns, s->best_reduce, local);
@@ -400,7 +408,7 @@ static void unload(void *state)
 }
 
 static gpuopt_status push(gpo_device_list *out, const char *name, const char *uuid,
-                          const char *driver)
+                          const char *driver, uint64_t l2)
 {
     gpuopt_device *d = gpo_device_new();
     if (!d)
@@ -415,7 +423,7 @@ static gpuopt_status push(gpo_device_list *out, const char *name, const char *uu
     d->info.compute_units = 4;
     d->info.max_threads_per_block = 2048;
     d->info.memory_bytes = 8ull << 30;
-    d->info.l2_bytes = 4u << 20;
+    d->info.l2_bytes = l2;
     d->info.shared_mem_per_block = 48u << 10;
     d->est_gflops = 1000;
     return gpo_device_list_push(out, d);
@@ -425,14 +433,15 @@ static gpuopt_status enum_gpu(void *state, const gpo_backend_env *e, gpo_device_
 {
     (void)e;
     fake_spec *s = state;
-    return s->enabled ? push(out, "Fake GPU", "GPU-feed0000-0000-0000-0000-000000000001", s->driver)
+    return s->enabled ? push(out, "Fake GPU", "GPU-feed0000-0000-0000-0000-000000000001", s->driver,
+                             s->l2_bytes)
                       : GPUOPT_OK;
 }
 
 static gpuopt_status enum_bare(void *state, const gpo_backend_env *e, gpo_device_list *out)
 {
     (void)e;
-    return *(int *)state ? push(out, "Bare accelerator", "BARE-1", "1.0") : GPUOPT_OK;
+    return *(int *)state ? push(out, "Bare accelerator", "BARE-1", "1.0", 4u << 20) : GPUOPT_OK;
 }
 
 /* Tier 1's launch settings, which tier 2's sweeps start from. */
@@ -484,6 +493,7 @@ static void spec_reset(fake_spec *s)
     s->pageable_spin_ns = 200e3;
     s->pinned_spin_ns = 100e3;
     s->kernel_max = 1024;
+    s->l2_bytes = 4u << 20;
 }
 
 void fake_reset(void)
@@ -491,14 +501,32 @@ void fake_reset(void)
     spec_reset(&fake_gpu);
     spec_reset(&fake_cl);
     fake_bare_enabled = 0;
+    fake_loadavg = "0.10 0.10 0.10 1/100 1";
 }
+
+const char *fake_loadavg = "0.10 0.10 0.10 1/100 1";
 
 gpuopt_status fake_context(const char *cache_dir, gpuopt_context **ctx)
 {
+    /* A recorded /proc/loadavg: the tests say how busy the machine is, not
+     * the machine that runs them. */
+    static char root[600];
+    char path[700];
+    snprintf(root, sizeof root, "%s/root", cache_dir);
+    snprintf(path, sizeof path, "%s/proc", root);
+    if ((mkdir(root, 0700) && errno != EEXIST) || (mkdir(path, 0700) && errno != EEXIST))
+        return GPUOPT_ERR_IO;
+    snprintf(path, sizeof path, "%s/proc/loadavg", root);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return GPUOPT_ERR_IO;
+    fprintf(f, "%s\n", fake_loadavg);
+    fclose(f);
     gpuopt_options o;
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;
     o.flags = GPUOPT_OPTION_IGNORE_CONFIG_FILE;
+    o.sysfs_root = root;
     o.cache_dir = cache_dir;
     o.log_level = "off";
     return gpo_context_create_with(&o, fake_list, 3, ctx);

@@ -24,6 +24,7 @@ typedef struct fake_spec {
     double pageable_spin_ns, pinned_spin_ns; /* host time of a 16 MiB copy */
     int wrong_sum;                           /* the reduction adds one too many */
     size_t kernel_max;                       /* kernel_max_group */
+    uint64_t l2_bytes;                       /* the device's last-level cache */
     const char *fail_op;                     /* "launch", "buffer_alloc", ...; NULL: none */
     int fail_nth;                            /* 1-based; 0: every call */
     long fail_seen;                          /* calls of fail_op so far (reset it with fail_op) */
@@ -32,7 +33,8 @@ typedef struct fake_spec {
     /* counters */
     long calls; /* every op */
     long opens, launches, live;
-    int64_t locals[64]; /* distinct local sizes launched */
+    long unwritten_copies; /* copy launches whose source held zeros (never written) */
+    int64_t locals[64];    /* distinct local sizes launched */
     int n_locals;
 } fake_spec;
 
@@ -42,10 +44,12 @@ extern int fake_bare_enabled;
 
 /* Resets both specs: enabled, driver "1.0", copy best 512 at 100 us,
  * reduction best 128 at 50 us, slope 0.5, pageable 200 us / pinned 100 us,
- * kernels up to 1024. */
+ * kernels up to 1024, a 4 MiB last-level cache. */
 void fake_reset(void);
 
 /* A context over the three fake backends with the cache in `cache_dir`. */
 gpuopt_status fake_context(const char *cache_dir, gpuopt_context **ctx);
+/* The /proc/loadavg line fake_context records (reset: an idle machine). */
+extern const char *fake_loadavg;
 
 #endif

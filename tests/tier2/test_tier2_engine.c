@@ -149,9 +149,32 @@ static void level2_measures_every_knob_through_the_runtime_ops(void **state)
     assert_true(knob(p, "measured.launch_latency_ns").int_value > 0);
     assert_true(knob(p, "measured.h2d_pinned").int_value >
                 knob(p, "measured.h2d_pageable").int_value);
+    /* Every copy read a source written before it was timed. */
+    assert_true(fake_gpu.launches > 0);
+    assert_int_equal(fake_gpu.unwritten_copies, 0);
     /* The session was opened once and closed with everything in it. */
     assert_int_equal(fake_gpu.opens, 1);
     assert_int_equal(fake_gpu.live, 0);
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
+/* A 16 MiB probe at 10 ms says 4 ms of copying moves only 13 MB, under the
+ * 16 MiB floor; the buffers still grow past the 24 MiB last-level cache
+ * (32 MiB each), so the figure is the memory's, and the reason does not
+ * call it cache bandwidth. */
+static void bandwidth_buffers_outgrow_the_last_level_cache_whatever_the_time_caps(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    fake_gpu.copy_ns = 10e6;
+    fake_gpu.l2_bytes = 24u << 20;
+    gpuopt_context *ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    gpuopt_knob k = knob(p, "measured.memory_bandwidth");
+    assert_non_null(strstr(k.reason, "read and wrote 32 MiB each way"));
+    assert_null(strstr(k.reason, "cache bandwidth"));
+    assert_int_equal(fake_gpu.unwritten_copies, 0);
     gpuopt_plan_destroy(p);
     gpuopt_context_destroy(ctx);
 }
@@ -255,9 +278,12 @@ static void a_sweep_cut_by_the_budget_resumes_where_it_stopped(void **state)
     gpuopt_context *ctx = context();
     gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
     gpuopt_knob k = knob(p, "launch.block_size");
-    /* Only the incumbent was measured; it stands, and the plan says so. */
+    /* Only the incumbent was measured; it stands, and the plan says so
+     * without claiming a comparison that never ran. */
     assert_int_equal(k.int_value, 256);
-    assert_non_null(strstr(k.reason, "512 (not reached)"));
+    assert_non_null(strstr(k.reason, "512 (not measured: budget)"));
+    assert_true(strncmp(k.reason, "not measured (budget): tier 1's groups of 256 stand", 51) == 0);
+    assert_null(strstr(k.reason, "beyond noise"));
     gpuopt_plan_destroy(p);
 
     gpo_tier2_budget_scale = 100;
@@ -269,7 +295,8 @@ static void a_sweep_cut_by_the_budget_resumes_where_it_stopped(void **state)
     assert_int_equal(count("hit:"), 4);
     k = knob(p, "launch.block_size");
     assert_int_equal(k.int_value, 512);
-    assert_null(strstr(k.reason, "not reached"));
+    assert_null(strstr(k.reason, "not measured"));
+    assert_true(strncmp(k.reason, "measured: ", 10) == 0);
     gpuopt_plan_destroy(p);
 
     events[0] = '\0';
@@ -278,6 +305,28 @@ static void a_sweep_cut_by_the_budget_resumes_where_it_stopped(void **state)
     gpuopt_plan_destroy(p);
     gpuopt_context_destroy(ctx);
 }
+
+/* launch.block_size's value and reason (into why) on a fresh cache, the
+ * simulated gain per factor of 2 `slope`, the machine's load `loadavg`. */
+static int64_t block_size_with(void **state, double slope, const char *loadavg, char *why,
+                               size_t cap)
+{
+    assert_int_equal(teardown(state), 0);
+    assert_int_equal(setup(state), 0);
+    fake_cl.enabled = 0;
+    fake_gpu.slope = slope;
+    fake_loadavg = loadavg;
+    gpuopt_context *ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    gpuopt_knob k = knob(p, "launch.block_size");
+    snprintf(why, cap, "%s", k.reason);
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+    return k.int_value;
+}
+
+#define IDLE "0.10 0.10 0.10 1/100 1"
+#define BUSY "1000.00 900.00 800.00 3/100 1"
 
 /* The device's cache file in `dir` (the one name that is neither hidden
  * nor a lock), read whole. */
@@ -361,18 +410,36 @@ static void stored_knobs_outside_their_domain_are_measured_again(void **state)
  * stands in for the program's own), so tier 1's size stays. */
 static void a_gain_under_the_switch_floor_keeps_tier_1s_size(void **state)
 {
-    (void)state;
-    fake_cl.enabled = 0;
-    fake_gpu.slope = 0.04;
-    gpuopt_context *ctx = context();
-    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
-    gpuopt_knob k = knob(p, "launch.block_size");
-    assert_int_equal(k.int_value, 256);
-    assert_non_null(strstr(k.reason, "(tier 1's size)"));
-    assert_non_null(strstr(k.reason, "no other size beat it beyond noise side by side"));
-    assert_non_null(strstr(k.reason, "next best 512"));
-    gpuopt_plan_destroy(p);
-    gpuopt_context_destroy(ctx);
+    char why[2048];
+    assert_int_equal(block_size_with(state, 0.04, IDLE, why, sizeof why), 256);
+    assert_non_null(strstr(why, "(tier 1's size)"));
+    assert_true(strncmp(why, "within noise of tier 1: ", 24) == 0);
+    assert_non_null(strstr(why, "none beat it beyond noise side by side"));
+    assert_non_null(strstr(why, "next best 512"));
+    assert_non_null(strstr(why, "noise: load 0.1 on "));
+    assert_null(strstr(why, "busy"));
+}
+
+/* 512 runs 10% faster than tier 1's 256: past the 5% floor on an idle
+ * machine, so it wins; with the load above the CPU count the same gain is
+ * within the noise of a busy machine (under 25%): tier 1's size stays, the
+ * reason says busy and lower confidence, and no setting flips. */
+static void a_busy_machine_keeps_tier_1s_size_and_says_so(void **state)
+{
+    char why[2048];
+    assert_int_equal(block_size_with(state, 0.10, IDLE, why, sizeof why), 512);
+    assert_true(strncmp(why, "measured: ", 10) == 0);
+    assert_null(strstr(why, "busy"));
+    assert_int_equal(block_size_with(state, 0.10, BUSY, why, sizeof why), 256);
+    assert_true(strncmp(why, "within noise of tier 1: ", 24) == 0);
+    assert_non_null(strstr(why, "a gain within the noise of a busy machine"));
+    assert_non_null(strstr(why, "load 1000.0 on "));
+    assert_non_null(strstr(why, "busy (load above the CPU count): lower confidence"));
+    /* A gain beyond 25% still wins on a busy machine, said with less
+     * confidence. */
+    assert_int_equal(block_size_with(state, 0.50, BUSY, why, sizeof why), 512);
+    assert_true(strncmp(why, "measured: ", 10) == 0);
+    assert_non_null(strstr(why, "lower confidence"));
 }
 
 static void a_runtime_call_failing_mid_tier_leaves_level_1_with_its_reason(void **state)
@@ -513,6 +580,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(a_gain_under_the_switch_floor_keeps_tier_1s_size, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(a_busy_machine_keeps_tier_1s_size_and_says_so, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(
+            bandwidth_buffers_outgrow_the_last_level_cache_whatever_the_time_caps, setup, teardown),
         cmocka_unit_test_setup_teardown(
             a_runtime_call_failing_mid_tier_leaves_level_1_with_its_reason, setup, teardown),
         cmocka_unit_test_setup_teardown(

@@ -40,6 +40,7 @@ typedef struct probe {
     int64_t sleep_x; /* this X sleeps sleep_ms */
     double sleep_ms;
     int measure;        /* report own times: 1000 * X ns */
+    int slow_first;     /* with measure: the very first run reports 100x */
     int pre_before_run; /* 0 when a run came without a pre_run before it */
     int pending_pre;
     int64_t order[64];
@@ -80,7 +81,7 @@ static gpuopt_status run(const gpuopt_point *c, void *user, double *measured_ns)
         nanosleep(&ts, NULL);
     }
     if (p->measure)
-        *measured_ns = 1000.0 * (double)x;
+        *measured_ns = 1000.0 * (double)x * (p->slow_first && p->runs == 1 ? 100 : 1);
     return GPUOPT_OK;
 }
 
@@ -166,6 +167,32 @@ static void own_measurements_are_taken_as_given(void **state)
     assert_true(p.validates >= 5);
     gpuopt_result_destroy(r);
     gpuopt_tuner_destroy(t);
+}
+
+/* Five timed runs asked: a point runs five times, the checked run among
+ * them, when it was not slower than the rest; a slower first run was the
+ * warm-up, and five more are timed. */
+static void the_checked_run_is_the_first_timed_one_unless_it_was_slower(void **state)
+{
+    (void)state;
+    for (int slow = 0; slow < 2; slow++) {
+        probe p = {.measure = 1, .slow_first = slow};
+        gpuopt_tuner *t = x_tuner(1, &p, 1);
+        gpuopt_tuner_settings set = tt_settings(t);
+        set.warmup_ms = 5; /* the probe decides: no warm-up runs for it */
+        set.repeat_ms = 0;
+        set.min_runs = set.max_runs = 5;
+        assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
+        gpuopt_result *r = NULL;
+        assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
+        assert_int_equal(p.runs, slow ? 6 : 5);
+        assert_int_equal(p.validates, 1);
+        gpuopt_candidate c = cand(r, 0);
+        assert_int_equal(c.runs, 5);
+        assert_true(c.p80_ns == 1000.0); /* the slow first run is not among them */
+        gpuopt_result_destroy(r);
+        gpuopt_tuner_destroy(t);
+    }
 }
 
 static void the_library_times_a_callback_that_does_not_measure_itself(void **state)
@@ -410,6 +437,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(own_measurements_are_taken_as_given),
+        cmocka_unit_test(the_checked_run_is_the_first_timed_one_unless_it_was_slower),
         cmocka_unit_test(the_library_times_a_callback_that_does_not_measure_itself),
         cmocka_unit_test(failures_are_recorded_and_never_win),
         cmocka_unit_test(no_valid_candidate_is_a_result_whose_best_is_not_found),

@@ -104,7 +104,7 @@ static void tier2_measures_bandwidth_and_the_tile_then_answers_from_the_cache(vo
 
     events[0] = '\0';
     p = plan(NULL, 2);
-    assert_string_equal(events, "hit:bench.memory_bandwidth;hit:bench.tile;");
+    assert_string_equal(events, "hit:bench.tile;hit:bench.memory_bandwidth;");
     gpuopt_knob again = knob(p, "cpu.tile_bytes");
     assert_int_equal(again.source, GPUOPT_SOURCE_CACHE);
     assert_int_equal(again.int_value, tile.int_value);

@@ -174,7 +174,9 @@ static void measured_once_then_answered_from_the_cache_with_every_runtime_call_f
     assert_int_equal(count("measure:"), 6);
     gpuopt_knob b = knob(p, "launch.block_size");
     assert_int_equal(b.int_value % 8, 0); /* PoCL's preferred multiple */
-    assert_non_null(strstr(b.reason, "measured"));
+    /* A verdict the sweep ran to: measured, or within noise of tier 1. */
+    if (strncmp(b.reason, "measured:", 9) != 0 && strncmp(b.reason, "within noise of tier 1:", 23) != 0)
+        fail_msg("launch.block_size reason: %s", b.reason);
     gpuopt_knob r = knob(p, "launch.reduce_block_size");
     assert_int_equal(r.int_value & (r.int_value - 1), 0);
     assert_true(knob(p, "measured.memory_bandwidth").int_value > 0);
