@@ -304,6 +304,23 @@ static void malformed_specs_name_the_path_the_value_and_what_is_accepted(void **
     }
 }
 
+/* A "default" object that names a parameter twice (cJSON keeps both keys)
+ * is refused; it once wrote past the end of the defaults array. */
+static void default_naming_a_parameter_twice_is_refused(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    tune_spec *s = parse("{" KERNEL "," PARAMS "," GEOM "," SIZES "," ARGS
+                         ", \"default\": {\"T\": 1, \"T\": 2, \"T\": 1}}",
+                         err, sizeof err);
+    if (s) {
+        tune_spec_free(s);
+        fail_msg("a default with a duplicate key was accepted");
+    }
+    assert_non_null(strstr(err, "t.json: default.T"));
+    assert_non_null(strstr(err, "given twice"));
+}
+
 static void comments_are_accepted_at_every_level(void **state)
 {
     (void)state;
@@ -409,6 +426,7 @@ int main(void)
         cmocka_unit_test(stencil_example_loads_with_defaults_filled_in),
         cmocka_unit_test(minimal_spec_loads),
         cmocka_unit_test(malformed_specs_name_the_path_the_value_and_what_is_accepted),
+        cmocka_unit_test(default_naming_a_parameter_twice_is_refused),
         cmocka_unit_test(comments_are_accepted_at_every_level),
         cmocka_unit_test(buffers_take_inline_and_file_data),
         cmocka_unit_test(size_overrides_accept_known_names_only),

@@ -317,6 +317,10 @@ static int parse_default(pctx *p, const cJSON *root)
                 prm = &s->params[q];
         if (!prm)
             return ts_fail(p, at, NULL, "no parameter has this name");
+        /* JSON allows a key twice and cJSON keeps both: one value each. */
+        for (int32_t q = 0; q < s->n_defaults; q++)
+            if (s->defaults[q].name == prm->name)
+                return ts_fail(p, at, it, "parameter %s is given twice", prm->name);
         char text[32];
         const char *val = NULL;
         for (int32_t j = 0; j < prm->count; j++) {
