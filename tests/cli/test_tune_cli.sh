@@ -22,6 +22,11 @@ run() {
     echo "FAIL: gpuopt $* exited $rc, expected $want"; sed 's/^/  stdout: /' "$out" | head -n 20
     sed 's/^/  stderr: /' "$err" | head -n 20; fails=$((fails + 1))
   fi
+  # A sanitizer's report exits 1 too, which some checks expect.
+  if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$err"; then
+    echo "FAIL: gpuopt $* has a sanitizer report"; sed 's/^/  stderr: /' "$err" | head -n 30
+    fails=$((fails + 1))
+  fi
 }
 has() {
   if ! grep -qF -- "$2" "$1"; then
@@ -78,6 +83,13 @@ run 0 tune "$examples/sgemm.json" $small
 has "$out" "from cache  yes"
 # shellcheck disable=SC2086
 run 0 tune "$examples/sgemm.json" $small --json; has "$out" '"from_cache":'
+# A CSV that cannot be written (the disk is full: the buffered text fails
+# at fclose) exits 1 with the reason, and the stream is closed once.
+if [ -w /dev/full ]; then
+  # shellcheck disable=SC2086
+  run 1 tune "$examples/sgemm.json" $small --csv /dev/full
+  has "$err" "cannot write /dev/full: No space left on device"
+fi
 
 # ---- gpuopt cache over what the tune stored -------------------------------
 run 0 cache path;                        has "$out" "$tmp/cache"
