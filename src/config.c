@@ -20,6 +20,7 @@
 #include "backend.h"
 #include "knob.h"
 #include "policy.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 /* ---- the fields every layer can set -------------------------------------- */
@@ -364,11 +365,11 @@ static int json_scalar_text(const cJSON *item, char *out, size_t cap)
         return 0;
     }
     if (cJSON_IsNumber(item)) {
-        double d = item->valuedouble;
-        if (d == (double)(int64_t)d)
-            gpo_snprintf(out, cap, "%lld", (long long)(int64_t)d);
+        int64_t i;
+        if (gpo_json_int64(item, &i) == 0)
+            gpo_snprintf(out, cap, "%lld", (long long)i);
         else
-            gpo_snprintf(out, cap, "%.17g", d);
+            gpo_snprintf(out, cap, "%.17g", item->valuedouble);
         return 0;
     }
     return -1;

@@ -153,6 +153,26 @@ static void config_file_values_are_checked_one_by_one(void **state)
     gpo_config_free(&cfg);
 }
 
+/* JSON numbers beyond int64_t are reported as numbers, never cast (the
+ * cast is undefined behaviour, caught by the sanitizer build). */
+static void config_file_numbers_beyond_int64_are_refused_without_a_cast(void **state)
+{
+    (void)state;
+    const char *path = write_temp_file(0, "huge.json",
+                                       "{\"level\": 1e19, \"reduced_precision\": -1e300, "
+                                       "\"device\": 9.3e18}");
+    gpo_config cfg;
+    log_capture log = {0};
+    gpuopt_options o = opts(0);
+    o.config_path = path;
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_non_null(strstr(log.text, "\"level\": 1e+19 is not accepted"));
+    assert_non_null(strstr(log.text, "\"reduced_precision\": -1.0000000000000001e+300 is not"));
+    assert_non_null(strstr(log.text, "\"device\": 9.3e+18 is not accepted"));
+    assert_int_equal(cfg.level, 1);
+    gpo_config_free(&cfg);
+}
+
 static void layers_override_in_order_file_env_api(void **state)
 {
     (void)state;
@@ -352,6 +372,7 @@ int main(void)
         cmocka_unit_test_setup(malformed_config_file_is_reported_with_line_and_column_and_ignored,
                                setup),
         cmocka_unit_test_setup(config_file_values_are_checked_one_by_one, setup),
+        cmocka_unit_test_setup(config_file_numbers_beyond_int64_are_refused_without_a_cast, setup),
         cmocka_unit_test_setup(layers_override_in_order_file_env_api, setup),
         cmocka_unit_test_setup(bad_api_options_fail_creation_naming_the_field, setup),
         cmocka_unit_test_setup(library_paths_and_sysfs_root_come_from_the_environment, setup),
