@@ -20,6 +20,7 @@
 #include "backend.h"
 #include "knob.h"
 #include "policy.h"
+#include "util/file.h"
 #include "util/json.h"
 #include "util/strutil.h"
 
@@ -339,6 +340,10 @@ static void env_knobs(gpo_config *cfg, const char *text, const struct gpo_backen
 
 /* ---- the config file --------------------------------------------------------- */
 
+/* A configuration is a few hundred bytes; the cap keeps a wrong path (a
+ * log, an image) from being read whole. */
+#define CONFIG_MAX_BYTES ((size_t)1 << 20)
+
 static void offset_to_line(const char *text, size_t off, int *line, int *col)
 {
     *line = 1;
@@ -538,31 +543,18 @@ static void file_use_cuda(gpo_config *cfg, const backend_choice *before, const c
 static void apply_file(gpo_config *cfg, const char *path, int must_exist,
                        const struct gpo_backend *const *list, size_t nlist, pending *warn)
 {
-    char *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (must_exist)
-            pend(warn, "config file %s cannot be read (%s); using defaults", path, strerror(errno));
+    char *text = NULL, why[128];
+    size_t len;
+    if (gpo_file_read(path, CONFIG_MAX_BYTES, &text, &len, why, sizeof why)) {
+        if (must_exist || (errno != ENOENT && errno != ENOTDIR))
+            pend(warn, "config file %s cannot be read: %s; using defaults", path, why);
         return;
     }
-    gpo_sbuf b;
-    gpo_sbuf_init(&b);
-    char chunk[4096];
-    size_t r;
-    while ((r = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
-        chunk[r] = '\0';
-        if (memchr(chunk, '\0', r)) {
-            pend(warn, "config file %s holds a NUL byte: not JSON text; ignored", path);
-            fclose(f);
-            gpo_sbuf_free(&b);
-            return;
-        }
-        gpo_sbuf_append(&b, chunk);
-    }
-    fclose(f);
-    text = gpo_sbuf_take(&b);
-    if (!text)
+    if (memchr(text, '\0', len)) {
+        pend(warn, "config file %s holds a NUL byte: not JSON text; ignored", path);
+        free(text);
         return;
+    }
     gpo_strlcpy(cfg->config_path, path, sizeof cfg->config_path);
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -171,6 +173,47 @@ static void config_file_numbers_beyond_int64_are_refused_without_a_cast(void **s
     assert_non_null(strstr(log.text, "\"device\": 9.3e+18 is not accepted"));
     assert_int_equal(cfg.level, 1);
     gpo_config_free(&cfg);
+}
+
+/* A config file that is a FIFO, a directory or a device is refused at once
+ * (open(2) of a FIFO without a writer used to block forever), and one past
+ * the size limit is refused naming the limit; the defaults are kept. */
+static void config_file_must_be_a_small_regular_file(void **state)
+{
+    (void)state;
+    char dir[512], fifo[600], big[600];
+    snprintf(dir, sizeof dir, "%s/tests/config-kinds", GPO_BUILD_DIR);
+    mkdir(dir, 0755);
+    snprintf(fifo, sizeof fifo, "%s/fifo.json", dir);
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    snprintf(big, sizeof big, "%s/big.json", dir);
+    FILE *f = fopen(big, "w");
+    assert_non_null(f);
+    fputs("{\"level\": 0, \"device\": \"", f);
+    for (int i = 0; i < 70000; i++)
+        fputs("xxxxxxxxxxxxxxx", f);
+    fputs("\"}", f);
+    assert_int_equal(fclose(f), 0);
+    static const struct {
+        const char *path, *why;
+    } cases[] = {{NULL, "not a regular file (a FIFO)"},
+                 {"/dev/zero", "not a regular file (a character device)"},
+                 {"/", "not a regular file (a directory)"},
+                 {NULL, "larger than the limit of 1 MiB"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gpo_config cfg;
+        log_capture log = {0};
+        gpuopt_options o = opts(0);
+        o.config_path = cases[i].path ? cases[i].path : i == 0 ? fifo : big;
+        assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+        if (!strstr(log.text, cases[i].why) || !strstr(log.text, o.config_path))
+            fail_msg("%s: want '%s' in: %s", o.config_path, cases[i].why, log.text);
+        assert_int_equal(cfg.level, 1);
+        gpo_config_free(&cfg);
+    }
+    unlink(fifo);
+    unlink(big);
 }
 
 static void layers_override_in_order_file_env_api(void **state)
@@ -373,6 +416,7 @@ int main(void)
                                setup),
         cmocka_unit_test_setup(config_file_values_are_checked_one_by_one, setup),
         cmocka_unit_test_setup(config_file_numbers_beyond_int64_are_refused_without_a_cast, setup),
+        cmocka_unit_test_setup(config_file_must_be_a_small_regular_file, setup),
         cmocka_unit_test_setup(layers_override_in_order_file_env_api, setup),
         cmocka_unit_test_setup(bad_api_options_fail_creation_naming_the_field, setup),
         cmocka_unit_test_setup(library_paths_and_sysfs_root_come_from_the_environment, setup),
