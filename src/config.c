@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -77,14 +78,14 @@ static void pend(pending *p, const char *fmt, ...)
         p->n++;
 }
 
-static void pend_flush(pending *p, const gpo_logger *log)
+static void pend_flush(pending *p, const gpo_logger *log, int32_t level)
 {
     for (int i = 0; i < p->n; i++) {
-        gpo_log_warn(log, "%s", p->items[i]);
+        gpo_log(log, level, "%s", p->items[i]);
         free(p->items[i]);
     }
     if (p->dropped)
-        gpo_log_warn(log, "%d further configuration warnings were dropped", p->dropped);
+        gpo_log(log, level, "%d further configuration messages were dropped", p->dropped);
     p->n = 0;
     p->dropped = 0;
 }
@@ -540,7 +541,7 @@ static void file_use_cuda(gpo_config *cfg, const backend_choice *before, const c
     }
 }
 
-static void apply_file(gpo_config *cfg, const char *path, int must_exist,
+static void apply_file(gpo_config *cfg, const char *path, int must_exist, int privileged,
                        const struct gpo_backend *const *list, size_t nlist, pending *warn)
 {
     char *text = NULL, why[128];
@@ -584,6 +585,15 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist,
     {
         if (strcmp(it->string, "use_cuda") == 0)
             continue; /* after the loop: it is checked against "backend" */
+        if (privileged &&
+            (strcmp(it->string, "libraries") == 0 || strcmp(it->string, "cache_dir") == 0 ||
+             strcmp(it->string, "sysfs_root") == 0)) {
+            pend(warn,
+                 "config file %s: \"%s\" ignored: a privileged process takes paths only from "
+                 "gpuopt_options (docs/security.md)",
+                 path, it->string);
+            continue;
+        }
         if (strcmp(it->string, "libraries") == 0) {
             file_libraries(cfg, it, path, warn);
             continue;
@@ -621,10 +631,17 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist,
     free(text);
 }
 
+/* A path from the environment: none in a privileged process. (The two
+ * tests agree in a real one; `privileged` alone lets tests act as one.) */
+static const char *path_env(const char *name, int privileged)
+{
+    return privileged ? NULL : secure_getenv(name);
+}
+
 /* The file to read: API option, else GPUOPT_CONFIG, else the XDG location.
  * Returns 0 with *must_exist, or -1 when no file is to be read. */
-static int config_file_path(const gpuopt_options *opts, int use_env, char *out, size_t cap,
-                            int *must_exist)
+static int config_file_path(const gpuopt_options *opts, int use_env, int privileged, char *out,
+                            size_t cap, int *must_exist)
 {
     *must_exist = 1;
     if (opts && opts->config_path) {
@@ -633,7 +650,7 @@ static int config_file_path(const gpuopt_options *opts, int use_env, char *out, 
         gpo_strlcpy(out, opts->config_path, cap);
         return 0;
     }
-    const char *env = use_env ? getenv("GPUOPT_CONFIG") : NULL;
+    const char *env = use_env ? path_env("GPUOPT_CONFIG", privileged) : NULL;
     if (env) {
         if (!*env)
             return -1;
@@ -641,8 +658,8 @@ static int config_file_path(const gpuopt_options *opts, int use_env, char *out, 
         return 0;
     }
     *must_exist = 0;
-    const char *xdg = getenv("XDG_CONFIG_HOME");
-    const char *home = getenv("HOME");
+    const char *xdg = path_env("XDG_CONFIG_HOME", privileged);
+    const char *home = path_env("HOME", privileged);
     if (xdg && *xdg)
         gpo_snprintf(out, cap, "%s/gpuopt/config.json", xdg);
     else if (home && *home)
@@ -652,12 +669,12 @@ static int config_file_path(const gpuopt_options *opts, int use_env, char *out, 
     return 0;
 }
 
-static void default_cache_dir(gpo_config *cfg)
+static void default_cache_dir(gpo_config *cfg, int privileged)
 {
-    if (cfg->cache_dir[0])
+    if (cfg->cache_dir[0] || privileged)
         return;
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
+    const char *xdg = path_env("XDG_CACHE_HOME", privileged);
+    const char *home = path_env("HOME", privileged);
     if (xdg && *xdg)
         gpo_snprintf(cfg->cache_dir, sizeof cfg->cache_dir, "%s/gpuopt", xdg);
     else if (home && *home)
@@ -683,8 +700,63 @@ static const char *option_value(const gpuopt_options *o, field f)
     return NULL;
 }
 
+/* The path variables a privileged process ignores, for its log line. The
+ * library variables are the backends' (cfg->libraries). */
+static const char *const path_variables[] = {"GPUOPT_CONFIG",  "XDG_CONFIG_HOME",
+                                             "HOME",           "GPUOPT_CACHE_DIR",
+                                             "XDG_CACHE_HOME", "GPUOPT_SYSFS_ROOT"};
+
+/* One line naming what a privileged process ignored and what it uses
+ * instead. A warning when a GPUOPT_ variable was set (someone meant it to
+ * count), else information: HOME is set in every login. */
+static void privileged_note(const gpo_config *cfg, int use_env, pending *warn, pending *info)
+{
+    gpo_sbuf b;
+    gpo_sbuf_init(&b);
+    int meant = 0;
+    for (size_t i = 0; i < sizeof path_variables / sizeof path_variables[0]; i++) {
+        const char *v = path_variables[i];
+        int ours = strncmp(v, "GPUOPT_", 7) == 0;
+        if ((ours && !use_env) || !getenv(v))
+            continue;
+        gpo_sbuf_appendf(&b, "%s%s", b.len ? ", " : "", v);
+        meant |= ours;
+    }
+    for (int i = 0; use_env && i < cfg->n_libraries; i++) {
+        const char *v = cfg->libraries[i].variable;
+        if (v && getenv(v)) {
+            gpo_sbuf_appendf(&b, "%s%s", b.len ? ", " : "", v);
+            meant = 1;
+        }
+    }
+    pend(meant ? warn : info,
+         "privileged process (set-user-ID, set-group-ID or file capabilities: glibc's "
+         "secure-execution mode): paths from the environment and config files are ignored%s%s; "
+         "config file: %s; cache: %s; /sys and /proc: %s; vendor libraries: their default "
+         "sonames (docs/security.md)",
+         b.len ? ": " : "", b.data && !b.failed ? b.data : "",
+         cfg->config_path[0] ? cfg->config_path : "none",
+         cfg->cache_dir[0] ? cfg->cache_dir : "none", cfg->fs.root[0] ? cfg->fs.root : "live");
+    gpo_sbuf_free(&b);
+}
+
+int gpo_config_privileged(void)
+{
+    /* AT_SECURE is what glibc's secure_getenv and ld.so go by: set when the
+     * real and effective user or group differ, or the file carried
+     * capabilities (getauxval(3), ld.so(8) "Secure-execution mode"). */
+    return getauxval(AT_SECURE) != 0;
+}
+
 gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log,
                               const struct gpo_backend *const *list, size_t nlist)
+{
+    return gpo_config_load_as(cfg, opts, log, list, nlist, gpo_config_privileged());
+}
+
+gpuopt_status gpo_config_load_as(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log,
+                                 const struct gpo_backend *const *list, size_t nlist,
+                                 int privileged)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->all_backends = 1;
@@ -695,21 +767,24 @@ gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const
 
     uint32_t flags = opts ? opts->flags : 0;
     int use_env = !(flags & GPUOPT_OPTION_IGNORE_ENV);
-    pending warn = {0};
+    pending warn = {0}, info = {0};
     gpuopt_status st = GPUOPT_OK;
 
-    /* Layer 1: the config file. */
+    /* Layer 1: the config file. A privileged process reads only one that
+     * gpuopt_options names. */
     char path[GPO_PATH_MAX];
     int must_exist;
     if (!(flags & GPUOPT_OPTION_IGNORE_CONFIG_FILE) &&
-        config_file_path(opts, use_env, path, sizeof path, &must_exist) == 0)
-        apply_file(cfg, path, must_exist, list, nlist, &warn);
+        config_file_path(opts, use_env, privileged, path, sizeof path, &must_exist) == 0)
+        apply_file(cfg, path, must_exist, privileged, list, nlist, &warn);
 
     /* Layer 2: the environment. An empty variable counts as unset. */
     if (use_env) {
         for (int f = 0; f < F_COUNT; f++) {
             const char *name = field_names[f].env;
-            const char *v = name ? getenv(name) : NULL;
+            /* Paths: never from a privileged process's environment. */
+            int is_path = f == F_SYSFS_ROOT || f == F_CACHE_DIR;
+            const char *v = !name ? NULL : is_path ? path_env(name, privileged) : getenv(name);
             char why[512];
             if (!v || !*v)
                 continue;
@@ -724,7 +799,7 @@ gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const
         }
         for (int i = 0; i < cfg->n_libraries; i++) {
             /* Library paths choose code to load: never from a setuid context. */
-            const char *v = secure_getenv(cfg->libraries[i].variable);
+            const char *v = path_env(cfg->libraries[i].variable, privileged);
             if (v && *v)
                 gpo_strlcpy(cfg->libraries[i].path, v, sizeof cfg->libraries[i].path);
         }
@@ -747,11 +822,14 @@ gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const
             }
         }
     }
-    default_cache_dir(cfg);
+    default_cache_dir(cfg, privileged);
+    if (privileged)
+        privileged_note(cfg, use_env, &warn, &info);
 
     gpo_logger final_log = log ? *log : (gpo_logger){GPUOPT_LOG_WARN, NULL, NULL};
     final_log.level = cfg->log_level;
-    pend_flush(&warn, &final_log);
+    pend_flush(&warn, &final_log, GPUOPT_LOG_WARN);
+    pend_flush(&info, &final_log, GPUOPT_LOG_INFO);
     if (st)
         gpo_config_free(cfg);
     return st;
