@@ -54,11 +54,15 @@ static const field_name field_names[F_COUNT] = {
     [F_REDUCED_PRECISION] = {NULL, "reduced_precision", "reduced_precision"},
 };
 
-/* Warnings held until the log level is final. */
+/* Warnings held until the log level is final. `nomem` latches any
+ * allocation that failed while loading (a warning that could not be kept,
+ * an override that could not be stored): the load then fails as a whole
+ * with GPUOPT_ERR_NO_MEMORY instead of going on without that part. */
 typedef struct pending {
     char *items[32];
     int n;
     int dropped;
+    int nomem;
 } pending;
 
 static void pend(pending *p, const char *fmt, ...) GPO_PRINTF(2, 3);
@@ -76,6 +80,15 @@ static void pend(pending *p, const char *fmt, ...)
     p->items[p->n] = gpo_strdup(msg);
     if (p->items[p->n])
         p->n++;
+    else
+        p->nomem = 1;
+}
+
+static void pend_free(pending *p)
+{
+    for (int i = 0; i < p->n; i++)
+        free(p->items[i]);
+    p->n = 0;
 }
 
 static void pend_flush(pending *p, const gpo_logger *log, int32_t level)
@@ -287,7 +300,8 @@ gpuopt_status gpo_config_set_knob(gpo_config *cfg, const char *name, const char 
 }
 
 /* Checks a knob override against the catalogue: the name must exist and the
- * value parse as its type. */
+ * value parse as its type. -1 with why; GPO_KNOB_PARSE_NO_MEMORY when out
+ * of memory. */
 static int check_knob(const struct gpo_backend *const *list, size_t nlist, const char *name,
                       const char *value, char *why, size_t cap)
 {
@@ -299,12 +313,29 @@ static int check_knob(const struct gpo_backend *const *list, size_t nlist, const
     int64_t ival;
     char *norm = NULL;
     char inner[768];
-    if (gpo_knob_parse(def, value, &ival, &norm, inner, sizeof inner)) {
+    int rc = gpo_knob_parse(def, value, &ival, &norm, inner, sizeof inner);
+    if (rc) {
         gpo_snprintf(why, cap, "knob '%s': %s", name, inner);
-        return -1;
+        return rc;
     }
     free(norm);
     return 0;
+}
+
+/* Checks and stores one override: a refusal is the warning "LABEL: why";
+ * a failed allocation is latched in warn. */
+static void add_knob(gpo_config *cfg, const struct gpo_backend *const *list, size_t nlist,
+                     const char *name, const char *value, int32_t source, const char *origin,
+                     const char *label, pending *warn)
+{
+    char why[1024];
+    int rc = check_knob(list, nlist, name, value, why, sizeof why);
+    if (rc == GPO_KNOB_PARSE_NO_MEMORY)
+        warn->nomem = 1;
+    else if (rc)
+        pend(warn, "%s: %s", label, why);
+    else if (gpo_config_set_knob(cfg, name, value, source, origin) != GPUOPT_OK)
+        warn->nomem = 1;
 }
 
 /* GPUOPT_KNOBS="name=value;name=value". */
@@ -312,8 +343,10 @@ static void env_knobs(gpo_config *cfg, const char *text, const struct gpo_backen
                       size_t nlist, pending *warn)
 {
     char *copy = gpo_strdup(text);
-    if (!copy)
+    if (!copy) {
+        warn->nomem = 1;
         return;
+    }
     char *save = NULL;
     for (char *item = strtok_r(copy, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
         gpo_trim(item);
@@ -329,12 +362,9 @@ static void env_knobs(gpo_config *cfg, const char *text, const struct gpo_backen
         }
         *eq = '\0';
         char *name = gpo_trim(item), *value = gpo_trim(eq + 1);
-        char why[1024];
-        if (check_knob(list, nlist, name, value, why, sizeof why)) {
-            pend(warn, "GPUOPT_KNOBS: ignoring '%s=%s': %s", name, value, why);
-            continue;
-        }
-        gpo_config_set_knob(cfg, name, value, GPUOPT_SOURCE_ENV, "GPUOPT_KNOBS");
+        char label[1024];
+        gpo_snprintf(label, sizeof label, "GPUOPT_KNOBS: ignoring '%s=%s'", name, value);
+        add_knob(cfg, list, nlist, name, value, GPUOPT_SOURCE_ENV, "GPUOPT_KNOBS", label, warn);
     }
     free(copy);
 }
@@ -453,7 +483,7 @@ static void file_knobs(gpo_config *cfg, const cJSON *obj, const char *path,
     const cJSON *it;
     cJSON_ArrayForEach(it, obj)
     {
-        char value[1024], why[1024];
+        char value[1024];
         if (json_scalar_text(it, value, sizeof value)) {
             const gpo_knob_def *def = gpo_knob_find(list, nlist, it->string);
             char dom[512] = "";
@@ -463,11 +493,9 @@ static void file_knobs(gpo_config *cfg, const cJSON *obj, const char *path,
                  path, it->string, def ? " in its domain: " : "", dom);
             continue;
         }
-        if (check_knob(list, nlist, it->string, value, why, sizeof why)) {
-            pend(warn, "config file %s: ignoring knobs.%s: %s", path, it->string, why);
-            continue;
-        }
-        gpo_config_set_knob(cfg, it->string, value, GPUOPT_SOURCE_CONFIG, origin);
+        char label[GPO_PATH_MAX + 128];
+        gpo_snprintf(label, sizeof label, "config file %s: ignoring knobs.%s", path, it->string);
+        add_knob(cfg, list, nlist, it->string, value, GPUOPT_SOURCE_CONFIG, origin, label, warn);
     }
 }
 
@@ -547,7 +575,9 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist, int pr
     char *text = NULL, why[128];
     size_t len;
     if (gpo_file_read(path, CONFIG_MAX_BYTES, &text, &len, why, sizeof why)) {
-        if (must_exist || (errno != ENOENT && errno != ENOTDIR))
+        if (errno == ENOMEM)
+            warn->nomem = 1;
+        else if (must_exist || (errno != ENOENT && errno != ENOTDIR))
             pend(warn, "config file %s cannot be read: %s; using defaults", path, why);
         return;
     }
@@ -557,16 +587,18 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist, int pr
         return;
     }
     gpo_strlcpy(cfg->config_path, path, sizeof cfg->config_path);
+    /* On failure `end` is where parsing stopped (cJSON.h), which, unlike
+     * cJSON_GetErrorPtr, is this thread's own. cJSON fails alike on bad
+     * syntax and on a failed allocation: a second parse tells a passing
+     * shortage from a malformed file (under a lasting one the file is
+     * reported malformed). */
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root)
+        root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root || !cJSON_IsObject(root)) {
         int line, col;
-        size_t off = end ? (size_t)(end - text) : 0;
-        if (!root) {
-            const char *at = cJSON_GetErrorPtr();
-            if (at && at >= text)
-                off = (size_t)(at - text);
-        }
+        size_t off = end && end >= text ? (size_t)(end - text) : 0;
         offset_to_line(text, off, &line, &col);
         pend(warn,
              "config file %s: line %d, column %d (offset %zu): %s; the whole file is "
@@ -737,6 +769,8 @@ static void privileged_note(const gpo_config *cfg, int use_env, pending *warn, p
          b.len ? ": " : "", b.data && !b.failed ? b.data : "",
          cfg->config_path[0] ? cfg->config_path : "none",
          cfg->cache_dir[0] ? cfg->cache_dir : "none", cfg->fs.root[0] ? cfg->fs.root : "live");
+    if (b.failed)
+        warn->nomem = 1;
     gpo_sbuf_free(&b);
 }
 
@@ -826,6 +860,15 @@ gpuopt_status gpo_config_load_as(gpo_config *cfg, const gpuopt_options *opts, co
     if (privileged)
         privileged_note(cfg, use_env, &warn, &info);
 
+    if (!st && (warn.nomem || info.nomem))
+        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory reading the configuration");
+    if (st == GPUOPT_ERR_NO_MEMORY) {
+        /* Nothing is said about a configuration that is not used. */
+        pend_free(&warn);
+        pend_free(&info);
+        gpo_config_free(cfg);
+        return st;
+    }
     gpo_logger final_log = log ? *log : (gpo_logger){GPUOPT_LOG_WARN, NULL, NULL};
     final_log.level = cfg->log_level;
     pend_flush(&warn, &final_log, GPUOPT_LOG_WARN);

@@ -17,11 +17,11 @@ struct gpuopt_context;
 /* One backend's way to reach a device. */
 typedef struct gpo_route {
     const struct gpo_backend *backend;
-    void *backend_state;      /* the backend's loaded state (set by the core) */
-    int32_t index;            /* native index within that backend */
-    void *priv;               /* the backend's per-device data (cl_device_id, ordinal, ...) */
+    void *backend_state; /* the backend's loaded state (set by the core) */
+    int32_t index;       /* native index within that backend */
+    void *priv;          /* the backend's per-device data (cl_device_id, ordinal, ...) */
     void (*priv_free)(void *priv);
-    gpuopt_device_info info;  /* what this backend saw (kept for merging and details) */
+    gpuopt_device_info info; /* what this backend saw (kept for merging and details) */
 } gpo_route;
 
 struct gpuopt_device {
@@ -54,6 +54,10 @@ typedef struct gpo_device_list {
     size_t n;
     size_t cap;
 } gpo_device_list;
+
+/* Makes room for `more` further devices, so that that many pushes cannot
+ * fail. GPUOPT_ERR_NO_MEMORY leaves the list as it was. */
+gpuopt_status gpo_device_list_reserve(gpo_device_list *list, size_t more);
 
 /* Appends `dev`; on allocation failure frees dev and returns
  * GPUOPT_ERR_NO_MEMORY. */
