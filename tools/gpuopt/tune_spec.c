@@ -5,6 +5,7 @@
  * tune_spec_args.c). Expressions are only checked for being strings here:
  * the library parses them (tune_spec_apply maps its errors back to the
  * JSON path). */
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
@@ -318,10 +319,9 @@ static int parse_default(pctx *p, const cJSON *root)
                 prm = &s->params[q];
         if (!prm)
             return ts_fail(p, at, NULL, "no parameter has this name");
-        /* JSON allows a key twice and cJSON keeps both: one value each. */
-        for (int32_t q = 0; q < s->n_defaults; q++)
-            if (s->defaults[q].name == prm->name)
-                return ts_fail(p, at, it, "parameter %s is given twice", prm->name);
+        /* Keys are unique (ts_unique_keys), so n_defaults stays within
+         * n_params. */
+        assert(s->n_defaults < s->n_params);
         char text[32];
         const char *val = NULL;
         for (int32_t j = 0; j < prm->count; j++) {
@@ -424,7 +424,7 @@ tune_spec *tune_spec_parse(const char *text, const char *file, const char *dir, 
         goto fail;
     }
     s->json = root;
-    if (parse_root(&p, root))
+    if (ts_unique_keys(&p, root, "") || parse_root(&p, root))
         goto fail;
     if (!s->name) {
         const char *base = strrchr(file, '/');

@@ -49,6 +49,9 @@ const char *ts_json_type(const cJSON *v);
  * with NULL. */
 int ts_check_keys(pctx *p, const cJSON *obj, const char *path, const char *const *keys);
 int ts_need_object(pctx *p, const cJSON *v, const char *path);
+/* JSON lets an object repeat a key and cJSON keeps both: a spec may not
+ * (which one would count?). Checks `v` and everything in it. */
+int ts_unique_keys(pctx *p, const cJSON *v, const char *path);
 /* An integral JSON number within [lo, hi] (and exactly representable). */
 int ts_is_int(const cJSON *v, int64_t lo, int64_t hi);
 int ts_get_str(pctx *p, const cJSON *obj, const char *key, const char *path, int required,

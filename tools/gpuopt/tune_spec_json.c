@@ -95,6 +95,51 @@ int ts_check_keys(pctx *p, const cJSON *obj, const char *path, const char *const
     return 0;
 }
 
+static int cmp_keys(const void *a, const void *b)
+{
+    return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+int ts_unique_keys(pctx *p, const cJSON *v, const char *path)
+{
+    size_t n = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v)
+    {
+        char where[PATH_CAP];
+        if (cJSON_IsObject(v))
+            ts_join(where, path, it->string);
+        else
+            ts_joini(where, path, (int)n);
+        if (ts_unique_keys(p, it, where))
+            return -1;
+        n++;
+    }
+    if (!cJSON_IsObject(v) || n < 2)
+        return 0;
+    /* Sorted, so that an object of many keys costs n log n. */
+    const cJSON **keys = malloc(n * sizeof *keys);
+    if (!keys)
+        return ts_fail(p, path, NULL, "out of memory");
+    n = 0;
+    cJSON_ArrayForEach(it, v)
+    {
+        keys[n++] = it;
+    }
+    qsort(keys, n, sizeof *keys, cmp_keys);
+    int rc = 0;
+    for (size_t i = 1; i < n && !rc; i++) {
+        if (strcmp(keys[i - 1]->string, keys[i]->string) == 0) {
+            char where[PATH_CAP];
+            ts_join(where, path, keys[i]->string);
+            rc = ts_fail(p, where, NULL,
+                         "the key is given twice; each key of an object is given once");
+        }
+    }
+    free(keys);
+    return rc;
+}
+
 int ts_need_object(pctx *p, const cJSON *v, const char *path)
 {
     if (!cJSON_IsObject(v))
