@@ -63,24 +63,20 @@ gpuopt_status gpo_timing_begin(gpo_timing *t, const gpo_timing_settings *setting
         return st;
     t->set = *settings;
     t->best_ns = isfinite(best_ns) && best_ns > 0 ? best_ns : -1;
-    t->samples = malloc((size_t)settings->max_runs * sizeof *t->samples);
+    /* The samples and, after them, room to sort them: the loop allocates
+     * nothing once it has begun, so a measurement never ends half-way. */
+    t->samples = malloc(2 * (size_t)settings->max_runs * sizeof *t->samples);
     if (!t->samples)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory timing a candidate");
     return GPUOPT_OK;
 }
 
-static double sorted_median(const double *x, int32_t n)
+static double sorted_median(const gpo_timing *t)
 {
-    double tmp[64];
-    double *s = n <= 64 ? tmp : malloc((size_t)n * sizeof *s);
-    if (!s)
-        return x[0];
-    memcpy(s, x, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    double m = gpo_quantile_sorted(s, n, 0.5);
-    if (s != tmp)
-        free(s);
-    return m;
+    double *s = t->samples + t->set.max_runs;
+    memcpy(s, t->samples, (size_t)t->n * sizeof *s);
+    qsort(s, (size_t)t->n, sizeof *s, cmp_double);
+    return gpo_quantile_sorted(s, t->n, 0.5);
 }
 
 int gpo_timing_next(const gpo_timing *t)
@@ -116,7 +112,7 @@ void gpo_timing_record(gpo_timing *t, double run_ns)
         t->samples[t->n++] = run_ns;
         t->timed_ns += run_ns;
         if (t->n == t->set.probe_runs && t->best_ns > 0 && t->set.prune_ratio > 0 &&
-            sorted_median(t->samples, t->n) > t->set.prune_ratio * t->best_ns)
+            sorted_median(t) > t->set.prune_ratio * t->best_ns)
             t->pruned = 1;
     }
 }
@@ -126,7 +122,8 @@ int32_t gpo_timing_finish(gpo_timing *t, gpo_stats *stats)
     assert(t);
     if (!t->samples || t->n < 1)
         return -1;
-    if (stats && gpo_stats_compute(t->samples, t->n, stats) != GPUOPT_OK)
+    if (stats &&
+        gpo_stats_compute_in(t->samples, t->n, t->samples + t->set.max_runs, stats) != GPUOPT_OK)
         return -1;
     return t->pruned ? GPO_TIMED_PRUNED : GPO_TIMED_OK;
 }
