@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the benchmarks against a build and prints markdown for
 # docs/benchmarks.md. Usage: bench/run.sh [BUILD_DIR] [SECTION...]
-# Sections: foundation, probe, opencl, tiers, tune (default: foundation).
+# Sections: foundation, probe, opencl, tiers, tune, memory (default: foundation).
 set -eu
 build=${1:-build}
 shift 2>/dev/null || true
@@ -37,6 +37,33 @@ for s in $sections; do
     ;;
   tune)
     sh "$(dirname "$0")/tune/run.sh" "$build"
+    ;;
+  memory)
+    echo "### Live memory query cost per source ($(date -u +%Y-%m-%d), $machine)"
+    echo
+    echo "Command: \`bench/run.sh $build memory\`: \`bench_memory_live 2000\` under each"
+    echo "setting, one process per row group; each row the median and spread of 2000 readings."
+    echo
+    echo '| setting | reading | source | median | p10 | p90 |'
+    echo '|---|---|---|---|---|---|'
+    src=$(cd "$(dirname "$0")/.." && pwd)
+    row() { label=$1; shift; env GPUOPT_CONFIG= "$@" "$bin/bench_memory_live" 2000 |
+      while read -r name source med p10 p90; do
+        echo "| $label | $name | $source | $med us | $p10 us | $p90 us |"
+      done; }
+    row "this machine" env
+    row "CUDA + NVML doubles (H100)" env GPUOPT_BACKEND=cuda \
+      GPUOPT_CUDA_LIBRARY="$build/tests/fakes/cuda/full/libcuda.so.1" \
+      GPUOPT_NVML_LIBRARY="$build/tests/fakes/nvml/libnvidia-ml.so.1" \
+      GPUOPT_FAKE_CUDA_DEVICES="$src/tests/fakes/cuda/devices/h100-sxm5.json"
+    row "CUDA double, no NVML" env GPUOPT_BACKEND=cuda \
+      GPUOPT_CUDA_LIBRARY="$build/tests/fakes/cuda/full/libcuda.so.1" \
+      GPUOPT_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 \
+      GPUOPT_FAKE_CUDA_DEVICES="$src/tests/fakes/cuda/devices/h100-sxm5.json"
+    row "RX 580 amdgpu sysfs tree" env GPUOPT_BACKEND=rocm \
+      GPUOPT_HIP_LIBRARY=/nonexistent/libamdhip64.so.6 \
+      GPUOPT_SYSFS_ROOT="$src/tests/fixtures/kfd/rx580"
+    echo
     ;;
   probe)
     echo "### Probing absent GPU backends ($(date -u +%Y-%m-%d), $machine)"

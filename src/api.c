@@ -1,6 +1,8 @@
 /* Versions, status names, the per-thread detail, freeing, struct sizes. */
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "util/detail.h"
 
 GPUOPT_API const char *gpuopt_version(void)
@@ -78,7 +80,11 @@ GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload)
 {
     if (!workload)
         return;
-    gpuopt_workload w = {sizeof w, 0, 0, GPUOPT_TRISTATE_UNKNOWN, 0, GPUOPT_OBJECTIVE_THROUGHPUT,
-                         0};
+    gpuopt_workload w;
+    memset(&w, 0, sizeof w);
+    w.struct_size = sizeof w;
+    w.reduced_precision = GPUOPT_TRISTATE_UNKNOWN;
+    w.objective = GPUOPT_OBJECTIVE_THROUGHPUT;
+    w.bound = GPUOPT_BOUND_UNKNOWN;
     *workload = w;
 }

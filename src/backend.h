@@ -75,8 +75,9 @@
 
 /* Bumped whenever this struct, or what it points to (the knob catalogue
  * entry, src/knob.h), changes shape. 3: catalogue entries declare domains
- * and derivations. */
-#define GPO_BACKEND_ABI 3
+ * and derivations. 4: toolchain_dropped. 5: memory_live replaces
+ * memory_free; the runtime ops name their graph API. */
+#define GPO_BACKEND_ABI 5
 
 /* What a backend may read while loading and enumerating: the machine's
  * file-system root (GPUOPT_SYSFS_ROOT), the log, and the paths the user
@@ -101,6 +102,31 @@ typedef struct gpo_library_var {
 } gpo_library_var;
 
 struct gpo_dr_run;
+
+/* ---- Live memory -----------------------------------------------------------
+ *
+ * One reading of a device's memory, with where it came from and when
+ * (gpuopt_device_memory, gpuopt_memory_*, plans at level >= 1, the device
+ * list). A backend tries its sources in its own order, cheapest and least
+ * intrusive first, and says in `source_text` which one answered (or, on
+ * failure, in the detail what each said). */
+typedef struct gpo_memory_reading {
+    uint64_t total;        /* bytes the device has (the source's view); 0 unknown */
+    uint64_t free;         /* bytes free now */
+    uint64_t used;         /* bytes in use, as the source counts them (total - free when it
+                              says nothing else) */
+    int32_t source;        /* gpuopt_memory_source */
+    uint64_t read_ns;      /* gpo_now_ns() when the numbers were read: a reading the backend
+                              reuses shows its age */
+    char source_text[256]; /* "NVML nvmlDeviceGetMemoryInfo (by UUID)" */
+} gpo_memory_reading;
+
+/* memory_live flags. Without GPO_MEMORY_MAY_CREATE_CONTEXT a backend never
+ * creates a driver context to answer (a live view or the device list must
+ * not cost the host program device memory); plans pass it, since sizing
+ * against free memory is worth one short-lived context when nothing cheaper
+ * answers. */
+#define GPO_MEMORY_MAY_CREATE_CONTEXT 0x1u
 
 /* Filled by load (reason, library, versions); the core adds timing. */
 typedef struct gpo_backend_report {
@@ -185,6 +211,13 @@ typedef struct gpo_runtime_ops {
 
     /* Compiler identity for cache keys ("PoCL 3.1+debian LLVM 15"). Never NULL. */
     const char *(*compiler_version)(gpo_rt *rt);
+
+    /* How a program on this runtime captures a step's launches once and
+     * replays them ("a CUDA graph (cuStreamBeginCapture/cuGraphLaunch;
+     * PyTorch: torch.compile(mode=\"reduce-overhead\"), torch.cuda.CUDAGraph)"),
+     * for the latency advice (src/latency.c); NULL when it has no way.
+     * (ABI 5) */
+    const char *graph_api;
 } gpo_runtime_ops;
 
 /* ---- The backend ---------------------------------------------------------- */
@@ -208,11 +241,15 @@ typedef struct gpo_backend {
     gpuopt_status (*tier2)(void *state, const gpo_route *route, const gpuopt_device *dev,
                            struct gpuopt_plan *plan);
 
-    /* Free device memory now; may need a short-lived context. NULL when the
-     * backend cannot tell (the device's total is used instead). On success
-     * the detail may hold a note on how it was read (whether a context was
-     * created for it), which the core logs. */
-    gpuopt_status (*memory_free)(void *state, const gpo_route *route, uint64_t *free_bytes);
+    /* The device's memory now (gpo_memory_reading above): GPUOPT_OK with
+     * free memory known; GPUOPT_ERR_UNSUPPORTED when no source can say,
+     * the detail naming what each source answered (the core then reports
+     * the total alone, with those words); another failure (forked, out of
+     * memory) as it is. Never creates a driver context unless `flags` has
+     * GPO_MEMORY_MAY_CREATE_CONTEXT. NULL when the backend has no source
+     * (the device's total is used instead). (ABI 5; was memory_free.) */
+    gpuopt_status (*memory_live)(void *state, const gpo_route *route, uint32_t flags,
+                                 gpo_memory_reading *out);
 
     const gpo_runtime_ops *runtime; /* NULL: cannot run code */
 
@@ -233,6 +270,17 @@ typedef struct gpo_backend {
      * the run, after the context has probed every backend. NULL: the core
      * adds only the generic "backend" finding (status, reason, devices). */
     void (*diagnose)(struct gpo_dr_run *run);
+
+    /* Whether the compiler and release this backend found (NVRTC's version
+     * and architecture list, the ROCm release) still target the device's
+     * architecture. 0 when they do or it cannot tell; 1 when they no longer
+     * do, with `why` (cap > 0) naming the release, and the last one that
+     * supports the device. The device list and plans show it as a warning,
+     * tier 2 falls back with it instead of compiling, and the backend's
+     * doctor reports it. May open the compiler library (once). NULL:
+     * nothing to check. (ABI 4) */
+    int (*toolchain_dropped)(void *state, const gpo_route *route, const gpuopt_device *dev,
+                             char *why, size_t cap);
 } gpo_backend;
 
 /* The registry (src/registry.c): every compiled-in backend, in priority

@@ -17,6 +17,7 @@ typedef struct gpo_ctx_slot {
     gpo_backend_report report;
     double init_ms;  /* -1 until probed */
     int32_t n_found; /* devices it enumerated, before merging */
+    int warned;      /* 1 once a selection logged that it passed this backend over */
 } gpo_ctx_slot;
 
 struct gpuopt_context {

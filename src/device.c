@@ -31,6 +31,7 @@ gpuopt_device *gpo_device_new(void)
     i->unified_memory = -1;
     i->ecc = -1;
     i->max_threads_per_block = -1;
+    d->copy_engines = -1;
     return d;
 }
 
@@ -218,8 +219,6 @@ gpuopt_status gpo_device_merge(gpuopt_device *into, gpuopt_device *extra)
     uint32_t unknown = ~into->info.features_known & extra->info.features_known;
     into->info.features |= extra->info.features & unknown;
     into->info.features_known |= unknown;
-    if (into->est_gflops <= 0)
-        into->est_gflops = extra->est_gflops;
 
     for (int r = 0; r < extra->n_routes; r++)
         into->routes[into->n_routes++] = extra->routes[r];
@@ -247,4 +246,22 @@ gpuopt_status gpo_device_merge(gpuopt_device *into, gpuopt_device *extra)
     gpo_device_update_routes(into);
     gpo_device_free(extra);
     return GPUOPT_OK;
+}
+
+int gpo_device_toolchain_dropped(const gpuopt_device *dev, char *why, size_t cap)
+{
+    assert(dev && why && cap > 0);
+    int dropped = 0;
+    why[0] = '\0';
+    for (int r = 0; r < dev->n_routes; r++) {
+        const gpo_route *rt = &dev->routes[r];
+        char one[512];
+        if (!rt->backend || !rt->backend->toolchain_dropped ||
+            !rt->backend->toolchain_dropped(rt->backend_state, rt, dev, one, sizeof one))
+            continue;
+        size_t n = strlen(why);
+        gpo_snprintf(why + n, cap - n, "%s%s: %s", dropped ? "; " : "", rt->backend->name, one);
+        dropped = 1;
+    }
+    return dropped;
 }

@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "arch/peaks.h"
 #include "gpuopt/gpuopt.h"
 
 struct gpo_backend;
@@ -31,9 +32,20 @@ struct gpuopt_device {
     /* Backend-specific facts, shown under "details" in JSON
      * ({"opencl": {"platform": ..., ...}, "cuda": {...}}). Owned. */
     cJSON *details;
-    /* Estimated peak throughput in GFLOP/s (fp32) from the architecture
-     * tables, 0 when unknown. Only ordering uses it. */
+    /* Estimates from the architecture tables, 0 when unknown: peak fp32
+     * vector GFLOP/s; dense matrix-unit GFLOP/s by gpo_precision
+     * ([GPO_PREC_FP32] unused); peak memory bandwidth in GB/s. Only
+     * ranking (src/select.c) and the JSON use them. They are the primary
+     * backend's own and never filled from another route, so a device ranks
+     * the same whether or not OpenCL has been probed. */
     double est_gflops;
+    double est_matrix_gflops[GPO_PREC_COUNT];
+    double est_bandwidth_gbs;
+    /* Copy engines that move data between host and device while kernels
+     * run (CUDA's CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, the KFD's
+     * num_sdma_engines); 0 none, -1 unknown. The latency advice reads it
+     * (src/latency.c: whether overlapping transfers pays). */
+    int32_t copy_engines;
     struct gpuopt_context *ctx;
 };
 
@@ -82,5 +94,11 @@ int gpo_pci_normalise(const char *in, char *out, size_t cap);
 
 /* Rebuilds info.routes ("cuda,opencl") from the routes. */
 void gpo_device_update_routes(gpuopt_device *dev);
+
+/* 1 when a route's compiler no longer targets the device (the backends'
+ * toolchain_dropped, src/backend.h): `why` (cap > 0) gets "<backend>: the
+ * reason" of each route that says so, "; "-joined. 0 when none does or
+ * none can tell. */
+int gpo_device_toolchain_dropped(const gpuopt_device *dev, char *why, size_t cap);
 
 #endif

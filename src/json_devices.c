@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "memory/live.h"
 #include "select.h"
 #include "util/json.h"
 #include "util/strutil.h"
@@ -99,6 +100,16 @@ static void device_json(gpo_json *b, cJSON *o, const gpuopt_device *d, int selec
                          ? -1
                          : (i->features & feature_keys[k].bit) != 0);
     gpo_json_num_or_null(b, o, "est_gflops", (double)(int64_t)d->est_gflops, d->est_gflops > 0);
+    cJSON *matrix = gpo_json_object(b, o, "est_matrix_gflops");
+    for (int p = GPO_PREC_FP32 + 1; !b->failed && p < GPO_PREC_COUNT; p++)
+        gpo_json_num_or_null(b, matrix, gpo_precision_name(p),
+                             (double)(int64_t)d->est_matrix_gflops[p], d->est_matrix_gflops[p] > 0);
+    gpo_json_num_or_null(b, o, "est_bandwidth_gbs", (double)(int64_t)d->est_bandwidth_gbs,
+                         d->est_bandwidth_gbs > 0);
+    cJSON *warnings = gpo_json_array(b, o, "warnings");
+    char dropped[1024];
+    if (gpo_device_toolchain_dropped(d, dropped, sizeof dropped))
+        gpo_json_str(b, warnings, NULL, dropped);
     gpo_json_bool(b, o, "selected", selected);
     if (d->details)
         gpo_json_add(b, o, "details", b->failed ? NULL : cJSON_Duplicate(d->details, 1));
@@ -132,9 +143,15 @@ GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json
         return st;
     }
     gpuopt_device *selected = NULL;
-    char select_error[512] = "";
-    st = gpo_ctx_select(ctx, NULL, &selected);
+    char select_error[1024] = "";
+    gpo_selection *why = calloc(1, sizeof *why);
+    if (!why) {
+        gpo_ctx_unlock(ctx);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing devices as JSON");
+    }
+    st = gpo_ctx_select_for(ctx, NULL, NULL, &selected, why);
     if (st == GPUOPT_ERR_NO_MEMORY) {
+        free(why);
         gpo_ctx_unlock(ctx);
         return st;
     }
@@ -150,15 +167,28 @@ GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json
     cJSON *devices = gpo_json_array(&b, root, "devices");
     for (size_t i = 0; !b.failed && i < ctx->devices.n; i++) {
         gpuopt_device *d = ctx->devices.items[i];
-        device_json(&b, gpo_json_object(&b, devices, NULL), d, d == selected);
+        /* Free memory as it is now, where a source answers without
+         * creating a driver context (the record keeps it). */
+        gpo_memory_reading live;
+        if (gpo_memory_read(d, 0, &live) != GPUOPT_OK)
+            live.source = GPUOPT_MEMORY_SOURCE_NONE;
+        cJSON *dj = gpo_json_object(&b, devices, NULL);
+        device_json(&b, dj, d, d == selected);
+        gpo_json_text(&b, dj, "memory_source",
+                      live.source == GPUOPT_MEMORY_SOURCE_NONE ? NULL : live.source_text);
     }
     cJSON *sel = gpo_json_object(&b, root, "selection");
     gpo_json_str(&b, sel, "policy", ctx->cfg.device);
     gpo_json_text(&b, sel, "device", selected ? selected->info.id : NULL);
+    gpo_json_text(&b, sel, "reason", selected ? why->reason : NULL);
     gpo_json_text(&b, sel, "error", select_error);
+    cJSON *warnings = gpo_json_array(&b, sel, "warnings");
+    for (int i = 0; !b.failed && i < why->n_warnings; i++)
+        gpo_json_str(&b, warnings, NULL, why->warnings[i]);
     int ok = !b.failed;
     char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
     cJSON_Delete(root);
+    free(why);
     gpo_ctx_unlock(ctx);
     if (!text)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing devices as JSON");

@@ -10,6 +10,7 @@
 #include "knob.h"
 
 #include "gpuopt/gpuopt.h"
+#include "latency.h"
 #include "workload_fit.h"
 
 #define PER_SECOND_MAX (INT64_C(1) << 50)
@@ -102,12 +103,97 @@ const gpo_knob_def gpo_core_knobs[] = {
      .min = 1,
      .max = PER_SECOND_MAX,
      .units = "bytes/s"},
+    /* The memory manager's settings (src/memory/manager.c): no rule sets
+     * them; a user does (config file "knobs", GPUOPT_KNOBS, the API), and
+     * gpuopt_memory_create reads them from the plan. */
+    {.name = "memory.budget_bytes",
+     .type = GPUOPT_KNOB_BYTES,
+     .summary = "device memory the program may use, for the memory manager (default: the plan's "
+                "headroom rule)",
+     .min = 1,
+     .max = INT64_C(1) << 50,
+     .maps_to = "gpuopt_memory budget; torch.cuda.set_per_process_memory_fraction(budget / "
+                "total)"},
+    {.name = "memory.budget_percent",
+     .type = GPUOPT_KNOB_INT,
+     .summary = "the memory manager's budget as a share of the device's total memory",
+     .min = 1,
+     .max = 100,
+     .units = "percent",
+     .maps_to = "gpuopt_memory budget; torch.cuda.set_per_process_memory_fraction"},
+    {.name = "memory.warn_percent",
+     .type = GPUOPT_KNOB_INT,
+     .summary = "the memory manager warns at or above this share of its budget or of the device's "
+                "memory in use (default 90)",
+     .min = 1,
+     .max = 100,
+     .units = "percent",
+     .maps_to = "gpuopt_memory_check"},
     {.name = "measured.launch_latency_ns",
      .type = GPUOPT_KNOB_INT,
      .summary = "an empty kernel's launch-to-completion time on the host clock, in nanoseconds",
      .min = 1,
      .max = INT64_C(60000000000),
      .units = "ns"},
+    {.name = "measured.h2d_latency_ns",
+     .type = GPUOPT_KNOB_INT,
+     .summary = "a 4 KiB blocking host-to-device copy on the host clock: what every transfer pays "
+                "once, in nanoseconds",
+     .min = 1,
+     .max = INT64_C(60000000000),
+     .units = "ns"},
+    {.name = "measured.d2h_latency_ns",
+     .type = GPUOPT_KNOB_INT,
+     .summary = "a 4 KiB blocking device-to-host copy on the host clock: what every transfer pays "
+                "once, in nanoseconds",
+     .min = 1,
+     .max = INT64_C(60000000000),
+     .units = "ns"},
+    /* Latency advice (src/latency.c, docs/latency.md): derived from the
+     * measurements above and the workload's step, so an override of a
+     * measured value (or of the advice itself) always reaches them. */
+    {.name = "launch.graph",
+     .type = GPUOPT_KNOB_BOOL,
+     .summary = "capture a step's launches once and replay them as one graph",
+     .maps_to = "CUDA graphs (cudaStreamBeginCapture, cudaGraphLaunch), "
+                "torch.compile(mode=\"reduce-overhead\"), torch.cuda.CUDAGraph; hipGraph on ROCm; "
+                "cl_khr_command_buffer on OpenCL",
+     .inputs = GPO_WORDS("measured.launch_latency_ns"),
+     .derive = gpo_derive_launch_graph},
+    {.name = "warmup.runs",
+     .type = GPUOPT_KNOB_INT,
+     .summary = "steps to run once before serving, so no real request pays for loading, tuning "
+                "or capturing",
+     .min = 1,
+     .max = 1000,
+     .units = "steps",
+     .maps_to = "a warm-up loop before the first request (per input shape)",
+     .inputs = GPO_WORDS("launch.graph"),
+     .derive = gpo_derive_warmup_runs},
+    {.name = "prealloc.bytes",
+     .type = GPUOPT_KNOB_BYTES,
+     .summary = "device memory to allocate once before the first step, so no step waits for the "
+                "driver's allocator",
+     .min = 1,
+     .max = INT64_C(1) << 50,
+     .maps_to = "one torch.empty(n, dtype=torch.uint8, device=\"cuda\") freed before serving (the "
+                "caching allocator keeps the block); a memory pool (cudaMemPool, hipMemPool)",
+     .inputs = GPO_WORDS("batch.max_size"),
+     .derive = gpo_derive_prealloc_bytes},
+    {.name = "transfer.streams",
+     .type = GPUOPT_KNOB_INT,
+     .summary = "streams (queues) to spread a step over so its copies overlap its kernels; 1: "
+                "no overlap",
+     .min = 1,
+     .max = 8,
+     .units = "streams",
+     .maps_to = "torch.cuda.Stream / cudaStreamCreate with cudaMemcpyAsync from pinned memory "
+                "(DataLoader(pin_memory=True), tensor.to(non_blocking=True)); hipStream; "
+                "OpenCL out-of-order or several command queues",
+     .inputs =
+         GPO_WORDS("measured.h2d_pinned", "measured.d2h_pinned", "measured.h2d_pageable",
+                   "measured.d2h_pageable", "measured.h2d_latency_ns", "measured.d2h_latency_ns"),
+     .derive = gpo_derive_transfer_streams},
 };
 
 const size_t gpo_n_core_knobs = sizeof gpo_core_knobs / sizeof gpo_core_knobs[0];

@@ -44,6 +44,9 @@ struct gpuopt_plan {
     /* The workload, when the caller described one. */
     int has_workload;
     gpuopt_workload workload;
+    /* Why this device (src/select.h): the selector and the reason. */
+    char selection_policy[256];
+    char selection_reason[1024];
 };
 
 /* The configuration the plan is built under. */

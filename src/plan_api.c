@@ -194,6 +194,9 @@ GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **jso
     gpo_json_str(&b, root, "device", plan->device->info.id);
     gpo_json_str(&b, root, "device_name", plan->device->info.name);
     gpo_json_str(&b, root, "backend", plan->device->info.backend);
+    cJSON *sel = gpo_json_object(&b, root, "selection");
+    gpo_json_str(&b, sel, "policy", plan->selection_policy);
+    gpo_json_str(&b, sel, "reason", plan->selection_reason);
     cJSON *knobs = gpo_json_array(&b, root, "knobs");
     for (size_t i = 0; !b.failed && i < plan->n_knobs; i++)
         knob_json(&b, gpo_json_object(&b, knobs, NULL), &plan->knobs[i]);

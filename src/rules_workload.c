@@ -25,21 +25,21 @@ gpuopt_status gpo_rules_workload(struct gpuopt_plan *p, int tier)
         return tier == 0 ? gpo_plan_warn(p, "the workload's memory knobs are absent: the "
                                             "device's memory size is unknown")
                          : GPUOPT_OK;
-    if (w->model_bytes + w->item_bytes <= b.usable)
+    int bits = gpo_fit_quantise_bits(w->model_bytes, w->item_bytes, b.usable);
+    if (!bits)
         return GPUOPT_OK;
     char why[256], model[32], qs[32], sep[256];
     if (!gpo_plan_reduced_precision(p, why, sizeof why) || w->quantized)
         return GPUOPT_OK; /* model.offload_bytes says what to do, and why not this */
     gpo_format_bytes(w->model_bytes, model, sizeof model);
-    for (int bits = 8; bits >= 4; bits -= 4) {
-        uint64_t q = gpo_fit_quantised(w->model_bytes, bits);
-        gpo_format_bytes(q, qs, sizeof qs);
-        if (q + w->item_bytes <= b.usable)
-            return gpo_knob_set_int(p, "model.quantize_bits", bits,
-                                    "model %s does not fit in %s; at %d bits (from 16) it "
-                                    "takes %s, which fits with room for a batch item; %s",
-                                    model, b.text, bits, qs, why);
+    if (bits > 0) {
+        gpo_format_bytes(gpo_fit_quantised(w->model_bytes, bits), qs, sizeof qs);
+        return gpo_knob_set_int(p, "model.quantize_bits", bits,
+                                "model %s does not fit in %s; at %d bits (from 16) it "
+                                "takes %s, which fits with room for a batch item; %s",
+                                model, b.text, bits, qs, why);
     }
+    gpo_format_bytes(gpo_fit_quantised(w->model_bytes, 4), qs, sizeof qs);
     int separate = gpo_fit_memory_is_separate(dev, sep, sizeof sep);
     return gpo_knob_set_int(p, "model.quantize_bits", 4,
                             "model %s does not fit in %s, not even at 4 bits (from 16: %s): "

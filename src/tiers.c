@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "context.h"
+#include "memory/live.h"
 #include "plan.h"
 #include "rules_core.h"
 #include "select.h"
@@ -45,7 +46,12 @@ static gpuopt_status run_measured(struct gpuopt_plan *p)
             continue;
         tier_fn fn = b->tier2 ? b->tier2 : b->runtime ? gpo_tier2_generic : NULL;
         gpuopt_status st;
-        if (!fn) {
+        char dropped[512];
+        if (b->toolchain_dropped &&
+            b->toolchain_dropped(route->backend_state, route, dev, dropped, sizeof dropped)) {
+            /* Compiling would only fail, or build code the device cannot load. */
+            st = gpo_fail(GPUOPT_ERR_UNSUPPORTED, "%s", dropped);
+        } else if (!fn) {
             st = gpo_fail(GPUOPT_ERR_UNSUPPORTED, "the backend cannot run code on the device (no "
                                                   "runtime ops and no tier-2 rules)");
         } else {
@@ -129,19 +135,14 @@ static gpuopt_status run_tier(struct gpuopt_plan *p, int tier)
 static void read_free_memory(struct gpuopt_context *ctx, struct gpuopt_plan *p)
 {
     gpuopt_device *dev = p->device;
-    const gpo_route *route = &dev->routes[0];
-    if (!route->backend || !route->backend->memory_free)
-        return;
-    uint64_t free_bytes = 0;
-    gpo_detail_clear();
-    if (route->backend->memory_free(route->backend_state, route, &free_bytes) == GPUOPT_OK) {
-        p->memory_free = free_bytes;
-        dev->info.memory_free_bytes = free_bytes;
-        /* How it was read (whether the backend had to create a context). */
-        if (gpo_detail_get()[0])
-            gpo_log_info(&ctx->log, "%s", gpo_detail_get());
+    gpo_memory_reading r;
+    if (gpo_memory_read(dev, GPO_MEMORY_MAY_CREATE_CONTEXT, &r) == GPUOPT_OK &&
+        r.source != GPUOPT_MEMORY_SOURCE_NONE) {
+        p->memory_free = r.free;
+        /* Where it came from (whether the backend had to create a context). */
+        gpo_log_info(&ctx->log, "%s: free memory read from %s", dev->info.id, r.source_text);
     } else {
-        gpo_log_debug(&ctx->log, "%s: free memory not read: %s", dev->info.id, gpo_detail_get());
+        gpo_log_debug(&ctx->log, "%s: %s", dev->info.id, r.source_text);
     }
 }
 
@@ -277,6 +278,23 @@ static void log_plan(struct gpuopt_context *ctx, const struct gpuopt_plan *p)
                  (int)p->level_requested, (int)p->level_applied, p->n_knobs);
 }
 
+/* Why the plan is for its device, and what the choice passed over or
+ * cannot do there: the selection's reason and warnings, and a compiler
+ * that no longer targets the device (docs/selection.md). */
+static gpuopt_status note_selection(struct gpuopt_plan *p, const gpo_selection *sel)
+{
+    gpuopt_status st = GPUOPT_OK;
+    char dropped[1024];
+    gpo_strlcpy(p->selection_policy, sel->policy, sizeof p->selection_policy);
+    gpo_strlcpy(p->selection_reason, sel->reason, sizeof p->selection_reason);
+    for (int i = 0; st == GPUOPT_OK && i < sel->n_warnings; i++)
+        st = gpo_plan_warn(p, "%s", sel->warnings[i]);
+    if (st == GPUOPT_OK && gpo_device_toolchain_dropped(p->device, dropped, sizeof dropped))
+        st = gpo_plan_warn(p, "%s (%s) is no longer a compiler target: %s", p->device->info.id,
+                           p->device->info.name, dropped);
+    return st;
+}
+
 static const size_t first_workload_size = offsetof(gpuopt_workload, fixed_shapes) + sizeof(int32_t);
 
 /* Workload fields that cannot both hold. Each field alone is valid; the pair
@@ -344,8 +362,29 @@ static gpuopt_status check_workload(const gpuopt_workload *w, gpuopt_workload *c
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "gpuopt_workload.objective is %d: accepted 0 (throughput), 1 (latency)",
                         (int)copy->objective);
-    if (copy->model_bytes > (uint64_t)INT64_MAX || copy->item_bytes > (uint64_t)INT64_MAX)
+    if (copy->bound < GPUOPT_BOUND_UNKNOWN || copy->bound > GPUOPT_BOUND_MEMORY)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.bound is %d: accepted 0 (unknown), 1 (compute), 2 "
+                        "(memory)",
+                        (int)copy->bound);
+    if (copy->model_bytes > (uint64_t)INT64_MAX || copy->item_bytes > (uint64_t)INT64_MAX ||
+        copy->h2d_bytes_per_step > (uint64_t)INT64_MAX ||
+        copy->d2h_bytes_per_step > (uint64_t)INT64_MAX)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "gpuopt_workload sizes above 2^63 bytes");
+    if (copy->launches_per_step < 0)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.launches_per_step is %d: accepted 0 (unknown) or more",
+                        (int)copy->launches_per_step);
+    if (copy->items_per_step < 0)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.items_per_step is %d: accepted 0 (unknown) or more",
+                        (int)copy->items_per_step);
+    /* An hour per step is no latency target; a larger value is a unit slip. */
+    if (copy->step_time_ns > UINT64_C(3600000000000))
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "gpuopt_workload.step_time_ns is %llu: accepted 0 (none) to 3.6e12 (one "
+                        "hour), in nanoseconds",
+                        (unsigned long long)copy->step_time_ns);
     return check_contradictions(copy);
 }
 
@@ -378,8 +417,13 @@ GPUOPT_API gpuopt_status gpuopt_plan_create_for(gpuopt_context *ctx, gpuopt_devi
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_check_fork(ctx);
     struct gpuopt_plan *p = NULL;
-    if (st == GPUOPT_OK && !device)
-        st = gpo_ctx_select(ctx, NULL, &device);
+    gpo_selection *sel = calloc(1, sizeof *sel);
+    if (!sel)
+        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory creating a plan");
+    else if (st == GPUOPT_OK && !device)
+        st = gpo_ctx_select_for(ctx, NULL, workload ? &wl : NULL, &device, sel);
+    else if (st == GPUOPT_OK)
+        gpo_ctx_explain(ctx, device, workload ? &wl : NULL, sel);
     if (st == GPUOPT_OK) {
         p = gpo_plan_new(ctx, device, level < 0 ? ctx->cfg.level : level);
         if (!p)
@@ -392,8 +436,11 @@ GPUOPT_API gpuopt_status gpuopt_plan_create_for(gpuopt_context *ctx, gpuopt_devi
             p->has_workload = 1;
             p->workload = wl;
         }
-        st = build_plan(ctx, p);
+        st = note_selection(p, sel);
     }
+    free(sel);
+    if (st == GPUOPT_OK)
+        st = build_plan(ctx, p);
     if (st == GPUOPT_OK) {
         log_plan(ctx, p);
         *out = p;

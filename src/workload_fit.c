@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "device.h"
 #include "util/strutil.h"
@@ -35,6 +36,77 @@ void gpo_fit_budget_make(uint64_t memory, const char *what, uint64_t total, int 
 uint64_t gpo_fit_quantised(uint64_t model_bytes, int64_t bits)
 {
     return bits >= 16 ? model_bytes : model_bytes / 16 * (uint64_t)bits;
+}
+
+int gpo_fit_quantise_bits(uint64_t model, uint64_t item, uint64_t usable)
+{
+    if (model + item <= usable)
+        return 0;
+    for (int bits = 8; bits >= 4; bits -= 4)
+        if (gpo_fit_quantised(model, bits) + item <= usable)
+            return bits;
+    return -4;
+}
+
+uint64_t gpo_fit_offload(uint64_t model, int64_t bits, uint64_t item, uint64_t usable)
+{
+    uint64_t need = gpo_fit_quantised(model, bits) + item;
+    return need > usable ? need - usable : 0;
+}
+
+uint64_t gpo_fit_batch(uint64_t model, int64_t bits, uint64_t offload, uint64_t item,
+                       uint64_t usable)
+{
+    uint64_t q = gpo_fit_quantised(model, bits);
+    uint64_t resident = q - (offload < q ? offload : q);
+    if (!item || resident + item > usable)
+        return 0;
+    uint64_t batch = (usable - resident) / item;
+    return batch > INT32_MAX ? INT32_MAX : batch;
+}
+
+void gpo_fit_advise(const gpo_fit_case *c, gpo_fit_advice *out)
+{
+    char m[32], q[32], it[32], off[32];
+    gpo_sbuf b;
+    gpo_sbuf_init(&b);
+    memset(out, 0, sizeof *out);
+    out->batch = -1;
+    gpo_format_bytes(c->model, m, sizeof m);
+    gpo_format_bytes(c->item, it, sizeof it);
+    gpo_sbuf_appendf(&b, "%s", c->usable_text);
+    int bits = gpo_fit_quantise_bits(c->model, c->item, c->usable);
+    if (bits && c->reduced && !c->quantized) {
+        out->bits = bits < 0 ? 4 : bits;
+        gpo_format_bytes(gpo_fit_quantised(c->model, out->bits), q, sizeof q);
+        gpo_sbuf_appendf(&b, "; model %s does not fit: quantise to %d bits (from 16: %s)%s", m,
+                         (int)out->bits, q, bits < 0 ? ", which still does not fit" : "");
+    } else if (bits) {
+        gpo_sbuf_appendf(&b, "; model %s does not fit, and quantising does not apply (%s)", m,
+                         c->quantized ? "the model is already quantised" : c->reduced_why);
+    } else if (c->model) {
+        gpo_sbuf_appendf(&b, "; model %s fits", m);
+    }
+    int64_t qbits = out->bits ? out->bits : 16;
+    uint64_t offload = gpo_fit_offload(c->model, qbits, c->item, c->usable);
+    if (offload && c->separate) {
+        out->offload = offload;
+        gpo_format_bytes(offload, off, sizeof off);
+        gpo_sbuf_appendf(&b, "; keep %s of it in host memory (offload)", off);
+    } else if (offload) {
+        gpo_sbuf_appendf(&b, "; offloading to host memory does not apply: %s", c->separate_why);
+    }
+    if (c->item) {
+        out->batch = (int64_t)gpo_fit_batch(c->model, qbits, out->offload, c->item, c->usable);
+        gpo_format_bytes(gpo_fit_quantised(c->model, qbits) - out->offload, q, sizeof q);
+        if (out->batch)
+            gpo_sbuf_appendf(&b, "; batch (usable - %s on the device) / %s per item = %lld items",
+                             q, it, (long long)out->batch);
+        else
+            gpo_sbuf_appendf(&b, "; not one item of %s fits beside %s on the device", it, q);
+    }
+    gpo_strlcpy(out->text, b.data ? b.data : "", sizeof out->text);
+    gpo_sbuf_free(&b);
 }
 
 /* Offloading keeps part of the model in host memory and streams it over
@@ -99,9 +171,10 @@ gpuopt_status gpo_derive_offload_bytes(const gpo_knob_input *in, const gpo_deriv
         return GPUOPT_OK;
     int64_t bits = in[0].present ? in[0].ival : 16;
     uint64_t need = gpo_fit_quantised(w->model_bytes, bits) + w->item_bytes;
+    uint64_t offload = gpo_fit_offload(w->model_bytes, bits, w->item_bytes, b.usable);
     char mt[96], item[32], needs[32], usable[32], off[32], sep[256], tail[300] = "";
     model_text(w->model_bytes, bits, mt, sizeof mt);
-    if (need <= b.usable) {
+    if (!offload) {
         gpo_snprintf(out->how, sizeof out->how, "%s and one item fit in %s", mt, b.text);
         return GPUOPT_OK;
     }
@@ -116,13 +189,13 @@ gpuopt_status gpo_derive_offload_bytes(const gpo_knob_input *in, const gpo_deriv
         return GPUOPT_OK;
     }
     gpo_format_bytes(b.usable, usable, sizeof usable);
-    gpo_format_bytes(need - b.usable, off, sizeof off);
+    gpo_format_bytes(offload, off, sizeof off);
     if (bits >= 16)
         gpo_snprintf(tail, sizeof tail, " (not quantised: %s)",
                      env->reduced && w->quantized ? "the model is already quantised"
                                                   : env->reduced_why);
     out->present = 1;
-    gpo_snprintf(out->value, sizeof out->value, "%" PRIu64, need - b.usable);
+    gpo_snprintf(out->value, sizeof out->value, "%" PRIu64, offload);
     gpo_snprintf(out->how, sizeof out->how,
                  "%s + one item %s = %s does not fit in %s: keep %s - %s = %s of it in host "
                  "memory%s",
@@ -142,7 +215,6 @@ gpuopt_status gpo_derive_batch_max_size(const gpo_knob_input *in, const gpo_deri
     uint64_t off = in[1].present ? (uint64_t)in[1].ival : 0;
     if (off > q)
         off = q;
-    uint64_t resident = q - off;
     char mt[96], item[32], offs[64] = "";
     model_text(w->model_bytes, bits, mt, sizeof mt);
     gpo_format_bytes(w->item_bytes, item, sizeof item);
@@ -151,15 +223,13 @@ gpuopt_status gpo_derive_batch_max_size(const gpo_knob_input *in, const gpo_deri
         gpo_format_bytes(off, o, sizeof o);
         gpo_snprintf(offs, sizeof offs, " - %s kept in host memory", o);
     }
-    if (resident + w->item_bytes > b.usable) {
+    uint64_t batch = gpo_fit_batch(w->model_bytes, bits, off, w->item_bytes, b.usable);
+    if (!batch) {
         gpo_snprintf(out->how, sizeof out->how,
                      "%s%s and one item of %s do not fit in %s: no batch to size", mt, offs, item,
                      b.text);
         return GPUOPT_OK;
     }
-    uint64_t batch = (b.usable - resident) / w->item_bytes;
-    if (batch > INT32_MAX)
-        batch = INT32_MAX;
     out->present = 1;
     gpo_snprintf(out->value, sizeof out->value, "%" PRIu64, batch);
     gpo_snprintf(out->how, sizeof out->how,

@@ -1,7 +1,7 @@
 /* The CPU backend's ops table: load reads the host's facts once
  * (cpu_state.c), enumerate turns them into the one device "cpu:0"
  * (cpu_device.c), the rules set the knobs of the catalogue below
- * (cpu_rules.c, cpu_tier2.c), and memory_free answers from the load's
+ * (cpu_rules.c, cpu_tier2.c), and memory_live answers from the load's
  * reading while it is fresh. */
 #include <assert.h>
 
@@ -105,7 +105,7 @@ const gpo_backend gpo_backend_cpu = {
     .tier0 = gpo_cpu_tier0,
     .tier1 = gpo_cpu_tier1,
     .tier2 = gpo_cpu_tier2,
-    .memory_free = gpo_cpu_state_memory_free,
+    .memory_live = gpo_cpu_state_memory_live,
     .runtime = NULL,
     .knobs = cpu_knobs,
     .n_knobs = sizeof cpu_knobs / sizeof cpu_knobs[0],

@@ -4,6 +4,7 @@
 #include <assert.h>
 
 #include "cpu/cpu_device.h"
+#include "cpu/cpu_peak.h"
 #include "cpu/cpuinfo_arm.h"
 #include "cpu/x86_isa.h"
 #include "util/json.h"
@@ -118,6 +119,9 @@ static int fill_details(const gpo_cpu_facts *f, cJSON *d)
     gpo_json_text(&b, src, "affinity", f->src_affinity);
     gpo_json_text(&b, src, "cpu_quota", f->src_quota);
     gpo_json_text(&b, src, "memory", f->src_memory);
+    char peak[GPO_CPU_SRC_CAP];
+    gpo_cpu_flops_source(f, peak, sizeof peak);
+    gpo_json_text(&b, src, "throughput", peak);
     if (f->notes[0])
         gpo_json_text(&b, d, "notes", f->notes);
     return b.failed ? -1 : 0;

@@ -131,33 +131,6 @@ int32_t gpo_cpu_simd_lanes(const gpo_cpu_facts *f)
     return 1;
 }
 
-int32_t gpo_cpu_flops_per_cycle(const gpo_cpu_facts *f)
-{
-    assert(f);
-    int32_t lanes = gpo_cpu_simd_lanes(f);
-    /* Nominal: two vector pipes per core, each an FMA (2 FLOP per lane)
-     * where the ISA has FMA, else one add and one multiply pipe. Intel's
-     * optimisation manual gives 32 FLOP/cycle for Haswell (AVX2+FMA) and
-     * 64 for two-FMA AVX-512 parts; Neoverse N1's two 128-bit pipes give 16. */
-    int fma = 1;
-    if (f->arch == GPO_CPU_ARCH_X86_64)
-        fma = (f->isa & (GPO_BIT(GPO_X86_FMA) | GPO_BIT(GPO_X86_AVX512F))) != 0;
-    return fma ? lanes * 2 * 2 : lanes * 2;
-}
-
-double gpo_cpu_est_gflops(const gpo_cpu_facts *f)
-{
-    assert(f);
-    if (f->clock_mhz <= 0)
-        return 0.0;
-    int32_t cores = f->usable_cpus > 0 ? f->usable_cpus : 1;
-    /* SMT siblings share one core's vector pipes. */
-    int32_t phys = f->affinity_cores > 0 ? f->affinity_cores : f->physical_cores;
-    if (phys > 0 && phys < cores)
-        cores = phys;
-    return (double)cores * f->clock_mhz / 1000.0 * gpo_cpu_flops_per_cycle(f);
-}
-
 void gpo_cpu_feature_names(const gpo_cpu_facts *f, void (*fn)(const char *name, void *user),
                            void *user)
 {

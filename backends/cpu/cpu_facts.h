@@ -123,12 +123,7 @@ int32_t gpo_cpu_usable_from_quota(int32_t affinity_cpus, int64_t quota_us, int64
  * AVX-512, SVE length / 32). */
 int32_t gpo_cpu_simd_lanes(const gpo_cpu_facts *f);
 
-/* Nominal fp32 FLOP per cycle per core (lanes x 2 for FMA x pipes). */
-int32_t gpo_cpu_flops_per_cycle(const gpo_cpu_facts *f);
-
-/* Peak fp32 GFLOP/s estimate: usable physical cores x GHz x FLOP/cycle;
- * 0 when the clock is unknown. Ordering only. */
-double gpo_cpu_est_gflops(const gpo_cpu_facts *f);
+/* (The core's throughput, which is not the ISA's width: cpu_peak.h.) */
 
 /* Feature names of f->isa for details ("sse4.2", "avx2", "amx", "neon", ...),
  * in table order; calls fn for each. */

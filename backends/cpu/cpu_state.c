@@ -56,10 +56,12 @@ int gpo_cpu_state_recorded(const void *state)
     return gpo_fs_is_recorded(&((const cpu_state *)state)->fs);
 }
 
-gpuopt_status gpo_cpu_state_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes)
+gpuopt_status gpo_cpu_state_memory_live(void *state, const gpo_route *route, uint32_t flags,
+                                        gpo_memory_reading *out)
 {
     (void)route;
-    assert(state && free_bytes);
+    (void)flags; /* host memory needs no context */
+    assert(state && out);
     const cpu_state *s = state;
-    return gpo_cpu_memory_free(&s->fs, &s->facts, gpo_now_ns(), free_bytes);
+    return gpo_cpu_memory_live(&s->fs, &s->facts, gpo_now_ns(), out);
 }

@@ -19,8 +19,9 @@ const gpo_cpu_facts *gpo_cpu_state_facts(const void *state);
  * not from this host: tier 2 must not measure the host for them. */
 int gpo_cpu_state_recorded(const void *state);
 
-/* The ops table's memory_free: the load's reading while it is fresh, else
+/* The ops table's memory_live: the load's reading while it is fresh, else
  * /proc/meminfo and the cgroup's usage read now (memory.h). */
-gpuopt_status gpo_cpu_state_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes);
+gpuopt_status gpo_cpu_state_memory_live(void *state, const gpo_route *route, uint32_t flags,
+                                        gpo_memory_reading *out);
 
 #endif

@@ -134,3 +134,23 @@ gpuopt_status gpo_cpu_memory_free_now(const gpo_fs *fs, const gpo_cpu_facts *f,
     *free_bytes = avail;
     return GPUOPT_OK;
 }
+
+gpuopt_status gpo_cpu_memory_live(const gpo_fs *fs, const gpo_cpu_facts *f, uint64_t now_ns,
+                                  gpo_memory_reading *out)
+{
+    assert(fs && f && out);
+    memset(out, 0, sizeof *out);
+    int reuse = fresh(f, now_ns);
+    uint64_t free_bytes = 0;
+    gpuopt_status st = gpo_cpu_memory_free(fs, f, now_ns, &free_bytes);
+    if (st)
+        return st;
+    out->total = f->memory_bytes;
+    out->free = free_bytes;
+    out->used = out->total > free_bytes ? out->total - free_bytes : 0;
+    out->source = GPUOPT_MEMORY_SOURCE_HOST;
+    out->read_ns = reuse ? f->memory_read_ns : now_ns;
+    gpo_snprintf(out->source_text, sizeof out->source_text, "%s%s", f->src_memory,
+                 reuse ? ", the backend's reading at load" : "");
+    return GPUOPT_OK;
+}

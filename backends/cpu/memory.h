@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "backend.h"
 #include "cpu/cpu_facts.h"
 
 /* How long a reading of free memory stands for "now": a plan made this
@@ -35,5 +36,12 @@ gpuopt_status gpo_cpu_memory_free(const gpo_fs *fs, const gpo_cpu_facts *f, uint
  * read. */
 gpuopt_status gpo_cpu_memory_free_now(const gpo_fs *fs, const gpo_cpu_facts *f,
                                       uint64_t *free_bytes);
+
+/* The ops table's memory_live: free memory as gpo_cpu_memory_free gives it
+ * at now_ns, with the total the plan sizes against (MemTotal capped by the
+ * cgroup limit), source GPUOPT_MEMORY_SOURCE_HOST, the words of where it
+ * came from, and read_ns the load's when its reading was reused. */
+gpuopt_status gpo_cpu_memory_live(const gpo_fs *fs, const gpo_cpu_facts *f, uint64_t now_ns,
+                                  gpo_memory_reading *out);
 
 #endif

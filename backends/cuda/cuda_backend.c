@@ -138,13 +138,14 @@ static const gpo_knob_def cuda_knobs[] = {
      .summary = "the three allocator settings above as PyTorch reads them",
      .maps_to = "PYTORCH_CUDA_ALLOC_CONF (read by PyTorch at its first CUDA allocation)",
      .inputs = GPO_WORDS("cuda.alloc.expandable_segments", "cuda.alloc.max_split_mb",
-                         "cuda.alloc.gc_threshold_percent"),
+                         "cuda.alloc.gc_threshold_percent", "prealloc.bytes"),
      .derive = gpo_cuda_derive_alloc_conf},
 };
 
 static const gpo_library_var cuda_libraries[] = {
     {"cuda", "GPUOPT_CUDA_LIBRARY"},
     {"nvrtc", "GPUOPT_NVRTC_LIBRARY"},
+    {"nvml", "GPUOPT_NVML_LIBRARY"},
 };
 
 const gpo_backend gpo_backend_cuda = {
@@ -160,7 +161,7 @@ const gpo_backend gpo_backend_cuda = {
     .tier1 = gpo_cuda_tier1,
     /* Measured settings come from the core's tier 2 through the runtime. */
     .tier2 = NULL,
-    .memory_free = gpo_cuda_memory_free,
+    .memory_live = gpo_cuda_memory_live,
     .runtime = &gpo_cuda_runtime_ops,
     .apply_device = gpo_cuda_apply_device,
     .knobs = cuda_knobs,
@@ -168,4 +169,5 @@ const gpo_backend gpo_backend_cuda = {
     .libraries = cuda_libraries,
     .n_libraries = sizeof cuda_libraries / sizeof cuda_libraries[0],
     .diagnose = gpo_cuda_diagnose,
+    .toolchain_dropped = gpo_cuda_toolchain_dropped,
 };

@@ -20,8 +20,11 @@ gpuopt_status gpo_cuda_tier0(void *state, const gpo_route *route, const gpuopt_d
 gpuopt_status gpo_cuda_tier1(void *state, const gpo_route *route, const gpuopt_device *dev,
                              struct gpuopt_plan *plan);
 
-/* cuda_memory.c */
-gpuopt_status gpo_cuda_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes);
+/* cuda_memory.c: the ops table's memory_live (the calling thread's
+ * current context, NVML, an active primary context, and with
+ * GPO_MEMORY_MAY_CREATE_CONTEXT a primary context made for the reading). */
+gpuopt_status gpo_cuda_memory_live(void *state, const gpo_route *route, uint32_t flags,
+                                   gpo_memory_reading *out);
 
 /* cuda_runtime.c: the runtime ops for tier 2 and the tuner. */
 extern const gpo_runtime_ops gpo_cuda_runtime_ops;
@@ -30,6 +33,11 @@ extern const gpo_runtime_ops gpo_cuda_runtime_ops;
  * thread's current context (the L2 set-aside for persisting accesses). */
 gpuopt_status gpo_cuda_apply_device(void *state, const gpo_route *route,
                                     const struct gpuopt_plan *plan, gpo_sbuf *report);
+
+/* cuda_support.c: whether the NVRTC found still compiles for the device
+ * (the ops table's toolchain_dropped). */
+int gpo_cuda_toolchain_dropped(void *state, const gpo_route *route, const gpuopt_device *dev,
+                               char *why, size_t cap);
 
 /* cuda_doctor.c: the CUDA block of gpuopt_context_diagnose. */
 void gpo_cuda_diagnose(struct gpo_dr_run *run);

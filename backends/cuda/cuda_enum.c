@@ -160,15 +160,20 @@ static int add_detail(cJSON *d, const struct attr_row *row, int value)
     return item ? 0 : -1;
 }
 
+/* Peak DRAM bandwidth as NVIDIA's "How to Query Device Properties" (CUDA
+ * blog) computes it: 2 x memory clock (kHz) x bus width (bits) / 8. */
+static double peak_bandwidth_gbs(int mem_clock_khz, int bus_width_bits)
+{
+    return 2.0 * mem_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9;
+}
+
 /* Facts derived from the attributes and the architecture table. */
 static int add_derived(cJSON *d, const int *v, const gpo_arch_nvidia_info *arch,
                        const gpo_cuda_state *s)
 {
     int bad = 0;
     if (v[A_MEM_CLOCK] > 0 && v[A_BUS_WIDTH] > 0) {
-        /* Peak DRAM bandwidth as NVIDIA's "How to Query Device Properties"
-         * (CUDA blog) computes it: 2 x memory clock x bus width / 8. */
-        double gbs = 2.0 * v[A_MEM_CLOCK] * 1e3 * (v[A_BUS_WIDTH] / 8.0) / 1e9;
+        double gbs = peak_bandwidth_gbs(v[A_MEM_CLOCK], v[A_BUS_WIDTH]);
         bad |= !cJSON_AddNumberToObject(d, "theoretical_bandwidth_gbs", (double)(long)(gbs + 0.5));
     }
     bad |= !cJSON_AddNumberToObject(d, "fp32_lanes_per_multiprocessor", arch->fp32_lanes_per_sm);
@@ -288,6 +293,7 @@ static gpuopt_status one_device(gpo_cuda_state *s, int index, gpo_device_list *o
         gpo_snprintf(in->pci_bus_id, sizeof in->pci_bus_id, "%04x:%02x:%02x.0",
                      (unsigned)v[A_PCI_DOMAIN], (unsigned)v[A_PCI_BUS], (unsigned)v[A_PCI_DEVICE]);
     gpo_cuda_version_text(s->driver_version, in->driver_version, sizeof in->driver_version);
+    dev->copy_engines = v[A_ASYNC];
 
     gpo_arch_nvidia_info arch;
     if (gpo_arch_nvidia_lookup(in->cc_major, in->cc_minor, &arch) != 0) {
@@ -302,10 +308,13 @@ static gpuopt_status one_device(gpo_cuda_state *s, int index, gpo_device_list *o
     in->arch_extrapolated = arch.extrapolated;
     in->features = arch.features;
     in->features_known = arch.features_known;
-    if (in->compute_units > 0 && in->clock_mhz > 0)
-        /* fp32 FMA counts two operations: SMs x lanes x clock x 2. */
-        dev->est_gflops =
-            (double)in->compute_units * arch.fp32_lanes_per_sm * in->clock_mhz * 2.0 / 1000.0;
+    double peaks[GPO_PREC_COUNT];
+    gpo_arch_nvidia_peaks(&arch, in->compute_units, in->clock_mhz, in->name, peaks);
+    dev->est_gflops = peaks[GPO_PREC_FP32];
+    for (int p = GPO_PREC_FP32 + 1; p < GPO_PREC_COUNT; p++)
+        dev->est_matrix_gflops[p] = peaks[p];
+    if (v[A_MEM_CLOCK] > 0 && v[A_BUS_WIDTH] > 0)
+        dev->est_bandwidth_gbs = peak_bandwidth_gbs(v[A_MEM_CLOCK], v[A_BUS_WIDTH]);
 
     cJSON *d = gpo_device_details(dev, "cuda");
     int bad = !d;

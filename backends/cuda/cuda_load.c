@@ -32,7 +32,8 @@ static const struct init_reason {
 } init_reasons[] = {
     {GPO_CUDA_ERROR_NO_DEVICE, GPUOPT_ERR_UNAVAILABLE,
      "the NVIDIA driver found no CUDA-capable GPU", NULL},
-    {GPO_CUDA_ERROR_STUB_LIBRARY, GPUOPT_ERR_UNAVAILABLE,
+    /* Present but broken: a library that shadows the driver's. */
+    {GPO_CUDA_ERROR_STUB_LIBRARY, GPUOPT_ERR_DRIVER,
      "the CUDA toolkit's stub libcuda was found instead of a driver: install the NVIDIA "
      "driver, and keep the toolkit's lib64/stubs directory (meant for linking only) out of "
      "LD_LIBRARY_PATH and the loader cache",
@@ -142,6 +143,8 @@ static void state_free(gpo_cuda_state *s)
     gpo_fs_list_free(s->kernel_gpus, s->n_kernel_gpus);
     gpo_nvrtc_close(s->nvrtc);
     pthread_mutex_destroy(&s->nvrtc_lock);
+    gpo_nvml_close(s->nvml);
+    pthread_mutex_destroy(&s->nvml_lock);
     free(s);
 }
 
@@ -162,6 +165,26 @@ gpuopt_status gpo_cuda_nvrtc(gpo_cuda_state *s, const gpo_nvrtc **out)
     else
         *out = s->nvrtc;
     pthread_mutex_unlock(&s->nvrtc_lock);
+    return st;
+}
+
+gpuopt_status gpo_cuda_nvml(gpo_cuda_state *s, const gpo_nvml **out)
+{
+    gpuopt_status st;
+    *out = NULL;
+    pthread_mutex_lock(&s->nvml_lock);
+    if (!s->nvml_tried) {
+        s->nvml_tried = 1;
+        gpo_detail_clear();
+        s->nvml_status = gpo_nvml_open(s->nvml_path, &s->nvml);
+        gpo_strlcpy(s->nvml_why, gpo_detail_get(), sizeof s->nvml_why);
+    }
+    st = s->nvml_status;
+    if (st)
+        gpo_fail(st, "%s", s->nvml_why);
+    else
+        *out = s->nvml;
+    pthread_mutex_unlock(&s->nvml_lock);
     return st;
 }
 
@@ -247,16 +270,22 @@ static gpuopt_status init_failed(const gpo_backend_env *env, gpo_cuda_state *s,
          * must stay hidden; only point at the likely cause. */
         const char *visible = getenv("CUDA_VISIBLE_DEVICES");
         size_t n = strlen(why);
-        if (visible)
+        gpuopt_status status = known->status;
+        if (visible) {
             gpo_snprintf(why + n, sizeof why - n, "; CUDA_VISIBLE_DEVICES='%s' may hide them",
                          visible);
-        else if (scan_kernel_gpus(gpo_env_fs(env), s) == GPUOPT_OK)
+        } else if (scan_kernel_gpus(gpo_env_fs(env), s) == GPUOPT_OK && s->n_kernel_gpus > 0) {
+            /* GPUs the kernel has but the driver cannot open: present but
+             * broken (device nodes this user may not open, or a container
+             * without them), not absent. */
             gpo_snprintf(why + n, sizeof why - n,
                          "; the kernel driver lists %zu GPU%s: check that this user may open "
                          "/dev/nvidia*",
                          s->n_kernel_gpus, s->n_kernel_gpus == 1 ? "" : "s");
+            status = GPUOPT_ERR_DRIVER;
+        }
         gpo_strlcpy(rep->reason, why, sizeof rep->reason);
-        return gpo_fail(known->status, "%s", why);
+        return gpo_fail(status, "%s", why);
     }
     return unusable(env, s, rep, known->status, why, NULL);
 }
@@ -292,6 +321,11 @@ gpuopt_status gpo_cuda_load(const gpo_backend_env *env, void **state, gpo_backen
         gpo_strlcpy(s->nvrtc_path, nvrtc ? nvrtc : "", sizeof s->nvrtc_path);
     }
     pthread_mutex_init(&s->nvrtc_lock, NULL);
+    {
+        const char *nvml = gpo_env_library(env, "nvml");
+        gpo_strlcpy(s->nvml_path, nvml ? nvml : "", sizeof s->nvml_path);
+    }
+    pthread_mutex_init(&s->nvml_lock, NULL);
 
     const char *user_path = gpo_env_library(env, "cuda");
     const char *name = user_path ? user_path : GPO_CUDA_DEFAULT_LIBRARY;

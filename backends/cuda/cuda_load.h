@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "cuda_api.h"
+#include "cuda_nvml.h"
 #include "cuda_nvrtc.h"
 
 #define GPO_CUDA_DEFAULT_LIBRARY "libcuda.so.1"
@@ -35,6 +36,16 @@ typedef struct gpo_cuda_state {
     gpo_nvrtc *nvrtc;
     gpuopt_status nvrtc_status;
     char nvrtc_why[1024];
+
+    /* NVML, opened on first need (gpo_cuda_nvml), for live memory without
+     * a context; usable in kernel-only mode too (it needs the kernel
+     * driver, not libcuda). */
+    char nvml_path[GPO_PATH_MAX]; /* the user's NVML (GPUOPT_NVML_LIBRARY), "" */
+    pthread_mutex_t nvml_lock;
+    int nvml_tried;
+    gpo_nvml *nvml;
+    gpuopt_status nvml_status;
+    char nvml_why[512];
 } gpo_cuda_state;
 
 /* The ops table's load and unload. */
@@ -73,6 +84,10 @@ gpuopt_status gpo_cuda_fail_call(const gpo_cuda_state *s, gpuopt_status status, 
  * repeated with its words, since NVRTC is large and a missing one stays
  * missing). */
 gpuopt_status gpo_cuda_nvrtc(gpo_cuda_state *s, const gpo_nvrtc **out);
+
+/* The state's NVML, opened on first use (once: a failure is remembered and
+ * repeated with its words). */
+gpuopt_status gpo_cuda_nvml(gpo_cuda_state *s, const gpo_nvml **out);
 
 /* What to do about a failed cuInit whose reason (the report's, which names
  * the CUresult) is `reason`: the advice of the row of load's table of

@@ -28,12 +28,18 @@ gpuopt_status gpo_cuda_tier0(void *state, const gpo_route *route, const gpuopt_d
                               "8 warps: in the 128-256 range the CUDA C++ Best Practices Guide "
                               "suggests to start from (\"Thread and Block Heuristics\"), and "
                               "within every GPU's 1024-thread block limit");
-    if (!st)
+    const gpuopt_workload *w = gpo_plan_workload(plan);
+    if (!st && w && w->objective == GPUOPT_OBJECTIVE_LATENCY)
+        st = gpo_cuda_latency_loading(plan, -1); /* tier 0 reads no driver version */
+    else if (!st)
         st = gpo_knob_set_string(plan, "cuda.module_loading", "LAZY",
                                  "load each kernel when first used: faster start and less device "
-                                 "memory; drivers since CUDA 11.7 honour it and 12.2 made it the "
+                                 "memory%s; drivers since CUDA 11.7 honour it and 12.2 made it the "
                                  "default, older ones ignore it (CUDA C++ Programming Guide, "
-                                 "\"Lazy Loading\")");
+                                 "\"Lazy Loading\")",
+                                 w ? ", and a throughput workload amortises each kernel's first "
+                                     "use over many calls"
+                                   : "");
     if (!st)
         st = gpo_knob_set_bool(plan, "cuda.cudnn_benchmark", 0,
                                "tier 0 knows no workload: cuDNN's heuristics choose algorithms "

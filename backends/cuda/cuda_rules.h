@@ -65,6 +65,9 @@ int gpo_cuda_dim_list_ok(const char *text);
 /* cuda_rules_memory.c: module loading, cuBLAS workspace, L2 set-aside,
  * PyTorch's caching allocator. */
 gpuopt_status gpo_cuda_rules_memory(const cuda_facts *f, struct gpuopt_plan *plan);
+/* cuda.module_loading = EAGER for a latency-oriented workload, with the
+ * driver's version (<= 0: unknown) in the reason; tier 0 and 1 alike. */
+gpuopt_status gpo_cuda_latency_loading(struct gpuopt_plan *plan, int driver_version);
 /* Its derived knobs: CUBLASLT_WORKSPACE_SIZE from the workspace,
  * PYTORCH_CUDA_ALLOC_CONF from the three allocator knobs. */
 gpuopt_status gpo_cuda_derive_cublaslt_kib(const gpo_knob_input *in, const gpo_derive_env *env,

@@ -18,24 +18,47 @@
 static gpuopt_status set_module_loading(const cuda_facts *f, struct gpuopt_plan *plan)
 {
     char v[16];
+    if (f->workload && f->workload->objective == GPUOPT_OBJECTIVE_LATENCY)
+        return gpo_cuda_latency_loading(plan, f->driver_version);
     if (f->driver_version <= 0)
         return GPUOPT_OK; /* tier 0's LAZY and its reason stand */
     gpo_cuda_version_text(f->driver_version, v, sizeof v);
+    const char *amortised = f->workload ? "; a throughput workload amortises each kernel's "
+                                          "first use over many calls"
+                                        : "";
     if (f->driver_version >= 12020)
         return gpo_knob_set_string(plan, "cuda.module_loading", "LAZY",
                                    "the CUDA %s driver loads kernels on first use (the default "
-                                   "since 12.2): faster start, less device memory",
-                                   v);
+                                   "since 12.2): faster start, less device memory%s",
+                                   v, amortised);
     if (f->driver_version >= 11070)
         return gpo_knob_set_string(plan, "cuda.module_loading", "LAZY",
                                    "the CUDA %s driver can load kernels on first use (since 11.7) "
                                    "but does so only when asked (the default from 12.2): faster "
-                                   "start, less device memory",
-                                   v);
+                                   "start, less device memory%s",
+                                   v, amortised);
     return gpo_knob_set_string(plan, "cuda.module_loading", "EAGER",
                                "the CUDA %s driver predates lazy loading (11.7): it loads every "
                                "kernel at start whatever the variable says",
                                v);
+}
+
+gpuopt_status gpo_cuda_latency_loading(struct gpuopt_plan *plan, int driver_version)
+{
+    char v[16], drv[64] = "";
+    if (driver_version > 0) {
+        gpo_cuda_version_text(driver_version, v, sizeof v);
+        gpo_snprintf(drv, sizeof drv, "; the CUDA %s driver %s", v,
+                     driver_version >= 11070 ? "honours it" : "loads eagerly in any case");
+    }
+    return gpo_knob_set_string(
+        plan, "cuda.module_loading", "EAGER",
+        "the workload is latency-oriented: load every kernel when the program starts, so no "
+        "request pays for loading a kernel on its first use (lazy loading moves that cost into "
+        "the first call); start-up takes longer and every loaded module's kernels take device "
+        "memory (CUDA C++ Programming Guide, \"Lazy Loading\")%s; warm up as well "
+        "(warmup.runs): loading is not the only first-call cost",
+        drv);
 }
 
 static uint64_t pow2_floor(uint64_t v)
@@ -200,17 +223,34 @@ gpuopt_status gpo_cuda_derive_cublaslt_kib(const gpo_knob_input *in, const gpo_d
 
 /* "expandable_segments:True,max_split_size_mb:1024,garbage_collection_threshold:0.90":
  * PyTorch's option:value list (docs, "CUDA semantics", Optimizing memory
- * usage with PYTORCH_CUDA_ALLOC_CONF), with the options the plan has. */
+ * usage with PYTORCH_CUDA_ALLOC_CONF), with the options the plan has.
+ * With a pre-allocated pool (prealloc.bytes) larger than max_split_size_mb,
+ * that option is left out: PyTorch never splits a cached block above it
+ * for a smaller request (c10/cuda/CUDACachingAllocator.cpp, get_free_block),
+ * so the step's tensors could not be carved from the pool, and the docs
+ * warn its cost for steady work "can range from 'zero' to 'substantial'". */
 gpuopt_status gpo_cuda_derive_alloc_conf(const gpo_knob_input *in, const gpo_derive_env *env,
                                          gpo_derivation *out)
 {
     (void)env;
     size_t n = 0;
+    char pool_note[400] = "";
     out->present = 0;
     out->value[0] = '\0';
+    int split = in[1].present;
+    if (split && in[3].present && (uint64_t)in[1].ival * MIB < (uint64_t)in[3].ival) {
+        char pool[32];
+        gpo_format_bytes((uint64_t)in[3].ival, pool, sizeof pool);
+        split = 0;
+        gpo_snprintf(pool_note, sizeof pool_note,
+                     "; max_split_size_mb:%lld left out: the pre-allocated pool of %s "
+                     "(prealloc.bytes) is one cached block above it, which PyTorch never splits "
+                     "for a smaller request, so the step's tensors could not use it",
+                     (long long)in[1].ival, pool);
+    }
     if (in[0].present && in[0].ival)
         n += (size_t)snprintf(out->value + n, sizeof out->value - n, "expandable_segments:True");
-    if (in[1].present)
+    if (split)
         n += (size_t)snprintf(out->value + n, sizeof out->value - n, "%smax_split_size_mb:%lld",
                               n ? "," : "", (long long)in[1].ival);
     if (in[2].present)
@@ -218,8 +258,9 @@ gpuopt_status gpo_cuda_derive_alloc_conf(const gpo_knob_input *in, const gpo_der
                               "%sgarbage_collection_threshold:0.%02d", n ? "," : "",
                               (int)in[2].ival);
     out->present = n > 0;
-    gpo_snprintf(out->how, sizeof out->how, "%s",
+    gpo_snprintf(out->how, sizeof out->how, "%s%s",
                  n ? "as PyTorch reads them (all three together need PyTorch 2.5 or later)"
-                   : "no allocator setting is set");
+                   : "no allocator setting is set",
+                 pool_note);
     return GPUOPT_OK;
 }

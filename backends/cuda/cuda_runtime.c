@@ -1126,4 +1126,8 @@ const gpo_runtime_ops gpo_cuda_runtime_ops = {
     .launch = rt_launch,
     .finish = rt_finish,
     .compiler_version = rt_compiler_version,
+    /* CUDA Programming Guide, "CUDA Graphs" (stream capture); PyTorch docs,
+     * "CUDA Graphs" and torch.compile's "reduce-overhead" mode. */
+    .graph_api = "a CUDA graph (cuStreamBeginCapture, cuGraphInstantiate, cuGraphLaunch; in "
+                 "PyTorch torch.compile(mode=\"reduce-overhead\") or torch.cuda.CUDAGraph)",
 };

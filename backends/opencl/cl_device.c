@@ -129,6 +129,13 @@ static const struct {
     {"powerpc64le", "ppc64le"}, {"powerpc64", "ppc64"}, {"s390x", "s390x"},
 };
 
+static void set_peaks(gpuopt_device *dev, const double peaks[GPO_PREC_COUNT])
+{
+    dev->est_gflops = peaks[GPO_PREC_FP32];
+    for (int p = GPO_PREC_FP32 + 1; p < GPO_PREC_COUNT; p++)
+        dev->est_matrix_gflops[p] = peaks[p];
+}
+
 /* NVIDIA: the CUDA architecture table by compute capability, as the CUDA
  * backend does, so both views of one GPU say the same (family, features,
  * throughput estimate). What OpenCL itself exposes (cl_khr_fp16, fp64)
@@ -149,10 +156,9 @@ static void fill_nvidia_arch(const ocl_facts *f, gpuopt_device *dev)
     info->arch_extrapolated = arch.extrapolated;
     info->features = arch.features;
     info->features_known = arch.features_known;
-    if (info->compute_units > 0 && info->clock_mhz > 0)
-        /* fp32 FMA counts two operations: SMs x lanes x clock x 2. */
-        dev->est_gflops =
-            (double)info->compute_units * arch.fp32_lanes_per_sm * info->clock_mhz * 2.0 / 1000.0;
+    double peaks[GPO_PREC_COUNT];
+    gpo_arch_nvidia_peaks(&arch, info->compute_units, info->clock_mhz, info->name, peaks);
+    set_peaks(dev, peaks);
 }
 
 /* AMD: the ROCm architecture table by gfx target, as the ROCm backend
@@ -174,10 +180,9 @@ static void fill_amd_arch(const ocl_facts *f, gpuopt_device *dev)
     info->features_known = arch.features_known;
     if (info->simd_width < 0)
         info->simd_width = arch.wavefront;
-    if (info->compute_units > 0 && info->clock_mhz > 0)
-        /* fp32 FMA counts two operations: CUs x lanes x clock x 2. */
-        dev->est_gflops =
-            (double)info->compute_units * arch.fp32_lanes_per_cu * 2.0 * info->clock_mhz / 1000.0;
+    double peaks[GPO_PREC_COUNT];
+    gpo_arch_amd_peaks(&arch, info->compute_units, info->clock_mhz, peaks);
+    set_peaks(dev, peaks);
 }
 
 static void fill_arch(const ocl_facts *f, gpuopt_device *dev)

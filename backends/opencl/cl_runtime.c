@@ -616,4 +616,9 @@ const gpo_runtime_ops gpo_ocl_runtime_ops = {
     .launch = rt_launch,
     .finish = rt_finish,
     .compiler_version = rt_compiler_version,
+    /* Khronos, cl_khr_command_buffer (OpenCL extension specification):
+     * record commands once, enqueue the recording many times. */
+    .graph_api = "an OpenCL command buffer (cl_khr_command_buffer, where the platform lists it: "
+                 "clCreateCommandBufferKHR, clFinalizeCommandBufferKHR, "
+                 "clEnqueueCommandBufferKHR)",
 };

@@ -3,6 +3,7 @@
  * it. The layers below point one way: load (the ICD loader) < probe (one
  * device's facts) < device (records) < rules, runtime, doctor. */
 #include <assert.h>
+#include <string.h>
 
 #include "cl_device.h"
 #include "cl_doctor.h"
@@ -34,12 +35,28 @@ static const gpo_knob_def ocl_knobs[] = {
      .maps_to = "__local tile size of your kernels"},
 };
 
-static gpuopt_status ocl_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes)
+/* Free memory through the runtime, where the device reports it (AMD's
+ * cl_amd_device_attribute_query); no context is created for it. */
+static gpuopt_status ocl_memory_live(void *state, const gpo_route *route, uint32_t flags,
+                                     gpo_memory_reading *out)
 {
     const ocl_state *st = state;
-    assert(st && route && route->priv);
+    (void)flags;
+    assert(st && route && route->priv && out);
     const ocl_dev_priv *p = route->priv;
-    return gpo_ocl_facts_free_memory(&st->api, &p->facts, free_bytes);
+    memset(out, 0, sizeof *out);
+    uint64_t free_bytes = 0;
+    gpuopt_status s = gpo_ocl_facts_free_memory(&st->api, &p->facts, &free_bytes);
+    if (s)
+        return s;
+    out->total = route->info.memory_bytes;
+    out->free = free_bytes;
+    out->used = out->total > free_bytes ? out->total - free_bytes : 0;
+    out->source = GPUOPT_MEMORY_SOURCE_RUNTIME;
+    out->read_ns = gpo_now_ns();
+    gpo_strlcpy(out->source_text, "OpenCL CL_DEVICE_GLOBAL_FREE_MEMORY_AMD",
+                sizeof out->source_text);
+    return GPUOPT_OK;
 }
 
 const gpo_backend gpo_backend_opencl = {
@@ -56,7 +73,7 @@ const gpo_backend gpo_backend_opencl = {
     .tier0 = gpo_ocl_tier0,
     .tier1 = gpo_ocl_tier1,
     .tier2 = NULL,
-    .memory_free = ocl_memory_free,
+    .memory_live = ocl_memory_live,
     .runtime = &gpo_ocl_runtime_ops,
     .knobs = ocl_knobs,
     .n_knobs = sizeof ocl_knobs / sizeof ocl_knobs[0],

@@ -21,6 +21,7 @@
 #include "rocm_rules_math.h"
 #include "rocm_runtime.h"
 #include "rocm_state.h"
+#include "rocm_support.h"
 #include "rocm_visible.h"
 #include "util/strutil.h"
 
@@ -292,10 +293,12 @@ static gpuopt_status rocm_enumerate(void *state, const gpo_backend_env *env, gpo
     return status;
 }
 
-/* Free VRAM from amdgpu's own counters, for GPUs without a runtime
- * (drivers/gpu/drm/amd/amdgpu/amdgpu_vram_mgr.c: mem_info_vram_total,
- * mem_info_vram_used, in bytes). */
-static gpuopt_status sysfs_free(const rocm_state *st, const char *pci, uint64_t *free_bytes)
+/* VRAM from amdgpu's own counters, which need no ROCm user space and no
+ * context: /sys/bus/pci/devices/<bus id>/mem_info_vram_total and
+ * mem_info_vram_used, in bytes (drivers/gpu/drm/amd/amdgpu/amdgpu_vram_mgr.c;
+ * "Memory Info" in the kernel's amdgpu documentation). Through the sysfs
+ * root, so recorded trees test it. */
+static gpuopt_status sysfs_memory(const rocm_state *st, const char *pci, gpo_memory_reading *out)
 {
     char path[128];
     uint64_t total = 0, used = 0;
@@ -304,27 +307,53 @@ static gpuopt_status sysfs_free(const rocm_state *st, const char *pci, uint64_t 
     a = gpo_fs_read_u64(&st->fs, path, &total);
     gpo_snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/mem_info_vram_used", pci);
     b = gpo_fs_read_u64(&st->fs, path, &used);
-    if (a != GPUOPT_OK || b != GPUOPT_OK || used > total)
+    if (a != GPUOPT_OK || b != GPUOPT_OK || used > total || !total)
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
-                        "free memory of %s unknown: no HIP runtime and no readable "
-                        "/sys/bus/pci/devices/%s/mem_info_vram_{total,used}",
-                        pci, pci);
-    *free_bytes = total - used;
+                        "amdgpu's /sys/bus/pci/devices/%s/mem_info_vram_{total,used} %s", pci,
+                        a != GPUOPT_OK || b != GPUOPT_OK ? "cannot be read"
+                                                         : "do not make sense (used > total)");
+    out->total = total;
+    out->used = used;
+    out->free = total - used;
+    out->source = GPUOPT_MEMORY_SOURCE_KERNEL;
+    out->read_ns = gpo_now_ns();
+    gpo_snprintf(out->source_text, sizeof out->source_text,
+                 "amdgpu sysfs mem_info_vram_total and mem_info_vram_used of %s", pci);
     return GPUOPT_OK;
 }
 
-static gpuopt_status rocm_memory_free(void *state, const gpo_route *route, uint64_t *free_bytes)
+/* amdgpu's counters first (no context, no runtime), then the HIP runtime's
+ * hipMemGetInfo where HIP is loaded. */
+static gpuopt_status rocm_memory_live(void *state, const gpo_route *route, uint32_t flags,
+                                      gpo_memory_reading *out)
 {
     rocm_state *st = state;
-    assert(st && route && free_bytes);
-    gpuopt_status status = gpo_rocm_check_fork(st, "memory_free");
+    (void)flags; /* HIP initialised its devices when it loaded: no context is made here */
+    assert(st && route && out);
+    memset(out, 0, sizeof *out);
+    gpuopt_status status = gpo_rocm_check_fork(st, "memory_live");
     if (status != GPUOPT_OK)
         return status;
-    if (st->hip_ok)
-        return gpo_hip_memory(&st->hip, route->index, free_bytes, NULL);
-    if (!route->info.pci_bus_id[0])
-        return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "free memory unknown: no PCI location");
-    return sysfs_free(st, route->info.pci_bus_id, free_bytes);
+    char sysfs_why[512] = "no PCI location to find amdgpu's counters by";
+    if (route->info.pci_bus_id[0]) {
+        if (sysfs_memory(st, route->info.pci_bus_id, out) == GPUOPT_OK)
+            return GPUOPT_OK;
+        gpo_strlcpy(sysfs_why, gpo_detail_get(), sizeof sysfs_why);
+    }
+    if (!st->hip_ok)
+        return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "free memory unknown: %s, and no HIP runtime",
+                        sysfs_why);
+    uint64_t free_bytes = 0, total = 0;
+    status = gpo_hip_memory(&st->hip, route->index, &free_bytes, &total);
+    if (status != GPUOPT_OK)
+        return status;
+    out->total = total ? total : route->info.memory_bytes;
+    out->free = free_bytes;
+    out->used = out->total > free_bytes ? out->total - free_bytes : 0;
+    out->source = GPUOPT_MEMORY_SOURCE_RUNTIME;
+    out->read_ns = gpo_now_ns();
+    gpo_snprintf(out->source_text, sizeof out->source_text, "HIP hipMemGetInfo (%s)", sysfs_why);
+    return GPUOPT_OK;
 }
 
 /* Every knob the rules (rocm_rules*.c) set; the core refuses one that is
@@ -397,6 +426,13 @@ static const gpo_knob_def rocm_knobs[] = {
      .summary = "how MIOpen picks convolution kernels: NORMAL, HYBRID, DYNAMIC_HYBRID or FAST",
      .words = GPO_WORDS("NORMAL", "FAST", "HYBRID", "DYNAMIC_HYBRID"),
      .maps_to = "MIOPEN_FIND_MODE (read by MIOpen)"},
+    {.name = "rocm.deferred_loading",
+     .type = GPUOPT_KNOB_STRING,
+     .env = "HIP_ENABLE_DEFERRED_LOADING",
+     .summary = "when HIP loads a program's kernels: 1 on first use (HIP's default), 0 all at "
+                "start",
+     .words = GPO_WORDS("0", "1"),
+     .maps_to = "HIP_ENABLE_DEFERRED_LOADING (read by the HIP runtime, ROCm clr)"},
     {.name = "rocm.visible_devices",
      .type = GPUOPT_KNOB_STRING,
      .env = "HIP_VISIBLE_DEVICES",
@@ -435,7 +471,7 @@ const gpo_backend gpo_backend_rocm = {
     .tier0 = gpo_rocm_tier0,
     .tier1 = gpo_rocm_tier1,
     .tier2 = NULL, /* the core's measured tier drives .runtime */
-    .memory_free = rocm_memory_free,
+    .memory_live = rocm_memory_live,
     .runtime = &gpo_rocm_runtime,
     .apply_device = NULL, /* no device setting is the library's to own on ROCm */
     .knobs = rocm_knobs,
@@ -443,4 +479,5 @@ const gpo_backend gpo_backend_rocm = {
     .libraries = rocm_libraries,
     .n_libraries = sizeof rocm_libraries / sizeof rocm_libraries[0],
     .diagnose = gpo_dr_check_rocm,
+    .toolchain_dropped = gpo_rocm_toolchain_dropped,
 };

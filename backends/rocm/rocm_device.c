@@ -52,9 +52,11 @@ static int apply_arch(gpuopt_device *dev, const char *gfx, cJSON *d)
     dev->info.features_known = a.features_known;
     if (dev->info.simd_width < 0)
         dev->info.simd_width = a.wavefront;
-    if (dev->info.compute_units > 0 && dev->info.clock_mhz > 0)
-        dev->est_gflops = (double)dev->info.compute_units * a.fp32_lanes_per_cu * 2.0 *
-                          dev->info.clock_mhz / 1000.0;
+    double peaks[GPO_PREC_COUNT];
+    gpo_arch_amd_peaks(&a, dev->info.compute_units, dev->info.clock_mhz, peaks);
+    dev->est_gflops = peaks[GPO_PREC_FP32];
+    for (int p = GPO_PREC_FP32 + 1; p < GPO_PREC_COUNT; p++)
+        dev->est_matrix_gflops[p] = peaks[p];
     if (d) {
         cJSON_AddStringToObject(d, "matrix_units", matrix_name(a.matrix));
         cJSON_AddStringToObject(d, "fp64_rate", a.fp64_full_rate ? "full or half" : "reduced");
@@ -72,6 +74,8 @@ static void kfd_details(cJSON *d, const gpo_kfd_gpu *g)
     add_num(d, "simd_per_cu", g->simd_per_cu);
     add_num(d, "simd_count", g->simd_count);
     add_num(d, "num_xcc", g->num_xcc);
+    if (g->num_sdma_engines >= 0)
+        add_num(d, "num_sdma_engines", g->num_sdma_engines);
     add_num(d, "lds_kb", g->lds_size_kb);
     add_num(d, "max_waves_per_simd", g->max_waves_per_simd);
     char hex[16];
@@ -166,6 +170,10 @@ gpuopt_status gpo_rocm_device_from_hip(int ordinal, const gpo_kfd_gpu *kfd,
     dev->info.ecc = at[GPO_HIP_ATTR_ECC_ENABLED] >= 0 ? at[GPO_HIP_ATTR_ECC_ENABLED] != 0 : -1;
     dev->info.max_threads_per_block = at[GPO_HIP_ATTR_MAX_THREADS_PER_BLOCK];
     dev->info.memory_bytes = hd->total_mem ? hd->total_mem : kfd ? kfd->vram_bytes : 0;
+    /* HIP's hipDeviceAttributeAsyncEngineCount is CUDA-only (hip_runtime_api.h);
+     * the KFD counts the SDMA engines that do host-device copies. */
+    if (kfd)
+        dev->copy_engines = kfd->num_sdma_engines;
     if (at[GPO_HIP_ATTR_L2_CACHE_SIZE] > 0)
         dev->info.l2_bytes = (uint64_t)at[GPO_HIP_ATTR_L2_CACHE_SIZE];
     if (at[GPO_HIP_ATTR_MAX_SHARED_MEMORY_PER_BLOCK] > 0)
@@ -250,6 +258,7 @@ gpuopt_status gpo_rocm_device_from_kfd(const gpo_kfd_gpu *g, int index, gpuopt_d
     dev->info.clock_mhz = g->max_engine_clk_mhz > 0 ? g->max_engine_clk_mhz : -1;
     dev->info.integrated = kfd_integrated(g, &arch, arch_ok);
     dev->info.memory_bytes = g->vram_bytes;
+    dev->copy_engines = g->num_sdma_engines;
     if (g->lds_size_kb > 0)
         dev->info.shared_mem_per_block = (uint64_t)g->lds_size_kb * 1024u;
     gpo_strlcpy(dev->info.pci_bus_id, g->pci, sizeof dev->info.pci_bus_id);

@@ -60,6 +60,7 @@ static const prop_field fields[] = {
     I32("max_engine_clk_fcompute", max_engine_clk_mhz),
     U64("unique_id", unique_id),
     I32("num_xcc", num_xcc),
+    I32("num_sdma_engines", num_sdma_engines),
 };
 
 #define N_FIELDS (sizeof fields / sizeof fields[0])
@@ -92,6 +93,7 @@ int gpo_kfd_parse_properties(const char *text, gpo_kfd_gpu *gpu)
     memset(gpu, 0, sizeof *gpu);
     gpu->num_xcc = 1; /* kernels before 6.5 print no num_xcc: one XCC */
     gpu->drm_render_minor = -1;
+    gpu->num_sdma_engines = -1;
     gpu->revision = -1;
 
     const char *line = text;

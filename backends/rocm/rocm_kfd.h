@@ -32,13 +32,14 @@ typedef struct gpo_kfd_gpu {
     uint32_t location_id; /* (bus << 8) | (device << 3) | function */
     uint32_t domain;
     int32_t drm_render_minor;
-    uint64_t unique_id;  /* 0 when the part has none (gfx8) */
-    uint64_t hive_id;    /* XGMI hive, 0 when none */
-    uint64_t vram_bytes; /* sum of frame-buffer mem_banks */
-    int32_t revision;    /* PCI revision (sysfs), -1 unknown */
-    char pci[32];        /* "0000:c1:00.0" */
-    char uuid[32];       /* "GPU-1a2b3c4d5e6f7081", "" when unique_id is 0 */
-    char name[128];      /* amdgpu.ids marketing name, "" unknown */
+    int32_t num_sdma_engines; /* host-device copy engines (SDMA), -1 unknown */
+    uint64_t unique_id;       /* 0 when the part has none (gfx8) */
+    uint64_t hive_id;         /* XGMI hive, 0 when none */
+    uint64_t vram_bytes;      /* sum of frame-buffer mem_banks */
+    int32_t revision;         /* PCI revision (sysfs), -1 unknown */
+    char pci[32];             /* "0000:c1:00.0" */
+    char uuid[32];            /* "GPU-1a2b3c4d5e6f7081", "" when unique_id is 0 */
+    char name[128];           /* amdgpu.ids marketing name, "" unknown */
 } gpo_kfd_gpu;
 
 typedef struct gpo_kfd {

@@ -30,6 +30,30 @@
 #define TIER0_BLOCK 256
 #define TIER0_MULTIPLE 64
 
+/* When HIP loads a program's code objects: HIP_ENABLE_DEFERRED_LOADING=1
+ * (the default) loads each on first use, 0 loads every one for every device
+ * when the program registers them (ROCm clr, hipamd/src/hip_platform.cpp).
+ * HIP has no HIP_MODULE_LOADING; this is CUDA_MODULE_LOADING's equivalent.
+ * Only with a workload: latency wants no first-use load, throughput the
+ * faster start. */
+static gpuopt_status set_loading(struct gpuopt_plan *plan)
+{
+    const gpuopt_workload *w = gpo_plan_workload(plan);
+    if (!w)
+        return GPUOPT_OK;
+    if (w->objective == GPUOPT_OBJECTIVE_LATENCY)
+        return gpo_knob_set_string(
+            plan, "rocm.deferred_loading", "0",
+            "the workload is latency-oriented: load every code object when the program starts "
+            "(HIP_ENABLE_DEFERRED_LOADING=0), so no request pays for loading a kernel on its "
+            "first use; start-up takes longer and every device holds every kernel; warm up as "
+            "well (warmup.runs)");
+    return gpo_knob_set_string(plan, "rocm.deferred_loading", "1",
+                               "the workload is throughput-oriented: load code objects on first "
+                               "use (HIP's default), for a faster start and less device memory; "
+                               "many calls amortise each kernel's first use");
+}
+
 gpuopt_status gpo_rocm_tier0(void *state, const gpo_route *route, const gpuopt_device *dev,
                              struct gpuopt_plan *plan)
 {
@@ -65,6 +89,8 @@ gpuopt_status gpo_rocm_tier0(void *state, const gpo_route *route, const gpuopt_d
                               "choose solvers without timing them (PyTorch's default)");
     if (!s)
         s = gpo_rocm_set_visible(st, route, dev, plan);
+    if (!s)
+        s = set_loading(plan);
     return s;
 }
 

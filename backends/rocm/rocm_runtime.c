@@ -956,4 +956,10 @@ const gpo_runtime_ops gpo_rocm_runtime = {
     .launch = rocm_rt_launch,
     .finish = rocm_rt_finish,
     .compiler_version = rocm_rt_compiler_version,
+    /* HIP API reference, "Graph management" (hipStreamBeginCapture,
+     * hipGraphLaunch); PyTorch on ROCm runs torch.cuda.CUDAGraph on hipGraph
+     * (PyTorch docs, "HIP (ROCm) semantics": torch.cuda is reused). */
+    .graph_api = "a HIP graph (hipStreamBeginCapture, hipGraphInstantiate, hipGraphLaunch; in "
+                 "PyTorch on ROCm torch.compile(mode=\"reduce-overhead\") or "
+                 "torch.cuda.CUDAGraph, which run on hipGraph)",
 };

@@ -116,7 +116,7 @@ echo
 echo '| lookup | median | p10 | p90 |'
 echo '|---|---|---|---|'
 awk '/^cache_hit/ { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-  printf "| gpuopt_tuner_run, cache hit (from_cache=%s) | %.1f us | %.1f us | %.1f us |\n", v["from_cache"], v["median_us"], v["p10_us"], v["p90_us"] }' "$work/sgemm.txt"
+  printf "| gpuopt_tuner_run, cache hit (origin %s) | %.1f us | %.1f us | %.1f us |\n", v["origin"], v["median_us"], v["p10_us"], v["p90_us"] }' "$work/sgemm.txt"
 awk '!/^#/ { printf "| gpo_cache_lookup %s | %.2f us | %.2f us | %.2f us |\n", $1, $2, $3, $4 }' "$work/lookup.txt"
 echo
 echo "The tuned SGEMM at 512³ against OpenBLAS's \`cblas_sgemm\` (Debian libopenblas, run with"

@@ -57,12 +57,12 @@ static int fail(const char *what, gpuopt_status st)
 }
 
 /* Cuts every parameter of the spec to the best configuration's value. */
-static int pin(tune_spec *s, const gpuopt_config *best)
+static int pin(tune_spec *s, const gpuopt_point *best)
 {
     for (int32_t i = 0; i < s->n_params; i++) {
         ts_param *p = &s->params[i];
         int64_t v;
-        if (p->is_enum || gpuopt_config_get_int(best, p->name, &v))
+        if (p->is_enum || gpuopt_point_get_int(best, p->name, &v))
             return -1;
         p->ints[0] = v;
         p->count = 1;
@@ -105,26 +105,31 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         goto out;
     }
-    gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_USE);
-    gpuopt_tuner_set_budget(t, 1, 0, 0);
+    gpuopt_tuner_settings set = {.struct_size = sizeof set};
+    gpuopt_tuner_get_settings(t, &set);
+    set.cache_mode = GPUOPT_CACHE_USE;
+    set.max_evaluations = 1;
+    set.max_seconds = 0;
+    set.max_failures = 0;
+    gpuopt_tuner_set_settings(t, &set);
     if ((st = gpuopt_tuner_run(t, &res))) {
         rc = fail("the cached tune", st);
         goto out;
     }
-    int32_t cached = 0;
-    gpuopt_result_from_cache(res, &cached);
+    int32_t origin = GPUOPT_ORIGIN_TUNED;
+    gpuopt_result_get_origin(res, &origin);
     gpuopt_candidate best;
     memset(&best, 0, sizeof best);
     best.struct_size = sizeof best;
-    if (!cached || gpuopt_result_best(res, &best)) {
+    if (origin == GPUOPT_ORIGIN_TUNED || gpuopt_result_best(res, &best)) {
         fprintf(stderr,
                 "bench_sgemm_blas: no cached tune of %s for these sizes: run "
                 "bench_tune_examples (or gpuopt tune) with the same GPUOPT_CACHE_DIR first\n",
                 argv[1]);
         goto out;
     }
-    gpuopt_config_to_string(best.config, &cfg);
-    if (pin(spec, best.config)) {
+    gpuopt_point_to_string(best.point, &cfg);
+    if (pin(spec, best.point)) {
         fprintf(stderr, "bench_sgemm_blas: the spec's parameters are not all integers\n");
         goto out;
     }
@@ -138,7 +143,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         goto out;
     }
-    gpuopt_tuner_set_cache_mode(t1, GPUOPT_CACHE_OFF);
+    gpuopt_tuner_get_settings(t1, &set);
+    set.cache_mode = GPUOPT_CACHE_OFF;
+    gpuopt_tuner_set_settings(t1, &set);
 
     const int64_t M = size_of(spec, "M"), N = size_of(spec, "N"), K = size_of(spec, "K");
     a = malloc(sizeof *a * (size_t)(M * K));

@@ -41,7 +41,7 @@
 #include "tune_spec.h"
 
 typedef struct point {
-    char *config; /* gpuopt_config_to_string */
+    char *config; /* gpuopt_point_to_string */
     int32_t status;
     double median_ns;
 } point;
@@ -76,10 +76,10 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static const point *find(const landscape *l, const gpuopt_config *cfg)
+static const point *find(const landscape *l, const gpuopt_point *cfg)
 {
     char *text = NULL;
-    if (gpuopt_config_to_string(cfg, &text))
+    if (gpuopt_point_to_string(cfg, &text))
         return NULL;
     point key = {text, 0, 0};
     const point *p = bsearch(&key, l->p, (size_t)l->n, sizeof *l->p, cmp_point);
@@ -109,7 +109,7 @@ static void record(gpuopt_result *res, landscape *l)
         if (gpuopt_result_at(res, i, &c))
             continue;
         point *p = &l->p[l->n++];
-        gpuopt_config_to_string(c.config, &p->config);
+        gpuopt_point_to_string(c.point, &p->config);
         p->status = c.status;
         /* A pruned candidate keeps its probe's median: slow, not failed. */
         p->median_ns = c.status == GPUOPT_CANDIDATE_OK || c.status == GPUOPT_CANDIDATE_PRUNED
@@ -141,7 +141,7 @@ static void print_result(const char *what, gpuopt_result *res, double wall)
     }
     char *cfg = NULL;
     if (gpuopt_result_best(res, &best) == GPUOPT_OK)
-        gpuopt_config_to_string(best.config, &cfg);
+        gpuopt_point_to_string(best.point, &cfg);
     printf("%s wall_s=%.2f candidates=%d ok=%d compile_s=%.2f best_ns=%.0f best_p20_ns=%.0f "
            "best_p80_ns=%.0f best=\"%s\"\n",
            what, wall, (int)n, (int)ok, compile_ms / 1e3, best.median_ns, best.p20_ns, best.p80_ns,
@@ -155,9 +155,27 @@ static gpuopt_result *timed_run(gpuopt_tuner *t, double *wall)
     double t0 = now_s();
     gpuopt_status st = gpuopt_tuner_run(t, &res);
     *wall = now_s() - t0;
-    if (st && st != GPUOPT_ERR_NOT_FOUND)
+    if (st)
         die("gpuopt_tuner_run", st);
     return res;
+}
+
+static gpuopt_tuner_settings settings_of(const gpuopt_tuner *t)
+{
+    gpuopt_tuner_settings s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    gpuopt_status st = gpuopt_tuner_get_settings(t, &s);
+    if (st)
+        die("gpuopt_tuner_get_settings", st);
+    return s;
+}
+
+static void set_settings(gpuopt_tuner *t, const gpuopt_tuner_settings *s)
+{
+    gpuopt_status st = gpuopt_tuner_set_settings(t, s);
+    if (st)
+        die("gpuopt_tuner_set_settings", st);
 }
 
 /* ---- The replayed landscape --------------------------------------------- */
@@ -167,7 +185,7 @@ typedef struct replay {
     int32_t calls;
 } replay;
 
-static gpuopt_status replay_run(const gpuopt_config *config, void *user, double *measured_ns)
+static gpuopt_status replay_run(const gpuopt_point *config, void *user, double *measured_ns)
 {
     replay *r = user;
     const point *p = find(r->l, config);
@@ -178,7 +196,7 @@ static gpuopt_status replay_run(const gpuopt_config *config, void *user, double 
     return GPUOPT_OK;
 }
 
-static gpuopt_status noop_run(const gpuopt_config *config, void *user, double *measured_ns)
+static gpuopt_status noop_run(const gpuopt_point *config, void *user, double *measured_ns)
 {
     (void)config;
     (void)user;
@@ -198,7 +216,7 @@ static double reach(gpuopt_result *res, const landscape *l, uint64_t legal)
         c.struct_size = sizeof c;
         if (gpuopt_result_at(res, i, &c))
             continue;
-        const point *p = find(l, c.config);
+        const point *p = find(l, c.point);
         if (p && p->median_ns > 0 && p->median_ns <= 1.05 * l->best_ns)
             return (double)(i + 1) / (double)legal;
     }
@@ -211,7 +229,7 @@ typedef struct judge {
     tune_spec *spec;
     gpuopt_context *ctx;
     gpuopt_device *dev;
-    const char *best_text; /* the exhaustive best, as gpuopt_config_to_string */
+    const char *best_text; /* the exhaustive best, as gpuopt_point_to_string */
 } judge;
 
 /* A tuner over the one configuration `text` ("A=1 B=2"): every parameter's
@@ -270,7 +288,9 @@ static gpuopt_tuner *pinned(judge *j, const char *text, gpuopt_space **space)
         fprintf(stderr, "%s\n", err);
         exit(1);
     }
-    gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_OFF);
+    gpuopt_tuner_settings set = settings_of(t);
+    set.cache_mode = GPUOPT_CACHE_OFF;
+    set_settings(t, &set);
     return t;
 }
 
@@ -314,22 +334,26 @@ static void strategy_rows(const char *what, gpuopt_tuner *t, const landscape *l,
     for (size_t s = 0; s < sizeof strategies / sizeof *strategies; s++) {
         double ratio[64], frac[64], rch[64], wall[64];
         for (int seed = 1; seed <= seeds; seed++) {
-            gpuopt_tuner_set_strategy(t, strategies[s]);
-            gpuopt_tuner_set_seed(t, (uint64_t)seed);
-            gpuopt_tuner_set_budget(t, budget, 0, 0);
+            gpuopt_tuner_settings set = settings_of(t);
+            set.strategy = strategies[s];
+            set.seed = (uint64_t)seed;
+            set.max_evaluations = budget;
+            set.max_seconds = 0;
+            set.max_failures = 0;
+            set_settings(t, &set);
             gpuopt_result *res = timed_run(t, &wall[seed - 1]);
             gpuopt_candidate best;
             memset(&best, 0, sizeof best);
             best.struct_size = sizeof best;
             const point *p = NULL;
             if (gpuopt_result_best(res, &best) == GPUOPT_OK)
-                p = find(l, best.config);
+                p = find(l, best.point);
             ratio[seed - 1] = p && p->median_ns > 0 ? p->median_ns / l->best_ns : INFINITY;
             if (j && p) {
                 /* Live: the exhaustive run's medians are one noisy sample each;
                  * time the two configurations against each other instead. */
                 char *text = NULL;
-                gpuopt_config_to_string(best.config, &text);
+                gpuopt_point_to_string(best.point, &text);
                 ratio[seed - 1] = side_by_side(j, text);
                 gpuopt_free(text);
             }
@@ -359,11 +383,15 @@ static gpuopt_tuner *callback_tuner(gpuopt_context *ctx, gpuopt_device *dev,
                                     const gpuopt_space *space, gpuopt_run_fn fn, void *user)
 {
     gpuopt_tuner *t = NULL;
+    gpuopt_callback_desc cb = {sizeof cb, fn, NULL, NULL, user};
     gpuopt_status st = gpuopt_tuner_create(ctx, dev, space, &t);
-    if (st || (st = gpuopt_tuner_set_callback(t, fn, NULL, NULL, user)) ||
-        (st = gpuopt_tuner_set_timing(t, 0, 0, 3, 3)) ||
-        (st = gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_OFF)))
+    if (st || (st = gpuopt_tuner_set_callback(t, &cb)))
         die("callback tuner", st);
+    gpuopt_tuner_settings set = settings_of(t);
+    set.warmup_ms = set.repeat_ms = 0;
+    set.min_runs = set.max_runs = 3;
+    set.cache_mode = GPUOPT_CACHE_OFF;
+    set_settings(t, &set);
     return t;
 }
 
@@ -426,7 +454,9 @@ int main(int argc, char **argv)
            (unsigned long long)legal, sizes);
 
     /* Exhaustive, stored in the cache (for the hit below). */
-    gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_REFRESH);
+    gpuopt_tuner_settings set = settings_of(t);
+    set.cache_mode = GPUOPT_CACHE_REFRESH;
+    set_settings(t, &set);
     double wall;
     gpuopt_result *res = timed_run(t, &wall);
     print_result("exhaustive", res, wall);
@@ -437,7 +467,7 @@ int main(int argc, char **argv)
         gpuopt_candidate b;
         memset(&b, 0, sizeof b);
         b.struct_size = sizeof b;
-        if (gpuopt_result_best(res, &b) || gpuopt_config_to_string(b.config, &best_text))
+        if (gpuopt_result_best(res, &b) || gpuopt_point_to_string(b.point, &best_text))
             die("no valid configuration in the exhaustive run", GPUOPT_ERR_NOT_FOUND);
     }
     gpuopt_result_destroy(res);
@@ -471,21 +501,26 @@ int main(int argc, char **argv)
 
     /* Cache hits through the public API (kernel subject). */
     {
-        gpuopt_tuner_set_strategy(t, GPUOPT_STRATEGY_EXHAUSTIVE);
-        gpuopt_tuner_set_budget(t, 0, 0, 0);
-        gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_USE);
+        set = settings_of(t);
+        set.strategy = GPUOPT_STRATEGY_EXHAUSTIVE;
+        set.max_evaluations = set.max_failures = 0;
+        set.max_seconds = 0;
+        set.cache_mode = GPUOPT_CACHE_USE;
+        set_settings(t, &set);
         double us[201];
-        int32_t cached = 0;
+        int32_t origin = GPUOPT_ORIGIN_TUNED;
         for (int i = 0; i < 201; i++) {
             res = timed_run(t, &wall);
             us[i] = wall * 1e6;
-            gpuopt_result_from_cache(res, &cached);
+            gpuopt_result_get_origin(res, &origin);
             gpuopt_result_destroy(res);
         }
         double med = median(us + 1, 200); /* sorts: p10 and p90 after it */
-        printf("cache_hit from_cache=%d median_us=%.2f p10_us=%.2f p90_us=%.2f\n", (int)cached, med,
-               us[1 + 20], us[1 + 180]);
-        gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_OFF);
+        printf("cache_hit origin=%s median_us=%.2f p10_us=%.2f p90_us=%.2f\n",
+               origin == GPUOPT_ORIGIN_CACHE_HIT ? "cache_hit" : "not_a_hit", med, us[1 + 20],
+               us[1 + 180]);
+        set.cache_mode = GPUOPT_CACHE_OFF;
+        set_settings(t, &set);
     }
 
     /* The strategies on the measured landscape. */
@@ -505,10 +540,12 @@ int main(int argc, char **argv)
         for (size_t s = 0; s < 2; s++) {
             int32_t strat = s == 0 ? GPUOPT_STRATEGY_EXHAUSTIVE : GPUOPT_STRATEGY_MODEL;
             gpuopt_tuner *cb = callback_tuner(ctx, dev, space, noop_run, NULL);
-            gpuopt_tuner_set_strategy(cb, strat);
+            gpuopt_tuner_settings cs = settings_of(cb);
+            cs.strategy = strat;
             if (strat == GPUOPT_STRATEGY_MODEL)
-                gpuopt_tuner_set_budget(cb, (int32_t)ceil(0.3 * (double)legal), 0, 0);
-            gpuopt_tuner_set_cache_mode(cb, cache ? GPUOPT_CACHE_REFRESH : GPUOPT_CACHE_OFF);
+                cs.max_evaluations = (int32_t)ceil(0.3 * (double)legal);
+            cs.cache_mode = cache ? GPUOPT_CACHE_REFRESH : GPUOPT_CACHE_OFF;
+            set_settings(cb, &cs);
             res = timed_run(cb, &wall);
             int32_t n = 0;
             gpuopt_result_count(res, &n);

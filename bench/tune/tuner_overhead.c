@@ -42,7 +42,7 @@ static void report(const char *name, double *us, int n)
 
 static double inside_ns; /* time spent in the subject (callback or runtime) */
 
-static gpuopt_status empty_run(const gpuopt_config *c, void *user, double *ns)
+static gpuopt_status empty_run(const gpuopt_point *c, void *user, double *ns)
 {
     (void)c, (void)user;
     uint64_t t0 = gpo_now_ns();
@@ -51,7 +51,7 @@ static gpuopt_status empty_run(const gpuopt_config *c, void *user, double *ns)
     return GPUOPT_OK;
 }
 
-static void pre(const gpuopt_config *c, void *user)
+static void pre(const gpuopt_point *c, void *user)
 {
     (void)c, (void)user;
 }
@@ -85,10 +85,15 @@ static gpuopt_tuner *callback_tuner(gpuopt_context *ctx, gpuopt_device *dev, int
     gpuopt_tuner *t = NULL;
     gpuopt_tuner_create(ctx, dev, s, &t);
     gpuopt_space_destroy(s);
-    gpuopt_tuner_set_callback(t, empty_run, pre, NULL, NULL);
-    gpuopt_tuner_set_timing(t, 0, 0, 3, 3);
-    gpuopt_tuner_set_workload_key(t, "overhead");
-    gpuopt_tuner_set_cache_mode(t, mode);
+    gpuopt_callback_desc cb = {sizeof cb, empty_run, pre, NULL, NULL};
+    gpuopt_tuner_set_callback(t, &cb);
+    gpuopt_tuner_settings set = {.struct_size = sizeof set};
+    gpuopt_tuner_get_settings(t, &set);
+    set.warmup_ms = set.repeat_ms = 0;
+    set.min_runs = set.max_runs = 3;
+    set.workload_key = "overhead";
+    set.cache_mode = mode;
+    gpuopt_tuner_set_settings(t, &set);
     return t;
 }
 
@@ -236,18 +241,42 @@ static void kernel_overhead(gpuopt_context *ctx, gpuopt_device *dev)
         gpuopt_space_add_int(s, "X", v, N);
         gpuopt_space_set_size(s, "N", 4096);
         gpuopt_tuner *t = NULL;
-        static const char *const g[3] = {"N", NULL, NULL}, *const l[3] = {"64", NULL, NULL};
         gpuopt_tuner_create(ctx, dev, s, &t);
         gpo_tuner_test_wrap(t, hook);
-        gpuopt_tuner_set_kernel(t, kernel_src, "k", GPUOPT_LANG_OPENCL_C, NULL);
-        gpuopt_tuner_set_geometry(t, g, l);
-        gpuopt_tuner_add_buffer(t, 0, GPUOPT_ELEM_F32, "N", GPUOPT_INIT_CONSTANT, 1, NULL, 0);
-        gpuopt_tuner_add_buffer(t, 1, GPUOPT_ELEM_F32, "N", GPUOPT_INIT_ZEROS, 0, NULL, 1);
-        gpuopt_tuner_add_scalar(t, 2, GPUOPT_ELEM_I32, "N");
-        gpuopt_tuner_set_reference_kernel(t, ref_src, "r", NULL, g, l);
-        gpuopt_tuner_set_tolerance(t, 1e9, 0); /* every X is "right" */
-        gpuopt_tuner_set_timing(t, 0, 0, 3, 3);
-        gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_OFF);
+        gpuopt_kernel_desc k = {.struct_size = sizeof k};
+        k.source = kernel_src;
+        k.entry = "k";
+        k.language = GPUOPT_LANG_OPENCL_C;
+        k.global[0] = "N";
+        k.local[0] = "64";
+        gpuopt_tuner_set_kernel(t, &k);
+        gpuopt_buffer_desc in = {.struct_size = sizeof in}, out = {.struct_size = sizeof out};
+        in.type = out.type = GPUOPT_ELEM_F32;
+        in.count = out.count = "N";
+        in.init = GPUOPT_INIT_CONSTANT;
+        in.constant = 1;
+        out.init = GPUOPT_INIT_ZEROS;
+        out.is_output = 1;
+        gpuopt_tuner_set_buffer(t, 0, &in);
+        gpuopt_tuner_set_buffer(t, 1, &out);
+        gpuopt_scalar_desc n = {.struct_size = sizeof n};
+        n.type = GPUOPT_ELEM_I32;
+        n.expression = "N";
+        gpuopt_tuner_set_scalar(t, 2, &n);
+        gpuopt_reference_desc ref = {.struct_size = sizeof ref};
+        ref.source = ref_src;
+        ref.entry = "r";
+        ref.global[0] = "N";
+        ref.local[0] = "64";
+        gpuopt_tuner_set_reference_kernel(t, &ref);
+        gpuopt_tuner_settings set = {.struct_size = sizeof set};
+        gpuopt_tuner_get_settings(t, &set);
+        set.abs_tol = 1e9; /* every X is "right" */
+        set.rel_tol = 0;
+        set.warmup_ms = set.repeat_ms = 0;
+        set.min_runs = set.max_runs = 3;
+        set.cache_mode = GPUOPT_CACHE_OFF;
+        gpuopt_tuner_set_settings(t, &set);
         gpuopt_result *res = NULL;
         inside_int = 0;
         uint64_t t0 = gpo_now_ns();
@@ -275,9 +304,9 @@ static void hits(gpuopt_context *ctx, gpuopt_device *dev, int runs)
         uint64_t t0 = gpo_now_ns();
         gpuopt_tuner_run(t, &res);
         us[i] = (double)(gpo_now_ns() - t0) / 1e3;
-        int32_t cached = 0;
-        gpuopt_result_from_cache(res, &cached);
-        if (cached != 1) {
+        int32_t origin = GPUOPT_ORIGIN_TUNED;
+        gpuopt_result_get_origin(res, &origin);
+        if (origin != GPUOPT_ORIGIN_CACHE_HIT) {
             fprintf(stderr, "not a hit\n");
             exit(1);
         }

@@ -44,8 +44,9 @@
  *   number 0, and a struct with a valid struct_size is zeroed (struct_size
  *   kept). Only a struct whose struct_size is itself the error is left as it
  *   was, since the library cannot know its size. The words are in
- *   gpuopt_last_error(). (gpuopt/tune.h is experimental and has one
- *   exception, gpuopt_tuner_run, documented there, until its redesign.)
+ *   gpuopt_last_error(). A call that has an answer to give, even "nothing
+ *   found" (a tuning run in which no candidate was valid), returns
+ *   GPUOPT_OK with that answer.
  *
  * NULL. A NULL handle or a NULL output pointer is GPUOPT_ERR_INVALID_ARGUMENT,
  *   never a crash, except where a function documents what NULL means
@@ -400,7 +401,8 @@ typedef struct gpuopt_device_info {
     int32_t ecc;               /* gpuopt_tristate: YES ECC on */
     int32_t max_threads_per_block; /* max work-group size */
     uint64_t memory_bytes;         /* total memory the device may use */
-    uint64_t memory_free_bytes;    /* free memory when last read, 0 unknown */
+    uint64_t memory_free_bytes;    /* free memory at the last reading (a plan,
+                                      gpuopt_device_memory, the device list), 0 unknown */
     uint64_t l2_bytes;             /* L2 (GPU) or last-level cache (CPU) */
     uint64_t shared_mem_per_block; /* shared / local memory per block */
     char pci_bus_id[32];           /* "0000:17:00.0" */
@@ -428,27 +430,34 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
 
 /* Picks a device by policy:
  *   NULL        the context's policy (GPUOPT_DEVICE, config file, else "auto")
- *   "auto"      discrete GPU over integrated GPU over CPU; among GPUs the
- *               higher estimated throughput, then more memory, then order
+ *   "auto"      discrete GPU over integrated GPU over CPU; a native backend
+ *               over OpenCL; then the higher estimated fp32 throughput,
+ *               more memory, then order (docs/selection.md)
  *   "gpu"       like auto, but only GPUs (GPUOPT_ERR_NO_DEVICE if none)
  *   "cpu", "opencl", "cuda", "rocm"     the best device of that backend
  *   "cuda:1"    backend and native index (decimal digits only)
  *   "GPU-…"     a UUID (or a unique prefix of at least 8 characters)
  *   "0000:3b:00.0" or "3b:00.0"        a PCI bus id
- * "auto" probes backends in priority order and stops once a native backend
- * offers a discrete GPU. Devices listed only from the kernel's description
- * (their backend is unavailable: driver library missing) are never chosen
- * by "auto", "gpu" or a backend name; a UUID, PCI id or backend:index
- * still names them. A malformed policy is GPUOPT_ERR_INVALID_ARGUMENT;
- * a well-formed one that matches nothing is GPUOPT_ERR_NO_DEVICE; the detail
- * says which and lists what is accepted or present. */
+ * The answer does not depend on what was called before: "auto" probes
+ * every native GPU backend (CUDA, ROCm) and stops there once one offers a
+ * discrete GPU, which nothing probed later could outrank. For a workload,
+ * gpuopt_plan_create_for(ctx, NULL, ...) selects with it (fit, then the
+ * throughput it needs). A present-but-broken backend the search passes
+ * over is logged once per context at warning level. Devices listed only
+ * from the kernel's description (their backend is unavailable: driver
+ * library missing) are never chosen by "auto", "gpu" or a backend name; a
+ * UUID, PCI id or backend:index still names them. A malformed policy is
+ * GPUOPT_ERR_INVALID_ARGUMENT; a well-formed one that matches nothing is
+ * GPUOPT_ERR_NO_DEVICE; the detail says which and lists what is accepted
+ * or present, and why each backend offers nothing. */
 GPUOPT_API gpuopt_status gpuopt_device_select(gpuopt_context *ctx, const char *policy,
                                               gpuopt_device **device);
 
 /* The context's backends and devices as one JSON object (see docs/json.md):
  * {gpuopt_version, backends: [...], devices: [...], selection}, the
- * selected device marked. Probes every enabled backend. Free *json with
- * gpuopt_free. */
+ * selected device marked and selection.reason saying why it won; a device
+ * the compiler found no longer targets carries a warning. Probes every
+ * enabled backend. Free *json with gpuopt_free. */
 GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json);
 
 /* ------------------------------------------------------------------------- */
@@ -532,7 +541,10 @@ GPUOPT_API size_t gpuopt_knob_size(void);
  * `level` 0..2 (GPUOPT_LEVEL_DEFAULT: the context's level). A tier that
  * cannot run leaves the plan at the last tier that succeeded: the plan is
  * still returned with GPUOPT_OK, gpuopt_plan_level() tells the level applied
- * and gpuopt_plan_warning_at() why. A level outside -1..2 is
+ * and gpuopt_plan_warning_at() why. The plan's JSON says why its device was
+ * chosen (selection.reason); its warnings name a present-but-broken backend
+ * the selection passed over and a compiler that no longer targets the
+ * device (level 2 then stays at 1). A level outside -1..2 is
  * GPUOPT_ERR_OUT_OF_RANGE; a device of another context is
  * GPUOPT_ERR_INVALID_ARGUMENT. On failure *out is NULL. */
 GPUOPT_API gpuopt_status gpuopt_plan_create(gpuopt_context *ctx, gpuopt_device *device,
@@ -547,6 +559,14 @@ typedef enum gpuopt_objective {
     GPUOPT_OBJECTIVE_LATENCY = 1     /* time to one result */
 } gpuopt_objective;
 
+/* What limits the workload's speed, for ranking devices (docs/selection.md). */
+typedef enum gpuopt_bound {
+    GPUOPT_BOUND_UNKNOWN = 0, /* rank by arithmetic throughput (default) */
+    GPUOPT_BOUND_COMPUTE = 1, /* arithmetic throughput limits it: the same ranking, said */
+    GPUOPT_BOUND_MEMORY = 2   /* memory bandwidth limits it (large elementwise work, LLM
+                                 decoding at small batch): rank by peak memory bandwidth */
+} gpuopt_bound;
+
 typedef struct gpuopt_workload {
     size_t struct_size;
     uint64_t model_bytes;      /* weights/model data resident on the device; 0 unknown */
@@ -556,6 +576,18 @@ typedef struct gpuopt_workload {
     int32_t quantized;         /* 1: the model is already quantised (fp8/int8 paths may apply) */
     int32_t objective;         /* gpuopt_objective */
     int32_t fixed_shapes;      /* 1: shapes repeat call after call (benchmark-once modes pay off) */
+    /* Added with gpuopt_bound: a caller whose struct_size ends before it
+     * gets GPUOPT_BOUND_UNKNOWN. */
+    int32_t bound;             /* gpuopt_bound */
+    /* Added in 0.2 for latency advice (docs/latency.md); a caller whose
+     * struct_size ends before them gets "unknown" (0) for each. A step is
+     * one unit of the program's work that must finish in time: one phrase
+     * synthesised, one frame, one request. */
+    int32_t launches_per_step;        /* kernel launches one step makes; 0 unknown */
+    uint64_t step_time_ns;            /* the step's time target (its latency budget); 0 none */
+    uint64_t h2d_bytes_per_step;      /* bytes one step copies host to device; 0 unknown */
+    uint64_t d2h_bytes_per_step;      /* bytes one step copies device to host; 0 unknown */
+    int32_t items_per_step;           /* items one step holds at once (10 users: 10); 0 unknown */
 } gpuopt_workload;
 
 GPUOPT_API size_t gpuopt_workload_size(void);
@@ -564,9 +596,12 @@ GPUOPT_API size_t gpuopt_workload_size(void);
  * GPUOPT_TRISTATE_UNKNOWN). NULL does nothing. */
 GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload);
 
-/* gpuopt_plan_create for a described workload (NULL: none). Without a
- * workload the workload-derived knobs (batch size, quantisation and offload
- * advice) are absent. A field outside its documented values is
+/* gpuopt_plan_create for a described workload (NULL: none). With device
+ * NULL the selection ranks for the workload: a device it fits on first, then
+ * the matrix-unit rate of the precision it will use when it accepts reduced
+ * precision, peak memory bandwidth when it is memory-bound, fp32 otherwise
+ * (docs/selection.md). Without a workload the workload-derived knobs (batch
+ * size, quantisation and offload advice) are absent. A field outside its documented values is
  * GPUOPT_ERR_OUT_OF_RANGE, naming the field; fields that contradict each
  * other (reduced_precision 0, precision-sensitive, with quantized 1) are
  * GPUOPT_ERR_INVALID_ARGUMENT, naming both. Tier 2 is skipped, with a warning, for a workload
@@ -604,9 +639,9 @@ GPUOPT_API gpuopt_status gpuopt_plan_warning_count(const gpuopt_plan *plan, int3
 GPUOPT_API gpuopt_status gpuopt_plan_warning_at(const gpuopt_plan *plan, int32_t index,
                                                 const char **text);
 
-/* The plan as JSON: {level_requested, level_applied, device, knobs:
- * [{name, type, value, tier, source, reason, env}], warnings}. Free with
- * gpuopt_free. */
+/* The plan as JSON: {level_requested, level_applied, device, selection:
+ * {policy, reason}, knobs: [{name, type, value, tier, source, reason, env}],
+ * warnings}. Free with gpuopt_free. */
 GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **json);
 
 /* The plan's environment knobs as POSIX shell lines
@@ -641,6 +676,171 @@ GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t fla
 /* The plan as OpenCL build options (knob opencl.build_options), for
  * clBuildProgram; "" when the plan has none. Free with gpuopt_free. */
 GPUOPT_API gpuopt_status gpuopt_plan_to_build_options(const gpuopt_plan *plan, char **options);
+
+/* ------------------------------------------------------------------------- */
+/* Memory                                                                     */
+/* ------------------------------------------------------------------------- */
+
+/* Where a reading of a device's memory came from (docs/memory.md). */
+typedef enum gpuopt_memory_source {
+    GPUOPT_MEMORY_SOURCE_NONE = 0,        /* free memory unknown: source_text says why; the
+                                             total is the device record's */
+    GPUOPT_MEMORY_SOURCE_MANAGEMENT = 1,  /* a management library that needs no context
+                                             (NVIDIA's NVML, nvmlDeviceGetMemoryInfo) */
+    GPUOPT_MEMORY_SOURCE_KERNEL = 2,      /* the kernel driver's own counters (amdgpu's
+                                             mem_info_vram_total / mem_info_vram_used) */
+    GPUOPT_MEMORY_SOURCE_CONTEXT = 3,     /* the driver's query in a context that was already
+                                             current or active (cuMemGetInfo) */
+    GPUOPT_MEMORY_SOURCE_NEW_CONTEXT = 4, /* the driver's query in a context created for this
+                                             reading and destroyed after it (plans only) */
+    GPUOPT_MEMORY_SOURCE_RUNTIME = 5,     /* a runtime's device query (hipMemGetInfo, OpenCL's
+                                             CL_DEVICE_GLOBAL_FREE_MEMORY_AMD) */
+    GPUOPT_MEMORY_SOURCE_HOST = 6         /* host memory: /proc/meminfo, capped by the cgroup's
+                                             memory limit */
+} gpuopt_memory_source;
+
+/* One reading of a device's memory. */
+typedef struct gpuopt_memory_info {
+    size_t struct_size;
+    uint64_t total_bytes; /* what the device has, as the source counts it; 0 unknown */
+    uint64_t free_bytes;  /* free now; 0 with source NONE: unknown */
+    uint64_t used_bytes;  /* in use, as the source counts it (total - free when it says
+                             nothing else); 0 with source NONE */
+    int32_t source;       /* gpuopt_memory_source */
+    int32_t reserved;     /* 0 */
+    double age_s;         /* how old the numbers are at return: 0 for a reading taken by
+                             this call, more for one a backend reuses (the CPU's, for up
+                             to a second) */
+    char source_text[256]; /* the source in words ("NVML nvmlDeviceGetMemoryInfo (by UUID)"),
+                              or why free memory is unknown */
+} gpuopt_memory_info;
+
+GPUOPT_API size_t gpuopt_memory_info_size(void);
+
+/* Reads the device's memory now, without creating a driver context: NVML
+ * for NVIDIA GPUs, amdgpu's sysfs counters for AMD GPUs (no ROCm user
+ * space needed), the driver where a context is already current or active,
+ * /proc/meminfo and the cgroup limit for the CPU. A device no source can
+ * answer for is still GPUOPT_OK, with source GPUOPT_MEMORY_SOURCE_NONE,
+ * the record's total and source_text saying what was tried (NVML missing,
+ * no context active, ...). Updates the record's memory_free_bytes when
+ * free memory is known. NULL device or info is
+ * GPUOPT_ERR_INVALID_ARGUMENT; a context from before fork() is
+ * GPUOPT_ERR_FORKED. Takes the device's context lock. */
+GPUOPT_API gpuopt_status gpuopt_device_memory(gpuopt_device *device, gpuopt_memory_info *info);
+
+/* Where a registered allocation lives. */
+typedef enum gpuopt_memory_place {
+    GPUOPT_PLACE_DEVICE = 0, /* device memory: counts against the budget */
+    GPUOPT_PLACE_HOST = 1,   /* ordinary (pageable) host memory */
+    GPUOPT_PLACE_PINNED = 2  /* page-locked host memory (cudaHostAlloc, hipHostMalloc) */
+} gpuopt_memory_place;
+
+/* A memory manager: a budget for one device, the allocations a program
+ * registers by name, and advice computed from live numbers with the plan's
+ * own workload rules (docs/memory.md). It allocates nothing itself: the
+ * program allocates as it always does and tells the manager. All its
+ * functions may be called from any thread (it has its own lock). */
+typedef struct gpuopt_memory gpuopt_memory;
+
+/* Creates a manager for the plan's device, with what the plan decided:
+ * the budget is the knob memory.budget_bytes when set (config file
+ * "knobs", GPUOPT_KNOBS, gpuopt_context_set_knob), else memory.budget_percent
+ * of the device's total, else the plan's headroom rule (the usable memory
+ * its batch size was computed from: 90% of the free memory it read, 80% of
+ * the total at level 0); the warning threshold is memory.warn_percent, else
+ * 90; the workload is the plan's. The plan may be destroyed afterwards; the
+ * manager must be destroyed before the plan's context. NULL plan or out is
+ * GPUOPT_ERR_INVALID_ARGUMENT; on failure *out is NULL. */
+GPUOPT_API gpuopt_status gpuopt_memory_create(const gpuopt_plan *plan, gpuopt_memory **out);
+
+/* NULL does nothing. Registered allocations are forgotten. */
+GPUOPT_API void gpuopt_memory_destroy(gpuopt_memory *mem);
+
+/* Sets the budget in bytes of device memory; 0 goes back to the one the
+ * plan gave. A budget above the device's total is GPUOPT_ERR_OUT_OF_RANGE. */
+GPUOPT_API gpuopt_status gpuopt_memory_set_budget(gpuopt_memory *mem, uint64_t bytes);
+
+/* Sets the warning threshold, percent of the budget or of the device's
+ * memory in use (1..100; default 90). Outside it is GPUOPT_ERR_OUT_OF_RANGE. */
+GPUOPT_API gpuopt_status gpuopt_memory_set_threshold(gpuopt_memory *mem, int32_t percent);
+
+/* Registers an allocation of `bytes` called `name` (1..127 characters, unique
+ * among the live ones) in `place` (gpuopt_memory_place). A name already
+ * registered is GPUOPT_ERR_INVALID_ARGUMENT; a place outside the enum or 0
+ * bytes GPUOPT_ERR_OUT_OF_RANGE. Registering past the budget is allowed
+ * (the program did allocate): gpuopt_memory_check says so. */
+GPUOPT_API gpuopt_status gpuopt_memory_register(gpuopt_memory *mem, const char *name,
+                                                int32_t place, uint64_t bytes);
+
+/* Forgets the allocation called `name`; GPUOPT_ERR_NOT_FOUND when none is. */
+GPUOPT_API gpuopt_status gpuopt_memory_release(gpuopt_memory *mem, const char *name);
+
+/* What a manager holds and sees, at the call. */
+typedef struct gpuopt_memory_stats {
+    size_t struct_size;
+    uint64_t budget_bytes;             /* device memory the program may use */
+    uint64_t device_bytes;             /* registered now, per place */
+    uint64_t host_bytes;
+    uint64_t pinned_bytes;
+    uint64_t device_high_water_bytes;  /* the most ever registered at once, per place */
+    uint64_t host_high_water_bytes;
+    uint64_t pinned_high_water_bytes;
+    int32_t allocations;               /* live registered allocations */
+    int32_t threshold_percent;         /* the warning threshold */
+    double budget_share;               /* device_bytes / budget_bytes (1.0 = all of it) */
+    uint64_t live_total_bytes;         /* a live reading (gpuopt_device_memory) */
+    uint64_t live_free_bytes;
+    uint64_t live_used_bytes;
+    int32_t live_source;               /* gpuopt_memory_source */
+    int32_t reserved;                  /* 0 */
+} gpuopt_memory_stats;
+
+GPUOPT_API size_t gpuopt_memory_stats_size(void);
+
+GPUOPT_API gpuopt_status gpuopt_memory_get_stats(gpuopt_memory *mem, gpuopt_memory_stats *stats);
+
+/* The stats and every live allocation as JSON (docs/memory.md):
+ * {device, budget_bytes, budget_source, threshold_percent, registered:
+ * {device, host, pinned}, high_water: {...}, budget_share, live: {total_bytes,
+ * free_bytes, used_bytes, source, source_text, age_s}, allocations: [{name,
+ * place, bytes}]}. Free with gpuopt_free. */
+GPUOPT_API gpuopt_status gpuopt_memory_to_json(gpuopt_memory *mem, char **json);
+
+/* Checks the registered device memory against the budget, and the device's
+ * memory in use (a live reading) against its total. At or above the
+ * threshold, *warning receives what is over and the advice, computed with
+ * the plan's workload rules from the live free memory: a smaller batch (the
+ * largest that fits), quantising (when the workload accepts reduced
+ * precision), offloading to host memory (where device memory is separate);
+ * the warning is also logged at warning level. Below it, *warning is NULL.
+ * Free with gpuopt_free. */
+GPUOPT_API gpuopt_status gpuopt_memory_check(gpuopt_memory *mem, char **warning);
+
+/* What the plan's workload rules give for a model of `model_bytes` (its
+ * weights in 16 bits, as for gpuopt_workload) and items of `item_bytes`,
+ * sized against the device's live free memory (with the plan's 10%
+ * headroom) instead of the plan's earlier reading. */
+typedef struct gpuopt_memory_advice {
+    size_t struct_size;
+    uint64_t free_bytes;     /* the live free memory it was sized against */
+    uint64_t usable_bytes;   /* after headroom */
+    int32_t quantize_bits;   /* 0: the model fits as it is; 8 or 4: quantise to fit
+                                (only when the workload accepts reduced precision) */
+    int32_t reserved;        /* 0 */
+    uint64_t offload_bytes;  /* the part of the model to keep in host memory; 0 none */
+    int64_t max_batch;       /* the largest batch beside the model; 0 when not one item
+                                fits; -1 without an item size */
+    char reason[1024];       /* the arithmetic in words */
+} gpuopt_memory_advice;
+
+GPUOPT_API size_t gpuopt_memory_advice_size(void);
+
+/* model_bytes 0 with item_bytes 0 is GPUOPT_ERR_INVALID_ARGUMENT (nothing
+ * to size); either above 2^63 is GPUOPT_ERR_OUT_OF_RANGE. */
+GPUOPT_API gpuopt_status gpuopt_memory_recommend(gpuopt_memory *mem, uint64_t model_bytes,
+                                                 uint64_t item_bytes,
+                                                 gpuopt_memory_advice *advice);
 
 /* ------------------------------------------------------------------------- */
 /* Tuning cache                                                               */

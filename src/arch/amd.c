@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "gpuopt/gpuopt.h"
+#include "util/strutil.h"
 
 #define F_FP64 GPUOPT_FEATURE_FP64
 #define F_FP16 GPUOPT_FEATURE_FP16
@@ -133,6 +134,62 @@ static const arch_row rows[] = {
 
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
+/* Matrix units by family: dense FLOP per clock per CU with FP32
+ * accumulation (tf32, fp16, bf16, fp8), from the peak figures of AMD's data
+ * sheets and product pages (peak = CUs x rate x peak engine clock). GCN and
+ * RDNA1/2 have none. */
+static const struct {
+    const char *family;
+    int32_t tf32, fp16, bf16, fp8;
+} matrix_rows[] = {
+    /* MI100 data sheet: 184.6 TFLOPS fp16, 92.3 bf16 = 120 x 1024/512 x
+     * 1.502 GHz. */
+    {"cdna1", 0, 1024, 512, 0},
+    /* MI250X data sheet: 383 TFLOPS fp16 and bf16 = 220 x 1024 x 1.7 GHz. */
+    {"cdna2", 0, 1024, 1024, 0},
+    /* MI300X data sheet: 1307.4 TFLOPS fp16/bf16, 653.7 tf32 (XF32), 2614.9
+     * fp8 = 304 x 2048/1024/4096 x 2.1 GHz. */
+    {"cdna3", 1024, 2048, 2048, 4096},
+    /* MI355X data sheet: 2.5 PFLOPS fp16/bf16, 5 fp8 (dense) = 256 x
+     * 4096/8192 x 2.4 GHz; no XF32 (removed with CDNA4, see rows). */
+    {"cdna4", 0, 4096, 4096, 8192},
+    /* RX 7900 XTX product page: 122.8 TFLOPS peak fp16 = 96 x 512 x 2.5 GHz
+     * (WMMA: 16x16x16 in 32 clocks on each of a CU's two SIMD32). */
+    {"rdna3", 0, 512, 512, 0},
+    {"rdna3.5", 0, 512, 512, 0},
+    /* RX 9070 XT product page: 194.7 TFLOPS fp16 matrix, 389 fp8 (dense)
+     * = 64 x 1024/2048 x 2.97 GHz. */
+    {"rdna4", 0, 1024, 1024, 2048},
+};
+
+/* Targets AMD stopped supporting, with the first ROCm release that no
+ * longer lists them and the last one known to support them (ROCm/ROCm
+ * repository, README.md and docs/release/gpu_os_support.md at each
+ * release tag; release notes). Targets in maintenance mode (gfx906 from
+ * ROCm 6.0: "ROCm 5.7 was the final release for gfx906 GPUs in a fully
+ * supported state", CHANGELOG.md at rocm-6.0.0) still build and are not
+ * listed. */
+typedef struct dropped_row {
+    const char *gfx;
+    int major, minor; /* dropped in */
+    const char *last; /* the last release known to support it */
+    const char *source;
+} dropped_row;
+
+static const dropped_row dropped_rows[] = {
+    /* README.md at rocm-3.10.0 lists Polaris 10 (RX 580, gfx803) as
+     * supported; at rocm-4.0.0 it is "enabled, not guaranteed" only. */
+    {"gfx803", 4, 0, "3.10", "ROCm 4.0 README: gfx8 moved out of official support"},
+    /* Listed at rocm-4.0.0 .. 5.0; docs/release/gpu_os_support.md at
+     * rocm-5.6.0 marks MI25 (gfx900) unsupported. */
+    {"gfx900", 5, 6, "5.0", "ROCm 5.6 GPU support table: MI25 (gfx900) unsupported"},
+    /* MI300 pre-production targets: LLVM removed gfx940/gfx941
+     * (llvm-project PR 126887) and ROCm 7.0's libraries stopped building
+     * them (hipFFT rocm-7.0.0 release notes). */
+    {"gfx940", 7, 0, "6.4", "ROCm 7.0 release notes: gfx940 and gfx941 removed"},
+    {"gfx941", 7, 0, "6.4", "ROCm 7.0 release notes: gfx940 and gfx941 removed"},
+};
+
 static int hexval(int c)
 {
     if (c >= '0' && c <= '9')
@@ -207,6 +264,45 @@ int gpo_arch_amd_lookup(const char *gfx, gpo_arch_amd_info *out)
     out->fp32_lanes_per_cu = r->fp32_lanes_per_cu;
     out->fp64_full_rate = r->fp64_full_rate;
     out->extrapolated = !exact;
+    for (size_t i = 0; i < sizeof matrix_rows / sizeof matrix_rows[0]; i++) {
+        if (strcmp(matrix_rows[i].family, r->family) != 0)
+            continue;
+        out->matrix_per_clock[GPO_PREC_TF32] = matrix_rows[i].tf32;
+        out->matrix_per_clock[GPO_PREC_FP16] = matrix_rows[i].fp16;
+        out->matrix_per_clock[GPO_PREC_BF16] = matrix_rows[i].bf16;
+        out->matrix_per_clock[GPO_PREC_FP8] = matrix_rows[i].fp8;
+    }
+    return 0;
+}
+
+void gpo_arch_amd_peaks(const gpo_arch_amd_info *a, int32_t cus, int32_t clock_mhz,
+                        double gflops[GPO_PREC_COUNT])
+{
+    assert(a && gflops);
+    gflops[GPO_PREC_FP32] = gpo_peak_gflops(cus, clock_mhz, 2.0 * a->fp32_lanes_per_cu);
+    for (int p = GPO_PREC_FP32 + 1; p < GPO_PREC_COUNT; p++)
+        gflops[p] = gpo_peak_gflops(cus, clock_mhz, a->matrix_per_clock[p]);
+}
+
+int gpo_arch_amd_rocm_dropped(const gpo_arch_amd_info *a, int major, int minor, char *why,
+                              size_t cap)
+{
+    assert(a && why && cap > 0);
+    why[0] = '\0';
+    if (major <= 0)
+        return 0;
+    for (size_t i = 0; i < sizeof dropped_rows / sizeof dropped_rows[0]; i++) {
+        const dropped_row *d = &dropped_rows[i];
+        if (strcmp(d->gfx, a->gfx) != 0)
+            continue;
+        if (major < d->major || (major == d->major && minor < d->minor))
+            return 0;
+        gpo_snprintf(why, cap,
+                     "ROCm %d.%d no longer supports %s (dropped in ROCm %d.%d: %s); ROCm %s is "
+                     "the last release that does",
+                     major, minor, a->gfx, d->major, d->minor, d->source, d->last);
+        return 1;
+    }
     return 0;
 }
 

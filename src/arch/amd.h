@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/peaks.h"
+
 typedef enum gpo_arch_amd_matrix {
     GPO_ARCH_AMD_MATRIX_NONE = 0,
     GPO_ARCH_AMD_MATRIX_MFMA = 1, /* CDNA */
@@ -24,6 +26,10 @@ typedef struct gpo_arch_amd_info {
     int32_t fp32_lanes_per_cu; /* for throughput estimates */
     int32_t fp64_full_rate;    /* 1: data-centre part with full- or half-rate FP64 */
     int32_t extrapolated;      /* 1: unknown target; nearest family's facts used */
+    /* Dense matrix-unit (MFMA, WMMA) FLOP per clock per CU with FP32
+     * accumulation, by gpo_precision ([GPO_PREC_FP32] stays 0 here); 0 where
+     * the family has no matrix path for that precision. */
+    int32_t matrix_per_clock[GPO_PREC_COUNT];
 } gpo_arch_amd_info;
 
 /* Fills *out (not NULL) for a gfx target ("gfx90a", "gfx1100", also with
@@ -36,5 +42,18 @@ int gpo_arch_amd_lookup(const char *gfx, gpo_arch_amd_info *out);
  * out[cap] (cap > 0). Returns 0, or -1 for 0, nonsense or a name that does
  * not fit (out is then ""). */
 int gpo_arch_amd_gfx_from_version(uint32_t version, char *out, size_t cap);
+
+/* Peak GFLOP/s of a GPU with `cus` compute units at `clock_mhz`, by
+ * precision: [GPO_PREC_FP32] the vector units (CUs x lanes x 2 x clock),
+ * the others the matrix units. 0 where unknown or absent. */
+void gpo_arch_amd_peaks(const gpo_arch_amd_info *a, int32_t cus, int32_t clock_mhz,
+                        double gflops[GPO_PREC_COUNT]);
+
+/* 0 when the ROCm release `major`.`minor` still supports the gfx target
+ * (or the release is unknown: major <= 0). 1 when AMD dropped the target
+ * in that release or an earlier one: `why` (cap > 0) then names the
+ * release and the last one that supported it. */
+int gpo_arch_amd_rocm_dropped(const gpo_arch_amd_info *a, int major, int minor, char *why,
+                              size_t cap);
 
 #endif

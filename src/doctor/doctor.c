@@ -81,6 +81,7 @@ GPUOPT_API gpuopt_status gpuopt_context_diagnose(gpuopt_context *ctx, char **jso
             ctx->list[i]->diagnose(run);
         else
             gpo_dr_check_backend(run, ctx->list[i]->name, 1);
+        gpo_dr_check_toolchain(run, ctx, ctx->list[i]);
     }
     link_overviews(&rep);
     if (rep.failed) {

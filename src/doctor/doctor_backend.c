@@ -140,3 +140,27 @@ void gpo_dr_check_backend(gpo_dr_run *run, const char *backend, int hardware)
     }
     slot_evidence(run, f, s);
 }
+
+void gpo_dr_check_toolchain(gpo_dr_run *run, const struct gpuopt_context *ctx, const gpo_backend *b)
+{
+    if (!b->toolchain_dropped)
+        return;
+    for (size_t i = 0; i < ctx->devices.n; i++) {
+        const gpuopt_device *d = ctx->devices.items[i];
+        for (int r = 0; r < d->n_routes; r++) {
+            const gpo_route *rt = &d->routes[r];
+            char why[512];
+            if (rt->backend != b ||
+                !b->toolchain_dropped(rt->backend_state, rt, d, why, sizeof why))
+                continue;
+            gpo_dr_finding *f = gpo_dr_add(run->rep, b->name, "toolchain_support", GPO_DR_WARNING);
+            gpo_dr_say(run->rep, f, "%s (%s) is no longer a target of the %s compiler found here",
+                       d->info.id, d->info.name, b->name);
+            gpo_dr_evidence(run->rep, f, "%s", why);
+            gpo_dr_fix(run->rep, f,
+                       "plans for this device stay at level 1 (tier 2 would compile): install the "
+                       "last release named above for it, or use a device the current release "
+                       "supports");
+        }
+    }
+}

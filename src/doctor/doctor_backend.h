@@ -16,4 +16,10 @@ void gpo_dr_slots_read(const struct gpuopt_context *ctx, gpo_backend_slot *slots
 int gpo_dr_device_usable(const struct gpuopt_context *ctx, const gpuopt_device *d,
                          const char *backend);
 
+/* Adds a "toolchain_support" warning for each device whose route through
+ * backend `b` says the compiler and release found no longer target it
+ * (gpo_backend.toolchain_dropped), with the last release that does. */
+void gpo_dr_check_toolchain(gpo_dr_run *run, const struct gpuopt_context *ctx,
+                            const gpo_backend *b);
+
 #endif

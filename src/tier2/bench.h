@@ -70,7 +70,7 @@ typedef struct gpo_t2_job {
     int measure_all;            /* describe: plain values, every point whatever the budget */
     void *state;                /* the benchmark's, from setup to teardown */
     int set_up;
-    const gpuopt_config *current; /* the point prepared last */
+    const gpuopt_point *current; /* the point prepared last */
     cJSON *knobs; /* [{"name", "type", "value", "reason"}], set on the plan afterwards */
     cJSON *extra; /* more payload fields ({"bytes": ...}), or NULL */
 } gpo_t2_job;
@@ -89,7 +89,7 @@ struct gpo_t2_bench {
      * limit; the detail says why); any other failure of prepare, run or
      * check ends the tier with its words. prepare and check may be NULL;
      * run reads job->current, the point to run. */
-    gpuopt_status (*prepare)(gpo_t2_job *job, const gpuopt_config *c);
+    gpuopt_status (*prepare)(gpo_t2_job *job, const gpuopt_point *c);
     gpuopt_status (*run)(gpo_t2_job *job, double *ns);
     gpuopt_status (*check)(gpo_t2_job *job);
     /* The knobs of a result measured now. */
@@ -97,7 +97,7 @@ struct gpo_t2_bench {
 };
 
 extern const gpo_t2_bench gpo_t2_bench_latency, gpo_t2_bench_bandwidth, gpo_t2_bench_transfer,
-    gpo_t2_bench_stream, gpo_t2_bench_reduce, gpo_t2_bench_tile;
+    gpo_t2_bench_copy, gpo_t2_bench_stream, gpo_t2_bench_reduce, gpo_t2_bench_tile;
 
 /* ---- job.c ------------------------------------------------------------------------ */
 
@@ -131,10 +131,8 @@ void gpo_t2_tried(const gpo_t2_job *job, const gpuopt_result *res, const char *p
 int32_t gpo_t2_ladder(int64_t multiple, int64_t limit, int64_t incumbent, int pow2_only,
                       int64_t *out, int32_t cap);
 
-/* "1.25 ms", "48.2 us", "730 ns". */
-void gpo_t2_fmt_ns(double ns, char *out, size_t cap);
-/* "12.4 GB/s" (decimal units, as vendors quote bandwidth). */
-void gpo_t2_fmt_rate(double bytes_per_s, char *out, size_t cap);
+/* 1 when the runtime has page-locked host memory (both ops). */
+int gpo_t2_has_pinned(const gpo_runtime_ops *ops);
 
 /* A setting an earlier tier chose changes only for a gain above this share
  * (and above the noise): the kernel tier 2 times stands in for the

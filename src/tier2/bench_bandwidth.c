@@ -161,10 +161,10 @@ static gpuopt_status setup(gpo_t2_job *job)
     return st;
 }
 
-static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_config *c)
+static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_point *c)
 {
     int64_t threads = 1;
-    gpuopt_config_get_int(c, "threads", &threads);
+    gpuopt_point_get_int(c, "threads", &threads);
     ((bw *)job->state)->threads = (int)threads;
     return GPUOPT_OK;
 }
@@ -176,10 +176,10 @@ static gpuopt_status knob(gpo_t2_job *job, const char *name, const gpo_stats *s,
     double bps = s->median > 0 ? 2.0 * (double)bytes / s->median * 1e9 : 0;
     char size[32], med[32], lo[32], hi[32], rate[32], llc[32], note[160] = "";
     gpo_format_bytes(bytes, size, sizeof size);
-    gpo_t2_fmt_ns(s->median, med, sizeof med);
-    gpo_t2_fmt_ns(s->p20, lo, sizeof lo);
-    gpo_t2_fmt_ns(s->p80, hi, sizeof hi);
-    gpo_t2_fmt_rate(bps, rate, sizeof rate);
+    gpo_format_ns(s->median, med, sizeof med);
+    gpo_format_ns(s->p20, lo, sizeof lo);
+    gpo_format_ns(s->p80, hi, sizeof hi);
+    gpo_format_rate(bps, rate, sizeof rate);
     if (d->l2_bytes >= bytes) {
         gpo_format_bytes(d->l2_bytes, llc, sizeof llc);
         gpo_snprintf(note, sizeof note,

@@ -169,12 +169,12 @@ static gpuopt_status setup(gpo_t2_job *job)
     return st;
 }
 
-static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_config *p)
+static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_point *p)
 {
     const gpo_t2_rt *g = &job->t2->rt;
     grp *c = job->state;
     int64_t v = 0;
-    gpuopt_config_get_int(p, "block", &v);
+    gpuopt_point_get_int(p, "block", &v);
     if (v < 1 || (size_t)v > c->kmax || (c->reduce && (size_t)v > ITEMS))
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
                         "%s: the kernel runs at most %zu work-items per group", job->t2->backend,
@@ -230,12 +230,12 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
     const gpo_stats *ws = gpo_result_stats(res, w);
     const gpo_stats *is = i >= 0 ? gpo_result_stats(res, i) : NULL;
     char wt[32], it[32], next[96] = "";
-    gpo_t2_fmt_ns(ws->median, wt, sizeof wt);
+    gpo_format_ns(ws->median, wt, sizeof wt);
     if (is)
-        gpo_t2_fmt_ns(is->median, it, sizeof it);
+        gpo_format_ns(is->median, it, sizeof it);
     if (r >= 0) {
         char rt[32];
-        gpo_t2_fmt_ns(gpo_result_stats(res, r)->median, rt, sizeof rt);
+        gpo_format_ns(gpo_result_stats(res, r)->median, rt, sizeof rt);
         gpo_snprintf(next, sizeof next, " (next best %lld: %s)",
                      (long long)gpo_t2_value(res, r, "block"), rt);
     }

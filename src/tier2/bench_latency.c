@@ -41,9 +41,9 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
 {
     const gpo_stats *s = gpo_result_stats(res, gpo_result_best_index(res));
     char med[32], lo[32], hi[32];
-    gpo_t2_fmt_ns(s->median, med, sizeof med);
-    gpo_t2_fmt_ns(s->p20, lo, sizeof lo);
-    gpo_t2_fmt_ns(s->p80, hi, sizeof hi);
+    gpo_format_ns(s->median, med, sizeof med);
+    gpo_format_ns(s->p20, lo, sizeof lo);
+    gpo_format_ns(s->p80, hi, sizeof hi);
     return gpo_t2_knob(job, "int", "measured.launch_latency_ns", (int64_t)(s->median + 0.5),
                        "an empty kernel of one group of %lld took %s from launch to "
                        "completion on the host clock (median of %d runs, p20-p80 %s-%s)",

@@ -71,7 +71,7 @@ static gpuopt_status run(gpo_t2_job *job, double *ns)
 {
     const gpo_t2_host *h = job->t2->host;
     int64_t tile = 0;
-    gpuopt_config_get_int(job->current, "tile", &tile);
+    gpuopt_point_get_int(job->current, "tile", &tile);
     return h->blocked(h->user, (uint64_t)tile, ns);
 }
 
@@ -83,7 +83,7 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
     uint64_t tile1 = incumbent_of(job->t2);
     int32_t b = gpo_result_best_index(res), inc = gpo_t2_find(res, "tile", (int64_t)tile1);
     uint64_t win = (uint64_t)gpo_t2_value(res, b, "tile");
-    gpo_t2_fmt_ns(gpo_result_stats(res, b)->median, w, sizeof w);
+    gpo_format_ns(gpo_result_stats(res, b)->median, w, sizeof w);
     gpo_format_bytes(win, sz, sizeof sz);
     gpo_format_bytes(tile1, one, sizeof one);
     if (b == inc)
@@ -98,7 +98,7 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
                            "threads) ran fastest with %s tiles (%s); tiles tried (bytes): "
                            "%s",
                            h->passes, h->threads, sz, w, tried);
-    gpo_t2_fmt_ns(gpo_result_stats(res, inc)->median, i, sizeof i);
+    gpo_format_ns(gpo_result_stats(res, inc)->median, i, sizeof i);
     return gpo_t2_knob(job, "bytes", h->tile_knob, win,
                        "measured: a cache-blocked kernel (%d passes per tile, %d threads) "
                        "ran fastest with %s tiles: %s against %s with tier 1's %s side by "

@@ -28,11 +28,6 @@ static const char *const knob_names[2][2] = {
     {"measured.d2h_pageable", "measured.d2h_pinned"},
 };
 
-static int has_pinned(const gpo_runtime_ops *o)
-{
-    return o->host_alloc_pinned && o->host_free_pinned;
-}
-
 static gpuopt_status describe(gpo_t2 *t2, gpo_t2_job *job)
 {
     const gpo_runtime_ops *o = t2->rt.ops;
@@ -41,7 +36,7 @@ static gpuopt_status describe(gpo_t2 *t2, gpo_t2_job *job)
                                                 "device");
     gpo_snprintf(job->workload, sizeof job->workload,
                  "blocking write and read;bytes=%u;pinned=%s;host clock", BYTES,
-                 has_pinned(o) ? "yes" : "no");
+                 gpo_t2_has_pinned(o) ? "yes" : "no");
     job->timing = (gpo_timing_settings){0, 0, 5, 15, 5, 0};
     job->repeat_share = 0.8;
     job->remeasure_changed = job->measure_all = 1;
@@ -49,7 +44,7 @@ static gpuopt_status describe(gpo_t2 *t2, gpo_t2_job *job)
     if (!st)
         st = gpuopt_space_add_enum(job->space, "dir", dirs, 2);
     if (!st)
-        st = gpuopt_space_add_enum(job->space, "memory", kinds, has_pinned(o) ? 2 : 1);
+        st = gpuopt_space_add_enum(job->space, "memory", kinds, gpo_t2_has_pinned(o) ? 2 : 1);
     return st;
 }
 
@@ -79,7 +74,7 @@ static gpuopt_status setup(gpo_t2_job *job)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2 transfers: out of memory");
     memset(c->host[0], 0x5a, BYTES); /* fault the pages in: paging is not the transfer */
     st = g->ops->buffer_alloc(g->rt, BYTES, &c->buf);
-    if (!st && has_pinned(g->ops)) {
+    if (!st && gpo_t2_has_pinned(g->ops)) {
         st = g->ops->host_alloc_pinned(g->rt, BYTES, &c->host[1]);
         if (!st)
             memset(c->host[1], 0x5a, BYTES);
@@ -87,12 +82,12 @@ static gpuopt_status setup(gpo_t2_job *job)
     return st;
 }
 
-static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_config *p)
+static gpuopt_status prepare(gpo_t2_job *job, const gpuopt_point *p)
 {
     xfer *c = job->state;
     const char *dir = "", *memory = "";
-    gpuopt_config_get_text(p, "dir", &dir);
-    gpuopt_config_get_text(p, "memory", &memory);
+    gpuopt_point_get_text(p, "dir", &dir);
+    gpuopt_point_get_text(p, "memory", &memory);
     c->to_device = strcmp(dir, "h2d") == 0;
     c->pinned = strcmp(memory, "pinned") == 0;
     return GPUOPT_OK;
@@ -112,21 +107,21 @@ static gpuopt_status run(gpo_t2_job *job, double *ns)
 
 static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
 {
-    int kinds_n = has_pinned(job->t2->rt.ops) ? 2 : 1;
+    int kinds_n = gpo_t2_has_pinned(job->t2->rt.ops) ? 2 : 1;
     const gpo_stats *s[2][2] = {{NULL, NULL}, {NULL, NULL}}; /* [dir][pinned] */
     double rate[2][2] = {{0, 0}, {0, 0}};
     char rs[2][2][32];
     gpuopt_status st = GPUOPT_OK;
     for (int32_t i = 0; i < gpo_result_count_of(res); i++) {
         const char *dir = "", *memory = "";
-        gpuopt_config_get_text(gpo_result_point(res, i), "dir", &dir);
-        gpuopt_config_get_text(gpo_result_point(res, i), "memory", &memory);
+        gpuopt_point_get_text(gpo_result_point(res, i), "dir", &dir);
+        gpuopt_point_get_text(gpo_result_point(res, i), "memory", &memory);
         s[strcmp(dir, "h2d") != 0][strcmp(memory, "pinned") == 0] = gpo_result_stats(res, i);
     }
     for (int d = 0; d < 2 && !st; d++)
         for (int k = 0; k < kinds_n && !st; k++) {
             rate[d][k] = s[d][k]->median > 0 ? BYTES / s[d][k]->median * 1e9 : 0;
-            gpo_t2_fmt_rate(rate[d][k], rs[d][k], sizeof rs[d][k]);
+            gpo_format_rate(rate[d][k], rs[d][k], sizeof rs[d][k]);
             st = gpo_t2_knob(job, "int", knob_names[d][k], (int64_t)rate[d][k],
                              "%s copies of 16 MiB from %s host memory: %s (median of %d "
                              "blocking copies)",

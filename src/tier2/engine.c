@@ -22,7 +22,7 @@ double gpo_tier2_budget_scale = 1.0;
 void (*gpo_tier2_hook)(const char *event, const char *kind);
 
 static const gpo_t2_bench *const benches[] = {
-    &gpo_t2_bench_latency, &gpo_t2_bench_bandwidth, &gpo_t2_bench_transfer,
+    &gpo_t2_bench_latency, &gpo_t2_bench_bandwidth, &gpo_t2_bench_transfer, &gpo_t2_bench_copy,
     &gpo_t2_bench_stream,  &gpo_t2_bench_reduce,    &gpo_t2_bench_tile,
 };
 #define N_BENCHES (sizeof benches / sizeof benches[0])
@@ -184,13 +184,13 @@ static void verify_note(const gpo_t2_job *job, const gpuopt_result *res, char *o
     const char *param = gpo_space_param_name(job->space, 0);
     const gpo_stats *w = gpo_result_stats(res, 0);
     char a[32], b[32];
-    gpo_t2_fmt_ns(w->median, a, sizeof a);
+    gpo_format_ns(w->median, a, sizeof a);
     if (gpo_result_count_of(res) < 2) {
         gpo_snprintf(out, cap, "%s %lld still runs (%s; it had no runner-up)", param,
                      (long long)gpo_t2_value(res, 0, param), a);
         return;
     }
-    gpo_t2_fmt_ns(gpo_result_stats(res, 1)->median, b, sizeof b);
+    gpo_format_ns(gpo_result_stats(res, 1)->median, b, sizeof b);
     gpo_snprintf(out, cap, "%s %lld holds against the runner-up %lld (%s vs %s)", param,
                  (long long)gpo_t2_value(res, 0, param), (long long)gpo_t2_value(res, 1, param), a,
                  b);

@@ -62,7 +62,7 @@ gpuopt_status gpo_t2_space_int(const char *param, const int64_t *values, int32_t
 int64_t gpo_t2_value(const gpuopt_result *res, int32_t i, const char *param)
 {
     int64_t v = -1;
-    gpuopt_config_get_int(gpo_result_point(res, i), param, &v);
+    gpuopt_point_get_int(gpo_result_point(res, i), param, &v);
     return v;
 }
 
@@ -91,20 +91,7 @@ void gpo_t2_tried(const gpo_t2_job *job, const gpuopt_result *res, const char *p
     }
 }
 
-void gpo_t2_fmt_ns(double ns, char *out, size_t cap)
+int gpo_t2_has_pinned(const gpo_runtime_ops *ops)
 {
-    if (ns >= 1e6)
-        gpo_snprintf(out, cap, "%.3g ms", ns / 1e6);
-    else if (ns >= 1e3)
-        gpo_snprintf(out, cap, "%.3g us", ns / 1e3);
-    else
-        gpo_snprintf(out, cap, "%.0f ns", ns);
-}
-
-void gpo_t2_fmt_rate(double bps, char *out, size_t cap)
-{
-    if (bps >= 1e9)
-        gpo_snprintf(out, cap, "%.3g GB/s", bps / 1e9);
-    else
-        gpo_snprintf(out, cap, "%.3g MB/s", bps / 1e6);
+    return ops->host_alloc_pinned && ops->host_free_pinned;
 }

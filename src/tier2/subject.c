@@ -34,8 +34,7 @@ static int32_t fatal(gpo_subject_ctx *sc, gpuopt_status st)
     return GPO_FATAL;
 }
 
-static int32_t bench_prepare(gpo_subject_ctx *sc, const gpuopt_config *c, gpo_prep **p,
-                             gpo_eval *ev)
+static int32_t bench_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **p, gpo_eval *ev)
 {
     gpo_t2_job *job = sc->def;
     gpo_detail_clear();
@@ -58,7 +57,7 @@ static int32_t bench_run(gpo_subject_ctx *sc, gpo_prep *p, double *ns, gpo_eval 
 {
     (void)ev;
     gpo_t2_job *job = sc->def;
-    const gpuopt_config *c = (const gpuopt_config *)p;
+    const gpuopt_point *c = (const gpuopt_point *)p;
     gpuopt_status st = GPUOPT_OK;
     if (job->current != c && job->bench->prepare && (st = job->bench->prepare(job, c)))
         return fatal(sc, st);

@@ -15,8 +15,8 @@
 #define ELITE_MAX 64
 
 typedef struct entry {
-    gpuopt_config cfg; /* borrows idx below */
-    int32_t status;    /* -1 outstanding */
+    gpuopt_point cfg; /* borrows idx below */
+    int32_t status;   /* -1 outstanding */
     double value;
     int preload;
 } entry;
@@ -308,7 +308,7 @@ void gpo_history_set(gpo_history *s, int32_t e, int32_t status, double value)
         elite_insert(s, e);
 }
 
-const gpuopt_config *gpo_history_point(const gpo_history *s, int32_t e)
+const gpuopt_point *gpo_history_point(const gpo_history *s, int32_t e)
 {
     return &at(s, e)->cfg;
 }

@@ -61,7 +61,7 @@ int32_t gpo_history_find(const gpo_history *h, const uint32_t *idx);
 void gpo_history_set(gpo_history *h, int32_t e, int32_t status, double value_ns);
 /* Entry e: its point (valid while the history lives), status (-1 while
  * outstanding), value as recorded (NAN unless OK or PRUNED), preload flag. */
-const gpuopt_config *gpo_history_point(const gpo_history *h, int32_t e);
+const gpuopt_point *gpo_history_point(const gpo_history *h, int32_t e);
 int32_t gpo_history_status(const gpo_history *h, int32_t e);
 double gpo_history_value(const gpo_history *h, int32_t e);
 int gpo_history_preloaded(const gpo_history *h, int32_t e);

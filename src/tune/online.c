@@ -8,7 +8,7 @@
 struct gpo_online {
     gpo_run *r;
     int done;
-    gpuopt_config *best; /* owned, once done */
+    gpuopt_point *best; /* owned, once done */
     gpo_prep *best_prep;
 };
 
@@ -60,7 +60,7 @@ gpuopt_status gpo_online_start(const gpo_run_spec *spec, gpo_online **out)
 static gpuopt_status conclude(gpo_online *o)
 {
     gpo_search *s = gpo_run_search(o->r);
-    const gpuopt_config *top[2];
+    const gpuopt_point *top[2];
     int32_t k = gpo_search_top(s, 2, top, NULL);
     gpuopt_status st = gpo_run_close(o->r, k > 0 ? top[0] : NULL, k > 1 ? top[1] : NULL);
     if (st != GPUOPT_OK)
@@ -85,17 +85,16 @@ static gpuopt_status run_best(gpo_online *o)
     if (s == GPO_FATAL)
         return gpo_run_fatal(o->r);
     if (s != GPO_CAND_OK)
-        return gpo_fail(GPUOPT_ERR_LAUNCH, "online tuning: the best configuration failed: %s",
-                        ev.msg);
+        return gpo_fail(GPUOPT_ERR_LAUNCH, "online tuning: the best point failed: %s", ev.msg);
     return GPUOPT_OK;
 }
 
-gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_config **config, int32_t *done)
+gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_point **point, int32_t *done)
 {
     gpo_run *r = o->r;
     gpuopt_status st = GPUOPT_OK;
     while (!o->done) {
-        const gpuopt_config *c = NULL;
+        const gpuopt_point *c = NULL;
         st = gpo_search_next(gpo_run_search(r), &c);
         if (st == GPUOPT_ERR_NOT_FOUND) {
             if ((st = conclude(o)) != GPUOPT_OK)
@@ -119,12 +118,12 @@ gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_config **config, int32
         if ((st = gpo_run_record(r, c, &ev)) != GPUOPT_OK)
             return st;
         if (s == GPO_CAND_OK) {
-            if (config)
-                *config = c;
+            if (point)
+                *point = c;
             return GPUOPT_OK;
         }
         /* The work is not done yet: the best so far redoes it. */
-        const gpuopt_config *best = gpo_search_best(gpo_run_search(r));
+        const gpuopt_point *best = gpo_search_best(gpo_run_search(r));
         if (best) {
             gpo_prep *bp = NULL;
             s = gpo_run_ready(r, best, &bp, NULL, &ev);
@@ -132,16 +131,16 @@ gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_config **config, int32
             if (s == GPO_FATAL)
                 return gpo_run_fatal(r);
             if (s == GPO_CAND_OK) {
-                if (config)
-                    *config = best;
+                if (point)
+                    *point = best;
                 return GPUOPT_OK;
             }
         }
     }
     if ((st = run_best(o)) != GPUOPT_OK)
         return st;
-    if (config)
-        *config = o->best;
+    if (point)
+        *point = o->best;
     if (done)
         *done = 1;
     return GPUOPT_OK;

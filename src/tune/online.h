@@ -1,4 +1,4 @@
-/* Online tuning (online.c), the engine of gpuopt_tune_step (KTT's dynamic
+/* Online tuning (online.c), the engine of gpuopt_tuner_step (KTT's dynamic
  * tuning, cuTENSOR's incremental autotuning): each step does the caller's
  * real work once, with the next point while the search lasts, then with
  * the best. A point's time is that one run's (noisier than a tuning run's
@@ -25,9 +25,9 @@ typedef struct gpo_online gpo_online;
 /* Starts an online search described by `spec` (its pointers must stay
  * valid until gpo_online_free). */
 gpuopt_status gpo_online_start(const gpo_run_spec *spec, gpo_online **out);
-/* One step: *config (may be NULL) receives the point run, valid until the
+/* One step: *point (may be NULL) receives the point run, valid until the
  * search is freed; *done (may be NULL) 1 once the best is known. */
-gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_config **config, int32_t *done);
+gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_point **point, int32_t *done);
 /* Ends it (an unfinished journal stays, to resume). NULL does nothing. */
 void gpo_online_free(gpo_online *o);
 

@@ -9,7 +9,7 @@
 #include "util/strutil.h"
 
 typedef struct gpo_rcand {
-    gpuopt_config *config; /* owned; keeps the space alive */
+    gpuopt_point *config; /* owned; keeps the space alive */
     int32_t status;
     int timed; /* stats hold timed runs (OK, PRUNED) */
     gpo_stats stats;
@@ -28,10 +28,10 @@ struct gpuopt_result {
     gpo_rcand *c;
     int32_t n, cap;
     int32_t best, runner;
-    int32_t from_cache; /* GPO_FROM_* */
-    int64_t time;       /* from the cache: when measured */
-    uint32_t changed;   /* from the cache: GPO_SOFT_* bits */
-    cJSON *payload;     /* from the cache: the record's payload, or NULL */
+    int32_t origin;   /* gpuopt_result_origin */
+    int64_t time;     /* from the cache: when measured */
+    uint32_t changed; /* from the cache: GPO_SOFT_* bits */
+    cJSON *payload;   /* from the cache: the record's payload, or NULL */
     int validated;
     gpo_rfinal *final;
     int32_t nfinal;
@@ -150,7 +150,7 @@ void gpo_result_set_validated(gpuopt_result *res, int validated)
 void gpo_result_set_origin(gpuopt_result *res, int32_t from, int64_t time, uint32_t changed,
                            cJSON *payload)
 {
-    res->from_cache = from;
+    res->origin = from;
     res->time = time;
     res->changed = changed;
     cJSON_Delete(res->payload);
@@ -188,7 +188,7 @@ int gpo_result_add_final(gpuopt_result *res, int32_t index, const gpo_stats *sta
     return 0;
 }
 
-int32_t gpo_result_index_of(const gpuopt_result *res, const gpuopt_config *c)
+int32_t gpo_result_index_of(const gpuopt_result *res, const gpuopt_point *c)
 {
     int32_t np = gpo_space_param_count(res->space);
     for (int32_t i = 0; i < res->n; i++)
@@ -213,7 +213,7 @@ int32_t gpo_result_runner_index(const gpuopt_result *res)
     return res->runner;
 }
 
-const gpuopt_config *gpo_result_point(const gpuopt_result *res, int32_t i)
+const gpuopt_point *gpo_result_point(const gpuopt_result *res, int32_t i)
 {
     return res->c[i].config;
 }
@@ -236,9 +236,9 @@ const gpo_stats *gpo_result_stats(const gpuopt_result *res, int32_t i)
     return res->c[i].timed ? &res->c[i].stats : NULL;
 }
 
-int32_t gpo_result_from(const gpuopt_result *res)
+int32_t gpo_result_origin(const gpuopt_result *res)
 {
-    return res->from_cache;
+    return res->origin;
 }
 
 int64_t gpo_result_time(const gpuopt_result *res)
@@ -285,7 +285,7 @@ static gpuopt_status fill(const gpuopt_result *res, int32_t i, gpuopt_candidate 
     gpuopt_candidate v;
     memset(&v, 0, sizeof v);
     v.struct_size = out->struct_size < sizeof v ? out->struct_size : sizeof v;
-    v.config = c->config;
+    v.point = c->config;
     v.status = c->status;
     v.runs = c->timed ? c->stats.count : 0;
     v.median_ns = c->timed ? c->stats.median : -1;
@@ -298,17 +298,23 @@ static gpuopt_status fill(const gpuopt_result *res, int32_t i, gpuopt_candidate 
     return GPUOPT_OK;
 }
 
-static gpuopt_status check_out(const gpuopt_result *res, const gpuopt_candidate *out,
-                               const char *fn)
+/* The checks of gpuopt_result_best and gpuopt_result_at, clearing the
+ * caller's candidate first (failure means no output) when its struct_size
+ * is one the library knows. */
+static gpuopt_status check_out(const gpuopt_result *res, gpuopt_candidate *out, const char *fn)
 {
-    if (!res || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                        res ? "candidate" : "result");
-    if (out->struct_size < first_candidate_size)
+    if (!out)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: candidate is NULL", fn);
+    size_t have = out->struct_size;
+    if (have < first_candidate_size)
         return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
                         "%s: gpuopt_candidate.struct_size is %zu; set it to "
                         "sizeof(gpuopt_candidate) (%zu in this library)",
-                        fn, out->struct_size, sizeof(gpuopt_candidate));
+                        fn, have, sizeof(gpuopt_candidate));
+    memset(out, 0, have < sizeof *out ? have : sizeof *out);
+    out->struct_size = have;
+    if (!res)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: result is NULL", fn);
     return GPUOPT_OK;
 }
 
@@ -318,9 +324,15 @@ GPUOPT_API gpuopt_status gpuopt_result_best(const gpuopt_result *res, gpuopt_can
     gpuopt_status st = check_out(res, best, "gpuopt_result_best");
     if (st != GPUOPT_OK)
         return st;
+    if (res->best < 0 && res->origin != GPUOPT_ORIGIN_TUNED)
+        return gpo_fail(GPUOPT_ERR_NOT_FOUND,
+                        "gpuopt_result_best: the cached tune of this key found no valid "
+                        "candidate (tune again with GPUOPT_CACHE_REFRESH after changing the "
+                        "kernel or the space)");
     if (res->best < 0)
         return gpo_fail(GPUOPT_ERR_NOT_FOUND,
-                        "gpuopt_result_best: no valid candidate among the %d evaluated",
+                        "gpuopt_result_best: no valid candidate among the %d evaluated (the "
+                        "result lists each with its status and message)",
                         (int)res->n);
     return fill(res, res->best, best);
 }
@@ -328,6 +340,8 @@ GPUOPT_API gpuopt_status gpuopt_result_best(const gpuopt_result *res, gpuopt_can
 GPUOPT_API gpuopt_status gpuopt_result_count(const gpuopt_result *res, int32_t *count)
 {
     gpo_detail_clear();
+    if (count)
+        *count = 0;
     if (!res || !count)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_result_count: %s is NULL",
                         res ? "count" : "result");
@@ -348,13 +362,15 @@ GPUOPT_API gpuopt_status gpuopt_result_at(const gpuopt_result *res, int32_t inde
     return fill(res, index, candidate);
 }
 
-GPUOPT_API gpuopt_status gpuopt_result_from_cache(const gpuopt_result *res, int32_t *cached)
+GPUOPT_API gpuopt_status gpuopt_result_get_origin(const gpuopt_result *res, int32_t *origin)
 {
     gpo_detail_clear();
-    if (!res || !cached)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_result_from_cache: %s is NULL",
-                        res ? "cached" : "result");
-    *cached = res->from_cache;
+    if (origin)
+        *origin = 0;
+    if (!res || !origin)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_result_get_origin: %s is NULL",
+                        res ? "origin" : "result");
+    *origin = res->origin;
     return GPUOPT_OK;
 }
 
@@ -400,6 +416,9 @@ static cJSON *cand_json(const gpuopt_result *res, int32_t i)
     return o;
 }
 
+/* gpuopt_result_origin in JSON: the enumerators' words. */
+static const char *const origin_words[] = {"tuned", "cache_hit", "cache_verified"};
+
 GPUOPT_API gpuopt_status gpuopt_result_to_json(const gpuopt_result *res, char **json)
 {
     gpo_detail_clear();
@@ -416,7 +435,7 @@ GPUOPT_API gpuopt_status gpuopt_result_to_json(const gpuopt_result *res, char **
     e = e || !cJSON_AddStringToObject(o, "device_name", res->device_name);
     e = e || !cJSON_AddStringToObject(o, "backend", res->backend);
     e = e || !cJSON_AddStringToObject(o, "subject", res->subject);
-    e = e || add_num(o, "from_cache", res->from_cache);
+    e = e || !cJSON_AddStringToObject(o, "origin", origin_words[res->origin]);
     e = e || !cJSON_AddBoolToObject(o, "validated", res->validated);
     e = e || !(res->workload ? cJSON_AddStringToObject(o, "workload", res->workload)
                              : cJSON_AddNullToObject(o, "workload"));

@@ -27,9 +27,6 @@ typedef struct gpo_result_info {
     const char *workload; /* may be NULL */
 } gpo_result_info;
 
-/* Where an answer came from (gpuopt_result_from_cache's values). */
-enum { GPO_FROM_SEARCH = 0, GPO_FROM_CACHE = 1, GPO_FROM_CACHE_VERIFIED = 2 };
-
 /* NULL on allocation failure. */
 gpuopt_result *gpo_result_new(const gpo_result_info *info, const gpuopt_space *space);
 
@@ -46,7 +43,7 @@ void gpo_result_set_best(gpuopt_result *res, int32_t index);
 /* The runner-up the decision found (-1: none); the record stores it. */
 void gpo_result_set_runner(gpuopt_result *res, int32_t index);
 void gpo_result_set_validated(gpuopt_result *res, int validated);
-/* An answer from the cache: GPO_FROM_*, when it was measured (seconds
+/* An answer from the cache: its gpuopt_result_origin, when it was measured (seconds
  * since the epoch), the soft fields that changed since (GPO_SOFT_*), and
  * the record's payload (taken; may be NULL). */
 void gpo_result_set_origin(gpuopt_result *res, int32_t from, int64_t time, uint32_t changed,
@@ -59,10 +56,10 @@ int gpo_result_add_final(gpuopt_result *res, int32_t index, const gpo_stats *sta
 
 int32_t gpo_result_count_of(const gpuopt_result *res);
 /* The index of the point with c's values; -1 when none. */
-int32_t gpo_result_index_of(const gpuopt_result *res, const gpuopt_config *c);
+int32_t gpo_result_index_of(const gpuopt_result *res, const gpuopt_point *c);
 int32_t gpo_result_best_index(const gpuopt_result *res);
 int32_t gpo_result_runner_index(const gpuopt_result *res);
-const gpuopt_config *gpo_result_point(const gpuopt_result *res, int32_t i);
+const gpuopt_point *gpo_result_point(const gpuopt_result *res, int32_t i);
 int32_t gpo_result_status(const gpuopt_result *res, int32_t i);
 const char *gpo_result_message(const gpuopt_result *res, int32_t i);
 /* Point i's statistics: from the final re-timing when it took part (the
@@ -70,7 +67,7 @@ const char *gpo_result_message(const gpuopt_result *res, int32_t i);
 const gpo_stats *gpo_result_stats(const gpuopt_result *res, int32_t i);
 /* Point i as the cache stores it (the search's figures). */
 void gpo_result_cache_stats(const gpuopt_result *res, int32_t i, gpo_cache_stats *out);
-int32_t gpo_result_from(const gpuopt_result *res);
+int32_t gpo_result_origin(const gpuopt_result *res); /* gpuopt_result_origin */
 int64_t gpo_result_time(const gpuopt_result *res);
 uint32_t gpo_result_changed(const gpuopt_result *res);
 const cJSON *gpo_result_payload(const gpuopt_result *res);

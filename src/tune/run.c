@@ -191,7 +191,7 @@ void gpo_run_release(gpo_run *r, gpo_prep *p)
         r->spec.ops->release(&r->sc, p);
 }
 
-int32_t gpo_run_ready(gpo_run *r, const gpuopt_config *c, gpo_prep **p, double *ns, gpo_eval *ev)
+int32_t gpo_run_ready(gpo_run *r, const gpuopt_point *c, gpo_prep **p, double *ns, gpo_eval *ev)
 {
     *p = NULL;
     if ((r->fatal = setup(r)) != GPUOPT_OK)
@@ -225,7 +225,7 @@ int32_t gpo_run_again(gpo_run *r, gpo_prep *p, gpo_eval *ev)
  * against best_ns (-1: none); `remaining` points (this one included)
  * share the time left when spec.repeat_share asks. 0, or -1 when the run
  * must stop (r->fatal). */
-static int evaluate(gpo_run *r, const gpuopt_config *c, double best_ns, int32_t remaining,
+static int evaluate(gpo_run *r, const gpuopt_point *c, double best_ns, int32_t remaining,
                     gpo_eval *ev)
 {
     eval_init(ev);
@@ -400,7 +400,7 @@ static void log_point(const gpo_run *r, const gpo_eval *ev)
                   timed ? ev->stats.median : -1.0, ev->msg[0] ? ": " : "", ev->msg);
 }
 
-gpuopt_status gpo_run_record(gpo_run *r, const gpuopt_config *c, const gpo_eval *ev)
+gpuopt_status gpo_run_record(gpo_run *r, const gpuopt_point *c, const gpo_eval *ev)
 {
     int timed = ev->status == GPO_CAND_OK || ev->status == GPO_CAND_PRUNED;
     if ((r->fatal = gpo_search_report(r->search, c, ev->status, timed ? ev->stats.median : 0)) !=
@@ -517,7 +517,7 @@ static gpuopt_result *from_hit(gpo_run *r, gpo_cache_hit *hit, gpuopt_status *st
         }
     }
     gpo_result_set_record(res, hit->record, "cached");
-    gpo_result_set_origin(res, GPO_FROM_CACHE, hit->time, hit->changed, take_payload(hit));
+    gpo_result_set_origin(res, GPUOPT_ORIGIN_CACHE_HIT, hit->time, hit->changed, take_payload(hit));
     return res;
 nomem:
     gpuopt_result_destroy(res);
@@ -570,10 +570,10 @@ const gpo_cache_hit *gpo_run_hit(const gpo_run *r)
 
 /* The stored point `o` as a point of the run's space, legal there; NULL
  * when it does not map (or no memory: r->fatal). */
-static gpuopt_config *stored_point(gpo_run *r, const cJSON *o)
+static gpuopt_point *stored_point(gpo_run *r, const cJSON *o)
 {
     uint32_t idx[GPO_SPACE_MAX_PARAMS + 1];
-    gpuopt_config *c = NULL;
+    gpuopt_point *c = NULL;
     gpo_eval ev;
     if (!o || stored(r, o, idx, &ev) != 0 || !gpo_space_is_legal(r->space, idx))
         return NULL;
@@ -585,7 +585,7 @@ gpuopt_status gpo_run_verify(gpo_run *r, gpuopt_result **out)
 {
     const gpo_cache_hit *hit = r->hit;
     assert(hit && hit->best);
-    gpuopt_config *cfg[2] = {NULL, NULL};
+    gpuopt_point *cfg[2] = {NULL, NULL};
     gpo_prep *prep[2] = {NULL, NULL};
     gpo_stats stats[2];
     gpo_eval ev[2];
@@ -650,7 +650,7 @@ verdict:;
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory answering from the cache");
         goto out;
     }
-    gpo_result_set_origin(res, GPO_FROM_CACHE_VERIFIED, hit->time, hit->changed,
+    gpo_result_set_origin(res, GPUOPT_ORIGIN_CACHE_VERIFIED, hit->time, hit->changed,
                           take_payload(r->hit));
     gpo_result_set_validated(res, r->sc.validated);
     gpo_result_set_record(res, hit->record, "cached, re-verified");
@@ -753,7 +753,7 @@ gpuopt_status gpo_run_start(gpo_run *r)
 static gpuopt_status measure_incumbent(gpo_run *r)
 {
     const uint32_t *idx = r->spec.incumbent;
-    gpuopt_config *c = NULL;
+    gpuopt_point *c = NULL;
     if (!idx || !gpo_space_is_legal(r->space, idx))
         return GPUOPT_OK;
     gpuopt_status st = gpo_point_create(r->space, idx, &c);
@@ -783,12 +783,12 @@ static gpuopt_status measure_incumbent(gpo_run *r)
 static int search_loop(gpo_run *r)
 {
     int ahead = r->spec.ops->prefetch ? r->sc.ahead : 0;
-    const gpuopt_config *queue[8];
+    const gpuopt_point *queue[8];
     int qn = 0, over = 0;
     assert(ahead < 8);
     for (;;) {
         while (!over && qn < 1 + ahead) {
-            const gpuopt_config *c = NULL;
+            const gpuopt_point *c = NULL;
             gpuopt_status st = gpo_search_next(r->search, &c);
             if (st == GPUOPT_ERR_NOT_FOUND) {
                 over = 1;
@@ -808,7 +808,7 @@ static int search_loop(gpo_run *r)
         const char *stop = gpo_search_stop_reason(r->search);
         if (over && (!strcmp(stop, "time budget") || !strcmp(stop, "failure budget")))
             break;
-        const gpuopt_config *c = queue[0];
+        const gpuopt_point *c = queue[0];
         memmove(queue, queue + 1, (size_t)--qn * sizeof queue[0]);
         /* Points left, this one included (the planned count excludes
          * preloads; this one is handed out already). */
@@ -825,7 +825,7 @@ static int search_loop(gpo_run *r)
  * slot 0, then the fastest others. */
 static int32_t finalists(gpo_run *r, int32_t *slot)
 {
-    const gpuopt_config *top[MAX_SLOTS];
+    const gpuopt_point *top[MAX_SLOTS];
     int32_t want = r->spec.finalists < 1               ? 1
                    : r->spec.finalists > MAX_SLOTS - 1 ? MAX_SLOTS - 1
                                                        : r->spec.finalists;
@@ -963,7 +963,7 @@ gpuopt_status gpo_run_finish(gpo_run *r, const cJSON *payload, gpuopt_result **o
     return st;
 }
 
-gpuopt_status gpo_run_close(gpo_run *r, const gpuopt_config *best, const gpuopt_config *runner)
+gpuopt_status gpo_run_close(gpo_run *r, const gpuopt_point *best, const gpuopt_point *runner)
 {
     return write_record(r, best ? gpo_result_index_of(r->result, best) : -1,
                         runner ? gpo_result_index_of(r->result, runner) : -1, NULL);

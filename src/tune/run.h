@@ -1,5 +1,5 @@
 /* One tuning run (run.c): the measurement engine of the library. The
- * public tuner (gpuopt_tuner_run, gpuopt_tune_step) and tier 2's built-in
+ * public tuner (gpuopt_tuner_run, gpuopt_tuner_step) and tier 2's built-in
  * benchmarks are all runs, so every measured answer follows one set of
  * rules for searching, journaling, re-timing and trust-but-verify, and is
  * stored as one kind of record in the tuning cache.
@@ -108,7 +108,7 @@ void gpo_run_end(gpo_run *r);
 enum { GPO_RUN_MISS = 0, GPO_RUN_HIT = 1, GPO_RUN_CHANGED = 2 };
 
 /* The cache, without running anything: GPO_RUN_HIT with *out the stored
- * answer (from GPO_FROM_CACHE, the record's payload in it), GPO_RUN_CHANGED
+ * answer (from GPUOPT_ORIGIN_CACHE_HIT, the record's payload in it), GPO_RUN_CHANGED
  * when a soft field changed and the winner can be re-verified, or
  * GPO_RUN_MISS (also when the stored winner no longer fits the space, or
  * the record is unfinished or cut short). Negative: a fatal status
@@ -120,7 +120,7 @@ int gpo_run_lookup(gpo_run *r, gpuopt_result **out);
 const gpo_cache_hit *gpo_run_hit(const gpo_run *r);
 
 /* Trust-but-verify of a GPO_RUN_CHANGED record: GPUOPT_OK with *out the
- * answer (GPO_FROM_CACHE_VERIFIED, the payload in it) when the stored
+ * answer (GPUOPT_ORIGIN_CACHE_VERIFIED, the payload in it) when the stored
  * winner holds; GPUOPT_ERR_NOT_FOUND when it does not (measure); another
  * status when the run cannot go on. The outcome is recorded. */
 gpuopt_status gpo_run_verify(gpo_run *r, gpuopt_result **out);
@@ -147,16 +147,16 @@ gpuopt_status gpo_run_space(gpo_run *r, const gpuopt_space **out);
 /* Prepares c (the subject set up first, once) and runs it once, checked:
  * GPO_CAND_* or GPO_FATAL (then gpo_run_fatal says why); *p set on OK, released with
  * gpo_run_release. *ns (may be NULL) receives the run's time. */
-int32_t gpo_run_ready(gpo_run *r, const gpuopt_config *c, gpo_prep **p, double *ns, gpo_eval *ev);
+int32_t gpo_run_ready(gpo_run *r, const gpuopt_point *c, gpo_prep **p, double *ns, gpo_eval *ev);
 /* One more run of a prepared point. */
 int32_t gpo_run_again(gpo_run *r, gpo_prep *p, gpo_eval *ev);
 void gpo_run_release(gpo_run *r, gpo_prep *p);
 /* Records an evaluated point: search, result, journal, progress.
  * GPUOPT_OK, or the status that stops the run. */
-gpuopt_status gpo_run_record(gpo_run *r, const gpuopt_config *c, const gpo_eval *ev);
+gpuopt_status gpo_run_record(gpo_run *r, const gpuopt_point *c, const gpo_eval *ev);
 /* Writes the finished record of a search stepped by the caller: best and
  * runner-up are points of the search (NULL: none). */
-gpuopt_status gpo_run_close(gpo_run *r, const gpuopt_config *best, const gpuopt_config *runner);
+gpuopt_status gpo_run_close(gpo_run *r, const gpuopt_point *best, const gpuopt_point *runner);
 gpuopt_status gpo_run_fatal(const gpo_run *r);
 
 #endif

@@ -188,7 +188,7 @@ static int out_of_budget(gpo_search *s)
     return s->stop[0] != '\0';
 }
 
-gpuopt_status gpo_search_next(gpo_search *s, const gpuopt_config **config)
+gpuopt_status gpo_search_next(gpo_search *s, const gpuopt_point **config)
 {
     assert(s && config);
     *config = NULL;
@@ -211,7 +211,7 @@ gpuopt_status gpo_search_next(gpo_search *s, const gpuopt_config **config)
     return GPUOPT_OK;
 }
 
-gpuopt_status gpo_search_report(gpo_search *s, const gpuopt_config *config, int32_t status,
+gpuopt_status gpo_search_report(gpo_search *s, const gpuopt_point *config, int32_t status,
                                 double value_ns)
 {
     assert(s && config);
@@ -266,14 +266,13 @@ double gpo_search_best_value(const gpo_search *s)
     return b >= 0 ? gpo_history_value(s->h, b) : -1;
 }
 
-const gpuopt_config *gpo_search_best(const gpo_search *s)
+const gpuopt_point *gpo_search_best(const gpo_search *s)
 {
     int32_t b = gpo_history_best(s->h);
     return b >= 0 ? gpo_history_point(s->h, b) : NULL;
 }
 
-int32_t gpo_search_top(const gpo_search *s, int32_t k, const gpuopt_config **configs,
-                       double *values)
+int32_t gpo_search_top(const gpo_search *s, int32_t k, const gpuopt_point **configs, double *values)
 {
     assert(s && configs);
     if (k <= 0)
@@ -323,7 +322,7 @@ int32_t gpo_search_history_count(const gpo_search *s)
     return gpo_history_count(s->h);
 }
 
-gpuopt_status gpo_search_history_at(const gpo_search *s, int32_t i, const gpuopt_config **config,
+gpuopt_status gpo_search_history_at(const gpo_search *s, int32_t i, const gpuopt_point **config,
                                     int32_t *status, double *value_ns)
 {
     assert(s && config && status && value_ns);

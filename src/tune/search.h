@@ -89,13 +89,13 @@ gpuopt_status gpo_search_preload(gpo_search *s, const uint32_t *idx, int32_t sta
 /* The next candidate: GPUOPT_OK with *config (owned by the search, valid
  * until it is destroyed), or GPUOPT_ERR_NOT_FOUND when the search is over
  * (gpo_search_stop_reason says why). */
-gpuopt_status gpo_search_next(gpo_search *s, const gpuopt_config **config);
+gpuopt_status gpo_search_next(gpo_search *s, const gpuopt_point **config);
 
 /* The outcome of a candidate from gpo_search_next: a GPO_CAND_* status and,
  * for OK and PRUNED, its median in ns (finite, >= 0). Reporting twice, or
  * a configuration the search did not hand out, is
  * GPUOPT_ERR_INVALID_ARGUMENT. */
-gpuopt_status gpo_search_report(gpo_search *s, const gpuopt_config *config, int32_t status,
+gpuopt_status gpo_search_report(gpo_search *s, const gpuopt_point *config, int32_t status,
                                 double value_ns);
 
 int gpo_search_finished(const gpo_search *s);
@@ -110,10 +110,10 @@ uint64_t gpo_search_legal(const gpo_search *s);
 
 /* The best OK median so far (the probe rule's reference); -1 when none. */
 double gpo_search_best_value(const gpo_search *s);
-const gpuopt_config *gpo_search_best(const gpo_search *s); /* NULL: none */
+const gpuopt_point *gpo_search_best(const gpo_search *s); /* NULL: none */
 /* Up to k best OK candidates, fastest first: configs and medians (values
  * may be NULL). Returns how many. */
-int32_t gpo_search_top(const gpo_search *s, int32_t k, const gpuopt_config **configs,
+int32_t gpo_search_top(const gpo_search *s, int32_t k, const gpuopt_point **configs,
                        double *values);
 
 int32_t gpo_search_evaluations(const gpo_search *s); /* handed out, preloads excluded */
@@ -122,7 +122,7 @@ int32_t gpo_search_failures(const gpo_search *s);
 /* Every candidate in the order handed out (preloads first). status is -1
  * while outstanding. */
 int32_t gpo_search_history_count(const gpo_search *s);
-gpuopt_status gpo_search_history_at(const gpo_search *s, int32_t i, const gpuopt_config **config,
+gpuopt_status gpo_search_history_at(const gpo_search *s, int32_t i, const gpuopt_point **config,
                                     int32_t *status, double *value_ns);
 
 #endif

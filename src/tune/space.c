@@ -139,7 +139,7 @@ GPUOPT_API gpuopt_status gpuopt_space_create(gpuopt_space **out)
 {
     gpo_detail_clear();
     if (!out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_space_create: NULL output");
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_space_create: out is NULL");
     *out = calloc(1, sizeof **out);
     if (!*out)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory creating a space");
@@ -482,7 +482,7 @@ static int constraint_holds(const gpuopt_space *s, const gpo_constraint *c, cons
                    GPO_EXPR_OK &&
                v != 0;
     }
-    gpuopt_config cfg;
+    gpuopt_point cfg;
     gpo_point_borrow(&cfg, s, idx);
     return c->fn(&cfg, c->user) != 0;
 }
@@ -557,13 +557,23 @@ GPUOPT_API gpuopt_status gpuopt_space_count(const gpuopt_space *space, uint64_t 
                                             uint64_t *legal)
 {
     gpo_detail_clear();
+    if (raw)
+        *raw = 0;
+    if (legal)
+        *legal = 0;
     if (!space || !raw)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_space_count: NULL space or raw");
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_space_count: %s is NULL",
+                        space ? "raw" : "space");
+    if (legal) {
+        int exact;
+        gpuopt_status st = gpo_space_count_legal(space, 0, 0, legal, &exact);
+        if (st != GPUOPT_OK) {
+            *legal = 0;
+            return st;
+        }
+    }
     gpo_space_raw_size(space, raw);
-    if (!legal)
-        return GPUOPT_OK;
-    int exact;
-    return gpo_space_count_legal(space, 0, 0, legal, &exact);
+    return GPUOPT_OK;
 }
 
 /* ---- copy --------------------------------------------------------------------- */
@@ -1125,7 +1135,7 @@ int gpo_sampler_draw(gpo_sampler *sm, gpo_rng *rng, uint32_t *idx)
 
 /* ---- points: one value index per parameter, read by name ---------------------- */
 
-gpuopt_status gpo_point_create(const gpuopt_space *space, const uint32_t *idx, gpuopt_config **out)
+gpuopt_status gpo_point_create(const gpuopt_space *space, const uint32_t *idx, gpuopt_point **out)
 {
     assert(space && idx && out);
     *out = NULL;
@@ -1134,7 +1144,7 @@ gpuopt_status gpo_point_create(const gpuopt_space *space, const uint32_t *idx, g
             return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                             "config: index %u of parameter %s is past its %d values", idx[p],
                             space->params[p].name, (int)space->params[p].count);
-    gpuopt_config *c = calloc(1, sizeof *c);
+    gpuopt_point *c = calloc(1, sizeof *c);
     uint32_t *copy = calloc((size_t)space->nparams + 1, sizeof *copy);
     if (!c || !copy) {
         free(c);
@@ -1150,7 +1160,7 @@ gpuopt_status gpo_point_create(const gpuopt_space *space, const uint32_t *idx, g
     return GPUOPT_OK;
 }
 
-void gpo_point_destroy(gpuopt_config *c)
+void gpo_point_destroy(gpuopt_point *c)
 {
     if (!c || !c->owned)
         return;
@@ -1159,7 +1169,7 @@ void gpo_point_destroy(gpuopt_config *c)
     free(c);
 }
 
-void gpo_point_borrow(gpuopt_config *c, const gpuopt_space *space, const uint32_t *idx)
+void gpo_point_borrow(gpuopt_point *c, const gpuopt_space *space, const uint32_t *idx)
 {
     if (!c)
         return;
@@ -1168,77 +1178,89 @@ void gpo_point_borrow(gpuopt_config *c, const gpuopt_space *space, const uint32_
     c->owned = 0;
 }
 
-const gpuopt_space *gpo_point_space(const gpuopt_config *c)
+const gpuopt_space *gpo_point_space(const gpuopt_point *c)
 {
     return c ? c->space : NULL;
 }
 
-const uint32_t *gpo_point_indices(const gpuopt_config *c)
+const uint32_t *gpo_point_indices(const gpuopt_point *c)
 {
     return c ? c->idx : NULL;
 }
 
 /* Finds the parameter for a public read; sets the detail on failure. */
-static gpuopt_status lookup(const gpuopt_config *c, const char *name, const void *value, int32_t *p)
+/* The parameter `name` of a point, for the public readers; `fn` names the
+ * caller in the detail. */
+static gpuopt_status lookup(const gpuopt_point *c, const char *name, const void *value,
+                            const char *fn, int32_t *p)
 {
     if (!c || !c->space || !name || !value)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "config read: NULL argument");
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                        !c || !c->space ? "point"
+                        : !name         ? "name"
+                                        : "value");
     *p = gpo_space_find_param(c->space, name);
     if (*p < 0)
-        return gpo_fail(GPUOPT_ERR_NOT_FOUND, "the configuration has no parameter '%.80s'", name);
+        return gpo_fail(GPUOPT_ERR_NOT_FOUND, "%s: the point has no parameter '%.80s'", fn, name);
     if (!c->idx || c->idx[*p] >= (uint32_t)c->space->params[*p].count)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "configuration value of %s is out of range", name);
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s: the value of %s is out of range", fn, name);
     return GPUOPT_OK;
 }
 
-GPUOPT_API gpuopt_status gpuopt_config_get_int(const gpuopt_config *config, const char *name,
-                                               int64_t *value)
+GPUOPT_API gpuopt_status gpuopt_point_get_int(const gpuopt_point *point, const char *name,
+                                              int64_t *value)
 {
     gpo_detail_clear();
+    if (value)
+        *value = 0;
     int32_t p;
-    gpuopt_status st = lookup(config, name, value, &p);
+    gpuopt_status st = lookup(point, name, value, "gpuopt_point_get_int", &p);
     if (st == GPUOPT_OK)
-        *value = config->space->params[p].values[config->idx[p]];
+        *value = point->space->params[p].values[point->idx[p]];
     return st;
 }
 
-GPUOPT_API gpuopt_status gpuopt_config_get_text(const gpuopt_config *config, const char *name,
-                                                const char **value)
+GPUOPT_API gpuopt_status gpuopt_point_get_text(const gpuopt_point *point, const char *name,
+                                               const char **value)
 {
     gpo_detail_clear();
+    if (value)
+        *value = NULL;
     int32_t p;
-    gpuopt_status st = lookup(config, name, value, &p);
+    gpuopt_status st = lookup(point, name, value, "gpuopt_point_get_text", &p);
     if (st == GPUOPT_OK)
-        *value = config->space->params[p].text[config->idx[p]];
+        *value = point->space->params[p].text[point->idx[p]];
     return st;
 }
 
-GPUOPT_API gpuopt_status gpuopt_config_to_string(const gpuopt_config *config, char **text)
+GPUOPT_API gpuopt_status gpuopt_point_to_string(const gpuopt_point *point, char **text)
 {
     gpo_detail_clear();
     if (text)
         *text = NULL;
-    if (!config || !config->space || !text || (!config->idx && config->space->nparams))
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_config_to_string: NULL argument");
-    const gpuopt_space *s = config->space;
+    if (!point || !point->space || !text || (!point->idx && point->space->nparams))
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_point_to_string: %s is NULL",
+                        text ? "point" : "text");
+    const gpuopt_space *s = point->space;
     gpo_sbuf b;
     gpo_sbuf_init(&b);
     for (int32_t p = 0; p < s->nparams; p++) {
-        if (config->idx[p] >= (uint32_t)s->params[p].count) {
+        if (point->idx[p] >= (uint32_t)s->params[p].count) {
             gpo_sbuf_free(&b);
-            return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "configuration value of %s is out of range",
+            return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                            "gpuopt_point_to_string: the value of %s is out of range",
                             s->params[p].name);
         }
         gpo_sbuf_appendf(&b, "%s%s=%s", p ? " " : "", s->params[p].name,
-                         s->params[p].text[config->idx[p]]);
+                         s->params[p].text[point->idx[p]]);
     }
     *text = gpo_sbuf_take(&b);
     if (!*text)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory formatting a configuration");
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory formatting a point");
     return GPUOPT_OK;
 }
 
-cJSON *gpo_point_params_json(const gpuopt_config *c)
+cJSON *gpo_point_params_json(const gpuopt_point *c)
 {
     const gpuopt_space *s = gpo_point_space(c);
     const uint32_t *idx = gpo_point_indices(c);

@@ -1,10 +1,10 @@
 /* Parameter spaces and their points, the tuner's internal side (space.c).
  *
  * A point (an assignment of one value to every parameter; the public type
- * is gpuopt_config) is identified by its value indices: idx[p] is the
+ * is gpuopt_point) is identified by its value indices: idx[p] is the
  * position of parameter p's value in the list it was added with. Index
  * vectors are what the search keeps and compares; names and values are
- * what users, caches and kernels see (gpuopt_config reads by name).
+ * what users, caches and kernels see (gpuopt_point reads by name).
  *
  * The legal space is never materialised: gpo_space_iter walks the mixed
  * radix product depth first, in parameter order, and tests each constraint
@@ -161,24 +161,24 @@ uint64_t gpo_sampler_bytes(const gpo_sampler *sm);
 /* ---- points ------------------------------------------------------------- */
 
 /* A point owning a copy of idx and a reference on its space. */
-gpuopt_status gpo_point_create(const gpuopt_space *space, const uint32_t *idx, gpuopt_config **out);
-void gpo_point_destroy(gpuopt_config *config);
+gpuopt_status gpo_point_create(const gpuopt_space *space, const uint32_t *idx, gpuopt_point **out);
+void gpo_point_destroy(gpuopt_point *config);
 
 /* A point on the caller's storage that borrows space and idx (for
  * callbacks during a walk): no allocation, nothing to free. */
-struct gpuopt_config {
+struct gpuopt_point {
     const gpuopt_space *space;
     const uint32_t *idx;
     int owned;
 };
-void gpo_point_borrow(gpuopt_config *c, const gpuopt_space *space, const uint32_t *idx);
+void gpo_point_borrow(gpuopt_point *c, const gpuopt_space *space, const uint32_t *idx);
 
-const gpuopt_space *gpo_point_space(const gpuopt_config *config);
-const uint32_t *gpo_point_indices(const gpuopt_config *config);
+const gpuopt_space *gpo_point_space(const gpuopt_point *config);
+const uint32_t *gpo_point_indices(const gpuopt_point *config);
 
 /* {NAME: value} of a point, as the cache stores it; NULL on allocation
  * failure. */
-cJSON *gpo_point_params_json(const gpuopt_config *config);
+cJSON *gpo_point_params_json(const gpuopt_point *config);
 /* The index vector of stored params in `space`: 0, or -1 when a name or
  * value is unknown or a parameter is missing. Parameters travel by name and
  * value, never by position. */

@@ -61,9 +61,9 @@ typedef struct gpo_subject_ops {
     /* Frees what setup made. */
     void (*teardown)(gpo_subject_ctx *sc);
     /* Starts preparing c ahead of need (may be NULL). */
-    void (*prefetch)(gpo_subject_ctx *sc, const gpuopt_config *c);
+    void (*prefetch)(gpo_subject_ctx *sc, const gpuopt_point *c);
     /* ev->compile_ms is set by prepare; *p on OK. */
-    int32_t (*prepare)(gpo_subject_ctx *sc, const gpuopt_config *c, gpo_prep **p, gpo_eval *ev);
+    int32_t (*prepare)(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **p, gpo_eval *ev);
     int32_t (*run)(gpo_subject_ctx *sc, gpo_prep *p, double *ns, gpo_eval *ev);
     int32_t (*check)(gpo_subject_ctx *sc, gpo_prep *p, gpo_eval *ev);
     void (*release)(gpo_subject_ctx *sc, gpo_prep *p);

@@ -6,7 +6,7 @@
 #include "tune/subject_callback.h"
 
 typedef struct cprep {
-    const gpuopt_config *config;
+    const gpuopt_point *config;
 } cprep;
 
 static gpuopt_status cb_setup(gpo_subject_ctx *sc)
@@ -21,7 +21,7 @@ static void cb_teardown(gpo_subject_ctx *sc)
     (void)sc;
 }
 
-static int32_t cb_prepare(gpo_subject_ctx *sc, const gpuopt_config *c, gpo_prep **out, gpo_eval *ev)
+static int32_t cb_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **out, gpo_eval *ev)
 {
     (void)ev;
     cprep *p = calloc(1, sizeof *p);

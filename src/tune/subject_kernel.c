@@ -6,6 +6,7 @@
  * every argument bound, buffers whose size depends on the parameters, a
  * run (outputs reset first) and the element-by-element check of its
  * outputs. */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,9 +233,7 @@ static gpuopt_status kernel_constrain(gpo_subject_ctx *sc, gpuopt_space *space)
     const gpo_route *route = gpo_kernel_route(t, &st);
     if (!route)
         return st;
-    if (t->k.geo.dims == 0)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "the kernel has no geometry (gpuopt_tuner_set_geometry)");
+    assert(t->k.geo.dims > 0); /* gpuopt_tuner_set_kernel requires global[0] */
     const gpuopt_device_info *info = &route->info;
     if (t->k.geo.has_local && info->max_threads_per_block > 0)
         st = limit(sc, space, (const gpo_expr *const *)t->k.geo.local, t->k.geo.dims,
@@ -247,7 +246,7 @@ static gpuopt_status kernel_constrain(gpo_subject_ctx *sc, gpuopt_space *space)
 
 /* ---- shared helpers --------------------------------------------------------- */
 
-static char *k_options(const gpo_kernel_subject *t, const gpuopt_config *c)
+static char *k_options(const gpo_kernel_subject *t, const gpuopt_point *c)
 {
     const gpuopt_space *s = gpo_point_space(c);
     const uint32_t *idx = gpo_point_indices(c);
@@ -603,7 +602,7 @@ static void kernel_teardown(gpo_subject_ctx *sc)
 /* ---- one point ------------------------------------------------------------------ */
 
 typedef struct kprep {
-    const gpuopt_config *config;
+    const gpuopt_point *config;
     gpo_rt_prog *prog;
     gpo_rt_kernel *kernel;
     uint32_t dims;
@@ -613,7 +612,7 @@ typedef struct kprep {
     int32_t nargs;
 } kprep;
 
-static void k_prefetch(gpo_subject_ctx *sc, const gpuopt_config *c)
+static void k_prefetch(gpo_subject_ctx *sc, const gpuopt_point *c)
 {
     const gpo_kernel_subject *t = sc->def;
     char *opts = k_options(t, c);
@@ -645,12 +644,12 @@ static void k_release(gpo_subject_ctx *sc, gpo_prep *prep)
  * build, launch or result: every later call in this process fails the
  * same way, so the run ends at once, naming the fault and when it showed
  * (otherwise the next candidate's module load reads as a compile failure). */
-static int32_t fault_ends_run(gpo_subject_ctx *sc, const gpuopt_config *c, const char *when)
+static int32_t fault_ends_run(gpo_subject_ctx *sc, const gpuopt_point *c, const char *when)
 {
     const gpuopt_device_info *d = &T(sc)->dev->info;
     char why[1024], *config = NULL;
     gpo_strlcpy(why, gpo_detail_get(), sizeof why);
-    if (c && gpuopt_config_to_string(c, &config) != GPUOPT_OK)
+    if (c && gpuopt_point_to_string(c, &config) != GPUOPT_OK)
         config = NULL; /* the fault is the news; the configuration only helps */
     sc->fatal = gpo_fail(GPUOPT_ERR_FAULT,
                          "the tuner stopped on device %s (%s): code on the device faulted (%s%s%s "
@@ -735,7 +734,7 @@ static int32_t bind(gpo_subject_ctx *sc, const gpo_krun *k, kprep *p, const uint
     return GPO_CAND_OK;
 }
 
-static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_config *c, gpo_prep **out, gpo_eval *ev)
+static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **out, gpo_eval *ev)
 {
     const gpo_kernel_subject *t = sc->def;
     const gpo_krun *k = sc->state;

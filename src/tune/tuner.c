@@ -1,8 +1,8 @@
 /* The public tuner (include/gpuopt/tune.h): the handle and its settings,
- * the kernel subject's setters, the cache key of its runs, and the two ways
- * to run it, gpuopt_tuner_run (run.h) and gpuopt_tune_step (online.h).
- * Every setter checks its input at once and says what is accepted; nothing
- * is built or opened here.
+ * the subjects' descriptors, the cache key of its runs, and the two ways
+ * to run it, gpuopt_tuner_run (run.h) and gpuopt_tuner_step (online.h).
+ * Every setter checks its whole struct at once, says what is accepted and
+ * changes nothing when it refuses; nothing is built or opened here.
  *
  * The cache key of a run (src/cache/key.h):
  * - hard: kind, the backend of the route the work runs on, the device's
@@ -62,13 +62,8 @@ struct gpuopt_tuner {
     int32_t subject;     /* SUBJECT_* */
     gpo_kernel_subject kern;
     gpo_callback_def cb;
-    int32_t strategy, max_evaluations, max_failures;
-    double max_seconds;
-    uint64_t seed;
-    gpo_timing_settings timing;
-    double timeout_s;
-    char *workload_key;
-    int32_t cache_mode;
+    gpuopt_tuner_settings set; /* its workload_key is workload_key */
+    char *workload_key;        /* owned; NULL: none */
     gpuopt_progress_fn progress;
     void *progress_user;
     gpo_cache *cache; /* opened on first use, shared (shared_acquire) */
@@ -89,7 +84,7 @@ struct gpuopt_tuner {
     do {                                                                                           \
         gpo_detail_clear();                                                                        \
         if (!(t))                                                                                  \
-            return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, fn ": tuner is NULL");                    \
+            return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: tuner is NULL", fn);                 \
     } while (0)
 
 /* ---- the shared cache --------------------------------------------------------- */
@@ -181,6 +176,66 @@ static void changed(gpuopt_tuner *t)
     t->key_valid = 0;
 }
 
+/* The first released layouts of the tuner's structs (0.2.0): a caller's
+ * struct_size below one of these is refused; above, the library reads its
+ * own layout only. */
+#define FIRST_SIZE(type, last) (offsetof(type, last) + sizeof(((type *)0)->last))
+static const size_t first_kernel_desc_size = FIRST_SIZE(gpuopt_kernel_desc, local_memory);
+static const size_t first_buffer_desc_size = FIRST_SIZE(gpuopt_buffer_desc, is_output);
+static const size_t first_scalar_desc_size = FIRST_SIZE(gpuopt_scalar_desc, value);
+static const size_t first_reference_desc_size = FIRST_SIZE(gpuopt_reference_desc, local);
+static const size_t first_callback_desc_size = FIRST_SIZE(gpuopt_callback_desc, user);
+static const size_t first_settings_size = FIRST_SIZE(gpuopt_tuner_settings, workload_key);
+
+/* Reads the caller's struct `in` (`type` names it in the detail) over
+ * `out`, `size` bytes long and holding what the fields the caller's struct
+ * lacks mean: zeros for a descriptor, the current values for settings. */
+static gpuopt_status read_struct(void *out, size_t size, size_t first, const void *in,
+                                 const char *fn, const char *type)
+{
+    if (!in)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: the %s is NULL", fn, type);
+    size_t have;
+    memcpy(&have, in, sizeof have);
+    if (have < first)
+        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
+                        "%s: %s.struct_size is %zu; set it to sizeof(%s) (%zu in this library)", fn,
+                        type, have, type, size);
+    memcpy(out, in, have < size ? have : size);
+    memcpy(out, &size, sizeof size);
+    return GPUOPT_OK;
+}
+
+GPUOPT_API size_t gpuopt_kernel_desc_size(void)
+{
+    return sizeof(gpuopt_kernel_desc);
+}
+
+GPUOPT_API size_t gpuopt_buffer_desc_size(void)
+{
+    return sizeof(gpuopt_buffer_desc);
+}
+
+GPUOPT_API size_t gpuopt_scalar_desc_size(void)
+{
+    return sizeof(gpuopt_scalar_desc);
+}
+
+GPUOPT_API size_t gpuopt_reference_desc_size(void)
+{
+    return sizeof(gpuopt_reference_desc);
+}
+
+GPUOPT_API size_t gpuopt_callback_desc_size(void)
+{
+    return sizeof(gpuopt_callback_desc);
+}
+
+GPUOPT_API size_t gpuopt_tuner_settings_size(void)
+{
+    return sizeof(gpuopt_tuner_settings);
+}
+
 GPUOPT_API gpuopt_status gpuopt_tuner_create(gpuopt_context *ctx, gpuopt_device *device,
                                              const gpuopt_space *space, gpuopt_tuner **out)
 {
@@ -210,12 +265,20 @@ GPUOPT_API gpuopt_status gpuopt_tuner_create(gpuopt_context *ctx, gpuopt_device 
     t->ctx = ctx;
     t->dev = device;
     t->kern.dev = device;
-    t->kern.abs_tol = DEFAULT_ABS_TOL;
-    t->kern.rel_tol = DEFAULT_REL_TOL;
-    t->timeout_s = DEFAULT_TIMEOUT_S;
-    t->cache_mode = GPUOPT_CACHE_USE;
     t->kern.overlap = -1;
-    gpo_timing_defaults(&t->timing);
+    /* The defaults are the engine's, so that a tuner and tier 2 time alike. */
+    gpo_timing_settings d;
+    gpo_timing_defaults(&d);
+    t->set.struct_size = sizeof t->set;
+    t->set.strategy = GPUOPT_STRATEGY_AUTO;
+    t->set.cache_mode = GPUOPT_CACHE_USE;
+    t->set.warmup_ms = d.warmup_ms;
+    t->set.repeat_ms = d.repeat_ms;
+    t->set.min_runs = d.min_runs;
+    t->set.max_runs = d.max_runs;
+    t->set.timeout_s = DEFAULT_TIMEOUT_S;
+    t->set.abs_tol = DEFAULT_ABS_TOL;
+    t->set.rel_tol = DEFAULT_REL_TOL;
     if ((st = gpo_space_clone(space, &t->space)) != GPUOPT_OK)
         goto out;
     /* The hash of the space as the user made it: the device limits a run
@@ -254,124 +317,128 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_size(gpuopt_tuner *t, const char *name
     return gpuopt_space_set_size(t->space, name, value);
 }
 
-GPUOPT_API gpuopt_status gpuopt_tuner_set_callback(gpuopt_tuner *t, gpuopt_run_fn run,
-                                                   gpuopt_pre_run_fn pre_run,
-                                                   gpuopt_validate_fn validate, void *user)
+GPUOPT_API gpuopt_status gpuopt_tuner_set_callback(gpuopt_tuner *t,
+                                                   const gpuopt_callback_desc *callback)
 {
-    CHECK_TUNER(t, "gpuopt_tuner_set_callback");
-    if (!run)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_tuner_set_callback: run is NULL");
+    static const char fn[] = "gpuopt_tuner_set_callback";
+    CHECK_TUNER(t, fn);
+    gpuopt_callback_desc d;
+    memset(&d, 0, sizeof d);
+    gpuopt_status st =
+        read_struct(&d, sizeof d, first_callback_desc_size, callback, fn, "gpuopt_callback_desc");
+    if (st != GPUOPT_OK)
+        return st;
+    if (!d.run)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: run is NULL", fn);
     if (t->subject == SUBJECT_KERNEL)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "gpuopt_tuner_set_callback: this tuner already has a kernel subject (a "
-                        "tuner tunes one subject)");
+                        "%s: this tuner already has a kernel subject (a tuner tunes one subject)",
+                        fn);
     changed(t);
-    t->cb.run = run;
-    t->cb.pre_run = pre_run;
-    t->cb.validate = validate;
-    t->cb.user = user;
+    t->cb = (gpo_callback_def){d.run, d.pre_run, d.validate, d.user};
     t->subject = SUBJECT_CALLBACK;
     return GPUOPT_OK;
 }
 
-GPUOPT_API gpuopt_status gpuopt_tuner_set_strategy(gpuopt_tuner *t, int32_t strategy)
+/* The timing controller's settings for the public ones: the probe is the
+ * first runs timed, no more than may be timed at all. */
+static gpo_timing_settings timing_of(const gpuopt_tuner_settings *s)
 {
-    CHECK_TUNER(t, "gpuopt_tuner_set_strategy");
-    if (!gpo_strategy_name(strategy))
+    gpo_timing_settings t;
+    gpo_timing_defaults(&t);
+    t.warmup_ms = s->warmup_ms;
+    t.repeat_ms = s->repeat_ms;
+    t.min_runs = s->min_runs;
+    t.max_runs = s->max_runs;
+    if (s->max_runs >= 1 && s->max_runs < t.probe_runs)
+        t.probe_runs = s->max_runs;
+    return t;
+}
+
+/* Every field of `s`, with the field named in the detail. */
+static gpuopt_status check_settings(const gpuopt_tuner_settings *s, const char *fn)
+{
+    if (!gpo_strategy_name(s->strategy))
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "gpuopt_tuner_set_strategy: %d unknown (accepted 0 auto, 1 exhaustive, 2 "
-                        "random, 3 annealing, 4 model)",
-                        (int)strategy);
-    changed(t);
-    t->strategy = strategy;
-    return GPUOPT_OK;
-}
-
-GPUOPT_API gpuopt_status gpuopt_tuner_set_budget(gpuopt_tuner *t, int32_t max_evaluations,
-                                                 double max_seconds, int32_t max_failures)
-{
-    CHECK_TUNER(t, "gpuopt_tuner_set_budget");
-    if (max_evaluations < 0 || max_failures < 0 || !(isfinite(max_seconds) && max_seconds >= 0))
+                        "%s: strategy %d unknown (accepted 0 auto, 1 exhaustive, 2 random, 3 "
+                        "annealing, 4 model)",
+                        fn, (int)s->strategy);
+    if (s->max_evaluations < 0 || s->max_failures < 0 ||
+        !(isfinite(s->max_seconds) && s->max_seconds >= 0))
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "gpuopt_tuner_set_budget: evaluations %d, seconds %g, failures %d (each "
-                        ">= 0, finite; 0 means no limit)",
-                        (int)max_evaluations, max_seconds, (int)max_failures);
-    changed(t);
-    t->max_evaluations = max_evaluations;
-    t->max_seconds = max_seconds;
-    t->max_failures = max_failures;
-    return GPUOPT_OK;
-}
-
-GPUOPT_API gpuopt_status gpuopt_tuner_set_seed(gpuopt_tuner *t, uint64_t seed)
-{
-    CHECK_TUNER(t, "gpuopt_tuner_set_seed");
-    changed(t);
-    t->seed = seed;
-    return GPUOPT_OK;
-}
-
-GPUOPT_API gpuopt_status gpuopt_tuner_set_timing(gpuopt_tuner *t, double warmup_ms,
-                                                 double repeat_ms, int32_t min_runs,
-                                                 int32_t max_runs)
-{
-    CHECK_TUNER(t, "gpuopt_tuner_set_timing");
-    gpo_timing_settings s = t->timing;
-    s.warmup_ms = warmup_ms;
-    s.repeat_ms = repeat_ms;
-    s.min_runs = min_runs;
-    s.max_runs = max_runs;
-    /* The probe is the first runs timed: no more than may be timed at all. */
-    gpo_timing_settings d;
-    gpo_timing_defaults(&d);
-    s.probe_runs = max_runs >= 1 && max_runs < d.probe_runs ? max_runs : d.probe_runs;
-    gpuopt_status st = gpo_timing_check(&s);
+                        "%s: max_evaluations %d, max_seconds %g, max_failures %d (each >= 0, "
+                        "finite; 0 means no limit)",
+                        fn, (int)s->max_evaluations, s->max_seconds, (int)s->max_failures);
+    if (s->cache_mode < GPUOPT_CACHE_USE || s->cache_mode > GPUOPT_CACHE_OFF)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s: cache_mode %d unknown (accepted 0 use, 1 refresh, 2 off)", fn,
+                        (int)s->cache_mode);
+    gpo_timing_settings tm = timing_of(s);
+    gpuopt_status st = gpo_timing_check(&tm);
     if (st != GPUOPT_OK)
-        return gpo_fail(st, "gpuopt_tuner_set_timing: %s", gpo_detail_get());
-    changed(t);
-    t->timing = s;
-    return GPUOPT_OK;
-}
-
-GPUOPT_API gpuopt_status gpuopt_tuner_set_timeout(gpuopt_tuner *t, double seconds)
-{
-    CHECK_TUNER(t, "gpuopt_tuner_set_timeout");
-    if (!(isfinite(seconds) && seconds >= 0))
+        return gpo_fail(st, "%s: %s", fn, gpo_detail_get());
+    if (!(isfinite(s->timeout_s) && s->timeout_s >= 0))
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "gpuopt_tuner_set_timeout: %g (finite seconds >= 0; 0 disables)", seconds);
-    changed(t);
-    t->timeout_s = seconds;
+                        "%s: timeout_s %g (finite seconds >= 0; 0 disables)", fn, s->timeout_s);
+    if (!(isfinite(s->abs_tol) && s->abs_tol >= 0 && isfinite(s->rel_tol) && s->rel_tol >= 0))
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s: abs_tol %g and rel_tol %g (finite values >= 0 accepted)", fn,
+                        s->abs_tol, s->rel_tol);
+    if (s->workload_key && strlen(s->workload_key) > MAX_WORKLOAD_KEY)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s: workload_key of %zu characters (at most %d)",
+                        fn, strlen(s->workload_key), MAX_WORKLOAD_KEY);
     return GPUOPT_OK;
 }
 
-GPUOPT_API gpuopt_status gpuopt_tuner_set_workload_key(gpuopt_tuner *t, const char *key)
+GPUOPT_API gpuopt_status gpuopt_tuner_get_settings(const gpuopt_tuner *t,
+                                                   gpuopt_tuner_settings *settings)
 {
-    CHECK_TUNER(t, "gpuopt_tuner_set_workload_key");
-    char *copy = NULL;
-    if (key && *key) {
-        if (strlen(key) > MAX_WORKLOAD_KEY)
-            return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                            "gpuopt_tuner_set_workload_key: %zu characters (at most %d)",
-                            strlen(key), MAX_WORKLOAD_KEY);
-        if (!(copy = gpo_strdup(key)))
+    static const char fn[] = "gpuopt_tuner_get_settings";
+    gpo_detail_clear();
+    if (!settings)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: settings is NULL", fn);
+    size_t have = settings->struct_size, n = have < sizeof t->set ? have : sizeof t->set;
+    if (have < first_settings_size)
+        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
+                        "%s: gpuopt_tuner_settings.struct_size is %zu; set it to "
+                        "sizeof(gpuopt_tuner_settings) (%zu in this library)",
+                        fn, have, sizeof t->set);
+    memset(settings, 0, n);
+    settings->struct_size = have;
+    if (!t)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: tuner is NULL", fn);
+    memcpy(settings, &t->set, n);
+    settings->struct_size = have;
+    return GPUOPT_OK;
+}
+
+GPUOPT_API gpuopt_status gpuopt_tuner_set_settings(gpuopt_tuner *t,
+                                                   const gpuopt_tuner_settings *settings)
+{
+    static const char fn[] = "gpuopt_tuner_set_settings";
+    CHECK_TUNER(t, fn);
+    gpuopt_tuner_settings s = t->set;
+    gpuopt_status st =
+        read_struct(&s, sizeof s, first_settings_size, settings, fn, "gpuopt_tuner_settings");
+    if (st == GPUOPT_OK)
+        st = check_settings(&s, fn);
+    if (st != GPUOPT_OK)
+        return st;
+    /* The tuner's own key handed back (as gpuopt_tuner_get_settings gave
+     * it, or because the caller's struct has no such field) is kept. */
+    char *key = t->workload_key;
+    if (s.workload_key != t->workload_key) {
+        key = NULL;
+        if (s.workload_key && *s.workload_key && !(key = gpo_strdup(s.workload_key)))
             return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory copying a workload key");
     }
     changed(t);
-    free(t->workload_key);
-    t->workload_key = copy;
-    return GPUOPT_OK;
-}
-
-GPUOPT_API gpuopt_status gpuopt_tuner_set_cache_mode(gpuopt_tuner *t, int32_t mode)
-{
-    CHECK_TUNER(t, "gpuopt_tuner_set_cache_mode");
-    if (mode < GPUOPT_CACHE_USE || mode > GPUOPT_CACHE_OFF)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "gpuopt_tuner_set_cache_mode: %d unknown (accepted 0 use, 1 refresh, 2 "
-                        "off)",
-                        (int)mode);
-    changed(t);
-    t->cache_mode = mode;
+    if (key != t->workload_key) {
+        free(t->workload_key);
+        t->workload_key = key;
+    }
+    s.workload_key = key;
+    t->set = s;
     return GPUOPT_OK;
 }
 
@@ -423,57 +490,28 @@ static int valid_entry(const char *s)
     return 1;
 }
 
-GPUOPT_API gpuopt_status gpuopt_tuner_set_kernel(gpuopt_tuner *t, const char *source,
-                                                 const char *entry, int32_t language,
-                                                 const char *build_options)
+/* The source and entry of a kernel or reference kernel. */
+static gpuopt_status check_source(const char *source, const char *entry, const char *fn)
 {
-    CHECK_TUNER(t, "gpuopt_tuner_set_kernel");
-    if (t->subject == SUBJECT_CALLBACK)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "gpuopt_tuner_set_kernel: this tuner already has a callback subject (a "
-                        "tuner tunes one subject)");
     if (!source || !*source)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_tuner_set_kernel: the source is %s",
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: the source is %s", fn,
                         source ? "empty" : "NULL");
     if (!valid_entry(entry))
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "gpuopt_tuner_set_kernel: entry '%s' is not a C identifier of 1 to 255 "
-                        "characters",
+                        "%s: entry '%s' is not a C identifier of 1 to 255 characters", fn,
                         entry ? entry : "(null)");
-    if (!gpo_language_runtime_name(language))
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "gpuopt_tuner_set_kernel: language %d unknown (accepted 1 OpenCL C, 2 "
-                        "CUDA, 3 HIP)",
-                        (int)language);
-    char *s = gpo_strdup(source), *e = gpo_strdup(entry);
-    char *o = gpo_strdup(build_options ? build_options : "");
-    if (!s || !e || !o) {
-        free(s);
-        free(e);
-        free(o);
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory copying a kernel");
-    }
-    changed(t);
-    free(t->kern.k.source);
-    free(t->kern.k.entry);
-    free(t->kern.k.options);
-    t->kern.k.source = s;
-    t->kern.k.entry = e;
-    t->kern.k.options = o;
-    t->kern.k.language = language;
-    t->subject = SUBJECT_KERNEL;
     return GPUOPT_OK;
 }
 
 /* Compiles a geometry; `params_ok` 0 refuses parameters (a reference's). */
 static gpuopt_status geometry(gpuopt_tuner *t, const char *const global[3],
-                              const char *const local[3], int params_ok, const char *fn,
+                              const char *const local_in[3], int params_ok, const char *fn,
                               gpo_geometry *out)
 {
     gpo_geometry g;
     memset(&g, 0, sizeof g);
     gpuopt_status st = GPUOPT_OK;
-    if (!global || !global[0])
+    if (!global[0])
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: global[0] is needed", fn);
     while (g.dims < 3 && global[g.dims])
         g.dims++;
@@ -481,15 +519,17 @@ static gpuopt_status geometry(gpuopt_tuner *t, const char *const global[3],
         if (global[i])
             return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                             "%s: global[%d] is given after an unused global[%d]", fn, i, g.dims);
+    /* local[0] NULL: the runtime chooses, and no other local may be given. */
+    const char *const *local = local_in[0] ? local_in : NULL;
     g.has_local = local != NULL;
-    for (int i = 0; local && i < 3; i++)
-        if ((i < g.dims) != (local[i] != NULL))
+    for (int i = 0; i < 3; i++)
+        if (local ? (i < g.dims) != (local[i] != NULL) : local_in[i] != NULL)
             return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                             "%s: local[%d] is %s, but %d dimension%s used (a local size for "
-                            "each used dimension, or local NULL)",
-                            fn, i, local[i] ? "given" : "NULL", g.dims,
+                            "each used dimension, or local[0] NULL)",
+                            fn, i, local_in[i] ? "given" : "NULL", g.dims,
                             g.dims > 1 ? "s are" : " is");
-    char what[64];
+    char what[96];
     for (int i = 0; i < g.dims && st == GPUOPT_OK; i++) {
         gpo_snprintf(what, sizeof what, "%s global[%d]", fn, i);
         st = compile(t, global[i], what, &g.global[i]);
@@ -513,32 +553,61 @@ static gpuopt_status geometry(gpuopt_tuner *t, const char *const global[3],
     return GPUOPT_OK;
 }
 
-GPUOPT_API gpuopt_status gpuopt_tuner_set_geometry(gpuopt_tuner *t, const char *const global[3],
-                                                   const char *const local[3])
+GPUOPT_API gpuopt_status gpuopt_tuner_set_kernel(gpuopt_tuner *t, const gpuopt_kernel_desc *kernel)
 {
-    CHECK_TUNER(t, "gpuopt_tuner_set_geometry");
-    gpo_geometry g;
-    gpuopt_status st = geometry(t, global, local, 1, "gpuopt_tuner_set_geometry", &g);
+    static const char fn[] = "gpuopt_tuner_set_kernel";
+    CHECK_TUNER(t, fn);
+    gpuopt_kernel_desc d;
+    memset(&d, 0, sizeof d);
+    gpuopt_status st =
+        read_struct(&d, sizeof d, first_kernel_desc_size, kernel, fn, "gpuopt_kernel_desc");
     if (st != GPUOPT_OK)
         return st;
-    changed(t);
-    gpo_geometry_free(&t->kern.k.geo);
-    t->kern.k.geo = g;
-    return GPUOPT_OK;
-}
-
-GPUOPT_API gpuopt_status gpuopt_tuner_set_local_memory(gpuopt_tuner *t, const char *bytes)
-{
-    CHECK_TUNER(t, "gpuopt_tuner_set_local_memory");
-    gpo_expr *e = NULL;
-    if (bytes) {
-        gpuopt_status st = compile(t, bytes, "gpuopt_tuner_set_local_memory", &e);
-        if (st != GPUOPT_OK)
-            return st;
+    if (t->subject == SUBJECT_CALLBACK)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "%s: this tuner already has a callback subject (a tuner tunes one "
+                        "subject)",
+                        fn);
+    if ((st = check_source(d.source, d.entry, fn)) != GPUOPT_OK)
+        return st;
+    if (!gpo_language_runtime_name(d.language))
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                        "%s: language %d unknown (accepted 1 OpenCL C, 2 CUDA, 3 HIP)", fn,
+                        (int)d.language);
+    gpo_geometry g;
+    if ((st = geometry(t, d.global, d.local, 1, fn, &g)) != GPUOPT_OK)
+        return st;
+    gpo_expr *lmem = NULL;
+    char what[64];
+    gpo_snprintf(what, sizeof what, "%s local_memory", fn);
+    if (d.local_memory && (st = compile(t, d.local_memory, what, &lmem)) != GPUOPT_OK) {
+        gpo_geometry_free(&g);
+        return st;
+    }
+    char *s = gpo_strdup(d.source), *e = gpo_strdup(d.entry);
+    char *o = gpo_strdup(d.build_options ? d.build_options : "");
+    if (!s || !e || !o) {
+        free(s);
+        free(e);
+        free(o);
+        gpo_geometry_free(&g);
+        gpo_expr_destroy(lmem);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory copying a kernel");
     }
     changed(t);
-    gpo_expr_destroy(t->kern.k.lmem);
-    t->kern.k.lmem = e;
+    gpo_kernel_def *k = &t->kern.k;
+    free(k->source);
+    free(k->entry);
+    free(k->options);
+    gpo_geometry_free(&k->geo);
+    gpo_expr_destroy(k->lmem);
+    k->source = s;
+    k->entry = e;
+    k->options = o;
+    k->language = d.language;
+    k->geo = g;
+    k->lmem = lmem;
+    t->subject = SUBJECT_KERNEL;
     return GPUOPT_OK;
 }
 
@@ -576,34 +645,37 @@ static int eval_sizes_only(const gpuopt_tuner *t, const gpo_expr *e, int64_t *v)
     return gpo_space_eval(t->space, idx, e, v) == GPO_EXPR_OK ? 0 : -1;
 }
 
-GPUOPT_API gpuopt_status gpuopt_tuner_add_buffer(gpuopt_tuner *t, uint32_t index, int32_t type,
-                                                 const char *count_expression, int32_t init,
-                                                 double constant, const void *data,
-                                                 int32_t is_output)
+GPUOPT_API gpuopt_status gpuopt_tuner_set_buffer(gpuopt_tuner *t, uint32_t index,
+                                                 const gpuopt_buffer_desc *buffer)
 {
-    static const char fn[] = "gpuopt_tuner_add_buffer";
-    CHECK_TUNER(t, "gpuopt_tuner_add_buffer");
-    gpuopt_status st = check_arg(index, type, fn);
+    static const char fn[] = "gpuopt_tuner_set_buffer";
+    CHECK_TUNER(t, fn);
+    gpuopt_buffer_desc d;
+    memset(&d, 0, sizeof d);
+    gpuopt_status st =
+        read_struct(&d, sizeof d, first_buffer_desc_size, buffer, fn, "gpuopt_buffer_desc");
+    if (st == GPUOPT_OK)
+        st = check_arg(index, d.type, fn);
     if (st != GPUOPT_OK)
         return st;
-    if (!count_expression)
+    if (!d.count)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: the count expression is NULL", fn);
-    if (init < GPUOPT_INIT_RANDOM || init > GPUOPT_INIT_DATA)
+    if (d.init < GPUOPT_INIT_RANDOM || d.init > GPUOPT_INIT_DATA)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "%s: init %d unknown (accepted 1 random, 2 zeros, 3 constant, 4 data)", fn,
-                        (int)init);
-    if (init == GPUOPT_INIT_CONSTANT && !isfinite(constant))
+                        (int)d.init);
+    if (d.init == GPUOPT_INIT_CONSTANT && !isfinite(d.constant))
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: the constant is not finite", fn);
-    if (init == GPUOPT_INIT_DATA && !data)
+    if (d.init == GPUOPT_INIT_DATA && !d.data)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: GPUOPT_INIT_DATA with NULL data", fn);
     char what[64];
     gpo_snprintf(what, sizeof what, "%s count of argument %u", fn, index);
     gpo_expr *e = NULL;
-    if ((st = compile(t, count_expression, what, &e)) != GPUOPT_OK)
+    if ((st = compile(t, d.count, what, &e)) != GPUOPT_OK)
         return st;
     void *copy = NULL;
     size_t bytes = 0;
-    if (init == GPUOPT_INIT_DATA) {
+    if (d.init == GPUOPT_INIT_DATA) {
         int64_t n = 0;
         const char *p = reads_param(e);
         if (p)
@@ -615,10 +687,10 @@ GPUOPT_API gpuopt_status gpuopt_tuner_add_buffer(gpuopt_tuner *t, uint32_t index
             st = gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                           "%s: the count of argument %u ('%s') is undefined or outside 1 .. 2^40",
                           fn, index, gpo_expr_source(e));
-        else if (!(copy = malloc(bytes = (size_t)n * gpo_elem_size(type))))
+        else if (!(copy = malloc(bytes = (size_t)n * gpo_elem_size(d.type))))
             st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory copying %zu bytes of data", bytes);
         else
-            memcpy(copy, data, bytes);
+            memcpy(copy, d.data, bytes);
     }
     gpo_targ *a = st == GPUOPT_OK ? arg_slot(t, index) : NULL;
     if (st == GPUOPT_OK && !a)
@@ -632,32 +704,51 @@ GPUOPT_API gpuopt_status gpuopt_tuner_add_buffer(gpuopt_tuner *t, uint32_t index
     gpo_targ_free(a);
     a->index = index;
     a->kind = GPO_ARG_BUFFER;
-    a->type = type;
+    a->type = d.type;
     a->expr = e;
     a->fixed = reads_param(e) == NULL;
-    a->init = init;
-    a->value = constant;
+    a->init = d.init;
+    a->value = d.constant;
     a->data = copy;
     a->data_bytes = bytes;
-    a->is_output = is_output != 0;
+    a->is_output = d.is_output != 0;
     return GPUOPT_OK;
 }
 
-GPUOPT_API gpuopt_status gpuopt_tuner_add_scalar(gpuopt_tuner *t, uint32_t index, int32_t type,
-                                                 const char *expression)
+/* A fixed scalar's value fits its type (integers: integral and in range). */
+static int fits(int32_t type, double v)
 {
-    static const char fn[] = "gpuopt_tuner_add_scalar";
-    CHECK_TUNER(t, "gpuopt_tuner_add_scalar");
-    gpuopt_status st = check_arg(index, type, fn);
+    static const double lo[] = {0, 0, 0, -2147483648.0, 0, -9223372036854775808.0};
+    static const double hi[] = {0, 0, 0, 2147483647.0, 4294967295.0, 9223372036854775807.0};
+    if (gpo_elem_is_float(type))
+        return 1;
+    return v == floor(v) && v >= lo[type] &&
+           (type == GPUOPT_ELEM_I64 ? v < hi[type] : v <= hi[type]);
+}
+
+GPUOPT_API gpuopt_status gpuopt_tuner_set_scalar(gpuopt_tuner *t, uint32_t index,
+                                                 const gpuopt_scalar_desc *scalar)
+{
+    static const char fn[] = "gpuopt_tuner_set_scalar";
+    CHECK_TUNER(t, fn);
+    gpuopt_scalar_desc d;
+    memset(&d, 0, sizeof d);
+    gpuopt_status st =
+        read_struct(&d, sizeof d, first_scalar_desc_size, scalar, fn, "gpuopt_scalar_desc");
+    if (st == GPUOPT_OK)
+        st = check_arg(index, d.type, fn);
     if (st != GPUOPT_OK)
         return st;
-    if (!expression)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: the expression is NULL", fn);
-    char what[64];
-    gpo_snprintf(what, sizeof what, "%s argument %u", fn, index);
     gpo_expr *e = NULL;
-    if ((st = compile(t, expression, what, &e)) != GPUOPT_OK)
-        return st;
+    if (d.expression) {
+        char what[64];
+        gpo_snprintf(what, sizeof what, "%s argument %u", fn, index);
+        if ((st = compile(t, d.expression, what, &e)) != GPUOPT_OK)
+            return st;
+    } else if (!fits(d.type, d.value)) {
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s: value %g is not a %s value", fn, d.value,
+                        gpo_elem_name(d.type));
+    }
     gpo_targ *a = arg_slot(t, index);
     if (!a) {
         gpo_expr_destroy(e);
@@ -666,73 +757,49 @@ GPUOPT_API gpuopt_status gpuopt_tuner_add_scalar(gpuopt_tuner *t, uint32_t index
     changed(t);
     gpo_targ_free(a);
     a->index = index;
-    a->kind = GPO_ARG_SCALAR;
-    a->type = type;
+    a->kind = e ? GPO_ARG_SCALAR : GPO_ARG_SCALAR_F64;
+    a->type = d.type;
     a->expr = e;
+    a->value = e ? 0 : d.value;
     a->fixed = reads_param(e) == NULL;
     return GPUOPT_OK;
 }
 
-GPUOPT_API gpuopt_status gpuopt_tuner_add_scalar_f64(gpuopt_tuner *t, uint32_t index, int32_t type,
-                                                     double value)
+static void reference_free(gpo_kernel_def *k)
 {
-    static const char fn[] = "gpuopt_tuner_add_scalar_f64";
-    CHECK_TUNER(t, "gpuopt_tuner_add_scalar_f64");
-    gpuopt_status st = check_arg(index, type, fn);
-    if (st != GPUOPT_OK)
-        return st;
-    static const double lo[] = {0, 0, 0, -2147483648.0, 0, -9223372036854775808.0};
-    static const double hi[] = {0, 0, 0, 2147483647.0, 4294967295.0, 9223372036854775807.0};
-    if (!gpo_elem_is_float(type) &&
-        !(value == floor(value) && value >= lo[type] &&
-          (type == GPUOPT_ELEM_I64 ? value < hi[type] : value <= hi[type])))
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s: %g is not a %s value", fn, value,
-                        gpo_elem_name(type));
-    gpo_targ *a = arg_slot(t, index);
-    if (!a)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory adding an argument");
-    changed(t);
-    gpo_targ_free(a);
-    a->index = index;
-    a->kind = GPO_ARG_SCALAR_F64;
-    a->type = type;
-    a->value = value;
-    a->fixed = 1;
-    return GPUOPT_OK;
+    free(k->ref_source);
+    free(k->ref_entry);
+    free(k->ref_options);
+    k->ref_source = k->ref_entry = k->ref_options = NULL;
+    gpo_geometry_free(&k->ref_geo);
 }
 
-GPUOPT_API gpuopt_status gpuopt_tuner_set_reference_kernel(gpuopt_tuner *t, const char *source,
-                                                           const char *entry,
-                                                           const char *build_options,
-                                                           const char *const global[3],
-                                                           const char *const local[3])
+GPUOPT_API gpuopt_status gpuopt_tuner_set_reference_kernel(gpuopt_tuner *t,
+                                                           const gpuopt_reference_desc *reference)
 {
     static const char fn[] = "gpuopt_tuner_set_reference_kernel";
-    CHECK_TUNER(t, "gpuopt_tuner_set_reference_kernel");
-    if (!source) {
+    CHECK_TUNER(t, fn);
+    if (!reference) {
         changed(t);
-        free(t->kern.k.ref_source);
-        free(t->kern.k.ref_entry);
-        free(t->kern.k.ref_options);
-        t->kern.k.ref_source = t->kern.k.ref_entry = t->kern.k.ref_options = NULL;
-        gpo_geometry_free(&t->kern.k.ref_geo);
+        reference_free(&t->kern.k);
         return GPUOPT_OK;
     }
+    gpuopt_reference_desc d;
+    memset(&d, 0, sizeof d);
+    gpuopt_status st = read_struct(&d, sizeof d, first_reference_desc_size, reference, fn,
+                                   "gpuopt_reference_desc");
+    if (st != GPUOPT_OK)
+        return st;
     if (t->subject == SUBJECT_CALLBACK)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "%s: a callback subject validates through its validate callback", fn);
-    if (!*source)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: the source is empty", fn);
-    if (!valid_entry(entry))
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "%s: entry '%s' is not a C identifier of 1 to 255 characters", fn,
-                        entry ? entry : "(null)");
-    gpo_geometry g;
-    gpuopt_status st = geometry(t, global, local, 0, fn, &g);
-    if (st != GPUOPT_OK)
+    if ((st = check_source(d.source, d.entry, fn)) != GPUOPT_OK)
         return st;
-    char *s = gpo_strdup(source), *e = gpo_strdup(entry);
-    char *o = gpo_strdup(build_options ? build_options : "");
+    gpo_geometry g;
+    if ((st = geometry(t, d.global, d.local, 0, fn, &g)) != GPUOPT_OK)
+        return st;
+    char *s = gpo_strdup(d.source), *e = gpo_strdup(d.entry);
+    char *o = gpo_strdup(d.build_options ? d.build_options : "");
     if (!s || !e || !o) {
         free(s);
         free(e);
@@ -741,10 +808,7 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_reference_kernel(gpuopt_tuner *t, cons
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory copying a reference kernel");
     }
     changed(t);
-    free(t->kern.k.ref_source);
-    free(t->kern.k.ref_entry);
-    free(t->kern.k.ref_options);
-    gpo_geometry_free(&t->kern.k.ref_geo);
+    reference_free(&t->kern.k);
     t->kern.k.ref_source = s;
     t->kern.k.ref_entry = e;
     t->kern.k.ref_options = o;
@@ -763,7 +827,7 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_reference_data(gpuopt_tuner *t, uint32
             a = &t->kern.k.args[i];
     if (!a || a->kind != GPO_ARG_BUFFER)
         return gpo_fail(GPUOPT_ERR_NOT_FOUND,
-                        "%s: argument %u is not a buffer (add it with gpuopt_tuner_add_buffer "
+                        "%s: argument %u is not a buffer (set it with gpuopt_tuner_set_buffer "
                         "first)",
                         fn, index);
     if (!a->is_output)
@@ -790,19 +854,6 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_reference_data(gpuopt_tuner *t, uint32
     free(a->ref);
     a->ref = copy;
     a->ref_bytes = data ? bytes : 0;
-    return GPUOPT_OK;
-}
-
-GPUOPT_API gpuopt_status gpuopt_tuner_set_tolerance(gpuopt_tuner *t, double abs_tol, double rel_tol)
-{
-    CHECK_TUNER(t, "gpuopt_tuner_set_tolerance");
-    if (!(isfinite(abs_tol) && abs_tol >= 0 && isfinite(rel_tol) && rel_tol >= 0))
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "gpuopt_tuner_set_tolerance: %g and %g (finite values >= 0 accepted)",
-                        abs_tol, rel_tol);
-    changed(t);
-    t->kern.abs_tol = abs_tol;
-    t->kern.rel_tol = rel_tol;
     return GPUOPT_OK;
 }
 
@@ -882,7 +933,7 @@ static gpuopt_status subject_hashes(gpuopt_tuner *t)
         gpo_sbuf_append(&b, "\n");
         geometry_text(&b, "reference_geometry", &k->ref_geo);
     }
-    gpo_sbuf_appendf(&b, "tolerance %.17g %.17g\n", t->kern.abs_tol, t->kern.rel_tol);
+    gpo_sbuf_appendf(&b, "tolerance %.17g %.17g\n", t->set.abs_tol, t->set.rel_tol);
     char *text = gpo_sbuf_take(&b);
     if (!text)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory making a cache key");
@@ -955,11 +1006,11 @@ static gpuopt_status make_key(gpuopt_tuner *t, const gpo_subject_ops *ops, tkey 
                              t->key_source, t->key_options, t->space_hash, k->workload};
     k->soft = (gpo_cache_soft){k->driver, k->compiler, NULL, k->device_name};
     /* The key is made even when unused: results show the workload. */
-    if (t->cache_mode == GPUOPT_CACHE_OFF)
+    if (t->set.cache_mode == GPUOPT_CACHE_OFF)
         return GPUOPT_OK;
     if (t->subject == SUBJECT_CALLBACK && !t->workload_key) {
         gpo_log_info(&t->ctx->log, "tuner: a callback subject without a workload key is not "
-                                   "cached (gpuopt_tuner_set_workload_key names it)");
+                                   "cached (gpuopt_tuner_settings.workload_key names it)");
         return GPUOPT_OK;
     }
     char *canon = NULL;
@@ -992,32 +1043,35 @@ static gpuopt_status spec_of(gpuopt_tuner *t, tkey *k, gpo_run_spec *spec)
         st = make_key(t, ops, k);
     if (st != GPUOPT_OK)
         return st;
-    t->kern.seed = t->seed;
+    const gpuopt_tuner_settings *set = &t->set;
+    t->kern.seed = set->seed;
+    t->kern.abs_tol = set->abs_tol;
+    t->kern.rel_tol = set->rel_tol;
     memset(spec, 0, sizeof *spec);
     spec->space = t->space;
     spec->ops = ops;
     spec->subject = t->subject == SUBJECT_KERNEL ? (void *)&t->kern : (void *)&t->cb;
     spec->log = &t->ctx->log;
     gpo_search_defaults(&spec->search);
-    spec->search.strategy = t->strategy;
-    spec->search.seed = t->seed;
-    spec->search.max_evaluations = t->max_evaluations;
-    spec->search.max_seconds = t->max_seconds;
-    spec->search.max_failures = t->max_failures;
+    spec->search.strategy = set->strategy;
+    spec->search.seed = set->seed;
+    spec->search.max_evaluations = set->max_evaluations;
+    spec->search.max_seconds = set->max_seconds;
+    spec->search.max_failures = set->max_failures;
     spec->search.clock_ns = t->clock_ns;
     spec->search.clock_user = t->clock_user;
-    spec->timing = t->timing;
-    spec->timeout_s = t->timeout_s;
+    spec->timing = timing_of(set);
+    spec->timeout_s = set->timeout_s;
     spec->floor = GPO_NOISE_FLOOR;
     spec->finalists = GPO_FINALISTS;
     spec->cache = k->usable ? t->cache : NULL;
-    spec->cache_mode = t->cache_mode;
+    spec->cache_mode = set->cache_mode;
     spec->key = &k->key;
     spec->soft = &k->soft;
-    spec->info =
-        (gpo_result_info){t->dev->info.id, t->dev->info.name, k->backend,         ops->kind,
-                          t->strategy,     t->seed,           t->max_evaluations, t->max_failures,
-                          t->max_seconds,  t->timing,         t->timeout_s,       k->workload};
+    spec->info = (gpo_result_info){
+        t->dev->info.id,  t->dev->info.name, k->backend,           ops->kind,
+        set->strategy,    set->seed,         set->max_evaluations, set->max_failures,
+        set->max_seconds, spec->timing,      set->timeout_s,       k->workload};
     spec->progress = t->progress;
     spec->progress_user = t->progress_user;
     return GPUOPT_OK;
@@ -1062,29 +1116,21 @@ GPUOPT_API gpuopt_status gpuopt_tuner_run(gpuopt_tuner *t, gpuopt_result **out)
                         t ? "out" : "tuner");
     gpo_online_free(t->online);
     t->online = NULL;
-    gpuopt_status st = run(t, out);
-    if (st != GPUOPT_OK || gpo_result_best_index(*out) >= 0)
-        return st;
-    if (gpo_result_from(*out) != GPO_FROM_SEARCH)
-        return gpo_fail(GPUOPT_ERR_NOT_FOUND,
-                        "the cached tune of this key found no valid candidate (tune again with "
-                        "GPUOPT_CACHE_REFRESH after changing the kernel or the space)");
-    return gpo_fail(GPUOPT_ERR_NOT_FOUND,
-                    "no valid candidate among the %d evaluated (the result lists each with its "
-                    "status and message)",
-                    (int)gpo_result_count_of(*out));
+    /* A run in which no candidate was valid is an answer too: the result
+     * says so (gpuopt_result_best), and lists why each one failed. */
+    return run(t, out);
 }
 
-GPUOPT_API gpuopt_status gpuopt_tune_step(gpuopt_tuner *t, const gpuopt_config **config,
-                                          int32_t *done)
+GPUOPT_API gpuopt_status gpuopt_tuner_step(gpuopt_tuner *t, const gpuopt_point **point,
+                                           int32_t *done)
 {
     gpo_detail_clear();
-    if (config)
-        *config = NULL;
+    if (point)
+        *point = NULL;
     if (done)
         *done = 0;
     if (!t)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_tune_step: tuner is NULL");
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_tuner_step: tuner is NULL");
     if (!t->online) {
         free(t->online_run.k.workload);
         gpuopt_status st = spec_of(t, &t->online_run.k, &t->online_run.spec);
@@ -1093,7 +1139,7 @@ GPUOPT_API gpuopt_status gpuopt_tune_step(gpuopt_tuner *t, const gpuopt_config *
         if (st != GPUOPT_OK)
             return st;
     }
-    return gpo_online_step(t->online, config, done);
+    return gpo_online_step(t->online, point, done);
 }
 
 /* ---- tests ------------------------------------------------------------------------- */

@@ -265,3 +265,23 @@ uint64_t gpo_now_ns(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+void gpo_format_ns(double ns, char *out, size_t cap)
+{
+    if (ns >= 1e9)
+        gpo_snprintf(out, cap, "%.3g s", ns / 1e9);
+    else if (ns >= 1e6)
+        gpo_snprintf(out, cap, "%.3g ms", ns / 1e6);
+    else if (ns >= 1e3)
+        gpo_snprintf(out, cap, "%.3g us", ns / 1e3);
+    else
+        gpo_snprintf(out, cap, "%.0f ns", ns);
+}
+
+void gpo_format_rate(double bytes_per_s, char *out, size_t cap)
+{
+    if (bytes_per_s >= 1e9)
+        gpo_snprintf(out, cap, "%.3g GB/s", bytes_per_s / 1e9);
+    else
+        gpo_snprintf(out, cap, "%.3g MB/s", bytes_per_s / 1e6);
+}

@@ -41,6 +41,13 @@ int gpo_parse_bytes(const char *s, uint64_t *out);
 /* "1.5 GiB" style, for reasons and tables. */
 void gpo_format_bytes(uint64_t bytes, char *out, size_t cap);
 
+/* A duration for reasons: "730 ns", "48.2 us", "1.25 ms", "2.5 s". */
+void gpo_format_ns(double ns, char *out, size_t cap);
+
+/* A transfer rate in decimal units, as vendors quote them: "12.4 GB/s",
+ * "840 MB/s". */
+void gpo_format_rate(double bytes_per_s, char *out, size_t cap);
+
 /* Growable NUL-terminated buffer. On allocation failure it latches `failed`
  * and further appends do nothing; check once at the end. */
 typedef struct gpo_sbuf {

@@ -106,8 +106,13 @@ static void plan_create_for_rejects_null_and_malformed_workloads(void **state)
         {"objective", offsetof(gpuopt_workload, objective), GPUOPT_OBJECTIVE_LATENCY + 1},
         {"fixed_shapes", offsetof(gpuopt_workload, fixed_shapes), 2},
         {"fixed_shapes", offsetof(gpuopt_workload, fixed_shapes), INT32_MIN},
+        {"bound", offsetof(gpuopt_workload, bound), -1},
+        {"bound", offsetof(gpuopt_workload, bound), GPUOPT_BOUND_MEMORY + 1},
     };
-    static const size_t sizes[] = {0, 1, sizeof(size_t), sizeof(gpuopt_workload) - 1};
+    /* The first layout (0.1.0) ends with fixed_shapes: anything shorter is
+     * refused, that layout itself is accepted (below). */
+    static const size_t first_layout = offsetof(gpuopt_workload, fixed_shapes) + sizeof(int32_t);
+    static const size_t sizes[] = {0, 1, sizeof(size_t), first_layout - 1};
     fixture *f = *state;
     gpuopt_workload w;
     gpuopt_plan *plan = NULL;
@@ -125,6 +130,14 @@ static void plan_create_for_rejects_null_and_malformed_workloads(void **state)
                       "struct_size");
         assert_null(plan);
     }
+    /* A 0.1.0 caller's struct stops before `bound`: whatever lies beyond
+     * its struct_size is not read. */
+    gpuopt_workload_init(&w);
+    w.struct_size = first_layout;
+    w.bound = 77;
+    assert_int_equal(gpuopt_plan_create_for(f->ctx, NULL, 0, &w, &plan), GPUOPT_OK);
+    gpuopt_plan_destroy(plan);
+    plan = NULL;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gpuopt_workload_init(&w);
         memcpy((char *)&w + bad[i].offset, &bad[i].value, sizeof bad[i].value);

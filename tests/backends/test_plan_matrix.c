@@ -1,8 +1,9 @@
 /* Plans on every kind of device the tests can reach (the CPU, PoCL's CPU
  * device, and the CUDA and HIP test doubles of an H100, an RTX 4090, an
  * A100, a T4, a K80, an RX 580 and an MI300X), at level 0 and 1, with no
- * workload, a precision-sensitive one, one that accepts reduced precision
- * and one whose model does not fit:
+ * workload, a precision-sensitive one, one that accepts reduced precision,
+ * one whose model does not fit, and a latency-oriented one (the real-time
+ * audio case of docs/latency.md):
  *
  *   - what the plan exports (gpuopt_plan_to_env, gpuopt_plan_apply) equals
  *     what it shows, knob for knob, and nothing else is exported;
@@ -41,9 +42,10 @@ static const struct device {
 };
 #define N_DEVICES (sizeof devices / sizeof devices[0])
 
-enum { W_NONE, W_SENSITIVE, W_REDUCED, W_BIG, N_WORKLOADS };
+enum { W_NONE, W_SENSITIVE, W_REDUCED, W_BIG, W_LATENCY, N_WORKLOADS };
 static const char *const workload_names[] = {"no workload", "precision-sensitive",
-                                             "reduced precision", "a model 5x the memory"};
+                                             "reduced precision", "a model 5x the memory",
+                                             "real-time audio (latency, precision-sensitive)"};
 
 /* ---- reading plans ------------------------------------------------------------------ */
 
@@ -184,6 +186,18 @@ static gpuopt_plan *plan_for(size_t d, int level, int workload)
         w.model_bytes = info.memory_bytes * 5;
         w.item_bytes = 64ull << 20;
     }
+    if (workload == W_LATENCY) {
+        w.reduced_precision = 0;
+        w.objective = GPUOPT_OBJECTIVE_LATENCY;
+        w.fixed_shapes = 1;
+        w.model_bytes = 1ull << 30;
+        w.item_bytes = 48ull << 20;
+        w.items_per_step = 10;
+        w.launches_per_step = 40;
+        w.step_time_ns = 100000000;
+        w.h2d_bytes_per_step = 64ull << 10;
+        w.d2h_bytes_per_step = 1ull << 20;
+    }
     gpuopt_status st = gpuopt_plan_create_for(ctx, dev, level, workload == W_NONE ? NULL : &w, &p);
     plans_made++;
     if (st)
@@ -224,7 +238,7 @@ static void expect(const gpuopt_plan *p, const char *list, const char *what)
 
 static const char *tf32_expected(const struct device *dv, int level, int workload)
 {
-    int sensitive = workload == W_SENSITIVE;
+    int sensitive = workload == W_SENSITIVE || workload == W_LATENCY;
     int reduced = workload == W_REDUCED || workload == W_BIG;
     if (dv->tf32 < 0)
         return "!cuda.tf32 !rocm.tf32";

@@ -1,10 +1,12 @@
 #!/bin/sh
 # The gpuopt command's contract: exit status 0 success, 1 failure, 2 usage
 # error with the accepted values; --help everywhere; JSON that parses.
-# Usage: test_cli.sh GPUOPT_BINARY PYTHON3
+# Usage: test_cli.sh GPUOPT_BINARY PYTHON3 [FAKE_LIBCUDA FAKE_CUDA_DEVICES_DIR]
 set -u
 gpuopt=$1
 python=$2
+fake_cuda=${3:-}
+fake_devices=${4:-}
 fails=0
 out=$(mktemp) err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
@@ -37,7 +39,7 @@ run 0 --help;                           has "$out" "Commands:"
 run 2 frobnicate;                       has "$err" "unknown command 'frobnicate'"
 run 0 help plan;                        has "$out" "usage: gpuopt plan"
 run 2 help frobnicate;                  has "$err" "no command 'frobnicate'"
-for c in devices plan version; do
+for c in devices memory plan version; do
   run 0 "$c" --help;                    has "$out" "usage: gpuopt $c"
 done
 run 0 version;                          has "$out" "gpuopt ${GPO_EXPECT_VERSION:?}"
@@ -46,22 +48,87 @@ run 0 version --json;                   json_ok gpuopt_version api_version
 run 2 version --bogus;                  has "$err" "accepted: --json"
 
 run 0 devices;                          has "$out" "cpu:0"; has "$out" "selected by policy"
+has "$out" 'selected by policy "auto": cpu:0'; has "$out" "the only usable device that matches"
 run 0 devices --json;                   json_ok gpuopt_version backends devices selection
 run 2 devices --bogus;                  has "$err" "accepted: --json, --backend LIST"
 run 2 devices --backend metal;          has "$err" "gpuopt_options.backends"; has "$err" "accepted"
 
 run 0 plan;                             has "$out" "Plan for cpu:0"; has "$out" "threads"
+has "$out" "Selected: cpu:0"
 run 0 plan --json;                      json_ok level_requested level_applied device knobs warnings
 run 0 plan --env;                       has "$out" "export OMP_NUM_THREADS="
 run 0 plan --level 0;                   has "$out" "level 0"
 run 0 plan --level 2;                   has "$out" "level 2"; has "$out" "tier 2, "
 run 2 plan --level 7;                   has "$err" "accepted 0"
 run 2 plan --level;                     has "$err" "missing value"
-run 2 plan --device "not a device";     has "$err" "not understood"; has "$err" "accepted: auto, gpu"
+run 2 plan --device "not a device";     has "$err" "not accepted"; has "$err" "accepted: auto, gpu"
 run 1 plan --device cpu:3;              has "$err" "no device matches 'cpu:3'"
 run 2 plan --json --env;                has "$err" "exclusive"
 run 2 plan --model-bytes lots;          has "$err" "accepted a size"
 run 0 plan --model-bytes 1GiB --item-bytes 1MiB; has "$out" "batch.max_size"
+run 2 plan --memory-bound --compute-bound; has "$err" "--memory-bound and --compute-bound"
+run 0 plan --memory-bound --json;       has "$out" '"selection":{"policy":"auto","reason":"cpu:0'
+
+# Live memory: a table, JSON, a watch that stops after --count refreshes.
+run 0 memory;                           has "$out" "DEVICE"; has "$out" "cpu:0"; has "$out" "/proc/meminfo"
+run 0 memory --json;                    json_ok devices; has "$out" '"source":"host"'
+run 0 memory --watch 0.1 --count 2;     has "$out" "Every 0.1s: gpuopt memory"
+if [ "$(grep -c '^cpu:0' "$out")" != 2 ]; then echo "FAIL: --watch --count 2 did not print two readings"; fails=$((fails + 1)); fi
+run 0 memory --watch 0.1 --count 2 --json
+if [ "$(grep -c '"devices"' "$out")" != 2 ]; then echo "FAIL: --watch --json did not print one line per reading"; fails=$((fails + 1)); fi
+run 0 memory --device cpu:0;            has "$out" "cpu:0"
+run 2 memory --watch 0;                 has "$err" "accepted seconds from 0.1 to 86400"
+run 2 memory --watch soon;              has "$err" "--watch soon"
+run 2 memory --count 3;                 has "$err" "--count goes with --watch"
+run 2 memory --bogus;                   has "$err" "accepted: --watch SECONDS"
+run 1 memory --device cpu:3;            has "$err" "no device matches 'cpu:3'"
+
+# A step of latency-oriented work: the advice that needs no measurement, and
+# malformed descriptions refused with what is accepted.
+run 0 plan --latency --item-bytes 48MiB --items-per-step 10 --launches-per-step 40 --step-time 100ms --h2d-bytes 64KiB --d2h-bytes 1MiB
+has "$out" "warmup.runs"; has "$out" "prealloc.bytes"; has "$out" "a step holds 10 items x 48 MiB"
+run 2 plan --step-time 0;               has "$err" "accepted a time up to an hour"
+run 2 plan --step-time 2h;              has "$err" "accepted a time up to an hour"
+run 2 plan --launches-per-step -4;      has "$err" "accepted a whole number from 1"
+run 2 plan --items-per-step many;       has "$err" "accepted a whole number from 1"
+run 2 plan --d2h-bytes lots;            has "$err" "accepted a size"
+
+# Asking for a backend that is not there names why, not "devices here: none".
+export GPUOPT_BACKEND=cuda GPUOPT_CUDA_LIBRARY=/nonexistent/libcuda.so.1
+run 1 plan;                             has "$err" "no device matches 'auto': cuda: cannot open /nonexistent/libcuda.so.1"
+export GPUOPT_BACKEND=cpu
+unset GPUOPT_CUDA_LIBRARY
+
+if [ -n "$fake_cuda" ]; then
+  # The CUDA test double with an RTX 4090 and an H100 (docs/selection.md).
+  export GPUOPT_BACKEND=cuda GPUOPT_CUDA_LIBRARY="$fake_cuda" GPUOPT_FAKE_CUDA_INIT= GPUOPT_FAKE_CUDA_FAIL=
+  export GPUOPT_FAKE_CUDA_DEVICES="$fake_devices/rtx4090.json:$fake_devices/h100-sxm5.json"
+  run 0 plan;                           has "$out" "Plan for cuda:0 (NVIDIA GeForce RTX 4090)"
+  has "$out" "Selected: cuda:0 (NVIDIA GeForce RTX 4090): highest estimated peak fp32 throughput"
+  run 0 plan --reduced-precision;       has "$out" "Plan for cuda:1 (NVIDIA H100 80GB HBM3)"
+  run 0 plan --memory-bound;            has "$out" "Plan for cuda:1 (NVIDIA H100 80GB HBM3)"
+  run 0 plan --model-bytes 30GiB;       has "$out" "Plan for cuda:1"; has "$out" "not in the 24 GiB of cuda:0"
+  run 0 devices;                        has "$out" 'selected by policy "auto": cuda:0'
+  # A driver whose library and kernel module disagree: present but broken. The
+  # plan is for the CPU, and says so in its JSON and on stderr.
+  export GPUOPT_BACKEND=cuda,cpu GPUOPT_FAKE_CUDA_INIT=CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+  run 0 plan --json;                    json_ok selection warnings
+  has "$out" "the cuda backend is present but not working, so cpu:0 was chosen instead"
+  has "$err" "the cuda backend is present but not working"; has "$err" "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"
+  has "$err" "gpuopt doctor"
+  GPUOPT_LOG=off run 0 plan --json
+  if [ -s "$err" ]; then echo "FAIL: GPUOPT_LOG=off still printed: $(cat "$err")"; fails=$((fails + 1)); fi
+  unset GPUOPT_CUDA_LIBRARY GPUOPT_FAKE_CUDA_INIT GPUOPT_FAKE_CUDA_DEVICES GPUOPT_FAKE_CUDA_FAIL
+  export GPUOPT_BACKEND=cpu
+fi
+stub=/usr/local/cuda/lib64/stubs/libcuda.so
+if [ -r "$stub" ]; then
+  # The CUDA toolkit's stub shadowing a driver: present but broken too.
+  export GPUOPT_BACKEND=cuda,cpu GPUOPT_CUDA_LIBRARY="$stub"
+  run 0 plan;                           has "$err" "CUDA_ERROR_STUB_LIBRARY"; has "$out" "Plan for cpu:0"
+  unset GPUOPT_CUDA_LIBRARY
+  export GPUOPT_BACKEND=cpu
+fi
 
 # Contradictory requests are refused (exit 2), naming both; none silently wins.
 run 2 plan --precision-sensitive --reduced-precision

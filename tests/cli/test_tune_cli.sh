@@ -65,6 +65,12 @@ sed 's/"M % MWG == 0"/"M % MWG =="/' "$examples/sgemm.json" >"$tmp/badexpr.json"
 run 2 tune "$tmp/badexpr.json";          has "$err" "badexpr.json: constraints[0]"; has "$err" "column"
 sed 's/"M % MWG == 0"/"M % MWGX == 0"/' "$examples/sgemm.json" >"$tmp/badname.json"
 run 2 tune "$tmp/badname.json";          has "$err" "constraints[0]"; has "$err" "MWGX"
+# The kernel's geometry and local memory reach the library in one descriptor:
+# a refusal still names the spec's own part.
+sed 's|"N / NWI", "M / MWI"|"N / NWIX", "M / MWI"|' "$examples/sgemm.json" >"$tmp/badgeom.json"
+run 2 tune "$tmp/badgeom.json";          has "$err" "badgeom.json: geometry:"; has "$err" "NWIX"
+sed 's|"local_memory": "4 \* (|"local_memory": "4 * ((|' "$examples/sgemm.json" >"$tmp/badlmem.json"
+run 2 tune "$tmp/badlmem.json";          has "$err" "badlmem.json: local_memory:"; has "$err" "column"
 
 # ---- The SGEMM example on PoCL: tunes, validates, caches ------------------
 small="--size M=64 --size N=64 --size K=64 --budget 3 --strategy random --seed 1"
@@ -82,7 +88,7 @@ head -n 1 "$tmp/cands.csv" >"$out"; has "$out" "MWG,NWG,KWG,MWI,NWI,VW,SA,SB"
 run 0 tune "$examples/sgemm.json" $small
 has "$out" "from cache  yes"
 # shellcheck disable=SC2086
-run 0 tune "$examples/sgemm.json" $small --json; has "$out" '"from_cache":'
+run 0 tune "$examples/sgemm.json" $small --json; has "$out" '"origin":'; has "$out" '"cache_hit"'
 # A CSV that cannot be written (the disk is full: the buffered text fails
 # at fclose) exits 1 with the reason, and the stream is closed once.
 if [ -w /dev/full ]; then

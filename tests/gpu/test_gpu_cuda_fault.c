@@ -47,19 +47,43 @@ static void an_out_of_bounds_candidate_ends_the_search_naming_the_fault(void **s
     assert_int_equal(gpuopt_space_set_size(s, "N", 1 << 20), GPUOPT_OK);
     gpuopt_tuner *t = NULL;
     assert_int_equal(gpuopt_tuner_create(ctx, dev, s, &t), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_OFF), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_strategy(t, GPUOPT_STRATEGY_EXHAUSTIVE), GPUOPT_OK);
-    static const char *const global[3] = {"N", NULL, NULL}, *const local[3] = {"BLOCK", NULL, NULL};
-    assert_int_equal(gpuopt_tuner_set_kernel(t, axpy, "axpy", GPUOPT_LANG_CUDA, NULL), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_geometry(t, global, local), GPUOPT_OK);
-    assert_int_equal(
-        gpuopt_tuner_add_buffer(t, 0, GPUOPT_ELEM_F32, "N", GPUOPT_INIT_ZEROS, 0, NULL, 1),
-        GPUOPT_OK);
-    assert_int_equal(
-        gpuopt_tuner_add_buffer(t, 1, GPUOPT_ELEM_F32, "N", GPUOPT_INIT_RANDOM, 0, NULL, 0),
-        GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_add_scalar_f64(t, 2, GPUOPT_ELEM_F32, 2.0), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_add_scalar(t, 3, GPUOPT_ELEM_I32, "N"), GPUOPT_OK);
+    gpuopt_tuner_settings set;
+    memset(&set, 0, sizeof set);
+    set.struct_size = sizeof set;
+    assert_int_equal(gpuopt_tuner_get_settings(t, &set), GPUOPT_OK);
+    set.cache_mode = GPUOPT_CACHE_OFF;
+    set.strategy = GPUOPT_STRATEGY_EXHAUSTIVE;
+    assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
+    gpuopt_kernel_desc k;
+    memset(&k, 0, sizeof k);
+    k.struct_size = sizeof k;
+    k.source = axpy;
+    k.entry = "axpy";
+    k.language = GPUOPT_LANG_CUDA;
+    k.global[0] = "N";
+    k.local[0] = "BLOCK";
+    assert_int_equal(gpuopt_tuner_set_kernel(t, &k), GPUOPT_OK);
+    gpuopt_buffer_desc y, x;
+    memset(&y, 0, sizeof y);
+    y.struct_size = sizeof y;
+    y.type = GPUOPT_ELEM_F32;
+    y.count = "N";
+    x = y;
+    y.init = GPUOPT_INIT_ZEROS;
+    y.is_output = 1;
+    x.init = GPUOPT_INIT_RANDOM;
+    assert_int_equal(gpuopt_tuner_set_buffer(t, 0, &y), GPUOPT_OK);
+    assert_int_equal(gpuopt_tuner_set_buffer(t, 1, &x), GPUOPT_OK);
+    gpuopt_scalar_desc a, n;
+    memset(&a, 0, sizeof a);
+    a.struct_size = sizeof a;
+    n = a;
+    a.type = GPUOPT_ELEM_F32;
+    a.value = 2.0;
+    n.type = GPUOPT_ELEM_I32;
+    n.expression = "N";
+    assert_int_equal(gpuopt_tuner_set_scalar(t, 2, &a), GPUOPT_OK);
+    assert_int_equal(gpuopt_tuner_set_scalar(t, 3, &n), GPUOPT_OK);
     gpuopt_result *r = NULL;
     gpuopt_status st = gpuopt_tuner_run(t, &r);
     const char *why = gpuopt_last_error();

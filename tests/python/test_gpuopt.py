@@ -65,7 +65,10 @@ class Mirror(unittest.TestCase):
                               ("gpuopt_backend_info", gpuopt._BackendInfo),
                               ("gpuopt_device_info", gpuopt._DeviceInfo),
                               ("gpuopt_knob", gpuopt._Knob),
-                              ("gpuopt_workload", gpuopt._Workload)):
+                              ("gpuopt_workload", gpuopt._Workload),
+                              ("gpuopt_memory_info", gpuopt._MemoryInfo),
+                              ("gpuopt_memory_stats", gpuopt._MemoryStats),
+                              ("gpuopt_memory_advice", gpuopt._MemoryAdvice)):
             with self.subTest(struct=cname):
                 want = header_struct_fields(text, cname)
                 got = []
@@ -81,6 +84,9 @@ class Mirror(unittest.TestCase):
         self.assertEqual(ctypes.sizeof(gpuopt._DeviceInfo), lib.gpuopt_device_info_size())
         self.assertEqual(ctypes.sizeof(gpuopt._Knob), lib.gpuopt_knob_size())
         self.assertEqual(ctypes.sizeof(gpuopt._Workload), lib.gpuopt_workload_size())
+        self.assertEqual(ctypes.sizeof(gpuopt._MemoryInfo), lib.gpuopt_memory_info_size())
+        self.assertEqual(ctypes.sizeof(gpuopt._MemoryStats), lib.gpuopt_memory_stats_size())
+        self.assertEqual(ctypes.sizeof(gpuopt._MemoryAdvice), lib.gpuopt_memory_advice_size())
 
     @unittest.skipUnless(HEADER, "GPUOPT_TEST_HEADER not set")
     def test_versions_match_the_header(self):
@@ -365,6 +371,79 @@ class Plans(unittest.TestCase):
             dev = other.select("cpu")
             with self.assertRaises(ValueError):
                 self.ctx.plan(dev)
+
+
+class Memory(unittest.TestCase):
+    """Live memory and the memory manager (docs/memory.md) on the CPU."""
+
+    def setUp(self):
+        self.ctx = gpuopt.Context(backends="cpu", config_path="")
+
+    def tearDown(self):
+        self.ctx.close()
+
+    def test_device_memory_says_its_source(self):
+        m = self.ctx.device_memory()
+        self.assertEqual(m.source, "host")
+        self.assertIn("/proc/meminfo", m.source_text)
+        self.assertGreater(m.free_bytes, 0)
+        self.assertLessEqual(m.free_bytes, m.total_bytes)
+        self.assertGreaterEqual(m.age_s, 0)
+
+    def test_allocations_are_registered_for_a_with_block(self):
+        with self.ctx.memory() as mem:
+            with mem.allocation("weights", 1 << 20, place="device"):
+                with mem.allocation("staging", 4096, place="pinned"):
+                    stats = mem.stats()
+                    self.assertEqual(stats["registered"], {"device": 1 << 20, "host": 0,
+                                                           "pinned": 4096})
+                    self.assertEqual(sorted(a["name"] for a in stats["allocations"]),
+                                     ["staging", "weights"])
+                    self.assertEqual(stats["live"]["source"], "host")
+            stats = mem.stats()
+            self.assertEqual(stats["registered"]["device"], 0)
+            self.assertEqual(stats["high_water"]["device"], 1 << 20)
+            self.assertEqual(stats["threshold_percent"], 90)
+            self.assertIn("the plan's headroom rule", stats["budget_source"])
+
+    def test_a_bad_place_or_a_second_name_is_refused(self):
+        with self.ctx.memory() as mem:
+            with self.assertRaises(ValueError):
+                mem.register("x", 1, place="gpu")
+            mem.register("x", 1)
+            with self.assertRaises(gpuopt.GpuoptError) as cm:
+                mem.register("x", 1)
+            self.assertEqual(cm.exception.name, "GPUOPT_ERR_INVALID_ARGUMENT")
+            with self.assertRaises(gpuopt.GpuoptError):
+                mem.release("y")
+
+    def test_check_and_recommend_use_the_plan_s_rules(self):
+        with self.ctx.memory(workload=gpuopt.Workload(item_bytes=1 << 20)) as mem:
+            self.assertIsNone(mem.check())
+            budget = mem.stats()["budget_bytes"]
+            mem.register("batch", budget, place="device")
+            warning = mem.check()
+            self.assertIn("at or above the 90% threshold", warning)
+            self.assertIn("use batches of at most", warning)
+            advice = mem.recommend(item_bytes=1 << 20)
+            self.assertGreater(advice.max_batch, 0)
+            self.assertEqual(advice.quantize_bits, 0)
+            self.assertIn("usable", advice.reason)
+
+    def test_memory_managers_close_with_their_context(self):
+        ctx = gpuopt.Context(backends="cpu", config_path="")
+        mem = ctx.memory()
+        ctx.close()
+        with self.assertRaises(ValueError):
+            mem.stats()
+
+    def test_a_step_describes_latency_work(self):
+        w = gpuopt.Workload(objective="latency", item_bytes=48 << 20, items_per_step=10,
+                            launches_per_step=40, step_time_s=0.1, h2d_bytes_per_step=1 << 16,
+                            d2h_bytes_per_step=1 << 20)
+        plan = self.ctx.plan(workload=w)
+        self.assertEqual(plan.knob("warmup.runs").value, 1)
+        self.assertIn("a step holds 10 items x 48 MiB", plan.knob("prealloc.bytes").reason)
 
 
 if __name__ == "__main__":

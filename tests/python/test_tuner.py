@@ -16,18 +16,33 @@ HEADER = os.environ.get("GPUOPT_TEST_HEADER", "")
 
 
 class Mirror(unittest.TestCase):
+    MIRRORS = (("gpuopt_candidate", "_Candidate", "gpuopt_candidate_size"),
+               ("gpuopt_kernel_desc", "_KernelDesc", "gpuopt_kernel_desc_size"),
+               ("gpuopt_buffer_desc", "_BufferDesc", "gpuopt_buffer_desc_size"),
+               ("gpuopt_scalar_desc", "_ScalarDesc", "gpuopt_scalar_desc_size"),
+               ("gpuopt_reference_desc", "_ReferenceDesc", "gpuopt_reference_desc_size"),
+               ("gpuopt_callback_desc", "_CallbackDesc", "gpuopt_callback_desc_size"),
+               ("gpuopt_tuner_settings", "_TunerSettings", "gpuopt_tuner_settings_size"))
+
     @unittest.skipUnless(HEADER, "GPUOPT_TEST_HEADER not set")
-    def test_candidate_mirror_has_the_headers_fields_and_size(self):
+    def test_tuner_struct_mirrors_have_the_headers_fields(self):
         text = ""
         for path in HEADER.split(os.pathsep):
             with open(path, encoding="utf-8") as f:
                 text += re.sub(r"/\*.*?\*/", " ", f.read(), flags=re.S)
-        body = re.search(r"typedef struct gpuopt_candidate \{(.*?)\} gpuopt_candidate;", text,
-                         re.S).group(1)
-        want = [re.search(r"(\w+)\s*$", " ".join(d.split())).group(1)
-                for d in body.split(";") if d.strip()]
-        self.assertEqual(want, [name for name, _ in gpuopt._Candidate._fields_])
-        self.assertEqual(ctypes.sizeof(gpuopt._Candidate), gpuopt._lib.gpuopt_candidate_size())
+        for cname, mirror, _ in self.MIRRORS:
+            with self.subTest(struct=cname):
+                body = re.search(r"typedef struct %s \{(.*?)\} %s;" % (cname, cname), text,
+                                 re.S).group(1)
+                want = [re.search(r"(\w+)\s*(?:\[\d+\])?\s*$", " ".join(d.split())).group(1)
+                        for d in body.split(";") if d.strip()]
+                self.assertEqual(want, [name for name, _ in getattr(gpuopt, mirror)._fields_])
+
+    def test_tuner_struct_mirrors_have_the_librarys_sizes(self):
+        for cname, mirror, size_fn in self.MIRRORS:
+            with self.subTest(struct=cname):
+                self.assertEqual(ctypes.sizeof(getattr(gpuopt, mirror)),
+                                 getattr(gpuopt._lib, size_fn)())
 
 
 class Tuning(unittest.TestCase):
@@ -60,19 +75,19 @@ class Tuning(unittest.TestCase):
                                   validate=lambda c: c["X"] != 1) as t:
             t.configure(timing=(0.01, 0.05, 3, 5), workload_key="python-test")
             r = t.run()
-            self.assertEqual(r.from_cache, 0)
-            self.assertEqual(r.best.config, {"X": 2, "MODE": "a"})
+            self.assertEqual(r.origin, "tuned")
+            self.assertEqual(r.best.point, {"X": 2, "MODE": "a"})
             self.assertEqual(r.best.median_ns, 2000.0)
             self.assertEqual(len(r.candidates), 6)
-            self.assertEqual({c.status for c in r.candidates if c.config["X"] == 1},
+            self.assertEqual({c.status for c in r.candidates if c.point["X"] == 1},
                              {"wrong_result"})
             self.assertNotIn(3, {c["X"] for c in seen})
             self.assertEqual(json.loads(r.json)["seed"], "0")
             self.assertTrue(r.csv.startswith("index,X,MODE,status,"))
             before = len(seen)
             again = t.run()
-            self.assertEqual(again.from_cache, 1)
-            self.assertEqual(again.best.config, {"X": 2, "MODE": "a"})
+            self.assertEqual(again.origin, "cache_hit")
+            self.assertEqual(again.best.point, {"X": 2, "MODE": "a"})
             self.assertEqual(len(seen), before)  # a hit runs nothing
 
     def test_an_exception_in_run_is_a_launch_failure(self):
@@ -83,15 +98,17 @@ class Tuning(unittest.TestCase):
 
         with gpuopt.CallbackTuner(self.ctx, self.space, run) as t:
             r = t.configure(timing=(0, 0.01, 1, 2), cache="off").run()
-            self.assertEqual({c.status for c in r.candidates if c.config["MODE"] == "b"},
+            self.assertEqual({c.status for c in r.candidates if c.point["MODE"] == "b"},
                              {"launch_failed"})
-            self.assertEqual(r.best.config["MODE"], "a")
+            self.assertEqual(r.best.point["MODE"], "a")
 
     def test_no_valid_candidate_gives_a_result_without_best(self):
         with gpuopt.CallbackTuner(self.ctx, self.space, self.cost, validate=lambda c: False) as t:
             r = t.configure(timing=(0, 0.01, 1, 2), cache="off").run()
             self.assertIsNone(r.best)
             self.assertEqual(len(r.candidates), 6)
+            self.assertEqual({c.status for c in r.candidates}, {"wrong_result"})
+            self.assertEqual(json.loads(r.json)["best"], -1)
 
     def test_step_runs_candidates_then_the_best(self):
         with gpuopt.CallbackTuner(self.ctx, self.space, self.cost) as t:
@@ -106,6 +123,10 @@ class Tuning(unittest.TestCase):
             with self.assertRaises(gpuopt.GpuoptError) as e:
                 t.configure(timing=(-1, 1, 1, 1))
             self.assertEqual(e.exception.name, "GPUOPT_ERR_OUT_OF_RANGE")
+            self.assertIn("warmup_ms", e.exception.detail)
+            with self.assertRaises(gpuopt.GpuoptError) as e:
+                t.configure(timing=(0, 1, 5, 4))
+            self.assertIn("max_runs", e.exception.detail)
             with self.assertRaises(KeyError):
                 t.configure(strategy="sideways")
 

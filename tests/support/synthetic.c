@@ -4,7 +4,7 @@
 
 #include "util/strutil.h"
 
-syn_spec syn_cuda, syn_ocl, syn_cpu;
+syn_spec syn_cuda, syn_rocm, syn_ocl, syn_cpu;
 
 static const gpo_knob_def syn_knobs[] = {
     {.name = "syn.tier0",
@@ -47,6 +47,11 @@ static gpuopt_status load_cuda(const gpo_backend_env *e, void **st, gpo_backend_
     (void)e;
     return load_common(&syn_cuda, st, r);
 }
+static gpuopt_status load_rocm(const gpo_backend_env *e, void **st, gpo_backend_report *r)
+{
+    (void)e;
+    return load_common(&syn_rocm, st, r);
+}
 static gpuopt_status load_ocl(const gpo_backend_env *e, void **st, gpo_backend_report *r)
 {
     (void)e;
@@ -75,6 +80,8 @@ static gpuopt_status enumerate(void *state, const gpo_backend_env *env, gpo_devi
         d->info = s->devices[i];
         d->info.index = i;
         d->est_gflops = s->gflops[i];
+        memcpy(d->est_matrix_gflops, s->matrix[i], sizeof d->est_matrix_gflops);
+        d->est_bandwidth_gbs = s->bandwidth[i];
         gpuopt_status st = gpo_device_list_push(out, d);
         if (st)
             return st;
@@ -133,18 +140,22 @@ static const gpo_library_var ocl_libs[] = {{"opencl", "GPUOPT_OPENCL_LIBRARY"}};
 static const gpo_library_var no_libs[1] = {{NULL, NULL}};
 
 SYN_BACKEND(syn_backend_cuda, "syncuda", 1, load_cuda, gpu_libs);
+SYN_BACKEND(syn_backend_rocm, "synrocm", 1, load_rocm, no_libs);
 SYN_BACKEND(syn_backend_ocl, "synocl", 0, load_ocl, ocl_libs);
 SYN_BACKEND(syn_backend_cpu, "syncpu", 0, load_cpu, no_libs);
 
 const gpo_backend *const syn_list[3] = {&syn_backend_cuda, &syn_backend_ocl, &syn_backend_cpu};
+const gpo_backend *const syn_list4[4] = {&syn_backend_cuda, &syn_backend_rocm, &syn_backend_ocl,
+                                         &syn_backend_cpu};
 
 void syn_reset(void)
 {
     memset(&syn_cuda, 0, sizeof syn_cuda);
+    memset(&syn_rocm, 0, sizeof syn_rocm);
     memset(&syn_ocl, 0, sizeof syn_ocl);
     memset(&syn_cpu, 0, sizeof syn_cpu);
     for (int t = 0; t < 3; t++)
-        syn_cuda.has_tier[t] = syn_ocl.has_tier[t] = syn_cpu.has_tier[t] = 1;
+        syn_cuda.has_tier[t] = syn_rocm.has_tier[t] = syn_ocl.has_tier[t] = syn_cpu.has_tier[t] = 1;
 }
 
 gpuopt_device_info *syn_add(syn_spec *s, int type, const char *name, const char *uuid,

@@ -12,12 +12,14 @@
 typedef struct syn_spec {
     gpuopt_device_info devices[SYN_MAX_DEVICES];
     double gflops[SYN_MAX_DEVICES];
+    double matrix[SYN_MAX_DEVICES][GPO_PREC_COUNT]; /* est_matrix_gflops */
+    double bandwidth[SYN_MAX_DEVICES];              /* est_bandwidth_gbs */
     int n_devices;
-    gpuopt_status load_result;  /* GPUOPT_OK, or the failure load returns */
-    int kernel_side;            /* with a failing load: keep a state (devices seen) */
+    gpuopt_status load_result;    /* GPUOPT_OK, or the failure load returns */
+    int kernel_side;              /* with a failing load: keep a state (devices seen) */
     gpuopt_status tier_result[3]; /* what tier N returns (GPUOPT_OK = sets its knob) */
     int has_tier[3];
-    int loads;                  /* counters */
+    int loads; /* counters */
     int enumerates;
     int unloads;
 } syn_spec;
@@ -27,6 +29,12 @@ typedef struct syn_spec {
 extern syn_spec syn_cuda, syn_ocl, syn_cpu;
 extern const gpo_backend syn_backend_cuda, syn_backend_ocl, syn_backend_cpu;
 extern const gpo_backend *const syn_list[3];
+
+/* A second native GPU backend, "synrocm", and the four in priority order
+ * (syncuda, synrocm, synocl, syncpu), for selection across GPU vendors. */
+extern syn_spec syn_rocm;
+extern const gpo_backend syn_backend_rocm;
+extern const gpo_backend *const syn_list4[4];
 
 void syn_reset(void);
 

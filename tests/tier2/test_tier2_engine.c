@@ -133,7 +133,7 @@ static void level2_measures_every_knob_through_the_runtime_ops(void **state)
     gpuopt_context *ctx = context();
     gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
     all_from(p, GPUOPT_SOURCE_BENCHMARK);
-    assert_int_equal(count("measure:"), 5);
+    assert_int_equal(count("measure:"), 6);
     /* The simulated optimum wins, beyond noise, against tier 1's 256. */
     gpuopt_knob k = knob(p, "launch.block_size");
     assert_int_equal(k.int_value, 512);
@@ -172,7 +172,7 @@ static void later_plans_answer_from_the_cache_without_a_runtime_call(void **stat
         p = plan_on(ctx, "fakegpu:0", 2);
         all_from(p, GPUOPT_SOURCE_CACHE);
         assert_int_equal(fake_gpu.calls, 0);
-        assert_int_equal(count("hit:"), 5);
+        assert_int_equal(count("hit:"), 6);
         assert_int_equal(count("measure:"), 0);
         gpuopt_knob k = knob(p, "launch.block_size");
         assert_int_equal(k.int_value, first.int_value);
@@ -200,7 +200,7 @@ static void a_driver_update_re_verifies_the_stored_winners(void **state)
     assert_int_equal(count("verify:bench.block_stream"), 1);
     assert_int_equal(count("verify:bench.block_reduce"), 1);
     assert_int_equal(count("measure:bench.block_"), 0);
-    assert_int_equal(count("measure:"), 3);
+    assert_int_equal(count("measure:"), 4);
     gpuopt_knob k = knob(p, "launch.block_size");
     assert_int_equal(k.int_value, 512);
     assert_int_equal(k.source, GPUOPT_SOURCE_BENCHMARK);
@@ -266,7 +266,7 @@ static void a_sweep_cut_by_the_budget_resumes_where_it_stopped(void **state)
     p = plan_on(ctx, "fakegpu:0", 2);
     assert_int_equal(count("measure:bench.block_stream"), 1);
     assert_int_equal(count("measure:bench.block_reduce"), 1);
-    assert_int_equal(count("hit:"), 3);
+    assert_int_equal(count("hit:"), 4);
     k = knob(p, "launch.block_size");
     assert_int_equal(k.int_value, 512);
     assert_null(strstr(k.reason, "not reached"));

@@ -77,15 +77,15 @@ static void times_and_rates_read_in_their_units(void **state)
 {
     (void)state;
     char b[32];
-    gpo_t2_fmt_ns(1.25e6, b, sizeof b);
+    gpo_format_ns(1.25e6, b, sizeof b);
     assert_string_equal(b, "1.25 ms");
-    gpo_t2_fmt_ns(48200, b, sizeof b);
+    gpo_format_ns(48200, b, sizeof b);
     assert_string_equal(b, "48.2 us");
-    gpo_t2_fmt_ns(730, b, sizeof b);
+    gpo_format_ns(730, b, sizeof b);
     assert_string_equal(b, "730 ns");
-    gpo_t2_fmt_rate(12.4e9, b, sizeof b);
+    gpo_format_rate(12.4e9, b, sizeof b);
     assert_string_equal(b, "12.4 GB/s");
-    gpo_t2_fmt_rate(350e6, b, sizeof b);
+    gpo_format_rate(350e6, b, sizeof b);
     assert_string_equal(b, "350 MB/s");
 }
 

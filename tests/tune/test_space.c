@@ -434,32 +434,32 @@ static void configurations_read_by_name_and_print_in_parameter_order(void **stat
     (void)state;
     gpuopt_space *s = small_space(24);
     uint32_t idx[4] = {1, 2, 0, 1}; /* A=2 B=4 C=0 E=on */
-    gpuopt_config *c;
+    gpuopt_point *c;
     assert_int_equal(gpo_point_create(s, idx, &c), GPUOPT_OK);
     gpuopt_space_destroy(s); /* the configuration keeps the space alive */
     int64_t v;
     const char *text;
-    assert_int_equal(gpuopt_config_get_int(c, "B", &v), GPUOPT_OK);
+    assert_int_equal(gpuopt_point_get_int(c, "B", &v), GPUOPT_OK);
     assert_int_equal(v, 4);
-    assert_int_equal(gpuopt_config_get_int(c, "E", &v), GPUOPT_OK);
+    assert_int_equal(gpuopt_point_get_int(c, "E", &v), GPUOPT_OK);
     assert_int_equal(v, 1); /* an enum reads as its position */
-    assert_int_equal(gpuopt_config_get_text(c, "E", &text), GPUOPT_OK);
+    assert_int_equal(gpuopt_point_get_text(c, "E", &text), GPUOPT_OK);
     assert_string_equal(text, "on");
-    assert_int_equal(gpuopt_config_get_text(c, "A", &text), GPUOPT_OK);
+    assert_int_equal(gpuopt_point_get_text(c, "A", &text), GPUOPT_OK);
     assert_string_equal(text, "2");
     char *str;
-    assert_int_equal(gpuopt_config_to_string(c, &str), GPUOPT_OK);
+    assert_int_equal(gpuopt_point_to_string(c, &str), GPUOPT_OK);
     assert_string_equal(str, "A=2 B=4 C=0 E=on");
     gpuopt_free(str);
-    assert_int_equal(gpuopt_config_get_int(c, "Z", &v), GPUOPT_ERR_NOT_FOUND);
+    assert_int_equal(gpuopt_point_get_int(c, "Z", &v), GPUOPT_ERR_NOT_FOUND);
     assert_non_null(strstr(gpuopt_last_error(), "no parameter 'Z'"));
-    assert_int_equal(gpuopt_config_get_int(c, NULL, &v), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuopt_config_get_int(c, "A", NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuopt_config_get_int(NULL, "A", &v), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuopt_config_get_text(c, "A", NULL), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuopt_config_get_text(NULL, "A", &text), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuopt_config_to_string(NULL, &str), GPUOPT_ERR_INVALID_ARGUMENT);
-    assert_int_equal(gpuopt_config_to_string(c, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_point_get_int(c, NULL, &v), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_point_get_int(c, "A", NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_point_get_int(NULL, "A", &v), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_point_get_text(c, "A", NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_point_get_text(NULL, "A", &text), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_point_to_string(NULL, &str), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(gpuopt_point_to_string(c, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
     const uint32_t *got = gpo_point_indices(c);
     assert_memory_equal(got, idx, sizeof idx);
     assert_non_null(gpo_point_space(c));
@@ -473,10 +473,10 @@ static void configurations_read_by_name_and_print_in_parameter_order(void **stat
     uint32_t bad[4] = {6, 0, 0, 0};
     assert_int_equal(gpo_point_create(s, bad, &c), GPUOPT_ERR_OUT_OF_RANGE);
     assert_null(c);
-    gpuopt_config borrowed;
+    gpuopt_point borrowed;
     gpo_point_borrow(&borrowed, s, bad);
-    assert_int_equal(gpuopt_config_get_int(&borrowed, "A", &v), GPUOPT_ERR_OUT_OF_RANGE);
-    assert_int_equal(gpuopt_config_to_string(&borrowed, &str), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpuopt_point_get_int(&borrowed, "A", &v), GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(gpuopt_point_to_string(&borrowed, &str), GPUOPT_ERR_OUT_OF_RANGE);
     gpo_point_borrow(NULL, s, bad);
     assert_false(gpo_space_is_legal(s, bad));
     assert_false(gpo_space_is_legal(s, NULL));
@@ -489,7 +489,7 @@ static void configurations_read_by_name_and_print_in_parameter_order(void **stat
     assert_int_equal(raw, 1);
     assert_int_equal(legal, 1);
     gpo_point_borrow(&borrowed, s, NULL);
-    assert_int_equal(gpuopt_config_to_string(&borrowed, &str), GPUOPT_OK);
+    assert_int_equal(gpuopt_point_to_string(&borrowed, &str), GPUOPT_OK);
     assert_string_equal(str, "");
     gpuopt_free(str);
     gpo_space_iter it;
@@ -568,12 +568,12 @@ static void bad_names_values_and_constraints_are_refused_with_reasons(void **sta
 
 /* ---- callbacks ------------------------------------------------------------------ */
 
-static int32_t even_sum(const gpuopt_config *c, void *user)
+static int32_t even_sum(const gpuopt_point *c, void *user)
 {
     int64_t a, b;
     (*(int *)user)++;
-    if (gpuopt_config_get_int(c, "A", &a) != GPUOPT_OK ||
-        gpuopt_config_get_int(c, "B", &b) != GPUOPT_OK)
+    if (gpuopt_point_get_int(c, "A", &a) != GPUOPT_OK ||
+        gpuopt_point_get_int(c, "B", &b) != GPUOPT_OK)
         return 0;
     return (a + b) % 2 == 0;
 }

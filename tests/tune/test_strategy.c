@@ -50,12 +50,12 @@ static void run(const gpuopt_space *s, const gpo_search_settings *set, double op
     assert_non_null(seen);
     memset(out, 0, sizeof *out);
     out->first_within = -1;
-    const gpuopt_config *pending[8];
+    const gpuopt_point *pending[8];
     int npending = 0, over = 0;
     int32_t np = gpo_space_param_count(s);
     while (!over || npending > 0) {
         while (!over && npending < lookahead) {
-            const gpuopt_config *c;
+            const gpuopt_point *c;
             if (gpo_search_next(search, &c) != GPUOPT_OK) {
                 over = 1;
                 break;
@@ -72,7 +72,7 @@ static void run(const gpuopt_space *s, const gpo_search_settings *set, double op
         if (npending == 0)
             break;
         /* Report the oldest outstanding one. */
-        const gpuopt_config *c = pending[0];
+        const gpuopt_point *c = pending[0];
         memmove(pending, pending + 1, (size_t)--npending * sizeof *pending);
         double ns;
         int32_t status = landscape_eval(s, gpo_point_indices(c), &ns);
@@ -84,7 +84,7 @@ static void run(const gpuopt_space *s, const gpo_search_settings *set, double op
     }
     out->best = gpo_search_best_value(search);
     out->failures = gpo_search_failures(search);
-    const gpuopt_config *best = gpo_search_best(search);
+    const gpuopt_point *best = gpo_search_best(search);
     if (best) {
         memcpy(out->best_idx, gpo_point_indices(best), (size_t)np * sizeof(uint32_t));
         double ns;
@@ -124,9 +124,9 @@ static void exhaustive_finds_the_planted_optimum_over_every_legal_configuration(
         assert_memory_equal(r.best_idx, opt_idx, (size_t)gpo_space_param_count(s) * 4);
         /* The optimum is the planted one. */
         char *text;
-        gpuopt_config cfg;
+        gpuopt_point cfg;
         gpo_point_borrow(&cfg, s, opt_idx);
-        assert_int_equal(gpuopt_config_to_string(&cfg, &text), GPUOPT_OK);
+        assert_int_equal(gpuopt_point_to_string(&cfg, &text), GPUOPT_OK);
         assert_string_equal(text,
                             big ? "MWG=64 NWG=128 KWG=32 MDIMC=16 NDIMC=16 VWM=4 VWN=4 SA=1 SB=1"
                                 : "MWG=64 NWG=128 MDIMC=16 NDIMC=16 VW=4 STAGE=on");
@@ -283,7 +283,7 @@ static void budgets_in_evaluations_failures_and_seconds_hold(void **state)
     gpuopt_space *s = landscape_space(1);
     for (int32_t st = GPO_STRATEGY_EXHAUSTIVE; st <= GPO_STRATEGY_MODEL; st++) {
         gpo_search *search;
-        const gpuopt_config *c;
+        const gpuopt_point *c;
         /* Evaluations: outstanding ones count. */
         gpo_search_settings set = settings(st, 1, 5);
         assert_int_equal(gpo_search_create(s, &set, &search), GPUOPT_OK);
@@ -390,7 +390,7 @@ static void preloaded_results_are_never_proposed_and_may_win(void **state)
         assert_int_equal(gpo_search_preload(search, bad, GPO_CAND_OK, 1),
                          GPUOPT_ERR_INVALID_ARGUMENT);
         assert_true(gpo_search_best_value(search) == opt);
-        const gpuopt_config *c;
+        const gpuopt_point *c;
         int n = 0;
         while (gpo_search_next(search, &c) == GPUOPT_OK) {
             assert_false(
@@ -419,7 +419,7 @@ static void top_k_and_history_report_what_happened(void **state)
     gpo_search *search;
     gpo_search_settings set = settings(GPO_STRATEGY_EXHAUSTIVE, 1, 0);
     assert_int_equal(gpo_search_create(s, &set, &search), GPUOPT_OK);
-    const gpuopt_config *c;
+    const gpuopt_point *c;
     double expected_best = INFINITY;
     while (gpo_search_next(search, &c) == GPUOPT_OK) {
         double ns;
@@ -428,7 +428,7 @@ static void top_k_and_history_report_what_happened(void **state)
         if (status == GPO_CAND_OK && ns < expected_best)
             expected_best = ns;
     }
-    const gpuopt_config *top[5];
+    const gpuopt_point *top[5];
     double values[5];
     assert_int_equal(gpo_search_top(search, 5, top, values), 5);
     assert_true(values[0] == expected_best);
@@ -470,19 +470,19 @@ static void misuse_of_the_search_is_refused(void **state)
     assert_int_equal(gpo_search_create(s, &set, &search), GPUOPT_ERR_OUT_OF_RANGE);
     set.max_seconds = 0;
     assert_int_equal(gpo_search_create(s, &set, &search), GPUOPT_OK);
-    const gpuopt_config *c;
+    const gpuopt_point *c;
     assert_int_equal(gpo_search_next(search, &c), GPUOPT_OK);
     assert_int_equal(gpo_search_report(search, c, GPO_CAND_OK, NAN), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpo_search_report(search, c, GPO_CAND_OK, -1), GPUOPT_ERR_INVALID_ARGUMENT);
     assert_int_equal(gpo_search_report(search, c, 7, 1), GPUOPT_ERR_OUT_OF_RANGE);
     assert_int_equal(gpo_search_report(search, c, -1, 1), GPUOPT_ERR_OUT_OF_RANGE);
     /* A configuration of another space, or one never handed out. */
-    gpuopt_config foreign;
+    gpuopt_point foreign;
     gpo_point_borrow(&foreign, other, gpo_point_indices(c));
     assert_int_equal(gpo_search_report(search, &foreign, GPO_CAND_OK, 1),
                      GPUOPT_ERR_INVALID_ARGUMENT);
     uint32_t unknown[16] = {0};
-    gpuopt_config never;
+    gpuopt_point never;
     gpo_point_borrow(&never, s, unknown);
     assert_int_equal(gpo_search_report(search, &never, GPO_CAND_OK, 1),
                      GPUOPT_ERR_INVALID_ARGUMENT);
@@ -509,11 +509,11 @@ static void empty_and_single_configuration_spaces_end_at_once(void **state)
             gpo_search *search;
             gpo_search_settings set = settings(st, 1, 0);
             assert_int_equal(gpo_search_create(s, &set, &search), GPUOPT_OK);
-            const gpuopt_config *c;
+            const gpuopt_point *c;
             if (!empty) {
                 assert_int_equal(gpo_search_next(search, &c), GPUOPT_OK);
                 int64_t x;
-                assert_int_equal(gpuopt_config_get_int(c, "X", &x), GPUOPT_OK);
+                assert_int_equal(gpuopt_point_get_int(c, "X", &x), GPUOPT_OK);
                 assert_int_equal(x, 2);
                 assert_int_equal(gpo_search_report(search, c, GPO_CAND_OK, 10), GPUOPT_OK);
             }

@@ -73,9 +73,9 @@ static void exhaustive_search_finds_the_planted_fast_configuration(void **state)
         if (i != tt_find(planted, "A=3 B=2") && c.status == GPUOPT_CANDIDATE_OK)
             assert_true(c.median_ns > best.median_ns);
     }
-    int32_t cached = -1;
-    assert_int_equal(gpuopt_result_from_cache(planted, &cached), GPUOPT_OK);
-    assert_int_equal(cached, 0);
+    int32_t origin = -1;
+    assert_int_equal(gpuopt_result_get_origin(planted, &origin), GPUOPT_OK);
+    assert_int_equal(origin, GPUOPT_ORIGIN_TUNED);
 }
 
 static void planted_wrong_answer_never_wins_and_names_the_first_mismatch(void **state)
@@ -187,9 +187,10 @@ static void constraints_and_device_limits_prune_exactly_and_cost_nothing(void **
     gpuopt_tuner *t = tt_planted_tuner(ctx, dev, s, GPUOPT_CACHE_OFF);
     assert_non_null(t);
     /* PoCL: at most 4096 work-items per group, 2 MiB of local memory. */
-    static const char *const global[3] = {"N", NULL, NULL}, *const local[3] = {"L", NULL, NULL};
-    assert_int_equal(gpuopt_tuner_set_geometry(t, global, local), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_local_memory(t, "L * 512"), GPUOPT_OK);
+    gpuopt_kernel_desc k = tt_planted_kernel();
+    k.local[0] = "L";
+    k.local_memory = "L * 512";
+    assert_int_equal(gpuopt_tuner_set_kernel(t, &k), GPUOPT_OK);
     tt_count_install(t);
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
@@ -199,9 +200,9 @@ static void constraints_and_device_limits_prune_exactly_and_cost_nothing(void **
     for (int i = 0; i < n; i++) {
         gpuopt_candidate c = cand_at(r, i);
         int64_t a = 0, b = 0, lv = 0;
-        gpuopt_config_get_int(c.config, "A", &a);
-        gpuopt_config_get_int(c.config, "B", &b);
-        gpuopt_config_get_int(c.config, "L", &lv);
+        gpuopt_point_get_int(c.point, "A", &a);
+        gpuopt_point_get_int(c.point, "B", &b);
+        gpuopt_point_get_int(c.point, "L", &lv);
         assert_true(a * b <= 8);
         assert_int_equal(lv, 64);
     }
@@ -211,6 +212,18 @@ static void constraints_and_device_limits_prune_exactly_and_cost_nothing(void **
     gpuopt_result_destroy(r);
     gpuopt_tuner_destroy(t);
     gpuopt_space_destroy(s);
+}
+
+/* The settings of these tests' own tuners: short timing, no cache. */
+static gpuopt_tuner_settings quick(const gpuopt_tuner *t)
+{
+    gpuopt_tuner_settings s = tt_settings(t);
+    s.warmup_ms = 0.2;
+    s.repeat_ms = 1;
+    s.min_runs = 3;
+    s.max_runs = 8;
+    s.cache_mode = GPUOPT_CACHE_OFF;
+    return s;
 }
 
 /* Accumulates into its output, so a missing reset shows as a wrong answer
@@ -236,25 +249,31 @@ static void outputs_are_reset_before_every_run_and_reference_data_checks_them(vo
     assert_int_equal(gpuopt_space_set_size(s, "N", 256), GPUOPT_OK);
     gpuopt_tuner *t = NULL;
     assert_int_equal(gpuopt_tuner_create(ctx, dev, s, &t), GPUOPT_OK);
-    static const char *const global[3] = {"N", NULL, NULL};
     float a[256], want[256];
     for (int i = 0; i < 256; i++) {
         a[i] = (float)i / 8.0f;
         want[i] = 1.5f + a[i];
     }
-    assert_int_equal(
-        gpuopt_tuner_set_kernel(t, accumulate_source, "acc", GPUOPT_LANG_OPENCL_C, NULL),
-        GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_geometry(t, global, NULL), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_add_buffer(t, 0, GPUOPT_ELEM_F32, "N", GPUOPT_INIT_DATA, 0, a, 0),
-                     GPUOPT_OK);
-    assert_int_equal(
-        gpuopt_tuner_add_buffer(t, 1, GPUOPT_ELEM_F32, "N", GPUOPT_INIT_CONSTANT, 1.5, NULL, 1),
-        GPUOPT_OK);
+    gpuopt_kernel_desc k = {.struct_size = sizeof k};
+    k.source = accumulate_source;
+    k.entry = "acc";
+    k.language = GPUOPT_LANG_OPENCL_C;
+    k.global[0] = "N";
+    assert_int_equal(gpuopt_tuner_set_kernel(t, &k), GPUOPT_OK);
+    gpuopt_buffer_desc in = {.struct_size = sizeof in}, out = {.struct_size = sizeof out};
+    in.type = out.type = GPUOPT_ELEM_F32;
+    in.count = out.count = "N";
+    in.init = GPUOPT_INIT_DATA;
+    in.data = a;
+    out.init = GPUOPT_INIT_CONSTANT;
+    out.constant = 1.5;
+    out.is_output = 1;
+    assert_int_equal(gpuopt_tuner_set_buffer(t, 0, &in), GPUOPT_OK);
+    assert_int_equal(gpuopt_tuner_set_buffer(t, 1, &out), GPUOPT_OK);
     assert_int_equal(gpuopt_tuner_set_reference_data(t, 1, want, sizeof want), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_tolerance(t, 0, 0), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_timing(t, 0.2, 1, 3, 8), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_OFF), GPUOPT_OK);
+    gpuopt_tuner_settings set = quick(t);
+    set.abs_tol = set.rel_tol = 0;
+    assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
     /* Checked, so correct: each timed in full or pruned as slower. */
@@ -289,18 +308,26 @@ static void buffers_and_scalars_sized_by_parameters_are_made_per_candidate(void 
     assert_int_equal(gpuopt_space_set_size(s, "N", 512), GPUOPT_OK);
     gpuopt_tuner *t = NULL;
     assert_int_equal(gpuopt_tuner_create(ctx, dev, s, &t), GPUOPT_OK);
-    static const char *const global[3] = {"N", NULL, NULL};
-    assert_int_equal(gpuopt_tuner_set_kernel(t, scaled_source, "scaled", GPUOPT_LANG_OPENCL_C, ""),
-                     GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_geometry(t, global, NULL), GPUOPT_OK);
+    gpuopt_kernel_desc k = {.struct_size = sizeof k};
+    k.source = scaled_source;
+    k.entry = "scaled";
+    k.language = GPUOPT_LANG_OPENCL_C;
+    k.build_options = "";
+    k.global[0] = "N";
+    assert_int_equal(gpuopt_tuner_set_kernel(t, &k), GPUOPT_OK);
     /* X = 3000000: its count scalar (3e9) does not fit an int. */
-    assert_int_equal(gpuopt_tuner_add_buffer(t, 0, GPUOPT_ELEM_F32, "N * min(X, 4)",
-                                             GPUOPT_INIT_ZEROS, 0, NULL, 1),
-                     GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_add_scalar(t, 1, GPUOPT_ELEM_I32, "X > 4 ? X * 1000 : N * X"),
-                     GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_timing(t, 0.2, 1, 3, 8), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_OFF), GPUOPT_OK);
+    gpuopt_buffer_desc buf = {.struct_size = sizeof buf};
+    buf.type = GPUOPT_ELEM_F32;
+    buf.count = "N * min(X, 4)";
+    buf.init = GPUOPT_INIT_ZEROS;
+    buf.is_output = 1;
+    assert_int_equal(gpuopt_tuner_set_buffer(t, 0, &buf), GPUOPT_OK);
+    gpuopt_scalar_desc count = {.struct_size = sizeof count};
+    count.type = GPUOPT_ELEM_I32;
+    count.expression = "X > 4 ? X * 1000 : N * X";
+    assert_int_equal(gpuopt_tuner_set_scalar(t, 1, &count), GPUOPT_OK);
+    gpuopt_tuner_settings set = quick(t);
+    assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
     tt_count_install(t);
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
@@ -381,10 +408,11 @@ static void a_reference_that_does_not_build_stops_the_run_with_its_log(void **st
     (void)state;
     gpuopt_space *s = tt_planted_space();
     gpuopt_tuner *t = tt_planted_tuner(ctx, dev, s, GPUOPT_CACHE_OFF);
-    static const char *const global[3] = {"N", NULL, NULL};
-    assert_int_equal(gpuopt_tuner_set_reference_kernel(t, "__kernel void reference(void) { oops }",
-                                                       "reference", NULL, global, NULL),
-                     GPUOPT_OK);
+    gpuopt_reference_desc ref = {.struct_size = sizeof ref};
+    ref.source = "__kernel void reference(void) { oops }";
+    ref.entry = "reference";
+    ref.global[0] = "N";
+    assert_int_equal(gpuopt_tuner_set_reference_kernel(t, &ref), GPUOPT_OK);
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_ERR_BUILD);
     assert_null(r);

@@ -1,7 +1,7 @@
 /* The tuner with host-callback subjects (on the CPU backend's device):
  * their own measurements and the library's clock, pre_run and validate
  * hooks, failures and timeouts, budgets and progress, reproducibility by
- * seed, and online tuning with gpuopt_tune_step. */
+ * seed, and online tuning with gpuopt_tuner_step. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,14 +46,14 @@ typedef struct probe {
     int norder;
 } probe;
 
-static int64_t x_of(const gpuopt_config *c)
+static int64_t x_of(const gpuopt_point *c)
 {
     int64_t x = -1;
-    gpuopt_config_get_int(c, "X", &x);
+    gpuopt_point_get_int(c, "X", &x);
     return x;
 }
 
-static void pre_run(const gpuopt_config *c, void *user)
+static void pre_run(const gpuopt_point *c, void *user)
 {
     probe *p = user;
     (void)c;
@@ -61,7 +61,7 @@ static void pre_run(const gpuopt_config *c, void *user)
     p->pending_pre = 1;
 }
 
-static gpuopt_status run(const gpuopt_config *c, void *user, double *measured_ns)
+static gpuopt_status run(const gpuopt_point *c, void *user, double *measured_ns)
 {
     probe *p = user;
     int64_t x = x_of(c);
@@ -84,7 +84,7 @@ static gpuopt_status run(const gpuopt_config *c, void *user, double *measured_ns
     return GPUOPT_OK;
 }
 
-static int32_t validate(const gpuopt_config *c, void *user)
+static int32_t validate(const gpuopt_point *c, void *user)
 {
     probe *p = user;
     p->validates++;
@@ -110,11 +110,30 @@ static gpuopt_tuner *x_tuner(int n, probe *p, int with_validate)
     gpuopt_space_destroy(s);
     p->pre_before_run = 1;
     p->last_x = -1;
-    assert_int_equal(gpuopt_tuner_set_callback(t, run, pre_run, with_validate ? validate : NULL, p),
-                     GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_timing(t, 0.05, 0.2, 3, 6), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_OFF), GPUOPT_OK);
+    gpuopt_callback_desc cb = {.struct_size = sizeof cb};
+    cb.run = run;
+    cb.pre_run = pre_run;
+    cb.validate = with_validate ? validate : NULL;
+    cb.user = p;
+    assert_int_equal(gpuopt_tuner_set_callback(t, &cb), GPUOPT_OK);
+    gpuopt_tuner_settings set = tt_settings(t);
+    set.warmup_ms = 0.05;
+    set.repeat_ms = 0.2;
+    set.min_runs = 3;
+    set.max_runs = 6;
+    set.cache_mode = GPUOPT_CACHE_OFF;
+    assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
     return t;
+}
+
+/* Makes `reject` the validate callback of an x_tuner. */
+static void reject_with(gpuopt_tuner *t, gpuopt_validate_fn reject, probe *p)
+{
+    gpuopt_callback_desc cb = {.struct_size = sizeof cb};
+    cb.run = run;
+    cb.validate = reject;
+    cb.user = p;
+    assert_int_equal(gpuopt_tuner_set_callback(t, &cb), GPUOPT_OK);
 }
 
 static gpuopt_candidate cand(const gpuopt_result *r, int i)
@@ -169,7 +188,9 @@ static void failures_are_recorded_and_never_win(void **state)
     (void)state;
     probe p = {.measure = 1, .fail_x = 1, .wrong_x = 2, .sleep_x = 3, .sleep_ms = 30};
     gpuopt_tuner *t = x_tuner(4, &p, 1);
-    assert_int_equal(gpuopt_tuner_set_timeout(t, 0.01), GPUOPT_OK);
+    gpuopt_tuner_settings set = tt_settings(t);
+    set.timeout_s = 0.01;
+    assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
     gpuopt_candidate c = cand(r, tt_find(r, "X=1"));
@@ -188,22 +209,23 @@ static void failures_are_recorded_and_never_win(void **state)
     gpuopt_tuner_destroy(t);
 }
 
-static void no_valid_candidate_is_not_found_with_the_result(void **state)
+static void no_valid_candidate_is_a_result_whose_best_is_not_found(void **state)
 {
     (void)state;
     probe p = {.measure = 1, .wrong_x = 1, .fail_x = 2};
     gpuopt_tuner *t = x_tuner(2, &p, 1);
     gpuopt_result *r = NULL;
-    assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_ERR_NOT_FOUND);
+    assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
     assert_non_null(r);
-    assert_non_null(strstr(gpuopt_last_error(), "no valid candidate"));
     int32_t n = 0;
     assert_int_equal(gpuopt_result_count(r, &n), GPUOPT_OK);
     assert_int_equal(n, 2);
     gpuopt_candidate b;
-    memset(&b, 0, sizeof b);
+    memset(&b, 0x5a, sizeof b);
     b.struct_size = sizeof b;
     assert_int_equal(gpuopt_result_best(r, &b), GPUOPT_ERR_NOT_FOUND);
+    assert_non_null(strstr(gpuopt_last_error(), "no valid candidate among the 2 evaluated"));
+    assert_null(b.point); /* failure means no output */
     char *json = NULL;
     assert_int_equal(gpuopt_result_to_json(r, &json), GPUOPT_OK);
     assert_non_null(strstr(json, "\"best\":\t-1"));
@@ -217,8 +239,10 @@ static void budgets_stop_the_search(void **state)
     (void)state;
     probe p = {.measure = 1};
     gpuopt_tuner *t = x_tuner(20, &p, 0);
-    assert_int_equal(gpuopt_tuner_set_strategy(t, GPUOPT_STRATEGY_RANDOM), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_budget(t, 7, 0, 0), GPUOPT_OK);
+    gpuopt_tuner_settings set = tt_settings(t);
+    set.strategy = GPUOPT_STRATEGY_RANDOM;
+    set.max_evaluations = 7;
+    assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
     int32_t n = 0;
@@ -228,7 +252,7 @@ static void budgets_stop_the_search(void **state)
     gpuopt_tuner_destroy(t);
 }
 
-static int32_t reject_all(const gpuopt_config *c, void *user)
+static int32_t reject_all(const gpuopt_point *c, void *user)
 {
     (void)c;
     (void)user;
@@ -240,10 +264,12 @@ static void the_failure_budget_stops_the_search(void **state)
     (void)state;
     probe p = {.measure = 1};
     gpuopt_tuner *t = x_tuner(20, &p, 0);
-    assert_int_equal(gpuopt_tuner_set_callback(t, run, NULL, reject_all, &p), GPUOPT_OK);
-    assert_int_equal(gpuopt_tuner_set_budget(t, 0, 0, 3), GPUOPT_OK);
+    reject_with(t, reject_all, &p);
+    gpuopt_tuner_settings set = tt_settings(t);
+    set.max_failures = 3;
+    assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
     gpuopt_result *r = NULL;
-    assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_ERR_NOT_FOUND);
+    assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
     int32_t n = 0;
     gpuopt_result_count(r, &n);
     assert_int_equal(n, 3);
@@ -263,7 +289,7 @@ static void order_of(const gpuopt_result *r, char *out, size_t cap)
     out[0] = '\0';
     for (int i = 0; i < n; i++) {
         char *s = NULL;
-        gpuopt_config_to_string(cand(r, i).config, &s);
+        gpuopt_point_to_string(cand(r, i).point, &s);
         snprintf(out + strlen(out), cap - strlen(out), "%s ", s);
         gpuopt_free(s);
     }
@@ -278,9 +304,11 @@ static void the_same_seed_gives_the_same_sequence(void **state)
     for (int k = 0; k < 3; k++) {
         probe p = {.measure = 1};
         gpuopt_tuner *t = x_tuner(40, &p, 0);
-        assert_int_equal(gpuopt_tuner_set_strategy(t, GPUOPT_STRATEGY_RANDOM), GPUOPT_OK);
-        assert_int_equal(gpuopt_tuner_set_budget(t, 12, 0, 0), GPUOPT_OK);
-        assert_int_equal(gpuopt_tuner_set_seed(t, seeds[k]), GPUOPT_OK);
+        gpuopt_tuner_settings set = tt_settings(t);
+        set.strategy = GPUOPT_STRATEGY_RANDOM;
+        set.max_evaluations = 12;
+        set.seed = seeds[k];
+        assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
         gpuopt_result *r = NULL;
         assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
         order_of(r, orders[k], 1024);
@@ -325,18 +353,18 @@ static void progress_is_reported_after_every_candidate(void **state)
     gpuopt_tuner_destroy(t);
 }
 
-static void tune_step_runs_each_candidate_once_then_the_best(void **state)
+static void tuner_step_runs_each_candidate_once_then_the_best(void **state)
 {
     (void)state;
     probe p = {.measure = 1, .wrong_x = 3};
     gpuopt_tuner *t = x_tuner(4, &p, 1);
-    const gpuopt_config *c = NULL;
+    const gpuopt_point *c = NULL;
     int32_t done = -1;
     /* X = 4 first: exhaustive walks in order 1, 2, 3, 4; make 2 best by
      * the run count: the callback measures 1000 * X, so 1 is best. */
     int64_t seen[8];
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(gpuopt_tune_step(t, &c, &done), GPUOPT_OK);
+        assert_int_equal(gpuopt_tuner_step(t, &c, &done), GPUOPT_OK);
         assert_int_equal(done, 0);
         seen[i] = x_of(c);
     }
@@ -344,33 +372,35 @@ static void tune_step_runs_each_candidate_once_then_the_best(void **state)
     assert_int_equal(seen[1], 2);
     /* X = 3 fails validation: the same call redoes the work with the best. */
     assert_int_equal(seen[2], 1);
-    assert_int_equal(gpuopt_tune_step(t, &c, &done), GPUOPT_OK);
+    assert_int_equal(gpuopt_tuner_step(t, &c, &done), GPUOPT_OK);
     assert_int_equal(x_of(c), 4);
     assert_int_equal(done, 0);
     int runs_before = p.runs;
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(gpuopt_tune_step(t, &c, &done), GPUOPT_OK);
+        assert_int_equal(gpuopt_tuner_step(t, &c, &done), GPUOPT_OK);
         assert_int_equal(done, 1);
         assert_int_equal(x_of(c), 1);
     }
     assert_int_equal(p.runs, runs_before + 3); /* one run per call */
     assert_int_equal(p.pre_runs, p.runs);
     /* A setter starts the online search again. */
-    assert_int_equal(gpuopt_tuner_set_seed(t, 5), GPUOPT_OK);
-    assert_int_equal(gpuopt_tune_step(t, &c, &done), GPUOPT_OK);
+    gpuopt_tuner_settings set = tt_settings(t);
+    set.seed = 5;
+    assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
+    assert_int_equal(gpuopt_tuner_step(t, &c, &done), GPUOPT_OK);
     assert_int_equal(done, 0);
     gpuopt_tuner_destroy(t);
 }
 
-static void tune_step_without_any_valid_candidate_is_not_found(void **state)
+static void tuner_step_without_any_valid_candidate_is_not_found(void **state)
 {
     (void)state;
     probe p = {.measure = 1};
     gpuopt_tuner *t = x_tuner(2, &p, 0);
-    assert_int_equal(gpuopt_tuner_set_callback(t, run, NULL, reject_all, &p), GPUOPT_OK);
-    const gpuopt_config *c = NULL;
+    reject_with(t, reject_all, &p);
+    const gpuopt_point *c = NULL;
     int32_t done = -1;
-    assert_int_equal(gpuopt_tune_step(t, &c, &done), GPUOPT_ERR_NOT_FOUND);
+    assert_int_equal(gpuopt_tuner_step(t, &c, &done), GPUOPT_ERR_NOT_FOUND);
     assert_null(c);
     assert_int_equal(done, 0);
     gpuopt_tuner_destroy(t);
@@ -382,13 +412,13 @@ int main(void)
         cmocka_unit_test(own_measurements_are_taken_as_given),
         cmocka_unit_test(the_library_times_a_callback_that_does_not_measure_itself),
         cmocka_unit_test(failures_are_recorded_and_never_win),
-        cmocka_unit_test(no_valid_candidate_is_not_found_with_the_result),
+        cmocka_unit_test(no_valid_candidate_is_a_result_whose_best_is_not_found),
         cmocka_unit_test(budgets_stop_the_search),
         cmocka_unit_test(the_failure_budget_stops_the_search),
         cmocka_unit_test(the_same_seed_gives_the_same_sequence),
         cmocka_unit_test(progress_is_reported_after_every_candidate),
-        cmocka_unit_test(tune_step_runs_each_candidate_once_then_the_best),
-        cmocka_unit_test(tune_step_without_any_valid_candidate_is_not_found),
+        cmocka_unit_test(tuner_step_runs_each_candidate_once_then_the_best),
+        cmocka_unit_test(tuner_step_without_any_valid_candidate_is_not_found),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

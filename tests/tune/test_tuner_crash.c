@@ -150,11 +150,11 @@ static void a_killed_tune_keeps_every_finished_candidate_and_the_next_run_resume
 #define WRITERS 4
 #define CANDIDATES 30
 
-static gpuopt_status busy_run(const gpuopt_config *c, void *user, double *ns)
+static gpuopt_status busy_run(const gpuopt_point *c, void *user, double *ns)
 {
     (void)user;
     int64_t x = 0;
-    gpuopt_config_get_int(c, "X", &x);
+    gpuopt_point_get_int(c, "X", &x);
     *ns = 1000.0 + (double)((x * 7919) % CANDIDATES);
     return GPUOPT_OK;
 }
@@ -172,10 +172,17 @@ static void child_concurrent(const char *dir)
     gpuopt_space_add_int(s, "X", v, CANDIDATES);
     gpuopt_tuner *t = NULL;
     CHILD_CHECK(gpuopt_tuner_create(ctx, dev, s, &t) == GPUOPT_OK);
-    CHILD_CHECK(gpuopt_tuner_set_callback(t, busy_run, NULL, NULL, NULL) == GPUOPT_OK);
-    gpuopt_tuner_set_timing(t, 0, 0.01, 1, 2);
-    gpuopt_tuner_set_workload_key(t, "concurrent");
-    gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_REFRESH);
+    gpuopt_callback_desc cb = {.struct_size = sizeof cb};
+    cb.run = busy_run;
+    CHILD_CHECK(gpuopt_tuner_set_callback(t, &cb) == GPUOPT_OK);
+    gpuopt_tuner_settings set = tt_settings(t);
+    set.warmup_ms = 0;
+    set.repeat_ms = 0.01;
+    set.min_runs = 1;
+    set.max_runs = 2;
+    set.workload_key = "concurrent";
+    set.cache_mode = GPUOPT_CACHE_REFRESH;
+    CHILD_CHECK(gpuopt_tuner_set_settings(t, &set) == GPUOPT_OK);
     gpuopt_result *r = NULL;
     CHILD_CHECK(gpuopt_tuner_run(t, &r) == GPUOPT_OK);
     gpuopt_result_destroy(r);

@@ -25,11 +25,17 @@ static void a_cuda_kernel_tuner_without_a_gpu_says_it_cannot_run(void **state)
     EXPECT_DETAIL_NAMES("cannot run kernels on device cuda:0");
     EXPECT_DETAIL_NAMES("GPU");
     /* Online tuning says the same. */
-    assert_int_equal(gpuopt_tune_step(t, NULL, NULL), st);
+    assert_int_equal(gpuopt_tuner_step(t, NULL, NULL), st);
     EXPECT_DETAIL_NAMES("cuda:0");
     /* An OpenCL C kernel has no route on this device at all. */
-    EXPECT_OK(
-        gpuopt_tuner_set_kernel(t, "__kernel void k(void) {}", "k", GPUOPT_LANG_OPENCL_C, NULL));
+    gpuopt_kernel_desc k;
+    memset(&k, 0, sizeof k);
+    k.struct_size = sizeof k;
+    k.source = "__kernel void k(void) {}";
+    k.entry = "k";
+    k.language = GPUOPT_LANG_OPENCL_C;
+    k.global[0] = "N";
+    EXPECT_OK(gpuopt_tuner_set_kernel(t, &k));
     assert_int_not_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
     EXPECT_DETAIL_NAMES("opencl-c");
     gpuopt_tuner_destroy(t);

@@ -16,7 +16,12 @@ static void a_candidate_that_faults_ends_the_search_naming_the_fault(void **stat
     static const int64_t v[] = {64, 128, 256, 512};
     gpuopt_tuner *t =
         tuner_cuda_scale(GPO_BUILD_DIR "/tests/tune-cuda-fault-cache", v, 4, &ctx, &s);
-    EXPECT_OK(gpuopt_tuner_set_cache_mode(t, GPUOPT_CACHE_OFF));
+    gpuopt_tuner_settings set;
+    memset(&set, 0, sizeof set);
+    set.struct_size = sizeof set;
+    EXPECT_OK(gpuopt_tuner_get_settings(t, &set));
+    set.cache_mode = GPUOPT_CACHE_OFF;
+    EXPECT_OK(gpuopt_tuner_set_settings(t, &set));
     gpuopt_result *r = NULL;
     gpuopt_status st = gpuopt_tuner_run(t, &r);
     print_message("gpuopt_tuner_run: %s: %s\n", gpuopt_status_name(st), gpuopt_last_error());

@@ -78,19 +78,61 @@ gpuopt_space *tt_planted_space(void)
     return s;
 }
 
+gpuopt_tuner_settings tt_settings(const gpuopt_tuner *t)
+{
+    gpuopt_tuner_settings s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    if (gpuopt_tuner_get_settings(t, &s) != GPUOPT_OK)
+        fprintf(stderr, "tt_settings: %s\n", gpuopt_last_error());
+    return s;
+}
+
+gpuopt_kernel_desc tt_planted_kernel(void)
+{
+    gpuopt_kernel_desc k;
+    memset(&k, 0, sizeof k);
+    k.struct_size = sizeof k;
+    k.source = tt_planted_source;
+    k.entry = "planted";
+    k.language = GPUOPT_LANG_OPENCL_C;
+    k.global[0] = "N";
+    k.local[0] = "64";
+    return k;
+}
+
 gpuopt_tuner *tt_planted_tuner(gpuopt_context *ctx, gpuopt_device *dev, const gpuopt_space *space,
                                int32_t mode)
 {
     gpuopt_tuner *t = NULL;
-    static const char *const global[3] = {"N", NULL, NULL}, *const local[3] = {"64", NULL, NULL};
-    if (gpuopt_tuner_create(ctx, dev, space, &t) != GPUOPT_OK ||
-        gpuopt_tuner_set_kernel(t, tt_planted_source, "planted", GPUOPT_LANG_OPENCL_C, "") ||
-        gpuopt_tuner_set_geometry(t, global, local) ||
-        gpuopt_tuner_add_buffer(t, 0, GPUOPT_ELEM_F32, "N", GPUOPT_INIT_RANDOM, 0, NULL, 0) ||
-        gpuopt_tuner_add_buffer(t, 1, GPUOPT_ELEM_F32, "N", GPUOPT_INIT_ZEROS, 0, NULL, 1) ||
-        gpuopt_tuner_add_scalar(t, 2, GPUOPT_ELEM_I32, "N") ||
-        gpuopt_tuner_set_reference_kernel(t, tt_reference_source, "reference", "", global, NULL) ||
-        gpuopt_tuner_set_timing(t, 0.5, 2, 3, 10) || gpuopt_tuner_set_cache_mode(t, mode)) {
+    gpuopt_kernel_desc k = tt_planted_kernel();
+    gpuopt_buffer_desc a = {.struct_size = sizeof a}, out = {.struct_size = sizeof out};
+    a.type = out.type = GPUOPT_ELEM_F32;
+    a.count = out.count = "N";
+    a.init = GPUOPT_INIT_RANDOM;
+    out.init = GPUOPT_INIT_ZEROS;
+    out.is_output = 1;
+    gpuopt_scalar_desc n = {.struct_size = sizeof n};
+    n.type = GPUOPT_ELEM_I32;
+    n.expression = "N";
+    gpuopt_reference_desc ref = {.struct_size = sizeof ref};
+    ref.source = tt_reference_source;
+    ref.entry = "reference";
+    ref.global[0] = "N";
+    if (gpuopt_tuner_create(ctx, dev, space, &t) != GPUOPT_OK || gpuopt_tuner_set_kernel(t, &k) ||
+        gpuopt_tuner_set_buffer(t, 0, &a) || gpuopt_tuner_set_buffer(t, 1, &out) ||
+        gpuopt_tuner_set_scalar(t, 2, &n) || gpuopt_tuner_set_reference_kernel(t, &ref)) {
+        fprintf(stderr, "planted tuner: %s\n", gpuopt_last_error());
+        gpuopt_tuner_destroy(t);
+        return NULL;
+    }
+    gpuopt_tuner_settings s = tt_settings(t);
+    s.warmup_ms = 0.5;
+    s.repeat_ms = 2;
+    s.min_runs = 3;
+    s.max_runs = 10;
+    s.cache_mode = mode;
+    if (gpuopt_tuner_set_settings(t, &s)) {
         fprintf(stderr, "planted tuner: %s\n", gpuopt_last_error());
         gpuopt_tuner_destroy(t);
         return NULL;
@@ -106,7 +148,7 @@ const char *tt_best(const gpuopt_result *r)
     c.struct_size = sizeof c;
     text[0] = '\0';
     char *s = NULL;
-    if (gpuopt_result_best(r, &c) == GPUOPT_OK && gpuopt_config_to_string(c.config, &s) == 0) {
+    if (gpuopt_result_best(r, &c) == GPUOPT_OK && gpuopt_point_to_string(c.point, &s) == 0) {
         snprintf(text, sizeof text, "%s", s);
         gpuopt_free(s);
     }
@@ -122,7 +164,7 @@ int tt_find(const gpuopt_result *r, const char *text)
         memset(&c, 0, sizeof c);
         c.struct_size = sizeof c;
         char *s = NULL;
-        if (gpuopt_result_at(r, i, &c) != GPUOPT_OK || gpuopt_config_to_string(c.config, &s))
+        if (gpuopt_result_at(r, i, &c) != GPUOPT_OK || gpuopt_point_to_string(c.point, &s))
             continue;
         int eq = strcmp(s, text) == 0;
         gpuopt_free(s);

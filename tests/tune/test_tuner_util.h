@@ -21,6 +21,10 @@ extern char tt_log[16384];
 extern const char *const tt_planted_source;
 extern const char *const tt_reference_source;
 gpuopt_space *tt_planted_space(void);
+/* The tuner's settings (gpuopt_tuner_get_settings), to change and set. */
+gpuopt_tuner_settings tt_settings(const gpuopt_tuner *t);
+/* The planted kernel's descriptor: geometry N / 64. */
+gpuopt_kernel_desc tt_planted_kernel(void);
 /* A tuner of the planted kernel: geometry N / 64, arguments a (random),
  * out (output), n; the reference kernel; short timing; cache `mode`. */
 gpuopt_tuner *tt_planted_tuner(gpuopt_context *ctx, gpuopt_device *dev, const gpuopt_space *space,

@@ -25,15 +25,31 @@ static inline gpuopt_tuner *tuner_cuda_scale(const char *cache_dir, const int64_
     EXPECT_OK(gpuopt_space_set_size(*space, "N", 1 << 20));
     gpuopt_tuner *t = NULL;
     EXPECT_OK(gpuopt_tuner_create(*ctx, dev, *space, &t));
-    static const char *const global[3] = {"N", NULL, NULL}, *const local[3] = {"BLOCK", NULL, NULL};
-    EXPECT_OK(gpuopt_tuner_set_kernel(t,
-                                      "extern \"C\" __global__ void scale(float *x, int n) {\n"
-                                      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                                      "  if (i < n) x[i] *= 2.0f;\n}\n",
-                                      "scale", GPUOPT_LANG_CUDA, NULL));
-    EXPECT_OK(gpuopt_tuner_set_geometry(t, global, local));
-    EXPECT_OK(gpuopt_tuner_add_buffer(t, 0, GPUOPT_ELEM_F32, "N", GPUOPT_INIT_RANDOM, 0, NULL, 1));
-    EXPECT_OK(gpuopt_tuner_add_scalar(t, 1, GPUOPT_ELEM_I32, "N"));
+    gpuopt_kernel_desc k;
+    memset(&k, 0, sizeof k);
+    k.struct_size = sizeof k;
+    k.source = "extern \"C\" __global__ void scale(float *x, int n) {\n"
+               "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+               "  if (i < n) x[i] *= 2.0f;\n}\n";
+    k.entry = "scale";
+    k.language = GPUOPT_LANG_CUDA;
+    k.global[0] = "N";
+    k.local[0] = "BLOCK";
+    EXPECT_OK(gpuopt_tuner_set_kernel(t, &k));
+    gpuopt_buffer_desc x;
+    memset(&x, 0, sizeof x);
+    x.struct_size = sizeof x;
+    x.type = GPUOPT_ELEM_F32;
+    x.count = "N";
+    x.init = GPUOPT_INIT_RANDOM;
+    x.is_output = 1;
+    EXPECT_OK(gpuopt_tuner_set_buffer(t, 0, &x));
+    gpuopt_scalar_desc n;
+    memset(&n, 0, sizeof n);
+    n.struct_size = sizeof n;
+    n.type = GPUOPT_ELEM_I32;
+    n.expression = "N";
+    EXPECT_OK(gpuopt_tuner_set_scalar(t, 1, &n));
     return t;
 }
 

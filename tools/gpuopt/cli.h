@@ -17,7 +17,8 @@ typedef struct cli_command {
     int (*run)(int argc, char **argv);
 } cli_command;
 
-extern const cli_command cli_cache, cli_devices, cli_doctor, cli_plan, cli_tune, cli_version;
+extern const cli_command cli_cache, cli_devices, cli_doctor, cli_memory, cli_plan, cli_tune,
+    cli_version;
 
 /* Prints "gpuopt CMD: message" to stderr and returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

@@ -68,6 +68,12 @@ static void print_device(const cJSON *d)
                str(d, "pci_bus_id") && str(d, "uuid") ? "  " : "", str(d, "uuid") ? str(d, "uuid") : "");
     if (routes && strchr(routes, ','))
         printf("    %-12salso reachable through: %s\n", "", strchr(routes, ',') + 1);
+    const cJSON *w;
+    cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(d, "warnings"))
+    {
+        if (cJSON_IsString(w))
+            printf("    %-12swarning: %s\n", "", w->valuestring);
+    }
 #undef SEP
 }
 
@@ -110,7 +116,8 @@ static void print_table(const cJSON *root)
     }
     const cJSON *sel = cJSON_GetObjectItemCaseSensitive(root, "selection");
     if (str(sel, "device"))
-        printf("\n* selected by policy \"%s\"\n", str(sel, "policy"));
+        printf("\n* selected by policy \"%s\": %s\n", str(sel, "policy"),
+               str(sel, "reason") ? str(sel, "reason") : str(sel, "device"));
     else if (str(sel, "error"))
         printf("\nno device selected: %s\n", str(sel, "error"));
 }
@@ -164,7 +171,9 @@ const cli_command cli_devices = {
     "usage: gpuopt devices [--json] [--backend LIST]\n\n"
     "Lists every backend (with why it is unavailable, the library it loaded and its\n"
     "versions) and every device, a physical device once even when several backends\n"
-    "reach it. '*' marks the device GPUOPT_DEVICE (default \"auto\") selects.\n\n"
+    "reach it. '*' marks the device GPUOPT_DEVICE (default \"auto\") selects, and the\n"
+    "last line says why (docs/selection.md). A device the compiler found no longer\n"
+    "targets carries a warning.\n\n"
     "  --json           one JSON object: {gpuopt_version, backends, devices, selection}\n"
     "                   (docs/json.md)\n"
     "  --backend LIST   only these backends, like GPUOPT_BACKEND (auto, cpu, opencl, ...)\n",

@@ -1,5 +1,6 @@
 /* gpuopt plan: the knobs for a device at a level, with tier, source and
  * reason; as JSON or as shell export lines. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,22 @@
 
 static const char *const source_words[] = {"default", "detected", "benchmark", "cache",
                                            "config",  "env",      "api"};
+
+/* "Selected: why", from the plan's JSON (selection.reason): the one place
+ * the library says it. */
+static void print_selection(const gpuopt_plan *plan)
+{
+    char *text = NULL;
+    if (gpuopt_plan_to_json(plan, &text) != GPUOPT_OK)
+        return;
+    cJSON *root = cJSON_Parse(text);
+    const cJSON *sel = cJSON_GetObjectItemCaseSensitive(root, "selection");
+    const cJSON *reason = cJSON_GetObjectItemCaseSensitive(sel, "reason");
+    if (cJSON_IsString(reason) && reason->valuestring[0])
+        printf("Selected: %s\n", reason->valuestring);
+    cJSON_Delete(root);
+    gpuopt_free(text);
+}
 
 static void print_plan(gpuopt_plan *plan)
 {
@@ -24,7 +41,9 @@ static void print_plan(gpuopt_plan *plan)
     printf("Plan for %s (%s): level %d", info.id, info.name, (int)applied);
     if (asked != applied)
         printf(" (asked %d)", (int)asked);
-    printf("\n\n");
+    printf("\n");
+    print_selection(plan);
+    printf("\n");
     gpuopt_plan_knob_count(plan, &n);
     for (int32_t i = 0; i < n; i++) {
         gpuopt_knob k;
@@ -77,6 +96,40 @@ static int parse_size(const char *opt, const char *v, uint64_t *out)
         return -1;
     }
     *out = (uint64_t)(d * mult);
+    return 0;
+}
+
+/* A whole number of at least 1: "40". */
+static int parse_count(const char *opt, const char *v, int32_t *out)
+{
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (!*v || *end || n < 1 || n > INT32_MAX) {
+        cli_usage_error("plan", "%s %s: accepted a whole number from 1", opt, v);
+        return -1;
+    }
+    *out = (int32_t)n;
+    return 0;
+}
+
+/* A duration: "100ms", "0.1s", "2500us", "250000ns"; a bare number is seconds. */
+static int parse_duration(const char *opt, const char *v, uint64_t *ns)
+{
+    char *end;
+    double d = strtod(v, &end);
+    double mult = 1e9;
+    if (end != v) {
+        if (!strcmp(end, "ms")) mult = 1e6;
+        else if (!strcmp(end, "us")) mult = 1e3;
+        else if (!strcmp(end, "ns")) mult = 1;
+        else if (*end && strcmp(end, "s")) end = (char *)v;
+    }
+    if (end == v || !(d > 0) || d * mult > 3.6e12 || d * mult < 1) {
+        cli_usage_error("plan", "%s %s: accepted a time up to an hour such as 100ms, 0.1s, "
+                                "2500us", opt, v);
+        return -1;
+    }
+    *ns = (uint64_t)(d * mult + 0.5);
     return 0;
 }
 
@@ -140,13 +193,42 @@ static int run(int argc, char **argv)
         } else if (strcmp(a, "--fixed-shapes") == 0) {
             wl.fixed_shapes = 1;
             have_workload = 1;
+        } else if (strcmp(a, "--launches-per-step") == 0 && i + 1 < argc) {
+            if (parse_count(a, argv[++i], &wl.launches_per_step))
+                return CLI_USAGE;
+            have_workload = 1;
+        } else if (strcmp(a, "--items-per-step") == 0 && i + 1 < argc) {
+            if (parse_count(a, argv[++i], &wl.items_per_step))
+                return CLI_USAGE;
+            have_workload = 1;
+        } else if (strcmp(a, "--step-time") == 0 && i + 1 < argc) {
+            if (parse_duration(a, argv[++i], &wl.step_time_ns))
+                return CLI_USAGE;
+            have_workload = 1;
+        } else if ((strcmp(a, "--h2d-bytes") == 0 || strcmp(a, "--d2h-bytes") == 0) &&
+                   i + 1 < argc) {
+            if (parse_size(a, argv[i + 1], a[2] == 'h' ? &wl.h2d_bytes_per_step
+                                                       : &wl.d2h_bytes_per_step))
+                return CLI_USAGE;
+            i++;
+            have_workload = 1;
+        } else if (strcmp(a, "--memory-bound") == 0 || strcmp(a, "--compute-bound") == 0) {
+            int32_t b = a[2] == 'm' ? GPUOPT_BOUND_MEMORY : GPUOPT_BOUND_COMPUTE;
+            if (wl.bound != GPUOPT_BOUND_UNKNOWN && wl.bound != b)
+                return cli_usage_error("plan", "--memory-bound and --compute-bound contradict "
+                                               "each other: give one");
+            wl.bound = b;
+            have_workload = 1;
         } else {
             return cli_usage_error("plan", "unknown option or missing value '%s'; accepted: "
                                            "--level N, --device SPEC, --backend LIST, --json, "
                                            "--env, --apply-env -- COMMAND..., --model-bytes N, "
                                            "--item-bytes N, --precision-sensitive, "
                                            "--reduced-precision, --quantized, --latency, "
-                                           "--throughput, --fixed-shapes, --help",
+                                           "--throughput, --fixed-shapes, --memory-bound, "
+                                           "--compute-bound, --launches-per-step N, "
+                                           "--step-time T, --items-per-step N, --h2d-bytes N, "
+                                           "--d2h-bytes N, --help",
                                    a);
         }
     }
@@ -168,21 +250,24 @@ static int run(int argc, char **argv)
                                        "other: a quantised model already trades precision");
 
     gpuopt_context *ctx = NULL;
-    gpuopt_device *dev = NULL;
     gpuopt_plan *plan = NULL;
     char *text = NULL;
     int rc = CLI_OK;
-    gpuopt_status st = cli_context(backends, &ctx);
+    /* The selector goes into the context and the plan selects: only then
+     * does the choice see the workload, and the plan say why it won. */
+    gpuopt_options opts;
+    memset(&opts, 0, sizeof opts);
+    opts.struct_size = sizeof opts;
+    opts.backends = backends;
+    opts.device = device;
+    gpuopt_status st = gpuopt_context_create(&opts, &ctx);
     if (st)
         return cli_fail("plan", "cannot create a context", st);
-    st = gpuopt_device_select(ctx, device, &dev);
+    st = gpuopt_plan_create_for(ctx, NULL, level, have_workload ? &wl : NULL, &plan);
     if (st) {
-        rc = cli_fail("plan", "cannot select a device", st);
-        goto out;
-    }
-    st = gpuopt_plan_create_for(ctx, dev, level, have_workload ? &wl : NULL, &plan);
-    if (st) {
-        rc = cli_fail("plan", "cannot make a plan", st);
+        rc = cli_fail("plan",
+                      st == GPUOPT_ERR_NO_DEVICE ? "cannot select a device" : "cannot make a plan",
+                      st);
         goto out;
     }
     if (apply_env) {
@@ -230,7 +315,8 @@ const cli_command cli_plan = {
     "  --device SPEC    auto, gpu, cpu, cpu:0, opencl:1, cuda:0, a UUID (GPU-...) or a PCI\n"
     "                   bus id (0000:3b:00.0); default: GPUOPT_DEVICE, else auto\n"
     "  --backend LIST   only these backends, like GPUOPT_BACKEND\n"
-    "  --json           {level_requested, level_applied, device, knobs, warnings}\n"
+    "  --json           {level_requested, level_applied, device, selection, knobs,\n"
+    "                   warnings}\n"
     "  --env            shell 'export NAME=value' lines for the knobs that are environment\n"
     "                   variables (eval \"$(gpuopt plan --env)\")\n"
     "  --apply-env -- COMMAND [ARGS...]\n"
@@ -243,5 +329,16 @@ const cli_command cli_plan = {
     "  --reduced-precision    reduced precision is acceptable (not with the above)\n"
     "  --quantized            the model is already quantised\n"
     "  --latency | --throughput   what to optimise (one of them; default throughput)\n"
-    "  --fixed-shapes         shapes repeat call after call\n",
+    "  --fixed-shapes         shapes repeat call after call\n"
+    "  --memory-bound | --compute-bound\n"
+    "                         what limits its speed: memory bandwidth, or arithmetic\n"
+    "One step of latency-oriented work (docs/latency.md: graphs, warm-up, pre-allocation,\n"
+    "streams, with the arithmetic in each reason; transfers and launches measured at level 2):\n"
+    "  --launches-per-step N  kernel launches one step makes\n"
+    "  --step-time T          the step's time target: 100ms, 0.1s, 2500us\n"
+    "  --items-per-step N     items one step holds at once (10 concurrent users: 10)\n"
+    "  --h2d-bytes N | --d2h-bytes N\n"
+    "                         bytes one step copies host to device, device to host\n\n"
+    "Without --device the plan is for the device 'auto' ranks first for this workload\n"
+    "(docs/selection.md); the 'Selected:' line says why it won.\n",
     run};

@@ -69,23 +69,23 @@ static const char *const status_words[] = {
     "ok", "invalid", "compile failed", "launch failed", "wrong result", "timeout", "pruned"};
 enum { N_STATUS = (int)(sizeof status_words / sizeof *status_words) };
 
-static int is_default(const tune_spec *s, const gpuopt_config *cfg)
+static int is_default(const tune_spec *s, const gpuopt_point *cfg)
 {
     if (!s->n_defaults || !cfg)
         return 0;
     for (int32_t i = 0; i < s->n_defaults; i++) {
         const char *v = NULL;
-        if (gpuopt_config_get_text(cfg, s->defaults[i].name, &v) || !v ||
+        if (gpuopt_point_get_text(cfg, s->defaults[i].name, &v) || !v ||
             strcmp(v, s->defaults[i].text) != 0)
             return 0;
     }
     return 1;
 }
 
-static void print_config(const char *label, const gpuopt_config *cfg)
+static void print_config(const char *label, const gpuopt_point *cfg)
 {
     char *text = NULL;
-    if (cfg && gpuopt_config_to_string(cfg, &text) == GPUOPT_OK) {
+    if (cfg && gpuopt_point_to_string(cfg, &text) == GPUOPT_OK) {
         printf("  %-11s %s\n", label, text);
         gpuopt_free(text);
     }
@@ -97,9 +97,10 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
     gpuopt_candidate best, c;
     memset(&best, 0, sizeof best);
     best.struct_size = sizeof best;
-    int32_t n = 0, cached = 0, counts[N_STATUS] = {0};
+    int32_t n = 0, origin = GPUOPT_ORIGIN_TUNED, counts[N_STATUS] = {0};
     gpuopt_result_count(res, &n);
-    gpuopt_result_from_cache(res, &cached);
+    gpuopt_result_get_origin(res, &origin);
+    int cached = origin != GPUOPT_ORIGIN_TUNED;
     int have_best = gpuopt_result_best(res, &best) == GPUOPT_OK;
     double worst = -1, dflt = -1;
     int first_fail[N_STATUS];
@@ -117,7 +118,7 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
         }
         if (c.status == GPUOPT_CANDIDATE_OK && c.median_ns > worst)
             worst = c.median_ns;
-        if (c.status == GPUOPT_CANDIDATE_OK && is_default(s, c.config))
+        if (c.status == GPUOPT_CANDIDATE_OK && is_default(s, c.point))
             dflt = c.median_ns;
     }
     char sizes[256], t[32], p20[32], p80[32];
@@ -125,7 +126,7 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
     printf("Tuned %s (%s) on %s (%s)%s%s\n", s->name, s->file, info->id, info->name,
            *sizes ? ", " : "", sizes);
     if (have_best) {
-        print_config("best", best.config);
+        print_config("best", best.point);
         cli_format_ns(best.median_ns, t, sizeof t);
         cli_format_ns(best.p20_ns, p20, sizeof p20);
         cli_format_ns(best.p80_ns, p80, sizeof p80);
@@ -164,7 +165,7 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
         if (gpuopt_result_at(res, first_fail[k], &c) || !c.message || !*c.message)
             continue;
         char *cfg = NULL;
-        gpuopt_config_to_string(c.config, &cfg);
+        gpuopt_point_to_string(c.point, &cfg);
         const char *nl = strchr(c.message, '\n');
         printf("  %-11s %s (%s): %.*s%s\n", "first", status_words[k], cfg ? cfg : "?",
                nl ? (int)(nl - c.message) : (int)strlen(c.message), c.message, nl ? " ..." : "");
@@ -177,7 +178,10 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
     printf("  %-11s %s, strategy %s, seed %llu\n", "wall time", wall,
            tune_spec_strategy_name(s->strategy), (unsigned long long)s->seed);
     printf("  %-11s %s\n", "from cache",
-           cached                           ? "yes (from cache: nothing was built or run)"
+           origin == GPUOPT_ORIGIN_CACHE_HIT ? "yes (from cache: nothing was built or run)"
+           : origin == GPUOPT_ORIGIN_CACHE_VERIFIED
+               ? "yes (from cache, the stored winner re-timed after a driver, compiler or "
+                 "library change)"
            : cache_mode == GPUOPT_CACHE_OFF ? "no (measured now; the cache is off)"
                                             : "no (measured now, cached)");
 }
@@ -373,7 +377,12 @@ static int run(int argc, char **argv)
                  : CLI_FAIL;
         goto out;
     }
-    if ((st = gpuopt_tuner_set_cache_mode(tuner, cache_mode))) {
+    gpuopt_tuner_settings set;
+    memset(&set, 0, sizeof set);
+    set.struct_size = sizeof set;
+    st = gpuopt_tuner_get_settings(tuner, &set);
+    set.cache_mode = cache_mode;
+    if (st || (st = gpuopt_tuner_set_settings(tuner, &set))) {
         rc = cli_fail("tune", "--cache", st);
         goto out;
     }
@@ -387,7 +396,7 @@ static int run(int argc, char **argv)
     double wall = now_s() - t0;
     if (prog.shown)
         fprintf(stderr, "\r\033[K");
-    if (st && st != GPUOPT_ERR_NOT_FOUND) {
+    if (st) {
         rc = cli_fail("tune", "tuning failed", st);
         goto out;
     }
@@ -405,7 +414,10 @@ static int run(int argc, char **argv)
     } else if (!(o.csv && strcmp(o.csv, "-") == 0)) {
         print_summary(spec, &info, res, wall, cache_mode);
     }
-    if (st == GPUOPT_ERR_NOT_FOUND) {
+    gpuopt_candidate best;
+    memset(&best, 0, sizeof best);
+    best.struct_size = sizeof best;
+    if (gpuopt_result_best(res, &best) == GPUOPT_ERR_NOT_FOUND) {
         fprintf(stderr, "gpuopt tune: no valid configuration: every candidate failed or was "
                         "illegal (see the summary or --csv)\n");
         rc = CLI_FAIL;

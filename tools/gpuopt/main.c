@@ -6,7 +6,7 @@
 
 #include "cli.h"
 
-static const cli_command *const commands[] = {&cli_cache, &cli_devices, &cli_doctor,
+static const cli_command *const commands[] = {&cli_cache, &cli_devices, &cli_doctor, &cli_memory,
                                               &cli_plan,  &cli_tune,    &cli_version};
 static const size_t n_commands = sizeof commands / sizeof commands[0];
 

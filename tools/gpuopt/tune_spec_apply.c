@@ -78,16 +78,26 @@ static gpuopt_status set_arguments(actx *a, gpuopt_tuner *t)
         gpuopt_status st;
         snprintf(path, sizeof path, "arguments[%u]", (unsigned)i);
         if (g->kind == TS_ARG_BUFFER) {
-            st = gpuopt_tuner_add_buffer(t, i, g->type, g->count, g->init, g->constant, g->data,
-                                         g->output);
-            if (st)
+            gpuopt_buffer_desc b;
+            memset(&b, 0, sizeof b);
+            b.struct_size = sizeof b;
+            b.type = g->type;
+            b.init = g->init;
+            b.count = g->count;
+            b.constant = g->constant;
+            b.data = g->data;
+            b.is_output = g->output;
+            if ((st = gpuopt_tuner_set_buffer(t, i, &b)))
                 return afail(a, st, path, "the buffer (size \"%s\") is not accepted", g->count);
-        } else if (g->expr) {
-            st = gpuopt_tuner_add_scalar(t, i, g->type, g->expr);
-            if (st)
-                return afail(a, st, path, "the scalar \"%s\" is not accepted", g->expr);
         } else {
-            st = gpuopt_tuner_add_scalar_f64(t, i, g->type, g->number);
+            gpuopt_scalar_desc v;
+            memset(&v, 0, sizeof v);
+            v.struct_size = sizeof v;
+            v.type = g->type;
+            v.expression = g->expr; /* NULL: the number */
+            v.value = g->number;
+            if ((st = gpuopt_tuner_set_scalar(t, i, &v)) && g->expr)
+                return afail(a, st, path, "the scalar \"%s\" is not accepted", g->expr);
             if (st)
                 return afail(a, st, path, "the scalar %g is not accepted", g->number);
         }
@@ -100,10 +110,15 @@ static gpuopt_status set_reference(actx *a, gpuopt_tuner *t)
     const tune_spec *s = a->s;
     gpuopt_status st = GPUOPT_OK;
     if (s->ref_source) {
-        st =
-            gpuopt_tuner_set_reference_kernel(t, s->ref_source, s->ref_entry, s->ref_options,
-                                              s->ref_global, s->ref_local[0] ? s->ref_local : NULL);
-        if (st)
+        gpuopt_reference_desc r;
+        memset(&r, 0, sizeof r);
+        r.struct_size = sizeof r;
+        r.source = s->ref_source;
+        r.entry = s->ref_entry;
+        r.build_options = s->ref_options;
+        memcpy(r.global, s->ref_global, sizeof r.global);
+        memcpy(r.local, s->ref_local, sizeof r.local);
+        if ((st = gpuopt_tuner_set_reference_kernel(t, &r)))
             return afail(a, st, "reference", "the reference kernel is not accepted");
     }
     for (int32_t i = 0; i < s->n_ref_data; i++) {
@@ -115,42 +130,86 @@ static gpuopt_status set_reference(actx *a, gpuopt_tuner *t)
             return afail(a, st, path, "the expected data is not accepted");
         }
     }
+    return GPUOPT_OK;
+}
+
+/* The spec's settings, one part of the spec at a time, so that a refusal
+ * names the part. */
+static gpuopt_status set_settings(actx *a, gpuopt_tuner *t)
+{
+    const tune_spec *s = a->s;
+    gpuopt_tuner_settings set;
+    memset(&set, 0, sizeof set);
+    set.struct_size = sizeof set;
+    gpuopt_status st = gpuopt_tuner_get_settings(t, &set);
+    if (st)
+        return afail(a, st, "kernel", "cannot read the tuner's settings");
     if (s->has_tolerance) {
-        st = gpuopt_tuner_set_tolerance(t, s->abs_tol, s->rel_tol);
-        if (st)
+        set.abs_tol = s->abs_tol;
+        set.rel_tol = s->rel_tol;
+        if ((st = gpuopt_tuner_set_settings(t, &set)))
             return afail(a, st, "tolerance", "the tolerance is not accepted");
     }
+    if (s->workload_key) {
+        set.workload_key = s->workload_key;
+        if ((st = gpuopt_tuner_set_settings(t, &set)))
+            return afail(a, st, "workload_key", "\"%s\" is not accepted", s->workload_key);
+    }
+    if (s->has_timing) {
+        set.warmup_ms = s->warmup_ms;
+        set.repeat_ms = s->repeat_ms;
+        set.min_runs = s->min_runs;
+        set.max_runs = s->max_runs;
+        if ((st = gpuopt_tuner_set_settings(t, &set)))
+            return afail(a, st, "timing", "the timing settings are not accepted");
+    }
+    if (s->timeout_s >= 0) {
+        set.timeout_s = s->timeout_s;
+        if ((st = gpuopt_tuner_set_settings(t, &set)))
+            return afail(a, st, "timing.timeout_s", "the timeout is not accepted");
+    }
+    set.strategy = s->strategy;
+    set.max_evaluations = s->max_evaluations;
+    set.max_seconds = s->max_seconds;
+    set.max_failures = s->max_failures;
+    set.seed = s->seed;
+    if ((st = gpuopt_tuner_set_settings(t, &set)))
+        return afail(a, st, "search", "the search settings are not accepted");
     return GPUOPT_OK;
+}
+
+/* The part of the spec a refused kernel descriptor came from: the field
+ * the library's detail names (its geometry and local memory are parts of
+ * their own in the spec). */
+static const char *kernel_part(void)
+{
+    const char *detail = gpuopt_last_error();
+    if (strstr(detail, "local_memory"))
+        return "local_memory";
+    if (strstr(detail, "global[") || strstr(detail, "local["))
+        return "geometry";
+    return "kernel";
 }
 
 static gpuopt_status configure(actx *a, gpuopt_tuner *t)
 {
     const tune_spec *s = a->s;
-    gpuopt_status st =
-        gpuopt_tuner_set_kernel(t, s->source, s->entry, s->language, s->build_options);
+    gpuopt_kernel_desc k;
+    memset(&k, 0, sizeof k);
+    k.struct_size = sizeof k;
+    k.source = s->source;
+    k.entry = s->entry;
+    k.language = s->language;
+    k.build_options = s->build_options;
+    memcpy(k.global, s->global, sizeof k.global);
+    memcpy(k.local, s->local, sizeof k.local);
+    k.local_memory = s->local_memory;
+    gpuopt_status st = gpuopt_tuner_set_kernel(t, &k);
     if (st)
-        return afail(a, st, "kernel", "the kernel is not accepted");
-    st = gpuopt_tuner_set_geometry(t, s->global, s->local[0] ? s->local : NULL);
-    if (st)
-        return afail(a, st, "geometry", "the geometry is not accepted");
-    if (s->local_memory && (st = gpuopt_tuner_set_local_memory(t, s->local_memory)))
-        return afail(a, st, "local_memory", "\"%s\" is not accepted", s->local_memory);
+        return afail(a, st, kernel_part(), "the kernel is not accepted");
     if ((st = set_arguments(a, t)) || (st = set_reference(a, t)))
         return st;
-    if (s->workload_key && (st = gpuopt_tuner_set_workload_key(t, s->workload_key)))
-        return afail(a, st, "workload_key", "\"%s\" is not accepted", s->workload_key);
-    if (s->has_timing &&
-        (st = gpuopt_tuner_set_timing(t, s->warmup_ms, s->repeat_ms, s->min_runs, s->max_runs)))
-        return afail(a, st, "timing", "the timing settings are not accepted");
-    if (s->timeout_s >= 0 && (st = gpuopt_tuner_set_timeout(t, s->timeout_s)))
-        return afail(a, st, "timing.timeout_s", "the timeout is not accepted");
-    if ((st = gpuopt_tuner_set_strategy(t, s->strategy)))
-        return afail(a, st, "search.strategy", "the strategy is not accepted");
-    if ((st = gpuopt_tuner_set_budget(t, s->max_evaluations, s->max_seconds, s->max_failures)))
-        return afail(a, st, "search", "the budget is not accepted");
-    if ((st = gpuopt_tuner_set_seed(t, s->seed)))
-        return afail(a, st, "search.seed", "the seed is not accepted");
-    return GPUOPT_OK;
+    return set_settings(a, t);
 }
 
 gpuopt_status tune_spec_space(const tune_spec *spec, gpuopt_space **space, char *err, size_t cap)

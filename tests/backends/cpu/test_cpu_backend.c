@@ -497,9 +497,12 @@ static void ops_read_the_live_system_without_an_env(void **state)
     assert_int_equal(b->tier1(st, &dev->routes[0], dev, p), GPUOPT_OK);
     assert_non_null(gpo_plan_find(p, "threads"));
     gpo_plan_free(p);
-    uint64_t free_bytes = 0;
-    assert_int_equal(b->memory_free(st, NULL, &free_bytes), GPUOPT_OK);
-    assert_true(free_bytes > 0);
+    gpo_memory_reading live;
+    assert_int_equal(b->memory_live(st, NULL, 0, &live), GPUOPT_OK);
+    assert_true(live.free > 0);
+    assert_int_equal(live.source, GPUOPT_MEMORY_SOURCE_HOST);
+    assert_true(live.total >= live.free);
+    assert_non_null(strstr(live.source_text, "/proc/meminfo"));
     gpo_device_list_free(&list);
     b->unload(st);
     b->unload(NULL);

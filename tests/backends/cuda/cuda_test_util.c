@@ -27,6 +27,28 @@ void cuda_env_set_nvrtc(cuda_env *e, const char *library)
     gpo_config_set_library(&e->cfg, "nvrtc", library ? library : "");
 }
 
+void cuda_env_set_nvml(cuda_env *e, const char *library)
+{
+    gpo_config_set_library(&e->cfg, "nvml", library ? library : "");
+}
+
+int fake_nvml_open(fake_nvml *f, const char *path)
+{
+    memset(f, 0, sizeof *f);
+    f->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!f->handle)
+        return -1;
+    void *p[3] = {dlsym(f->handle, "gpo_fake_nvml_reset"), dlsym(f->handle, "gpo_fake_nvml_calls"),
+                  dlsym(f->handle, "gpo_fake_nvml_live_inits")};
+    if (!p[0] || !p[1] || !p[2])
+        return -1;
+    /* POSIX lets a dlsym result become a function pointer; copy the bytes. */
+    memcpy(&f->reset, &p[0], sizeof p[0]);
+    memcpy(&f->calls, &p[1], sizeof p[1]);
+    memcpy(&f->live_inits, &p[2], sizeof p[2]);
+    return 0;
+}
+
 int fake_cuda_open(fake_cuda *f, const char *path)
 {
     memset(f, 0, sizeof *f);

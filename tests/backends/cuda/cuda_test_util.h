@@ -20,6 +20,22 @@ void cuda_env_init(cuda_env *e, const char *library, const char *sysfs_root);
 /* Names the NVRTC library the runtime opens (NULL: the default sonames). */
 void cuda_env_set_nvrtc(cuda_env *e, const char *library);
 
+/* Names the NVML library live memory opens (NULL: the default soname). */
+void cuda_env_set_nvml(cuda_env *e, const char *library);
+
+/* The NVML double's controls (tests/fakes/nvml/fake_nvml.c). */
+typedef struct fake_nvml {
+    void *handle;
+    void (*reset)(void);
+    long (*calls)(const char *sym);
+    int (*live_inits)(void);
+} fake_nvml;
+
+/* Opens the NVML double at `path`; 0 on success. */
+int fake_nvml_open(fake_nvml *f, const char *path);
+
+#define FAKE_NVML GPO_BUILD_DIR "/tests/fakes/nvml/libnvidia-ml.so.1"
+
 /* The fake's control functions, found with dlsym in the same library object
  * the backend loads (dlopen of the same path returns the same object). */
 typedef struct fake_cuda {

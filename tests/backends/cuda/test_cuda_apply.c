@@ -247,12 +247,15 @@ static void a_t4_has_no_set_aside_so_nothing_is_applied(void **state)
     plan = plan_for(ctx, "cuda:2", 1);
     assert_int_equal(gpuopt_plan_knob_find(plan, "cuda.l2_persisting_bytes", &knob), GPUOPT_OK);
     assert_int_equal(fake.make_current(2), 0);
+    /* (Making the plans read live memory, which asks whether a context is
+     * current: applying asks nothing.) */
+    long asked = fake.calls("cuCtxGetCurrent");
     assert_int_equal(apply(plan, GPUOPT_APPLY_DEVICE, &report), GPUOPT_OK);
     assert_non_null(strstr(report, "compute capability 7.5 has no L2 set-aside"));
     assert_non_null(strstr(report, ": the plan's cuda.l2_persisting_bytes is ignored\n"));
     gpuopt_free(report);
     assert_int_equal(fake.clear_current(), 0);
-    assert_int_equal(fake.calls("cuCtxGetCurrent") + fake.calls("cuCtxSetLimit"), 0);
+    assert_int_equal(fake.calls("cuCtxGetCurrent") - asked + fake.calls("cuCtxSetLimit"), 0);
     gpuopt_plan_destroy(plan);
     gpuopt_context_destroy(ctx);
 }

@@ -210,8 +210,10 @@ static void details_hold_what_the_record_has_no_field_for(void **state)
     assert_string_equal(cuda_detail_string(d, "compute_mode"), "DEFAULT");
     /* 2 x 2619 MHz x 5120 bits / 8: the datasheet's 3.35 TB/s. */
     assert_true(cuda_detail_number(d, "theoretical_bandwidth_gbs") == 3352);
-    /* Not described, so answered as unknown by the fake: left out. */
-    assert_true(cuda_detail_number(d, "async_engine_count") == -1);
+    /* deviceQuery's "3 copy engine(s)" on an H100: in the details and the
+     * record the latency advice reads (transfer.streams). */
+    assert_true(cuda_detail_number(d, "async_engine_count") == 3);
+    assert_int_equal(d->copy_engines, 3);
     gpo_device_list_free(&list);
     gpo_backend_cuda.unload(st);
 }

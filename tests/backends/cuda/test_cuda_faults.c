@@ -43,7 +43,7 @@ static int setup(void **state)
 /* One session's outcome: the first failing step and its words. */
 typedef struct session {
     gpuopt_status status;
-    char step[24]; /* "load", "enumerate", "memory_free", a runtime op, or "" */
+    char step[24]; /* "load", "enumerate", "memory_live", a runtime op, or "" */
     char message[1024];
     char note[512]; /* report reason of a successful load */
     size_t devices;
@@ -238,15 +238,18 @@ static void run_session(const char *library, const fake_cuda *f, const char *fai
     }
     for (size_t i = 0; i < list.n; i++) {
         gpo_route route;
-        uint64_t free_bytes = 1;
+        gpo_memory_reading live;
+        live.free = 1;
         memset(&route, 0, sizeof route);
         route.index = list.items[i]->info.index;
-        gpuopt_status s = gpo_backend_cuda.memory_free(st, &route, &free_bytes);
+        gpuopt_status s =
+            gpo_backend_cuda.memory_live(st, &route, GPO_MEMORY_MAY_CREATE_CONTEXT, &live);
+        uint64_t free_bytes = live.free;
         if (s == GPUOPT_ERR_UNSUPPORTED) /* the legacy driver cannot tell */
             continue;
         if (s) {
             out->status = s;
-            strcpy(out->step, "memory_free");
+            strcpy(out->step, "memory_live");
             snprintf(out->message, sizeof out->message, "%s", gpo_detail_get());
             assert_int_equal(free_bytes, 0);
             break;

@@ -94,8 +94,11 @@ static void child_after_discovery_gets_forked_not_stale_devices(void **state)
             code |= 2;
         if (again.n != 0)
             code |= 4;
-        if (gpo_backend_cuda.memory_free(st, &route, &free_bytes) != GPUOPT_ERR_FORKED ||
-            free_bytes != 0)
+        gpo_memory_reading live;
+        live.free = free_bytes;
+        if (gpo_backend_cuda.memory_live(st, &route, GPO_MEMORY_MAY_CREATE_CONTEXT, &live) !=
+                GPUOPT_ERR_FORKED ||
+            live.free != 0)
             code |= 8;
         /* A fresh load in the child is refused too, before touching the
          * driver, and says what to do. */

@@ -45,7 +45,7 @@ static const struct init_case {
     const char *words;
 } init_cases[] = {
     {"CUDA_ERROR_NO_DEVICE", GPUOPT_ERR_UNAVAILABLE, "the NVIDIA driver found no CUDA-capable GPU"},
-    {"CUDA_ERROR_STUB_LIBRARY", GPUOPT_ERR_UNAVAILABLE,
+    {"CUDA_ERROR_STUB_LIBRARY", GPUOPT_ERR_DRIVER,
      "the CUDA toolkit's stub libcuda was found instead of a driver"},
     {"35", GPUOPT_ERR_DRIVER, "the installed NVIDIA driver is older than this CUDA library needs"},
     {"CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", GPUOPT_ERR_DRIVER,
@@ -103,8 +103,9 @@ static void no_device_with_kernel_gpus_points_at_device_permissions(void **state
     gpo_backend_report rep;
     void *st = NULL;
     fake_cuda_configure(&full, NULL, "CUDA_ERROR_NO_DEVICE", NULL);
+    /* GPUs the kernel has and the driver cannot open: present but broken. */
     assert_int_equal(load(FAKE_CUDA_FULL, GPO_FIXTURES_DIR "/nvidia/hgx-h100-open-580", &st, &rep),
-                     GPUOPT_ERR_UNAVAILABLE);
+                     GPUOPT_ERR_DRIVER);
     /* A GPU CUDA does not see stays unlisted (it may be hidden on purpose). */
     assert_null(st);
     assert_non_null(strstr(rep.reason, "the kernel driver lists 2 GPUs"));
@@ -256,9 +257,12 @@ static void a_device_the_driver_lacks_is_refused_in_its_words(void **state)
     gpo_route route;
     memset(&route, 0, sizeof route);
     route.index = 7;
-    assert_int_equal(gpo_backend_cuda.memory_free(st, &route, &free_bytes), GPUOPT_ERR_DRIVER);
+    gpo_memory_reading live;
+    live.free = free_bytes;
+    assert_int_equal(gpo_backend_cuda.memory_live(st, &route, GPO_MEMORY_MAY_CREATE_CONTEXT, &live),
+                     GPUOPT_ERR_DRIVER);
     assert_non_null(strstr(gpo_detail_get(), "cuDeviceGet failed: CUDA_ERROR_INVALID_DEVICE"));
-    assert_int_equal(free_bytes, 0);
+    assert_int_equal(live.free, 0);
     assert_int_equal(full.live_contexts(), 0);
     gpo_backend_cuda.unload(st);
 }
@@ -274,7 +278,7 @@ static void the_ops_table_is_complete_and_honest(void **state)
     assert_non_null(b->load);
     assert_non_null(b->unload);
     assert_non_null(b->enumerate);
-    assert_non_null(b->memory_free);
+    assert_non_null(b->memory_live);
     assert_non_null(b->tier0);
     assert_non_null(b->tier1);
     /* Measured settings are the core's tier 2, through the runtime. */

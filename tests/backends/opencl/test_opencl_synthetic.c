@@ -153,14 +153,17 @@ static void amd_gpus_give_board_gfx_and_topology(void **state)
     assert_int_equal(rx->info.simd_width, 32);
     assert_string_equal(rx->info.pci_bus_id, "0000:03:00.0");
 
-    uint64_t free_bytes = 1;
-    assert_int_equal(gpo_backend_opencl.memory_free(fx->state, &mi->routes[0], &free_bytes),
+    gpo_memory_reading live;
+    live.free = 1;
+    assert_int_equal(gpo_backend_opencl.memory_live(fx->state, &mi->routes[0], 0, &live),
                      GPUOPT_OK);
-    assert_int_equal(free_bytes, 66060288ull * 1024u);
+    assert_int_equal(live.free, 66060288ull * 1024u);
+    assert_int_equal(live.source, GPUOPT_MEMORY_SOURCE_RUNTIME);
+    assert_non_null(strstr(live.source_text, "CL_DEVICE_GLOBAL_FREE_MEMORY_AMD"));
     const gpuopt_device *arc = fx->list.items[4];
-    assert_int_equal(gpo_backend_opencl.memory_free(fx->state, &arc->routes[0], &free_bytes),
+    assert_int_equal(gpo_backend_opencl.memory_live(fx->state, &arc->routes[0], 0, &live),
                      GPUOPT_ERR_UNSUPPORTED);
-    assert_int_equal(free_bytes, 0);
+    assert_int_equal(live.free, 0);
 }
 
 static void intel_gpu_gives_pci_uuid_and_sub_groups(void **state)

@@ -170,7 +170,7 @@ static void measured_once_then_answered_from_the_cache_with_every_runtime_call_f
     gpuopt_plan *p = plan(ctx, 2);
     if (not_from(p, GPUOPT_SOURCE_BENCHMARK, why, sizeof why))
         fail_msg("measured plan: %s", why);
-    assert_int_equal(count("measure:"), 5);
+    assert_int_equal(count("measure:"), 6);
     gpuopt_knob b = knob(p, "launch.block_size");
     assert_int_equal(b.int_value % 8, 0); /* PoCL's preferred multiple */
     assert_non_null(strstr(b.reason, "measured"));
@@ -184,7 +184,7 @@ static void measured_once_then_answered_from_the_cache_with_every_runtime_call_f
     p = plan(ctx, 2);
     if (not_from(p, GPUOPT_SOURCE_CACHE, why, sizeof why))
         fail_msg("second plan: %s", why);
-    assert_int_equal(count("hit:"), 5);
+    assert_int_equal(count("hit:"), 6);
     assert_int_equal(count("measure:"), 0);
     assert_int_equal(knob(p, "launch.block_size").int_value, b.int_value);
     gpuopt_plan_destroy(p);

@@ -125,6 +125,14 @@ void rocm_route_of(const rocm_run *r, size_t i, gpo_route *route)
     route->info = r->list.items[i]->info;
 }
 
+gpuopt_status rocm_free(void *state, const gpo_route *route, uint64_t *free_bytes)
+{
+    gpo_memory_reading live;
+    gpuopt_status st = gpo_backend_rocm.memory_live(state, route, 0, &live);
+    *free_bytes = st == GPUOPT_OK ? live.free : 0;
+    return st;
+}
+
 void rocm_run_free(rocm_run *r)
 {
     gpo_device_list_free(&r->list);

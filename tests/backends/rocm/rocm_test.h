@@ -84,8 +84,11 @@ typedef struct rocm_run {
 } rocm_run;
 
 void rocm_run_do(rocm_run *r, const rocm_env *e);
-/* Fills routes[0] the way the core does, for memory_free. */
+/* Fills routes[0] the way the core does, for memory_live. */
 void rocm_route_of(const rocm_run *r, size_t i, gpo_route *route);
+/* The ops table's memory_live (no context may be created), its free
+ * memory into *free_bytes (0 on failure). */
+gpuopt_status rocm_free(void *state, const gpo_route *route, uint64_t *free_bytes);
 void rocm_run_free(rocm_run *r);
 
 /* The "rocm" details object of a device, or NULL. */

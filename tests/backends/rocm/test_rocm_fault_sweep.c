@@ -63,7 +63,7 @@ static void one_run(int major, const char *root, const char *fail, const char *c
             uint64_t free_bytes = 0;
             rocm_route_of(&r, i, &route);
             gpo_detail_clear();
-            gpuopt_status st = gpo_backend_rocm.memory_free(r.state, &route, &free_bytes);
+            gpuopt_status st = rocm_free(r.state, &route, &free_bytes);
             if (st != GPUOPT_OK) {
                 assert_true(gpo_detail_get()[0] != '\0');
                 gpo_sbuf_appendf(&all, "%s\n", gpo_detail_get());

@@ -62,8 +62,7 @@ static void child_after_discovery_gets_forked_not_stale_devices(void **state)
             code |= 2;
         if (again.n != 0)
             code |= 4;
-        if (gpo_backend_rocm.memory_free(r.state, &route, &free_bytes) != GPUOPT_ERR_FORKED ||
-            free_bytes != 0)
+        if (rocm_free(r.state, &route, &free_bytes) != GPUOPT_ERR_FORKED || free_bytes != 0)
             code |= 8;
         /* A fresh load is refused before touching the runtime. */
         void *st2 = NULL;
@@ -85,7 +84,7 @@ static void child_after_discovery_gets_forked_not_stale_devices(void **state)
     uint64_t free_bytes = 0;
     assert_int_equal(gpo_backend_rocm.enumerate(r.state, &e.env, &again), GPUOPT_OK);
     assert_int_equal(again.n, 2);
-    assert_int_equal(gpo_backend_rocm.memory_free(r.state, &route, &free_bytes), GPUOPT_OK);
+    assert_int_equal(rocm_free(r.state, &route, &free_bytes), GPUOPT_OK);
     gpo_device_list_free(&again);
     rocm_run_free(&r);
 }

@@ -225,10 +225,10 @@ static void free_memory_reads_the_device_and_restores_the_current_one(void **sta
     rocm_run_do(&r, &e);
     assert_int_equal(r.list.n, 2);
     rocm_route_of(&r, 1, &route);
-    assert_int_equal(gpo_backend_rocm.memory_free(r.state, &route, &free_bytes), GPUOPT_OK);
+    assert_int_equal(rocm_free(r.state, &route, &free_bytes), GPUOPT_OK);
     assert_true(free_bytes == 16894656512ull);
     rocm_route_of(&r, 0, &route);
-    assert_int_equal(gpo_backend_rocm.memory_free(r.state, &route, &free_bytes), GPUOPT_OK);
+    assert_int_equal(rocm_free(r.state, &route, &free_bytes), GPUOPT_OK);
     assert_true(free_bytes == 34091302912ull);
 
     /* The host program's current device is left as it was. */
@@ -240,23 +240,21 @@ static void free_memory_reads_the_device_and_restores_the_current_one(void **sta
     int cur = -1;
     assert_int_equal(set(1), 0);
     rocm_route_of(&r, 0, &route);
-    assert_int_equal(gpo_backend_rocm.memory_free(r.state, &route, &free_bytes), GPUOPT_OK);
+    assert_int_equal(rocm_free(r.state, &route, &free_bytes), GPUOPT_OK);
     assert_int_equal(get(&cur), 0);
     assert_int_equal(cur, 1);
     /* The note for the log says what was done to the thread's device. */
     assert_non_null(strstr(gpo_detail_get(), "the thread's device 1 given back after it"));
     rocm_route_of(&r, 1, &route);
-    assert_int_equal(gpo_backend_rocm.memory_free(r.state, &route, &free_bytes), GPUOPT_OK);
+    assert_int_equal(rocm_free(r.state, &route, &free_bytes), GPUOPT_OK);
     assert_non_null(strstr(gpo_detail_get(), "on the thread's current device"));
     assert_int_equal(set(0), 0);
     dlclose(h);
 
     route.index = 7;
-    assert_int_equal(gpo_backend_rocm.memory_free(r.state, &route, &free_bytes),
-                     GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(rocm_free(r.state, &route, &free_bytes), GPUOPT_ERR_OUT_OF_RANGE);
     route.index = -1;
-    assert_int_equal(gpo_backend_rocm.memory_free(r.state, &route, &free_bytes),
-                     GPUOPT_ERR_OUT_OF_RANGE);
+    assert_int_equal(rocm_free(r.state, &route, &free_bytes), GPUOPT_ERR_OUT_OF_RANGE);
     rocm_run_free(&r);
 }
 

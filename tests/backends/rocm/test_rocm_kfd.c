@@ -280,14 +280,12 @@ static void without_hip_kfd_gpus_are_listed_with_the_reason(void **state)
     gpo_route route;
     uint64_t free_bytes = 0;
     rocm_route_of(&r, 0, &route);
-    assert_int_equal(gpo_backend_rocm.memory_free(r.state, &route, &free_bytes), GPUOPT_OK);
+    assert_int_equal(rocm_free(r.state, &route, &free_bytes), GPUOPT_OK);
     assert_true(free_bytes == 206158430208ull - 536870912ull);
     rocm_route_of(&r, 1, &route); /* no counters for this one */
-    assert_int_equal(gpo_backend_rocm.memory_free(r.state, &route, &free_bytes),
-                     GPUOPT_ERR_UNSUPPORTED);
+    assert_int_equal(rocm_free(r.state, &route, &free_bytes), GPUOPT_ERR_UNSUPPORTED);
     route.info.pci_bus_id[0] = '\0';
-    assert_int_equal(gpo_backend_rocm.memory_free(r.state, &route, &free_bytes),
-                     GPUOPT_ERR_UNSUPPORTED);
+    assert_int_equal(rocm_free(r.state, &route, &free_bytes), GPUOPT_ERR_UNSUPPORTED);
     rocm_run_free(&r);
 }
 

@@ -147,7 +147,8 @@ static const row rows[] = {
      "launch.block_size=256;launch.block_multiple=64;rocm.matrix_units=none;rocm.bf16=false;"
      "rocm.autocast_dtype=float16;rocm.dim_multiple=8",
      "rocm.gfx_override_advice",
-     NULL},
+     /* The support matrix: ROCm 5.7 no longer supports gfx803. */
+     "ROCm 5.7 no longer supports gfx803 (dropped in ROCm 4.0"},
     {"mi50 gcn5: no bf16",
      5,
      "mi50",

@@ -1,0 +1,224 @@
+/* gpuopt memory: every device's memory now, in the manner of nvidia-smi's
+ * memory columns (total, used, free) with where each reading came from;
+ * --watch SECONDS refreshes it like watch(1), --json prints one JSON
+ * document per refresh. No driver context is created for a reading
+ * (gpuopt_device_memory), so watching costs the GPUs nothing. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char *const source_words[] = {"none",        "management", "kernel", "context",
+                                           "new_context", "runtime",    "host"};
+
+static const char *source_word(int32_t s)
+{
+    return s >= 0 && s <= GPUOPT_MEMORY_SOURCE_HOST ? source_words[s] : "none";
+}
+
+static void human(uint64_t b, char *out, size_t cap)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 5) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(out, cap, "%.*f %s", u ? 1 : 0, v, unit[u]);
+}
+
+typedef struct row {
+    gpuopt_device_info info;
+    gpuopt_memory_info mem;
+} row;
+
+/* One reading of every device (or of `only`); *rows is malloc'd. */
+static gpuopt_status read_all(gpuopt_context *ctx, gpuopt_device *only, row **rows, int32_t *n)
+{
+    int32_t count = 1;
+    gpuopt_status st = only ? GPUOPT_OK : gpuopt_device_count(ctx, &count);
+    *rows = NULL;
+    *n = 0;
+    if (st)
+        return st;
+    row *r = calloc((size_t)(count ? count : 1), sizeof *r);
+    if (!r)
+        return GPUOPT_ERR_NO_MEMORY;
+    for (int32_t i = 0; i < count && !st; i++) {
+        gpuopt_device *dev = only;
+        if (!dev)
+            st = gpuopt_device_at(ctx, i, &dev);
+        r[i].info.struct_size = sizeof r[i].info;
+        r[i].mem.struct_size = sizeof r[i].mem;
+        if (!st)
+            st = gpuopt_device_get_info(dev, &r[i].info);
+        if (!st)
+            st = gpuopt_device_memory(dev, &r[i].mem);
+    }
+    if (st) {
+        free(r);
+        return st;
+    }
+    *rows = r;
+    *n = count;
+    return GPUOPT_OK;
+}
+
+static void print_table(const row *r, int32_t n)
+{
+    printf("%-10s %-30s %10s %10s %10s %6s  %s\n", "DEVICE", "NAME", "TOTAL", "USED", "FREE",
+           "USE%", "SOURCE");
+    for (int32_t i = 0; i < n; i++) {
+        char t[32], u[32] = "-", f[32] = "-", pct[16] = "-";
+        const gpuopt_memory_info *m = &r[i].mem;
+        human(m->total_bytes, t, sizeof t);
+        if (m->source != GPUOPT_MEMORY_SOURCE_NONE) {
+            human(m->used_bytes, u, sizeof u);
+            human(m->free_bytes, f, sizeof f);
+            if (m->total_bytes)
+                snprintf(pct, sizeof pct, "%.1f%%",
+                         100.0 * (double)m->used_bytes / (double)m->total_bytes);
+        }
+        printf("%-10s %-30.30s %10s %10s %10s %6s  %s", r[i].info.id, r[i].info.name, t, u, f, pct,
+               m->source_text);
+        if (m->age_s >= 0.05)
+            printf(" (%.1f s old)", m->age_s);
+        printf("\n");
+    }
+}
+
+static int print_json(const row *r, int32_t n)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON *list = root ? cJSON_AddArrayToObject(root, "devices") : NULL;
+    int ok = list != NULL;
+    for (int32_t i = 0; ok && i < n; i++) {
+        const gpuopt_memory_info *m = &r[i].mem;
+        int known = m->source != GPUOPT_MEMORY_SOURCE_NONE;
+        cJSON *d = cJSON_CreateObject();
+        ok = d && cJSON_AddItemToArray(list, d) && cJSON_AddStringToObject(d, "id", r[i].info.id) &&
+             cJSON_AddStringToObject(d, "name", r[i].info.name) &&
+             cJSON_AddNumberToObject(d, "total_bytes", (double)m->total_bytes) &&
+             (known ? cJSON_AddNumberToObject(d, "used_bytes", (double)m->used_bytes) != NULL
+                    : cJSON_AddNullToObject(d, "used_bytes") != NULL) &&
+             (known ? cJSON_AddNumberToObject(d, "free_bytes", (double)m->free_bytes) != NULL
+                    : cJSON_AddNullToObject(d, "free_bytes") != NULL) &&
+             cJSON_AddStringToObject(d, "source", source_word(m->source)) &&
+             cJSON_AddStringToObject(d, "source_text", m->source_text) &&
+             cJSON_AddNumberToObject(d, "age_s", m->age_s);
+    }
+    char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    if (!text)
+        return -1;
+    printf("%s\n", text);
+    free(text);
+    return 0;
+}
+
+static int run(int argc, char **argv)
+{
+    int json = 0;
+    long count = 0; /* refreshes; 0: until interrupted */
+    double watch = 0;
+    const char *backends = NULL, *device = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0) {
+            json = 1;
+        } else if ((strcmp(a, "--watch") == 0 || strcmp(a, "-w") == 0) && i + 1 < argc) {
+            char *end;
+            watch = strtod(argv[++i], &end);
+            if (*end || !(watch >= 0.1 && watch <= 86400))
+                return cli_usage_error("memory", "--watch %s: accepted seconds from 0.1 to 86400",
+                                       argv[i]);
+        } else if (strcmp(a, "--count") == 0 && i + 1 < argc) {
+            char *end;
+            count = strtol(argv[++i], &end, 10);
+            if (*end || count < 1)
+                return cli_usage_error("memory", "--count %s: accepted a whole number from 1",
+                                       argv[i]);
+        } else if ((strcmp(a, "--device") == 0 || strcmp(a, "-d") == 0) && i + 1 < argc) {
+            device = argv[++i];
+        } else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
+            backends = argv[++i];
+        } else {
+            return cli_usage_error("memory",
+                                   "unknown option or missing value '%s'; accepted: "
+                                   "--watch SECONDS, --count N, --device SPEC, "
+                                   "--backend LIST, --json, --help",
+                                   a);
+        }
+    }
+    if (count && !watch)
+        return cli_usage_error("memory", "--count goes with --watch");
+    gpuopt_context *ctx = NULL;
+    gpuopt_status st = cli_context(backends, &ctx);
+    if (st)
+        return cli_fail("memory", "cannot create a context", st);
+    gpuopt_device *only = NULL;
+    int rc = CLI_OK;
+    if (device && (st = gpuopt_device_select(ctx, device, &only)) != GPUOPT_OK) {
+        rc = cli_fail("memory", "cannot select the device", st);
+        goto out;
+    }
+    int tty = isatty(STDOUT_FILENO);
+    for (long round = 0; !count || round < count; round++) {
+        row *rows = NULL;
+        int32_t n = 0;
+        st = read_all(ctx, only, &rows, &n);
+        if (st) {
+            rc = cli_fail("memory", "cannot read the devices' memory", st);
+            goto out;
+        }
+        if (watch && !json) {
+            time_t now = time(NULL);
+            char when[64] = "";
+            struct tm tm;
+            if (localtime_r(&now, &tm))
+                strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+            if (tty)
+                fputs("\033[H\033[2J", stdout); /* home, clear: as watch(1) redraws */
+            printf("Every %.1fs: gpuopt memory%*s%s\n\n", watch, 20, "", when);
+        }
+        if (json) {
+            if (print_json(rows, n)) {
+                free(rows);
+                rc = cli_fail("memory", "cannot write JSON", GPUOPT_ERR_NO_MEMORY);
+                goto out;
+            }
+        } else {
+            print_table(rows, n);
+        }
+        free(rows);
+        fflush(stdout);
+        if (!watch || (count && round + 1 >= count))
+            break;
+        struct timespec ts = {(time_t)watch, (long)((watch - (double)(time_t)watch) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+out:
+    gpuopt_context_destroy(ctx);
+    return rc;
+}
+
+const cli_command cli_memory = {
+    "memory", "show each device's memory now (total, used, free) and where it was read",
+    "usage: gpuopt memory [--watch SECONDS [--count N]] [--device SPEC] [--backend LIST]\n"
+    "                     [--json]\n\n"
+    "Reads every device's memory now, without creating a driver context: NVML for\n"
+    "NVIDIA GPUs, amdgpu's sysfs counters for AMD GPUs, the driver where a context is\n"
+    "already current or active, /proc/meminfo and the cgroup limit for the CPU. The\n"
+    "SOURCE column says which answered, or why free memory is unknown.\n\n"
+    "  --watch SECONDS  refresh every SECONDS (0.1 to 86400), redrawing like watch(1)\n"
+    "  --count N        stop after N refreshes (with --watch)\n"
+    "  --device SPEC    only this device (cuda:0, a UUID, a PCI bus id, ...)\n"
+    "  --backend LIST   only these backends, like GPUOPT_BACKEND\n"
+    "  --json           {devices: [{id, name, total_bytes, used_bytes, free_bytes, source,\n"
+    "                   source_text, age_s}]}, one line per refresh\n",
+    run};
