@@ -104,12 +104,7 @@ static void *create_and_destroy(void *arg)
     int *failures = arg;
     for (int r = 0; r < ROUNDS; r++) {
         gpuopt_context *ctx = NULL;
-        gpuopt_options opt;
-        memset(&opt, 0, sizeof opt);
-        opt.struct_size = sizeof opt;
-        opt.backends = "cpu";
-        opt.config_path = "";
-        if (gpuopt_context_create(&opt, &ctx) != GPUOPT_OK) {
+        if (api_context_create("cpu", &ctx) != GPUOPT_OK) {
             (*failures)++;
             continue;
         }
@@ -153,12 +148,7 @@ static void *plan_level_2(void *arg)
     char *json = NULL;
     if (!ctx) {
         /* Not api_cpu_context: cmocka's checks must stay on the main thread. */
-        gpuopt_options opt;
-        memset(&opt, 0, sizeof opt);
-        opt.struct_size = sizeof opt;
-        opt.backends = "cpu,opencl";
-        opt.config_path = "";
-        if (gpuopt_context_create(&opt, &own) != GPUOPT_OK) {
+        if (api_context_create("cpu,opencl", &own) != GPUOPT_OK) {
             l->failures++;
             snprintf(l->why, sizeof l->why, "context: %s", gpuopt_last_error());
             return NULL;
@@ -186,14 +176,9 @@ static void *plan_level_2(void *arg)
 static void level_2_plans_on_several_threads_at_once(void **state)
 {
     (void)state;
-    gpuopt_options opt;
     gpuopt_context *shared_ctx = NULL;
     gpuopt_device *cl = NULL;
-    memset(&opt, 0, sizeof opt);
-    opt.struct_size = sizeof opt;
-    opt.backends = "cpu,opencl";
-    opt.config_path = "";
-    EXPECT_OK(gpuopt_context_create(&opt, &shared_ctx));
+    EXPECT_OK(api_context_create("cpu,opencl", &shared_ctx));
     const char *second =
         gpuopt_device_select(shared_ctx, "opencl", &cl) == GPUOPT_OK ? "opencl" : "cpu";
     for (int round = 0; round < 2; round++) {
