@@ -1,10 +1,12 @@
-# The two commands: `make run` (set up, build, show the devices and the plan)
-# and `make check` (set up, build, every test, then every test again under
-# ASan/UBSan with the allocation-failure sweep, the thread tests under
-# ThreadSanitizer, and the fuzz targets' seed replay and smoke). `make
-# check-full` is the same with the sweep failing every allocation; `make
-# fuzz` fuzzes each target for FUZZ_SECONDS. Everything else is CMake: this
-# file only names the presets in CMakePresets.json, as Neovim's Makefile does.
+# The two commands: `make run` (set up, build the library and the command,
+# show the devices and the plan) and `make check` (set up, build everything,
+# every test, then every test again under ASan/UBSan with the
+# allocation-failure sweep, the thread tests under ThreadSanitizer, and the
+# fuzz targets' seed replay and smoke). `make check-full` is the same with
+# the sweep failing every allocation; `make fuzz` fuzzes each target for
+# FUZZ_SECONDS. `make install` and `make uninstall` put the build in PREFIX
+# and take it out again. Everything else is CMake: this file only names the
+# presets in CMakePresets.json, as Neovim's Makefile does.
 
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -13,22 +15,30 @@ CTEST ?= ctest
 # CMake's own makefiles run as sub-makes: keep their chatter out.
 MAKEFLAGS += --no-print-directory
 
-# Debian packages that `make run` and `make check` need. Vendor GPU SDKs are
-# not among them: the library opens vendor drivers at run time.
-#   cmake, pkg-config, build-essential   the build, and the packaging tests
+# Debian packages. Vendor GPU SDKs are not among them: the library opens
+# vendor drivers at run time.
+# `make run` and `make install` (the library and the command):
+#   cmake, pkg-config, build-essential   the build
 #   libcjson-dev                         JSON (config file, exports)
-#   libcmocka-dev                        the unit tests
 #   ocl-icd-opencl-dev opencl-c-headers  OpenCL backend (Khronos headers)
+RUN_DEPS := cmake pkg-config build-essential libcjson-dev ocl-icd-opencl-dev opencl-c-headers
+# `make check` adds what only the tests use:
+#   libcmocka-dev                        the unit tests
 #   pocl-opencl-icd clinfo               a real OpenCL CPU device for the tests
 #   libamdhip64-dev                      real HIP runtime (no-device paths), amd64 only
-#   python3                              Debian's python for the ctypes binding
-#                                        tests and the allocation-failure sweep
+#   python3 python3-venv python3-pip     Debian's python for the ctypes binding, and a venv
+#   python3-setuptools python3-wheel     that pip-installs the package with no network
+#   python3-wheel-whl                    (the wheel package inside a venv of its own)
+#   python3-torch                        Debian's PyTorch (CPU, 1.13): gpuopt.torch's tests
+#   mandoc                               lints the manual pages (mandoc -T lint)
 #   clang                                libFuzzer (tests/fuzz) and its sanitizers
 #   strace                               the set-user-ID test (tests/security)
-DEPS := cmake pkg-config build-essential libcjson-dev libcmocka-dev \
-        ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo python3 clang strace
+# (python3 also runs the allocation-failure sweep, tests/alloc.)
+CHECK_DEPS := $(RUN_DEPS) libcmocka-dev pocl-opencl-icd clinfo python3 python3-venv \
+              python3-pip python3-setuptools python3-wheel python3-wheel-whl python3-torch \
+              mandoc clang strace
 ifeq ($(shell dpkg --print-architecture 2>/dev/null),amd64)
-DEPS += libamdhip64-dev
+CHECK_DEPS += libamdhip64-dev
 endif
 # Benchmark-only packages, kept out of run and check. Today's bench/ needs
 # neither (it times processes with its own bench_spawn); they are here for
@@ -36,8 +46,9 @@ endif
 # tuned CPU BLAS (OpenBLAS).
 BENCH_DEPS := hyperfine libopenblas-dev
 
-.PHONY: all deps bench-deps build build-asan build-tsan build-fuzz run check check-full test \
-        test-asan test-asan-full test-tsan fuzz-smoke fuzz bench install clean
+.PHONY: all deps check-deps bench-deps build build-run build-asan build-tsan build-fuzz run \
+        check check-full test test-asan test-asan-full test-tsan fuzz-smoke fuzz bench install \
+        uninstall clean
 # Prerequisites run in the order written (deps before build), even under -j.
 .NOTPARALLEL:
 
@@ -61,7 +72,10 @@ define install_missing
 endef
 
 deps:
-	$(call install_missing,$(DEPS))
+	$(call install_missing,$(RUN_DEPS))
+
+check-deps:
+	$(call install_missing,$(CHECK_DEPS))
 
 bench-deps:
 	$(call install_missing,$(BENCH_DEPS))
@@ -69,6 +83,19 @@ bench-deps:
 build:
 	$(CMAKE) --preset default
 	$(CMAKE) --build --preset default -j $(JOBS)
+
+# The library and the command only (preset "run": no tests, test doubles,
+# examples or benchmarks), in build/ beside the full tree: what `make check`
+# built stays built. The build's own output goes to build/make-run.log;
+# shown are its warnings, and its end when it fails.
+build-run:
+	@mkdir -p build
+	@echo "make: building libgpuopt and the gpuopt command (the log: build/make-run.log)"
+	@{ $(CMAKE) --preset run && $(CMAKE) --build --preset run -j $(JOBS); } \
+	  >build/make-run.log 2>&1 || { tail -n 40 build/make-run.log; \
+	  echo "make: the build failed; build/make-run.log has all of it"; exit 1; }
+	@grep -E 'warning:' build/make-run.log || true
+	@echo "make: built $$(grep -c 'Built target' build/make-run.log) targets"
 
 build-asan:
 	$(CMAKE) --preset asan
@@ -83,7 +110,7 @@ build-fuzz:
 	$(CMAKE) --preset fuzz
 	$(CMAKE) --build --preset fuzz -j $(JOBS)
 
-run: deps build
+run: deps build-run
 	build/bin/gpuopt devices
 	build/bin/gpuopt plan
 
@@ -115,16 +142,23 @@ FUZZ_SECONDS ?= 600
 fuzz: build-fuzz
 	tests/fuzz/run_fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
-check: deps test test-asan test-tsan fuzz-smoke
+check: check-deps test test-asan test-tsan fuzz-smoke
 
-check-full: deps test test-asan-full test-tsan fuzz-smoke
+check-full: check-deps test test-asan-full test-tsan fuzz-smoke
 
 # The figures of docs/benchmarks.md, as markdown on stdout.
 bench: build
 	bench/run.sh build
 
-install: build
+# Installs to PREFIX: the library, headers, the command, pkg-config and CMake
+# files, the manual pages, bash completion, and the Python package where
+# PREFIX's python3 looks (the install names the directory).
+install: deps build-run
 	$(CMAKE) --install build --prefix "$(PREFIX)"
+
+# Removes what the last `make install` wrote (build/install_manifest.txt).
+uninstall:
+	$(CMAKE) -DMANIFEST=build/install_manifest.txt -P cmake/GpuoptUninstall.cmake
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

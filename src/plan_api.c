@@ -211,19 +211,15 @@ GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **jso
     return GPUOPT_OK;
 }
 
-/* POSIX shell single quotes: ' becomes '\'' */
-static void shell_quote(gpo_sbuf *b, const char *s)
+/* Appends s as the word of a double-quoted "${NAME=word}": POSIX sh (XCU
+ * 2.6.2, 2.2.3) keeps a backslash there only before $ ` " \ and, inside the
+ * braces, before }; single quotes would stay in the value. */
+static void shell_word(gpo_sbuf *b, const char *s)
 {
-    gpo_sbuf_append(b, "'");
     for (; *s; s++) {
-        if (*s == '\'')
-            gpo_sbuf_append(b, "'\\''");
-        else {
-            char c[2] = {*s, 0};
-            gpo_sbuf_append(b, c);
-        }
+        char c[3] = {'\\', *s, 0};
+        gpo_sbuf_append(b, strchr("$`\"\\}", *s) ? c : c + 1);
     }
-    gpo_sbuf_append(b, "'");
 }
 
 GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text)
@@ -236,13 +232,15 @@ GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text
     gpo_sbuf b;
     gpo_sbuf_init(&b);
     gpo_sbuf_append(&b, "");
+    /* ${NAME=value} assigns only when NAME is unset, the rule of
+     * gpuopt_plan_apply: what the user set, even to "", is kept. */
     for (size_t i = 0; i < plan->n_knobs; i++) {
         const gpo_knob *k = &plan->knobs[i];
         if (!k->env)
             continue;
-        gpo_sbuf_appendf(&b, "export %s=", k->env);
-        shell_quote(&b, k->text);
-        gpo_sbuf_append(&b, "\n");
+        gpo_sbuf_appendf(&b, ": \"${%s=", k->env);
+        shell_word(&b, k->text);
+        gpo_sbuf_appendf(&b, "}\"; export %s\n", k->env);
     }
     char *out = gpo_sbuf_take(&b);
     if (!out)

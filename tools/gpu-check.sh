@@ -19,7 +19,9 @@
 #      host's current context kept current and healthy)
 #   5. examples/tuning/sgemm_cuda.json tuned on the GPU, its best GFLOP/s, and
 #      PyTorch's torch.mm (fp32, TF32 off) beside it when python3 has torch
-#      with a GPU; a level-2 plan inside that PyTorch process leaves it working
+#      with a GPU; a level-2 plan inside that PyTorch process leaves it working;
+#      gpuopt.torch.apply() in a fresh PyTorch process sets what the plan says,
+#      read back with torch's own getters
 #   6. a candidate that writes out of bounds: the tuner stops at once with the
 #      sticky error named (isolating it in a worker process is later work)
 # Output: $OUT/summary.md (also printed), $OUT/results.tsv, every command's
@@ -244,13 +246,19 @@ if [ -n "$PY" ]; then
     "$PY" "$HELP" torch-script >"$OUT/gpu_check_torch.py"
     TORCH_PATH=$PYTHONPATH
     if [ "$DRY" = 1 ]; then # a stand-in torch: the script's code runs, no PyTorch
-        "$PY" "$HELP" fake-torch "$OUT/faketorch"
+        "$PY" "$HELP" fake-torch "$OUT/faketorch" "$VENDOR"
         TORCH_PATH=$OUT/faketorch:$PYTHONPATH
     fi
     PYTHONPATH=$TORCH_PATH GPU_CHECK_BACKEND=$BACKEND run torch 180 "${PYLIB[@]}" \
         "$OUT/gpu_check_torch.py" $M $M $M "$OUT/torch.json"
     judge torch "$OUT/torch.json" "$DRY"
     judge fraction "$OUT/tune-best.json" "$OUT/torch.json"
+    # gpuopt.torch.apply() in a fresh process, before CUDA starts: what it
+    # says it set, torch's getters read back.
+    "$PY" "$HELP" torch-apply-script >"$OUT/gpu_check_torch_apply.py"
+    PYTHONPATH=$TORCH_PATH run torch-apply 120 "${PYLIB[@]}" "$OUT/gpu_check_torch_apply.py" \
+        "$OUT/torch-apply.json"
+    judge torch-apply "$OUT/torch-apply.json" "$DRY"
 else
     record SKIP "PyTorch baseline" "no python3"
 fi

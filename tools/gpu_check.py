@@ -16,7 +16,11 @@ Subcommands (each reads the files the script saved):
   torch-script                       the PyTorch baseline's script: torch.mm (fp32,
                                       TF32 off), and a level-2 plan inside the same
                                       process; `torch OUT.json DRY` reads what it wrote
-  fake-torch DIR                     a stand-in torch package for the dry run
+  torch-apply-script                 gpuopt.torch.apply() in a fresh PyTorch process,
+                                      each setting read back with torch's getters;
+                                      `torch-apply OUT.json DRY` reads what it wrote
+  fake-torch DIR [VENDOR]            a stand-in torch package for the dry run (a ROCm
+                                      build for VENDOR amd)
   fraction TUNE.json TORCH.json       the tuned SGEMM as a fraction of torch.mm
   fault RC STDERR VENDOR DRY          the tuner stopped naming a sticky fault
   stub-smi VENDOR DEVICE.json... DRIVER   what nvidia-smi / amd-smi would print
@@ -314,6 +318,105 @@ with open(out, "w") as f:
 '''
 
 
+TORCH_APPLY = r'''
+import json, os, sys, warnings
+out = sys.argv[1]
+res = {}
+def settings(torch):
+    """What torch says now, through its own getters."""
+    got = {}
+    for path in ("backends.cuda.matmul.allow_tf32", "backends.cuda.matmul.fp32_precision",
+                 "backends.cudnn.allow_tf32", "backends.cudnn.conv.fp32_precision",
+                 "backends.cudnn.benchmark"):
+        obj = torch
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")   # 2.9+: the legacy getters are deprecated
+                for part in path.split("."):
+                    obj = getattr(obj, part)
+            got["torch." + path] = obj
+        except Exception as e:  # noqa: BLE001 - absent, or refused by this version
+            got["torch." + path] = f"<{type(e).__name__}>"
+    for getter, setter in (("get_float32_matmul_precision", "set_float32_matmul_precision"),
+                           ("get_num_threads", "set_num_threads"),
+                           ("get_num_interop_threads", "set_num_interop_threads")):
+        fn = getattr(torch, getter, None)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got["torch." + setter] = fn() if callable(fn) else "<absent>"
+        except Exception as e:  # noqa: BLE001 - torch 2.9+ refuses mixed TF32 APIs
+            got["torch." + setter] = f"<{type(e).__name__}>"
+    return got
+try:
+    import torch
+    if not torch.cuda.is_available():
+        raise RuntimeError("torch has no CUDA/ROCm device")
+    if torch.cuda.is_initialized():
+        raise RuntimeError("CUDA started before gpuopt.torch.apply()")
+    import gpuopt.torch
+    before = settings(torch)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        report = gpuopt.torch.apply(torch=torch)
+    after = settings(torch)
+    # The variables apply() set now (not those already in force).
+    env = {s.what: os.environ.get(s.what) for s in report.set
+           if s.what.isupper() and s.note.startswith("set")}
+    dev = gpuopt.torch.device(torch=torch)
+    x = torch.ones(256, 256, device=dev)     # CUDA starts here, after the variables
+    y = (x @ x).sum().item()
+    res.update(torch=torch.__version__, device=str(dev), plan_device=report.plan_device,
+               gpu=torch.cuda.get_device_name(dev),
+               set={s.what: repr(s.after) for s in report.set},
+               kept={s.what: repr(s.before) for s in report.kept},
+               not_applicable={s.what: s.note for s in report.not_applicable},
+               before={k: repr(v) for k, v in before.items()},
+               after={k: repr(v) for k, v in after.items()}, env=env,
+               autocast=str(report.autocast_dtype), product_ok=(y == 256.0 * 256 * 256),
+               warnings=[str(w.message) for w in seen] + report.warnings,
+               cuda_initialised_after=torch.cuda.is_initialized())
+except Exception as e:  # every failure becomes a line of the summary
+    res["error"] = f"{type(e).__name__}: {e}"
+with open(out, "w") as f:
+    json.dump(res, f)
+'''
+
+
+def torch_apply_report(out, dry):
+    """gpuopt.torch.apply() on the GPU's PyTorch: every setting the report
+    says it set reads back so through torch, the environment variables are
+    in place before CUDA starts, and PyTorch computes afterwards."""
+    check = "gpuopt.torch.apply()"
+    try:
+        r = load(out)
+    except (OSError, ValueError) as e:
+        say("SKIP" if dry == "1" else "FAIL", check, f"no output: {e}")
+        return
+    if "error" in r:
+        err = r["error"]
+        no_torch = err.startswith(("ModuleNotFoundError", "ImportError")) or "no CUDA" in err
+        say("SKIP" if no_torch or dry == "1" else "FAIL", check, f"not run: {err}")
+        return
+    bad = [f"{k}: the report says {v}, torch says {r['after'].get(k)}"
+           for k, v in r.get("set", {}).items()
+           if k in r.get("after", {}) and r["after"][k] != v]
+    bad += [f"{k} is not in the environment" for k, v in r.get("env", {}).items() if v is None]
+    if not r.get("product_ok"):
+        bad.append("PyTorch's product after apply() was wrong")
+    if not r.get("set"):
+        bad.append("the report sets nothing")
+    changed = ", ".join(f"{k} {r['before'].get(k)} -> {v}" for k, v in r.get("set", {}).items()
+                        if k in r.get("before", {}) and r["before"][k] != v)
+    detail = (f"torch {r.get('torch')} on {r.get('gpu')} ({r.get('device')}, plan for "
+              f"{r.get('plan_device')}): set {len(r.get('set', {}))} ({changed or 'all already so'}), "
+              f"environment {sorted(r.get('env', {}))}, kept {sorted(r.get('kept', {}))}, not "
+              f"applicable {sorted(r.get('not_applicable', {}))}; autocast {r.get('autocast')}")
+    if r.get("warnings"):
+        detail += f"; warnings: {r['warnings']}"
+    say("FAIL" if bad else "PASS", check, "; ".join(bad) + ("; " if bad else "") + detail)
+
+
 # A stand-in for the few calls of PyTorch the baseline makes, for the dry
 # run only: it proves the baseline's code, not PyTorch.
 FAKE_TORCH = r'''
@@ -327,7 +430,12 @@ class _Backends:
 backends = _Backends()
 class _Tensor:
     def __matmul__(self, other): return _Tensor()
-def device(name): return name
+    def sum(self): return self
+    def item(self): return 256.0 * 256 * 256
+def device(name, index=None): return name if index is None else f"{name}:{index}"
+def ones(*shape, device=None): return _Tensor()
+def get_num_threads(): return 1
+def set_num_threads(n): pass
 def randn(*shape, device=None, dtype=None): return _Tensor()
 def allclose(a, b): return True
 class _Event:
@@ -345,13 +453,20 @@ class cuda:
     def get_device_name(i): return "dry-run stand-in"
     @staticmethod
     def current_device(): return 0
+    @staticmethod
+    def is_initialized(): return False
+version = type("version", (), {"cuda": "dry-run", "hip": None})
 '''
 
 
-def fake_torch(directory):
+def fake_torch(directory, vendor="nvidia"):
+    """The stand-in, as a CUDA build of torch, or a ROCm one for vendor amd."""
     os.makedirs(os.path.join(directory, "torch"), exist_ok=True)
+    text = FAKE_TORCH
+    if vendor == "amd":
+        text = text.replace('{"cuda": "dry-run", "hip": None}', '{"cuda": None, "hip": "dry-run"}')
     with open(os.path.join(directory, "torch", "__init__.py"), "w", encoding="utf-8") as f:
-        f.write(FAKE_TORCH)
+        f.write(text)
 
 
 def torch_report(out, dry):
@@ -482,6 +597,8 @@ def main(argv):
         "plan-cached": lambda: plan_cached(*args),
         "tune": lambda: tune(*args),
         "torch-script": lambda: sys.stdout.write(TORCH_BASELINE),
+        "torch-apply-script": lambda: sys.stdout.write(TORCH_APPLY),
+        "torch-apply": lambda: torch_apply_report(*args),
         "fake-torch": lambda: fake_torch(*args),
         "torch": lambda: torch_report(*args),
         "fraction": lambda: fraction(*args),

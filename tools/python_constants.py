@@ -12,11 +12,15 @@ include/gpuopt/tune.h, and the `#define GPUOPT_*` macros whose value is a
 literal. The file is committed, so installing the binding needs no build
 step; CTest runs --check so that it cannot fall behind the headers.
 
-Generated names drop the GPUOPT_ prefix (GPUOPT_ERR_NOT_FOUND -> ERR_NOT_FOUND).
-Each enum also gives a dict from value to the enumerator's own word, named
+Each C enum becomes an enum.IntEnum named after the type (gpuopt_device_type
+-> DeviceType, its members the enumerators after the prefix they share:
+DeviceType.GPU); an enum whose values are single bits written in hex
+(gpuopt_feature) an enum.IntFlag; the statuses of GPUOPT_STATUS_MAP the
+IntEnum Status. The enumerators are also module constants without the
+GPUOPT_ prefix (GPUOPT_ERR_NOT_FOUND -> ERR_NOT_FOUND is Status.ERR_NOT_FOUND),
+and each enum gives a dict from value to the enumerator's own word, named
 after the type (gpuopt_backend_status -> BACKEND_STATUS = {0: "not_probed",
-...}): the part after the prefix its enumerators share, in lower case.
-Standard library only.
+...}): the part after the shared prefix, in lower case. Standard library only.
 """
 
 import argparse
@@ -99,6 +103,18 @@ class Header:
             self.enums.append((name, items))
 
 
+def class_name(ename):
+    """gpuopt_device_type -> DeviceType."""
+    return "".join(w.capitalize() for w in ename[len("gpuopt_"):].split("_"))
+
+
+def is_flags(items):
+    """Single bits written in hex: a set of flags, not a list of choices."""
+    values = [int(v, 0) for _, v in items]
+    return all(v.lower().startswith("0x") for _, v in items) and \
+        all(v > 0 and v & (v - 1) == 0 for v in values) and len(set(values)) == len(values)
+
+
 def generate(root):
     h = Header(root)
     out = [
@@ -108,14 +124,19 @@ def generate(root):
         "do not edit; run the script after changing a header (CTest checks it).",
         '"""',
         "",
+        "import enum",
+        "",
     ]
     exported, seen = [], {}
 
-    def emit(name, value, origin):
+    def claim(name, origin):
         if name in seen:
             raise SystemExit(f"{name} comes from both {seen[name]} and {origin}")
         seen[name] = origin
         exported.append(name)
+
+    def emit(name, value, origin):
+        claim(name, origin)
         out.append(f"{name} = {value}")
 
     def wrapped(pieces, close):
@@ -133,15 +154,31 @@ def generate(root):
         emit(name, "{", origin)
         wrapped((f' {key}: "{text}",' for key, text in pairs), "}")
 
-    out.append("# gpuopt_status (GPUOPT_STATUS_MAP)")
-    for name, value, _ in h.status:
-        emit(short(name), value, "GPUOPT_STATUS_MAP")
-    out.append("")
-    for ename, items in h.enums:
-        out.append(f"# {ename}")
-        for name, value in items:
-            emit(short(name), value, ename)
+    # The enums as classes: the C type's values, with their names.
+    tables = [("gpuopt_status", [(n, v) for n, v, _ in h.status])] + h.enums
+    for ename, items in tables:
+        cname = class_name(ename)
+        base = "enum.IntFlag" if is_flags(items) else "enum.IntEnum"
+        prefix = shared_prefix([n for n, _ in items])
+        claim(cname, ename)
         out.append("")
+        out.append(f"class {cname}({base}):")
+        what = "GPUOPT_STATUS_MAP" if ename == "gpuopt_status" else f"enum {ename}"
+        kind = "flags" if base == "enum.IntFlag" else "values"
+        out.append(f'    """The {kind} of {what} ({prefix}*)."""')
+        out.append("")
+        for name, value in items:
+            out.append(f"    {name[len(prefix):]} = {value}")
+        out.append("")
+
+    out.append("")
+    out.append("# GPUOPT_STATUS_MAP and each enum's values as module constants.")
+    for ename, items in tables:
+        cname = class_name(ename)
+        prefix = shared_prefix([n for n, _ in items])
+        for name, _ in items:
+            emit(short(name), f"{cname}.{name[len(prefix):]}", ename)
+    out.append("")
     out.append("# Macros")
     for name, value in h.macros:
         emit(short(name), value, "#define")
@@ -150,7 +187,6 @@ def generate(root):
     out.append("")
 
     out.append("# Value -> the enumerator's own word, per type.")
-    tables = [("gpuopt_status", [(n, v) for n, v, _ in h.status])] + h.enums
     for ename, items in tables:
         prefix = shared_prefix([n for n, _ in items])
         emit_dict(short(ename.upper()), [(v, n[len(prefix):].lower()) for n, v in items], ename)

@@ -644,9 +644,12 @@ GPUOPT_API gpuopt_status gpuopt_plan_warning_at(const gpuopt_plan *plan, int32_t
  * warnings}. Free with gpuopt_free. */
 GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **json);
 
-/* The plan's environment knobs as POSIX shell lines
- * ("export OMP_NUM_THREADS='8'\n"), values single-quoted. Free with
- * gpuopt_free; an empty string when the plan exports nothing. */
+/* The plan's environment knobs as POSIX shell lines that set a variable
+ * only where it is unset, the rule of gpuopt_plan_apply (a variable the
+ * user set, even to "", is kept): ': "${OMP_NUM_THREADS=8}"; export
+ * OMP_NUM_THREADS\n', the value escaped for the double quotes ($ ` " \ }
+ * preceded by a backslash), for `eval` in a POSIX shell (dash, bash). Free
+ * with gpuopt_free; an empty string when the plan exports nothing. */
 GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text);
 
 /* ------------------------------------------------------------------------- */

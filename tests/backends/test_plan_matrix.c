@@ -98,28 +98,27 @@ static void unset_all_env(void)
         unsetenv(env_names[i]);
 }
 
-/* The value `export NAME='value'` gives NAME in `text`, unquoted; NULL when
- * the text has no line for it. */
+/* The value the line `: "${NAME=value}"; export NAME` gives NAME in `text`,
+ * its backslashes removed as the shell removes them; NULL when the text has
+ * no line for it. */
 static const char *exported(const char *text, const char *name, char *out, size_t cap)
 {
-    char head[96];
-    snprintf(head, sizeof head, "export %s='", name);
+    char head[96], tail[96];
+    snprintf(head, sizeof head, ": \"${%s=", name);
+    snprintf(tail, sizeof tail, "}\"; export %s\n", name);
     const char *at = strstr(text, head);
     if (!at || (at != text && at[-1] != '\n'))
         return NULL;
     at += strlen(head);
     size_t n = 0;
-    for (; *at && !(at[0] == '\'' && at[1] == '\n'); at++) {
-        if (strncmp(at, "'\\''", 4) == 0) {
-            at += 3;
-            if (n + 1 < cap)
-                out[n++] = '\'';
-        } else if (n + 1 < cap) {
+    for (; *at && strncmp(at, tail, strlen(tail)) != 0; at++) {
+        if (at[0] == '\\' && at[1])
+            at++;
+        if (n + 1 < cap)
             out[n++] = *at;
-        }
     }
     out[n] = '\0';
-    return out;
+    return *at ? out : NULL;
 }
 
 /* What the plan exports, by gpuopt_plan_to_env and by gpuopt_plan_apply,

@@ -7,14 +7,15 @@ workload, --precision-sensitive and --reduced-precision, and with the
 overrides the issue reported (GPUOPT_KNOBS=threads=1, cuda.tf32=true on a
 precision-sensitive plan, cuda.alloc.max_split_mb, cuda.cublas_workspace_bytes):
 every knob of `plan --json` with an environment variable is exported by
-`plan --env` with the same value and set by `plan --apply-env` to it, and
-nothing else is exported or set.
+`plan --env` with the same value (its lines evaluated by sh, which keeps a
+variable the user set, as --apply-env does) and set by `plan --apply-env` to
+it, and nothing else is exported or set.
 
 Usage: plan_exports.py GPUOPT_BINARY
 """
 import json
 import os
-import shlex
+import re
 import subprocess
 import sys
 
@@ -60,6 +61,22 @@ def run(args, knobs=None):
     return r.stdout
 
 
+def evaluate(lines, preset=None):
+    """The NAMES a POSIX shell exports after eval of the lines."""
+    env = {k: v for k, v in os.environ.items() if k not in NAMES}
+    env.update(preset or {})
+    r = subprocess.run(["sh", "-c", 'eval "$1" && env', "sh", lines], env=env,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append(f"sh could not eval the --env lines ({r.stderr.strip()}):\n{lines}")
+    out = {}
+    for line in r.stdout.splitlines():
+        name, _, value = line.partition("=")
+        if name in NAMES:
+            out[name] = value
+    return out
+
+
 def check(backend, device, level, flags, knobs=None, expect=None):
     what = f"{device} level {level} {' '.join(flags)} GPUOPT_KNOBS={knobs or ''}"
     base = ["plan", "--backend", backend, "--device", device, "--level", str(level)] + flags
@@ -81,16 +98,21 @@ def check(backend, device, level, flags, knobs=None, expect=None):
             failures.append(f"{what}: {name} = {have}, expected {value}")
     want = {k["env"]: str(k["value"]).lower() if k["type"] == "bool" else str(k["value"])
             for k in plan["knobs"] if k["env"]}
-    exported = {}
-    for line in (run(base + ["--env"], knobs) or "").splitlines():
-        words = shlex.split(line)
-        if len(words) != 2 or words[0] != "export" or "=" not in words[1]:
+    lines = run(base + ["--env"], knobs) or ""
+    for line in lines.splitlines():
+        if not re.fullmatch(r': "\$\{([A-Z0-9_]+)=.*\}"; export \1', line):
             failures.append(f"{what}: --env printed '{line}'")
-            continue
-        name, value = words[1].split("=", 1)
-        exported[name] = value
+    # What a shell makes of the lines: every variable set to the plan's
+    # value, and one the user set first kept, as --apply-env keeps it.
+    exported = evaluate(lines)
     if exported != want:
         failures.append(f"{what}: --env exports {exported}, the plan shows {want}")
+    if want:
+        first = sorted(want)[0]
+        kept = evaluate(lines, {first: "user-value"})
+        if kept.get(first) != "user-value" or {k: v for k, v in kept.items() if k != first} != \
+                {k: v for k, v in want.items() if k != first}:
+            failures.append(f"{what}: with {first} set, --env's lines give {kept}")
     applied = {}
     for line in (run(base + ["--apply-env", "--", "env"], knobs) or "").splitlines():
         name, _, value = line.partition("=")

@@ -174,11 +174,14 @@ static void plan_exports_json_and_quoted_shell_lines(void **state)
     gpuopt_context *ctx;
     gpuopt_plan *p;
     assert_int_equal(syn_context(NULL, NULL, NULL, &ctx), GPUOPT_OK);
-    assert_int_equal(gpuopt_context_set_knob(ctx, "syn.text", "it's $HOME"), GPUOPT_OK);
+    assert_int_equal(gpuopt_context_set_knob(ctx, "syn.text", "it's $HOME \"`a}b\\"), GPUOPT_OK);
     assert_int_equal(gpuopt_plan_create(ctx, NULL, 1, &p), GPUOPT_OK);
     char *env, *json;
+    /* Each line sets its variable only where it is unset (as
+     * gpuopt_plan_apply); $ ` " } and \ are escaped for the double quotes. */
     assert_int_equal(gpuopt_plan_to_env(p, &env), GPUOPT_OK);
-    assert_string_equal(env, "export SYN_TIER1='true'\nexport SYN_TEXT='it'\\''s $HOME'\n");
+    assert_string_equal(env, ": \"${SYN_TIER1=true}\"; export SYN_TIER1\n"
+                             ": \"${SYN_TEXT=it's \\$HOME \\\"\\`a\\}b\\\\}\"; export SYN_TEXT\n");
     assert_int_equal(gpuopt_plan_to_json(p, &json), GPUOPT_OK);
     cJSON *root = cJSON_Parse(json);
     assert_non_null(root);

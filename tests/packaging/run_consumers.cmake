@@ -7,12 +7,17 @@ cmake_policy(VERSION 3.25)
 #     against the installed shared library; again with `pkg-config --static`
 #     against libgpuopt.a;
 #   - consumer/ builds through find_package(gpuopt CONFIG) with
-#     gpuopt::gpuopt and with gpuopt::gpuopt_static, and runs;
+#     gpuopt::gpuopt and with gpuopt::gpuopt_static, and runs; gpuopt::gpuopt
+#     also where cJSON's CMake package cannot be found (only the static
+#     library needs it), and COMPONENTS static then says what is missing;
+#   - examples/ builds as a project of its own against the install, and runs;
+#   - the manual pages and the bash completion are installed;
 #   - the version file accepts this major version and refuses the next one
 #     and a newer minor;
-#   - the installed CLI and the installed Python package run.
+#   - the installed CLI and the installed Python package run, the package
+#     loading the library installed with it.
 #
-# -D arguments: BUILD_DIR, SOURCE_DIR (tests/packaging), WORK_DIR, VERSION,
+# -D arguments: BUILD_DIR, SOURCE_DIR (tests/packaging), EXAMPLES_DIR, WORK_DIR, VERSION,
 # LIBDIR, INCLUDEDIR, BINDIR (relative, as GNUInstallDirs gives them),
 # C_COMPILER, SAN_FLAGS (compiler flags in one string, empty outside the
 # sanitizer build),
@@ -52,7 +57,15 @@ foreach(f "${INCLUDEDIR}/gpuopt/gpuopt.h" "${LIBDIR}/libgpuopt.so.${VERSION}"
           "${LIBDIR}/cmake/gpuopt/gpuoptConfig.cmake"
           "${LIBDIR}/cmake/gpuopt/gpuoptConfigVersion.cmake"
           "${LIBDIR}/cmake/gpuopt/gpuoptTargets.cmake"
-          "${LIBDIR}/gpuopt/python/gpuopt/__init__.py")
+          "${LIBDIR}/cmake/gpuopt/gpuoptStaticTargets.cmake"
+          "share/man/man1/gpuopt.1" "share/man/man3/libgpuopt.3"
+          "share/bash-completion/completions/gpuopt"
+          # A prefix python3 does not search gets the Debian layout
+          # (cmake/GpuoptInstallPython.cmake).
+          "lib/python3/dist-packages/gpuopt/__init__.py"
+          "lib/python3/dist-packages/gpuopt/_install.py"
+          "lib/python3/dist-packages/gpuopt/torch.py"
+          "lib/python3/dist-packages/gpuopt/py.typed")
   if(NOT EXISTS "${prefix}/${f}")
     problem("not installed: ${f}")
   endif()
@@ -139,10 +152,20 @@ set(minor ${CMAKE_MATCH_2})
 math(EXPR next_major "${major} + 1")
 math(EXPR next_minor "${minor} + 1")
 
-foreach(target gpuopt gpuopt_static)
+# gpuopt::gpuopt_static as the package's component, and as a target found
+# without asking (cJSON is here); gpuopt::gpuopt where cJSON's package is not.
+foreach(target gpuopt gpuopt_static gpuopt_static-component gpuopt-without-cjson)
   set(dir "cmake-${target}")
+  set(extra "")
+  if(target STREQUAL "gpuopt_static-component")
+    set(extra "-DGPUOPT_COMPONENTS=static")
+    set(target gpuopt_static)
+  elseif(target STREQUAL "gpuopt-without-cjson")
+    set(extra "-DCMAKE_DISABLE_FIND_PACKAGE_cJSON=ON")
+    set(target gpuopt)
+  endif()
   configure_consumer(${dir} rc "-DGPUOPT_TARGET=gpuopt::${target}"
-                     "-DGPUOPT_FIND_VERSION=${major}.${minor}")
+                     "-DGPUOPT_FIND_VERSION=${major}.${minor}" ${extra})
   if(NOT rc STREQUAL "0")
     message(FATAL_ERROR "find_package(gpuopt ${major}.${minor} CONFIG) failed:\n${rc_output}")
   endif()
@@ -167,6 +190,37 @@ foreach(target gpuopt gpuopt_static)
     endif()
   endif()
 endforeach()
+
+# Without cJSON's package, the static library is what is missing, and said so.
+configure_consumer("cmake-static-without-cjson" rc "-DGPUOPT_TARGET=gpuopt::gpuopt_static"
+                   "-DGPUOPT_COMPONENTS=static" "-DCMAKE_DISABLE_FIND_PACKAGE_cJSON=ON")
+if(rc STREQUAL "0")
+  problem("find_package(gpuopt COMPONENTS static) succeeded without cJSON's package")
+elseif(NOT rc_output MATCHES "cJSON")
+  problem("find_package(gpuopt COMPONENTS static) without cJSON failed without naming it:\n"
+          "${rc_output}")
+endif()
+
+# ---- examples/ as a project of its own -----------------------------------------
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -S "${EXAMPLES_DIR}" -B "${WORK_DIR}/examples"
+          "-DCMAKE_PREFIX_PATH=${prefix}" "-DCMAKE_C_COMPILER=${C_COMPILER}"
+          "-DCMAKE_C_FLAGS=${SAN_FLAGS}" "-DCMAKE_CXX_FLAGS=${SAN_FLAGS}"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc STREQUAL "0")
+  problem("examples/ did not configure against the install:\n${out}${err}")
+else()
+  must(build_out ${CMAKE_COMMAND} --build "${WORK_DIR}/examples")
+  if(build_out MATCHES "warning:")
+    problem("examples/ built with warnings:\n${build_out}")
+  endif()
+  foreach(example list_devices list_devices_cpp)
+    must(out "${WORK_DIR}/examples/${example}")
+    if(NOT out MATCHES "^libgpuopt ${VERSION}\n" OR NOT out MATCHES "plan: level 1 requested")
+      problem("examples/${example}, built against the install, printed:\n${out}")
+    endif()
+  endforeach()
+endif()
 
 # The version file: SameMinorVersion while the major is 0 (a 0.x minor
 # release may break the API: CHANGELOG.md), so an older minor is refused too.
@@ -197,7 +251,8 @@ if(PYTHON)
   endif()
   # No GPUOPT_LIBRARY: the package finds the library installed beside it.
   # (No ';' in the code: CMake would split the argument there.)
-  must(out ${CMAKE_COMMAND} -E env --unset=GPUOPT_LIBRARY "PYTHONPATH=${libdir}/gpuopt/python"
+  must(out ${CMAKE_COMMAND} -E env --unset=GPUOPT_LIBRARY
+       "PYTHONPATH=${prefix}/lib/python3/dist-packages"
        PYTHONDONTWRITEBYTECODE=1 ${preload} ${PYTHON} -c
        "import gpuopt\nprint(gpuopt.library_path())\nprint(gpuopt.version())\nprint(gpuopt.Context(backends='cpu').select('cpu').id)")
   if(NOT out STREQUAL "${libdir}/libgpuopt.so.0\n${VERSION}\ncpu:0\n")
@@ -209,5 +264,5 @@ if(problems)
   message(FATAL_ERROR "packaging:${problems}")
 endif()
 message(STATUS "packaging: installed to ${prefix}; pkg-config (shared, static), "
-               "find_package (gpuopt::gpuopt, gpuopt::gpuopt_static), the version file, "
-               "the CLI and the Python package work")
+               "find_package (gpuopt::gpuopt with and without cJSON, gpuopt::gpuopt_static), "
+               "the version file, examples/ standalone, the CLI and the Python package work")

@@ -6,6 +6,9 @@ public headers the binding must mirror (separated by os.pathsep). Standard libra
 """
 
 import ctypes
+import dataclasses
+import enum
+import inspect
 import json
 import os
 import re
@@ -292,7 +295,7 @@ class Plans(unittest.TestCase):
         lines = [ln for ln in plan.env.splitlines() if ln]
         self.assertEqual(len(lines), len(exported))
         for k, line in zip(exported, lines):
-            self.assertEqual(line, "export %s='%s'" % (k.env, k.text))
+            self.assertEqual(line, ': "${%s=%s}"; export %s' % (k.env, k.text, k.env))
 
     def test_level_0_plan_has_only_tier_0_knobs(self):
         plan = self.ctx.plan(level=0)
@@ -371,6 +374,100 @@ class Plans(unittest.TestCase):
             dev = other.select("cpu")
             with self.assertRaises(ValueError):
                 self.ctx.plan(dev)
+
+
+class PythonFaces(unittest.TestCase):
+    """What a Python user meets: plain dataclasses, enums, dicts, docstrings
+    and type hints."""
+
+    def setUp(self):
+        self.ctx = gpuopt.Context(backends="cpu", config_path="")
+
+    def tearDown(self):
+        self.ctx.close()
+
+    def test_asdict_works_on_every_dataclass_and_gives_json(self):
+        plan = self.ctx.plan(level=1)
+        for obj in [self.ctx.backends()[0], self.ctx.select(), plan, plan.knobs[0],
+                    gpuopt.Workload(model_bytes=1 << 30)]:
+            with self.subTest(type=type(obj).__name__):
+                d = dataclasses.asdict(obj)
+                json.dumps(d)
+        self.assertEqual(dataclasses.asdict(plan)["device"]["id"], "cpu:0")
+
+    def test_a_device_still_goes_back_to_its_context_after_asdict(self):
+        dev = self.ctx.select("cpu")
+        dataclasses.asdict(dev)
+        self.assertEqual(self.ctx.plan(dev, level=0).device.id, "cpu:0")
+
+    def test_c_enums_are_int_enums_and_the_constants_their_members(self):
+        dev = self.ctx.select("cpu")
+        self.assertIs(dev.type, gpuopt.DeviceType.CPU)
+        self.assertEqual(dev.type, gpuopt.DEVICE_TYPE_CPU)
+        self.assertIsInstance(gpuopt.DeviceType.GPU, enum.IntEnum)
+        self.assertIs(gpuopt.ERR_NOT_FOUND, gpuopt.Status.ERR_NOT_FOUND)
+        self.assertTrue(issubclass(gpuopt.Feature, enum.IntFlag))
+        self.assertEqual(gpuopt.Feature.FP64 | gpuopt.Feature.TF32, 0x09)
+        for status in gpuopt.Status:
+            with self.subTest(status=status):
+                self.assertEqual(gpuopt.status_name(status), "GPUOPT_" + status.name)
+        for cls in (gpuopt.LogLevel, gpuopt.BackendStatus, gpuopt.KnobType, gpuopt.KnobSource,
+                    gpuopt.Objective, gpuopt.Tristate, gpuopt.Strategy, gpuopt.CacheMode):
+            self.assertTrue(issubclass(cls, enum.IntEnum), cls)
+
+    def test_json_answers_are_dicts_and_their_text_a_separate_call(self):
+        self.assertEqual(self.ctx.describe()["selection"]["device"], "cpu:0")
+        self.assertEqual(json.loads(self.ctx.devices_json())["gpuopt_version"], gpuopt.version())
+        self.assertIsInstance(self.ctx.doctor()["findings"], list)
+        self.assertIsInstance(self.ctx.doctor_json(), str)
+        with tempfile.TemporaryDirectory() as d:
+            with gpuopt.Context(backends="cpu", cache_dir=d) as ctx:
+                self.assertIsInstance(ctx.cache_list()["files"], list)
+                self.assertIsInstance(ctx.cache_list_json(), str)
+                self.assertIn("ok", ctx.cache_verify())
+                self.assertIsInstance(ctx.cache_verify_json(), str)
+        plan = self.ctx.plan(level=1)
+        self.assertEqual(plan.to_dict()["device"], "cpu:0")
+        self.assertEqual(plan.get("no.such.knob", 5), 5)
+
+    def public(self, module):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                yield name, obj
+
+    def test_every_public_name_has_a_docstring(self):
+        import gpuopt.torch  # noqa: F401 - its names too
+        for module in (gpuopt, gpuopt.torch):
+            for name, obj in self.public(module):
+                with self.subTest(name=f"{module.__name__}.{name}"):
+                    self.assertTrue((obj.__doc__ or "").strip())
+                    if inspect.isclass(obj) and not issubclass(obj, enum.Enum):
+                        for mname, member in vars(obj).items():
+                            if mname.startswith("_") or not (inspect.isfunction(member) or
+                                                              isinstance(member, property)):
+                                continue
+                            self.assertTrue((member.__doc__ or "").strip(), f"{name}.{mname}")
+
+    def test_the_package_is_typed(self):
+        here = os.path.dirname(gpuopt.__file__)
+        self.assertTrue(os.path.exists(os.path.join(here, "py.typed")))
+        # Every public function and method outside the tuner (whose API is
+        # experimental, gpuopt/tune.h) says its types.
+        tuner = {"Space", "CallbackTuner", "Candidate", "TuneResult"}
+        for name, obj in self.public(gpuopt):
+            if name in tuner:
+                continue
+            members = [obj] if inspect.isfunction(obj) else [
+                m for n, m in vars(obj).items()
+                if inspect.isfunction(m) and (not n.startswith("_") or n == "__init__")]
+            for fn in members:
+                with self.subTest(fn=fn.__qualname__):
+                    sig = inspect.signature(fn)
+                    self.assertIsNot(sig.return_annotation, inspect.Signature.empty)
+                    for p in list(sig.parameters.values())[1 if "." in fn.__qualname__ else 0:]:
+                        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                            self.assertIsNot(p.annotation, inspect.Parameter.empty, p.name)
 
 
 class Memory(unittest.TestCase):

@@ -1,5 +1,5 @@
 /* Shared pieces of the gpuopt command: the subcommand table, option
- * parsing helpers and exit codes. */
+ * parsing, error messages and exit codes. */
 #ifndef GPUOPT_CLI_H
 #define GPUOPT_CLI_H
 
@@ -17,8 +17,9 @@ typedef struct cli_command {
     int (*run)(int argc, char **argv);
 } cli_command;
 
-extern const cli_command cli_cache, cli_devices, cli_doctor, cli_memory, cli_plan, cli_tune,
-    cli_version;
+#define CLI_COMMAND(name) extern const cli_command cli_##name;
+#include "commands.def"
+#undef CLI_COMMAND
 
 /* Prints "gpuopt CMD: message" to stderr and returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -27,18 +28,82 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
-/* Prints "gpuopt CMD: what: <strerror>: <last error>" and returns CLI_FAIL,
- * or CLI_USAGE when the status says the user's input was malformed. */
+/* Prints "gpuopt CMD: what: <the library's words>" (gpuopt_last_error, or
+ * the status's description when there are none) and returns CLI_FAIL, or
+ * CLI_USAGE when the status says the user's input was malformed. */
 int cli_fail(const char *cmd, const char *what, gpuopt_status st);
+
+/* The width of a table column: the longest string `key` of the objects in
+ * `array` (a cJSON array), at least `min`, so that a long name never pushes
+ * its row out of line. */
+struct cJSON;
+int cli_widest(const struct cJSON *array, const char *key, int min);
 
 /* A duration for people: "812 ns", "3.4 us", "1.05 ms", "2.1 s"; "-" when
  * negative or NaN (not measured). */
 void cli_format_ns(double ns, char *out, size_t cap);
 
-/* 1 when arg is --help or -h. */
-int cli_is_help(const char *arg);
+/* ---- Options (cli_options.c) ------------------------------------------------
+ *
+ * Every command reads its options with getopt_long(3) through one table:
+ * --opt=value and --opt value, -j, clustered short options (-jv), unique
+ * prefixes of long names (--lev), `--` ends the options. An option nobody
+ * knows gets the nearest name ("did you mean '--level'?"). */
 
-/* Creates a context with the command's overrides (NULL: none). */
-gpuopt_status cli_context(const char *backends, gpuopt_context **ctx);
+typedef struct cli_option {
+    const char *name; /* the long name, without "--" */
+    int id;           /* the short letter, or a value >= CLI_LONG for a long-only option */
+    const char *arg;  /* the value's name in messages ("LIST"); NULL: a flag */
+} cli_option;
+
+enum { CLI_LONG = 256 };
+
+/* What cli_parser_next returns besides an option's id. */
+enum {
+    CLI_OPTS_END = -1, /* no more options: the operands start at argv[p->operands] */
+    CLI_OPTS_EXIT = -2 /* --help printed, or a usage error reported: return p->status */
+};
+
+typedef struct cli_parser {
+    const cli_command *cmd;    /* whose usage --help prints (NULL: the caller handles 'h') */
+    const char *command;       /* its name in messages */
+    const cli_option *options; /* ends with an entry whose name is NULL */
+    int in_order;              /* options end at the first operand (plan: the command to run) */
+    const char *value;         /* the value of the option just returned */
+    int operands;              /* index of the first operand, after CLI_OPTS_END */
+    int status;                /* the exit status, after CLI_OPTS_EXIT */
+} cli_parser;
+
+void cli_parser_init(cli_parser *p, const cli_command *cmd, const cli_option *options,
+                     int in_order);
+
+/* The id of the next option (its value in p->value), CLI_OPTS_END or
+ * CLI_OPTS_EXIT. A table holding {"help", 'h'} gets --help and -h printed
+ * here. */
+int cli_parser_next(cli_parser *p, int argc, char **argv);
+
+/* The name among `names` within two edits of word[0..len) (a typo), or
+ * NULL. */
+const char *cli_nearest(const char *word, size_t len, const char *const *names, size_t n);
+
+/* ---- Context (cli_context.c) ------------------------------------------------ */
+
+/* Creates a context with the command's --backend and, for a command that
+ * selects a device (`selects`), the device selector: `device` (--device),
+ * else GPUOPT_DEVICE. A command that does not select never reads
+ * GPUOPT_DEVICE, nor lets the library warn about it. The command reads GPUOPT_DEVICE as --device's
+ * default, so a bad value is the same usage error from either (exit 2);
+ * the library alone would warn and select "auto", which suits a program
+ * but not a person asking for a device. Reports its own failure and
+ * returns the exit status, or CLI_OK. */
+int cli_context(const char *cmd, const char *backends, const char *device, int selects,
+                gpuopt_context **ctx);
+
+/* What a selection that fails is said about: the selector as the user wrote
+ * it ("--device foo", "GPUOPT_DEVICE=foo"), else "cannot select a device". */
+const char *cli_device_origin(void);
+
+/* Puts GPUOPT_DEVICE back as the user had it, for a program gpuopt runs. */
+void cli_restore_env(void);
 
 #endif

@@ -306,36 +306,48 @@ static int cmd_clear(gpuopt_context *ctx, const char *device)
     return CLI_OK;
 }
 
+static const cli_option options[] = {
+    {"json", 'j', NULL},
+    {"device", 'd', "SPEC"},
+    {"help", 'h', NULL},
+    {NULL, 0, NULL},
+};
+
 static int run(int argc, char **argv)
 {
     const char *sub = NULL, *key = NULL, *device = NULL;
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--json") == 0) {
+    int json = 0, o;
+    cli_parser p;
+    cli_parser_init(&p, &cli_cache, options, 0);
+    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
+        if (o == 'j')
             json = 1;
-        } else if ((strcmp(a, "--device") == 0 || strcmp(a, "-d") == 0) && i + 1 < argc) {
-            device = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("cache",
-                                   "unknown option '%s'; accepted: --json, --device SPEC "
-                                   "(clear)",
-                                   a);
-        } else if (!sub) {
-            sub = a;
-        } else if (!key && strcmp(sub, "show") == 0) {
-            key = a;
-        } else {
-            return cli_usage_error("cache", "unexpected argument '%s'", a);
-        }
+        else if (o == 'd')
+            device = p.value;
+        else
+            return p.status;
+    }
+    for (int i = p.operands; i < argc; i++) {
+        if (!sub)
+            sub = argv[i];
+        else if (!key && strcmp(sub, "show") == 0)
+            key = argv[i];
+        else
+            return cli_usage_error("cache", "unexpected argument '%s'", argv[i]);
     }
     static const char accepted[] = "accepted: list, show KEY, verify, clear, path";
     if (!sub)
         return cli_usage_error("cache", "missing what to do; %s", accepted);
-    int known = !strcmp(sub, "list") || !strcmp(sub, "show") || !strcmp(sub, "verify") ||
-                !strcmp(sub, "clear") || !strcmp(sub, "path");
-    if (!known)
+    static const char *const subs[] = {"list", "show", "verify", "clear", "path"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
+        known |= !strcmp(sub, subs[i]);
+    if (!known) {
+        const char *near = cli_nearest(sub, strlen(sub), subs, sizeof subs / sizeof *subs);
+        if (near)
+            return cli_usage_error("cache", "'%s' is not accepted; did you mean '%s'?", sub, near);
         return cli_usage_error("cache", "'%s' is not accepted; %s", sub, accepted);
+    }
     if (!strcmp(sub, "show") && !key)
         return cli_usage_error("cache", "show needs a KEY (the first column of 'gpuopt cache "
                                         "list')");
@@ -344,13 +356,12 @@ static int run(int argc, char **argv)
     if (json && (!strcmp(sub, "clear") || !strcmp(sub, "path")))
         return cli_usage_error("cache", "--json goes with list, show and verify");
     gpuopt_context *ctx = NULL;
-    gpuopt_status st = cli_context(NULL, &ctx);
-    if (st)
-        return cli_fail("cache", "cannot create a context", st);
-    int rc;
+    int rc = cli_context("cache", NULL, NULL, 0, &ctx);
+    if (rc)
+        return rc;
     if (!strcmp(sub, "path")) {
         char *dir = NULL;
-        st = gpuopt_cache_path(ctx, &dir);
+        gpuopt_status st = gpuopt_cache_path(ctx, &dir);
         rc = st ? cli_fail("cache", "no cache path", st) : CLI_OK;
         if (!st)
             printf("%s\n", dir);
@@ -370,10 +381,10 @@ static int run(int argc, char **argv)
 
 const cli_command cli_cache = {
     "cache", "list, show, verify or clear the tuning cache",
-    "usage: gpuopt cache list [--json]\n"
-    "       gpuopt cache show KEY [--json]\n"
-    "       gpuopt cache verify [--json]\n"
-    "       gpuopt cache clear [--device SPEC]\n"
+    "usage: gpuopt cache list [-j|--json]\n"
+    "       gpuopt cache show KEY [-j|--json]\n"
+    "       gpuopt cache verify [-j|--json]\n"
+    "       gpuopt cache clear [-d|--device SPEC]\n"
     "       gpuopt cache path\n"
     "\n"
     "The tuning cache keeps what gpuopt tune and level-2 plans measured, one journal file\n"

@@ -30,15 +30,33 @@ static void print_bytes(double b)
     printf("%.*f %s", u ? 1 : 0, b, unit[u]);
 }
 
-static void print_device(const cJSON *d)
+/* The library names the API field a backend list came from; here it came
+ * from --backend, and says so in those words. */
+static const char *reason_words(const char *reason)
+{
+    static const char field[] = "excluded by gpuopt_options.backends=";
+    static char buf[512];
+    if (strncmp(reason, field, sizeof field - 1) != 0)
+        return reason;
+    snprintf(buf, sizeof buf, "excluded by --backend %s", reason + sizeof field - 1);
+    return buf;
+}
+
+/* Column widths: as wide as the longest entry, at least the layout's own. */
+typedef struct widths {
+    int backend, id;
+} widths;
+
+static void print_device(const cJSON *d, int idw)
 {
     const cJSON *arch = cJSON_GetObjectItemCaseSensitive(d, "arch");
     const cJSON *sel = cJSON_GetObjectItemCaseSensitive(d, "selected");
     const char *routes = str(d, "routes");
-    printf("  %c %-11s %s\n", cJSON_IsTrue(sel) ? '*' : ' ', str(d, "id"),
+    printf("  %c %-*s %s\n", cJSON_IsTrue(sel) ? '*' : ' ', idw, str(d, "id"),
            str(d, "name") ? str(d, "name") : "(unnamed)");
-    printf("    %-12s", "");
-    const char *fam = str(arch, "family"), *an = str(arch, "name"), *cc = str(arch, "compute_capability");
+    printf("    %-*s", idw + 1, "");
+    const char *fam = str(arch, "family"), *an = str(arch, "name"),
+               *cc = str(arch, "compute_capability");
     int first = 1;
 #define SEP() (first ? (first = 0, "") : ", ")
     printf("%s%s", SEP(), str(d, "type") ? str(d, "type") : "device");
@@ -62,17 +80,18 @@ static void print_device(const cJSON *d)
     const cJSON *details = cJSON_GetObjectItemCaseSensitive(d, "details");
     const cJSON *ocl = cJSON_GetObjectItemCaseSensitive(details, "opencl");
     if (str(ocl, "platform_name"))
-        printf("    %-12splatform: %s\n", "", str(ocl, "platform_name"));
+        printf("    %-*splatform: %s\n", idw + 1, "", str(ocl, "platform_name"));
     if (str(d, "pci_bus_id") || str(d, "uuid"))
-        printf("    %-12s%s%s%s\n", "", str(d, "pci_bus_id") ? str(d, "pci_bus_id") : "",
-               str(d, "pci_bus_id") && str(d, "uuid") ? "  " : "", str(d, "uuid") ? str(d, "uuid") : "");
+        printf("    %-*s%s%s%s\n", idw + 1, "", str(d, "pci_bus_id") ? str(d, "pci_bus_id") : "",
+               str(d, "pci_bus_id") && str(d, "uuid") ? "  " : "",
+               str(d, "uuid") ? str(d, "uuid") : "");
     if (routes && strchr(routes, ','))
-        printf("    %-12salso reachable through: %s\n", "", strchr(routes, ',') + 1);
+        printf("    %-*salso reachable through: %s\n", idw + 1, "", strchr(routes, ',') + 1);
     const cJSON *w;
     cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(d, "warnings"))
     {
         if (cJSON_IsString(w))
-            printf("    %-12swarning: %s\n", "", w->valuestring);
+            printf("    %-*swarning: %s\n", idw + 1, "", w->valuestring);
     }
 #undef SEP
 }
@@ -81,11 +100,12 @@ static void print_table(const cJSON *root)
 {
     const cJSON *backends = cJSON_GetObjectItemCaseSensitive(root, "backends");
     const cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
+    int bw = cli_widest(backends, "name", 7), idw = cli_widest(devices, "id", 11);
     const cJSON *b;
     cJSON_ArrayForEach(b, backends)
     {
         const char *name = str(b, "name"), *status = str(b, "status");
-        printf("%-7s %s", name, status);
+        printf("%-*s %s", bw, name, status);
         if (num(b, "init_ms", -1) >= 0)
             printf(" (%.1f ms)", num(b, "init_ms", 0));
         if (str(b, "runtime_version") || str(b, "driver_version")) {
@@ -99,20 +119,20 @@ static void print_table(const cJSON *root)
         }
         printf("\n");
         if (str(b, "library"))
-            printf("        library: %s\n", str(b, "library"));
+            printf("%-*s library: %s\n", bw, "", str(b, "library"));
         if (str(b, "reason"))
-            printf("        %s\n", str(b, "reason"));
+            printf("%-*s %s\n", bw, "", reason_words(str(b, "reason")));
         int shown = 0;
         const cJSON *d;
         cJSON_ArrayForEach(d, devices)
         {
             if (str(d, "backend") && strcmp(str(d, "backend"), name) == 0) {
-                print_device(d);
+                print_device(d, idw);
                 shown++;
             }
         }
         if (!shown && status && strcmp(status, "available") == 0)
-            printf("        no devices\n");
+            printf("%-*s no devices\n", bw, "");
     }
     const cJSON *sel = cJSON_GetObjectItemCaseSensitive(root, "selection");
     if (str(sel, "device"))
@@ -122,28 +142,58 @@ static void print_table(const cJSON *root)
         printf("\nno device selected: %s\n", str(sel, "error"));
 }
 
+/* One line per device, as `nvidia-smi -L` and `clinfo -l` give them:
+ * "cuda:0  NVIDIA H100 80GB HBM3  (UUID: GPU-...)", for scripts and people
+ * who only want the names. */
+static void print_list(const cJSON *root)
+{
+    const cJSON *devices = cJSON_GetObjectItemCaseSensitive(root, "devices");
+    int idw = cli_widest(devices, "id", 0);
+    const cJSON *d;
+    cJSON_ArrayForEach(d, devices)
+    {
+        const char *uuid = str(d, "uuid"), *pci = str(d, "pci_bus_id");
+        printf("%-*s  %s", idw, str(d, "id"), str(d, "name") ? str(d, "name") : "(unnamed)");
+        if (uuid && *uuid)
+            printf("  (UUID: %s)", uuid);
+        else if (pci && *pci)
+            printf("  (PCI: %s)", pci);
+        printf("\n");
+    }
+}
+
+static const cli_option options[] = {
+    {"json", 'j', NULL}, {"backend", 'b', "LIST"}, {"list", 'l', NULL},
+    {"help", 'h', NULL}, {NULL, 0, NULL},
+};
+
 static int run(int argc, char **argv)
 {
-    int json = 0;
+    int json = 0, list = 0, o;
     const char *backends = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
+    cli_parser p;
+    cli_parser_init(&p, &cli_devices, options, 0);
+    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
+        if (o == 'j')
             json = 1;
-        else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
-            backends = argv[++i];
+        else if (o == 'l')
+            list = 1;
+        else if (o == 'b')
+            backends = p.value;
         else
-            return cli_usage_error("devices",
-                                   "unknown option '%s'; accepted: --json, --backend LIST, --help",
-                                   argv[i]);
+            return p.status;
     }
+    if (p.operands < argc)
+        return cli_usage_error("devices", "unexpected argument '%s'", argv[p.operands]);
+    if (json && list)
+        return cli_usage_error("devices", "--json and --list are exclusive: choose one");
     gpuopt_context *ctx = NULL;
     char *text = NULL;
     cJSON *root = NULL;
-    int rc = CLI_OK;
-    gpuopt_status st = cli_context(backends, &ctx);
-    if (st)
-        return cli_fail("devices", "cannot create a context", st);
-    st = gpuopt_context_to_json(ctx, &text);
+    int rc = cli_context("devices", backends, NULL, 1, &ctx);
+    if (rc)
+        return rc;
+    gpuopt_status st = gpuopt_context_to_json(ctx, &text);
     if (st) {
         rc = cli_fail("devices", "cannot list devices", st);
         goto out;
@@ -158,7 +208,10 @@ static int run(int argc, char **argv)
         rc = CLI_FAIL;
         goto out;
     }
-    print_table(root);
+    if (list)
+        print_list(root);
+    else
+        print_table(root);
 out:
     cJSON_Delete(root);
     gpuopt_free(text);
@@ -168,13 +221,14 @@ out:
 
 const cli_command cli_devices = {
     "devices", "list backends and devices; mark the selected one",
-    "usage: gpuopt devices [--json] [--backend LIST]\n\n"
+    "usage: gpuopt devices [-j|--json | -l|--list] [-b|--backend LIST]\n\n"
     "Lists every backend (with why it is unavailable, the library it loaded and its\n"
     "versions) and every device, a physical device once even when several backends\n"
     "reach it. '*' marks the device GPUOPT_DEVICE (default \"auto\") selects, and the\n"
     "last line says why (docs/selection.md). A device the compiler found no longer\n"
     "targets carries a warning.\n\n"
-    "  --json           one JSON object: {gpuopt_version, backends, devices, selection}\n"
-    "                   (docs/json.md)\n"
-    "  --backend LIST   only these backends, like GPUOPT_BACKEND (auto, cpu, opencl, ...)\n",
+    "  -j, --json           one JSON object: {gpuopt_version, backends, devices, selection}\n"
+    "                       (docs/json.md)\n"
+    "  -l, --list           one line per device: ID  NAME  (UUID: ...), like nvidia-smi -L\n"
+    "  -b, --backend LIST   only these backends, like GPUOPT_BACKEND (auto, cpu, opencl, ...)\n",
     run};

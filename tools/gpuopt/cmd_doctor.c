@@ -28,18 +28,22 @@ static const char *mark(const char *status)
     return "[FAIL]";
 }
 
-static void print_finding(const cJSON *f)
+static void print_finding(const cJSON *f, int cw, int verbose)
 {
-    printf("  %s %-18s %s\n", mark(str(f, "status")), str(f, "check") ? str(f, "check") : "?",
+    const char *st = str(f, "status");
+    printf("  %s %-*s %s\n", mark(st), cw, str(f, "check") ? str(f, "check") : "?",
            str(f, "summary") ? str(f, "summary") : "");
+    /* Quiet by default: "ok" and "info" findings are one line each. */
+    if (!verbose && st && (strcmp(st, "ok") == 0 || strcmp(st, "info") == 0))
+        return;
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(f, "evidence"))
     {
         if (cJSON_IsString(e))
-            printf("         %-18s - %s\n", "", e->valuestring);
+            printf("         %-*s - %s\n", cw, "", e->valuestring);
     }
     if (str(f, "fix"))
-        printf("         %-18s fix: %s\n", "", str(f, "fix"));
+        printf("         %-*s fix: %s\n", cw, "", str(f, "fix"));
 }
 
 static void print_report(const cJSON *root, int verbose)
@@ -63,49 +67,53 @@ static void print_report(const cJSON *root, int verbose)
     printf("\n");
     if (str(root, "container"))
         printf("container: %s\n", str(root, "container"));
-    cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(root, "backends"))
+    const cJSON *backends = cJSON_GetObjectItemCaseSensitive(root, "backends");
+    int bw = cli_widest(backends, "name", 7), cw = cli_widest(findings, "check", 18);
+    cJSON_ArrayForEach(b, backends)
     {
         const char *name = str(b, "name");
-        printf("\n%s %-7s %s\n", mark(str(b, "worst")), name ? name : "?",
+        printf("\n%s %-*s %s\n", mark(str(b, "worst")), bw, name ? name : "?",
                str(b, "status") ? str(b, "status") : "");
         const cJSON *f;
         cJSON_ArrayForEach(f, findings)
         {
-            if (!name || !str(f, "backend") || strcmp(str(f, "backend"), name) != 0)
-                continue;
-            /* Quiet by default: "ok" and "info" findings are one line each. */
-            const char *st = str(f, "status");
-            if (!verbose && st && (strcmp(st, "ok") == 0 || strcmp(st, "info") == 0)) {
-                printf("  %s %-18s %s\n", mark(st), str(f, "check") ? str(f, "check") : "?",
-                       str(f, "summary") ? str(f, "summary") : "");
-                continue;
-            }
-            print_finding(f);
+            if (name && str(f, "backend") && strcmp(str(f, "backend"), name) == 0)
+                print_finding(f, cw, verbose);
         }
     }
     printf("\n%s\n", str(root, "verdict") ? str(root, "verdict") : "");
 }
 
+static const cli_option options[] = {
+    {"json", 'j', NULL},
+    {"verbose", 'v', NULL},
+    {"help", 'h', NULL},
+    {NULL, 0, NULL},
+};
+
 static int run(int argc, char **argv)
 {
-    int json = 0, verbose = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--json") == 0)
+    int json = 0, verbose = 0, o;
+    cli_parser p;
+    cli_parser_init(&p, &cli_doctor, options, 0);
+    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
+        if (o == 'j')
             json = 1;
-        else if (strcmp(argv[i], "--verbose") == 0 || strcmp(argv[i], "-v") == 0)
+        else if (o == 'v')
             verbose = 1;
         else
-            return cli_usage_error(
-                "doctor", "unknown option '%s'; accepted: --json, --verbose, --help", argv[i]);
+            return p.status;
     }
+    if (p.operands < argc)
+        return cli_usage_error("doctor", "unexpected argument '%s'", argv[p.operands]);
     gpuopt_context *ctx = NULL;
     char *text = NULL;
     cJSON *root = NULL;
-    int rc = CLI_FAIL;
-    gpuopt_status st = cli_context(NULL, &ctx);
-    if (st)
-        return cli_fail("doctor", "cannot create a context", st);
-    st = gpuopt_context_diagnose(ctx, &text);
+    int rc = cli_context("doctor", NULL, NULL, 0, &ctx);
+    if (rc)
+        return rc;
+    rc = CLI_FAIL;
+    gpuopt_status st = gpuopt_context_diagnose(ctx, &text);
     if (st) {
         rc = cli_fail("doctor", "cannot diagnose", st);
         goto out;
@@ -130,16 +138,16 @@ out:
 
 const cli_command cli_doctor = {
     "doctor", "say why each backend can or cannot use a GPU, and what to do",
-    "usage: gpuopt doctor [--json] [--verbose]\n\n"
+    "usage: gpuopt doctor [-j|--json] [-v|--verbose]\n\n"
     "Checks, for CUDA, ROCm, OpenCL and the CPU, what a GPU needs to be usable here:\n"
     "GPUs on the PCI bus and their kernel driver, the device nodes and whether you may\n"
     "open them (and which group to join), the driver libraries (and the CUDA toolkit's\n"
     "stub shadowing the driver), a driver older than the CUDA runtime, registered\n"
     "OpenCL drivers, visibility variables hiding every GPU, and container hints. Each\n"
     "finding comes with its evidence and a fix.\n\n"
-    "  --json      one JSON object: {accelerators_usable, backends, findings, ...}\n"
-    "              (docs/doctor.md)\n"
-    "  --verbose   show the evidence of every finding, not only of warnings and problems\n\n"
+    "  -j, --json      one JSON object: {accelerators_usable, backends, findings, ...}\n"
+    "                  (docs/doctor.md)\n"
+    "  -v, --verbose   show the evidence of every finding, not only of warnings and problems\n\n"
     "Exit status: 0 when at least one accelerator (a GPU or other non-CPU device) is\n"
     "usable, 1 when none is, 2 on a usage error.\n",
     run};

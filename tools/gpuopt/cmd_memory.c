@@ -71,7 +71,16 @@ static gpuopt_status read_all(gpuopt_context *ctx, gpuopt_device *only, row **ro
 
 static void print_table(const row *r, int32_t n)
 {
-    printf("%-10s %-30s %10s %10s %10s %6s  %s\n", "DEVICE", "NAME", "TOTAL", "USED", "FREE",
+    /* The id and name columns fit the longest entry, as in `gpuopt devices`:
+     * a long OpenCL device name pushes no row out of line. */
+    int idw = 10, nw = 30;
+    for (int32_t i = 0; i < n; i++) {
+        if ((int)strlen(r[i].info.id) > idw)
+            idw = (int)strlen(r[i].info.id);
+        if ((int)strlen(r[i].info.name) > nw)
+            nw = (int)strlen(r[i].info.name);
+    }
+    printf("%-*s %-*s %10s %10s %10s %6s  %s\n", idw, "DEVICE", nw, "NAME", "TOTAL", "USED", "FREE",
            "USE%", "SOURCE");
     for (int32_t i = 0; i < n; i++) {
         char t[32], u[32] = "-", f[32] = "-", pct[16] = "-";
@@ -84,8 +93,8 @@ static void print_table(const row *r, int32_t n)
                 snprintf(pct, sizeof pct, "%.1f%%",
                          100.0 * (double)m->used_bytes / (double)m->total_bytes);
         }
-        printf("%-10s %-30.30s %10s %10s %10s %6s  %s", r[i].info.id, r[i].info.name, t, u, f, pct,
-               m->source_text);
+        printf("%-*s %-*s %10s %10s %10s %6s  %s", idw, r[i].info.id, nw, r[i].info.name, t, u, f,
+               pct, m->source_text);
         if (m->age_s >= 0.05)
             printf(" (%.1f s old)", m->age_s);
         printf("\n");
@@ -121,50 +130,55 @@ static int print_json(const row *r, int32_t n)
     return 0;
 }
 
+static const cli_option options[] = {
+    {"watch", 'w', "SECONDS"}, {"count", 'n', "N"}, {"device", 'd', "SPEC"},
+    {"backend", 'b', "LIST"},  {"json", 'j', NULL}, {"help", 'h', NULL},
+    {NULL, 0, NULL},
+};
+
 static int run(int argc, char **argv)
 {
-    int json = 0;
+    int json = 0, o;
     long count = 0; /* refreshes; 0: until interrupted */
     double watch = 0;
     const char *backends = NULL, *device = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--json") == 0) {
-            json = 1;
-        } else if ((strcmp(a, "--watch") == 0 || strcmp(a, "-w") == 0) && i + 1 < argc) {
-            char *end;
-            watch = strtod(argv[++i], &end);
-            if (*end || !(watch >= 0.1 && watch <= 86400))
+    cli_parser p;
+    cli_parser_init(&p, &cli_memory, options, 0);
+    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
+        const char *v = p.value;
+        char *end;
+        switch (o) {
+        case 'j': json = 1; break;
+        case 'd': device = v; break;
+        case 'b': backends = v; break;
+        case 'w':
+            watch = strtod(v, &end);
+            if (!*v || *end || !(watch >= 0.1 && watch <= 86400))
                 return cli_usage_error("memory", "--watch %s: accepted seconds from 0.1 to 86400",
-                                       argv[i]);
-        } else if (strcmp(a, "--count") == 0 && i + 1 < argc) {
-            char *end;
-            count = strtol(argv[++i], &end, 10);
-            if (*end || count < 1)
-                return cli_usage_error("memory", "--count %s: accepted a whole number from 1",
-                                       argv[i]);
-        } else if ((strcmp(a, "--device") == 0 || strcmp(a, "-d") == 0) && i + 1 < argc) {
-            device = argv[++i];
-        } else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
-            backends = argv[++i];
-        } else {
-            return cli_usage_error("memory",
-                                   "unknown option or missing value '%s'; accepted: "
-                                   "--watch SECONDS, --count N, --device SPEC, "
-                                   "--backend LIST, --json, --help",
-                                   a);
+                                       v);
+            break;
+        case 'n':
+            count = strtol(v, &end, 10);
+            if (!*v || *end || count < 1)
+                return cli_usage_error("memory", "--count %s: accepted a whole number from 1", v);
+            break;
+        default: return p.status;
         }
     }
+    if (p.operands < argc)
+        return cli_usage_error("memory", "unexpected argument '%s'", argv[p.operands]);
     if (count && !watch)
         return cli_usage_error("memory", "--count goes with --watch");
+    /* Every device unless --device names one: GPUOPT_DEVICE chooses where
+     * work runs, not what this view shows, so only --device selects here. */
     gpuopt_context *ctx = NULL;
-    gpuopt_status st = cli_context(backends, &ctx);
-    if (st)
-        return cli_fail("memory", "cannot create a context", st);
+    int rc = cli_context("memory", backends, device, device != NULL, &ctx);
+    if (rc)
+        return rc;
     gpuopt_device *only = NULL;
-    int rc = CLI_OK;
+    gpuopt_status st;
     if (device && (st = gpuopt_device_select(ctx, device, &only)) != GPUOPT_OK) {
-        rc = cli_fail("memory", "cannot select the device", st);
+        rc = cli_fail("memory", cli_device_origin(), st);
         goto out;
     }
     int tty = isatty(STDOUT_FILENO);
@@ -209,16 +223,16 @@ out:
 
 const cli_command cli_memory = {
     "memory", "show each device's memory now (total, used, free) and where it was read",
-    "usage: gpuopt memory [--watch SECONDS [--count N]] [--device SPEC] [--backend LIST]\n"
-    "                     [--json]\n\n"
+    "usage: gpuopt memory [-w SECONDS [-n N]] [-d SPEC] [-b LIST] [-j]\n\n"
     "Reads every device's memory now, without creating a driver context: NVML for\n"
     "NVIDIA GPUs, amdgpu's sysfs counters for AMD GPUs, the driver where a context is\n"
     "already current or active, /proc/meminfo and the cgroup limit for the CPU. The\n"
     "SOURCE column says which answered, or why free memory is unknown.\n\n"
-    "  --watch SECONDS  refresh every SECONDS (0.1 to 86400), redrawing like watch(1)\n"
-    "  --count N        stop after N refreshes (with --watch)\n"
-    "  --device SPEC    only this device (cuda:0, a UUID, a PCI bus id, ...)\n"
-    "  --backend LIST   only these backends, like GPUOPT_BACKEND\n"
-    "  --json           {devices: [{id, name, total_bytes, used_bytes, free_bytes, source,\n"
-    "                   source_text, age_s}]}, one line per refresh\n",
+    "  -w, --watch SECONDS  refresh every SECONDS (0.1 to 86400), redrawing like watch(1)\n"
+    "  -n, --count N        stop after N refreshes (with --watch)\n"
+    "  -d, --device SPEC    only this device (cuda:0, a UUID, a PCI bus id, ...); without\n"
+    "                       it every device, whatever GPUOPT_DEVICE says\n"
+    "  -b, --backend LIST   only these backends, like GPUOPT_BACKEND\n"
+    "  -j, --json           {devices: [{id, name, total_bytes, used_bytes, free_bytes,\n"
+    "                       source, source_text, age_s}]}, one line per refresh\n",
     run};

@@ -12,6 +12,13 @@
 static const char *const source_words[] = {"default", "detected", "benchmark", "cache",
                                            "config",  "env",      "api"};
 
+static gpuopt_status knob_at(const gpuopt_plan *plan, int32_t i, gpuopt_knob *k)
+{
+    memset(k, 0, sizeof *k);
+    k->struct_size = sizeof *k;
+    return gpuopt_plan_knob_at(plan, i, k);
+}
+
 /* The selection's reason, from the plan's JSON (selection.reason): the one
  * place the library says it. "" when it gave none; a failure (out of
  * memory) fails the command rather than leave the line out. */
@@ -36,7 +43,7 @@ static gpuopt_status selection_reason(const gpuopt_plan *plan, char *out, size_t
 
 static gpuopt_status print_plan(gpuopt_plan *plan)
 {
-    int32_t asked = 0, applied = 0, n = 0, nw = 0;
+    int32_t asked = 0, applied = 0, n = 0, nwarn = 0;
     gpuopt_device *dev = NULL;
     gpuopt_device_info info;
     memset(&info, 0, sizeof info);
@@ -56,28 +63,39 @@ static gpuopt_status print_plan(gpuopt_plan *plan)
         printf("Selected: %s\n", reason);
     printf("\n");
     gpuopt_plan_knob_count(plan, &n);
+    /* The name column fits the longest name; the value column the longest
+     * value up to VALUE_MAX (a longer value, such as an allocator string,
+     * pushes only its own row's tier over). */
+    enum { NAME_MIN = 28, VALUE_MIN = 18, VALUE_MAX = 24 };
+    int nw = NAME_MIN, vw = VALUE_MIN;
+    gpuopt_knob k;
     for (int32_t i = 0; i < n; i++) {
-        gpuopt_knob k;
-        memset(&k, 0, sizeof k);
-        k.struct_size = sizeof k;
-        if (gpuopt_plan_knob_at(plan, i, &k))
+        if (knob_at(plan, i, &k))
+            continue;
+        if ((int)strlen(k.name) > nw)
+            nw = (int)strlen(k.name);
+        if ((int)strlen(k.value) > vw && (int)strlen(k.value) <= VALUE_MAX)
+            vw = (int)strlen(k.value);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (knob_at(plan, i, &k))
             continue;
         char tier[16];
         if (k.tier >= 0)
             snprintf(tier, sizeof tier, "tier %d", (int)k.tier);
         else
             snprintf(tier, sizeof tier, "user");
-        printf("  %-28s %-18s [%s, %s]%s%s\n", k.name, k.value, tier,
-               k.source >= 0 && k.source <= 6 ? source_words[k.source] : "?",
-               k.env ? "  env " : "", k.env ? k.env : "");
-        printf("  %-28s %s\n", "", k.reason);
+        printf("  %-*s %-*s [%s, %s]%s%s\n", nw, k.name, vw, k.value, tier,
+               k.source >= 0 && k.source <= 6 ? source_words[k.source] : "?", k.env ? "  env " : "",
+               k.env ? k.env : "");
+        printf("  %-*s %s\n", nw, "", k.reason);
     }
     if (n == 0)
         printf("  (no knobs)\n");
-    gpuopt_plan_warning_count(plan, &nw);
-    if (nw)
+    gpuopt_plan_warning_count(plan, &nwarn);
+    if (nwarn)
         printf("\nWarnings:\n");
-    for (int32_t i = 0; i < nw; i++) {
+    for (int32_t i = 0; i < nwarn; i++) {
         const char *w = NULL;
         if (gpuopt_plan_warning_at(plan, i, &w) == GPUOPT_OK)
             printf("  - %s\n", w);
@@ -92,19 +110,30 @@ static int parse_size(const char *opt, const char *v, uint64_t *out)
     double d = strtod(v, &end);
     double mult = 1;
     if (end != v) {
-        if (!strcmp(end, "k") || !strcmp(end, "KiB")) mult = 1024.0;
-        else if (!strcmp(end, "M") || !strcmp(end, "MiB")) mult = 1048576.0;
-        else if (!strcmp(end, "G") || !strcmp(end, "GiB")) mult = 1073741824.0;
-        else if (!strcmp(end, "T") || !strcmp(end, "TiB")) mult = 1099511627776.0;
-        else if (!strcmp(end, "KB")) mult = 1e3;
-        else if (!strcmp(end, "MB")) mult = 1e6;
-        else if (!strcmp(end, "GB")) mult = 1e9;
-        else if (!strcmp(end, "TB")) mult = 1e12;
-        else if (*end) end = (char *)v;
+        if (!strcmp(end, "k") || !strcmp(end, "KiB"))
+            mult = 1024.0;
+        else if (!strcmp(end, "M") || !strcmp(end, "MiB"))
+            mult = 1048576.0;
+        else if (!strcmp(end, "G") || !strcmp(end, "GiB"))
+            mult = 1073741824.0;
+        else if (!strcmp(end, "T") || !strcmp(end, "TiB"))
+            mult = 1099511627776.0;
+        else if (!strcmp(end, "KB"))
+            mult = 1e3;
+        else if (!strcmp(end, "MB"))
+            mult = 1e6;
+        else if (!strcmp(end, "GB"))
+            mult = 1e9;
+        else if (!strcmp(end, "TB"))
+            mult = 1e12;
+        else if (*end)
+            end = (char *)v;
     }
     if (end == v || !(d >= 0) || d * mult >= 9.2e18) {
-        cli_usage_error("plan", "%s %s: accepted a size in bytes such as 7e9, 4096, 512MiB or "
-                                "16GiB", opt, v);
+        cli_usage_error("plan",
+                        "%s %s: accepted a size in bytes such as 7e9, 4096, 512MiB or "
+                        "16GiB",
+                        opt, v);
         return -1;
     }
     *out = (uint64_t)(d * mult);
@@ -131,126 +160,184 @@ static int parse_duration(const char *opt, const char *v, uint64_t *ns)
     double d = strtod(v, &end);
     double mult = 1e9;
     if (end != v) {
-        if (!strcmp(end, "ms")) mult = 1e6;
-        else if (!strcmp(end, "us")) mult = 1e3;
-        else if (!strcmp(end, "ns")) mult = 1;
-        else if (*end && strcmp(end, "s")) end = (char *)v;
+        if (!strcmp(end, "ms"))
+            mult = 1e6;
+        else if (!strcmp(end, "us"))
+            mult = 1e3;
+        else if (!strcmp(end, "ns"))
+            mult = 1;
+        else if (*end && strcmp(end, "s"))
+            end = (char *)v;
     }
     if (end == v || !(d > 0) || d * mult > 3.6e12 || d * mult < 1) {
-        cli_usage_error("plan", "%s %s: accepted a time up to an hour such as 100ms, 0.1s, "
-                                "2500us", opt, v);
+        cli_usage_error("plan",
+                        "%s %s: accepted a time up to an hour such as 100ms, 0.1s, "
+                        "2500us",
+                        opt, v);
         return -1;
     }
     *ns = (uint64_t)(d * mult + 0.5);
     return 0;
 }
 
+enum {
+    OPT_APPLY_ENV = CLI_LONG,
+    OPT_MODEL_BYTES,
+    OPT_ITEM_BYTES,
+    OPT_SENSITIVE,
+    OPT_REDUCED,
+    OPT_QUANTIZED,
+    OPT_LATENCY,
+    OPT_THROUGHPUT,
+    OPT_FIXED_SHAPES,
+    OPT_MEMORY_BOUND,
+    OPT_COMPUTE_BOUND,
+    OPT_LAUNCHES,
+    OPT_ITEMS_PER_STEP,
+    OPT_STEP_TIME,
+    OPT_H2D_BYTES,
+    OPT_D2H_BYTES,
+};
+
+static const cli_option options[] = {
+    {"level", 'l', "N"},
+    {"device", 'd', "SPEC"},
+    {"backend", 'b', "LIST"},
+    {"json", 'j', NULL},
+    {"env", 'e', NULL},
+    {"apply-env", OPT_APPLY_ENV, NULL},
+    {"model-bytes", OPT_MODEL_BYTES, "N"},
+    {"item-bytes", OPT_ITEM_BYTES, "N"},
+    {"precision-sensitive", OPT_SENSITIVE, NULL},
+    {"reduced-precision", OPT_REDUCED, NULL},
+    {"quantized", OPT_QUANTIZED, NULL},
+    {"latency", OPT_LATENCY, NULL},
+    {"throughput", OPT_THROUGHPUT, NULL},
+    {"fixed-shapes", OPT_FIXED_SHAPES, NULL},
+    {"memory-bound", OPT_MEMORY_BOUND, NULL},
+    {"compute-bound", OPT_COMPUTE_BOUND, NULL},
+    {"launches-per-step", OPT_LAUNCHES, "N"},
+    {"items-per-step", OPT_ITEMS_PER_STEP, "N"},
+    {"step-time", OPT_STEP_TIME, "T"},
+    {"h2d-bytes", OPT_H2D_BYTES, "N"},
+    {"d2h-bytes", OPT_D2H_BYTES, "N"},
+    {"help", 'h', NULL},
+    {NULL, 0, NULL},
+};
+
 static int run(int argc, char **argv)
 {
-    int level = GPUOPT_LEVEL_DEFAULT, json = 0, env = 0, apply_env = 0, have_workload = 0;
+    int level = GPUOPT_LEVEL_DEFAULT, json = 0, env = 0, apply_env = 0, have_workload = 0, o;
     /* Flags that cannot be given together: both are refused, none wins. */
     int sensitive = 0, reduced = 0, latency = 0, throughput = 0;
     const char *device = NULL, *backends = NULL;
     char **command = NULL;
     gpuopt_workload wl;
     gpuopt_workload_init(&wl);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--") == 0) {
-            command = &argv[i + 1];
-            break;
-        } else if (strcmp(a, "--json") == 0) {
-            json = 1;
-        } else if (strcmp(a, "--env") == 0) {
-            env = 1;
-        } else if (strcmp(a, "--apply-env") == 0) {
-            apply_env = 1;
-        } else if ((strcmp(a, "--level") == 0 || strcmp(a, "-l") == 0) && i + 1 < argc) {
-            const char *v = argv[++i];
+    cli_parser p;
+    /* In order: the options end at the command --apply-env runs, so its own
+     * options are never read as gpuopt's (as env(1) and nice(1) do). */
+    cli_parser_init(&p, &cli_plan, options, 1);
+    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
+        const char *v = p.value;
+        switch (o) {
+        case 'j': json = 1; break;
+        case 'e': env = 1; break;
+        case OPT_APPLY_ENV: apply_env = 1; break;
+        case 'l': {
             char *end;
             long l = strtol(v, &end, 10);
             if (!*v || *end || l < 0 || l > GPUOPT_LEVEL_MAX)
-                return cli_usage_error("plan", "--level %s: accepted 0 (safe defaults), 1 (from "
-                                               "detected hardware), 2 (measured)", v);
+                return cli_usage_error("plan",
+                                       "--level %s: accepted 0 (safe defaults), 1 (from "
+                                       "detected hardware), 2 (measured)",
+                                       v);
             level = (int)l;
-        } else if ((strcmp(a, "--device") == 0 || strcmp(a, "-d") == 0) && i + 1 < argc) {
-            device = argv[++i];
-        } else if (strcmp(a, "--backend") == 0 && i + 1 < argc) {
-            backends = argv[++i];
-        } else if (strcmp(a, "--model-bytes") == 0 && i + 1 < argc) {
-            if (parse_size(a, argv[i + 1], &wl.model_bytes))
+            break;
+        }
+        case 'd': device = v; break;
+        case 'b': backends = v; break;
+        case OPT_MODEL_BYTES:
+            if (parse_size("--model-bytes", v, &wl.model_bytes))
                 return CLI_USAGE;
-            i++;
             have_workload = 1;
-        } else if (strcmp(a, "--item-bytes") == 0 && i + 1 < argc) {
-            if (parse_size(a, argv[i + 1], &wl.item_bytes))
+            break;
+        case OPT_ITEM_BYTES:
+            if (parse_size("--item-bytes", v, &wl.item_bytes))
                 return CLI_USAGE;
-            i++;
             have_workload = 1;
-        } else if (strcmp(a, "--precision-sensitive") == 0) {
+            break;
+        case OPT_SENSITIVE:
             wl.reduced_precision = 0;
             have_workload = sensitive = 1;
-        } else if (strcmp(a, "--reduced-precision") == 0) {
+            break;
+        case OPT_REDUCED:
             wl.reduced_precision = 1;
             have_workload = reduced = 1;
-        } else if (strcmp(a, "--quantized") == 0) {
+            break;
+        case OPT_QUANTIZED:
             wl.quantized = 1;
             have_workload = 1;
-        } else if (strcmp(a, "--latency") == 0) {
+            break;
+        case OPT_LATENCY:
             wl.objective = GPUOPT_OBJECTIVE_LATENCY;
             have_workload = latency = 1;
-        } else if (strcmp(a, "--throughput") == 0) {
+            break;
+        case OPT_THROUGHPUT:
             wl.objective = GPUOPT_OBJECTIVE_THROUGHPUT;
             have_workload = throughput = 1;
-        } else if (strcmp(a, "--fixed-shapes") == 0) {
+            break;
+        case OPT_FIXED_SHAPES:
             wl.fixed_shapes = 1;
             have_workload = 1;
-        } else if (strcmp(a, "--launches-per-step") == 0 && i + 1 < argc) {
-            if (parse_count(a, argv[++i], &wl.launches_per_step))
+            break;
+        case OPT_LAUNCHES:
+            if (parse_count("--launches-per-step", v, &wl.launches_per_step))
                 return CLI_USAGE;
             have_workload = 1;
-        } else if (strcmp(a, "--items-per-step") == 0 && i + 1 < argc) {
-            if (parse_count(a, argv[++i], &wl.items_per_step))
+            break;
+        case OPT_ITEMS_PER_STEP:
+            if (parse_count("--items-per-step", v, &wl.items_per_step))
                 return CLI_USAGE;
             have_workload = 1;
-        } else if (strcmp(a, "--step-time") == 0 && i + 1 < argc) {
-            if (parse_duration(a, argv[++i], &wl.step_time_ns))
+            break;
+        case OPT_STEP_TIME:
+            if (parse_duration("--step-time", v, &wl.step_time_ns))
                 return CLI_USAGE;
             have_workload = 1;
-        } else if ((strcmp(a, "--h2d-bytes") == 0 || strcmp(a, "--d2h-bytes") == 0) &&
-                   i + 1 < argc) {
-            if (parse_size(a, argv[i + 1], a[2] == 'h' ? &wl.h2d_bytes_per_step
-                                                       : &wl.d2h_bytes_per_step))
+            break;
+        case OPT_H2D_BYTES:
+        case OPT_D2H_BYTES:
+            if (o == OPT_H2D_BYTES ? parse_size("--h2d-bytes", v, &wl.h2d_bytes_per_step)
+                                   : parse_size("--d2h-bytes", v, &wl.d2h_bytes_per_step))
                 return CLI_USAGE;
-            i++;
             have_workload = 1;
-        } else if (strcmp(a, "--memory-bound") == 0 || strcmp(a, "--compute-bound") == 0) {
-            int32_t b = a[2] == 'm' ? GPUOPT_BOUND_MEMORY : GPUOPT_BOUND_COMPUTE;
+            break;
+        case OPT_MEMORY_BOUND:
+        case OPT_COMPUTE_BOUND: {
+            int32_t b = o == OPT_MEMORY_BOUND ? GPUOPT_BOUND_MEMORY : GPUOPT_BOUND_COMPUTE;
             if (wl.bound != GPUOPT_BOUND_UNKNOWN && wl.bound != b)
                 return cli_usage_error("plan", "--memory-bound and --compute-bound contradict "
                                                "each other: give one");
             wl.bound = b;
             have_workload = 1;
-        } else {
-            return cli_usage_error("plan", "unknown option or missing value '%s'; accepted: "
-                                           "--level N, --device SPEC, --backend LIST, --json, "
-                                           "--env, --apply-env -- COMMAND..., --model-bytes N, "
-                                           "--item-bytes N, --precision-sensitive, "
-                                           "--reduced-precision, --quantized, --latency, "
-                                           "--throughput, --fixed-shapes, --memory-bound, "
-                                           "--compute-bound, --launches-per-step N, "
-                                           "--step-time T, --items-per-step N, --h2d-bytes N, "
-                                           "--d2h-bytes N, --help",
-                                   a);
+            break;
+        }
+        default: return p.status;
         }
     }
+    if (p.operands < argc)
+        command = &argv[p.operands];
     if (json + env + apply_env > 1)
         return cli_usage_error("plan", "--json, --env and --apply-env are exclusive: choose one");
-    if (apply_env && (!command || !command[0]))
+    if (apply_env && !command)
         return cli_usage_error("plan", "--apply-env needs a command: gpuopt plan --apply-env -- "
                                        "COMMAND [ARGS...]");
     if (command && !apply_env)
-        return cli_usage_error("plan", "a command after '--' runs only with --apply-env");
+        return cli_usage_error("plan",
+                               "'%s' is a command to run, which only --apply-env does "
+                               "(gpuopt plan --apply-env -- COMMAND [ARGS...])",
+                               command[0]);
     if (sensitive && reduced)
         return cli_usage_error("plan", "--precision-sensitive and --reduced-precision contradict "
                                        "each other: describe one");
@@ -264,22 +351,15 @@ static int run(int argc, char **argv)
     gpuopt_context *ctx = NULL;
     gpuopt_plan *plan = NULL;
     char *text = NULL;
-    int rc = CLI_OK;
-    /* The selector goes into the context and the plan selects: only then
-     * does the choice see the workload, and the plan say why it won. */
-    gpuopt_options opts;
-    memset(&opts, 0, sizeof opts);
-    opts.struct_size = sizeof opts;
-    opts.backends = backends;
-    opts.device = device;
-    gpuopt_status st = gpuopt_context_create(&opts, &ctx);
-    if (st)
-        return cli_fail("plan", "cannot create a context", st);
-    st = gpuopt_plan_create_for(ctx, NULL, level, have_workload ? &wl : NULL, &plan);
+    int rc = cli_context("plan", backends, device, 1, &ctx);
+    if (rc)
+        return rc;
+    /* The selector is in the context and the plan selects: only then does
+     * the choice see the workload, and the plan say why it won. */
+    gpuopt_status st = gpuopt_plan_create_for(ctx, NULL, level, have_workload ? &wl : NULL, &plan);
     if (st) {
         rc = cli_fail("plan",
-                      st == GPUOPT_ERR_NO_DEVICE ? "cannot select a device" : "cannot make a plan",
-                      st);
+                      st == GPUOPT_ERR_NO_DEVICE ? cli_device_origin() : "cannot make a plan", st);
         goto out;
     }
     if (apply_env) {
@@ -292,6 +372,7 @@ static int run(int argc, char **argv)
         text = NULL;
         gpuopt_plan_destroy(plan);
         gpuopt_context_destroy(ctx);
+        cli_restore_env();
         fflush(NULL);
         execvp(command[0], command);
         fprintf(stderr, "gpuopt plan: cannot run '%s': %s\n", command[0], strerror(errno));
@@ -318,22 +399,26 @@ out:
 
 const cli_command cli_plan = {
     "plan", "show the settings (knobs) for a device, with reasons; run a command with them",
-    "usage: gpuopt plan [--level N] [--device SPEC] [--backend LIST] [WORKLOAD...]\n"
-    "                   [--json | --env | --apply-env -- COMMAND [ARGS...]]\n\n"
+    "usage: gpuopt plan [-l N] [-d SPEC] [-b LIST] [WORKLOAD...] [-j | -e]\n"
+    "       gpuopt plan [OPTIONS] --apply-env [--] COMMAND [ARGS...]\n\n"
     "Builds the plan for a device: level 0 safe defaults, 1 (default) settings from the\n"
     "detected hardware, 2 settings measured on the device. Each knob shows its value,\n"
     "the tier and source that set it, and the reason.\n\n"
-    "  --level N        0, 1 or 2 (default: GPUOPT_LEVEL, else 1)\n"
-    "  --device SPEC    auto, gpu, cpu, cpu:0, opencl:1, cuda:0, a UUID (GPU-...) or a PCI\n"
-    "                   bus id (0000:3b:00.0); default: GPUOPT_DEVICE, else auto\n"
-    "  --backend LIST   only these backends, like GPUOPT_BACKEND\n"
-    "  --json           {level_requested, level_applied, device, selection, knobs,\n"
-    "                   warnings}\n"
-    "  --env            shell 'export NAME=value' lines for the knobs that are environment\n"
-    "                   variables (eval \"$(gpuopt plan --env)\")\n"
-    "  --apply-env -- COMMAND [ARGS...]\n"
-    "                   run COMMAND with the plan's environment variables set (like env(1));\n"
-    "                   a variable already set in the environment is kept, never overwritten\n\n"
+    "  -l, --level N        0, 1 or 2 (default: GPUOPT_LEVEL, else 1)\n"
+    "  -d, --device SPEC    auto, gpu, cpu, cpu:0, opencl:1, cuda:0, a UUID (GPU-...) or a\n"
+    "                       PCI bus id (0000:3b:00.0); default: GPUOPT_DEVICE, else auto.\n"
+    "                       A SPEC gpuopt does not understand is a usage error (exit 2),\n"
+    "                       whether it comes from --device or from GPUOPT_DEVICE\n"
+    "  -b, --backend LIST   only these backends, like GPUOPT_BACKEND\n"
+    "  -j, --json           {level_requested, level_applied, device, selection, knobs,\n"
+    "                       warnings}\n"
+    "  -e, --env            shell lines for the knobs that are environment variables, each\n"
+    "                       setting its variable only where it is unset, as --apply-env\n"
+    "                       does: ': \"${NAME=value}\"; export NAME' (eval \"$(gpuopt plan -e)\")\n"
+    "  --apply-env [--] COMMAND [ARGS...]\n"
+    "                       run COMMAND with the plan's environment variables set (like\n"
+    "                       env(1)); a variable already set is kept, never overwritten. The\n"
+    "                       options end at COMMAND: its own options are its own\n\n"
     "Workload (sizes the batch, advises quantising or offloading, decides precision):\n"
     "  --model-bytes N        model/weights resident on the device (7e9, 14GiB)\n"
     "  --item-bytes N         device memory per batch item\n"

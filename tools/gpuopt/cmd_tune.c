@@ -188,51 +188,54 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
 
 /* ---- Options ------------------------------------------------------------ */
 
+enum { OPT_STRATEGY = CLI_LONG, OPT_BUDGET, OPT_SEED, OPT_CSV, OPT_CACHE, OPT_SIZE };
+
+static const cli_option options[] = {
+    {"strategy", OPT_STRATEGY, "S"},
+    {"budget", OPT_BUDGET, "N|Ns"},
+    {"seed", OPT_SEED, "K"},
+    {"csv", OPT_CSV, "FILE"},
+    {"json", 'j', NULL},
+    {"device", 'd', "SPEC"},
+    {"size", OPT_SIZE, "NAME=VALUE"},
+    {"cache", OPT_CACHE, "MODE"},
+    {"backend", 'b', "LIST"},
+    {"help", 'h', NULL},
+    {NULL, 0, NULL},
+};
+
+/* Returns 0, HELP_SHOWN after --help, or the exit status of a usage error. */
+enum { HELP_SHOWN = -1 };
+
 static int parse_args(int argc, char **argv, tune_opts *o)
 {
     memset(o, 0, sizeof *o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **slot = NULL;
-        if (strcmp(a, "--json") == 0) {
-            o->json = 1;
-            continue;
-        }
-        if (strcmp(a, "--strategy") == 0)
-            slot = &o->strategy;
-        else if (strcmp(a, "--budget") == 0)
-            slot = &o->budget;
-        else if (strcmp(a, "--seed") == 0)
-            slot = &o->seed;
-        else if (strcmp(a, "--csv") == 0)
-            slot = &o->csv;
-        else if (strcmp(a, "--device") == 0 || strcmp(a, "-d") == 0)
-            slot = &o->device;
-        else if (strcmp(a, "--cache") == 0)
-            slot = &o->cache;
-        else if (strcmp(a, "--backend") == 0)
-            slot = &o->backends;
-        else if (strcmp(a, "--size") == 0) {
+    cli_parser p;
+    cli_parser_init(&p, &cli_tune, options, 0);
+    int c;
+    while ((c = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
+        switch (c) {
+        case 'j': o->json = 1; break;
+        case 'd': o->device = p.value; break;
+        case 'b': o->backends = p.value; break;
+        case OPT_STRATEGY: o->strategy = p.value; break;
+        case OPT_BUDGET: o->budget = p.value; break;
+        case OPT_SEED: o->seed = p.value; break;
+        case OPT_CSV: o->csv = p.value; break;
+        case OPT_CACHE: o->cache = p.value; break;
+        case OPT_SIZE:
             if (o->n_sizes == MAX_SIZES)
                 return cli_usage_error("tune", "--size: at most %d", MAX_SIZES);
-            slot = &o->sizes[o->n_sizes++];
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("tune",
-                                   "unknown option '%s'; accepted: --strategy S, "
-                                   "--budget N|Ns, --seed K, --csv FILE, --json, "
-                                   "--device SPEC, --size NAME=VALUE, --cache "
-                                   "use|refresh|off, --backend LIST",
-                                   a);
-        } else {
-            if (o->spec)
-                return cli_usage_error("tune", "one spec file at a time ('%s' and '%s')", o->spec,
-                                       a);
-            o->spec = a;
-            continue;
+            o->sizes[o->n_sizes++] = p.value;
+            break;
+        default: return p.status == CLI_OK ? HELP_SHOWN : p.status;
         }
-        if (i + 1 >= argc)
-            return cli_usage_error("tune", "%s: missing value", a);
-        *slot = argv[++i];
+    }
+    for (int i = p.operands; i < argc; i++) {
+        if (o->spec)
+            return cli_usage_error("tune", "one spec file at a time ('%s' and '%s')", o->spec,
+                                   argv[i]);
+        o->spec = argv[i];
     }
     if (!o->spec)
         return cli_usage_error("tune", "missing the spec file; usage: gpuopt tune SPEC.json "
@@ -325,7 +328,7 @@ static int run(int argc, char **argv)
     tune_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc)
-        return rc;
+        return rc == HELP_SHOWN ? CLI_OK : rc;
     int32_t cache_mode = GPUOPT_CACHE_USE;
     if (o.cache) {
         if (strcmp(o.cache, "use") == 0)
@@ -354,11 +357,9 @@ static int run(int argc, char **argv)
     progress prog = {0};
     if ((rc = override_spec(&o, spec)))
         goto out;
-    gpuopt_status st = cli_context(o.backends, &ctx);
-    if (st) {
-        rc = cli_fail("tune", "cannot create a context", st);
+    if ((rc = cli_context("tune", o.backends, NULL, 0, &ctx)))
         goto out;
-    }
+    gpuopt_status st;
     const char *policy = o.device ? o.device : default_policy(spec->language);
     if ((st = gpuopt_device_select(ctx, policy, &dev))) {
         rc = cli_fail("tune", o.device ? "--device" : "no device for the spec's language", st);
@@ -434,7 +435,8 @@ out:
 const cli_command cli_tune = {
     "tune", "tune a kernel's parameters from a spec file (cached)",
     "usage: gpuopt tune SPEC.json [--strategy S] [--budget N|Ns] [--seed K] [--csv FILE]\n"
-    "                   [--json] [--device SPEC] [--size NAME=VALUE] [--cache MODE]\n"
+    "                   [-j|--json] [-d|--device SPEC] [--size NAME=VALUE] [--cache MODE]\n"
+    "                   [-b|--backend LIST]\n"
     "\n"
     "Searches the parameter space a spec file describes (kernel, parameters, constraints,\n"
     "sizes, geometry, arguments, reference, tolerance; docs/tuning.md, \"Spec files\") for\n"
@@ -449,12 +451,12 @@ const cli_command cli_tune = {
     "  --seed K            the search's random seed (the same seed, the same sequence)\n"
     "  --csv FILE          every candidate as CSV, one column per parameter ('-': stdout,\n"
     "                      not with --json)\n"
-    "  --json              the result as JSON on stdout instead of the summary\n"
-    "  --device SPEC       the device (as in gpuopt devices: opencl:0, cuda:1, a UUID);\n"
+    "  -j, --json          the result as JSON on stdout instead of the summary\n"
+    "  -d, --device SPEC   the device (as in gpuopt devices: opencl:0, cuda:1, a UUID);\n"
     "                      default: the best device of the kernel language's backend\n"
     "  --size NAME=VALUE   overrides one of the spec's problem sizes (repeatable)\n"
     "  --cache MODE        use (default), refresh (tune again and store) or off\n"
-    "  --backend LIST      backends to open (like GPUOPT_BACKEND)\n"
+    "  -b, --backend LIST  backends to open (like GPUOPT_BACKEND)\n"
     "\n"
     "On a terminal a progress line on stderr shows candidates done, the best time so far\n"
     "and the time left. The summary gives the best configuration, its median with p20 and\n"

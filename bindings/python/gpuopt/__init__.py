@@ -12,14 +12,22 @@ no compiler and no package beyond the standard library::
         plan = ctx.plan(level=1)            # for the selected device
         print(plan.knob("threads").value)
 
-The library is found through, in order: the GPUOPT_LIBRARY environment
-variable (a path), the libgpuopt.so.0 installed beside this package
-(``<prefix>/lib/gpuopt/python/gpuopt`` -> ``<prefix>/lib``), the dynamic
-loader's search by soname, and ctypes.util.find_library("gpuopt").
+gpuopt.torch applies a plan to PyTorch (gpuopt.torch.apply()), and
+``python3 -m gpuopt devices|plan|doctor`` answers as the gpuopt command does.
 
-Devices, backends, knobs and plans come back as dataclasses holding plain
-Python values; a failure raises GpuoptError with the status name and the
-library's detail (gpuopt_last_error) for that call.
+The library is found through, in order: the GPUOPT_LIBRARY environment
+variable (a path; the only one tried when set), the library installed with
+this package by ``make install`` (the path _install.py records), the dynamic
+loader's search by soname (LD_LIBRARY_PATH, ld.so.cache), the libdir that
+``pkg-config gpuopt`` names (a ``make install`` to any prefix on
+PKG_CONFIG_PATH or pkg-config's own path), and ctypes.util.find_library.
+
+Devices, backends, knobs and plans come back as frozen dataclasses holding
+plain Python values (dataclasses.asdict works on each); the C enums are
+enum.IntEnum classes (DeviceType, Status, ...), the JSON the library writes
+comes back as dicts (the *_json methods give the text). A failure raises
+GpuoptError with the status name and the library's detail
+(gpuopt_last_error) for that call.
 
 Every number shared with C (statuses, enum values, flags, API_VERSION) comes
 from gpuopt._constants, which tools/python_constants.py generates from the
@@ -28,21 +36,22 @@ public headers: GpuoptError.status compares with gpuopt.ERR_NO_DEVICE etc.
 
 import ctypes
 import ctypes.util
-import json
+import json as _json
 import os
+import subprocess
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional
+from typing import Any, Callable, ContextManager, Dict, List, Optional
 
 from . import _constants
 from ._constants import *  # noqa: F401,F403 - the header's numbers, re-exported
 from ._constants import (API_VERSION, APPLY_ENV, BACKEND_STATUS, CACHE_MODE, CANDIDATE_STATUS,
-                         DEVICE_TYPE_GPU, ERR_LAUNCH, ERR_NOT_FOUND, FEATURE, KNOB_SOURCE,
-                         KNOB_TYPE, LEVEL_DEFAULT, MEMORY_PLACE, MEMORY_SOURCE,
-                         MEMORY_SOURCE_NONE, OBJECTIVE, OK, OPTION_IGNORE_CONFIG_FILE,
-                         OPTION_IGNORE_ENV, RESULT_ORIGIN, STRATEGY, TRISTATE_NO,
-                         TRISTATE_UNKNOWN, TRISTATE_YES)
+                         ERR_LAUNCH, ERR_NOT_FOUND, FEATURE, KNOB_SOURCE, KNOB_TYPE,
+                         LEVEL_DEFAULT, MEMORY_PLACE, MEMORY_SOURCE, MEMORY_SOURCE_NONE,
+                         OBJECTIVE, OK, OPTION_IGNORE_CONFIG_FILE, OPTION_IGNORE_ENV,
+                         RESULT_ORIGIN, STRATEGY, TRISTATE_NO, TRISTATE_UNKNOWN, TRISTATE_YES,
+                         VERSION_MAJOR, DeviceType)
 
 __all__ = [
     "Backend", "CallbackTuner", "Candidate", "Context", "Device", "GpuoptError",
@@ -336,7 +345,7 @@ class GpuoptError(Exception):
     ("GPUOPT_ERR_NO_DEVICE"); detail: the library's words for this failure
     (gpuopt_last_error), "" when it gave none; function: the C function."""
 
-    def __init__(self, status, name, detail, function=""):
+    def __init__(self, status: int, name: str, detail: str, function: str = "") -> None:
         self.status = status
         self.name = name
         self.detail = detail
@@ -463,20 +472,51 @@ _PROTOTYPES = {
 }
 
 
+_SONAME = "libgpuopt.so.%d" % VERSION_MAJOR  # SOVERSION is the major version
+
+
+def _installed_library():
+    """The library `make install` put beside this package: _install.py,
+    written at install time, holds its path relative to the package."""
+    try:
+        from ._install import LIBRARY  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY))
+
+
+def _pkg_config_library():
+    """The library of the gpuopt.pc that pkg-config finds: a `make install`
+    to any prefix whose lib/pkgconfig is on PKG_CONFIG_PATH, or to one of
+    pkg-config's own directories (/usr/local/lib/pkgconfig)."""
+    try:
+        r = subprocess.run(["pkg-config", "--variable=libdir", "gpuopt"], capture_output=True,
+                           text=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    libdir = r.stdout.strip()
+    return os.path.join(libdir, _SONAME) if r.returncode == 0 and libdir else None
+
+
 def _candidates():
+    """Where the library may be, in the order the module docstring gives;
+    each found only when the ones before it failed."""
     env = os.environ.get("GPUOPT_LIBRARY")
     if env:
         # An explicit choice is the only one tried: falling back to another
         # copy would hide the mistake.
-        return [env]
-    here = os.path.dirname(os.path.abspath(__file__))
-    beside = os.path.normpath(os.path.join(here, "..", "..", "..", "libgpuopt.so.0"))
-    names = [beside] if os.path.exists(beside) else []
-    names.append("libgpuopt.so.0")
+        yield env
+        return
+    installed = _installed_library()
+    if installed:
+        yield installed
+    yield _SONAME
+    from_pc = _pkg_config_library()
+    if from_pc:
+        yield from_pc
     found = ctypes.util.find_library("gpuopt")
     if found:
-        names.append(found)
-    return names
+        yield found
 
 
 def _load():
@@ -486,8 +526,8 @@ def _load():
             return ctypes.CDLL(name), name
         except OSError as e:
             errors.append(f"{name}: {e}")
-    raise ImportError("gpuopt: cannot load libgpuopt (set GPUOPT_LIBRARY to its path); tried "
-                      + "; ".join(errors))
+    raise ImportError("gpuopt: cannot load libgpuopt (set GPUOPT_LIBRARY to its path, or "
+                      "install it: make install); tried " + "; ".join(errors))
 
 
 _lib, _lib_name = _load()
@@ -539,10 +579,12 @@ def api_version() -> int:
 
 
 def strerror(status: int) -> str:
+    """The status's description, as gpuopt_strerror gives it ("not found")."""
     return _text(_lib.gpuopt_strerror(status))
 
 
 def status_name(status: int) -> str:
+    """The status's name, as gpuopt_status_name gives it ("GPUOPT_ERR_NOT_FOUND")."""
     return _text(_lib.gpuopt_status_name(status))
 
 
@@ -570,6 +612,8 @@ def _take_string(ptr):
 
 @dataclass(frozen=True)
 class Backend:
+    """One backend of a context (gpuopt_backend_info): whether it loaded,
+    why not, the library it opened and its versions."""
     name: str
     status: str          # "available", "unavailable", "error", "disabled", "not probed"
     device_count: int
@@ -584,12 +628,14 @@ class Backend:
 class Device:
     """One device, facts as the library normalised them (None where unknown).
 
-    Belongs to the Context it came from and is only usable with it."""
+    Plain data: dataclasses.asdict and copy work on it. It remembers, out of
+    its fields, the Context it came from, and can be passed back only to
+    that Context while it is open."""
     id: str
     backend: str
     routes: List[str]
     index: int
-    type: int
+    type: DeviceType
     vendor: str
     name: str
     arch_family: str
@@ -611,20 +657,33 @@ class Device:
     uuid: str
     driver_version: str
     runtime_version: str
-    features: dict       # {"fp64": True/False/None (unknown), ...}
-    _handle: int = field(default=0, repr=False, compare=False)
-    _context: object = field(default=None, repr=False, compare=False)
+    features: Dict[str, Optional[bool]]  # {"fp64": True/False/None (unknown), ...}
 
     @property
     def is_gpu(self) -> bool:
-        return self.type == DEVICE_TYPE_GPU
+        """True for a GPU (DeviceType.GPU)."""
+        return self.type == DeviceType.GPU
+
+    def _bind(self, handle: int, context: "Context") -> "Device":
+        # Not dataclass fields: asdict() deep-copies fields, and a Context
+        # holds a lock that cannot be copied.
+        object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "_context", context)
+        return self
+
+    def _handle_for(self, context: "Context") -> int:
+        if getattr(self, "_context", None) is not context:
+            raise ValueError("gpuopt: the device belongs to another Context")
+        return int(getattr(self, "_handle"))
 
 
 @dataclass(frozen=True)
 class Knob:
+    """One setting of a plan (gpuopt_knob), with the tier and source that set
+    it and the reason in words."""
     name: str
-    type: str            # "bool", "int", "bytes", "string"
-    value: object        # bool, int or str by type
+    type: str            # "bool", "int", "bytes", "string" (KNOB_TYPE)
+    value: Any           # bool, int or str by type
     text: str            # the value as the library writes it
     tier: int            # 0, 1, 2; TIER_NONE (-1) when only a user set it
     source: str          # "default", "detected", "benchmark", "cache", "config", "env", "api"
@@ -650,7 +709,7 @@ class Workload:
     d2h_bytes_per_step: Optional[int] = None  # copied device to host per step
     items_per_step: Optional[int] = None      # items one step holds (concurrent users)
 
-    def _to_c(self):
+    def _to_c(self) -> "_Workload":
         w = _Workload()
         _lib.gpuopt_workload_init(ctypes.byref(w))
         w.model_bytes = self.model_bytes or 0
@@ -676,25 +735,40 @@ class Workload:
 
 @dataclass(frozen=True)
 class Plan:
+    """The settings for a device at a level (gpuopt_plan), read out of the
+    library: the knobs in plan order, the warnings, and the plan written as
+    JSON (to_dict() parses it), as shell lines and as OpenCL build options."""
     level_requested: int
     level_applied: int
     device: Device
     knobs: List[Knob]
     warnings: List[str]
-    json: str = field(repr=False, default="")
-    env: str = field(repr=False, default="")   # "export NAME='value'" lines
+    json: str = field(repr=False, default="")  # gpuopt_plan_to_json's text
+    env: str = field(repr=False, default="")   # ': "${NAME=value}"; export NAME' lines
     build_options: str = ""                    # for clBuildProgram; "" when none
     apply_report: str = ""                     # what Context.plan(apply=...) did
 
     def knob(self, name: str) -> Knob:
+        """The knob called `name`; KeyError when the plan has none."""
         for k in self.knobs:
             if k.name == name:
                 return k
         raise KeyError(name)
 
-    def __contains__(self, name) -> bool:
+    def get(self, name: str, default: Any = None) -> Any:
+        """The value of the knob called `name`, or `default`."""
+        for k in self.knobs:
+            if k.name == name:
+                return k.value
+        return default
+
+    def __contains__(self, name: object) -> bool:
         return any(k.name == name for k in self.knobs)
 
+    def to_dict(self) -> Dict[str, Any]:
+        """The plan as the library writes it in JSON (docs/json.md): each
+        knob with its domain, framework mapping and inputs."""
+        return _json.loads(self.json) if self.json else {}
 
 @dataclass(frozen=True)
 class MemoryInfo:
@@ -719,30 +793,38 @@ class MemoryAdvice:
     reason: str
 
 
-def _opt_int(v):
+def _opt_int(v: int) -> Optional[int]:
     return None if v == -1 else int(v)
 
 
-def _opt_bool(v):
+def _opt_bool(v: int) -> Optional[bool]:
     """A gpuopt_tristate as None, False or True."""
     return None if v == TRISTATE_UNKNOWN else v == TRISTATE_YES
 
 
-def _opt_bytes(v):
+def _opt_bytes(v: int) -> Optional[int]:
     return None if v == 0 else int(v)
 
 
-def _device_from(handle, ctx):
+def _device_type(v: int) -> DeviceType:
+    try:
+        return DeviceType(v)
+    except ValueError:  # a newer library's type: "other" until the binding knows it
+        return DeviceType.OTHER
+
+
+def _device_from(handle: int, ctx: "Context") -> Device:
     info = _sized(_DeviceInfo)
     _lib.gpuopt_device_get_info(handle, ctypes.byref(info))
-    feats = {}
+    feats: Dict[str, Optional[bool]] = {}
     for fname, bit in _FEATURES:
         feats[fname] = bool(info.features & bit) if info.features_known & bit else None
     cc = f"{info.cc_major}.{info.cc_minor}" if info.cc_major >= 0 else None
     routes = _text(info.routes)
     return Device(
         id=_text(info.id), backend=_text(info.backend),
-        routes=[r for r in routes.split(",") if r], index=info.index, type=info.type,
+        routes=[r for r in routes.split(",") if r], index=info.index,
+        type=_device_type(info.type),
         vendor=_text(info.vendor), name=_text(info.name), arch_family=_text(info.arch_family),
         arch_name=_text(info.arch_name), compute_capability=cc,
         arch_extrapolated=info.arch_extrapolated == 1,
@@ -755,12 +837,13 @@ def _device_from(handle, ctx):
         shared_mem_per_block=_opt_bytes(info.shared_mem_per_block),
         pci_bus_id=_text(info.pci_bus_id), uuid=_text(info.uuid),
         driver_version=_text(info.driver_version), runtime_version=_text(info.runtime_version),
-        features=feats, _handle=handle, _context=ctx)
+        features=feats)._bind(handle, ctx)
 
 
-def _knob_from(k):
+def _knob_from(k: "_Knob") -> Knob:
     kind = KNOB_TYPE.get(k.type, str(k.type))
     text = _text(k.value)
+    value: Any
     if kind == "bool":
         value = bool(k.int_value)
     elif kind in ("int", "bytes"):
@@ -777,7 +860,7 @@ _libc_getenv.restype = ctypes.c_char_p
 _libc_getenv.argtypes = [ctypes.c_char_p]
 
 
-def _sync_environ(plan):
+def _sync_environ(plan: Plan) -> None:
     """os.environ is a copy taken at start-up: show it what the library's
     setenv changed, so Python code and subprocess(env=os.environ) see it."""
     for k in plan.knobs:
@@ -787,12 +870,15 @@ def _sync_environ(plan):
                 os.environ[k.env] = _text(raw)
 
 
-def _opt_text(v):
+def _opt_text(v: Any) -> Optional[bytes]:
     if v is None:
         return None
     if isinstance(v, bool):
         return b"true" if v else b"false"
     return str(v).encode()
+
+
+LogCallback = Callable[[int, str], None]
 
 
 class Context:
@@ -808,10 +894,12 @@ class Context:
     returned stay readable after close (they are plain data), but a Device
     can only be passed back to the Context that made it, while it is open."""
 
-    def __init__(self, *, backends=None, device=None, level=None, log_level=None,
-                 config_path=None, sysfs_root=None, cache_dir=None, reduced_precision=None,
-                 ignore_env=False, ignore_config_file=False,
-                 log: Optional[Callable[[int, str], None]] = None):
+    def __init__(self, *, backends: Optional[str] = None, device: Optional[str] = None,
+                 level: Optional[int] = None, log_level: Optional[str] = None,
+                 config_path: Optional[str] = None, sysfs_root: Optional[str] = None,
+                 cache_dir: Optional[str] = None, reduced_precision: Optional[bool] = None,
+                 ignore_env: bool = False, ignore_config_file: bool = False,
+                 log: Optional[LogCallback] = None) -> None:
         self._handle = None
         self._lock = threading.Lock()
         self._memories = weakref.WeakSet()  # closed before the context
@@ -835,7 +923,7 @@ class Context:
         self._handle = handle.value
 
     @staticmethod
-    def _make_log_cb(log):
+    def _make_log_cb(log: Optional[LogCallback]) -> Any:
         if log is None:
             return None
 
@@ -848,7 +936,8 @@ class Context:
         return _LOG_FN(trampoline)
 
     # -- lifetime ----------------------------------------------------------
-    def close(self):
+    def close(self) -> None:
+        """Destroys the context; closing twice is harmless."""
         with self._lock:
             for mem in list(getattr(self, "_memories", ())):
                 mem.close()
@@ -856,13 +945,13 @@ class Context:
                 _lib.gpuopt_context_destroy(self._handle)
                 self._handle = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Context":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
@@ -870,25 +959,29 @@ class Context:
 
     @property
     def closed(self) -> bool:
+        """True once close() ran."""
         return not self._handle
 
-    def _h(self):
+    def _h(self) -> int:
         if not self._handle:
             raise ValueError("gpuopt: the context is closed")
         return self._handle
 
     # -- settings ----------------------------------------------------------
-    def set_log(self, level: int, log: Optional[Callable[[int, str], None]] = None):
+    def set_log(self, level: int, log: Optional[LogCallback] = None) -> None:
+        """Log messages up to `level` (LogLevel) go to `log(level, message)`,
+        or to stderr when log is None."""
         cb = self._make_log_cb(log)
         _lib.gpuopt_context_set_log(self._h(), level, cb if cb is not None else _LOG_FN(), None)
         self._log_cb = cb
 
-    def set_knob(self, name: str, value):
+    def set_knob(self, name: str, value: Any) -> None:
         """Overrides a knob in later plans; value None removes the override."""
         _lib.gpuopt_context_set_knob(self._h(), name.encode(), _opt_text(value))
 
     # -- backends and devices ----------------------------------------------
     def backends(self) -> List[Backend]:
+        """Every backend of the context, in priority order (probing each)."""
         n = ctypes.c_int32()
         _lib.gpuopt_backend_count(self._h(), ctypes.byref(n))
         out = []
@@ -904,6 +997,8 @@ class Context:
         return out
 
     def devices(self) -> List[Device]:
+        """Every device, a physical device once even when several backends
+        reach it."""
         n = ctypes.c_int32()
         _lib.gpuopt_device_count(self._h(), ctypes.byref(n))
         out = []
@@ -918,23 +1013,34 @@ class Context:
         PCI bus id); None uses the context's policy (GPUOPT_DEVICE)."""
         h = _p()
         _lib.gpuopt_device_select(self._h(), policy.encode() if policy is not None else None,
-                           ctypes.byref(h))
+                                  ctypes.byref(h))
         return _device_from(h.value, self)
 
+    def describe(self) -> Dict[str, Any]:
+        """Backends, devices and the selection, as `gpuopt devices --json`
+        prints them (docs/json.md): {gpuopt_version, backends, devices,
+        selection}."""
+        return _json.loads(self.devices_json())
+
     def devices_json(self) -> str:
+        """describe() as the JSON text the library writes."""
         out = _p()
         _lib.gpuopt_context_to_json(self._h(), ctypes.byref(out))
         return _take_string(out)
 
-    def doctor_json(self) -> str:
+    def doctor(self) -> Dict[str, Any]:
         """Why each backend can or cannot use a GPU, with evidence and fixes
-        (docs/doctor.md), as JSON."""
+        (docs/doctor.md), as `gpuopt doctor --json` prints it."""
+        return _json.loads(self.doctor_json())
+
+    def doctor_json(self) -> str:
+        """doctor() as the JSON text the library writes."""
         out = _p()
         _lib.gpuopt_context_diagnose(self._h(), ctypes.byref(out))
         return _take_string(out)
 
     # -- the tuning cache -------------------------------------------------
-    def _cache_string(self, fn) -> str:
+    def _cache_string(self, fn: Any) -> str:
         out = _p()
         fn(self._h(), ctypes.byref(out))
         return _take_string(out)
@@ -943,27 +1049,35 @@ class Context:
         """The cache directory (GPUOPT_CACHE_DIR, else $XDG_CACHE_HOME/gpuopt)."""
         return self._cache_string(_lib.gpuopt_cache_path)
 
-    def cache_list(self) -> str:
-        """A JSON listing of the cache's entries."""
+    def cache_list(self) -> Dict[str, Any]:
+        """The cache's files and entries, as `gpuopt cache list --json`."""
+        return _json.loads(self.cache_list_json())
+
+    def cache_list_json(self) -> str:
+        """cache_list() as the JSON text the library writes."""
         return self._cache_string(_lib.gpuopt_cache_list)
 
-    def cache_verify(self) -> str:
-        """A JSON report checking every cache file (nothing is rewritten)."""
+    def cache_verify(self) -> Dict[str, Any]:
+        """A check of every cache file, as `gpuopt cache verify --json`
+        (nothing is rewritten); "ok" is False when a file has problems."""
+        return _json.loads(self.cache_verify_json())
+
+    def cache_verify_json(self) -> str:
+        """cache_verify() as the JSON text the library writes."""
         return self._cache_string(_lib.gpuopt_cache_verify)
 
     def cache_clear(self, device: Optional[Device] = None) -> None:
         """Removes every cache entry, or one device's file."""
-        _lib.gpuopt_cache_clear(self._h(), device._handle if device is not None else None)
+        _lib.gpuopt_cache_clear(self._h(),
+                                device._handle_for(self) if device is not None else None)
 
     # -- memory -------------------------------------------------------------
     def device_memory(self, device: Optional[Device] = None) -> MemoryInfo:
         """The device's memory now (None: the selected device), without
         creating a driver context (gpuopt_device_memory)."""
         dev = device if device is not None else self.select()
-        if dev._context is not self:
-            raise ValueError("gpuopt: the device belongs to another Context")
         m = _sized(_MemoryInfo)
-        _lib.gpuopt_device_memory(dev._handle, ctypes.byref(m))
+        _lib.gpuopt_device_memory(dev._handle_for(self), ctypes.byref(m))
         known = m.source != MEMORY_SOURCE_NONE
         return MemoryInfo(total_bytes=_opt_bytes(m.total_bytes),
                           free_bytes=int(m.free_bytes) if known else None,
@@ -985,11 +1099,10 @@ class Context:
         self._memories.add(mem)
         return mem
 
-    def _plan_handle(self, device, level, workload):
-        if device is not None and device._context is not self:
-            raise ValueError("gpuopt: the device belongs to another Context")
+    def _plan_handle(self, device: Optional[Device], level: Optional[int],
+                     workload: Optional[Workload]) -> int:
         lvl = LEVEL_DEFAULT if level is None else int(level)
-        dev = device._handle if device is not None else None
+        dev = device._handle_for(self) if device is not None else None
         h = _p()
         if workload is None:
             _lib.gpuopt_plan_create(self._h(), dev, lvl, ctypes.byref(h))
@@ -1024,7 +1137,7 @@ class Context:
             _sync_environ(plan)
         return plan
 
-    def _read_plan(self, plan, report=""):
+    def _read_plan(self, plan: int, report: str = "") -> Plan:
         req, app = ctypes.c_int32(), ctypes.c_int32()
         _lib.gpuopt_plan_level(plan, ctypes.byref(req), ctypes.byref(app))
         dev = _p()
@@ -1073,28 +1186,29 @@ class Memory:
             print(mem.stats()["budget_share"], mem.check())
     """
 
-    def __init__(self, handle, context):
+    def __init__(self, handle: int, context: "Context") -> None:
         self._handle = handle
         self._context = context
 
-    def close(self):
+    def close(self) -> None:
+        """Destroys the manager; closing twice is harmless."""
         if self._handle:
             _lib.gpuopt_memory_destroy(self._handle)
             self._handle = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Memory":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
             pass
 
-    def _h(self):
+    def _h(self) -> int:
         if not self._handle:
             raise ValueError("gpuopt: the memory manager is closed")
         return self._handle
@@ -1104,17 +1218,22 @@ class Memory:
         _lib.gpuopt_memory_set_budget(self._h(), int(nbytes))
 
     def set_threshold(self, percent: int) -> None:
+        """The share of the budget (percent) at which check() warns."""
         _lib.gpuopt_memory_set_threshold(self._h(), int(percent))
 
     def register(self, name: str, nbytes: int, place: str = "device") -> None:
+        """Counts an allocation of `nbytes` called `name` in `place`
+        ("device", "host" or "pinned") against the budget."""
         if place not in _PLACES:
             raise ValueError(f"gpuopt: place {place!r}: accepted " + ", ".join(_PLACES))
         _lib.gpuopt_memory_register(self._h(), name.encode(), _PLACES[place], int(nbytes))
 
     def release(self, name: str) -> None:
+        """Forgets the allocation called `name`."""
         _lib.gpuopt_memory_release(self._h(), name.encode())
 
-    def allocation(self, name: str, nbytes: int, place: str = "device"):
+    def allocation(self, name: str, nbytes: int,
+                   place: str = "device") -> ContextManager[Any]:
         """Registers `name` for the length of a with-block."""
         mem = self
 
@@ -1127,12 +1246,12 @@ class Memory:
                 mem.release(name)
         return _Allocation()
 
-    def stats(self) -> dict:
+    def stats(self) -> Dict[str, Any]:
         """Budget, registered bytes per place, high-water marks, share of the
         budget, the live reading and every allocation, as a dict."""
         out = _p()
         _lib.gpuopt_memory_to_json(self._h(), ctypes.byref(out))
-        return json.loads(_take_string(out))
+        return _json.loads(_take_string(out))
 
     def check(self) -> Optional[str]:
         """The warning (with advice) at or above the threshold, else None."""
@@ -1142,6 +1261,9 @@ class Memory:
         return text or None
 
     def recommend(self, model_bytes: int = 0, item_bytes: int = 0) -> MemoryAdvice:
+        """The plan's workload rules on the live free memory: whether
+        `model_bytes` fits, what to quantise or offload, the largest batch of
+        `item_bytes` items."""
         a = _sized(_MemoryAdvice)
         _lib.gpuopt_memory_recommend(self._h(), int(model_bytes), int(item_bytes), ctypes.byref(a))
         return MemoryAdvice(free_bytes=a.free_bytes, usable_bytes=a.usable_bytes,
@@ -1169,6 +1291,7 @@ class Space:
         self._params = []  # (name, is_enum), in the order added
 
     def close(self):
+        """Frees the space; closing twice is harmless."""
         if self._handle:
             _lib.gpuopt_space_destroy(self._handle)
             self._handle = None
@@ -1177,22 +1300,26 @@ class Space:
         self.close()
 
     def add_int(self, name: str, values) -> "Space":
+        """Adds an integer parameter taking `values`, in order."""
         vals = (ctypes.c_int64 * len(values))(*values)
         _lib.gpuopt_space_add_int(self._handle, name.encode(), vals, len(values))
         self._params.append((name, False))
         return self
 
     def add_enum(self, name: str, values) -> "Space":
+        """Adds a parameter taking the words `values`, in order."""
         vals = (ctypes.c_char_p * len(values))(*[v.encode() for v in values])
         _lib.gpuopt_space_add_enum(self._handle, name.encode(), vals, len(values))
         self._params.append((name, True))
         return self
 
     def add_constraint(self, expression: str) -> "Space":
+        """Keeps only configurations where `expression` ("TILE * VEC <= 64") holds."""
         _lib.gpuopt_space_add_constraint(self._handle, expression.encode())
         return self
 
     def set_size(self, name: str, value: int) -> "Space":
+        """Gives constraint expressions the problem size `name`."""
         _lib.gpuopt_space_set_size(self._handle, name.encode(), value)
         return self
 
@@ -1218,6 +1345,8 @@ class Space:
 
 @dataclass(frozen=True)
 class Candidate:
+    """One configuration the tuner tried (gpuopt_candidate), its status and
+    timings in nanoseconds (None where not measured)."""
     point: dict          # {parameter: value}, enum parameters by their text
     status: str          # "ok", "invalid", "compile_failed", ... (CANDIDATE_STATUS)
     runs: int
@@ -1231,7 +1360,10 @@ class Candidate:
 
 @dataclass(frozen=True)
 class TuneResult:
-    best: Optional[Candidate]  # None when no candidate was valid
+    """What a tuning run gave: the best candidate (None when none was
+    valid), every candidate, where it came from (tuned, or the cache), and the result
+    as JSON and CSV text."""
+    best: Optional[Candidate]
     candidates: List[Candidate]
     origin: str          # "tuned", "cache_hit", "cache_verified" (RESULT_ORIGIN)
     json: str
@@ -1292,6 +1424,7 @@ class CallbackTuner:
         _lib.gpuopt_tuner_set_callback(self._handle, ctypes.byref(desc))
 
     def close(self):
+        """Frees the tuner; closing twice is harmless."""
         if getattr(self, "_handle", None):
             _lib.gpuopt_tuner_destroy(self._handle)
             self._handle = None

@@ -414,9 +414,9 @@ static void env_export_carries_the_openmp_knobs(void **state)
     open_fixture("xeon-gold-6248-2s", 1);
     char *text = NULL;
     assert_int_equal(gpuopt_plan_to_env(fx.plan, &text), GPUOPT_OK);
-    assert_non_null(strstr(text, "export OMP_NUM_THREADS='80'"));
-    assert_non_null(strstr(text, "export OMP_PROC_BIND='spread'"));
-    assert_non_null(strstr(text, "export OMP_PLACES='threads'"));
+    assert_non_null(strstr(text, ": \"${OMP_NUM_THREADS=80}\"; export OMP_NUM_THREADS\n"));
+    assert_non_null(strstr(text, ": \"${OMP_PROC_BIND=spread}\"; export OMP_PROC_BIND\n"));
+    assert_non_null(strstr(text, ": \"${OMP_PLACES=threads}\"; export OMP_PLACES\n"));
     assert_null(strstr(text, "tile"));
     gpuopt_free(text);
 }

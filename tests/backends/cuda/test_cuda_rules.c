@@ -280,12 +280,16 @@ static void environment_knobs_are_exported_and_plain(void **state)
     gpuopt_plan *plan = plan_for(ctx, 9, W_SENSITIVE, 1);
     char *text = NULL;
     assert_int_equal(gpuopt_plan_to_env(plan, &text), GPUOPT_OK);
-    assert_non_null(strstr(text, "export CUDA_MODULE_LOADING='LAZY'"));
-    assert_non_null(strstr(text, "export NVIDIA_TF32_OVERRIDE='0'"));
-    assert_non_null(strstr(text, "export CUBLAS_WORKSPACE_CONFIG=':4096:8'"));
-    assert_non_null(strstr(text, "export CUBLASLT_WORKSPACE_SIZE='32768'"));
-    assert_non_null(strstr(text, "export PYTORCH_CUDA_ALLOC_CONF='expandable_segments:True,"
-                                 "max_split_size_mb:1024,garbage_collection_threshold:0.90'"));
+    assert_non_null(
+        strstr(text, ": \"${CUDA_MODULE_LOADING=LAZY}\"; export CUDA_MODULE_LOADING\n"));
+    assert_non_null(strstr(text, ": \"${NVIDIA_TF32_OVERRIDE=0}\"; export NVIDIA_TF32_OVERRIDE\n"));
+    assert_non_null(
+        strstr(text, ": \"${CUBLAS_WORKSPACE_CONFIG=:4096:8}\"; export CUBLAS_WORKSPACE_CONFIG\n"));
+    assert_non_null(
+        strstr(text, ": \"${CUBLASLT_WORKSPACE_SIZE=32768}\"; export CUBLASLT_WORKSPACE_SIZE\n"));
+    assert_non_null(strstr(text, ": \"${PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,"
+                                 "max_split_size_mb:1024,garbage_collection_threshold:0.90}\"; "
+                                 "export PYTORCH_CUDA_ALLOC_CONF\n"));
     gpuopt_free(text);
     /* The plain counterparts. */
     assert_true(check_knobs(plan,

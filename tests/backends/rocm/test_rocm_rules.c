@@ -431,7 +431,8 @@ static void hsa_override_is_exported_only_when_the_user_opts_in(void **state)
     assert_int_equal(knob.source, GPUOPT_SOURCE_API);
     assert_string_equal(knob.env, "HSA_OVERRIDE_GFX_VERSION");
     assert_int_equal(gpuopt_plan_to_env(plan, &env), GPUOPT_OK);
-    assert_non_null(strstr(env, "export HSA_OVERRIDE_GFX_VERSION='10.3.0'"));
+    assert_non_null(
+        strstr(env, ": \"${HSA_OVERRIDE_GFX_VERSION=10.3.0}\"; export HSA_OVERRIDE_GFX_VERSION\n"));
     gpuopt_free(env);
     gpuopt_plan_destroy(plan);
     gpuopt_context_destroy(ctx);

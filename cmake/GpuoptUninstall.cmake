@@ -1,0 +1,43 @@
+# Removes what the last `cmake --install` wrote (make uninstall), as
+# install_manifest.txt lists it (-DMANIFEST=...), and then the directories
+# that are libgpuopt's own (include/gpuopt, lib/cmake/gpuopt, the Python
+# package) once they are empty. Shared directories (bin, lib, share/man/man1)
+# stay, as `make uninstall` leaves them in autotools. Byte-compiled files
+# Python wrote beside the package's modules go with them.
+if(NOT EXISTS "${MANIFEST}")
+  message(FATAL_ERROR "${MANIFEST} does not exist: nothing was installed from this build "
+                      "(make install first, with the same build directory)")
+endif()
+file(STRINGS "${MANIFEST}" files)
+set(dirs "")
+foreach(f IN LISTS files)
+  set(path "$ENV{DESTDIR}${f}")
+  get_filename_component(dir "${path}" DIRECTORY)
+  list(APPEND dirs "${dir}")
+  if(EXISTS "${path}" OR IS_SYMLINK "${path}")
+    message(STATUS "Removing ${path}")
+    file(REMOVE "${path}")
+  else()
+    message(STATUS "Already gone: ${path}")
+  endif()
+  if(f MATCHES "\\.py$")
+    get_filename_component(stem "${f}" NAME_WE)
+    file(GLOB pyc "${dir}/__pycache__/${stem}.*.pyc")
+    if(pyc)
+      file(REMOVE ${pyc})
+    endif()
+    list(APPEND dirs "${dir}/__pycache__")
+  endif()
+endforeach()
+# Deepest first, so a parent is looked at after its children.
+list(REMOVE_DUPLICATES dirs)
+list(SORT dirs ORDER DESCENDING)
+foreach(dir IN LISTS dirs)
+  if(dir MATCHES "/(gpuopt|__pycache__)$" AND IS_DIRECTORY "${dir}")
+    file(GLOB left "${dir}/*")
+    if(NOT left)
+      message(STATUS "Removing ${dir}/")
+      file(REMOVE_RECURSE "${dir}")
+    endif()
+  endif()
+endforeach()
