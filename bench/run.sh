@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the benchmarks against a build and prints markdown for
 # docs/benchmarks.md. Usage: bench/run.sh [BUILD_DIR] [SECTION...]
-# Sections: foundation, probe, opencl, tiers, tune, memory (default: foundation).
+# Sections: foundation, probe, opencl, tiers, tune, memory, profiler (default: foundation).
 set -eu
 build=${1:-build}
 shift 2>/dev/null || true
@@ -37,6 +37,9 @@ for s in $sections; do
     ;;
   tune)
     sh "$(dirname "$0")/tune/run.sh" "$build"
+    ;;
+  profiler)
+    sh "$(dirname "$0")/profiler/run.sh" "$build"
     ;;
   memory)
     echo "### Live memory query cost per source ($(date -u +%Y-%m-%d), $machine)"

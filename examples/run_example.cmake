@@ -5,16 +5,7 @@ cmake_policy(VERSION 3.25)
 # device and the CPU among them, and a level-1 plan whose every knob line
 # carries a tier and a source. With -DEXPECT=REGEX (the tuning examples),
 # a line that matches REGEX instead of the version, devices and plan.
-execute_process(COMMAND ${COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-message("${out}")
-
-set(problems "")
-if(NOT rc STREQUAL "0")
-  string(APPEND problems "\n  - exit status ${rc}, expected 0")
-endif()
-if(NOT err STREQUAL "")
-  string(APPEND problems "\n  - stderr is not empty:\n${err}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/run_common.cmake)
 
 if(DEFINED EXPECT)
   if(NOT out MATCHES "${EXPECT}")

@@ -76,8 +76,9 @@
 /* Bumped whenever this struct, or what it points to (the knob catalogue
  * entry, src/knob.h), changes shape. 3: catalogue entries declare domains
  * and derivations. 4: toolchain_dropped. 5: memory_live replaces
- * memory_free; the runtime ops name their graph API. */
-#define GPO_BACKEND_ABI 5
+ * memory_free; the runtime ops name their graph API. 6: the runtime ops'
+ * marks on a caller's stream, and range ops (the profiler's). */
+#define GPO_BACKEND_ABI 6
 
 /* What a backend may read while loading and enumerating: the machine's
  * file-system root (GPUOPT_SYSFS_ROOT), the log, and the paths the user
@@ -151,6 +152,7 @@ typedef struct gpo_rt gpo_rt;
 typedef struct gpo_rt_buf gpo_rt_buf;
 typedef struct gpo_rt_prog gpo_rt_prog;
 typedef struct gpo_rt_kernel gpo_rt_kernel;
+typedef struct gpo_rt_mark gpo_rt_mark;
 
 typedef struct gpo_runtime_ops {
     const char *language; /* source accepted by program_build: "opencl-c", "cuda", "hip" */
@@ -218,7 +220,49 @@ typedef struct gpo_runtime_ops {
      * for the latency advice (src/latency.c); NULL when it has no way.
      * (ABI 5) */
     const char *graph_api;
+
+    /* (ABI 6) Device time on a stream or queue the host program owns, for
+     * the profiler's sections (src/prof/): no session is involved, and
+     * nothing is ever queued on the stream but the marks.
+     *   mark_record   records a mark (an event, a marker) on `stream` (a
+     *                 CUstream, hipStream_t or cl_command_queue the program
+     *                 made on the route's device) and returns at once, from
+     *                 the thread that uses the stream (its current context
+     *                 or device is the stream's, which is checked: a mark on
+     *                 another device is refused in words).
+     *   mark_elapsed  waits until `end` has completed and gives the
+     *                 device's time from `start` to `end` (two marks of one
+     *                 stream, start first), >= 0; from any thread.
+     *   mark_free     releases a mark, recorded or waited for or not, from
+     *                 any thread.
+     * None leaves the calling thread's current context or device changed.
+     * All three NULL: the backend cannot time a caller's stream. */
+    gpuopt_status (*mark_record)(void *backend_state, const gpo_route *route, void *stream,
+                                 gpo_rt_mark **mark);
+    gpuopt_status (*mark_elapsed)(void *backend_state, const gpo_rt_mark *start,
+                                  const gpo_rt_mark *end, double *ns);
+    void (*mark_free)(void *backend_state, gpo_rt_mark *mark);
 } gpo_runtime_ops;
+
+/* ---- Ranges of the vendor's own profiler (ABI 6) ---------------------------
+ * The profiler's sections forwarded to a tool the vendor ships (NVTX for
+ * Nsight Systems, roctx for rocprof), so the tool's timeline shows the
+ * same names. They need no loaded backend, device or context: a tool
+ * attaches to the process, not to a device. */
+typedef struct gpo_range_ops {
+    const char *tool; /* "nvtx", "roctx": named in the profiler's outputs */
+    /* Connects to the tool when the process has one, once per process: a
+     * later call gives the first call's answer. 1 connected; 0 not, with
+     * `note` (cap > 0) saying why ("NVTX_INJECTION64_PATH is not set: no
+     * NVTX tool is attached"). `env` gives the user's library path (the
+     * backend's `libraries`). Thread-safe. */
+    int (*attach)(const gpo_backend_env *env, char *note, size_t cap);
+    /* Opens and closes a range on the calling thread, after attach said 1.
+     * Called on every section's begin and end: cheap, never failing,
+     * thread-safe. */
+    void (*push)(const char *name);
+    void (*pop)(void);
+} gpo_range_ops;
 
 /* ---- The backend ---------------------------------------------------------- */
 
@@ -281,6 +325,10 @@ typedef struct gpo_backend {
      * nothing to check. (ABI 4) */
     int (*toolchain_dropped)(void *state, const gpo_route *route, const gpuopt_device *dev,
                              char *why, size_t cap);
+
+    /* The vendor's profiler ranges (above). NULL: the vendor has none.
+     * (ABI 6) */
+    const gpo_range_ops *ranges;
 } gpo_backend;
 
 /* The registry (src/registry.c): every compiled-in backend, in priority

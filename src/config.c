@@ -34,6 +34,7 @@ typedef enum field {
     F_LOG,
     F_SYSFS_ROOT,
     F_CACHE_DIR,
+    F_CACHE_SHARED,
     F_REDUCED_PRECISION,
     F_COUNT
 } field;
@@ -51,6 +52,7 @@ static const field_name field_names[F_COUNT] = {
     [F_LOG] = {"GPUOPT_LOG", "log", "log_level"},
     [F_SYSFS_ROOT] = {"GPUOPT_SYSFS_ROOT", "sysfs_root", "sysfs_root"},
     [F_CACHE_DIR] = {"GPUOPT_CACHE_DIR", "cache_dir", "cache_dir"},
+    [F_CACHE_SHARED] = {"GPUOPT_CACHE_SHARED", "cache_shared", NULL},
     [F_REDUCED_PRECISION] = {NULL, "reduced_precision", "reduced_precision"},
 };
 
@@ -233,6 +235,14 @@ static int set_field(gpo_config *cfg, field f, const char *v, gpo_origin origin,
             return -1;
         }
         gpo_strlcpy(cfg->cache_dir, v, sizeof cfg->cache_dir);
+        return 0;
+    case F_CACHE_SHARED: /* "" turns a config file's layer off */
+        if (strlen(v) >= sizeof cfg->cache_shared) {
+            gpo_snprintf(why, cap, "accepted: a directory path shorter than %zu bytes",
+                         sizeof cfg->cache_shared);
+            return -1;
+        }
+        gpo_strlcpy(cfg->cache_shared, v, sizeof cfg->cache_shared);
         return 0;
     case F_REDUCED_PRECISION: {
         int b;
@@ -619,7 +629,7 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist, int pr
             continue; /* after the loop: it is checked against "backend" */
         if (privileged &&
             (strcmp(it->string, "libraries") == 0 || strcmp(it->string, "cache_dir") == 0 ||
-             strcmp(it->string, "sysfs_root") == 0)) {
+             strcmp(it->string, "cache_shared") == 0 || strcmp(it->string, "sysfs_root") == 0)) {
             pend(warn,
                  "config file %s: \"%s\" ignored: a privileged process takes paths only from "
                  "gpuopt_options (docs/security.md)",
@@ -641,7 +651,7 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist, int pr
         if (f_id < 0) {
             pend(warn,
                  "config file %s: unknown key \"%s\" ignored; accepted keys: backend, "
-                 "device, level, log, sysfs_root, cache_dir, reduced_precision, "
+                 "device, level, log, sysfs_root, cache_dir, cache_shared, reduced_precision, "
                  "libraries, knobs, use_cuda",
                  path, it->string);
             continue;
@@ -726,6 +736,7 @@ static const char *option_value(const gpuopt_options *o, field f)
     case F_LOG: return o->log_level;
     case F_SYSFS_ROOT: return o->sysfs_root;
     case F_CACHE_DIR: return o->cache_dir;
+    case F_CACHE_SHARED: return NULL; /* no option: the environment or the config file */
     case F_REDUCED_PRECISION: return o->reduced_precision;
     case F_COUNT: break;
     }
@@ -734,9 +745,9 @@ static const char *option_value(const gpuopt_options *o, field f)
 
 /* The path variables a privileged process ignores, for its log line. The
  * library variables are the backends' (cfg->libraries). */
-static const char *const path_variables[] = {"GPUOPT_CONFIG",  "XDG_CONFIG_HOME",
-                                             "HOME",           "GPUOPT_CACHE_DIR",
-                                             "XDG_CACHE_HOME", "GPUOPT_SYSFS_ROOT"};
+static const char *const path_variables[] = {
+    "GPUOPT_CONFIG",     "XDG_CONFIG_HOME",    "HOME", "GPUOPT_CACHE_DIR", "XDG_CACHE_HOME",
+    "GPUOPT_SYSFS_ROOT", "GPUOPT_CACHE_SHARED"};
 
 /* One line naming what a privileged process ignored and what it uses
  * instead. A warning when a GPUOPT_ variable was set (someone meant it to
@@ -817,7 +828,7 @@ gpuopt_status gpo_config_load_as(gpo_config *cfg, const gpuopt_options *opts, co
         for (int f = 0; f < F_COUNT; f++) {
             const char *name = field_names[f].env;
             /* Paths: never from a privileged process's environment. */
-            int is_path = f == F_SYSFS_ROOT || f == F_CACHE_DIR;
+            int is_path = f == F_SYSFS_ROOT || f == F_CACHE_DIR || f == F_CACHE_SHARED;
             const char *v = !name ? NULL : is_path ? path_env(name, privileged) : getenv(name);
             char why[512];
             if (!v || !*v)
@@ -837,6 +848,19 @@ gpuopt_status gpo_config_load_as(gpo_config *cfg, const gpuopt_options *opts, co
             if (v && *v)
                 gpo_strlcpy(cfg->libraries[i].path, v, sizeof cfg->libraries[i].path);
         }
+        const char *profile = secure_getenv("GPUOPT_PROFILE");
+        if (profile && strlen(profile) >= sizeof cfg->profile_path)
+            /* Cut short, it would name another file. */
+            pend(&warn,
+                 "GPUOPT_PROFILE is %zu bytes, longer than the %zu a path may have here: "
+                 "ignored, no profile will be written",
+                 strlen(profile), sizeof cfg->profile_path - 1);
+        else if (profile && *profile)
+            gpo_strlcpy(cfg->profile_path, profile, sizeof cfg->profile_path);
+        else if (!profile && getenv("GPUOPT_PROFILE"))
+            pend(&warn, "GPUOPT_PROFILE is ignored: this process runs with privileges (setuid, "
+                        "capabilities), and a file named by the environment is never written "
+                        "by such a process");
         const char *knobs = getenv("GPUOPT_KNOBS");
         if (knobs && *knobs)
             env_knobs(cfg, knobs, list, nlist, &warn);

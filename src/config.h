@@ -64,6 +64,9 @@ typedef struct gpo_config {
      * is none (a privileged process without gpuopt_options.cache_dir):
      * measurements are then not cached (GPO_NO_CACHE_DIR says why). */
     char cache_dir[GPO_PATH_MAX];
+    /* The shared read-only layer (env/file; never in a privileged process);
+     * "" none. */
+    char cache_shared[GPO_PATH_MAX];
     gpo_fs fs; /* GPUOPT_SYSFS_ROOT */
 
     gpo_library_path libraries[GPO_MAX_LIBRARIES]; /* declared by the backends of the list */
@@ -71,6 +74,11 @@ typedef struct gpo_config {
 
     gpo_knob_override *knobs; /* in precedence order: file, env, api */
     int n_knobs;
+
+    /* GPUOPT_PROFILE: the file profilers write their trace to (src/prof/),
+     * "" for none. Environment only, read with secure_getenv: a path from
+     * the environment is never written to by a privileged process. */
+    char profile_path[GPO_PATH_MAX];
 } gpo_config;
 
 /* Builds the configuration against the `nlist` backends of `list` (the

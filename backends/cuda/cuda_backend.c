@@ -170,4 +170,5 @@ const gpo_backend gpo_backend_cuda = {
     .n_libraries = sizeof cuda_libraries / sizeof cuda_libraries[0],
     .diagnose = gpo_cuda_diagnose,
     .toolchain_dropped = gpo_cuda_toolchain_dropped,
+    .ranges = &gpo_cuda_nvtx_ranges,
 };

@@ -29,6 +29,17 @@ gpuopt_status gpo_cuda_memory_live(void *state, const gpo_route *route, uint32_t
 /* cuda_runtime.c: the runtime ops for tier 2 and the tuner. */
 extern const gpo_runtime_ops gpo_cuda_runtime_ops;
 
+/* cuda_marks.c: the runtime ops' marks, CUDA events on a stream the host
+ * program owns (the profiler's device time). */
+gpuopt_status gpo_cuda_mark_record(void *state, const gpo_route *route, void *stream,
+                                   gpo_rt_mark **mark);
+gpuopt_status gpo_cuda_mark_elapsed(void *state, const gpo_rt_mark *start, const gpo_rt_mark *end,
+                                    double *ns);
+void gpo_cuda_mark_free(void *state, gpo_rt_mark *mark);
+
+/* cuda_nvtx.c: the profiler's sections as NVTX ranges (Nsight Systems). */
+extern const gpo_range_ops gpo_cuda_nvtx_ranges;
+
 /* cuda_apply.c: gpuopt_plan_apply(GPUOPT_APPLY_DEVICE) on the calling
  * thread's current context (the L2 set-aside for persisting accesses). */
 gpuopt_status gpo_cuda_apply_device(void *state, const gpo_route *route,

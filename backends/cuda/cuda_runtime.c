@@ -1130,4 +1130,7 @@ const gpo_runtime_ops gpo_cuda_runtime_ops = {
      * "CUDA Graphs" and torch.compile's "reduce-overhead" mode. */
     .graph_api = "a CUDA graph (cuStreamBeginCapture, cuGraphInstantiate, cuGraphLaunch; in "
                  "PyTorch torch.compile(mode=\"reduce-overhead\") or torch.cuda.CUDAGraph)",
+    .mark_record = gpo_cuda_mark_record,
+    .mark_elapsed = gpo_cuda_mark_elapsed,
+    .mark_free = gpo_cuda_mark_free,
 };

@@ -57,7 +57,9 @@ typedef cl_int(CL_API_CALL *ocl_loader_info_fn)(ocl_icdl_info, size_t, void *, s
 /* clCreateCommandQueue is deprecated since 2.0 but every ICD loader exports
  * it; the 2.0 entry point is optional and preferred where the platform is
  * 2.0 or newer. clGetExtensionFunctionAddress is only used for the loader's
- * own information query (see above). */
+ * own information query (see above). clGetCommandQueueInfo and
+ * clEnqueueMarkerWithWaitList (OpenCL 1.2) time a caller's queue for the
+ * profiler (cl_marks.c), which a loader without them cannot. */
 #define OCL_API(X)                                                                                 \
     X(GetPlatformIDs, "clGetPlatformIDs", OCL_REQ, cl_int, (cl_uint, cl_platform_id *, cl_uint *)) \
     X(GetPlatformInfo, "clGetPlatformInfo", OCL_REQ, cl_int,                                       \
@@ -113,6 +115,10 @@ typedef cl_int(CL_API_CALL *ocl_loader_info_fn)(ocl_icdl_info, size_t, void *, s
       (cl_event, cl_profiling_info, size_t, void *, size_t *))                                     \
     X(ReleaseEvent, "clReleaseEvent", OCL_REQ, cl_int, (cl_event))                                 \
     X(Finish, "clFinish", OCL_REQ, cl_int, (cl_command_queue))                                     \
+    X(GetCommandQueueInfo, "clGetCommandQueueInfo", OCL_OPT, cl_int,                               \
+      (cl_command_queue, cl_command_queue_info, size_t, void *, size_t *))                         \
+    X(EnqueueMarkerWithWaitList, "clEnqueueMarkerWithWaitList", OCL_OPT, cl_int,                   \
+      (cl_command_queue, cl_uint, const cl_event *, cl_event *))                                   \
     X(GetExtensionFunctionAddress, "clGetExtensionFunctionAddress", OCL_OPT, void *, (const char *))
 
 /* What an ICD (a vendor's driver library, named by an .icd file) exports

@@ -621,4 +621,7 @@ const gpo_runtime_ops gpo_ocl_runtime_ops = {
     .graph_api = "an OpenCL command buffer (cl_khr_command_buffer, where the platform lists it: "
                  "clCreateCommandBufferKHR, clFinalizeCommandBufferKHR, "
                  "clEnqueueCommandBufferKHR)",
+    .mark_record = gpo_ocl_mark_record,
+    .mark_elapsed = gpo_ocl_mark_elapsed,
+    .mark_free = gpo_ocl_mark_free,
 };

@@ -457,6 +457,7 @@ static const gpo_knob_def rocm_knobs[] = {
 static const gpo_library_var rocm_libraries[] = {
     {"hip", "GPUOPT_HIP_LIBRARY"},
     {"hiprtc", "GPUOPT_HIPRTC_LIBRARY"},
+    {"roctx", "GPUOPT_ROCTX_LIBRARY"},
 };
 
 const gpo_backend gpo_backend_rocm = {
@@ -480,4 +481,5 @@ const gpo_backend gpo_backend_rocm = {
     .n_libraries = sizeof rocm_libraries / sizeof rocm_libraries[0],
     .diagnose = gpo_dr_check_rocm,
     .toolchain_dropped = gpo_rocm_toolchain_dropped,
+    .ranges = &gpo_rocm_roctx_ranges,
 };

@@ -7,4 +7,7 @@
 
 extern const gpo_backend gpo_backend_rocm;
 
+/* rocm_roctx.c: the profiler's sections as roctx ranges (rocprof). */
+extern const gpo_range_ops gpo_rocm_roctx_ranges;
+
 #endif

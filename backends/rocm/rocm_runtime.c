@@ -962,4 +962,7 @@ const gpo_runtime_ops gpo_rocm_runtime = {
     .graph_api = "a HIP graph (hipStreamBeginCapture, hipGraphInstantiate, hipGraphLaunch; in "
                  "PyTorch on ROCm torch.compile(mode=\"reduce-overhead\") or "
                  "torch.cuda.CUDAGraph, which run on hipGraph)",
+    .mark_record = gpo_rocm_mark_record,
+    .mark_elapsed = gpo_rocm_mark_elapsed,
+    .mark_free = gpo_rocm_mark_free,
 };

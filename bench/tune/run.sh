@@ -101,8 +101,8 @@ for name in sgemm stencil; do
 done
 echo
 echo "The tuner's own cost per candidate (a callback that does nothing, with the fewest runs the"
-echo "tuner allows: one warm-up and the 3-run probe; over the SGEMM space; cache on = each candidate"
-echo "appended to the journal at once):"
+echo "tuner allows: one warm-up and the 3-run probe; over the SGEMM space; cache on = candidates"
+echo "saved at checkpoints, at most once a second):"
 echo
 echo '| strategy | cache | candidates | per candidate |'
 echo '|---|---|---|---|'
@@ -111,7 +111,7 @@ grep '^overhead ' "$work/sgemm.txt" | awk '{
   printf "| %s | %s | %s | %.1f us |\n", v["strategy"], v["cache"], v["candidates"], v["per_candidate_us"] }'
 echo
 echo "Cache lookups: \`gpuopt_tuner_run\` answering from the cache (the SGEMM tune, 200 hits),"
-echo "and the cache's own lookup (\`bench_cache_lookup 20 20000\`, a journal of 20 tunes):"
+echo "and the cache's own lookup (\`bench_cache_lookup 20 20000\`, a file of 20 tunes):"
 echo
 echo '| lookup | median | p10 | p90 |'
 echo '|---|---|---|---|'

@@ -21,7 +21,7 @@
  *                that does nothing, with the fewest runs the tuner allows
  *                (one warm-up, the 3-run probe), over the same space
  *                (search, bookkeeping, result; with the cache on, the
- *                journal append)
+ *                candidate's record and the checkpoints)
  *   cache_hit    gpuopt_tuner_run answering from the cache (kernel subject)
  *
  *   bench_tune_examples SPEC.json NAME=VALUE[,NAME=VALUE...] [--seeds N] [--live]

@@ -6,7 +6,8 @@
  *                         exhaustive, timing cut to 1 warm-up and 3 timed
  *                         runs; wall time minus the time inside the
  *                         callback, over candidates; with the cache off and
- *                         with every candidate journaled
+ *                         with the cache on (candidates saved at
+ *                         checkpoints)
  *   kernel_overhead_us    per candidate on the OpenCL device (PoCL): wall
  *                         time minus the time inside every runtime call
  *                         (builds, kernel creation, arguments, copies,
@@ -15,7 +16,7 @@
  *                         tuner that has answered before (the cache's index
  *                         in memory); and create + run + destroy of a new
  *                         tuner each time, the only one of its context, so
- *                         it opens the cache and reads the journal (one
+ *                         it opens the cache and reads its file (one
  *                         tune of 50 candidates, 6 kB) again each time
  *
  *   bench_tuner_overhead [RUNS]   prints: name median p10 p90 (us) */
@@ -336,7 +337,7 @@ int main(int argc, char **argv)
     gpuopt_context *ctx = context("cpu", dir, &dev);
     printf("%-34s %9s %9s %9s\n", "name", "median", "p10", "p90");
     callback_overhead(ctx, dev, GPUOPT_CACHE_OFF, "callback_overhead_us_cache_off");
-    callback_overhead(ctx, dev, GPUOPT_CACHE_REFRESH, "callback_overhead_us_journaled");
+    callback_overhead(ctx, dev, GPUOPT_CACHE_REFRESH, "callback_overhead_us_cache_on");
     gpuopt_context_destroy(ctx);
     char sub[64];
     snprintf(sub, sizeof sub, "%s/hits", dir);

@@ -165,6 +165,9 @@ GPUOPT_API uint32_t gpuopt_api_version(void);
     XX(GPUOPT_ERR_NOT_FOUND, 103, "not found")                                                     \
     /* a configuration value or file is malformed */                                               \
     XX(GPUOPT_ERR_CONFIG, 104, "bad configuration value")                                          \
+    /* a profiler section ended that is not the innermost one open on the */                       \
+    /* calling thread, or with none open */                                                        \
+    XX(GPUOPT_ERR_NESTING, 105, "profiler sections do not nest")                                   \
     /* an allocation failed */                                                                     \
     XX(GPUOPT_ERR_NO_MEMORY, 200, "out of memory")                                                 \
     /* reading or writing a file failed */                                                         \
@@ -865,8 +868,296 @@ GPUOPT_API gpuopt_status gpuopt_cache_list(gpuopt_context *ctx, char **json);
 GPUOPT_API gpuopt_status gpuopt_cache_verify(gpuopt_context *ctx, char **json);
 GPUOPT_API gpuopt_status gpuopt_cache_clear(gpuopt_context *ctx, gpuopt_device *device);
 
+/* Sharing results between identical machines (docs/tuning.md, "Sharing
+ * results"). gpuopt_cache_export: the finished records of every device
+ * file, or of `device`'s only, as text (JSON Lines: each file's header with
+ * its device fingerprint, its records, then an end line with the counts).
+ * gpuopt_cache_import: `len` bytes of such text into this context's cache.
+ * Everything is read and checked before anything is written: a cut export,
+ * another schema or a record that fails its checks is
+ * GPUOPT_ERR_INVALID_ARGUMENT naming the line, and nothing is imported.
+ * Each exported file's records go to the file of this context's first
+ * device with the same backend, architecture and compute units (probing
+ * the backends not probed yet), or, with GPUOPT_CACHE_IMPORT_ALL, to a file
+ * of the exported device itself when none matches (filling a shared
+ * directory); a local record measured at the same time or later is kept.
+ * Records whose driver, compiler or library differ from this machine's are
+ * re-verified on first use, as any such hit is. Each file is replaced
+ * whole, under its lock. *report (may be NULL): JSON {"files": [{"device",
+ * "file", "records", "imported", "kept_newer", "skipped"}], "imported",
+ * "kept_newer"}; free with gpuopt_free. A file that cannot be written is
+ * GPUOPT_ERR_IO. */
+#define GPUOPT_CACHE_IMPORT_ALL 1u
+GPUOPT_API gpuopt_status gpuopt_cache_export(gpuopt_context *ctx, gpuopt_device *device,
+                                             char **text);
+GPUOPT_API gpuopt_status gpuopt_cache_import(gpuopt_context *ctx, const char *text, size_t len,
+                                             uint32_t flags, char **report);
+
+/* ------------------------------------------------------------------------- */
+/* Profiler                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* Named, nested sections of a program's run ("load_model", "preprocess",
+ * "inference", "postprocess") and where the time went: a summary per
+ * section (count, total, mean, p50, p95, max, share of its parent,
+ * throughput) as an aligned table or JSON, a Chrome trace (Perfetto,
+ * chrome://tracing) and an SVG picture. docs/profiler.md describes every
+ * output.
+ *
+ *   gpuopt_profiler *prof;
+ *   gpuopt_profiler_create(ctx, NULL, NULL, &prof);
+ *   gpuopt_profiler_begin(prof, "inference");
+ *   gpuopt_profiler_count(prof, GPUOPT_COUNT_ITEMS, batch);  // throughput
+ *   ... the work ...
+ *   gpuopt_profiler_end(prof, "inference");
+ *   char *table;
+ *   gpuopt_profiler_report(prof, GPUOPT_PROFILE_TABLE, &table);
+ *   ... gpuopt_free(table) ...
+ *   gpuopt_profiler_destroy(prof);
+ *
+ * Sections. Each thread has its own stack of open sections: begin pushes,
+ * end pops, and a section begun inside another is its child (the same name
+ * under two parents is two sections of the summary). A section begins and
+ * ends on one thread. Ending a section that is not the innermost open one
+ * of the calling thread, or ending with none open, is GPUOPT_ERR_NESTING:
+ * nothing changes, the detail names both sections, and the summary counts
+ * the error. Names are 1 to 255 bytes of UTF-8 without control characters;
+ * the library copies them.
+ *
+ * Clocks. Sections are timed with the host's monotonic clock. For a device
+ * whose backend can time work on a stream the caller owns (CUDA and HIP
+ * events, OpenCL markers on a queue made with CL_QUEUE_PROFILING_ENABLE),
+ * given that stream in the options, each begin and end also records an
+ * event on it, and the summary uses the device's time between them: the
+ * time the stream's work between begin and end took, not the host's. The
+ * events are read when a report is made; they never make begin or end
+ * wait. Every output says which clock timed each section, and why device
+ * time was not used when it was asked for.
+ *
+ * Vendor profilers. Sections are also ranges of the vendors' profilers
+ * when one is attached to the process: NVTX ranges for Nsight Systems
+ * (through the NVTX injection protocol: the tool's NVTX_INJECTION64_PATH),
+ * roctx ranges for rocprof (the roctx library, found at run time). Nothing
+ * is linked against either; the outputs say which were found.
+ *
+ * GPUOPT_PROFILE. When the environment names a file (GPUOPT_PROFILE=
+ * trace.json; "%p" in it becomes the process id) and the context reads
+ * the environment, every profiler writes its Chrome trace there when it is
+ * destroyed or, if it never is, when the process exits; a name ending in
+ * ".svg" gets the SVG picture instead. A second profiler of the process
+ * writes "trace.2.json", and so on. `gpuopt profile -- CMD` sets it. The
+ * file is written whole (a temporary file renamed over it) or not at all,
+ * and the variable is ignored in a privileged (setuid) process.
+ *
+ * Cost. A begin/end pair of a host-timed section costs two reads of the
+ * monotonic clock and about 50 ns more (docs/benchmarks.md). A disabled
+ * profiler returns at once. The GPUOPT_PROFILE_* macros below take a NULL
+ * profiler and then cost one branch and no call: a program can keep its
+ * sections and pass NULL when it does not profile.
+ *
+ * Thread safety. begin, count and end may be called by any number of
+ * threads at once on one profiler. report and write may run while other
+ * threads record: they see every section ended before they started.
+ * set_enabled may be called from any thread; change it while the calling
+ * threads have no section open (between frames, requests or phases), since
+ * a section that is open across the change is left unmatched. destroy must
+ * not race with any other call on the same profiler. The context (and the
+ * device) must outlive the profiler. */
+typedef struct gpuopt_profiler gpuopt_profiler;
+
+/* Options flags. */
+#define GPUOPT_PROFILER_START_DISABLED 0x1u   /* record nothing until set_enabled(prof, 1) */
+#define GPUOPT_PROFILER_NO_VENDOR_RANGES 0x2u /* do not forward sections to NVTX or roctx */
+
+/* The most sections a profiler keeps by default (gpuopt_profiler_options). */
+#define GPUOPT_PROFILER_DEFAULT_MAX_SECTIONS 1048576
+
+/* Options for gpuopt_profiler_create. A zeroed struct (struct_size set) is
+ * the default: host time, vendor ranges on, GPUOPT_PROFILE honoured. */
+typedef struct gpuopt_profiler_options {
+    size_t struct_size;     /* sizeof(gpuopt_profiler_options) */
+    uint32_t flags;         /* GPUOPT_PROFILER_* */
+    int32_t max_sections;   /* ended sections kept, 0: GPUOPT_PROFILER_DEFAULT_MAX_SECTIONS (24
+                               bytes each, 80 with counts or device time); later ones are
+                               counted as dropped, not kept */
+    void *stream;           /* the caller's CUstream, hipStream_t or cl_command_queue on the
+                               profiler's device: device time is recorded on it. NULL: host time */
+    const char *trace_path; /* where to write the trace when destroyed (as GPUOPT_PROFILE,
+                               which it replaces); NULL: GPUOPT_PROFILE; "": nowhere */
+    const char *stream_backend; /* whose API `stream` is: "cuda", "rocm" (HIP) or "opencl", a
+                                   backend reaching the device; NULL: the device's primary one
+                                   (gpuopt_device_info.backend) */
+} gpuopt_profiler_options;
+
+GPUOPT_API size_t gpuopt_profiler_options_size(void);
+
+/* What a section counts, for throughput (gpuopt_profiler_count). */
+typedef enum gpuopt_count_unit {
+    GPUOPT_COUNT_ITEMS = 1, /* items: samples, images, tokens, requests */
+    GPUOPT_COUNT_BYTES = 2  /* bytes moved or processed */
+} gpuopt_count_unit;
+
+/* The forms of a profile (gpuopt_profiler_report, gpuopt_profiler_write). */
+typedef enum gpuopt_profile_format {
+    GPUOPT_PROFILE_TABLE = 1, /* the summary as an aligned text table */
+    GPUOPT_PROFILE_JSON = 2,  /* the summary as JSON (docs/profiler.md) */
+    GPUOPT_PROFILE_TRACE = 3, /* Chrome trace-event JSON: Perfetto, chrome://tracing */
+    GPUOPT_PROFILE_SVG = 4    /* a self-contained SVG timeline and summary */
+} gpuopt_profile_format;
+
+/* Creates a profiler for the context, and `device` (may be NULL: host time
+ * only) whose backend times the caller's stream when `options->stream` is
+ * set. `options` may be NULL. A stream without a device, flags outside
+ * GPUOPT_PROFILER_*, a device of another context, or a stream_backend that
+ * does not reach the device are GPUOPT_ERR_INVALID_ARGUMENT; a negative
+ * max_sections is GPUOPT_ERR_OUT_OF_RANGE. With a stream, create records
+ * one event on it, from the calling thread (whose current context must be
+ * the stream's, as for any call on it): a backend or stream that cannot be
+ * timed that way is not an error: the sections are host-timed and every
+ * output says why. On failure *out is NULL. */
+GPUOPT_API gpuopt_status gpuopt_profiler_create(gpuopt_context *ctx, gpuopt_device *device,
+                                                const gpuopt_profiler_options *options,
+                                                gpuopt_profiler **out);
+
+/* Writes the trace when a path is set (options, GPUOPT_PROFILE; a failure
+ * to write is logged at warning level) and frees the profiler. Sections
+ * still open are left out. NULL does nothing. */
+GPUOPT_API void gpuopt_profiler_destroy(gpuopt_profiler *prof);
+
+/* 1 records sections, 0 makes begin, count and end return GPUOPT_OK at
+ * once (see "Thread safety" above on when to switch). Other values are
+ * GPUOPT_ERR_OUT_OF_RANGE. */
+GPUOPT_API gpuopt_status gpuopt_profiler_set_enabled(gpuopt_profiler *prof, int32_t enabled);
+
+/* Opens section `name` on the calling thread, inside the thread's
+ * innermost open section. NULL, "" or a name with control characters or
+ * bad UTF-8 is GPUOPT_ERR_INVALID_ARGUMENT; one longer than 255 bytes, or
+ * a 257th open section on one thread (an end missing in a loop), is
+ * GPUOPT_ERR_OUT_OF_RANGE. */
+GPUOPT_API gpuopt_status gpuopt_profiler_begin(gpuopt_profiler *prof, const char *name);
+
+/* Adds `amount` of `unit` (gpuopt_count_unit) to the calling thread's
+ * innermost open section: the summary divides the total by the time for
+ * throughput. With no section open, GPUOPT_ERR_NESTING; an unknown unit,
+ * GPUOPT_ERR_OUT_OF_RANGE. Sums saturate at UINT64_MAX. */
+GPUOPT_API gpuopt_status gpuopt_profiler_count(gpuopt_profiler *prof, int32_t unit,
+                                               uint64_t amount);
+
+/* Ends the calling thread's innermost open section. `name` NULL ends it
+ * whatever its name; otherwise it must be that section's name, else
+ * GPUOPT_ERR_NESTING (nothing ends). With no section open on the thread,
+ * GPUOPT_ERR_NESTING. */
+GPUOPT_API gpuopt_status gpuopt_profiler_end(gpuopt_profiler *prof, const char *name);
+
+/* The profile so far in `format` (gpuopt_profile_format), as one
+ * NUL-terminated string; free with gpuopt_free. Reads the device events of
+ * the sections ended so far (waiting for their stream to reach them). An
+ * unknown format is GPUOPT_ERR_OUT_OF_RANGE. */
+GPUOPT_API gpuopt_status gpuopt_profiler_report(gpuopt_profiler *prof, int32_t format, char **text);
+
+/* gpuopt_profiler_report written to the file `path`: whole or not at all
+ * (a temporary file in the same directory, renamed over `path`).
+ * GPUOPT_ERR_IO, naming the path and the system's words, when it cannot be
+ * written; a file that was there stays as it was. */
+GPUOPT_API gpuopt_status gpuopt_profiler_write(gpuopt_profiler *prof, int32_t format,
+                                               const char *path);
+
+/* The macro pair and the scoped form. `prof` may be NULL: then they cost
+ * one branch and make no call. Their statuses are dropped (a nesting error
+ * is still counted in the summary); call the functions to see them.
+ *
+ *   GPUOPT_PROFILE_BEGIN(prof, "preprocess");
+ *   ...
+ *   GPUOPT_PROFILE_END(prof, "preprocess");
+ *
+ *   {   GPUOPT_PROFILE_SCOPE(prof, "inference");   // ends with the block
+ *       GPUOPT_PROFILE_COUNT(prof, GPUOPT_COUNT_ITEMS, batch);
+ *       ...
+ *   }
+ *
+ * GPUOPT_PROFILE_SCOPE needs C++ or a compiler with the cleanup attribute
+ * (GCC, Clang); elsewhere it is not defined. Defining GPUOPT_PROFILE_OFF
+ * before including this header turns all four into nothing. */
+static inline void gpuopt_profile_begin_(gpuopt_profiler *prof, const char *name)
+{
+    if (prof)
+        (void)gpuopt_profiler_begin(prof, name);
+}
+static inline void gpuopt_profile_end_(gpuopt_profiler *prof, const char *name)
+{
+    if (prof)
+        (void)gpuopt_profiler_end(prof, name);
+}
+static inline void gpuopt_profile_count_(gpuopt_profiler *prof, int32_t unit, uint64_t amount)
+{
+    if (prof)
+        (void)gpuopt_profiler_count(prof, unit, amount);
+}
+#define GPUOPT_PROFILE_CAT2_(a, b) a##b
+#define GPUOPT_PROFILE_CAT_(a, b) GPUOPT_PROFILE_CAT2_(a, b)
+
+#if defined(GPUOPT_PROFILE_OFF)
+/* sizeof uses the arguments (no unused-variable warning) without evaluating them. */
+#define GPUOPT_PROFILE_BEGIN(prof, name) ((void)sizeof(prof), (void)sizeof(name))
+#define GPUOPT_PROFILE_END(prof, name) ((void)sizeof(prof), (void)sizeof(name))
+#define GPUOPT_PROFILE_COUNT(prof, unit, amount)                                                   \
+    ((void)sizeof(prof), (void)sizeof(unit), (void)sizeof(amount))
+#define GPUOPT_PROFILE_SCOPE(prof, name) ((void)sizeof(prof), (void)sizeof(name))
+#else
+#define GPUOPT_PROFILE_BEGIN(prof, name) gpuopt_profile_begin_((prof), (name))
+#define GPUOPT_PROFILE_END(prof, name) gpuopt_profile_end_((prof), (name))
+#define GPUOPT_PROFILE_COUNT(prof, unit, amount) gpuopt_profile_count_((prof), (unit), (amount))
+#if !defined(__cplusplus) && defined(__GNUC__)
+typedef struct gpuopt_profile_scope_ {
+    gpuopt_profiler *prof;
+    const char *name;
+} gpuopt_profile_scope_;
+static inline gpuopt_profile_scope_ gpuopt_profile_scope_begin_(gpuopt_profiler *prof,
+                                                                const char *name)
+{
+    gpuopt_profile_scope_ scope;
+    scope.prof = prof;
+    scope.name = name;
+    gpuopt_profile_begin_(prof, name);
+    return scope;
+}
+static inline void gpuopt_profile_scope_end_(gpuopt_profile_scope_ *scope)
+{
+    gpuopt_profile_end_(scope->prof, scope->name);
+}
+#define GPUOPT_PROFILE_SCOPE(prof, name)                                                           \
+    gpuopt_profile_scope_ GPUOPT_PROFILE_CAT_(gpuopt_profile_scope_at_, __LINE__)                  \
+        __attribute__((cleanup(gpuopt_profile_scope_end_), unused)) =                              \
+            gpuopt_profile_scope_begin_((prof), (name))
+#endif
+#endif
+
 #ifdef __cplusplus
 } /* extern "C" */
+
+#if !defined(GPUOPT_PROFILE_OFF)
+/* GPUOPT_PROFILE_SCOPE in C++: a section that ends with the scope. */
+class gpuopt_profile_scope_
+{
+  public:
+    gpuopt_profile_scope_(gpuopt_profiler *prof, const char *name) : prof_(prof), name_(name)
+    {
+        gpuopt_profile_begin_(prof_, name_);
+    }
+    ~gpuopt_profile_scope_()
+    {
+        gpuopt_profile_end_(prof_, name_);
+    }
+
+  private:
+    gpuopt_profile_scope_(const gpuopt_profile_scope_ &);
+    gpuopt_profile_scope_ &operator=(const gpuopt_profile_scope_ &);
+    gpuopt_profiler *prof_;
+    const char *name_;
+};
+#define GPUOPT_PROFILE_SCOPE(prof, name)                                                           \
+    gpuopt_profile_scope_ GPUOPT_PROFILE_CAT_(gpuopt_profile_scope_at_, __LINE__)((prof), (name))
+#endif
 #endif
 
 /* The tuner's API (spaces, tuners, results) lives in its own header, with

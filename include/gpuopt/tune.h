@@ -482,8 +482,11 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_progress(gpuopt_tuner *tuner, gpuopt_p
  * failure leaves *out NULL with the reason in the detail: no subject
  * (INVALID_ARGUMENT), a device without a runtime for the language or whose
  * driver runs no kernel (UNSUPPORTED), arguments that do not fit
- * (INVALID_ARGUMENT), a reference kernel that does not build (BUILD), a
- * candidate that left the device faulted (FAULT). */
+ * (INVALID_ARGUMENT), a kernel or reference entry name its source does not
+ * define (INVALID_ARGUMENT at the first build, naming those it defines), a
+ * reference kernel that does not build (BUILD), a candidate that left the
+ * device faulted (FAULT). A stored tune without a valid candidate never
+ * answers: the run tunes again. */
 GPUOPT_API gpuopt_status gpuopt_tuner_run(gpuopt_tuner *tuner, gpuopt_result **out);
 
 /* Online tuning (KTT's dynamic tuning): each call runs the subject once
@@ -537,8 +540,10 @@ GPUOPT_API gpuopt_status gpuopt_result_at(const gpuopt_result *result, int32_t i
                                           gpuopt_candidate *candidate);
 /* *origin: a gpuopt_result_origin. */
 GPUOPT_API gpuopt_status gpuopt_result_get_origin(const gpuopt_result *result, int32_t *origin);
-/* Exports. JSON: device, subject, origin, strategy, seed, budget, timing,
- * stop reason, wall time, best, the final re-timing and every candidate
+/* Exports. JSON: device, subject, origin, strategy, seed and budget (of
+ * the search that found the answer: from the cache, the stored ones, with
+ * this run's beside them), when a cached answer was measured, timing, stop
+ * reason, wall time, best, the final re-timing and every candidate
  * (docs/tuning.md). CSV: a header, then one row per candidate, one column
  * per parameter. Free with gpuopt_free. */
 GPUOPT_API gpuopt_status gpuopt_result_to_json(const gpuopt_result *result, char **json);

@@ -8,6 +8,7 @@
 
 #include "cache/cache.h"
 #include "cache/dir.h"
+#include "cache/transfer.h"
 #include "context.h"
 #include "util/strutil.h"
 
@@ -26,17 +27,20 @@ gpuopt_status gpo_cache_open_device(struct gpuopt_context *ctx, const gpuopt_dev
                                     const gpo_cache_options *opts, gpo_cache **out)
 {
     assert(ctx && device && out);
-    char dir[GPO_PATH_MAX];
+    char dir[GPO_PATH_MAX], shared[GPO_PATH_MAX];
     gpo_logger log;
     *out = NULL;
     gpuopt_status st = snapshot(ctx, dir, sizeof dir, &log);
     if (st)
         return st;
     gpo_cache_device dev;
+    gpo_cache_options o = opts ? *opts : (gpo_cache_options){0};
     gpo_ctx_lock(ctx);
     gpo_cache_device_from_info(&device->info, &dev);
+    gpo_strlcpy(shared, ctx->cfg.cache_shared, sizeof shared);
     gpo_ctx_unlock(ctx);
-    return gpo_cache_open(dir, &dev, opts, &log, out);
+    o.shared_dir = shared;
+    return gpo_cache_open(dir, &dev, &o, &log, out);
 }
 
 GPUOPT_API gpuopt_status gpuopt_cache_path(gpuopt_context *ctx, char **path)
@@ -112,4 +116,72 @@ GPUOPT_API gpuopt_status gpuopt_cache_clear(gpuopt_context *ctx, gpuopt_device *
         gpo_ctx_unlock(ctx);
     }
     return gpo_cache_dir_clear(dir, device ? &dev : NULL, &log, NULL);
+}
+
+GPUOPT_API gpuopt_status gpuopt_cache_export(gpuopt_context *ctx, gpuopt_device *device,
+                                             char **text)
+{
+    gpo_detail_clear();
+    if (text)
+        *text = NULL;
+    if (!ctx || !text)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "text" : "ctx");
+    if (device && device->ctx != ctx)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "the device belongs to another context than the one given");
+    char dir[GPO_PATH_MAX];
+    snapshot(ctx, dir, sizeof dir, NULL);
+    gpo_cache_device dev;
+    if (device) {
+        gpo_ctx_lock(ctx);
+        gpo_cache_device_from_info(&device->info, &dev);
+        gpo_ctx_unlock(ctx);
+    }
+    return gpo_cache_export(dir, device ? &dev : NULL, text);
+}
+
+GPUOPT_API gpuopt_status gpuopt_cache_import(gpuopt_context *ctx, const char *text, size_t len,
+                                             uint32_t flags, char **report)
+{
+    gpo_detail_clear();
+    if (report)
+        *report = NULL;
+    if (!ctx || !text)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "text" : "ctx");
+    if (flags & ~GPUOPT_CACHE_IMPORT_ALL)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "flags 0x%x: accepted 0 or GPUOPT_CACHE_IMPORT_ALL", (unsigned)flags);
+    int32_t n = 0;
+    gpuopt_status st = gpuopt_device_count(ctx, &n);
+    if (st)
+        return st;
+    gpo_cache_device *here = calloc(n > 0 ? (size_t)n : 1, sizeof *here);
+    if (!here)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for the devices of an import");
+    for (int32_t i = 0; i < n; i++) {
+        gpuopt_device *d = NULL;
+        if ((st = gpuopt_device_at(ctx, i, &d)) != GPUOPT_OK) {
+            free(here);
+            return st;
+        }
+        gpo_ctx_lock(ctx);
+        gpo_cache_device_from_info(&d->info, &here[i]);
+        gpo_ctx_unlock(ctx);
+    }
+    char dir[GPO_PATH_MAX];
+    gpo_logger log;
+    snapshot(ctx, dir, sizeof dir, &log);
+    cJSON *o = NULL;
+    st = gpo_cache_import(dir, text, len, here, (size_t)n, (flags & GPUOPT_CACHE_IMPORT_ALL) != 0,
+                          &log, &o);
+    free(here);
+    if (st)
+        return st;
+    char *out = report ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    if (report && !out)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for the import report");
+    if (report)
+        *report = out;
+    return GPUOPT_OK;
 }

@@ -1,46 +1,44 @@
-/* The open tuning cache (cache.h): one journal file kept in step with an
- * in-memory index, and the records written to it.
+/* The open tuning cache (cache.h): one device's file, its document in
+ * memory, and the writes to it.
  *
- * Reading: only the bytes appended since the last read are parsed, unless
- * the file is another one or shrank. Files are replaced only by rename
- * (compaction, setting aside), never rewritten in place, so every fd is
- * checked after locking to still be the file at the path; one that is not
- * is reopened. A corrupt file is set aside.
+ * Reading: the document stands for the file as long as the path names the
+ * file the cache holds open (file.h: an open file's inode cannot be
+ * reused), so a lookup costs one fstatat until another process writes;
+ * then the file is read again, whole.
  *
- * Writing: one line per write(2) under an exclusive flock, the header with
- * the first line, torn tails cut off, and compaction when a bound is
- * passed. Nothing is ever left half-written: a short write is truncated
- * back under the same lock.
- *
- * Records: every line carries "t" (its kind) and "key" (the hash of the
- * hard key) first; "begin" and "entry" lines carry the whole hard key as
- * well, so a file can be read back, listed and checked without the code
- * that wrote it. */
+ * Writing: under the file's lock, the document is brought up to the file
+ * (read again when another process replaced it), changed, printed with the
+ * bounds applied, and the file replaced whole. A file that is corrupt, of
+ * an older schema, or holds records that fail their checks is set aside by
+ * that write, which keeps what still reads. */
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/types.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cache/cache.h"
-#include "cache/compact.h"
-#include "cache/journal.h"
+#include "cache/doc.h"
+#include "cache/file.h"
 #include "util/fs.h"
+#include "cache/shared.h"
 #include "util/hash.h"
 #include "util/strutil.h"
 
 #define DEFAULT_ENTRIES 2000u
 #define DEFAULT_BYTES (8ull << 20)
 #define DEFAULT_TOUCH_S 3600
+
+typedef struct noted_use {
+    uint64_t hash;
+    int64_t when;
+} noted_use;
 
 struct gpo_cache {
     pthread_mutex_t lock;
@@ -51,27 +49,24 @@ struct gpo_cache {
     gpo_cache_options opt;
     gpo_logger log;
 
-    int state; /* gpo_cache_state of the directory */
+    int state; /* gpo_cache_state */
     char reason[512];
-    int file_status; /* gpo_journal_status of what `path` holds */
-    int schema;      /* its header's schema, 0 before one is read */
     unsigned warned; /* WARN_* bits: each cause is said once per cache */
 
-    gpo_cidx ix;
-    int have_file; /* ix reflects (dev, ino) up to `consumed` */
-    dev_t st_dev;
-    ino_t st_ino;
-    off_t seen_size;
-    struct timespec seen_mtime;
-    off_t consumed;
-    off_t torn_warned_at;
-
-    int dir_ready;
-    int refreshing;  /* re-reading after setting a file aside */
-    uint64_t serial; /* for tune ids and temp files */
+    int dirfd; /* the checked directory; -1 before it is opened */
+    int fd;    /* the file `doc` was read from or written as; -1 none */
+    int whole; /* doc is all of that file: no hit handed over, no change half made */
+    gpo_cache_doc doc;
+    noted_use *uses; /* uses of hits not written yet */
+    size_t n_uses, cap_uses;
+    uint64_t serial;           /* for tune ids and temp files */
+    int wrote;                 /* the last update replaced the file */
+    char shared[GPO_PATH_MAX]; /* the read-only layer; "" none */
 };
 
-enum { WARN_NEWER = 2, WARN_WRITE = 8, WARN_CORRUPT = 16, WARN_READ = 32 };
+int32_t gpo_cache_checkpoint_default_ms = 1000;
+
+enum { WARN_DIR = 1, WARN_NEWER = 2, WARN_WRITE = 4, WARN_FILE = 8, WARN_SHARED = 16 };
 
 static int64_t now_s(const gpo_cache *c)
 {
@@ -146,10 +141,18 @@ gpuopt_status gpo_cache_open(const char *dir, const gpo_cache_device *dev,
         c->opt.max_bytes = DEFAULT_BYTES;
     if (!c->opt.touch_interval_s)
         c->opt.touch_interval_s = DEFAULT_TOUCH_S;
+    if (!c->opt.checkpoint_ms)
+        c->opt.checkpoint_ms = gpo_cache_checkpoint_default_ms;
+    if (!c->opt.lock_wait_ms)
+        c->opt.lock_wait_ms = GPO_CACHE_LOCK_WAIT_MS;
     if (log)
         c->log = *log;
     c->dev = *dev;
+    c->dirfd = c->fd = -1;
     gpo_strlcpy(c->dir, dir, sizeof c->dir);
+    if (c->opt.shared_dir)
+        gpo_strlcpy(c->shared, c->opt.shared_dir, sizeof c->shared);
+    c->opt.shared_dir = NULL; /* the caller's, copied */
     size_t dl = strlen(c->dir);
     while (dl > 1 && c->dir[dl - 1] == '/')
         c->dir[--dl] = '\0';
@@ -168,24 +171,13 @@ gpuopt_status gpo_cache_open(const char *dir, const gpo_cache_device *dev,
                      "file %s (locks may not hold across hosts)",
                      c->dir, c->name);
     gpo_snprintf(c->path, sizeof c->path, "%s/%s", c->dir, c->name);
-    c->file_status = GPO_J_EMPTY;
-    c->torn_warned_at = -1;
-    gpo_cidx_init(&c->ix);
+    gpo_cache_doc_init(&c->doc);
     if (pthread_mutex_init(&c->lock, NULL)) {
         free(c);
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cannot create the cache's lock");
     }
     *out = c;
     return GPUOPT_OK;
-}
-
-void gpo_cache_close(gpo_cache *c)
-{
-    if (!c)
-        return;
-    gpo_cidx_free(&c->ix);
-    pthread_mutex_destroy(&c->lock);
-    free(c);
 }
 
 const char *gpo_cache_file(const gpo_cache *c)
@@ -202,7 +194,7 @@ gpo_cache_state gpo_cache_get_state(gpo_cache *c, const char **reason)
     }
     pthread_mutex_lock(&c->lock);
     int s = c->state;
-    if (s == GPO_CACHE_READ_WRITE && c->file_status == GPO_J_NEWER)
+    if (s == GPO_CACHE_READ_WRITE && c->doc.status == GPO_DOC_NEWER)
         s = GPO_CACHE_READ_ONLY;
     pthread_mutex_unlock(&c->lock);
     if (reason)
@@ -212,451 +204,287 @@ gpo_cache_state gpo_cache_get_state(gpo_cache *c, const char **reason)
 
 /* ---- reading ------------------------------------------------------------------ */
 
-static void reset_index(gpo_cache *c)
+/* Forgets the document: the path no longer names its file. */
+static void drop_doc(gpo_cache *c)
 {
-    gpo_cidx_free(&c->ix);
-    gpo_cidx_init(&c->ix);
-    c->have_file = 0;
-    c->consumed = 0;
-    c->file_status = GPO_J_EMPTY;
-    c->schema = 0;
+    gpo_cache_doc_free(&c->doc);
+    gpo_cache_doc_init(&c->doc);
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    c->whole = 0;
 }
 
-static int same_file(int fd, const char *path)
-{
-    struct stat a, b;
-    return fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
-           a.st_ino == b.st_ino;
-}
-
-/* Brings the index up to the content of `fd` (locked by the caller):
- * only the bytes appended since the last read, unless the file is another
- * one or shrank. Returns the file's gpo_journal_status, or -1 when it
- * cannot be read. */
-static int sync_fd(gpo_cache *c, int fd)
+/* The directory, opened and checked once (again when it was removed).
+ * 0, or -1 when it does not exist or is not used (then said once and the
+ * cache turned off: a directory that fails its checks is not trusted for
+ * reading either). */
+static int open_dir(gpo_cache *c, int create)
 {
     struct stat st;
-    if (fstat(fd, &st))
-        return -1;
-    if (!(c->have_file && st.st_dev == c->st_dev && st.st_ino == c->st_ino &&
-          st.st_size >= c->consumed)) {
-        reset_index(c);
-        c->have_file = 1;
-        c->st_dev = st.st_dev;
-        c->st_ino = st.st_ino;
-        c->torn_warned_at = -1;
+    if (c->dirfd >= 0 && fstat(c->dirfd, &st) == 0 && st.st_nlink > 0)
+        return 0;
+    if (c->dirfd >= 0) {
+        close(c->dirfd); /* removed under us: a new one may stand at the path */
+        c->dirfd = -1;
+        drop_doc(c);
     }
-    c->seen_size = st.st_size;
-    c->seen_mtime = st.st_mtim;
-    if (c->file_status != GPO_J_OK && c->file_status != GPO_J_EMPTY)
-        return c->file_status; /* known bad: never read past its header again */
-    size_t want = (size_t)(st.st_size - c->consumed);
-    if (!want)
-        return c->file_status;
-    char *buf = malloc(want);
-    if (!buf)
-        return -1;
-    size_t got = 0;
-    while (got < want) {
-        ssize_t r = pread(fd, buf + got, want - got, c->consumed + (off_t)got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
+    char why[400];
+    int fd = gpo_cache_dir_open(c->dir, create, why, sizeof why);
+    if (fd >= 0) {
+        c->dirfd = fd;
+        return 0;
     }
-    gpo_journal_scan scan;
-    gpo_journal_apply(&c->ix, buf, got, c->ix.lines + 1, 0, &scan);
-    free(buf);
-    c->consumed += (off_t)scan.consumed;
-    if (scan.schema)
-        c->schema = scan.schema;
-    c->file_status = scan.status == GPO_J_EMPTY && c->ix.header ? GPO_J_OK : scan.status;
-    if (scan.torn && scan.status == GPO_J_OK && c->torn_warned_at != c->consumed) {
-        c->torn_warned_at = c->consumed;
-        gpo_log_warn(&c->log,
-                     "cache file %s ends in a torn line (%zu bytes, a writer stopped mid-line): "
-                     "ignored, and cut off by the next write",
-                     c->path, scan.torn);
-    }
-    if (scan.status == GPO_J_NEWER && !(c->warned & WARN_NEWER)) {
+    if (fd == GPO_FILE_MISSING)
+        return -1; /* a first run: nothing to say */
+    c->state = GPO_CACHE_OFF;
+    gpo_snprintf(c->reason, sizeof c->reason, "%s", why);
+    if (!create && !(c->warned & WARN_DIR))
+        gpo_log_warn(&c->log, "the tuning cache is not used: %s; lookups miss", why);
+    c->warned |= create ? 0 : WARN_DIR;
+    return -1;
+}
+
+/* Says once what is wrong with the file just read. */
+static void report(gpo_cache *c)
+{
+    const gpo_cache_doc *d = &c->doc;
+    if (d->status == GPO_DOC_NEWER) {
+        gpo_snprintf(c->reason, sizeof c->reason, "%s: %s", c->path, d->problem);
+        if (!(c->warned & WARN_NEWER))
+            gpo_log_warn(&c->log,
+                         "cache file %s has schema %d, newer than this library's %d: it is left "
+                         "alone; lookups miss and results are not stored",
+                         c->path, d->schema, GPO_CACHE_SCHEMA);
         c->warned |= WARN_NEWER;
-        gpo_snprintf(c->reason, sizeof c->reason, "%s: %s", c->path, scan.problem);
-        gpo_log_warn(&c->log,
-                     "cache file %s has schema %d, newer than this library's %d: it is left "
-                     "alone; lookups miss and results are not stored",
-                     c->path, scan.schema, GPO_CACHE_SCHEMA);
-    }
-    if (scan.status == GPO_J_CORRUPT || scan.status == GPO_J_OLDER)
-        gpo_snprintf(c->reason, sizeof c->reason, "line %zu: %s", scan.bad_line, scan.problem);
-    return c->file_status;
-}
-
-/* Rewrites the journal held exclusively (compact.h); 0 when replaced. */
-static int compact_locked(gpo_cache *c, const char *buf, size_t len, int salvage)
-{
-    gpo_compact_target t = {c->dir,           c->name, c->path,   c->opt.max_entries,
-                            c->opt.max_bytes, &c->log, &c->serial};
-    return gpo_journal_compact(&t, buf, len, salvage);
-}
-
-/* With the file at the path locked exclusively through `fd`: keeps the
- * corrupt file as "<name>.corrupt-<time>" and starts again. When its header
- * was sound, every record that still reads is carried into the new file
- * (a hard link keeps the old bytes, then compaction renames the salvaged
- * copy over the path, so the path never goes missing under a writer). */
-static void set_aside_locked(gpo_cache *c, int fd)
-{
-    char aside[GPO_PATH_MAX + 64], why[512];
-    gpo_strlcpy(why, c->reason, sizeof why);
-    int older = c->file_status == GPO_J_OLDER;
-    const char *word = older ? "old" : "corrupt";
-    long long t = (long long)now_s(c);
-    struct stat st;
-    gpo_snprintf(aside, sizeof aside, "%s.%s-%lld", c->path, word, t);
-    for (int i = 1; i < 100 && lstat(aside, &st) == 0; i++)
-        gpo_snprintf(aside, sizeof aside, "%s.%s-%lld-%d", c->path, word, t, i);
-    int salvaged = 0;
-    if (!older && c->ix.header && link(c->path, aside) == 0) {
-        char *buf;
-        size_t n;
-        if (gpo_journal_slurp(fd, &buf, &n) == 0) {
-            salvaged = compact_locked(c, buf, n, 1) == 0;
-            free(buf);
-        }
-        if (!salvaged && unlink(c->path) != 0)
-            salvaged = -1;
-    } else if (rename(c->path, aside) != 0) {
-        salvaged = -1;
-    }
-    if (salvaged < 0) {
-        if (!(c->warned & WARN_CORRUPT))
-            gpo_log_warn(&c->log, "cache file %s is %s (%s) and cannot be set aside: %s", c->path,
-                         word, why, strerror(errno));
-        c->warned |= WARN_CORRUPT;
         return;
     }
-    gpo_log_warn(&c->log, "cache file %s was %s (%s): set aside as %s; %s", c->path, word, why,
-                 aside,
-                 salvaged ? "the records that still read were kept" : "a new file is started");
-    reset_index(c);
+    if ((d->status == GPO_DOC_OK || d->status == GPO_DOC_EMPTY) && !d->dropped)
+        return;
+    if (!(c->warned & WARN_FILE)) {
+        if (d->dropped)
+            gpo_log_warn(&c->log,
+                         "cache file %s: %zu %s not used (%s); the next result stored sets the "
+                         "file aside and keeps the rest",
+                         c->path, d->dropped,
+                         d->dropped == 1 ? "entry failed its checks and is"
+                                         : "entries failed their checks and are",
+                         d->problem);
+        else
+            gpo_log_warn(&c->log,
+                         "cache file %s is not used (%s): lookups in it miss; the next result "
+                         "stored sets it aside and starts a new file",
+                         c->path, d->problem);
+    }
+    c->warned |= WARN_FILE;
 }
 
-/* Sets a corrupt file aside from a reader: re-read under an exclusive lock
- * first, since another process may already have replaced it. */
-static void set_aside(gpo_cache *c)
+/* Reads the file at the path into the document. GPUOPT_ERR_NO_MEMORY
+ * leaves no document (a writer must not take an empty one for the file). */
+static gpuopt_status read_file(gpo_cache *c)
 {
-    if (c->state != GPO_CACHE_READ_WRITE) {
-        if (!(c->warned & WARN_CORRUPT))
-            gpo_log_warn(&c->log, "cache file %s is corrupt (%s); lookups in it miss", c->path,
-                         c->reason);
-        c->warned |= WARN_CORRUPT;
-        return;
+    drop_doc(c);
+    char *buf = NULL, why[300];
+    size_t len = 0;
+    int fd = gpo_cache_file_read(c->dirfd, c->name, &buf, &len, why, sizeof why);
+    if (fd == GPO_FILE_NO_MEMORY)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to read %s", c->path);
+    c->whole = 1;
+    if (fd == GPO_FILE_MISSING)
+        return GPUOPT_OK;
+    if (fd < 0) {
+        c->doc.status = GPO_DOC_CORRUPT;
+        gpo_snprintf(c->doc.problem, sizeof c->doc.problem, "%s", why);
+        report(c);
+        return GPUOPT_OK;
     }
-    int fd = open(c->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return;
-    if (gpo_journal_lock(fd, LOCK_EX) == 0 && same_file(fd, c->path)) {
-        reset_index(c);
-        int s = sync_fd(c, fd);
-        if (s == GPO_J_CORRUPT || s == GPO_J_OLDER)
-            set_aside_locked(c, fd);
+    gpuopt_status st = gpo_cache_doc_parse(&c->doc, buf, len);
+    free(buf);
+    c->fd = fd;
+    if (st) {
+        drop_doc(c);
+        return gpo_fail(st, "no memory to read %s", c->path);
     }
-    close(fd);
+    report(c);
+    return GPUOPT_OK;
 }
 
 static void refresh(gpo_cache *c)
 {
     if (c->state == GPO_CACHE_OFF)
         return;
-    struct stat st;
-    if (stat(c->path, &st) != 0) {
-        if (errno != ENOENT && !(c->warned & WARN_READ)) {
-            c->warned |= WARN_READ;
-            gpo_log_warn(&c->log, "cannot read cache file %s: %s; lookups miss", c->path,
-                         strerror(errno));
-        }
-        if (c->have_file)
-            reset_index(c); /* removed by gpuopt_cache_clear or set aside elsewhere */
+    if (open_dir(c, 0)) {
+        drop_doc(c);
         return;
     }
-    if (c->have_file && st.st_dev == c->st_dev && st.st_ino == c->st_ino &&
-        st.st_size == c->seen_size && st.st_mtim.tv_sec == c->seen_mtime.tv_sec &&
-        st.st_mtim.tv_nsec == c->seen_mtime.tv_nsec)
-        return;
-    int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        if (errno != ENOENT && !(c->warned & WARN_READ)) {
-            c->warned |= WARN_READ;
-            gpo_log_warn(&c->log, "cannot open cache file %s: %s; lookups miss", c->path,
-                         strerror(errno));
-        }
-        return;
-    }
-    /* Without a lock (a file system that refuses flock) reading is still
-     * safe: appends are whole lines and replacement is by rename. */
-    int locked = gpo_journal_lock(fd, LOCK_SH) == 0;
-    int s = sync_fd(c, fd);
-    if (locked)
-        flock(fd, LOCK_UN);
-    close(fd);
-    if (s == GPO_J_CORRUPT || s == GPO_J_OLDER) {
-        set_aside(c);
-        /* Read what replaced it (the salvaged records), once. */
-        if (!c->have_file && !c->refreshing) {
-            c->refreshing = 1;
-            refresh(c);
-            c->refreshing = 0;
-        }
-    }
-}
-
-static gpuopt_status read_all(gpo_cache *c, char **buf, size_t *len)
-{
-    *buf = NULL;
-    *len = 0;
-    int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return errno == ENOENT ? GPUOPT_ERR_NOT_FOUND : GPUOPT_ERR_IO;
-    int locked = gpo_journal_lock(fd, LOCK_SH) == 0;
-    int rc = gpo_journal_slurp(fd, buf, len);
-    if (locked)
-        flock(fd, LOCK_UN);
-    close(fd);
-    return rc ? GPUOPT_ERR_IO : GPUOPT_OK;
+    if (c->fd < 0 || !gpo_cache_file_is(c->dirfd, c->name, c->fd))
+        read_file(c);
 }
 
 /* ---- writing ------------------------------------------------------------------ */
 
-static void cannot_write(gpo_cache *c, const char *fmt, const char *arg, int err)
+static void not_stored(gpo_cache *c, const char *why)
 {
-    c->state = GPO_CACHE_READ_ONLY;
-    gpo_snprintf(c->reason, sizeof c->reason, fmt, arg, strerror(err));
     if (!(c->warned & WARN_WRITE))
-        gpo_log_warn(&c->log, "tuning results are not stored: %s", c->reason);
+        gpo_log_warn(&c->log, "tuning results are not stored in %s: %s", c->dir, why);
     c->warned |= WARN_WRITE;
 }
 
-/* mkdir -p with 0700 (the XDG base directory spec's mode). */
-static int ensure_dir(gpo_cache *c)
+static int64_t noted(const gpo_cache *c, uint64_t hash)
 {
-    char p[GPO_PATH_MAX];
-    gpo_strlcpy(p, c->dir, sizeof p);
-    for (char *s = p + 1;; s++) {
-        if (*s != '/' && *s)
-            continue;
-        char keep = *s;
-        *s = '\0';
-        if (mkdir(p, 0700) != 0 && errno != EEXIST) {
-            cannot_write(c, "cannot create the cache directory %s: %s", p, errno);
-            return -1;
-        }
-        *s = keep;
-        if (!keep)
-            break;
-    }
-    struct stat st;
-    if (stat(c->dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        cannot_write(c, "the cache directory %s is not a directory (%s)", c->dir, ENOTDIR);
-        return -1;
-    }
-    c->dir_ready = 1;
+    for (size_t i = 0; i < c->n_uses; i++)
+        if (c->uses[i].hash == hash)
+            return c->uses[i].when;
     return 0;
 }
 
-static size_t live_items(const gpo_cidx *ix)
+/* A use to write with the next write (without memory it is not noted:
+ * uses only order evictions). */
+static void note_use(gpo_cache *c, uint64_t hash, int64_t when)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < ix->n; i++)
-        n += ix->items[i].record || ix->items[i].open_begin;
-    return n;
-}
-
-/* One write under the exclusive lock: the header too when the file is new,
- * so no reader ever sees a file without one. */
-static int append_locked(gpo_cache *c, int fd, const char *line, size_t len)
-{
-    off_t size = c->seen_size;
-    if (size > c->consumed) {
-        /* A torn tail: its writer died mid-line (we hold the lock, so no
-         * live writer owns it). Cut it off so the next line starts clean. */
-        if (ftruncate(fd, c->consumed) != 0)
-            return -1;
-        size = c->consumed;
-    }
-    char *hline = NULL, *buf = (char *)line;
-    size_t n = len;
-    if (size == 0) {
-        size_t hlen = 0;
-        cJSON *h = gpo_journal_header(&c->dev, now_s(c));
-        hline = h ? gpo_journal_print(h, &hlen) : NULL;
-        cJSON_Delete(h);
-        buf = hline ? malloc(hlen + len) : NULL;
-        if (!buf) {
-            free(hline);
-            errno = ENOMEM;
-            return -1;
+    for (size_t i = 0; i < c->n_uses; i++)
+        if (c->uses[i].hash == hash) {
+            c->uses[i].when = when;
+            return;
         }
-        memcpy(buf, hline, hlen);
-        memcpy(buf + hlen, line, len);
-        n = hlen + len;
+    if (c->n_uses == c->cap_uses) {
+        size_t cap = c->cap_uses ? c->cap_uses * 2 : 8;
+        noted_use *u = realloc(c->uses, cap * sizeof *u);
+        if (!u)
+            return;
+        c->uses = u;
+        c->cap_uses = cap;
     }
-    int rc = gpo_journal_write(fd, buf, n);
-    int err = errno;
-    if (rc != 0 && ftruncate(fd, size) != 0) {
-        /* Nothing more can be done; the torn tail is cut by the next writer. */
-    }
-    if (buf != line)
-        free(buf);
-    free(hline);
-    errno = err;
-    return rc;
+    c->uses[c->n_uses++] = (noted_use){hash, when};
 }
 
-static void append(gpo_cache *c, const char *line, size_t len)
+typedef gpuopt_status (*change_fn)(gpo_cache *c, void *arg);
+
+/* One write: fn changes the document, brought up to the file under the
+ * lock; the file is replaced by the result. Returns fn's failure or
+ * GPUOPT_ERR_NO_MEMORY; a write that cannot happen is said and is OK. */
+static gpuopt_status update(gpo_cache *c, change_fn fn, void *arg)
 {
+    if (c->state == GPO_CACHE_READ_WRITE && open_dir(c, 1) && c->state == GPO_CACHE_READ_WRITE) {
+        not_stored(c, "the cache directory vanished while it was created");
+        return GPUOPT_OK;
+    }
     if (c->state != GPO_CACHE_READ_WRITE) {
+        not_stored(c, c->reason);
+        return GPUOPT_OK;
+    }
+    char why[400];
+    int lock = gpo_cache_file_lock(c->dirfd, c->name, c->opt.lock_wait_ms, why, sizeof why);
+    if (lock == GPO_FILE_BUSY) {
+        gpo_log_warn(&c->log, "a tuning result was not stored in %s: %s", c->path, why);
+        return GPUOPT_OK;
+    }
+    if (lock < 0) {
+        /* Writing without the lock could lose another writer's result. */
+        c->state = GPO_CACHE_READ_ONLY;
+        gpo_snprintf(c->reason, sizeof c->reason,
+                     "%s; put GPUOPT_CACHE_DIR on a file system that supports flock", why);
+        not_stored(c, c->reason);
+        return GPUOPT_OK;
+    }
+    char *text = NULL;
+    gpuopt_status st = GPUOPT_OK;
+    gpo_cache_doc *d = &c->doc;
+    /* Every line is read before the file is written again (lookups read
+     * only theirs): a line that does not read is found now, and the file
+     * set aside by this write rather than carried forward. */
+    size_t dropped = d->dropped;
+    if (!c->whole || c->fd < 0 || !gpo_cache_file_is(c->dirfd, c->name, c->fd))
+        st = read_file(c);
+    if (st || (st = gpo_cache_doc_read_all(d)) != GPUOPT_OK) {
+        drop_doc(c);
+        goto out;
+    }
+    if (d->dropped != dropped)
+        report(c);
+    if (d->status == GPO_DOC_NEWER) {
+        not_stored(c, c->reason);
+        goto out;
+    }
+    const char *aside = d->status == GPO_DOC_OLDER                        ? "old"
+                        : d->status == GPO_DOC_CORRUPT || d->dropped != 0 ? "corrupt"
+                                                                          : NULL;
+    for (size_t i = 0; i < c->n_uses && !st; i++) {
+        gpo_cache_item *it = gpo_cache_doc_find(d, c->uses[i].hash);
+        if (it && c->uses[i].when > it->used && !(st = gpo_cache_doc_read(d, it))) {
+            it->used = c->uses[i].when;
+            gpo_cache_doc_changed(it);
+        }
+    }
+    if (st || (st = fn(c, arg)) != GPUOPT_OK) {
+        if (st != GPUOPT_ERR_NOT_FOUND) /* a change half made */
+            drop_doc(c);
+        goto out;
+    }
+    size_t len = 0, evicted = 0;
+    text = gpo_cache_doc_print(d, &c->dev, now_s(c), c->opt.max_bytes, c->opt.max_entries, &len,
+                               &evicted);
+    if (!text) {
+        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to write the tuning cache");
+        drop_doc(c);
+        goto out;
+    }
+    char moved[300];
+    if (aside &&
+        gpo_cache_file_set_aside(c->dirfd, c->name, aside, now_s(c), moved, sizeof moved) == 0)
+        gpo_log_warn(&c->log, "cache file %s was %s (%s): set aside as %s; %s", c->path,
+                     aside[0] == 'o' ? "of an older schema" : "damaged", d->problem, moved,
+                     d->status == GPO_DOC_OK ? "the entries that still read are kept"
+                                             : "a new file is started");
+    int fd = gpo_cache_file_replace(c->dirfd, c->name, text, len, ++c->serial);
+    if (fd < 0) {
         if (!(c->warned & WARN_WRITE))
-            gpo_log_warn(&c->log, "tuning results are not stored: %s", c->reason);
+            gpo_log_warn(&c->log, "cannot write cache file %s: %s", c->path, strerror(errno));
         c->warned |= WARN_WRITE;
-        return;
+        drop_doc(c);
+        goto out;
     }
-    if (!c->dir_ready && ensure_dir(c))
-        return;
-    for (int tries = 0; tries < 8; tries++) {
-        int fd = open(c->path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0) {
-            cannot_write(c, "cannot open %s: %s", c->path, errno);
-            return;
-        }
-        if (gpo_journal_lock(fd, LOCK_EX) != 0) {
-            /* Appending without the lock could interleave with another
-             * writer; the safe answer is not to write at all. */
-            cannot_write(c,
-                         "flock on %s failed (%s); put GPUOPT_CACHE_DIR on a file system "
-                         "that supports it",
-                         c->path, errno);
-            close(fd);
-            return;
-        }
-        if (!same_file(fd, c->path)) {
-            close(fd); /* replaced while we waited: take the new one */
-            continue;
-        }
-        int s = sync_fd(c, fd);
-        if (s == GPO_J_CORRUPT || s == GPO_J_OLDER) {
-            set_aside_locked(c, fd);
-            close(fd);
-            continue;
-        }
-        if (s == GPO_J_NEWER) {
-            if (!(c->warned & WARN_WRITE))
-                gpo_log_warn(&c->log,
-                             "tuning results are not stored in %s: its schema %d is newer than "
-                             "this library's %d",
-                             c->path, c->schema, GPO_CACHE_SCHEMA);
-            c->warned |= WARN_WRITE;
-            close(fd);
-            return;
-        }
-        if (s < 0 || append_locked(c, fd, line, len) != 0) {
-            if (!(c->warned & WARN_WRITE))
-                gpo_log_warn(&c->log, "cannot write cache file %s: %s", c->path, strerror(errno));
-            c->warned |= WARN_WRITE;
-            close(fd);
-            return;
-        }
-        if (gpo_cache_fault_hook)
-            gpo_cache_fault_hook("append:written");
-        /* Read our own line back (cheap: only the new bytes), so the bounds
-         * below count it. */
-        sync_fd(c, fd);
-        if ((uint64_t)c->seen_size > c->opt.max_bytes || live_items(&c->ix) > c->opt.max_entries) {
-            char *buf;
-            size_t n;
-            if (gpo_journal_slurp(fd, &buf, &n) == 0) {
-                if (compact_locked(c, buf, n, 0) == 0)
-                    reset_index(c);
-                free(buf);
-            }
-        }
-        close(fd);
-        return;
-    }
-    gpo_log_warn(&c->log, "cache file %s kept being replaced; one result was not stored", c->path);
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = fd;
+    c->whole = 1;
+    c->wrote = 1;
+    d->status = GPO_DOC_OK;
+    d->dropped = 0;
+    c->n_uses = 0;
+    if (evicted)
+        gpo_log_info(&c->log,
+                     "cache file %s: %zu least recently used entr%s evicted (bounds: %u "
+                     "entries, %llu bytes)",
+                     c->path, evicted, evicted == 1 ? "y" : "ies", c->opt.max_entries,
+                     (unsigned long long)c->opt.max_bytes);
+out:
+    gpo_cache_file_unlock(lock);
+    free(text);
+    return st;
 }
 
-gpuopt_status gpo_cache_compact(gpo_cache *c)
+static gpuopt_status no_change(gpo_cache *c, void *arg)
 {
-    assert(c);
-    pthread_mutex_lock(&c->lock);
-    for (int tries = 0; c->state == GPO_CACHE_READ_WRITE && tries < 8; tries++) {
-        int fd = open(c->path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-            break; /* nothing to compact */
-        if (gpo_journal_lock(fd, LOCK_EX) != 0) {
-            close(fd);
-            break;
-        }
-        if (!same_file(fd, c->path)) {
-            close(fd);
-            continue;
-        }
-        int s = sync_fd(c, fd);
-        if (s == GPO_J_CORRUPT || s == GPO_J_OLDER)
-            set_aside_locked(c, fd);
-        char *buf;
-        size_t n;
-        if (s == GPO_J_OK && gpo_journal_slurp(fd, &buf, &n) == 0) {
-            if (compact_locked(c, buf, n, 0) == 0)
-                reset_index(c);
-            free(buf);
-        }
-        close(fd);
-        break;
-    }
-    pthread_mutex_unlock(&c->lock);
+    (void)c, (void)arg;
     return GPUOPT_OK;
 }
 
-/* ---- records ------------------------------------------------------------------ */
-
-struct gpo_cache_tune {
-    gpo_cache *cache;
-    char key[17];
-    char id[17];
-    int32_t evaluated;
-    int64_t started_ns;
-    cJSON *begin; /* hard, soft and search, reused by the finished record */
-};
-
-/* A line that starts {"t":..., "key":...}; NULL on allocation failure. */
-static cJSON *line_start(const char *type, const char *key)
+void gpo_cache_close(gpo_cache *c)
 {
-    cJSON *o = cJSON_CreateObject();
-    if (!o || !cJSON_AddStringToObject(o, "t", type) || !cJSON_AddStringToObject(o, "key", key)) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
+    if (!c)
+        return;
+    if (c->n_uses && c->state == GPO_CACHE_READ_WRITE)
+        update(c, no_change, NULL);
+    drop_doc(c);
+    if (c->dirfd >= 0)
+        close(c->dirfd);
+    free(c->uses);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
 }
 
-/* Prints and appends `o` (consumed). */
-static gpuopt_status emit(gpo_cache *c, cJSON *o)
-{
-    size_t n = 0;
-    char *line = o ? gpo_journal_print(o, &n) : NULL;
-    cJSON_Delete(o);
-    if (!line && n)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "a cache record of %zu bytes: at most %u are stored per line", n,
-                        GPO_CACHE_LINE_MAX);
-    if (!line)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a cache record");
-    append(c, line, n);
-    free(line);
-    return GPUOPT_OK;
-}
+/* ---- lookups -------------------------------------------------------------------- */
 
 static gpuopt_status check_key(const gpo_cache_key *key, char **canon, uint64_t *hash, char hex[17])
 {
@@ -666,11 +494,11 @@ static gpuopt_status check_key(const gpo_cache_key *key, char **canon, uint64_t 
     return st;
 }
 
-/* Locks the cache, brings its index up to the file and finds the item of
- * `key` (NULL when the file is unsound or the key's text differs). On
- * GPUOPT_OK the lock is held: the caller unlocks. */
+/* The item of `key` in the document brought up to the file, with the
+ * cache locked (the caller unlocks on GPUOPT_OK); NULL when the key's text
+ * differs (a hash collision) or there is none. */
 static gpuopt_status locate(gpo_cache *c, const gpo_cache_key *key, char hex[17],
-                            gpo_cidx_item **it)
+                            gpo_cache_item **it)
 {
     assert(c && key);
     char *canon = NULL;
@@ -680,33 +508,28 @@ static gpuopt_status locate(gpo_cache *c, const gpo_cache_key *key, char hex[17]
         return st;
     pthread_mutex_lock(&c->lock);
     refresh(c);
-    *it = c->file_status == GPO_J_OK ? gpo_cidx_find(&c->ix, hash) : NULL;
-    if (*it && strcmp((*it)->canon, canon) != 0)
+    size_t dropped = c->doc.dropped;
+    *it = gpo_cache_doc_find(&c->doc, hash);
+    if (*it && gpo_cache_doc_read(&c->doc, *it)) {
+        free(canon);
+        pthread_mutex_unlock(&c->lock);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to read %s", c->path);
+    }
+    if (c->doc.dropped != dropped)
+        report(c);
+    if (*it && (!(*it)->canon || strcmp((*it)->canon, canon) != 0))
         *it = NULL;
     free(canon);
     return GPUOPT_OK;
 }
 
-static gpuopt_status touch_line(gpo_cache *c, gpo_cidx_item *it)
-{
-    char hex[17];
-    gpo_cache_hex16(it->hash, hex);
-    cJSON *o = line_start("touch", hex);
-    if (o && !cJSON_AddNumberToObject(o, "time", (double)now_s(c))) {
-        cJSON_Delete(o);
-        o = NULL;
-    }
-    it->touched_at = now_s(c);
-    return emit(c, o);
-}
-
-gpuopt_status gpo_cache_lookup(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft,
-                               gpo_cache_hit **out)
+static gpuopt_status lookup_here(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft,
+                                 gpo_cache_hit **out)
 {
     assert(out);
     *out = NULL;
     char hex[17];
-    gpo_cidx_item *it;
+    gpo_cache_item *it;
     gpuopt_status st = locate(c, key, hex, &it);
     if (st)
         return st;
@@ -724,30 +547,69 @@ gpuopt_status gpo_cache_lookup(gpo_cache *c, const gpo_cache_key *key, const gpo
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a cache hit");
         goto out;
     }
-    if (hand_over)
+    if (hand_over) {
         it->record = NULL;
+        c->whole = 0;
+    }
     r = hit->record;
     hit->best = cJSON_GetObjectItemCaseSensitive(r, "best");
     hit->runner_up = cJSON_GetObjectItemCaseSensitive(r, "runner_up");
     hit->payload = cJSON_GetObjectItemCaseSensitive(r, "payload");
     hit->best = cJSON_IsObject(hit->best) ? hit->best : NULL;
     hit->runner_up = cJSON_IsObject(hit->runner_up) ? hit->runner_up : NULL;
-    hit->payload = cJSON_IsNull(hit->payload) ? NULL : hit->payload;
+    hit->payload = cJSON_IsObject(hit->payload) ? hit->payload : NULL;
     hit->soft = cJSON_GetObjectItemCaseSensitive(r, "soft");
     hit->complete = complete;
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "time");
-    hit->time = cJSON_IsNumber(t) ? (int64_t)t->valuedouble : 0;
+    /* Checked when read (doc.c): an integer 0..2^53. */
+    hit->time = (int64_t)cJSON_GetObjectItemCaseSensitive(r, "time")->valuedouble;
     hit->changed = changed;
-    /* The use is recorded coarsely: one line per key per touch interval
-     * keeps hits fast and the journal small. */
-    int64_t now = now_s(c);
-    int64_t last = it->used > it->touched_at ? it->used : it->touched_at;
+    /* The use is noted coarsely: once per key per touch interval keeps hits
+     * fast and writes rare. */
+    int64_t now = now_s(c), last = noted(c, it->hash);
+    last = it->used > last ? it->used : last;
     if (c->opt.touch_interval_s < 0 || now - last >= c->opt.touch_interval_s)
-        touch_line(c, it);
+        note_use(c, it->hash, now);
     *out = hit;
 out:
     pthread_mutex_unlock(&c->lock);
     return st;
+}
+
+/* On a local miss: the shared layer's record of `key`, merged into the
+ * local file. 1 when the file now has it. */
+static int from_shared(gpo_cache *c, const gpo_cache_key *key)
+{
+    char *canon = NULL, hex[17], why[400] = "";
+    uint64_t hash;
+    if (check_key(key, &canon, &hash, hex))
+        return 0;
+    gpo_cache_doc d;
+    gpo_cache_doc_init(&d);
+    gpuopt_status st = gpo_cache_shared_find(c->shared, &c->dev, hash, canon, &d, why, sizeof why);
+    free(canon);
+    size_t added = 0, kept = 0;
+    if (st == GPUOPT_ERR_IO && !(c->warned & WARN_SHARED)) {
+        gpo_log_warn(&c->log, "the shared tuning cache is not used: %s", why);
+        c->warned |= WARN_SHARED;
+    }
+    if (st == GPUOPT_OK && gpo_cache_merge(c, &d, &added, &kept) == GPUOPT_OK && added)
+        gpo_log_info(&c->log, "tuning cache: the result of key %s taken from the shared cache %s",
+                     hex, c->shared);
+    gpo_cache_doc_free(&d);
+    return added > 0;
+}
+
+gpuopt_status gpo_cache_lookup(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft,
+                               gpo_cache_hit **out)
+{
+    gpuopt_status st = lookup_here(c, key, soft, out);
+    if (st != GPUOPT_ERR_NOT_FOUND || !c->shared[0] || c->state != GPO_CACHE_READ_WRITE)
+        return st;
+    char detail[512];
+    gpo_strlcpy(detail, gpo_detail_get(), sizeof detail);
+    if (from_shared(c, key))
+        return lookup_here(c, key, soft, out);
+    return gpo_fail(GPUOPT_ERR_NOT_FOUND, "%s (nor in the shared cache %s)", detail, c->shared);
 }
 
 void gpo_cache_hit_free(gpo_cache_hit *hit)
@@ -758,77 +620,65 @@ void gpo_cache_hit_free(gpo_cache_hit *hit)
     free(hit);
 }
 
-typedef struct cand_pick {
-    const char *key, *tune;
-    cJSON *arr;
-    int failed;
-} cand_pick;
-
-static void pick_cand(const cJSON *o, const char *raw, size_t n, void *user)
-{
-    (void)raw;
-    (void)n;
-    cand_pick *p = user;
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "t");
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(o, "key");
-    const cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "tune");
-    if (!cJSON_IsString(t) || strcmp(t->valuestring, "cand") || !cJSON_IsString(k) ||
-        strcmp(k->valuestring, p->key) || !cJSON_IsString(u) || strcmp(u->valuestring, p->tune))
-        return;
-    cJSON *c = cJSON_Duplicate(o, 1);
-    if (!c) {
-        p->failed = 1;
-        return;
-    }
-    cJSON_DeleteItemFromObjectCaseSensitive(c, "t");
-    cJSON_DeleteItemFromObjectCaseSensitive(c, "key");
-    cJSON_DeleteItemFromObjectCaseSensitive(c, "tune");
-    cJSON_AddItemToArray(p->arr, c);
-}
-
 gpuopt_status gpo_cache_candidates(gpo_cache *c, const gpo_cache_key *key, cJSON **out,
                                    int *finished)
 {
     assert(out && finished);
     *out = NULL;
     *finished = 0;
-    char hex[17], tune[17];
-    gpo_cidx_item *it;
+    char hex[17];
+    gpo_cache_item *it;
     gpuopt_status st = locate(c, key, hex, &it);
     if (st)
         return st;
-    char *buf = NULL;
-    size_t len = 0;
-    cand_pick p = {hex, tune, NULL, 0};
-    if (!it || (!it->record_tune[0] && !it->open_tune[0])) {
+    if (!it || (!it->record && !it->open)) {
         st = gpo_fail(GPUOPT_ERR_NOT_FOUND, "no stored candidates for key %s in %s", hex, c->path);
         goto out;
     }
-    *finished = it->record_tune[0] != '\0';
-    memcpy(tune, *finished ? it->record_tune : it->open_tune, sizeof tune);
-    st = read_all(c, &buf, &len);
-    if (st) {
-        st = gpo_fail(st, "cannot read %s", c->path);
-        goto out;
-    }
-    if (!(p.arr = cJSON_CreateArray())) {
+    *finished = it->record != NULL;
+    if (gpo_cache_doc_read_cands(&c->doc, it)) {
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for candidates");
         goto out;
     }
-    gpo_journal_each(buf, len, pick_cand, &p);
-    if (p.failed) {
-        cJSON_Delete(p.arr);
+    const cJSON *src =
+        *finished ? it->cands : cJSON_GetObjectItemCaseSensitive(it->open, "candidates");
+    if (!(*out = src ? cJSON_Duplicate(src, 1) : cJSON_CreateArray()))
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for candidates");
-        goto out;
-    }
-    *out = p.arr;
 out:
     pthread_mutex_unlock(&c->lock);
-    free(buf);
     return st;
 }
 
-/* "hard" and "soft" objects of a record or begin line. */
+gpuopt_status gpo_cache_touch(gpo_cache *c, const gpo_cache_key *key)
+{
+    char hex[17];
+    gpo_cache_item *it;
+    gpuopt_status st = locate(c, key, hex, &it);
+    if (st)
+        return st;
+    if (!it || (!it->record && !it->open))
+        st = gpo_fail(GPUOPT_ERR_NOT_FOUND, "no cached result for key %s to touch", hex);
+    else
+        note_use(c, it->hash, now_s(c));
+    pthread_mutex_unlock(&c->lock);
+    return st;
+}
+
+/* ---- tunes ---------------------------------------------------------------------- */
+
+struct gpo_cache_tune {
+    gpo_cache *cache;
+    uint64_t hash;
+    char *canon;
+    char key[17];
+    char id[17];
+    int32_t evaluated, unsaved;
+    uint64_t saved_ns; /* the last checkpoint (or the start) */
+    cJSON *begin;      /* key, tune, time, hard, soft and search: the record's start */
+    cJSON *cands;      /* every candidate so far */
+};
+
+/* "hard" and "soft" objects of a record. */
 static int add_key_soft(cJSON *o, const gpo_cache_key *key, const gpo_cache_soft *soft)
 {
     cJSON *hard = gpo_cache_key_to_json(key), *s = gpo_cache_soft_to_json(soft);
@@ -838,6 +688,14 @@ static int add_key_soft(cJSON *o, const gpo_cache_key *key, const gpo_cache_soft
         return -1;
     }
     return cJSON_AddItemToObject(o, "soft", s) ? 0 : (cJSON_Delete(s), -1);
+}
+
+static void tune_free(gpo_cache_tune *t)
+{
+    free(t->canon);
+    cJSON_Delete(t->begin);
+    cJSON_Delete(t->cands);
+    free(t);
 }
 
 gpuopt_status gpo_cache_begin(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft,
@@ -852,55 +710,47 @@ gpuopt_status gpo_cache_begin(gpo_cache *c, const gpo_cache_key *key, const gpo_
                         "bound (evaluations %d, seconds %g, failures %d)",
                         (int)search->max_evaluations, search->max_seconds,
                         (int)search->max_failures);
-    char *canon = NULL;
-    uint64_t hash;
     gpo_cache_tune *t = calloc(1, sizeof *t);
     if (!t)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a tune");
-    gpuopt_status st = check_key(key, &canon, &hash, t->key);
-    free(canon);
+    gpuopt_status st = check_key(key, &t->canon, &t->hash, t->key);
     if (st) {
-        free(t);
+        tune_free(t);
         return st;
     }
     t->cache = c;
-    t->started_ns = (int64_t)gpo_now_ns();
+    t->saved_ns = gpo_now_ns();
     pthread_mutex_lock(&c->lock);
-    /* Unique across processes and tunes: two processes tuning the same key
-     * at once keep their candidates apart. */
+    /* Unique across processes and tunes. */
     char seed[96];
     int n = snprintf(seed, sizeof seed, "%ld/%llu/%llu/%p", (long)getpid(),
                      (unsigned long long)gpo_now_ns(), (unsigned long long)++c->serial, (void *)t);
+    int64_t now = now_s(c);
+    pthread_mutex_unlock(&c->lock);
     gpo_cache_hex16(gpo_hash64(seed, (size_t)n), t->id);
     char seedtext[24];
     gpo_snprintf(seedtext, sizeof seedtext, "%llu", (unsigned long long)search->seed);
-    cJSON *o = line_start("begin", t->key);
-    cJSON *b = NULL;
-    if (!o || !cJSON_AddStringToObject(o, "tune", t->id) ||
-        !cJSON_AddNumberToObject(o, "time", (double)now_s(c)) || add_key_soft(o, key, soft) ||
+    cJSON *o = t->begin = cJSON_CreateObject(), *b = NULL;
+    /* "key" and "used" first: a file's lines are found by them (doc.h). */
+    if (!o || !(t->cands = cJSON_CreateArray()) || !cJSON_AddStringToObject(o, "key", t->key) ||
+        !cJSON_AddNumberToObject(o, "used", (double)now) ||
+        !cJSON_AddNumberToObject(o, "time", (double)now) ||
+        !cJSON_AddStringToObject(o, "tune", t->id) || add_key_soft(o, key, soft) ||
         !cJSON_AddStringToObject(o, "strategy", search->strategy) ||
         !cJSON_AddStringToObject(o, "seed", seedtext) ||
         !(b = cJSON_AddObjectToObject(o, "budget")) ||
         !cJSON_AddNumberToObject(b, "max_evaluations", search->max_evaluations) ||
         !cJSON_AddNumberToObject(b, "max_seconds", search->max_seconds) ||
-        !cJSON_AddNumberToObject(b, "max_failures", search->max_failures) ||
-        !(t->begin = cJSON_Duplicate(o, 1))) {
-        cJSON_Delete(o);
-        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a tune record");
-    } else {
-        st = emit(c, o);
-    }
-    pthread_mutex_unlock(&c->lock);
-    if (st) {
-        cJSON_Delete(t->begin);
-        free(t);
-        return st;
+        !cJSON_AddNumberToObject(b, "max_failures", search->max_failures)) {
+        tune_free(t);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a tune record");
     }
     *out = t;
     return GPUOPT_OK;
 }
 
-/* {"params": {...}, "status": ..., stats} */
+/* {"params": {...}, "status": ..., stats}, checked whole; NULL without
+ * memory. */
 static cJSON *candidate_json(const cJSON *params, const gpo_cache_stats *s)
 {
     cJSON *o = cJSON_CreateObject(), *p = cJSON_Duplicate(params, 1);
@@ -909,7 +759,10 @@ static cJSON *candidate_json(const cJSON *params, const gpo_cache_stats *s)
         cJSON_Delete(p);
         return NULL;
     }
-    gpo_cache_stats_to_json(o, s);
+    if (gpo_cache_stats_to_json(o, s)) {
+        cJSON_Delete(o);
+        return NULL;
+    }
     return o;
 }
 
@@ -924,6 +777,52 @@ static gpuopt_status check_candidate(const cJSON *params, const gpo_cache_stats 
     return GPUOPT_OK;
 }
 
+/* GPUOPT_ERR_OUT_OF_RANGE when `o` prints longer than a record may be. */
+static gpuopt_status check_size(const cJSON *o, const char *what)
+{
+    char *text = cJSON_PrintUnformatted(o);
+    if (!text)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a %s", what);
+    size_t n = strlen(text);
+    free(text);
+    if (n > GPO_CACHE_RECORD_MAX)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "a %s of %zu bytes: at most %u are stored", what,
+                        n, GPO_CACHE_RECORD_MAX);
+    return GPUOPT_OK;
+}
+
+/* The tune's candidates so far as the key's unfinished tune. */
+static gpuopt_status put_open(gpo_cache *c, void *arg)
+{
+    const gpo_cache_tune *t = arg;
+    gpo_cache_item *it = gpo_cache_doc_item(&c->doc, t->hash, t->canon);
+    cJSON *o = it ? cJSON_Duplicate(t->begin, 1) : NULL;
+    cJSON *cands = o ? cJSON_Duplicate(t->cands, 1) : NULL;
+    if (!cands || !cJSON_AddItemToObject(o, "candidates", cands)) {
+        cJSON_Delete(o);
+        cJSON_Delete(cands);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to save a tune's candidates");
+    }
+    cJSON_Delete(it->open);
+    it->open = o;
+    int64_t now = now_s(c);
+    it->used = now > it->used ? now : it->used; /* being measured: not to evict */
+    gpo_cache_doc_changed(it);
+    return GPUOPT_OK;
+}
+
+static gpuopt_status checkpoint(gpo_cache_tune *t)
+{
+    pthread_mutex_lock(&t->cache->lock);
+    gpuopt_status st = update(t->cache, put_open, t);
+    pthread_mutex_unlock(&t->cache->lock);
+    if (st == GPUOPT_OK) {
+        t->saved_ns = gpo_now_ns();
+        t->unsaved = 0;
+    }
+    return st;
+}
+
 gpuopt_status gpo_cache_add_candidate(gpo_cache_tune *t, const cJSON *params,
                                       const gpo_cache_stats *stats)
 {
@@ -931,23 +830,18 @@ gpuopt_status gpo_cache_add_candidate(gpo_cache_tune *t, const cJSON *params,
     gpuopt_status st = check_candidate(params, stats, "candidate");
     if (st)
         return st;
-    cJSON *o = line_start("cand", t->key), *body = candidate_json(params, stats);
-    if (!o || !body || !cJSON_AddStringToObject(o, "tune", t->id)) {
-        cJSON_Delete(o);
-        cJSON_Delete(body);
+    cJSON *o = candidate_json(params, stats);
+    if (!o)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a candidate record");
+    if ((st = check_size(o, "candidate")) != GPUOPT_OK || !cJSON_AddItemToArray(t->cands, o)) {
+        cJSON_Delete(o);
+        return st ? st : gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a candidate record");
     }
-    /* Flattened after "tune", so every candidate line starts the same way. */
-    while (body->child) {
-        cJSON *f = cJSON_DetachItemViaPointer(body, body->child);
-        cJSON_AddItemToObject(o, f->string, f);
-    }
-    cJSON_Delete(body);
-    pthread_mutex_lock(&t->cache->lock);
-    st = emit(t->cache, o);
-    pthread_mutex_unlock(&t->cache->lock);
-    if (st == GPUOPT_OK)
-        t->evaluated++;
+    t->evaluated++;
+    t->unsaved++;
+    int32_t every = t->cache->opt.checkpoint_ms;
+    if (every < 0 || gpo_now_ns() - t->saved_ns >= (uint64_t)every * 1000000u)
+        st = checkpoint(t);
     return st;
 }
 
@@ -955,30 +849,9 @@ void gpo_cache_abandon(gpo_cache_tune *t)
 {
     if (!t)
         return;
-    cJSON_Delete(t->begin);
-    free(t);
-}
-
-/* A finished record: the begin line's key, soft fields and search, then
- * what was found. */
-static cJSON *record_from(const cJSON *begin, const char *key, int64_t now)
-{
-    cJSON *o = line_start("entry", key);
-    static const char *const copy[] = {"tune", "hard", "soft", "strategy", "seed", "budget"};
-    if (!o || !cJSON_AddNumberToObject(o, "time", (double)now)) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    for (size_t i = 0; begin && i < sizeof copy / sizeof copy[0]; i++) {
-        const cJSON *f = cJSON_GetObjectItemCaseSensitive(begin, copy[i]);
-        cJSON *d = f ? cJSON_Duplicate(f, 1) : NULL;
-        if (f && (!d || !cJSON_AddItemToObject(o, copy[i], d))) {
-            cJSON_Delete(d);
-            cJSON_Delete(o);
-            return NULL;
-        }
-    }
-    return o;
+    if (t->unsaved)
+        checkpoint(t); /* what a later run resumes from */
+    tune_free(t);
 }
 
 static int add_optional(cJSON *o, const char *name, cJSON *v, int had)
@@ -992,6 +865,32 @@ static int add_optional(cJSON *o, const char *name, cJSON *v, int had)
     return 0;
 }
 
+typedef struct finished {
+    const gpo_cache_tune *t;
+    cJSON *record, *cands; /* taken by put_record */
+} finished;
+
+/* The finished record replaces the key's record and unfinished tune (this
+ * run's or an older one's: the record supersedes them for resuming; a run
+ * still going saves its own again at its next checkpoint). */
+static gpuopt_status put_record(gpo_cache *c, void *arg)
+{
+    finished *f = arg;
+    gpo_cache_item *it = gpo_cache_doc_item(&c->doc, f->t->hash, f->t->canon);
+    if (!it)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a cache record");
+    gpo_cache_doc_drop_record(it);
+    cJSON_Delete(it->open);
+    it->record = f->record;
+    it->cands = f->cands;
+    it->open = NULL;
+    f->record = f->cands = NULL;
+    int64_t now = now_s(c);
+    it->used = now > it->used ? now : it->used;
+    gpo_cache_doc_changed(it);
+    return GPUOPT_OK;
+}
+
 gpuopt_status gpo_cache_finish(gpo_cache_tune *t, const cJSON *best_params,
                                const gpo_cache_stats *best, const cJSON *runner_params,
                                const gpo_cache_stats *runner, int complete, double wall_s,
@@ -999,6 +898,7 @@ gpuopt_status gpo_cache_finish(gpo_cache_tune *t, const cJSON *best_params,
 {
     assert(t);
     gpuopt_status st = GPUOPT_OK;
+    finished f = {t, NULL, NULL};
     if ((best_params || best) && (st = check_candidate(best_params, best, "best")))
         goto out;
     if ((runner_params || runner) && (st = check_candidate(runner_params, runner, "runner-up")))
@@ -1008,7 +908,13 @@ gpuopt_status gpo_cache_finish(gpo_cache_tune *t, const cJSON *best_params,
     assert(!payload || cJSON_IsObject(payload));
     gpo_cache *c = t->cache;
     pthread_mutex_lock(&c->lock);
-    cJSON *o = record_from(t->begin, t->key, now_s(c));
+    int64_t now = now_s(c);
+    pthread_mutex_unlock(&c->lock);
+    cJSON *o = f.record = cJSON_Duplicate(t->begin, 1);
+    if (o) {
+        cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "time"), (double)now);
+        cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "used"), (double)now);
+    }
     if (!o || add_optional(o, "best", best ? candidate_json(best_params, best) : NULL, !!best) ||
         add_optional(o, "runner_up", runner ? candidate_json(runner_params, runner) : NULL,
                      !!runner) ||
@@ -1016,15 +922,69 @@ gpuopt_status gpo_cache_finish(gpo_cache_tune *t, const cJSON *best_params,
         !cJSON_AddNumberToObject(o, "evaluated", t->evaluated) ||
         !cJSON_AddNumberToObject(o, "wall_s", wall_s) ||
         add_optional(o, "payload", payload ? cJSON_Duplicate(payload, 1) : NULL, !!payload)) {
-        cJSON_Delete(o);
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a cache record");
-    } else {
-        st = emit(c, o);
+        goto out;
     }
+    if ((st = check_size(o, "cache record")) != GPUOPT_OK)
+        goto out;
+    f.cands = t->cands;
+    t->cands = NULL;
+    t->unsaved = 0; /* the record carries them */
+    pthread_mutex_lock(&c->lock);
+    st = update(c, put_record, &f);
     pthread_mutex_unlock(&c->lock);
 out:
-    gpo_cache_abandon(t);
+    cJSON_Delete(f.record);
+    cJSON_Delete(f.cands);
+    gpo_cache_abandon(t); /* a refused record still leaves its candidates to resume */
     return st;
+}
+
+typedef struct verified {
+    uint64_t hash;
+    const gpo_cache_soft *soft;
+    int still_good;
+    double best_ns, runner_ns;
+} verified;
+
+static gpuopt_status put_verify(gpo_cache *c, void *arg)
+{
+    const verified *v = arg;
+    gpo_cache_item *it = gpo_cache_doc_find(&c->doc, v->hash);
+    if (it && gpo_cache_doc_read(&c->doc, it))
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory to read %s", c->path);
+    if (!it || !it->record)
+        return gpo_fail(GPUOPT_ERR_NOT_FOUND, "no cached result to verify in %s", c->path);
+    int64_t now = now_s(c);
+    it->used = now > it->used ? now : it->used;
+    gpo_cache_doc_changed(it);
+    if (!v->still_good) {
+        gpo_cache_doc_drop_record(it);
+        return GPUOPT_OK;
+    }
+    cJSON *soft = gpo_cache_soft_to_json(v->soft), *o = cJSON_CreateObject();
+    if (!soft || !o || !cJSON_AddNumberToObject(o, "time", (double)now) ||
+        !cJSON_AddNumberToObject(o, "best_ns", v->best_ns < 0 ? -1 : v->best_ns) ||
+        !cJSON_AddNumberToObject(o, "runner_up_ns", v->runner_ns < 0 ? -1 : v->runner_ns)) {
+        cJSON_Delete(soft);
+        cJSON_Delete(o);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a verification record");
+    }
+    /* Removed and added, not replaced: cJSON 1.7.15's replace leaves the
+     * item unnamed when copying the name fails. A failure here drops the
+     * change whole (update). */
+    cJSON_DeleteItemFromObjectCaseSensitive(it->record, "soft");
+    cJSON_DeleteItemFromObjectCaseSensitive(it->record, "verified");
+    if (!cJSON_AddItemToObject(it->record, "soft", soft)) {
+        cJSON_Delete(soft);
+        cJSON_Delete(o);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a verification record");
+    }
+    if (!cJSON_AddItemToObject(it->record, "verified", o)) {
+        cJSON_Delete(o);
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a verification record");
+    }
+    return GPUOPT_OK;
 }
 
 gpuopt_status gpo_cache_record_verify(gpo_cache *c, const gpo_cache_key *key,
@@ -1034,41 +994,81 @@ gpuopt_status gpo_cache_record_verify(gpo_cache *c, const gpo_cache_key *key,
     if (!isfinite(best_ns) || !isfinite(runner_ns))
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "a re-timed value is not finite");
     char hex[17];
-    gpo_cidx_item *it;
+    gpo_cache_item *it;
     gpuopt_status st = locate(c, key, hex, &it);
     if (st)
         return st;
-    cJSON *o = NULL, *s = NULL;
-    if (!it || !it->record) {
+    if (!it || !it->record)
         st = gpo_fail(GPUOPT_ERR_NOT_FOUND, "no cached result for key %s to verify", hex);
-    } else if (!(o = line_start("verify", hex)) || !(s = gpo_cache_soft_to_json(soft)) ||
-               !cJSON_AddNumberToObject(o, "time", (double)now_s(c)) ||
-               !cJSON_AddItemToObject(o, "soft", s) ||
-               !cJSON_AddBoolToObject(o, "ok", still_good != 0) ||
-               !cJSON_AddNumberToObject(o, "best_ns", best_ns < 0 ? -1 : best_ns) ||
-               !cJSON_AddNumberToObject(o, "runner_up_ns", runner_ns < 0 ? -1 : runner_ns)) {
-        if (!cJSON_GetObjectItemCaseSensitive(o, "soft"))
-            cJSON_Delete(s);
-        cJSON_Delete(o);
-        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a verification record");
-    } else {
-        st = emit(c, o);
-    }
+    else
+        st = update(c, put_verify, &(verified){it->hash, soft, still_good, best_ns, runner_ns});
     pthread_mutex_unlock(&c->lock);
     return st;
 }
 
-gpuopt_status gpo_cache_touch(gpo_cache *c, const gpo_cache_key *key)
+/* ---- merging records from elsewhere (an export) ------------------------------ */
+
+typedef struct merging {
+    gpo_cache_doc *src;
+    size_t added, kept;
+    int ran; /* the file was read under its lock */
+} merging;
+
+static int64_t record_time(const cJSON *record)
 {
-    char hex[17];
-    gpo_cidx_item *it;
-    gpuopt_status st = locate(c, key, hex, &it);
-    if (st)
-        return st;
-    if (!it || (!it->record && !it->open_begin))
-        st = gpo_fail(GPUOPT_ERR_NOT_FOUND, "no cached result for key %s to touch", hex);
-    else
-        st = touch_line(c, it);
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(record, "time");
+    return cJSON_IsNumber(t) ? (int64_t)t->valuedouble : 0; /* checked when read: 0..2^53 */
+}
+
+static gpuopt_status put_merge(gpo_cache *c, void *arg)
+{
+    merging *m = arg;
+    m->added = m->kept = 0;
+    m->ran = 1;
+    for (size_t i = 0; i < m->src->n; i++) {
+        const gpo_cache_item *s = &m->src->items[i];
+        if (!s->record)
+            continue;
+        gpo_cache_item *it = gpo_cache_doc_item(&c->doc, s->hash, s->canon);
+        if (!it)
+            return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for an imported record");
+        if (it->record && record_time(it->record) >= record_time(s->record)) {
+            m->kept++; /* never over a result measured here later (or the same) */
+            continue;
+        }
+        cJSON *record = cJSON_Duplicate(s->record, 1);
+        cJSON *cands = s->cands ? cJSON_Duplicate(s->cands, 1) : NULL;
+        if (!record || (s->cands && !cands)) {
+            cJSON_Delete(record);
+            cJSON_Delete(cands);
+            return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for an imported record");
+        }
+        gpo_cache_doc_drop_record(it);
+        it->record = record;
+        it->cands = cands;
+        it->used = s->used > it->used ? s->used : it->used;
+        gpo_cache_doc_changed(it);
+        m->added++;
+    }
+    return m->added ? GPUOPT_OK : GPUOPT_ERR_NOT_FOUND; /* nothing to write */
+}
+
+gpuopt_status gpo_cache_merge(gpo_cache *c, gpo_cache_doc *src, size_t *added, size_t *kept)
+{
+    assert(c && src && added && kept);
+    merging m = {src, 0, 0, 0};
+    pthread_mutex_lock(&c->lock);
+    c->wrote = 0;
+    gpuopt_status st = update(c, put_merge, &m);
+    int wrote = c->wrote;
+    char why[sizeof c->reason];
+    gpo_strlcpy(why, c->state == GPO_CACHE_READ_WRITE ? "the log says why" : c->reason, sizeof why);
     pthread_mutex_unlock(&c->lock);
+    if (st == GPUOPT_ERR_NOT_FOUND)
+        st = GPUOPT_OK;
+    *added = wrote ? m.added : 0;
+    *kept = m.kept;
+    if (st == GPUOPT_OK && !wrote && (m.added || !m.ran))
+        st = gpo_fail(GPUOPT_ERR_IO, "the records were not written to %s: %s", c->path, why);
     return st;
 }

@@ -1,29 +1,31 @@
-/* The tuning cache (cache.c): one append-only JSON-lines journal per device
- * under the cache directory, written by tuning runs (src/tune/run.c): the
- * tuner's and tier 2's built-in benchmarks alike. A record maps a HARD KEY
- * (any difference is a miss) to what was measured: a tuning result (best,
- * runner-up, search settings, every candidate) and any JSON payload the
- * run's owner keeps with it (tier 2: the knobs and their reasons). SOFT
- * FIELDS (driver, compiler and library versions, device name) never cause a
- * miss: a hit says which of them changed, so the caller re-times the stored
- * winner and runner-up once and keeps the winner when it still holds
- * (MIOpen's trust-but-verify), recording the outcome with
+/* The tuning cache (cache.c): one JSON file per device under the cache
+ * directory, replaced atomically on every write, written by tuning runs
+ * (src/tune/run.c): the tuner's and tier 2's built-in benchmarks alike. A
+ * record maps a HARD KEY (any difference is a miss) to what was measured: a
+ * tuning result (best, runner-up, search settings, every candidate) and any
+ * JSON payload the run's owner keeps with it (tier 2: the knobs and their
+ * reasons). SOFT FIELDS (driver, compiler and library versions, device
+ * name) never cause a miss: a hit says which of them changed, so the caller
+ * re-times the stored winner and runner-up once and keeps the winner when
+ * it still holds (MIOpen's trust-but-verify), recording the outcome with
  * gpo_cache_record_verify. docs/tuning.md ("The tuning cache") describes the
- * file format with an example.
+ * file with an example and why it is not a journal.
  *
  * Failure policy: the cache never fails its host program. A missing or
- * unwritable directory, a corrupt file (set aside and rebuilt), a file of a
- * newer schema (left alone): a warning through the logger, once, and a miss;
- * writes that cannot happen are skipped and still return GPUOPT_OK. Only
- * malformed records (GPUOPT_ERR_INVALID_ARGUMENT, GPUOPT_ERR_OUT_OF_RANGE)
- * and allocation failures (GPUOPT_ERR_NO_MEMORY) are errors; a miss is
- * GPUOPT_ERR_NOT_FOUND. Pointers the functions need are contracts
- * (asserted), not inputs.
+ * unwritable directory, one it does not trust (file.h), a corrupt file (set
+ * aside by the next write, which starts a new one with the records that
+ * still read), a file of a newer schema (left alone): a warning through the
+ * logger, once, and a miss; writes that cannot happen are skipped and still
+ * return GPUOPT_OK. Only malformed records (GPUOPT_ERR_INVALID_ARGUMENT,
+ * GPUOPT_ERR_OUT_OF_RANGE) and allocation failures (GPUOPT_ERR_NO_MEMORY)
+ * are errors, and then nothing is written; a miss is GPUOPT_ERR_NOT_FOUND.
+ * Pointers the functions need are contracts (asserted), not inputs.
  *
  * Threads and processes: a gpo_cache serialises its calls with a mutex.
- * Processes share a file through flock(2): shared to read, exclusive to
- * append or compact. A tune handle is used by one thread at a time and is
- * finished or abandoned before its cache is closed. */
+ * Readers take no lock (a file is only ever replaced whole, by rename);
+ * writers take turns on a lock file and re-read the file under it, so no
+ * writer's record is lost. A tune handle is used by one thread at a time and
+ * is finished or abandoned before its cache is closed. */
 #ifndef GPO_CACHE_CACHE_H
 #define GPO_CACHE_CACHE_H
 
@@ -47,8 +49,14 @@ typedef struct gpo_cache_search {
 /* ---- Opening ----------------------------------------------------------------- */
 
 typedef struct gpo_cache_options {
-    uint32_t max_entries;     /* keys per file; 0: 2000 */
-    uint64_t max_bytes;       /* bytes per file; 0: 8 MiB */
+    uint32_t max_entries; /* keys per file; 0: 2000 */
+    uint64_t max_bytes;   /* bytes per file; 0: 8 MiB */
+    /* A tune's candidates are saved (a checkpoint: the file rewritten) when
+     * this long has passed since its last save, so a killed run loses at
+     * most this much measuring; 0: 1000 ms, < 0: after every candidate. */
+    int32_t checkpoint_ms;
+    /* How long a writer waits for its turn; 0: GPO_CACHE_LOCK_WAIT_MS. */
+    int32_t lock_wait_ms;
     int64_t touch_interval_s; /* a hit records its use when the last one is older; 0: 3600, <0:
                                  always */
     int64_t (*clock)(void);   /* seconds since the epoch; NULL: time(NULL) (tests move time) */
@@ -59,7 +67,14 @@ typedef struct gpo_cache_options {
      * this open cache misses: for a cache opened for one pass that looks
      * each key up once (tier 2 opens one per plan). */
     int hand_over;
+    /* A shared, read-only directory asked on a local miss (shared.h); NULL
+     * or "": none. Copied by gpo_cache_open. */
+    const char *shared_dir;
 } gpo_cache_options;
+
+/* What checkpoint_ms 0 means (1000 ms). Tests of killed runs set it to -1
+ * (every candidate) before the cache is opened, to know what was saved. */
+extern int32_t gpo_cache_checkpoint_default_ms;
 
 typedef enum gpo_cache_state {
     GPO_CACHE_READ_WRITE = 0,
@@ -69,19 +84,20 @@ typedef enum gpo_cache_state {
 
 typedef struct gpo_cache gpo_cache;
 
-/* Opens the journal of `dev` under `dir`; nothing is read or created until
- * first use. `opts` may be NULL (defaults); `log` is copied and may be NULL
- * (silent). On a network file system (NFS, SMB/CIFS, AFS, Lustre, Ceph,
+/* Opens the cache file of `dev` under `dir`; nothing is read or created
+ * until first use. `opts` may be NULL (defaults); `log` is copied and may be
+ * NULL (silent). On a network file system (NFS, SMB/CIFS, AFS, Lustre, Ceph,
  * GlusterFS/FUSE) where flock may lock only within one host, the file name
- * gets "@<hostname>" so that one journal is only ever written from one host.
+ * gets "@<hostname>" so that one file is only ever written from one host.
  * Fails only on bad arguments or memory. */
 gpuopt_status gpo_cache_open(const char *dir, const gpo_cache_device *dev,
                              const gpo_cache_options *opts, const gpo_logger *log, gpo_cache **out);
 
-/* Closes; NULL does nothing. */
+/* Writes the uses hits recorded (below) when any are pending, and closes;
+ * NULL does nothing. */
 void gpo_cache_close(gpo_cache *cache);
 
-/* The journal's full path. */
+/* The cache file's full path. */
 const char *gpo_cache_file(const gpo_cache *cache);
 
 /* The current state and, when not READ_WRITE, why ("" otherwise). */
@@ -102,8 +118,9 @@ typedef struct gpo_cache_hit {
 } gpo_cache_hit;
 
 /* The record of `key`, without building or running anything. A record whose
- * verification failed is a miss. Records the use (for LRU eviction) at most
- * once per touch interval. GPUOPT_ERR_NOT_FOUND on a miss (*out NULL). */
+ * verification failed is a miss. Notes the use (for LRU eviction) at most
+ * once per touch interval; notes are written with the next write or when
+ * the cache closes. GPUOPT_ERR_NOT_FOUND on a miss (*out NULL). */
 gpuopt_status gpo_cache_lookup(gpo_cache *cache, const gpo_cache_key *key,
                                const gpo_cache_soft *soft, gpo_cache_hit **out);
 void gpo_cache_hit_free(gpo_cache_hit *hit);
@@ -120,14 +137,16 @@ gpuopt_status gpo_cache_candidates(gpo_cache *cache, const gpo_cache_key *key, c
 
 typedef struct gpo_cache_tune gpo_cache_tune;
 
-/* Starts a tune of `key`: writes a "begin" record. The handle is returned
+/* Starts a tune of `key` (nothing is written yet). The handle is returned
  * even when the cache cannot be written (its writes are then skipped). */
 gpuopt_status gpo_cache_begin(gpo_cache *cache, const gpo_cache_key *key,
                               const gpo_cache_soft *soft, const gpo_cache_search *search,
                               gpo_cache_tune **out);
 
-/* Appends one evaluated candidate at once (one write(2)): a crash loses
- * nothing finished. `params` is an object {NAME: number or string}. */
+/* Adds one evaluated candidate, saved with the next checkpoint
+ * (gpo_cache_options.checkpoint_ms): a killed run loses at most that much
+ * measuring, and the next run of the key resumes from the rest. `params`
+ * is an object {NAME: number or string}. */
 gpuopt_status gpo_cache_add_candidate(gpo_cache_tune *tune, const cJSON *params,
                                       const gpo_cache_stats *stats);
 
@@ -139,8 +158,9 @@ gpuopt_status gpo_cache_finish(gpo_cache_tune *tune, const cJSON *best_params,
                                const gpo_cache_stats *runner, int complete, double wall_s,
                                const cJSON *payload);
 
-/* Frees the handle without a finished record (its candidates stay, for a
- * later run to resume). NULL does nothing. */
+/* Saves the candidates not saved yet and frees the handle without a
+ * finished record (its candidates stay, for a later run to resume). NULL
+ * does nothing. */
 void gpo_cache_abandon(gpo_cache_tune *tune);
 
 /* Records the outcome of a trust-but-verify re-timing: still_good 1 keeps
@@ -151,16 +171,9 @@ gpuopt_status gpo_cache_record_verify(gpo_cache *cache, const gpo_cache_key *key
                                       const gpo_cache_soft *soft, int still_good, double best_ns,
                                       double runner_ns);
 
-/* Marks `key` used now (LRU). NOT_FOUND when there is no such record. */
+/* Marks `key` used now (LRU; written as a hit's use is). NOT_FOUND when
+ * there is no such record. */
 gpuopt_status gpo_cache_touch(gpo_cache *cache, const gpo_cache_key *key);
-
-/* Rewrites the journal keeping only the latest record per key with its
- * candidates, folding uses and verifications in, and evicting the least
- * recently used keys when the file is over its bounds (down to 3/4 of
- * them). Temp file + fsync + rename + fsync of the directory: a crash at
- * any point leaves either the old or the new file. Appends trigger it by
- * themselves when the file passes a bound. */
-gpuopt_status gpo_cache_compact(gpo_cache *cache);
 
 /* ---- For the tuner and tier 2 ---------------------------------------------------- */
 
@@ -170,5 +183,14 @@ gpuopt_status gpo_cache_compact(gpo_cache *cache);
 struct gpuopt_context;
 gpuopt_status gpo_cache_open_device(struct gpuopt_context *ctx, const gpuopt_device *device,
                                     const gpo_cache_options *opts, gpo_cache **out);
+
+/* Merges the finished records of `src` (a parsed and read export section
+ * of this cache's format) into the file, in one locked write: a record
+ * replaces the local one of its key only when it was measured later, and
+ * unfinished tunes are left as they are. *added counts the records written,
+ * *kept those left because the local one is as new or newer. GPUOPT_ERR_IO
+ * when the file could not be written (read-only, lock busy past its wait). */
+struct gpo_cache_doc;
+gpuopt_status gpo_cache_merge(gpo_cache *c, struct gpo_cache_doc *src, size_t *added, size_t *kept);
 
 #endif

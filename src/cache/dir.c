@@ -1,250 +1,306 @@
 /* The cache directory as a whole (dir.h). */
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cache/dir.h"
-#include "cache/journal.h"
-#include "util/fs.h"
+#include "cache/doc.h"
+#include "cache/file.h"
 #include "util/strutil.h"
 
-typedef enum file_kind { F_NONE, F_JOURNAL, F_ASIDE, F_TEMP } file_kind;
+typedef enum file_kind { K_NONE, K_FILE, K_LOCK, K_ASIDE, K_TEMP } file_kind;
 
-/* What a directory entry is to the cache, and the journal's base name
- * (without "@host" and extension) it belongs to. */
+/* What a directory entry is to the cache, and the base name (without
+ * "@host" and extension) of the device file it belongs to. */
 static file_kind classify(const char *name, char *base, size_t cap)
 {
-    char j[300];
-    file_kind kind = F_JOURNAL;
+    char f[300];
     const char *m;
+    file_kind kind = K_FILE;
+    gpo_strlcpy(f, name[0] == '.' ? name + 1 : name, sizeof f);
     if (name[0] == '.') {
-        if (!(m = strstr(name, GPO_CACHE_EXT ".tmp-")))
-            return F_NONE;
-        kind = F_TEMP;
-        gpo_snprintf(j, sizeof j, "%.*s" GPO_CACHE_EXT, (int)(m - name - 1), name + 1);
-    } else if ((m = strstr(name, GPO_CACHE_EXT ".corrupt-")) ||
-               (m = strstr(name, GPO_CACHE_EXT ".old-"))) {
-        kind = F_ASIDE;
-        gpo_snprintf(j, sizeof j, "%.*s" GPO_CACHE_EXT, (int)(m - name), name);
-    } else {
-        gpo_strlcpy(j, name, sizeof j);
+        if (!(m = strstr(f, ".tmp-")))
+            return K_NONE;
+        kind = K_TEMP;
+    } else if ((m = strstr(f, ".corrupt-")) || (m = strstr(f, ".old-"))) {
+        kind = K_ASIDE;
+    } else if ((m = strstr(f, ".lock")) && !m[5]) {
+        kind = K_LOCK;
     }
-    if (!gpo_cache_is_journal_name(j))
-        return F_NONE;
-    j[strlen(j) - strlen(GPO_CACHE_EXT)] = '\0';
-    char *at = strchr(j, '@');
+    if (kind != K_FILE)
+        f[m - f] = '\0';
+    if (!gpo_cache_is_file_name(f))
+        return K_NONE;
+    *strrchr(f, '.') = '\0';
+    char *at = strchr(f, '@');
     if (at)
         *at = '\0';
-    gpo_strlcpy(base, j, cap);
+    gpo_strlcpy(base, f, cap);
     return kind;
 }
 
-/* The directory's names, sorted. Only a directory that does not exist is
- * an empty list; a path that is something else is an I/O error. */
-static gpuopt_status list_dir(const char *dir, char ***names, size_t *n)
+static int by_name(const void *a, const void *b)
 {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_names(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* The checked directory and its names, sorted. A directory that does not
+ * exist is an empty list (*dirfd -1); one that fails its checks, or a path
+ * that is something else, is an I/O error naming why. */
+static gpuopt_status list_dir(const char *dir, int *dirfd, char ***names, size_t *n)
+{
+    char why[400];
     *names = NULL;
     *n = 0;
-    struct stat st;
-    if (stat(dir, &st) != 0)
-        return errno == ENOENT ? GPUOPT_OK
-                               : gpo_fail(GPUOPT_ERR_IO, "cannot read the cache directory %s: %s",
-                                          dir, strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return gpo_fail(GPUOPT_ERR_IO, "the cache directory %s is not a directory", dir);
-    gpo_fs fs;
-    gpo_fs_init(&fs, NULL);
-    gpuopt_status rc = gpo_fs_list(&fs, dir, names, n);
-    if (rc == GPUOPT_OK)
+    *dirfd = gpo_cache_dir_open(dir, 0, why, sizeof why);
+    if (*dirfd == GPO_FILE_MISSING)
         return GPUOPT_OK;
-    char why[512];
-    gpo_strlcpy(why, gpo_detail_get(), sizeof why); /* not the buffer gpo_fail writes */
-    return gpo_fail(rc, "cannot list the cache directory: %s", why);
+    if (*dirfd < 0)
+        return gpo_fail(GPUOPT_ERR_IO, "cannot use the cache directory %s: %s", dir, why);
+    int fd = dup(*dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        close(*dirfd);
+        *dirfd = -1;
+        return gpo_fail(GPUOPT_ERR_IO, "cannot list the cache directory %s: %s", dir,
+                        strerror(errno));
+    }
+    size_t cap = 0;
+    struct dirent *e;
+    char base[300];
+    gpuopt_status st = GPUOPT_OK;
+    while (!st && (e = readdir(d))) {
+        if (classify(e->d_name, base, sizeof base) == K_NONE)
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **v = realloc(*names, cap * sizeof *v);
+            if (!v) {
+                st = GPUOPT_ERR_NO_MEMORY;
+                break;
+            }
+            *names = v;
+        }
+        if (!((*names)[*n] = gpo_strdup(e->d_name)))
+            st = GPUOPT_ERR_NO_MEMORY;
+        else
+            (*n)++;
+    }
+    closedir(d);
+    if (st) {
+        free_names(*names, *n);
+        close(*dirfd);
+        *dirfd = -1;
+        return gpo_fail(st, "no memory to list the cache directory");
+    }
+    if (*n)
+        qsort(*names, *n, sizeof **names, by_name);
+    return GPUOPT_OK;
 }
 
 typedef struct scanned {
-    int readable;
+    const char *status;
     size_t bytes;
-    gpo_cidx ix;
-    gpo_journal_scan scan;
+    gpo_cache_doc doc;
 } scanned;
 
-/* Reads one journal under a shared lock, rewriting nothing. */
-static void scan_file(const char *path, int flags, scanned *s)
+/* Reads one device file, rewriting nothing. */
+static gpuopt_status scan(int dirfd, const char *name, scanned *s)
 {
-    memset(s, 0, sizeof *s);
-    gpo_cidx_init(&s->ix);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return;
-    int locked = gpo_journal_lock(fd, LOCK_SH) == 0;
-    char *buf;
-    size_t len;
-    if (gpo_journal_slurp(fd, &buf, &len) == 0) {
-        s->readable = 1;
-        s->bytes = len;
-        gpo_journal_apply(&s->ix, buf, len, 1, flags, &s->scan);
-        free(buf);
+    char *buf = NULL, why[300];
+    size_t len = 0;
+    gpo_cache_doc_init(&s->doc);
+    s->status = "unreadable";
+    s->bytes = 0;
+    int fd = gpo_cache_file_read(dirfd, name, &buf, &len, why, sizeof why);
+    if (fd == GPO_FILE_NO_MEMORY)
+        return GPUOPT_ERR_NO_MEMORY;
+    if (fd < 0) {
+        gpo_strlcpy(s->doc.problem, fd == GPO_FILE_MISSING ? "removed while listed" : why,
+                    sizeof s->doc.problem);
+        return GPUOPT_OK;
     }
-    if (locked)
-        flock(fd, LOCK_UN);
     close(fd);
+    gpuopt_status st = gpo_cache_doc_parse(&s->doc, buf, len);
+    if (!st)
+        st = gpo_cache_doc_read_all(&s->doc);
+    free(buf);
+    s->bytes = len;
+    s->status = gpo_cache_doc_status_name(s->doc.dropped ? GPO_DOC_CORRUPT : s->doc.status);
+    return st;
 }
 
+/* {"file", "status", "schema", "bytes"} */
 static cJSON *file_object(const char *name, const scanned *s)
 {
     cJSON *f = cJSON_CreateObject();
-    cJSON_AddStringToObject(f, "file", name);
-    cJSON_AddStringToObject(f, "status",
-                            s->readable ? gpo_journal_status_name(s->scan.status) : "unreadable");
-    cJSON_AddNumberToObject(f, "schema", s->scan.schema);
-    cJSON_AddNumberToObject(f, "bytes", (double)s->bytes);
+    if (!f || !cJSON_AddStringToObject(f, "file", name) ||
+        !cJSON_AddStringToObject(f, "status", s->status) ||
+        !cJSON_AddNumberToObject(f, "schema", s->doc.schema) ||
+        !cJSON_AddNumberToObject(f, "bytes", (double)s->bytes)) {
+        cJSON_Delete(f);
+        return NULL;
+    }
     return f;
 }
 
-static int by_hash(const void *a, const void *b)
-{
-    const gpo_cidx_item *x = *(const gpo_cidx_item *const *)a;
-    const gpo_cidx_item *y = *(const gpo_cidx_item *const *)b;
-    return x->hash < y->hash ? -1 : x->hash > y->hash;
-}
-
-/* Records (and unfinished tunes) of an index, in key order. */
-static void add_entries(cJSON *f, gpo_cidx *ix)
+/* The file's device, each item's record, and each unfinished tune without
+ * its candidates; 0, or -1 without memory. */
+static int add_entries(cJSON *f, gpo_cache_doc *d)
 {
     cJSON *entries = cJSON_AddArrayToObject(f, "entries");
     cJSON *unfinished = cJSON_AddArrayToObject(f, "unfinished");
-    gpo_cidx_item **v = malloc((ix->n ? ix->n : 1) * sizeof *v);
-    if (!v || !entries || !unfinished) {
-        free(v);
-        return;
-    }
-    for (size_t i = 0; i < ix->n; i++)
-        v[i] = &ix->items[i];
-    qsort(v, ix->n, sizeof *v, by_hash);
-    for (size_t i = 0; i < ix->n; i++) {
-        cJSON *r = v[i]->record ? cJSON_Duplicate(v[i]->record, 1) : NULL;
-        if (r) {
-            cJSON_DeleteItemFromObjectCaseSensitive(r, "t");
-            cJSON_DeleteItemFromObjectCaseSensitive(r, "used");
-            cJSON_AddNumberToObject(r, "used", (double)v[i]->used);
-            cJSON_AddItemToArray(entries, r);
+    if (!entries || !unfinished || (d->device && !cJSON_AddItemToObject(f, "device", d->device)))
+        return -1;
+    d->device = NULL;
+    for (size_t i = 0; i < d->n; i++) {
+        const gpo_cache_item *it = &d->items[i];
+        cJSON *r = it->record ? cJSON_Duplicate(it->record, 1) : NULL;
+        if (it->record && (!r || !cJSON_AddItemToArray(entries, r))) {
+            cJSON_Delete(r);
+            return -1;
         }
-        cJSON *b = v[i]->open_begin ? cJSON_Duplicate(v[i]->open_begin, 1) : NULL;
-        if (b) {
-            cJSON_DeleteItemFromObjectCaseSensitive(b, "t");
-            cJSON_AddItemToArray(unfinished, b);
+        cJSON *u = it->open ? cJSON_Duplicate(it->open, 1) : NULL;
+        if (it->open && (!u || !cJSON_AddItemToArray(unfinished, u))) {
+            cJSON_Delete(u);
+            return -1;
         }
+        if (u)
+            cJSON_DeleteItemFromObjectCaseSensitive(u, "candidates");
     }
-    free(v);
+    return 0;
 }
 
-/* The directory's names and the report object {"dir": dir} (its fields
- * are checked with the rest once filled). */
-static gpuopt_status dir_begin(const char *dir, char ***names, size_t *n, cJSON **o, cJSON **out)
+typedef gpuopt_status (*report_fn)(int dirfd, const char *name, file_kind kind, cJSON *out,
+                                   int *ok);
+
+/* The report {"dir", "files": [...], ...} of every name the cache made. */
+static gpuopt_status report(const char *dir, report_fn fn, cJSON **out)
 {
     assert(dir && *dir && out);
     *out = NULL;
-    gpuopt_status st = list_dir(dir, names, n);
+    char **names = NULL, base[300];
+    size_t n = 0;
+    int dirfd = -1, ok = 1;
+    gpuopt_status st = list_dir(dir, &dirfd, &names, &n);
     if (st)
         return st;
-    *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(*o, "dir", dir);
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddStringToObject(o, "dir", dir) || !cJSON_AddArrayToObject(o, "files") ||
+        !cJSON_AddArrayToObject(o, "set_aside") || !cJSON_AddArrayToObject(o, "stale_temp"))
+        st = GPUOPT_ERR_NO_MEMORY;
+    for (size_t i = 0; !st && i < n; i++)
+        st = fn(dirfd, names[i], classify(names[i], base, sizeof base), o, &ok);
+    if (!st && !cJSON_AddBoolToObject(o, "ok", ok))
+        st = GPUOPT_ERR_NO_MEMORY;
+    free_names(names, n);
+    if (dirfd >= 0)
+        close(dirfd);
+    if (st) {
+        cJSON_Delete(o);
+        return gpo_fail(st, "no memory for the cache report");
+    }
+    *out = o;
     return GPUOPT_OK;
+}
+
+/* A name into one of the report's lists. */
+static gpuopt_status add_name(cJSON *o, const char *list, const char *name)
+{
+    cJSON *s = cJSON_CreateString(name);
+    if (!s || !cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(o, list), s)) {
+        cJSON_Delete(s);
+        return GPUOPT_ERR_NO_MEMORY;
+    }
+    return GPUOPT_OK;
+}
+
+static gpuopt_status list_one(int dirfd, const char *name, file_kind kind, cJSON *o, int *ok)
+{
+    (void)ok;
+    if (kind != K_FILE)
+        return GPUOPT_OK;
+    scanned s;
+    gpuopt_status st = scan(dirfd, name, &s);
+    cJSON *f = st ? NULL : file_object(name, &s);
+    if (!f || add_entries(f, &s.doc) ||
+        !cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(o, "files"), f)) {
+        cJSON_Delete(f);
+        st = GPUOPT_ERR_NO_MEMORY;
+    }
+    gpo_cache_doc_free(&s.doc);
+    return st;
 }
 
 gpuopt_status gpo_cache_dir_list(const char *dir, cJSON **out)
 {
-    char **names = NULL, base[300], path[GPO_PATH_MAX];
-    size_t n = 0;
-    cJSON *o = NULL;
-    gpuopt_status st = dir_begin(dir, &names, &n, &o, out);
-    if (st)
-        return st;
-    cJSON *files = cJSON_AddArrayToObject(o, "files");
-    for (size_t i = 0; files && i < n; i++) {
-        if (classify(names[i], base, sizeof base) != F_JOURNAL)
-            continue;
-        gpo_snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        scanned s;
-        scan_file(path, 0, &s);
-        cJSON *f = file_object(names[i], &s);
-        if (s.ix.header)
-            cJSON_AddItemToObject(
-                f, "device",
-                cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(s.ix.header, "device"), 1));
-        if (s.readable && s.scan.status == GPO_J_OK)
-            add_entries(f, &s.ix);
-        cJSON_AddItemToArray(files, f);
-        gpo_cidx_free(&s.ix);
+    return report(dir, list_one, out);
+}
+
+static gpuopt_status verify_one(int dirfd, const char *name, file_kind kind, cJSON *o, int *ok)
+{
+    if (kind == K_ASIDE || kind == K_TEMP)
+        return add_name(o, kind == K_ASIDE ? "set_aside" : "stale_temp", name);
+    if (kind != K_FILE)
+        return GPUOPT_OK;
+    scanned s;
+    gpuopt_status st = scan(dirfd, name, &s);
+    const gpo_cache_doc *d = &s.doc;
+    size_t entries = 0, unfinished = 0, cands = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        entries += d->items[i].record != NULL;
+        unfinished += d->items[i].open != NULL;
+        cands += (size_t)cJSON_GetArraySize(d->items[i].cands) +
+                 (size_t)cJSON_GetArraySize(
+                     cJSON_GetObjectItemCaseSensitive(d->items[i].open, "candidates"));
     }
-    gpo_fs_list_free(names, n);
-    if (!files) {
-        cJSON_Delete(o);
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for the cache listing");
+    /* A newer schema is not broken, only not ours to read. */
+    if (d->dropped || !strcmp(s.status, "unreadable") || d->status == GPO_DOC_CORRUPT ||
+        d->status == GPO_DOC_OLDER)
+        *ok = 0;
+    cJSON *f = st ? NULL : file_object(name, &s);
+    if (!f || !cJSON_AddStringToObject(f, "detail", d->problem) ||
+        !cJSON_AddNumberToObject(f, "entries", (double)entries) ||
+        !cJSON_AddNumberToObject(f, "unfinished", (double)unfinished) ||
+        !cJSON_AddNumberToObject(f, "candidates", (double)cands) ||
+        !cJSON_AddNumberToObject(f, "invalid", (double)d->dropped) ||
+        !cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(o, "files"), f)) {
+        cJSON_Delete(f);
+        st = GPUOPT_ERR_NO_MEMORY;
     }
-    *out = o;
-    return GPUOPT_OK;
+    gpo_cache_doc_free(&s.doc);
+    return st;
 }
 
 gpuopt_status gpo_cache_dir_verify(const char *dir, cJSON **out)
 {
-    char **names = NULL, base[300], path[GPO_PATH_MAX];
-    size_t n = 0;
-    cJSON *o = NULL;
-    gpuopt_status st = dir_begin(dir, &names, &n, &o, out);
-    if (st)
-        return st;
-    cJSON *files = cJSON_AddArrayToObject(o, "files");
-    cJSON *aside = cJSON_AddArrayToObject(o, "set_aside");
-    cJSON *temps = cJSON_AddArrayToObject(o, "stale_temp");
-    int ok = 1;
-    for (size_t i = 0; files && aside && temps && i < n; i++) {
-        file_kind k = classify(names[i], base, sizeof base);
-        if (k == F_ASIDE || k == F_TEMP)
-            cJSON_AddItemToArray(k == F_ASIDE ? aside : temps, cJSON_CreateString(names[i]));
-        if (k != F_JOURNAL)
-            continue;
-        gpo_snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        scanned s;
-        scan_file(path, GPO_J_STRICT, &s);
-        cJSON *f = file_object(names[i], &s);
-        char detail[300] = "";
-        if (!s.readable)
-            gpo_snprintf(detail, sizeof detail, "cannot be read");
-        else if (s.scan.status != GPO_J_OK && s.scan.status != GPO_J_EMPTY)
-            gpo_snprintf(detail, sizeof detail, "line %zu: %s", s.scan.bad_line, s.scan.problem);
-        else if (s.scan.torn)
-            gpo_snprintf(detail, sizeof detail,
-                         "a torn last line of %zu bytes (ignored; cut off by the next write)",
-                         s.scan.torn);
-        if (!s.readable || s.scan.status == GPO_J_CORRUPT || s.scan.status == GPO_J_OLDER)
-            ok = 0;
-        size_t entries = 0, unfinished = 0;
-        for (size_t j = 0; j < s.ix.n; j++) {
-            entries += s.ix.items[j].record != NULL;
-            unfinished += s.ix.items[j].open_begin != NULL;
-        }
-        cJSON_AddStringToObject(f, "detail", detail);
-        cJSON_AddNumberToObject(f, "lines", (double)s.scan.lines);
-        cJSON_AddNumberToObject(f, "entries", (double)entries);
-        cJSON_AddNumberToObject(f, "unfinished", (double)unfinished);
-        cJSON_AddNumberToObject(f, "candidates", (double)s.scan.cands);
-        cJSON_AddNumberToObject(f, "torn_bytes", (double)s.scan.torn);
-        cJSON_AddItemToArray(files, f);
-        gpo_cidx_free(&s.ix);
+    return report(dir, verify_one, out);
+}
+
+/* Removes `name` (relative to dirfd); counts it and says so. */
+static gpuopt_status remove_one(int dirfd, const char *dir, const char *name, const gpo_logger *log,
+                                int *removed)
+{
+    if (unlinkat(dirfd, name, 0) == 0) {
+        (*removed)++;
+        gpo_log_info(log, "removed cache file %s/%s", dir, name);
+    } else if (errno != ENOENT) {
+        return gpo_fail(GPUOPT_ERR_IO, "cannot remove %s/%s: %s", dir, name, strerror(errno));
     }
-    gpo_fs_list_free(names, n);
-    if (!files || !aside || !temps || !cJSON_AddBoolToObject(o, "ok", ok)) {
-        cJSON_Delete(o);
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for the cache report");
-    }
-    *out = o;
     return GPUOPT_OK;
 }
 
@@ -252,41 +308,52 @@ gpuopt_status gpo_cache_dir_clear(const char *dir, const gpo_cache_device *dev,
                                   const gpo_logger *log, int *removed)
 {
     assert(dir && *dir);
-    if (removed)
-        *removed = 0;
-    char want[300] = "", base[300], path[GPO_PATH_MAX];
+    int count = 0;
+    char want[300] = "", base[300];
     if (dev) {
         gpuopt_status st = gpo_cache_file_name(dev, NULL, want, sizeof want);
         if (st)
             return st;
-        want[strlen(want) - strlen(GPO_CACHE_EXT)] = '\0';
+        *strrchr(want, '.') = '\0';
     }
     char **names = NULL;
     size_t n = 0;
-    gpuopt_status st = list_dir(dir, &names, &n), first = GPUOPT_OK;
+    int dirfd = -1;
+    gpuopt_status st = list_dir(dir, &dirfd, &names, &n), first = GPUOPT_OK;
     if (st)
         return st;
     for (size_t i = 0; i < n; i++) {
         file_kind k = classify(names[i], base, sizeof base);
-        if (k == F_NONE || (dev && strcmp(base, want) != 0))
+        if (dev && strcmp(base, want) != 0)
             continue;
-        gpo_snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        /* A journal is removed under its exclusive lock, so no append or
-         * compaction is half-way through it; writers waiting on the lock
-         * find the path gone and start a new file. */
-        int fd = k == F_JOURNAL ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-        if (fd >= 0)
-            gpo_journal_lock(fd, LOCK_EX);
-        if (unlink(path) == 0) {
-            if (removed)
-                (*removed)++;
-            gpo_log_info(log, "removed cache file %s", path);
-        } else if (errno != ENOENT && first == GPUOPT_OK) {
-            first = gpo_fail(GPUOPT_ERR_IO, "cannot remove %s: %s", path, strerror(errno));
+        if (k != K_FILE && k != K_LOCK) {
+            st = remove_one(dirfd, dir, names[i], log, &count);
+            first = first ? first : st;
+            continue;
         }
+        /* A device file goes under its writers' lock, so no write is cut in
+         * half, and the lock file with it: a writer that waited on it takes
+         * the new one (file.c). A lock alone is one a writer left before
+         * its first file. */
+        char file[300], lock[320], why[300];
+        struct stat ls;
+        gpo_strlcpy(file, names[i], sizeof file);
+        if (k == K_LOCK)
+            file[strlen(file) - 5] = '\0';
+        gpo_snprintf(lock, sizeof lock, "%s.lock", file);
+        if (k == K_LOCK && fstatat(dirfd, lock, &ls, AT_SYMLINK_NOFOLLOW) != 0)
+            continue; /* went with its file */
+        int fd = gpo_cache_file_lock(dirfd, file, GPO_CACHE_LOCK_WAIT_MS, why, sizeof why);
+        st = remove_one(dirfd, dir, file, log, &count);
+        first = first ? first : st;
         if (fd >= 0)
-            close(fd);
+            unlinkat(dirfd, lock, 0);
+        gpo_cache_file_unlock(fd);
     }
-    gpo_fs_list_free(names, n);
+    free_names(names, n);
+    if (dirfd >= 0)
+        close(dirfd);
+    if (removed)
+        *removed = count;
     return first;
 }

@@ -53,6 +53,38 @@ void gpo_cache_device_from_info(const gpuopt_device_info *info, gpo_cache_device
     gpo_strlcpy(out->pci, info->pci_bus_id, sizeof out->pci);
 }
 
+static int device_field(const cJSON *o, const char *name, char *out, size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+    if (!cJSON_IsString(v) || strlen(v->valuestring) >= cap)
+        return -1;
+    gpo_strlcpy(out, v->valuestring, cap);
+    return 0;
+}
+
+int gpo_cache_device_from_json(const cJSON *d, gpo_cache_device *dev)
+{
+    const cJSON *cu = cJSON_GetObjectItemCaseSensitive(d, "compute_units");
+    char name[256];
+    memset(dev, 0, sizeof *dev);
+    if (device_field(d, "backend", dev->backend, sizeof dev->backend) || !dev->backend[0] ||
+        device_field(d, "arch", dev->arch, sizeof dev->arch) || !dev->arch[0] ||
+        device_field(d, "name", dev->name, sizeof dev->name) ||
+        device_field(d, "uuid", dev->uuid, sizeof dev->uuid) ||
+        device_field(d, "pci", dev->pci, sizeof dev->pci) || !cJSON_IsNumber(cu) ||
+        !(cu->valuedouble >= -1 && cu->valuedouble <= 1e6) ||
+        cu->valuedouble != (double)(int32_t)cu->valuedouble)
+        return -1;
+    dev->compute_units = (int32_t)cu->valuedouble;
+    return gpo_cache_file_name(dev, NULL, name, sizeof name) == GPUOPT_OK ? 0 : -1;
+}
+
+int gpo_cache_device_same_kind(const gpo_cache_device *a, const gpo_cache_device *b)
+{
+    return !strcmp(a->backend, b->backend) && !strcmp(a->arch, b->arch) &&
+           a->compute_units == b->compute_units;
+}
+
 gpuopt_status gpo_cache_file_name(const gpo_cache_device *dev, const char *host, char *out,
                                   size_t cap)
 {
@@ -87,7 +119,7 @@ gpuopt_status gpo_cache_file_name(const gpo_cache_device *dev, const char *host,
     return GPUOPT_OK;
 }
 
-int gpo_cache_is_journal_name(const char *name)
+int gpo_cache_is_file_name(const char *name)
 {
     size_t n = strlen(name), e = strlen(GPO_CACHE_EXT);
     if (n <= e || name[0] == '.' || strcmp(name + n - e, GPO_CACHE_EXT) != 0 || strchr(name, '/'))
@@ -333,6 +365,10 @@ int gpo_cache_params_valid(const cJSON *params, char *why, size_t cap)
     }
     int n = 0;
     for (const cJSON *p = params->child; p; p = p->next, n++) {
+        if (n == GPO_CACHE_PARAMS_MAX) {
+            gpo_snprintf(why, cap, "more than %d parameters", GPO_CACHE_PARAMS_MAX);
+            return -1;
+        }
         if (!p->string || !p->string[0]) {
             gpo_snprintf(why, cap, "parameter %d has no name", n);
             return -1;
@@ -368,6 +404,17 @@ int32_t gpo_cache_status_parse(const char *name)
     return -1;
 }
 
+static const char *const stat_names[5] = {"median_ns", "min_ns", "p20_ns", "p80_ns", "compile_ms"};
+
+static void stat_values(const gpo_cache_stats *s, double v[5])
+{
+    v[0] = s->median_ns;
+    v[1] = s->min_ns;
+    v[2] = s->p20_ns;
+    v[3] = s->p80_ns;
+    v[4] = s->compile_ms;
+}
+
 int gpo_cache_stats_valid(const gpo_cache_stats *s, char *why, size_t cap)
 {
     if (!gpo_cache_status_name(s->status)) {
@@ -379,24 +426,64 @@ int gpo_cache_stats_valid(const gpo_cache_stats *s, char *why, size_t cap)
         gpo_snprintf(why, cap, "runs %d is negative", (int)s->runs);
         return -1;
     }
-    const double v[5] = {s->median_ns, s->min_ns, s->p20_ns, s->p80_ns, s->compile_ms};
-    static const char *const names[5] = {"median_ns", "min_ns", "p20_ns", "p80_ns", "compile_ms"};
+    double v[5];
+    stat_values(s, v);
     for (int i = 0; i < 5; i++)
         if (!isfinite(v[i]) || (v[i] < 0 && v[i] != -1)) {
             gpo_snprintf(why, cap, "%s %g: accepted a finite value >= 0, or -1 (not measured)",
-                         names[i], v[i]);
+                         stat_names[i], v[i]);
             return -1;
         }
     return 0;
 }
 
-void gpo_cache_stats_to_json(cJSON *obj, const gpo_cache_stats *s)
+int gpo_cache_stats_to_json(cJSON *obj, const gpo_cache_stats *s)
 {
-    cJSON_AddStringToObject(obj, "status", gpo_cache_status_name(s->status));
-    cJSON_AddNumberToObject(obj, "runs", s->runs);
-    cJSON_AddNumberToObject(obj, "median_ns", s->median_ns);
-    cJSON_AddNumberToObject(obj, "min_ns", s->min_ns);
-    cJSON_AddNumberToObject(obj, "p20_ns", s->p20_ns);
-    cJSON_AddNumberToObject(obj, "p80_ns", s->p80_ns);
-    cJSON_AddNumberToObject(obj, "compile_ms", s->compile_ms);
+    double v[5];
+    stat_values(s, v);
+    if (!cJSON_AddStringToObject(obj, "status", gpo_cache_status_name(s->status)) ||
+        !cJSON_AddNumberToObject(obj, "runs", s->runs))
+        return -1;
+    for (int i = 0; i < 5; i++)
+        if (!cJSON_AddNumberToObject(obj, stat_names[i], v[i]))
+            return -1;
+    return 0;
+}
+
+int gpo_cache_candidate_valid(const cJSON *cand, gpo_cache_stats *out, char *why, size_t cap)
+{
+    gpo_cache_stats s;
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(cand, "status");
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(cand, "runs");
+    if (!cJSON_IsObject(cand)) {
+        gpo_snprintf(why, cap, "a candidate that is not an object");
+        return -1;
+    }
+    if (gpo_cache_params_valid(cJSON_GetObjectItemCaseSensitive(cand, "params"), why, cap))
+        return -1;
+    if (!cJSON_IsString(status) || (s.status = gpo_cache_status_parse(status->valuestring)) < 0) {
+        gpo_snprintf(why, cap, "a candidate with an unknown status");
+        return -1;
+    }
+    /* Range first: a double outside int32_t must never be converted. */
+    if (!cJSON_IsNumber(runs) || !(runs->valuedouble >= 0 && runs->valuedouble <= INT32_MAX) ||
+        runs->valuedouble != (double)(int32_t)runs->valuedouble) {
+        gpo_snprintf(why, cap, "a candidate whose runs are not a count");
+        return -1;
+    }
+    s.runs = (int32_t)runs->valuedouble;
+    double *v[5] = {&s.median_ns, &s.min_ns, &s.p20_ns, &s.p80_ns, &s.compile_ms};
+    for (int i = 0; i < 5; i++) {
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(cand, stat_names[i]);
+        if (!cJSON_IsNumber(f)) {
+            gpo_snprintf(why, cap, "a candidate without %s", stat_names[i]);
+            return -1;
+        }
+        *v[i] = f->valuedouble;
+    }
+    if (gpo_cache_stats_valid(&s, why, cap))
+        return -1;
+    if (out)
+        *out = s;
+    return 0;
 }

@@ -1,8 +1,8 @@
 /* Keys of the tuning cache, and the values a record holds: device
- * fingerprints and journal names, the canonical hard-key text and its hash,
- * soft fields, candidate statistics, and their JSON. Pure functions: no
- * file, no state. The layers above (journal.c, cache.c, dir.c) and every
- * writer of records (the tuner, tier 2) build on these.
+ * fingerprints and file names, the canonical hard-key text and its hash,
+ * soft fields, candidate statistics, and their JSON both ways. Pure
+ * functions: no file, no state. The layers above (doc.c, cache.c, dir.c)
+ * and every writer of records (the tuner, tier 2) build on these.
  *
  * Keys hash with gpo_hash64 (src/util/hash.h). Not cryptographic: a
  * collision costs a compare, since every hit checks the full key text.
@@ -20,7 +20,7 @@
 /* The file schema, part of every key. Bumped when a reader of the old
  * schema would misread the new one; a file of a newer schema is never read
  * or written. */
-#define GPO_CACHE_SCHEMA 1
+#define GPO_CACHE_SCHEMA 2
 /* Longest string field in a key. */
 #define GPO_CACHE_FIELD_MAX 4096u
 
@@ -37,7 +37,16 @@ typedef struct gpo_cache_device {
 /* The fingerprint of a device record. */
 void gpo_cache_device_from_info(const gpuopt_device_info *info, gpo_cache_device *out);
 
-/* The journal's file name, without directory: "<backend>_<arch>_<N>cu_<id>"
+/* The fingerprint a file header names ({"backend", "arch", "compute_units",
+ * "name", "uuid", "pci"}), checked as a file name needs it; -1 when a
+ * field is missing, of the wrong type or too long. */
+int gpo_cache_device_from_json(const cJSON *json, gpo_cache_device *out);
+
+/* 1 when `a` and `b` are the same product: backend, architecture and
+ * compute units, the device part of every hard key. */
+int gpo_cache_device_same_kind(const gpo_cache_device *a, const gpo_cache_device *b);
+
+/* The cache file's name, without directory: "<backend>_<arch>_<N>cu_<id>"
  * where id is the UUID, else "pci-<bus id>", else the device name, each
  * lower-cased with every other character turned into '-'; then "@<host>"
  * when `host` is not NULL (network file systems, see gpo_cache_open); then
@@ -50,8 +59,11 @@ gpuopt_status gpo_cache_file_name(const gpo_cache_device *dev, const char *host,
 
 /* 1 when `name` is one gpo_cache_file_name makes:
  * "<backend>_<arch>_<N>cu_<id>[@host].jsonl". */
-int gpo_cache_is_journal_name(const char *name);
+int gpo_cache_is_file_name(const char *name);
 
+/* The same name as 0.1's journals: a 0.1 library finds a newer schema in
+ * the header and leaves the file alone; this one finds 0.1's older schema
+ * and sets it aside. */
 #define GPO_CACHE_EXT ".jsonl"
 
 /* The hard key of a record. Strings may be NULL where they do not apply
@@ -125,11 +137,21 @@ typedef struct gpo_cache_stats {
 const char *gpo_cache_status_name(int32_t status);
 int32_t gpo_cache_status_parse(const char *name);
 
-/* -1 when `params` is not an object of names to numbers or strings. */
+/* Parameters per candidate: as many as a space may have
+ * (GPO_SPACE_MAX_PARAMS); the bound keeps checking a crafted file linear. */
+#define GPO_CACHE_PARAMS_MAX 64
+
+/* -1 when `params` is not an object of at most GPO_CACHE_PARAMS_MAX names
+ * to numbers or strings. */
 int gpo_cache_params_valid(const cJSON *params, char *why, size_t cap);
 /* -1 when a statistic is out of range or not finite. */
 int gpo_cache_stats_valid(const gpo_cache_stats *s, char *why, size_t cap);
-/* Adds "status", "runs", "median_ns", ... to obj. */
-void gpo_cache_stats_to_json(cJSON *obj, const gpo_cache_stats *s);
+/* Adds "status", "runs", "median_ns", ... to obj; -1 when an allocation
+ * failed (obj then holds some of them: the caller drops it). */
+int gpo_cache_stats_to_json(cJSON *obj, const gpo_cache_stats *s);
+/* A stored candidate ({"params", "status", "runs", "median_ns", ...}) read
+ * back and checked as gpo_cache_params_valid and gpo_cache_stats_valid
+ * check what is stored: 0, or -1 with `why`. `out` may be NULL. */
+int gpo_cache_candidate_valid(const cJSON *cand, gpo_cache_stats *out, char *why, size_t cap);
 
 #endif

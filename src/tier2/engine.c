@@ -6,6 +6,7 @@
  * opening the session and building the kernels included, shared by the
  * benchmarks that missed the cache by their weights; the issue's target is
  * 2 s for the whole plan the first time on PoCL. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,42 +34,75 @@ static void hook(const char *event, const char *kind)
         gpo_tier2_hook(event, kind);
 }
 
-/* Sets the knobs of `list` on the plan with `source`; `suffix` (may be "")
- * is appended to every reason. A stored list that does not read is a
- * failure: the record is not ours to trust. */
+/* Why a stored knob list cannot be set on the plan ("" when it can): each
+ * entry must name a knob of the catalogue with its declared type, and hold
+ * a value inside its domain. A record is data from a file, so this is
+ * checked before anything is set; the callers measure again instead. */
+static int knobs_invalid(const gpo_t2 *t2, const cJSON *list, char *why, size_t cap)
+{
+    static const char *const types[] = {
+        [GPUOPT_KNOB_BOOL] = "bool", [GPUOPT_KNOB_INT] = "int", [GPUOPT_KNOB_BYTES] = "bytes"};
+    const cJSON *k;
+    if (!cJSON_IsArray(list)) {
+        gpo_snprintf(why, cap, "no knob list");
+        return -1;
+    }
+    cJSON_ArrayForEach(k, list)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(k, "name");
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(k, "type");
+        const cJSON *value = cJSON_GetObjectItemCaseSensitive(k, "value");
+        const gpo_knob_def *def =
+            cJSON_IsString(name) ? gpo_plan_knob_def(t2->plan, name->valuestring) : NULL;
+        /* Range before conversion: a double outside int64_t never is. */
+        double v = cJSON_IsNumber(value) ? value->valuedouble : NAN;
+        if (!def || def->derive || def->type < 0 ||
+            (size_t)def->type >= sizeof types / sizeof types[0] || !types[def->type] ||
+            !cJSON_IsString(type) || strcmp(type->valuestring, types[def->type]) != 0 ||
+            !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(k, "reason")) ||
+            !(v >= -9.2e18 && v <= 9.2e18) || v != floor(v)) {
+            gpo_snprintf(why, cap,
+                         "a stored knob %s%s%s without a known name, its type or an "
+                         "integer value",
+                         cJSON_IsString(name) ? "\"" : "",
+                         cJSON_IsString(name) ? name->valuestring : "",
+                         cJSON_IsString(name) ? "\"" : "");
+            return -1;
+        }
+        char text[32], domain[256];
+        gpo_snprintf(text, sizeof text, "%.0f", v);
+        if (gpo_knob_check(def, (int64_t)v, text, domain, sizeof domain)) {
+            gpo_snprintf(why, cap, "knob %s: %s", def->name, domain);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Sets the knobs of `list` (checked by knobs_invalid) on the plan with
+ * `source`; `suffix` (may be "") is appended to every reason. */
 static gpuopt_status set_knobs(gpo_t2 *t2, const cJSON *list, int32_t source, const char *suffix)
 {
     struct gpuopt_plan *p = t2->plan;
     int32_t was = p->cur_source;
     gpuopt_status st = GPUOPT_OK;
     const cJSON *k;
+    char why[400];
+    if (knobs_invalid(t2, list, why, sizeof why))
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "tier 2: %s", why);
     p->cur_source = source;
     cJSON_ArrayForEach(k, list)
     {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(k, "name");
-        const cJSON *type = cJSON_GetObjectItemCaseSensitive(k, "type");
-        const cJSON *value = cJSON_GetObjectItemCaseSensitive(k, "value");
-        const cJSON *reason = cJSON_GetObjectItemCaseSensitive(k, "reason");
-        if (!cJSON_IsString(name) || !cJSON_IsString(type) || !cJSON_IsNumber(value) ||
-            !cJSON_IsString(reason)) {
-            st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                          "tier 2: a stored knob lacks its name, type, value or reason");
-            break;
-        }
-        const char *ty = type->valuestring;
-        double v = value->valuedouble;
+        const char *name = cJSON_GetObjectItemCaseSensitive(k, "name")->valuestring;
+        const char *ty = cJSON_GetObjectItemCaseSensitive(k, "type")->valuestring;
+        const char *reason = cJSON_GetObjectItemCaseSensitive(k, "reason")->valuestring;
+        int64_t v = (int64_t)cJSON_GetObjectItemCaseSensitive(k, "value")->valuedouble;
         if (strcmp(ty, "bool") == 0)
-            st = gpo_knob_set_bool(p, name->valuestring, v != 0, "%s%s", reason->valuestring,
-                                   suffix);
-        else if (strcmp(ty, "bytes") == 0 && v >= 0)
-            st = gpo_knob_set_bytes(p, name->valuestring, (uint64_t)v, "%s%s", reason->valuestring,
-                                    suffix);
-        else if (strcmp(ty, "int") == 0)
-            st = gpo_knob_set_int(p, name->valuestring, (int64_t)v, "%s%s", reason->valuestring,
-                                  suffix);
+            st = gpo_knob_set_bool(p, name, v != 0, "%s%s", reason, suffix);
+        else if (strcmp(ty, "bytes") == 0)
+            st = gpo_knob_set_bytes(p, name, (uint64_t)v, "%s%s", reason, suffix);
         else
-            st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "tier 2: stored knob %s has type \"%s\"",
-                          name->valuestring, ty);
+            st = gpo_knob_set_int(p, name, v, "%s%s", reason, suffix);
         if (st)
             break;
     }
@@ -168,8 +202,14 @@ static gpuopt_status begin(gpo_t2 *t2, job_run *j, const gpo_t2_bench *b, gpo_ca
     const gpo_cache_hit *hit = gpo_run_hit(j->run);
     const cJSON *knobs =
         found == GPO_RUN_HIT ? cJSON_GetObjectItemCaseSensitive(hit->payload, "knobs") : NULL;
-    if (!cJSON_IsArray(knobs))
+    char why[400];
+    if (!knobs)
         return GPUOPT_OK; /* a record without knobs is not ours: measure */
+    if (knobs_invalid(t2, knobs, why, sizeof why)) {
+        gpo_log_warn(t2->log, "%s: tier 2 %s: the cached record is not used (%s): measuring again",
+                     t2->dev->info.id, job->kind, why);
+        return GPUOPT_OK;
+    }
     char day[32], suffix[64];
     day_of(hit->time, day, sizeof day);
     gpo_snprintf(suffix, sizeof suffix, " (measured %s, from the tuning cache)", day);
@@ -213,6 +253,11 @@ static gpuopt_status verify(gpo_t2 *t2, job_run *j, int *done)
     if (st)
         return st;
     const cJSON *knobs = cJSON_GetObjectItemCaseSensitive(gpo_result_payload(j->answer), "knobs");
+    if (knobs_invalid(t2, knobs, note, sizeof note)) {
+        gpo_log_warn(t2->log, "%s: tier 2 %s: the cached record is not used (%s): measuring again",
+                     t2->dev->info.id, job->kind, note);
+        return GPUOPT_OK;
+    }
     gpo_cache_soft_words(gpo_result_changed(j->answer), what, sizeof what);
     day_of(gpo_result_time(j->answer), day, sizeof day);
     verify_note(job, j->answer, note, sizeof note);

@@ -1,6 +1,7 @@
 /* Results (result.h), and their JSON and CSV for users (docs/tuning.md,
  * "Results", shows both). */
 #include <math.h>
+#include <time.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,8 @@ struct gpuopt_result {
     uint64_t seed;
     int32_t max_evaluations, max_failures;
     double max_seconds;
+    int32_t asked_evaluations, asked_failures; /* this run's budget; the above: the answer's */
+    double asked_seconds;
     gpo_timing_settings timing;
     double timeout_s;
     char stop[32];
@@ -68,6 +71,9 @@ gpuopt_result *gpo_result_new(const gpo_result_info *info, const gpuopt_space *s
     res->max_evaluations = info->max_evaluations;
     res->max_seconds = info->max_seconds;
     res->max_failures = info->max_failures;
+    res->asked_evaluations = info->max_evaluations;
+    res->asked_seconds = info->max_seconds;
+    res->asked_failures = info->max_failures;
     res->timing = info->timing;
     res->timeout_s = info->timeout_s;
     res->wall_s = -1;
@@ -171,6 +177,13 @@ void gpo_result_set_record(gpuopt_result *res, const cJSON *record, const char *
     const cJSON *seed = cJSON_GetObjectItemCaseSensitive(record, "seed");
     if (cJSON_IsString(seed))
         res->seed = strtoull(seed->valuestring, NULL, 10);
+    /* The answer's own budget, not this run's: data from disk, so a value
+     * out of range stays unknown (-1) and is never converted. */
+    const cJSON *budget = cJSON_GetObjectItemCaseSensitive(record, "budget");
+    double ev = num(budget, "max_evaluations", -1), fl = num(budget, "max_failures", -1);
+    res->max_evaluations = ev >= 0 && ev <= INT32_MAX ? (int32_t)ev : -1;
+    res->max_failures = fl >= 0 && fl <= INT32_MAX ? (int32_t)fl : -1;
+    res->max_seconds = num(budget, "max_seconds", -1) >= 0 ? num(budget, "max_seconds", -1) : -1;
     res->wall_s = num(record, "wall_s", -1);
     res->evaluations = (int32_t)num(record, "evaluated", 0);
     gpo_strlcpy(res->stop, stop, sizeof res->stop);
@@ -258,13 +271,17 @@ const cJSON *gpo_result_payload(const gpuopt_result *res)
 
 void gpo_result_cache_stats(const gpuopt_result *res, int32_t i, gpo_cache_stats *out)
 {
+    /* A finalist's figures are those of the side-by-side re-timing that
+     * chose the winner, so the stored best and runner-up compare as they
+     * were compared (the search's own figures ran at other moments). */
     const gpo_rcand *c = &res->c[i];
+    const gpo_stats *st = gpo_result_stats(res, i);
     out->status = c->status;
-    out->runs = c->timed ? c->stats.count : 0;
-    out->median_ns = c->timed ? c->stats.median : -1;
-    out->min_ns = c->timed ? c->stats.min : -1;
-    out->p20_ns = c->timed ? c->stats.p20 : -1;
-    out->p80_ns = c->timed ? c->stats.p80 : -1;
+    out->runs = st ? st->count : 0;
+    out->median_ns = st ? st->median : -1;
+    out->min_ns = st ? st->min : -1;
+    out->p20_ns = st ? st->p20 : -1;
+    out->p80_ns = st ? st->p80 : -1;
     out->compile_ms = c->compile_ms;
 }
 
@@ -324,11 +341,6 @@ GPUOPT_API gpuopt_status gpuopt_result_best(const gpuopt_result *res, gpuopt_can
     gpuopt_status st = check_out(res, best, "gpuopt_result_best");
     if (st != GPUOPT_OK)
         return st;
-    if (res->best < 0 && res->origin != GPUOPT_ORIGIN_TUNED)
-        return gpo_fail(GPUOPT_ERR_NOT_FOUND,
-                        "gpuopt_result_best: the cached tune of this key found no valid "
-                        "candidate (tune again with GPUOPT_CACHE_REFRESH after changing the "
-                        "kernel or the space)");
     if (res->best < 0)
         return gpo_fail(GPUOPT_ERR_NOT_FOUND,
                         "gpuopt_result_best: no valid candidate among the %d evaluated (the "
@@ -428,8 +440,12 @@ GPUOPT_API gpuopt_status gpuopt_result_to_json(const gpuopt_result *res, char **
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_result_to_json: %s is NULL",
                         res ? "json" : "result");
     cJSON *o = cJSON_CreateObject(), *x;
-    char seed[24];
+    char seed[24], measured_at[32] = "";
     gpo_snprintf(seed, sizeof seed, "%llu", (unsigned long long)res->seed);
+    time_t when = (time_t)res->time;
+    struct tm tm;
+    if (res->time > 0 && gmtime_r(&when, &tm))
+        strftime(measured_at, sizeof measured_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
     int e = !o;
     e = e || !cJSON_AddStringToObject(o, "device", res->device);
     e = e || !cJSON_AddStringToObject(o, "device_name", res->device_name);
@@ -447,6 +463,12 @@ GPUOPT_API gpuopt_status gpuopt_result_to_json(const gpuopt_result *res, char **
     e = e || add_num(x, "max_evaluations", res->max_evaluations) ||
         add_num(x, "max_seconds", res->max_seconds) ||
         add_num(x, "max_failures", res->max_failures);
+    e = e || !(x = cJSON_AddObjectToObject(o, "budget_requested"));
+    e = e || add_num(x, "max_evaluations", res->asked_evaluations) ||
+        add_num(x, "max_seconds", res->asked_seconds) ||
+        add_num(x, "max_failures", res->asked_failures);
+    e = e || !(res->time > 0 ? cJSON_AddStringToObject(o, "measured_at", measured_at)
+                             : cJSON_AddNullToObject(o, "measured_at"));
     e = e || !(x = cJSON_AddObjectToObject(o, "timing"));
     e = e || add_num(x, "warmup_ms", res->timing.warmup_ms) ||
         add_num(x, "repeat_ms", res->timing.repeat_ms) ||

@@ -499,22 +499,29 @@ static gpuopt_result *from_hit(gpo_run *r, gpo_cache_hit *hit, gpuopt_status *st
     uint32_t idx[GPO_SPACE_MAX_PARAMS + 1];
     gpo_eval ev;
     *st = GPUOPT_OK;
-    if (hit->best && (stored(r, hit->best, idx, &ev) != 0 || ev.status != GPO_CAND_OK)) {
+    /* A tune that found no valid candidate (every one failed, faulted or
+     * was wrong) stays stored, so 'gpuopt cache show' tells what became of
+     * each, but never answers: whatever made them fail may be gone. */
+    if (!hit->best) {
+        gpo_log_info(r->spec.log, "tuner: the cached tune of this key found no valid candidate: "
+                                  "tuning again");
+        *st = GPUOPT_ERR_NOT_FOUND;
+        return NULL;
+    }
+    if (stored(r, hit->best, idx, &ev) != 0 || ev.status != GPO_CAND_OK) {
         *st = GPUOPT_ERR_NOT_FOUND;
         return NULL;
     }
     gpuopt_result *res = new_result(r);
     if (!res)
         goto nomem;
-    if (hit->best) {
+    if (gpo_result_add(res, idx, &ev, 0) < 0)
+        goto nomem;
+    gpo_result_set_best(res, 0);
+    if (hit->runner_up && stored(r, hit->runner_up, idx, &ev) == 0 && ev.status == GPO_CAND_OK) {
         if (gpo_result_add(res, idx, &ev, 0) < 0)
             goto nomem;
-        gpo_result_set_best(res, 0);
-        if (hit->runner_up && stored(r, hit->runner_up, idx, &ev) == 0) {
-            if (gpo_result_add(res, idx, &ev, 0) < 0)
-                goto nomem;
-            gpo_result_set_runner(res, 1);
-        }
+        gpo_result_set_runner(res, 1);
     }
     gpo_result_set_record(res, hit->record, "cached");
     gpo_result_set_origin(res, GPUOPT_ORIGIN_CACHE_HIT, hit->time, hit->changed, take_payload(hit));

@@ -15,6 +15,7 @@
 #include "tune/space.h"
 #include "tune/subject_kernel.h"
 #include "tune/validate.h"
+#include "tune/entries.h"
 #include "util/strutil.h"
 
 /* What the tuner keeps across runs: the device session and its programs. */
@@ -45,6 +46,7 @@ typedef struct gpo_krun {
     size_t *expect_count;
     void *scratch; /* read-back space for the largest output */
     size_t scratch_bytes;
+    int entry_found; /* a candidate's program had the entry */
 } gpo_krun;
 
 /* Points handed out ahead of the one being timed, so their builds overlap
@@ -437,6 +439,20 @@ static gpuopt_status make_fixed(gpo_subject_ctx *sc, gpo_krun *k, const gpo_targ
     return GPUOPT_OK;
 }
 
+/* After a program built but its kernel `entry` could not be made: a name
+ * the source does not define is the caller's mistake, refused with the
+ * names it does define (INVALID_ARGUMENT); GPUOPT_OK otherwise. */
+static gpuopt_status no_entry(const gpo_kernel_subject *t, const char *source, const char *entry,
+                              const char *what)
+{
+    char names[512];
+    if (gpo_kernel_entries(source, t->k.language, entry, names, sizeof names))
+        return GPUOPT_OK;
+    return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                    "the %s's entry '%s' is not in its program (%s); the source defines %s%s", what,
+                    entry, gpo_detail_get(), *names ? "" : "no entry point", names);
+}
+
 /* Runs the reference kernel once; its outputs become the expected values
  * (outputs with reference data keep that). */
 static gpuopt_status run_reference(gpo_subject_ctx *sc, gpo_krun *k)
@@ -459,7 +475,8 @@ static gpuopt_status run_reference(gpo_subject_ctx *sc, gpo_krun *k)
         goto out;
     }
     if ((st = ks->ops->kernel_create(ks->rt, prog, t->k.ref_entry, &kern)) != GPUOPT_OK) {
-        st = gpo_fail(st, "the reference kernel: %s", gpo_detail_get());
+        gpuopt_status why = no_entry(t, t->k.ref_source, t->k.ref_entry, "reference kernel");
+        st = why != GPUOPT_OK ? why : gpo_fail(st, "the reference kernel: %s", gpo_detail_get());
         goto out;
     }
     for (int32_t i = 0; i < k->nargs && st == GPUOPT_OK; i++) {
@@ -737,7 +754,7 @@ static int32_t bind(gpo_subject_ctx *sc, const gpo_krun *k, kprep *p, const uint
 static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **out, gpo_eval *ev)
 {
     const gpo_kernel_subject *t = sc->def;
-    const gpo_krun *k = sc->state;
+    gpo_krun *k = sc->state;
     gpo_ksession *ks = k->ks;
     const uint32_t *idx = gpo_point_indices(c);
     char *opts = NULL, *log = NULL;
@@ -788,11 +805,17 @@ static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **
         s = fault_ends_run(sc, c, "finding its kernel");
         goto out;
     }
+    if (st != GPUOPT_OK && !k->entry_found &&
+        (sc->fatal = no_entry(t, t->k.source, t->k.entry, "kernel")) != GPUOPT_OK) {
+        s = GPO_FATAL; /* no candidate can have it: nothing more is built */
+        goto out;
+    }
     if (st != GPUOPT_OK) {
         gpo_snprintf(ev->msg, sizeof ev->msg, "kernel %s: %s", t->k.entry, gpo_detail_get());
         s = GPO_CAND_COMPILE_FAILED;
         goto out;
     }
+    k->entry_found = 1;
     size_t max = 0;
     if (p->has_local && ks->ops->kernel_max_group &&
         ks->ops->kernel_max_group(ks->rt, p->kernel, &max) == GPUOPT_OK && max > 0 &&

@@ -59,7 +59,25 @@ static size_t use_everything(void)
            (plan == 0) + (size_t)version[0] + (size_t)api + (size_t)level + flags;
 }
 
+/* The profiler's macros, with the NULL profiler they accept. */
+static int profile_sections(gpuopt_profiler *prof)
+{
+    gpuopt_profiler_options options;
+    gpuopt_count_unit unit = GPUOPT_COUNT_BYTES;
+    gpuopt_profile_format format = GPUOPT_PROFILE_SVG;
+    options.struct_size = sizeof options;
+    options.flags = GPUOPT_PROFILER_START_DISABLED | GPUOPT_PROFILER_NO_VENDOR_RANGES;
+    options.max_sections = GPUOPT_PROFILER_DEFAULT_MAX_SECTIONS;
+    GPUOPT_PROFILE_BEGIN(prof, "outer");
+    {
+        GPUOPT_PROFILE_SCOPE(prof, "inner");
+        GPUOPT_PROFILE_COUNT(prof, GPUOPT_COUNT_ITEMS, 4u);
+    }
+    GPUOPT_PROFILE_END(prof, "outer");
+    return (int)options.flags + (int)unit + (int)format + (GPUOPT_ERR_NESTING != 0);
+}
+
 int main(void)
 {
-    return use_everything() == 0;
+    return use_everything() == 0 || profile_sections(0) == 0;
 }

@@ -25,6 +25,7 @@ static const struct {
     {GPUOPT_ERR_STRUCT_SIZE, 102, "GPUOPT_ERR_STRUCT_SIZE"},
     {GPUOPT_ERR_NOT_FOUND, 103, "GPUOPT_ERR_NOT_FOUND"},
     {GPUOPT_ERR_CONFIG, 104, "GPUOPT_ERR_CONFIG"},
+    {GPUOPT_ERR_NESTING, 105, "GPUOPT_ERR_NESTING"},
     {GPUOPT_ERR_NO_MEMORY, 200, "GPUOPT_ERR_NO_MEMORY"},
     {GPUOPT_ERR_IO, 201, "GPUOPT_ERR_IO"},
     {GPUOPT_ERR_FORKED, 202, "GPUOPT_ERR_FORKED"},
@@ -84,7 +85,7 @@ static void status_map_expands_to_the_pinned_statuses_and_their_descriptions(voi
 
 static void unknown_status_values_get_the_fallback_name_and_description(void **state)
 {
-    static const int unknown[] = {INT32_MIN, -1,  1,   99,  105, 199,
+    static const int unknown[] = {INT32_MIN, -1,  1,   99,  106, 199,
                                   203,       299, 305, 404, 999, INT32_MAX};
     (void)state;
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {

@@ -169,11 +169,22 @@ static void failed_plan_calls_leave_no_output(void **state)
 
 static void failed_cache_calls_leave_no_output(void **state)
 {
-    (void)state;
     char *text;
     EXPECT_NULL_AFTER(text, gpuopt_cache_path(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
     EXPECT_NULL_AFTER(text, gpuopt_cache_list(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
     EXPECT_NULL_AFTER(text, gpuopt_cache_verify(NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT, "ctx");
+    EXPECT_NULL_AFTER(text, gpuopt_cache_export(NULL, NULL, &text), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "ctx");
+    EXPECT_NULL_AFTER(text, gpuopt_cache_import(NULL, "", 0, 0, &text), GPUOPT_ERR_INVALID_ARGUMENT,
+                      "ctx");
+    fixture *f = *state;
+    EXPECT_NULL_AFTER(text, gpuopt_cache_import(f->ctx, NULL, 0, 0, &text),
+                      GPUOPT_ERR_INVALID_ARGUMENT, "text");
+    EXPECT_NULL_AFTER(text, gpuopt_cache_import(f->ctx, "", 0, 0x10u, &text),
+                      GPUOPT_ERR_INVALID_ARGUMENT, "flags");
+    /* An empty text has no end line: cut short, nothing imported. */
+    EXPECT_NULL_AFTER(text, gpuopt_cache_import(f->ctx, "", 0, 0, &text),
+                      GPUOPT_ERR_INVALID_ARGUMENT, "cut short");
 }
 
 /* The library cannot know how large a struct with a wrong struct_size is,

@@ -15,26 +15,7 @@ fails=0
 out=$(mktemp) err=$(mktemp) tmp_ref=$(mktemp)
 trap 'rm -f "$out" "$err" "$tmp_ref"' EXIT
 
-# run EXPECTED_RC ARGS... : runs gpuopt, checks the exit status.
-run() {
-  want=$1; shift
-  "$gpuopt" "$@" >"$out" 2>"$err"
-  rc=$?
-  if [ "$rc" != "$want" ]; then
-    echo "FAIL: gpuopt $* exited $rc, expected $want"; sed 's/^/  stderr: /' "$err"; fails=$((fails + 1))
-  fi
-}
-# has FILE TEXT : the last run's stdout/stderr contains TEXT.
-has() {
-  if ! grep -qF -- "$2" "$1"; then
-    echo "FAIL: expected '$2' in $(basename "$1") of the last command"; sed 's/^/  | /' "$1" | head -n 20; fails=$((fails + 1))
-  fi
-}
-hasnt() {
-  if grep -qF -- "$2" "$1"; then
-    echo "FAIL: did not expect '$2' in $(basename "$1") of the last command"; sed 's/^/  | /' "$1" | head -n 20; fails=$((fails + 1))
-  fi
-}
+. "$(dirname "$0")/checks.sh"
 # same FILE : the last run's stdout equals FILE (the same output for two forms).
 same() {
   if ! cmp -s "$out" "$1"; then

@@ -2,7 +2,7 @@
 # The bash completion (tools/gpuopt/gpuopt.bash) offers the commands, every
 # long option each command's --help names, the values of --backend, --level,
 # --strategy and --cache, device ids from `gpuopt devices --list`, and
-# commands after plan --apply-env.
+# commands after plan --apply-env and profile.
 # Usage: test_completion.sh GPUOPT_BINARY COMPLETION_FILE
 set -u
 gpuopt=$1
@@ -48,6 +48,9 @@ offers plan gpuopt help ""
 offers memory gpuopt me
 offers --watch gpuopt memory --w
 offers sh gpuopt plan --apply-env -- s
+offers --output gpuopt profile --o
+offers sh gpuopt profile -- s
+offers sh gpuopt profile -o t.json s
 
 [ "$fails" -eq 0 ] || exit 1
 echo "the completion offers every command, option and value checked"

@@ -19,10 +19,10 @@
 #include "util/strutil.h"
 #include "support/testutil.h"
 
-static const char *const vars[] = {"GPUOPT_BACKEND",       "GPUOPT_DEVICE", "GPUOPT_LEVEL",
-                                   "GPUOPT_LOG",           "GPUOPT_CONFIG", "GPUOPT_SYSFS_ROOT",
-                                   "GPUOPT_CACHE_DIR",     "GPUOPT_KNOBS",  "GPUOPT_CUDA_LIBRARY",
-                                   "GPUOPT_OPENCL_LIBRARY"};
+static const char *const vars[] = {
+    "GPUOPT_BACKEND",      "GPUOPT_DEVICE",         "GPUOPT_LEVEL",       "GPUOPT_LOG",
+    "GPUOPT_CONFIG",       "GPUOPT_SYSFS_ROOT",     "GPUOPT_CACHE_DIR",   "GPUOPT_KNOBS",
+    "GPUOPT_CUDA_LIBRARY", "GPUOPT_OPENCL_LIBRARY", "GPUOPT_CACHE_SHARED"};
 
 static int setup(void **state)
 {
@@ -349,7 +349,8 @@ static void privileged_process_ignores_every_path_from_the_environment(void **st
     (void)state;
     const char *hostile = write_temp_file(0, "hostile.json",
                                           "{\"level\": 0, \"libraries\": {\"cuda\": "
-                                          "\"/tmp/evil.so\"}, \"cache_dir\": \"/tmp/evil\"}");
+                                          "\"/tmp/evil.so\"}, \"cache_dir\": \"/tmp/evil\", "
+                                          "\"cache_shared\": \"/tmp/evil-shared\"}");
     char dir[512];
     gpo_strlcpy(dir, hostile, sizeof dir);
     *strrchr(dir, '/') = '\0';
@@ -359,6 +360,7 @@ static void privileged_process_ignores_every_path_from_the_environment(void **st
     setenv("XDG_CACHE_HOME", dir, 1);
     setenv("GPUOPT_CACHE_DIR", "/tmp/evil-cache", 1);
     setenv("GPUOPT_SYSFS_ROOT", "/tmp/evil-root", 1);
+    setenv("GPUOPT_CACHE_SHARED", "/tmp/evil-shared", 1);
     setenv("GPUOPT_CUDA_LIBRARY", "/tmp/evil.so", 1);
     setenv("GPUOPT_DEVICE", "syncpu:0", 1);
     gpo_config cfg;
@@ -369,13 +371,15 @@ static void privileged_process_ignores_every_path_from_the_environment(void **st
     assert_string_equal(cfg.config_path, "");
     assert_int_equal(cfg.level, 1);
     assert_string_equal(cfg.cache_dir, "");
+    assert_string_equal(cfg.cache_shared, "");
     assert_false(gpo_fs_is_recorded(&cfg.fs));
     assert_null(gpo_config_library(&cfg, "cuda"));
     assert_string_equal(cfg.device, "syncpu:0"); /* not a path: kept */
     assert_int_equal(log.count, 1);
     assert_non_null(strstr(log.text, "privileged process"));
     assert_non_null(strstr(log.text, "GPUOPT_CONFIG, XDG_CONFIG_HOME, HOME, GPUOPT_CACHE_DIR, "
-                                     "XDG_CACHE_HOME, GPUOPT_SYSFS_ROOT, GPUOPT_CUDA_LIBRARY"));
+                                     "XDG_CACHE_HOME, GPUOPT_SYSFS_ROOT, GPUOPT_CACHE_SHARED, "
+                                     "GPUOPT_CUDA_LIBRARY"));
     assert_non_null(strstr(log.text, "config file: none; cache: none"));
     gpo_config_free(&cfg);
 
@@ -385,6 +389,7 @@ static void privileged_process_ignores_every_path_from_the_environment(void **st
     assert_string_equal(cfg.config_path, hostile);
     assert_int_equal(cfg.level, 0);
     assert_string_equal(cfg.cache_dir, "/tmp/evil-cache");
+    assert_string_equal(cfg.cache_shared, "/tmp/evil-shared");
     assert_string_equal(gpo_config_library(&cfg, "cuda"), "/tmp/evil.so");
     gpo_config_free(&cfg);
     setup(NULL);

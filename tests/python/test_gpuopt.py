@@ -69,6 +69,7 @@ class Mirror(unittest.TestCase):
                               ("gpuopt_device_info", gpuopt._DeviceInfo),
                               ("gpuopt_knob", gpuopt._Knob),
                               ("gpuopt_workload", gpuopt._Workload),
+                              ("gpuopt_profiler_options", gpuopt._ProfilerOptions),
                               ("gpuopt_memory_info", gpuopt._MemoryInfo),
                               ("gpuopt_memory_stats", gpuopt._MemoryStats),
                               ("gpuopt_memory_advice", gpuopt._MemoryAdvice)):
@@ -87,6 +88,8 @@ class Mirror(unittest.TestCase):
         self.assertEqual(ctypes.sizeof(gpuopt._DeviceInfo), lib.gpuopt_device_info_size())
         self.assertEqual(ctypes.sizeof(gpuopt._Knob), lib.gpuopt_knob_size())
         self.assertEqual(ctypes.sizeof(gpuopt._Workload), lib.gpuopt_workload_size())
+        self.assertEqual(ctypes.sizeof(gpuopt._ProfilerOptions),
+                         lib.gpuopt_profiler_options_size())
         self.assertEqual(ctypes.sizeof(gpuopt._MemoryInfo), lib.gpuopt_memory_info_size())
         self.assertEqual(ctypes.sizeof(gpuopt._MemoryStats), lib.gpuopt_memory_stats_size())
         self.assertEqual(ctypes.sizeof(gpuopt._MemoryAdvice), lib.gpuopt_memory_advice_size())

@@ -46,7 +46,8 @@ for f in "$h/config.json" "$h/xdg/gpuopt/config.json" "$h/home/.config/gpuopt/co
   cat >"$f" <<JSON
 {"libraries": {"cuda": "$h/evil.so", "nvrtc": "$h/evil.so", "hip": "$h/evil.so",
                "hiprtc": "$h/evil.so", "opencl": "$h/evil.so"},
- "cache_dir": "$h/cache-from-file", "sysfs_root": "$h/root", "level": 2}
+ "cache_dir": "$h/cache-from-file", "cache_shared": "$h/shared-from-file",
+ "sysfs_root": "$h/root", "level": 2}
 JSON
 done
 # LeakSanitizer cannot run under ptrace (the ASan build): leaks are the
@@ -56,7 +57,7 @@ run() { # run OUT_PREFIX PROGRAM
     env -i PATH=/usr/bin:/bin LANG=C GPUOPT_LOG=info GPUOPT_LEVEL=2 GPUOPT_BACKEND=cpu,cuda,rocm,opencl \
       GPUOPT_CONFIG="$h/config.json" XDG_CONFIG_HOME="$h/xdg" HOME="$h/home" \
       XDG_CACHE_HOME="$h/xdg-cache" GPUOPT_CACHE_DIR="$h/cache-from-env" \
-      GPUOPT_SYSFS_ROOT="$h/root" GPUOPT_CUDA_LIBRARY="$h/evil.so" GPUOPT_NVRTC_LIBRARY="$h/evil.so" \
+      GPUOPT_SYSFS_ROOT="$h/root" GPUOPT_CACHE_SHARED="$h/shared-from-env" GPUOPT_CUDA_LIBRARY="$h/evil.so" GPUOPT_NVRTC_LIBRARY="$h/evil.so" \
       GPUOPT_HIP_LIBRARY="$h/evil.so" GPUOPT_HIPRTC_LIBRARY="$h/evil.so" \
       GPUOPT_OPENCL_LIBRARY="$h/evil.so" GPO_EVIL_MARK="$tmp/marks/$(basename "$1")" \
       ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" \
@@ -102,7 +103,7 @@ for d in cache-from-env cache-from-file xdg-cache/gpuopt; do
   [ -e "$h/$d" ] && fail "the set-user-ID program created $h/$d"
 done
 grep -q 'privileged process' "$tmp/priv.err" || fail "no log line says paths were ignored"
-grep -q 'GPUOPT_CONFIG, XDG_CONFIG_HOME, HOME, GPUOPT_CACHE_DIR, XDG_CACHE_HOME, GPUOPT_SYSFS_ROOT' \
+grep -q 'GPUOPT_CONFIG, XDG_CONFIG_HOME, HOME, GPUOPT_CACHE_DIR, XDG_CACHE_HOME, GPUOPT_SYSFS_ROOT, GPUOPT_CACHE_SHARED' \
   "$tmp/priv.err" || fail "the log line does not name every ignored variable"
 grep -q '"backend":"cpu"' "$tmp/priv.out" || fail "the CPU was not detected from the live system"
 grep -q '"level_applied":2' "$tmp/priv.out" || fail "GPUOPT_LEVEL (not a path) was not applied"

@@ -279,6 +279,83 @@ static void a_sweep_cut_by_the_budget_resumes_where_it_stopped(void **state)
     gpuopt_context_destroy(ctx);
 }
 
+/* The device's cache file in `dir` (the one name that is neither hidden
+ * nor a lock), read whole. */
+static char *cache_text(char *path, size_t cap)
+{
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "ls '%s' | grep -v '\\.lock$' | grep '\\.json'", dir);
+    FILE *ls = popen(cmd, "r");
+    assert_non_null(ls);
+    char name[300] = "";
+    assert_non_null(fgets(name, sizeof name, ls));
+    pclose(ls);
+    name[strcspn(name, "\n")] = '\0';
+    snprintf(path, cap, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+/* Replaces the stored value of knob `name` with `value` (text). */
+static void plant(char *text, const char *name, const char *value)
+{
+    char from[128];
+    snprintf(from, sizeof from, "\"name\":\"%s\",\"type\":\"int\",\"value\":", name);
+    char *at = strstr(text, from);
+    assert_non_null(at);
+    at += strlen(from);
+    size_t old = strspn(at, "-0123456789.e+");
+    memmove(at + strlen(value), at + old, strlen(at + old) + 1);
+    memcpy(at, value, strlen(value));
+}
+
+/* A record planted or damaged in the cache file must not reach the plan:
+ * stored knobs are checked against their domains like any rule's, and a
+ * record that fails is measured again (issue 12: a planted block size of
+ * 100000 and a negative bandwidth reached a victim's plan). */
+static void stored_knobs_outside_their_domain_are_measured_again(void **state)
+{
+    (void)state;
+    fake_cl.enabled = 0;
+    gpuopt_context *ctx = context();
+    gpuopt_plan_destroy(plan_on(ctx, "fakegpu:0", 2));
+    gpuopt_context_destroy(ctx);
+    char path[1024];
+    char *text = cache_text(path, sizeof path);
+    plant(text, "launch.block_size", "100000");
+    plant(text, "measured.memory_bandwidth", "-5");
+    plant(text, "measured.launch_latency_ns", "1e300");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+
+    events[0] = '\0';
+    ctx = context();
+    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
+    gpuopt_knob k = knob(p, "launch.block_size");
+    assert_int_equal(k.int_value, 512);
+    assert_int_equal(k.source, GPUOPT_SOURCE_BENCHMARK);
+    k = knob(p, "measured.memory_bandwidth");
+    assert_true(k.int_value > 0);
+    assert_int_equal(k.source, GPUOPT_SOURCE_BENCHMARK);
+    k = knob(p, "measured.launch_latency_ns");
+    assert_true(k.int_value > 0 && k.int_value < 1000000000);
+    assert_int_equal(k.source, GPUOPT_SOURCE_BENCHMARK);
+    assert_int_equal(count("measure:bench.block_stream"), 1);
+    assert_int_equal(count("measure:bench.memory_bandwidth"), 1);
+    assert_int_equal(count("measure:bench.launch_latency"), 1);
+    /* What was not touched still answers from the cache. */
+    assert_int_equal(knob(p, "launch.reduce_block_size").source, GPUOPT_SOURCE_CACHE);
+    gpuopt_plan_destroy(p);
+    gpuopt_context_destroy(ctx);
+}
+
 /* 512 runs 4% faster than tier 1's 256, within noise of +-0.5%: enough
  * for the tuner's 2% floor, not for tier 2's 5% (the kernel it times only
  * stands in for the program's own), so tier 1's size stays. */
@@ -431,6 +508,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_winner_beaten_after_a_driver_update_is_measured_again,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(a_sweep_cut_by_the_budget_resumes_where_it_stopped, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(stored_knobs_outside_their_domain_are_measured_again, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_gain_under_the_switch_floor_keeps_tier_1s_size, setup,
                                         teardown),

@@ -1,10 +1,15 @@
 #include "test_cache_util.h"
 
 #include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include <cmocka.h>
 #include <unistd.h>
 
 #include "util/strutil.h"
@@ -107,6 +112,7 @@ gpo_cache_options tc_options(uint32_t max_entries, uint64_t max_bytes)
     o.max_bytes = max_bytes;
     o.clock = tc_clock;
     o.per_host = -1;
+    o.checkpoint_ms = -1;
     return o;
 }
 
@@ -182,14 +188,13 @@ char *tc_read(const char *path, size_t *len)
     return b;
 }
 
-size_t tc_lines(const char *path)
+void tc_write(const char *path, const char *text)
 {
-    char *b = tc_read(path, NULL);
-    size_t n = 0;
-    for (char *p = b; p && *p; p++)
-        n += *p == '\n';
-    free(b);
-    return n;
+    FILE *f = fopen(path, "wb");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
 }
 
 void tc_append_raw(const char *path, const char *bytes)
@@ -199,6 +204,32 @@ void tc_append_raw(const char *path, const char *bytes)
         fputs(bytes, f);
         fclose(f);
     }
+}
+
+void tc_edit(const char *path, const char *from, const char *to)
+{
+    char *text = tc_read(path, NULL);
+    char *at = text ? strstr(text, from) : NULL;
+    if (!at)
+        fail_msg("\"%s\" is not in %s", from, path);
+    char *out = malloc(strlen(text) + strlen(to) + 1);
+    sprintf(out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    tc_write(path, out);
+    free(out);
+    free(text);
+}
+
+gpo_cache *tc_reopen(gpo_cache *c, gpo_cache_options *o, gpo_logger *log)
+{
+    char dir[1024];
+    gpo_strlcpy(dir, gpo_cache_file(c), sizeof dir);
+    *strrchr(dir, '/') = '\0';
+    gpo_cache_close(c);
+    gpo_cache_device dev;
+    tc_device(&dev);
+    c = NULL;
+    assert_int_equal(gpo_cache_open(dir, &dev, o, log, &c), GPUOPT_OK);
+    return c;
 }
 
 int tc_count_files(const char *dir, const char *part)
@@ -211,4 +242,21 @@ int tc_count_files(const char *dir, const char *part)
     if (d)
         closedir(d);
     return n;
+}
+
+int tc_verify(const char *dir, int *entries, int *candidates, int *unfinished)
+{
+    cJSON *r = NULL;
+    if (gpo_cache_dir_verify(dir, &r) != GPUOPT_OK)
+        return -1;
+    int ok = cJSON_IsTrue(cJSON_GetObjectItem(r, "ok"));
+    cJSON *f = cJSON_GetArrayItem(cJSON_GetObjectItem(r, "files"), 0);
+    if (entries)
+        *entries = f ? cJSON_GetObjectItem(f, "entries")->valueint : 0;
+    if (candidates)
+        *candidates = f ? cJSON_GetObjectItem(f, "candidates")->valueint : 0;
+    if (unfinished)
+        *unfinished = f ? cJSON_GetObjectItem(f, "unfinished")->valueint : 0;
+    cJSON_Delete(r);
+    return ok;
 }

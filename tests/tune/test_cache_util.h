@@ -9,9 +9,9 @@
 #include "util/log.h"
 #include "support/testutil.h"
 #include "cache/cache.h"
-#include "cache/compact.h"
 #include "cache/dir.h"
-#include "cache/journal.h"
+#include "cache/doc.h"
+#include "cache/file.h"
 #include "util/fs.h"
 
 /* An empty directory "<build>/tests/tune-<pid>/<name>" (removed first). */
@@ -36,7 +36,8 @@ gpo_cache_key *tc_key_sync(tc_key *k);
 extern int64_t tc_now;
 int64_t tc_clock(void);
 
-/* Options with the test clock and the given bounds (0: defaults). */
+/* Options with the test clock and the given bounds (0: defaults), saving
+ * a tune's candidates after each one. */
 gpo_cache_options tc_options(uint32_t max_entries, uint64_t max_bytes);
 
 /* A logger at WARN (or INFO) into `cap`. */
@@ -53,12 +54,22 @@ int tc_tune(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft, 
 int tc_put(gpo_cache *c, const gpo_cache_key *key, const gpo_cache_soft *soft,
            const cJSON *payload);
 
-/* The file's bytes (malloc'd, NUL-terminated) or NULL; its line count. */
+/* The file's bytes (malloc'd, NUL-terminated) or NULL. */
 char *tc_read(const char *path, size_t *len);
-size_t tc_lines(const char *path);
+/* Writes a whole file. */
+void tc_write(const char *path, const char *text);
+/* Replaces the first `from` in the file with `to` (fails the test when
+ * `from` is not there). */
+void tc_edit(const char *path, const char *from, const char *to);
+/* Closes `c` and opens the same device's cache in the same directory
+ * again (another process, as far as the file is concerned). */
+gpo_cache *tc_reopen(gpo_cache *c, gpo_cache_options *o, gpo_logger *log);
 /* Appends raw bytes to a file. */
 void tc_append_raw(const char *path, const char *bytes);
 /* Files under dir whose names contain `part`. */
 int tc_count_files(const char *dir, const char *part);
+/* gpo_cache_dir_verify of dir: its "ok", and the first file's numbers
+ * (entries, candidates, unfinished; NULL when not wanted). */
+int tc_verify(const char *dir, int *entries, int *candidates, int *unfinished);
 
 #endif

@@ -84,9 +84,14 @@ static void a_hit_builds_and_runs_nothing(void **state)
     char best[64];
     assert_int_equal(run_once(t, best), GPUOPT_ORIGIN_TUNED);
     assert_string_equal(best, "A=3 B=2");
-    const char *path = gpo_tuner_test_cache_file(t);
-    assert_int_equal(count_in(path, "\"t\":\"cand\""), 12);
-    assert_int_equal(count_in(path, "\"t\":\"entry\""), 1);
+    /* The first record of the group's directory, with every candidate. */
+    char dir[1024];
+    gpo_strlcpy(dir, gpo_tuner_test_cache_file(t), sizeof dir);
+    *strrchr(dir, '/') = '\0';
+    int entries = 0, cands = 0;
+    assert_int_equal(tc_verify(dir, &entries, &cands, NULL), 1);
+    assert_int_equal(entries, 1);
+    assert_int_equal(cands, 12);
     gpuopt_tuner_destroy(t);
 
     /* A new tuner: no session, no program; the hit must not make any. */
@@ -222,9 +227,8 @@ static void a_soft_change_re_verifies_the_winner_and_runner_up(void **state)
     assert_true(c.runs >= 5); /* re-timed side by side */
     assert_true(tt_count.launch > 0);
     gpuopt_result_destroy(r);
-    assert_int_equal(count_in(path, "\"t\":\"verify\""), 1);
-    assert_int_equal(count_in(path, "\"ok\":true"), 1);
-    assert_int_equal(count_in(path, "99.9-test"), 1);
+    assert_int_equal(count_in(path, "\"verified\":"), 1);
+    assert_int_equal(count_in(path, "99.9-test"), 1); /* adopted by the record */
     /* Adopted: a plain hit now. */
     assert_int_equal(run_once(t, NULL), GPUOPT_ORIGIN_CACHE_HIT);
     gpo_strlcpy(route->info.driver_version, saved, sizeof route->info.driver_version);
@@ -242,11 +246,17 @@ static void refresh_tunes_again_and_off_touches_nothing(void **state)
     assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
     assert_int_equal(run_once(t, NULL), GPUOPT_ORIGIN_TUNED);
     const char *path = gpo_tuner_test_cache_file(t);
-    int entries = count_in(path, "\"t\":\"entry\"");
+    int entries = count_in(path, "\"complete\":");
+    char *first = tc_read(path, NULL);
     set.cache_mode = GPUOPT_CACHE_REFRESH;
     assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
     assert_int_equal(run_once(t, NULL), GPUOPT_ORIGIN_TUNED);
-    assert_int_equal(count_in(path, "\"t\":\"entry\""), entries + 1);
+    /* The new record replaced the old one. */
+    char *second = tc_read(path, NULL);
+    assert_string_not_equal(first, second);
+    free(first);
+    free(second);
+    assert_int_equal(count_in(path, "\"complete\":"), entries);
     size_t before = 0, after = 0;
     free(tc_read(path, &before));
     set.cache_mode = GPUOPT_CACHE_OFF;
@@ -320,7 +330,7 @@ static void a_winner_that_no_longer_holds_is_tuned_again(void **state)
     broken_x = 1;
     assert_int_equal(run_once(t, best), GPUOPT_ORIGIN_TUNED);
     assert_string_equal(best, "X=2");
-    assert_int_equal(count_in(path, "\"ok\":false"), 1);
+    assert_int_equal(count_in(path, "new-compiler"), 1); /* the record tuned again */
     assert_int_equal(run_once(t, best), GPUOPT_ORIGIN_CACHE_HIT);
     assert_string_equal(best, "X=2");
     broken_x = -1;
@@ -349,7 +359,7 @@ static void damaged_and_newer_schema_files_are_survived(void **state)
     gpo_strlcpy(path, gpo_tuner_test_cache_file(t), sizeof path);
     gpuopt_tuner_destroy(t);
 
-    /* Truncated mid-line (power loss): the tail is torn, the rest serves. */
+    /* Cut short (not what a write leaves: a copy gone wrong): a miss. */
     size_t len = 0;
     char *text = tc_read(path, &len);
     FILE *f = fopen(path, "w");
@@ -360,7 +370,7 @@ static void damaged_and_newer_schema_files_are_survived(void **state)
     assert_true(run_once(t, NULL) >= 0);
     gpuopt_tuner_destroy(t);
 
-    /* Garbage in the middle: set aside, rebuilt, tuned again. */
+    /* Garbage: set aside by the next write, tuned again. */
     tc_append_raw(path, "this is not JSON\n{\"t\":\"touch\"}\n");
     t = cb_tuner(cctx, cdev, "damaged");
     assert_true(run_once(t, NULL) >= 0);
@@ -382,6 +392,169 @@ static void damaged_and_newer_schema_files_are_survived(void **state)
     gpuopt_context_destroy(cctx);
 }
 
+/* ---- honest answers (issue 11, item 5) ------------------------------------ */
+
+/* The result of one run of t as parsed JSON (the caller deletes it). */
+static cJSON *run_json(gpuopt_tuner *t)
+{
+    gpuopt_result *r = NULL;
+    char *text = NULL;
+    assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
+    assert_int_equal(gpuopt_result_to_json(r, &text), GPUOPT_OK);
+    gpuopt_result_destroy(r);
+    cJSON *o = cJSON_Parse(text);
+    gpuopt_free(text);
+    assert_non_null(o);
+    return o;
+}
+
+static double budget_of(const cJSON *o, const char *which, const char *name)
+{
+    return cJSON_GetObjectItem(cJSON_GetObjectItem(o, which), name)->valuedouble;
+}
+
+/* The stored record whose workload contains `part` (the caller deletes
+ * it), or NULL. */
+static cJSON *record_of(gpuopt_tuner *t, const char *part)
+{
+    char *text = tc_read(gpo_tuner_test_cache_file(t), NULL), *line, *save = NULL;
+    cJSON *found = NULL;
+    for (line = strtok_r(text, "\n", &save); line && !found; line = strtok_r(NULL, "\n", &save)) {
+        cJSON *rec = cJSON_Parse(line);
+        const char *w =
+            cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "hard"), "workload"));
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItem(rec, "t"));
+        if (w && strstr(w, part) && kind && !strcmp(kind, "record"))
+            found = rec;
+        else
+            cJSON_Delete(rec);
+    }
+    free(text);
+    return found;
+}
+
+static void a_hit_reports_the_stored_strategy_seed_budget_and_date(void **state)
+{
+    (void)state;
+    gpuopt_space *s = small_space();
+    gpuopt_tuner *t = tt_planted_tuner(ctx, dev, s, GPUOPT_CACHE_USE);
+    gpuopt_tuner_settings set = tt_settings(t);
+    set.workload_key = "honest-search";
+    set.strategy = GPUOPT_STRATEGY_RANDOM;
+    set.seed = 7;
+    set.max_evaluations = 1; /* an evaluation budget reached: a complete record */
+    assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
+    cJSON *o = run_json(t);
+    assert_string_equal(cJSON_GetObjectItem(o, "origin")->valuestring, "tuned");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(o, "measured_at")));
+    cJSON_Delete(o);
+
+    /* Asked for an exhaustive search: the random one answers, and says so. */
+    set.strategy = GPUOPT_STRATEGY_EXHAUSTIVE;
+    set.seed = 99;
+    set.max_evaluations = 0;
+    assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
+    o = run_json(t);
+    assert_string_equal(cJSON_GetObjectItem(o, "origin")->valuestring, "cache_hit");
+    assert_string_equal(cJSON_GetObjectItem(o, "strategy")->valuestring, "random");
+    assert_string_equal(cJSON_GetObjectItem(o, "strategy_requested")->valuestring, "exhaustive");
+    assert_string_equal(cJSON_GetObjectItem(o, "seed")->valuestring, "7");
+    assert_true(budget_of(o, "budget", "max_evaluations") == 1);
+    assert_true(budget_of(o, "budget_requested", "max_evaluations") == 0);
+    const char *when = cJSON_GetObjectItem(o, "measured_at")->valuestring;
+    assert_non_null(when);
+    assert_int_equal(strlen(when), strlen("2026-11-26T12:00:00Z"));
+    assert_true(when[4] == '-' && when[10] == 'T' && when[19] == 'Z');
+    cJSON_Delete(o);
+    gpuopt_tuner_destroy(t);
+    gpuopt_space_destroy(s);
+}
+
+/* The record's best and runner-up carry the medians of the side-by-side
+ * re-timing that chose between them, not the search's own figures. */
+static void the_record_keeps_the_finalists_re_timed_medians(void **state)
+{
+    (void)state;
+    gpuopt_space *s = tt_planted_space();
+    gpuopt_tuner *t = tt_planted_tuner(ctx, dev, s, GPUOPT_CACHE_REFRESH);
+    gpuopt_tuner_settings set = tt_settings(t);
+    set.workload_key = "re-timed";
+    assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
+    cJSON *o = run_json(t);
+    int best = cJSON_GetObjectItem(o, "best")->valueint;
+    double retimed = -1;
+    cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(o, "final"))
+    {
+        if (cJSON_GetObjectItem(f, "index")->valueint == best)
+            retimed = cJSON_GetObjectItem(f, "median_ns")->valuedouble;
+    }
+    assert_true(retimed > 0);
+    double searched =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(o, "candidates"), best),
+                            "median_ns")
+            ->valuedouble;
+    cJSON_Delete(o);
+    cJSON *rec = record_of(t, "re-timed");
+    assert_non_null(rec);
+    double stored = cJSON_GetObjectItem(cJSON_GetObjectItem(rec, "best"), "median_ns")->valuedouble;
+    cJSON_Delete(rec);
+    if (stored != retimed)
+        fail_msg("stored best median %g ns; re-timed %g ns, searched %g ns", stored, retimed,
+                 searched);
+    gpuopt_tuner_destroy(t);
+    gpuopt_space_destroy(s);
+}
+
+/* A planted space where every candidate fails: A=1,B=4 does not build and
+ * A=4,B=4 computes the wrong answer. */
+static gpuopt_space *failing_space(void)
+{
+    gpuopt_space *s = NULL;
+    static const int64_t a[] = {1, 4}, b[] = {4};
+    assert_int_equal(gpuopt_space_create(&s), GPUOPT_OK);
+    assert_int_equal(gpuopt_space_add_int(s, "A", a, 2), GPUOPT_OK);
+    assert_int_equal(gpuopt_space_add_int(s, "B", b, 1), GPUOPT_OK);
+    assert_int_equal(gpuopt_space_set_size(s, "N", 1024), GPUOPT_OK);
+    return s;
+}
+
+static void failed_results_are_stored_as_such_and_never_answer(void **state)
+{
+    (void)state;
+    gpuopt_space *s = failing_space();
+    gpuopt_tuner *t = tt_planted_tuner(ctx, dev, s, GPUOPT_CACHE_USE);
+    gpuopt_tuner_settings set = tt_settings(t);
+    set.workload_key = "all-fail";
+    assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
+    for (int round = 0; round < 2; round++) {
+        tt_log[0] = '\0';
+        gpuopt_result *r = NULL;
+        assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
+        int32_t origin = -1;
+        gpuopt_result_get_origin(r, &origin);
+        assert_int_equal(origin, GPUOPT_ORIGIN_TUNED); /* the second time too */
+        assert_int_equal(tt_status_of(r, "A=1 B=4"), GPUOPT_CANDIDATE_COMPILE_FAILED);
+        assert_int_equal(tt_status_of(r, "A=4 B=4"), GPUOPT_CANDIDATE_WRONG_RESULT);
+        gpuopt_candidate c = {.struct_size = sizeof c};
+        assert_int_equal(gpuopt_result_best(r, &c), GPUOPT_ERR_NOT_FOUND);
+        gpuopt_result_destroy(r);
+        if (round == 1)
+            assert_non_null(strstr(tt_log, "found no valid candidate: tuning again"));
+        /* Stored with each candidate's fate, and no winner. */
+        cJSON *rec = record_of(t, "all-fail");
+        assert_non_null(rec);
+        assert_true(cJSON_IsNull(cJSON_GetObjectItem(rec, "best")));
+        char *cands = cJSON_PrintUnformatted(cJSON_GetObjectItem(rec, "candidates"));
+        assert_non_null(strstr(cands, "\"compile_failed\""));
+        assert_non_null(strstr(cands, "\"wrong_result\""));
+        free(cands);
+        cJSON_Delete(rec);
+    }
+    gpuopt_tuner_destroy(t);
+    gpuopt_space_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -391,6 +564,9 @@ int main(void)
         cmocka_unit_test(refresh_tunes_again_and_off_touches_nothing),
         cmocka_unit_test(a_winner_that_no_longer_holds_is_tuned_again),
         cmocka_unit_test(damaged_and_newer_schema_files_are_survived),
+        cmocka_unit_test(a_hit_reports_the_stored_strategy_seed_budget_and_date),
+        cmocka_unit_test(the_record_keeps_the_finalists_re_timed_medians),
+        cmocka_unit_test(failed_results_are_stored_as_such_and_never_answer),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -2,12 +2,13 @@
  * and path over gpuopt_cache_*; the tables are rendered from the same JSON
  * that --json prints.
  *
- * KEY is a record's key as the journal writes it: 16 hex digits, the hash
+ * KEY is a record's key as the cache file stores it: 16 hex digits, the hash
  * of the record's hard key (kind, backend, architecture, compute units,
  * source, options and space hashes, workload). `gpuopt cache list` prints
  * it first on each line; any unique prefix of at least 4 digits will do. */
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,26 @@ static void print_stats(const char *label, const cJSON *c)
     printf("\n");
 }
 
+/* The winner and the runner-up by their medians from the side-by-side
+ * re-timing, fastest first: the winner is kept unless beaten beyond noise,
+ * so a runner-up may be faster by less than that. */
+static void print_finalists(const cJSON *best, const cJSON *runner)
+{
+    if (!cJSON_IsObject(best)) {
+        printf("  %-13s none: no candidate was valid (a lookup tunes again)\n", "best");
+        return;
+    }
+    double b = num(best, "median_ns", -1), r = num(runner, "median_ns", -1);
+    if (cJSON_IsObject(runner) && r >= 0 && r < b) {
+        print_stats("runner-up", runner);
+        print_stats("best", best);
+        printf("  %-13s the runner-up's lead is within noise: the incumbent was kept\n", "");
+        return;
+    }
+    print_stats("best", best);
+    print_stats("runner-up", runner);
+}
+
 static int cmd_show(gpuopt_context *ctx, const char *key, int json)
 {
     char lower[17];
@@ -238,8 +259,8 @@ static int cmd_show(gpuopt_context *ctx, const char *key, int json)
            num(found, "wall_s", 0));
     printf("  %-13s %s (last used %s)\n", "measured", when, used);
     printf(" result\n");
-    print_stats("best", cJSON_GetObjectItemCaseSensitive(found, "best"));
-    print_stats("runner-up", cJSON_GetObjectItemCaseSensitive(found, "runner_up"));
+    print_finalists(cJSON_GetObjectItemCaseSensitive(found, "best"),
+                    cJSON_GetObjectItemCaseSensitive(found, "runner_up"));
     const cJSON *payload = cJSON_GetObjectItemCaseSensitive(found, "payload");
     if (payload && !cJSON_IsNull(payload)) {
         char *text = cJSON_PrintUnformatted(payload);
@@ -306,17 +327,97 @@ static int cmd_clear(gpuopt_context *ctx, const char *device)
     return CLI_OK;
 }
 
+static int cmd_export(gpuopt_context *ctx, const char *device)
+{
+    gpuopt_device *dev = NULL;
+    char *text = NULL;
+    gpuopt_status st;
+    if (device && (st = gpuopt_device_select(ctx, device, &dev)))
+        return cli_fail("cache", "--device", st);
+    if ((st = gpuopt_cache_export(ctx, dev, &text)))
+        return cli_fail("cache", "cannot export the cache", st);
+    int ok = fputs(text, stdout) >= 0 && fflush(stdout) == 0;
+    gpuopt_free(text);
+    if (!ok) {
+        fprintf(stderr, "gpuopt cache: export: cannot write the export to standard output\n");
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+/* An export is at most this long: four times a cache file's read limit. */
+#define IMPORT_MAX (256u << 20)
+
+static int cmd_import(gpuopt_context *ctx, const char *file, int all, int json)
+{
+    FILE *f = fopen(file, "rb");
+    if (!f) {
+        fprintf(stderr, "gpuopt cache: import %s: cannot be opened: %s\n", file, strerror(errno));
+        return CLI_FAIL;
+    }
+    size_t len = 0, cap = 1 << 16;
+    char *buf = malloc(cap);
+    while (buf) {
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap || cap >= IMPORT_MAX)
+            break;
+        char *more = realloc(buf, cap * 2);
+        if (!more) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = more;
+        cap *= 2;
+    }
+    int err = ferror(f), big = buf && len == cap && cap >= IMPORT_MAX;
+    fclose(f);
+    if (!buf || err || big) {
+        fprintf(stderr, "gpuopt cache: import %s: %s\n", file,
+                !buf  ? "out of memory"
+                : err ? "cannot be read"
+                      : "larger than 256 MiB, more than any export");
+        free(buf);
+        return CLI_FAIL;
+    }
+    char *report = NULL;
+    gpuopt_status st =
+        gpuopt_cache_import(ctx, buf, len, all ? GPUOPT_CACHE_IMPORT_ALL : 0, &report);
+    free(buf);
+    if (st)
+        return cli_fail("cache", "cannot import", st);
+    if (json) {
+        printf("%s\n", report);
+        gpuopt_free(report);
+        return CLI_OK;
+    }
+    cJSON *o = cJSON_Parse(report);
+    gpuopt_free(report);
+    const cJSON *e;
+    printf("Imported %.0f records (%.0f kept: the local one is as new or newer)\n",
+           num(o, "imported", 0), num(o, "kept_newer", 0));
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "files"))
+    {
+        if (str(e, "skipped"))
+            printf("  %s: %.0f records skipped: %s (--all imports them as they are)\n",
+                   or_dash(str(e, "device")), num(e, "records", 0), str(e, "skipped"));
+        else
+            printf("  %s: %.0f of %.0f records into %s\n", or_dash(str(e, "device")),
+                   num(e, "imported", 0), num(e, "records", 0), or_dash(str(e, "file")));
+    }
+    cJSON_Delete(o);
+    return CLI_OK;
+}
+
 static const cli_option options[] = {
-    {"json", 'j', NULL},
-    {"device", 'd', "SPEC"},
-    {"help", 'h', NULL},
-    {NULL, 0, NULL},
+    {"json", 'j', NULL}, {"device", 'd', "SPEC"}, {"all", 'a', NULL},
+    {"help", 'h', NULL}, {NULL, 0, NULL},
 };
 
 static int run(int argc, char **argv)
 {
     const char *sub = NULL, *key = NULL, *device = NULL;
-    int json = 0, o;
+    int json = 0, all = 0, o;
     cli_parser p;
     cli_parser_init(&p, &cli_cache, options, 0);
     while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
@@ -324,21 +425,25 @@ static int run(int argc, char **argv)
             json = 1;
         else if (o == 'd')
             device = p.value;
+        else if (o == 'a')
+            all = 1;
         else
             return p.status;
     }
     for (int i = p.operands; i < argc; i++) {
         if (!sub)
             sub = argv[i];
-        else if (!key && strcmp(sub, "show") == 0)
+        else if (!key && (strcmp(sub, "show") == 0 || strcmp(sub, "import") == 0))
             key = argv[i];
         else
             return cli_usage_error("cache", "unexpected argument '%s'", argv[i]);
     }
-    static const char accepted[] = "accepted: list, show KEY, verify, clear, path";
+    static const char accepted[] =
+        "accepted: list, show KEY, verify, clear, path, export, import FILE";
     if (!sub)
         return cli_usage_error("cache", "missing what to do; %s", accepted);
-    static const char *const subs[] = {"list", "show", "verify", "clear", "path"};
+    static const char *const subs[] = {"list", "show",   "verify", "clear",
+                                       "path", "export", "import"};
     int known = 0;
     for (size_t i = 0; i < sizeof subs / sizeof *subs; i++)
         known |= !strcmp(sub, subs[i]);
@@ -351,10 +456,14 @@ static int run(int argc, char **argv)
     if (!strcmp(sub, "show") && !key)
         return cli_usage_error("cache", "show needs a KEY (the first column of 'gpuopt cache "
                                         "list')");
-    if (device && strcmp(sub, "clear") != 0)
-        return cli_usage_error("cache", "--device goes with clear only");
-    if (json && (!strcmp(sub, "clear") || !strcmp(sub, "path")))
-        return cli_usage_error("cache", "--json goes with list, show and verify");
+    if (!strcmp(sub, "import") && !key)
+        return cli_usage_error("cache", "import needs a FILE (written by 'gpuopt cache export')");
+    if (device && strcmp(sub, "clear") != 0 && strcmp(sub, "export") != 0)
+        return cli_usage_error("cache", "--device goes with clear and export only");
+    if (all && strcmp(sub, "import") != 0)
+        return cli_usage_error("cache", "--all goes with import only");
+    if (json && (!strcmp(sub, "clear") || !strcmp(sub, "path") || !strcmp(sub, "export")))
+        return cli_usage_error("cache", "--json goes with list, show, verify and import");
     gpuopt_context *ctx = NULL;
     int rc = cli_context("cache", NULL, NULL, 0, &ctx);
     if (rc)
@@ -372,6 +481,10 @@ static int run(int argc, char **argv)
         rc = cmd_show(ctx, key, json);
     } else if (!strcmp(sub, "verify")) {
         rc = cmd_verify(ctx, json);
+    } else if (!strcmp(sub, "export")) {
+        rc = cmd_export(ctx, device);
+    } else if (!strcmp(sub, "import")) {
+        rc = cmd_import(ctx, key, all, json);
     } else {
         rc = cmd_clear(ctx, device);
     }
@@ -380,26 +493,34 @@ static int run(int argc, char **argv)
 }
 
 const cli_command cli_cache = {
-    "cache", "list, show, verify or clear the tuning cache",
+    "cache", "list, show, verify, clear, export or import the tuning cache",
     "usage: gpuopt cache list [-j|--json]\n"
     "       gpuopt cache show KEY [-j|--json]\n"
     "       gpuopt cache verify [-j|--json]\n"
     "       gpuopt cache clear [-d|--device SPEC]\n"
     "       gpuopt cache path\n"
+    "       gpuopt cache export [-d|--device SPEC] > FILE\n"
+    "       gpuopt cache import FILE [-a|--all] [-j|--json]\n"
     "\n"
-    "The tuning cache keeps what gpuopt tune and level-2 plans measured, one journal file\n"
-    "per device under GPUOPT_CACHE_DIR (default $XDG_CACHE_HOME/gpuopt; docs/tuning.md).\n"
+    "The tuning cache keeps what gpuopt tune and level-2 plans measured, one file per\n"
+    "device under GPUOPT_CACHE_DIR (default $XDG_CACHE_HOME/gpuopt; docs/tuning.md).\n"
     "\n"
     "  list     every record: its KEY, kind, best time, best configuration, workload, date\n"
     "  show     one record in detail: hard key, soft fields, search settings, best and\n"
     "           runner-up with their statistics. KEY is the record's key, 16 hex digits\n"
     "           (the hash of its hard key), as list prints it; a unique prefix of at least\n"
     "           4 digits will do\n"
-    "  verify   checks every journal line by line and rewrites nothing; exit status 1 when\n"
-    "           a file is corrupt, of an older schema or unreadable\n"
-    "  clear    removes every journal (--device SPEC: only that device's); nothing else in\n"
-    "           the directory is touched\n"
+    "  verify   checks every line of every file and rewrites nothing; exit status 1 when\n"
+    "           a file or a line of it is corrupt, of an older schema or unreadable\n"
+    "  clear    removes every file the cache made (--device SPEC: only that device's);\n"
+    "           nothing else in the directory is touched\n"
     "  path     the cache directory\n"
+    "  export   the finished records of every device (--device SPEC: of one) on standard\n"
+    "           output, each file's with its device fingerprint\n"
+    "  import   an export into this cache: each file's records into the file of a device\n"
+    "           here with the same backend, architecture and compute units (--all: also\n"
+    "           the others, as they are, for a shared directory); a newer local record is\n"
+    "           kept; a cut or damaged export imports nothing\n"
     "\n"
     "Exit status: 0 success, 1 failure (show: no such record; verify: problems found),\n"
     "2 usage error.\n",

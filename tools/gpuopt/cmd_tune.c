@@ -1,6 +1,7 @@
 /* gpuopt tune: tunes the kernel a spec file describes (tune_spec.h) on one
  * device, or answers from the tuning cache; a progress line on a terminal,
  * then a summary, the result as JSON, or a CSV of every candidate. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -91,6 +92,40 @@ static void print_config(const char *label, const gpuopt_point *cfg)
     }
 }
 
+static void budget_part(const cJSON *budget, const char *name, const char *unit, char *out,
+                        size_t cap)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(budget, name);
+    double x = cJSON_IsNumber(v) ? v->valuedouble : -1;
+    size_t n = strlen(out);
+    if (x > 0)
+        snprintf(out + n, cap - n, "%s%g %s", n ? ", " : "", x, unit);
+}
+
+/* How a cached answer was searched, and when: the stored strategy, seed and
+ * budget, which may differ from what this run asked for. */
+static void print_stored_search(const gpuopt_result *res)
+{
+    char *text = NULL;
+    if (gpuopt_result_to_json(res, &text) != GPUOPT_OK)
+        return;
+    cJSON *o = cJSON_Parse(text);
+    gpuopt_free(text);
+    const cJSON *strategy = cJSON_GetObjectItemCaseSensitive(o, "strategy");
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(o, "seed");
+    const cJSON *when = cJSON_GetObjectItemCaseSensitive(o, "measured_at");
+    const cJSON *budget = cJSON_GetObjectItemCaseSensitive(o, "budget");
+    char limits[160] = "";
+    budget_part(budget, "max_evaluations", "candidates", limits, sizeof limits);
+    budget_part(budget, "max_seconds", "s", limits, sizeof limits);
+    budget_part(budget, "max_failures", "failures", limits, sizeof limits);
+    if (cJSON_IsString(strategy) && cJSON_IsString(seed))
+        printf("  %-11s %s, seed %s, budget %s; measured %s\n", "stored", strategy->valuestring,
+               seed->valuestring, *limits ? limits : "none",
+               cJSON_IsString(when) ? when->valuestring : "at an unknown time");
+    cJSON_Delete(o);
+}
+
 static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gpuopt_result *res,
                           double wall_s, int32_t cache_mode)
 {
@@ -175,8 +210,11 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
     fmt_duration(wall_s, wall, sizeof wall);
     if (wall_s < 1)
         snprintf(wall, sizeof wall, "%.0f ms", wall_s * 1e3);
-    printf("  %-11s %s, strategy %s, seed %llu\n", "wall time", wall,
-           tune_spec_strategy_name(s->strategy), (unsigned long long)s->seed);
+    printf("  %-11s %s, strategy %s, seed %llu%s\n", "wall time", wall,
+           tune_spec_strategy_name(s->strategy), (unsigned long long)s->seed,
+           cached ? " (asked; the answer's below)" : "");
+    if (cached)
+        print_stored_search(res);
     printf("  %-11s %s\n", "from cache",
            origin == GPUOPT_ORIGIN_CACHE_HIT ? "yes (from cache: nothing was built or run)"
            : origin == GPUOPT_ORIGIN_CACHE_VERIFIED
@@ -461,9 +499,11 @@ const cli_command cli_tune = {
     "On a terminal a progress line on stderr shows candidates done, the best time so far\n"
     "and the time left. The summary gives the best configuration, its median with p20 and\n"
     "p80, the speed-up over the worst valid candidate and over the spec's \"default\", the\n"
-    "candidates per status, the wall time, and whether the answer came from the cache.\n"
+    "candidates per status, the wall time, and whether the answer came from the cache\n"
+    "(then also the strategy, seed and budget it was searched with, and when).\n"
     "\n"
     "Exit status: 0 a valid best was found (or cached), 1 tuning failed (no valid\n"
     "candidate, no device), 2 usage or spec error (the message names the file, the JSON\n"
-    "path, the value and what is accepted).\n",
+    "path, the value and what is accepted), or a kernel entry the source does not\n"
+    "define (the message lists those it defines).\n",
     run};

@@ -12,7 +12,7 @@ _gpuopt_devices() {
 
 _gpuopt() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
-    local commands="cache devices doctor help memory plan tune version"
+    local commands="cache devices doctor help memory plan profile tune version"
     local backends="auto cpu cuda opencl rocm"
     COMPREPLY=()
 
@@ -33,8 +33,32 @@ _gpuopt() {
         return
     fi
 
+    # profile: from the first word that is not an option (or after --), the
+    # words are the program's: a command, then its arguments.
+    if [ "$cmd" = profile ]; then
+        local j skip=0
+        for ((j = i + 1; j < COMP_CWORD; j++)); do
+            if [ $skip = 1 ]; then skip=0; continue; fi
+            case ${COMP_WORDS[j]} in
+            -o | --output) skip=1 ;;
+            --) j=$((j + 1)); break ;;
+            -*) ;;
+            *) break ;;
+            esac
+        done
+        if [ "$j" -lt "$COMP_CWORD" ]; then
+            mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+            return
+        fi
+        if [ "$skip" = 0 ] && { [[ $cur != -* ]] || [ "${COMP_WORDS[j - 1]}" = -- ]; }; then
+            mapfile -t COMPREPLY < <(compgen -c -- "$cur")
+            return
+        fi
+    fi
+
     # A value for the option before the cursor.
     case $prev in
+    -o | --output) [ "$cmd" = profile ] && { mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return; } ;;
     -b | --backend) mapfile -t COMPREPLY < <(compgen -W "$backends" -- "$cur"); return ;;
     -d | --device) mapfile -t COMPREPLY < <(compgen -W "$(_gpuopt_devices)" -- "$cur"); return ;;
     -l | --level) [ "$cmd" = plan ] && { mapfile -t COMPREPLY < <(compgen -W "0 1 2" -- "$cur"); return; } ;;
@@ -63,11 +87,12 @@ _gpuopt() {
               --items-per-step --h2d-bytes --d2h-bytes --help -l -d -b -j -e -h" ;;
     memory) opts="--watch --count --device --backend --json --help -w -n -d -b -j -h" ;;
     doctor) opts="--json --verbose --help -j -v -h" ;;
+    profile) opts="--output --help -o -h" ;;
     version) opts="--json --help -j -h" ;;
     cache)
-        opts="--json --device --help -j -d -h"
+        opts="--json --device --all --help -j -d -a -h"
         if [[ $cur != -* ]]; then
-            mapfile -t COMPREPLY < <(compgen -W "list show verify clear path" -- "$cur")
+            mapfile -t COMPREPLY < <(compgen -W "list show verify clear path export import" -- "$cur")
             return
         fi ;;
     tune)

@@ -34,28 +34,33 @@ from gpuopt._constants, which tools/python_constants.py generates from the
 public headers: GpuoptError.status compares with gpuopt.ERR_NO_DEVICE etc.
 """
 
+import contextlib
 import ctypes
 import ctypes.util
+import functools
 import json as _json
 import os
 import subprocess
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable, ContextManager, Dict, List, Optional
+from typing import Any, Callable, ContextManager, Dict, Iterator, List, Optional
 
 from . import _constants
 from ._constants import *  # noqa: F401,F403 - the header's numbers, re-exported
 from ._constants import (API_VERSION, APPLY_ENV, BACKEND_STATUS, CACHE_MODE, CANDIDATE_STATUS,
-                         ERR_LAUNCH, ERR_NOT_FOUND, FEATURE, KNOB_SOURCE, KNOB_TYPE,
-                         LEVEL_DEFAULT, MEMORY_PLACE, MEMORY_SOURCE, MEMORY_SOURCE_NONE,
-                         OBJECTIVE, OK, OPTION_IGNORE_CONFIG_FILE, OPTION_IGNORE_ENV,
+                         COUNT_BYTES, COUNT_ITEMS, ERR_LAUNCH, ERR_NOT_FOUND, FEATURE,
+                         KNOB_SOURCE, KNOB_TYPE, LEVEL_DEFAULT, MEMORY_PLACE, MEMORY_SOURCE,
+                         MEMORY_SOURCE_NONE, OBJECTIVE, OK, OPTION_IGNORE_CONFIG_FILE,
+                         OPTION_IGNORE_ENV, PROFILE_JSON, PROFILE_SVG, PROFILE_TABLE,
+                         PROFILE_TRACE, PROFILER_NO_VENDOR_RANGES, PROFILER_START_DISABLED,
                          RESULT_ORIGIN, STRATEGY, TRISTATE_NO, TRISTATE_UNKNOWN, TRISTATE_YES,
                          VERSION_MAJOR, DeviceType)
 
 __all__ = [
     "Backend", "CallbackTuner", "Candidate", "Context", "Device", "GpuoptError",
-    "Knob", "Memory", "MemoryAdvice", "MemoryInfo", "Plan", "Space", "TuneResult", "Workload",
+    "Knob", "Memory", "MemoryAdvice", "MemoryInfo", "Plan", "Profiler", "Space", "TuneResult",
+    "Workload",
     "api_version", "last_error", "library_path", "status_name", "strerror", "version",
 ] + _constants.__all__
 
@@ -328,6 +333,17 @@ class _Candidate(ctypes.Structure):
     ]
 
 
+class _ProfilerOptions(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("flags", ctypes.c_uint32),
+        ("max_sections", ctypes.c_int32),
+        ("stream", ctypes.c_void_p),
+        ("trace_path", ctypes.c_char_p),
+        ("stream_backend", ctypes.c_char_p),
+    ]
+
+
 def _sized(struct_type):
     s = struct_type()
     s.struct_size = ctypes.sizeof(struct_type)
@@ -422,6 +438,19 @@ _PROTOTYPES = {
     "gpuopt_cache_list": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_verify": (_c_status, [_p, ctypes.POINTER(_p)], True),
     "gpuopt_cache_clear": (_c_status, [_p, _p], True),
+    "gpuopt_cache_export": (_c_status, [_p, _p, ctypes.POINTER(_p)], True),
+    "gpuopt_cache_import": (_c_status, [_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32,
+                                        ctypes.POINTER(_p)], True),
+    "gpuopt_profiler_options_size": (ctypes.c_size_t, [], False),
+    "gpuopt_profiler_create": (_c_status, [_p, _p, ctypes.POINTER(_ProfilerOptions),
+                                           ctypes.POINTER(_p)], True),
+    "gpuopt_profiler_destroy": (None, [_p], False),
+    "gpuopt_profiler_set_enabled": (_c_status, [_p, ctypes.c_int32], True),
+    "gpuopt_profiler_begin": (_c_status, [_p, ctypes.c_char_p], True),
+    "gpuopt_profiler_count": (_c_status, [_p, ctypes.c_int32, ctypes.c_uint64], True),
+    "gpuopt_profiler_end": (_c_status, [_p, ctypes.c_char_p], True),
+    "gpuopt_profiler_report": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)], True),
+    "gpuopt_profiler_write": (_c_status, [_p, ctypes.c_int32, ctypes.c_char_p], True),
     "gpuopt_space_create": (_c_status, [ctypes.POINTER(_p)], True),
     "gpuopt_space_destroy": (None, [_p], False),
     "gpuopt_space_add_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64),
@@ -878,10 +907,50 @@ def _opt_text(v: Any) -> Optional[bytes]:
     return str(v).encode()
 
 
+class _Owned:
+    """A library object this Python object owns: _handle, freed once by the
+    C function named in _destroy, under _lock, by close() or at the end of
+    a `with` block or of the object's life. Touching a closed one raises
+    ValueError naming _what."""
+    _destroy = ""
+    _what = "object"
+    _handle: Optional[int]
+    _lock: threading.Lock
+
+    def close(self) -> None:
+        """Frees the library object; closing twice is harmless."""
+        with self._lock:
+            if self._handle:
+                getattr(_lib, self._destroy)(self._handle)
+                self._handle = None
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    @property
+    def closed(self) -> bool:
+        """True once close() ran."""
+        return not self._handle
+
+    def _h(self) -> int:
+        if not self._handle:
+            raise ValueError(f"gpuopt: the {self._what} is closed")
+        return self._handle
+
+
 LogCallback = Callable[[int, str], None]
 
 
-class Context:
+class Context(_Owned):
     """A libgpuopt context: configuration, backends and devices.
 
     Keyword arguments take what the GPUOPT_* environment variables take and
@@ -893,6 +962,8 @@ class Context:
     Use it as a context manager, or call close(). Devices and plans it
     returned stay readable after close (they are plain data), but a Device
     can only be passed back to the Context that made it, while it is open."""
+    _destroy = "gpuopt_context_destroy"
+    _what = "context"
 
     def __init__(self, *, backends: Optional[str] = None, device: Optional[str] = None,
                  level: Optional[int] = None, log_level: Optional[str] = None,
@@ -902,7 +973,7 @@ class Context:
                  log: Optional[LogCallback] = None) -> None:
         self._handle = None
         self._lock = threading.Lock()
-        self._memories = weakref.WeakSet()  # closed before the context
+        self._dependents = weakref.WeakSet()  # memory managers, profilers: closed first
         opts = _sized(_Options)
         opts.flags = ((OPTION_IGNORE_ENV if ignore_env else 0)
                       | (OPTION_IGNORE_CONFIG_FILE if ignore_config_file else 0))
@@ -937,35 +1008,12 @@ class Context:
 
     # -- lifetime ----------------------------------------------------------
     def close(self) -> None:
-        """Destroys the context; closing twice is harmless."""
-        with self._lock:
-            for mem in list(getattr(self, "_memories", ())):
-                mem.close()
-            if self._handle:
-                _lib.gpuopt_context_destroy(self._handle)
-                self._handle = None
+        """Destroys the context; closing twice is harmless. Its memory
+        managers and profilers, which need it (gpuopt.h), close first."""
+        for obj in list(getattr(self, "_dependents", ())):
+            obj.close()
+        super().close()
 
-    def __enter__(self) -> "Context":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    @property
-    def closed(self) -> bool:
-        """True once close() ran."""
-        return not self._handle
-
-    def _h(self) -> int:
-        if not self._handle:
-            raise ValueError("gpuopt: the context is closed")
-        return self._handle
 
     # -- settings ----------------------------------------------------------
     def set_log(self, level: int, log: Optional[LogCallback] = None) -> None:
@@ -1071,6 +1119,28 @@ class Context:
         _lib.gpuopt_cache_clear(self._h(),
                                 device._handle_for(self) if device is not None else None)
 
+    def cache_export(self, device: Optional[Device] = None) -> str:
+        """The finished records of every device (or one), as gpuopt cache export writes them."""
+        out = _p()
+        _lib.gpuopt_cache_export(self._h(),
+                                 device._handle_for(self) if device is not None else None,
+                                 ctypes.byref(out))
+        return _take_string(out)
+
+    def cache_import(self, text: str, all_devices: bool = False) -> str:
+        """Imports an export into this cache; the JSON report (gpuopt_cache_import)."""
+        data = text.encode()
+        out = _p()
+        _lib.gpuopt_cache_import(self._h(), data, len(data),
+                                 CACHE_IMPORT_ALL if all_devices else 0, ctypes.byref(out))
+        return _take_string(out)
+
+    # -- the profiler ------------------------------------------------------
+    def profiler(self, device: Optional[Device] = None, **options: Any) -> "Profiler":
+        """A Profiler for this context (and `device`, for device time on a
+        stream): Profiler(self, device, **options)."""
+        return Profiler(self, device, **options)
+
     # -- memory -------------------------------------------------------------
     def device_memory(self, device: Optional[Device] = None) -> MemoryInfo:
         """The device's memory now (None: the selected device), without
@@ -1096,7 +1166,7 @@ class Context:
         finally:
             _lib.gpuopt_plan_destroy(h)
         mem = Memory(m.value, self)
-        self._memories.add(mem)
+        self._dependents.add(mem)
         return mem
 
     def _plan_handle(self, device: Optional[Device], level: Optional[int],
@@ -1174,7 +1244,7 @@ class Context:
 _PLACES = {w: v for v, w in MEMORY_PLACE.items()}
 
 
-class Memory:
+class Memory(_Owned):
     """A memory manager (gpuopt_memory_*, docs/memory.md): a budget for one
     device taken from a plan, allocations registered by name, and advice
     from the plan's workload rules on live numbers. Made by
@@ -1186,32 +1256,13 @@ class Memory:
             print(mem.stats()["budget_share"], mem.check())
     """
 
+    _destroy = "gpuopt_memory_destroy"
+    _what = "memory manager"
+
     def __init__(self, handle: int, context: "Context") -> None:
         self._handle = handle
         self._context = context
-
-    def close(self) -> None:
-        """Destroys the manager; closing twice is harmless."""
-        if self._handle:
-            _lib.gpuopt_memory_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self) -> "Memory":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
-    def _h(self) -> int:
-        if not self._handle:
-            raise ValueError("gpuopt: the memory manager is closed")
-        return self._handle
+        self._lock = threading.Lock()
 
     def set_budget(self, nbytes: int) -> None:
         """The budget in bytes of device memory; 0 goes back to the plan's."""
@@ -1278,6 +1329,160 @@ class Memory:
 
 _STRATEGIES = {w: v for v, w in STRATEGY.items()}
 _CACHE_MODES = {w: v for v, w in CACHE_MODE.items()}
+
+
+def _stream_handle(stream):
+    """The native handle of a stream: an int (a CUstream, hipStream_t or
+    cl_command_queue as a number), or an object carrying one the way
+    PyTorch's torch.cuda.Stream does (.cuda_stream)."""
+    if stream is None:
+        return None
+    handle = getattr(stream, "cuda_stream", stream)
+    if isinstance(handle, ctypes.c_void_p):
+        handle = handle.value
+    if not isinstance(handle, int):
+        raise TypeError("gpuopt: stream must be an int handle or have .cuda_stream")
+    return handle
+
+
+class Profiler(_Owned):
+    """Named, nested sections of this program's run and where the time went
+    (gpuopt.h "Profiler", docs/profiler.md)::
+
+        with gpuopt.Context() as ctx, ctx.profiler() as prof:
+            with prof.section("load_model"):
+                model = load()
+            for batch in batches:
+                with prof.section("inference", items=len(batch)):
+                    run(model, batch)
+            print(prof.table())
+            prof.write_trace("trace.json")      # Perfetto, chrome://tracing
+
+        @prof.profile("postprocess")            # or @prof.profile()
+        def postprocess(x): ...
+
+    Sections nest per thread and end on the thread that began them; an end
+    that does not match raises GpuoptError (ERR_NESTING). `device` and
+    `stream` (an int handle, or a torch.cuda.Stream: its .cuda_stream) give
+    device time on that stream; `stream_backend` says whose API the stream
+    is when the device has several ("cuda", "rocm", "opencl").
+    `trace_path` is written when the profiler closes (None: the
+    GPUOPT_PROFILE variable's, "" nowhere). `enabled=False` starts it
+    switched off; `vendor_ranges=False` keeps NVTX and roctx out. close()
+    (or the end of a `with` block) writes the trace file, if one is set."""
+    _destroy = "gpuopt_profiler_destroy"
+    _what = "profiler"
+
+    def __init__(self, context: "Context", device: Optional[Device] = None, *,
+                 stream: Any = None, stream_backend: Optional[str] = None,
+                 trace_path: Optional[str] = None, max_sections: int = 0,
+                 enabled: bool = True, vendor_ranges: bool = True) -> None:
+        if device is not None and device._context is not context:
+            raise ValueError("gpuopt: the device belongs to another Context")
+        self._handle = None
+        self._context = context  # the context must outlive the profiler
+        self._lock = threading.Lock()
+        opts = _sized(_ProfilerOptions)
+        opts.flags = ((0 if enabled else PROFILER_START_DISABLED)
+                      | (0 if vendor_ranges else PROFILER_NO_VENDOR_RANGES))
+        opts.max_sections = int(max_sections)
+        opts.stream = _stream_handle(stream)
+        keep = (_opt_text(trace_path), _opt_text(stream_backend))
+        opts.trace_path, opts.stream_backend = keep
+        handle = _p()
+        _lib.gpuopt_profiler_create(context._h(), device._handle if device is not None else None,
+                                    ctypes.byref(opts), ctypes.byref(handle))
+        self._handle = handle.value
+        context._dependents.add(self)  # closed before the context
+
+    # -- recording ---------------------------------------------------------
+    def set_enabled(self, enabled: bool) -> None:
+        """Switches recording on or off, between sections (gpuopt.h)."""
+        _lib.gpuopt_profiler_set_enabled(self._h(), 1 if enabled else 0)
+
+    def begin(self, name: str) -> None:
+        """Opens a section on the calling thread, inside its open one."""
+        _lib.gpuopt_profiler_begin(self._h(), name.encode())
+
+    def end(self, name: Optional[str] = None) -> None:
+        """Ends the innermost open section (which must be `name` when given)."""
+        _lib.gpuopt_profiler_end(self._h(), name.encode() if name is not None else None)
+
+    def count(self, items: int = 0, bytes: int = 0) -> None:
+        """Adds items and/or bytes to the innermost open section."""
+        if items:
+            _lib.gpuopt_profiler_count(self._h(), COUNT_ITEMS, int(items))
+        if bytes:
+            _lib.gpuopt_profiler_count(self._h(), COUNT_BYTES, int(bytes))
+
+    @contextlib.contextmanager
+    def section(self, name: str, items: int = 0,
+                bytes: int = 0) -> Iterator["Profiler"]:
+        """A section for the `with` block, counting `items` and `bytes`. It
+        ends when the block does, also when the block raises."""
+        self.begin(name)
+        try:
+            self.count(items, bytes)
+            yield self
+        except BaseException:
+            try:
+                self.end(name)
+            except GpuoptError:
+                pass  # the block's own exception is the one to see
+            raise
+        self.end(name)
+
+    def profile(self, name: Any = None, *, items: Any = None, bytes: Any = None) -> Any:
+        """A decorator timing every call of a function as a section named
+        `name` (default: the function's qualified name). `items` and
+        `bytes` are numbers, or functions of the call's arguments."""
+        def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+            label = name if isinstance(name, str) else fn.__qualname__
+
+            @functools.wraps(fn)
+            def timed(*args: Any, **kwargs: Any) -> Any:
+                n = items(*args, **kwargs) if callable(items) else (items or 0)
+                b = bytes(*args, **kwargs) if callable(bytes) else (bytes or 0)
+                with self.section(label, items=n, bytes=b):
+                    return fn(*args, **kwargs)
+            return timed
+        # @prof.profile without parentheses
+        return decorate(name) if callable(name) else decorate
+
+    # -- reading -----------------------------------------------------------
+    def report(self, fmt: int = PROFILE_TABLE) -> str:
+        """The profile in `fmt` (PROFILE_TABLE, _JSON, _TRACE, _SVG) as text."""
+        out = _p()
+        _lib.gpuopt_profiler_report(self._h(), int(fmt), ctypes.byref(out))
+        return _take_string(out)
+
+    def summary(self) -> Dict[str, Any]:
+        """The summary as a dict (docs/profiler.md, "JSON")."""
+        return _json.loads(self.report(PROFILE_JSON))
+
+    def table(self) -> str:
+        """The summary as an aligned text table."""
+        return self.report(PROFILE_TABLE)
+
+    def trace(self) -> str:
+        """The Chrome trace-event JSON (Perfetto, chrome://tracing)."""
+        return self.report(PROFILE_TRACE)
+
+    def svg(self) -> str:
+        """A self-contained SVG timeline and summary."""
+        return self.report(PROFILE_SVG)
+
+    def write(self, path: "os.PathLike[str] | str", fmt: int = PROFILE_TRACE) -> None:
+        """Writes the profile to `path`, whole or not at all."""
+        _lib.gpuopt_profiler_write(self._h(), int(fmt), os.fsencode(path))
+
+    def write_trace(self, path: "os.PathLike[str] | str") -> None:
+        """Writes the Chrome trace to `path`."""
+        self.write(path, PROFILE_TRACE)
+
+    def write_svg(self, path: "os.PathLike[str] | str") -> None:
+        """Writes the SVG picture to `path`."""
+        self.write(path, PROFILE_SVG)
 
 
 class Space:
@@ -1374,7 +1579,7 @@ def _opt_time(v):
     return None if v < 0 else v
 
 
-class CallbackTuner:
+class CallbackTuner(_Owned):
     """Tunes a Python callable over a Space on a device of a Context.
 
     run(point: dict) does the work once; it may return its own
@@ -1383,8 +1588,13 @@ class CallbackTuner:
     before every run, untimed; validate(point) -> bool checks the first
     run of each candidate. Without workload_key nothing is cached."""
 
+    _destroy = "gpuopt_tuner_destroy"
+    _what = "tuner"
+
     def __init__(self, ctx: "Context", space: Space, run, *, pre_run=None, validate=None,
                  device: Optional["Device"] = None):
+        self._handle = None
+        self._lock = threading.Lock()
         self._space = space
         self._ctx = ctx
         h = _p()
@@ -1422,21 +1632,6 @@ class CallbackTuner:
         desc = _sized(_CallbackDesc)
         desc.run, desc.pre_run, desc.validate = self._cbs
         _lib.gpuopt_tuner_set_callback(self._handle, ctypes.byref(desc))
-
-    def close(self):
-        """Frees the tuner; closing twice is harmless."""
-        if getattr(self, "_handle", None):
-            _lib.gpuopt_tuner_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        self.close()
 
     def configure(self, *, strategy: str = "auto", max_evaluations: int = 0,
                   max_seconds: float = 0, max_failures: int = 0, seed: int = 0,

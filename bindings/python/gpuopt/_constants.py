@@ -16,6 +16,7 @@ class Status(enum.IntEnum):
     ERR_STRUCT_SIZE = 102
     ERR_NOT_FOUND = 103
     ERR_CONFIG = 104
+    ERR_NESTING = 105
     ERR_NO_MEMORY = 200
     ERR_IO = 201
     ERR_FORKED = 202
@@ -135,6 +136,22 @@ class MemoryPlace(enum.IntEnum):
     PINNED = 2
 
 
+class CountUnit(enum.IntEnum):
+    """The values of enum gpuopt_count_unit (GPUOPT_COUNT_*)."""
+
+    ITEMS = 1
+    BYTES = 2
+
+
+class ProfileFormat(enum.IntEnum):
+    """The values of enum gpuopt_profile_format (GPUOPT_PROFILE_*)."""
+
+    TABLE = 1
+    JSON = 2
+    TRACE = 3
+    SVG = 4
+
+
 class Language(enum.IntEnum):
     """The values of enum gpuopt_language (GPUOPT_LANG_*)."""
 
@@ -207,6 +224,7 @@ ERR_OUT_OF_RANGE = Status.ERR_OUT_OF_RANGE
 ERR_STRUCT_SIZE = Status.ERR_STRUCT_SIZE
 ERR_NOT_FOUND = Status.ERR_NOT_FOUND
 ERR_CONFIG = Status.ERR_CONFIG
+ERR_NESTING = Status.ERR_NESTING
 ERR_NO_MEMORY = Status.ERR_NO_MEMORY
 ERR_IO = Status.ERR_IO
 ERR_FORKED = Status.ERR_FORKED
@@ -269,6 +287,12 @@ MEMORY_SOURCE_HOST = MemorySource.HOST
 PLACE_DEVICE = MemoryPlace.DEVICE
 PLACE_HOST = MemoryPlace.HOST
 PLACE_PINNED = MemoryPlace.PINNED
+COUNT_ITEMS = CountUnit.ITEMS
+COUNT_BYTES = CountUnit.BYTES
+PROFILE_TABLE = ProfileFormat.TABLE
+PROFILE_JSON = ProfileFormat.JSON
+PROFILE_TRACE = ProfileFormat.TRACE
+PROFILE_SVG = ProfileFormat.SVG
 LANG_OPENCL_C = Language.OPENCL_C
 LANG_CUDA = Language.CUDA
 LANG_HIP = Language.HIP
@@ -312,15 +336,19 @@ LEVEL_MAX = 2
 TIER_NONE = -1
 APPLY_ENV = 0x1
 APPLY_DEVICE = 0x2
+CACHE_IMPORT_ALL = 1
+PROFILER_START_DISABLED = 0x1
+PROFILER_NO_VENDOR_RANGES = 0x2
+PROFILER_DEFAULT_MAX_SECTIONS = 1048576
 VERSION_STRING = '0.2.0'
 
 # Value -> the enumerator's own word, per type.
 STATUS = {
     0: "ok", 100: "err_invalid_argument", 101: "err_out_of_range", 102: "err_struct_size",
-    103: "err_not_found", 104: "err_config", 200: "err_no_memory", 201: "err_io",
-    202: "err_forked", 300: "err_no_device", 301: "err_unavailable", 302: "err_unsupported",
-    303: "err_driver", 304: "err_disabled", 400: "err_build", 401: "err_launch",
-    402: "err_timeout", 403: "err_fault",
+    103: "err_not_found", 104: "err_config", 105: "err_nesting", 200: "err_no_memory",
+    201: "err_io", 202: "err_forked", 300: "err_no_device", 301: "err_unavailable",
+    302: "err_unsupported", 303: "err_driver", 304: "err_disabled", 400: "err_build",
+    401: "err_launch", 402: "err_timeout", 403: "err_fault",
 }
 LOG_LEVEL = {
     0: "off", 1: "error", 2: "warn", 3: "info", 4: "debug",
@@ -357,6 +385,12 @@ MEMORY_SOURCE = {
 MEMORY_PLACE = {
     0: "device", 1: "host", 2: "pinned",
 }
+COUNT_UNIT = {
+    1: "items", 2: "bytes",
+}
+PROFILE_FORMAT = {
+    1: "table", 2: "json", 3: "trace", 4: "svg",
+}
 LANGUAGE = {
     1: "opencl_c", 2: "cuda", 3: "hip",
 }
@@ -384,8 +418,8 @@ RESULT_ORIGIN = {
 STATUS_TEXT = {
     0: "success", 100: "invalid argument", 101: "value out of range",
     102: "struct_size not set or too small", 103: "not found", 104: "bad configuration value",
-    200: "out of memory", 201: "input/output error", 202: "context used after fork()",
-    300: "no matching device", 301: "backend unavailable",
+    105: "profiler sections do not nest", 200: "out of memory", 201: "input/output error",
+    202: "context used after fork()", 300: "no matching device", 301: "backend unavailable",
     302: "not supported by this backend or device", 303: "vendor driver call failed",
     304: "backend disabled by configuration", 400: "kernel build failed",
     401: "kernel launch failed", 402: "measurement timed out",
@@ -394,12 +428,13 @@ STATUS_TEXT = {
 
 __all__ = [
     "Status", "LogLevel", "BackendStatus", "DeviceType", "Feature", "Tristate", "KnobType",
-    "KnobSource", "Objective", "Bound", "MemorySource", "MemoryPlace", "Language", "Strategy",
-    "CandidateStatus", "ElemType", "BufferInit", "CacheMode", "ResultOrigin", "OK",
-    "ERR_INVALID_ARGUMENT", "ERR_OUT_OF_RANGE", "ERR_STRUCT_SIZE", "ERR_NOT_FOUND", "ERR_CONFIG",
-    "ERR_NO_MEMORY", "ERR_IO", "ERR_FORKED", "ERR_NO_DEVICE", "ERR_UNAVAILABLE", "ERR_UNSUPPORTED",
-    "ERR_DRIVER", "ERR_DISABLED", "ERR_BUILD", "ERR_LAUNCH", "ERR_TIMEOUT", "ERR_FAULT", "LOG_OFF",
-    "LOG_ERROR", "LOG_WARN", "LOG_INFO", "LOG_DEBUG", "BACKEND_NOT_PROBED", "BACKEND_AVAILABLE",
+    "KnobSource", "Objective", "Bound", "MemorySource", "MemoryPlace", "CountUnit",
+    "ProfileFormat", "Language", "Strategy", "CandidateStatus", "ElemType", "BufferInit",
+    "CacheMode", "ResultOrigin", "OK", "ERR_INVALID_ARGUMENT", "ERR_OUT_OF_RANGE",
+    "ERR_STRUCT_SIZE", "ERR_NOT_FOUND", "ERR_CONFIG", "ERR_NESTING", "ERR_NO_MEMORY", "ERR_IO",
+    "ERR_FORKED", "ERR_NO_DEVICE", "ERR_UNAVAILABLE", "ERR_UNSUPPORTED", "ERR_DRIVER",
+    "ERR_DISABLED", "ERR_BUILD", "ERR_LAUNCH", "ERR_TIMEOUT", "ERR_FAULT", "LOG_OFF", "LOG_ERROR",
+    "LOG_WARN", "LOG_INFO", "LOG_DEBUG", "BACKEND_NOT_PROBED", "BACKEND_AVAILABLE",
     "BACKEND_UNAVAILABLE", "BACKEND_ERROR", "BACKEND_DISABLED", "DEVICE_TYPE_OTHER",
     "DEVICE_TYPE_CPU", "DEVICE_TYPE_GPU", "DEVICE_TYPE_ACCELERATOR", "FEATURE_FP64",
     "FEATURE_FP16", "FEATURE_BF16", "FEATURE_TF32", "FEATURE_FP8", "FEATURE_INT8",
@@ -409,17 +444,19 @@ __all__ = [
     "OBJECTIVE_THROUGHPUT", "OBJECTIVE_LATENCY", "BOUND_UNKNOWN", "BOUND_COMPUTE", "BOUND_MEMORY",
     "MEMORY_SOURCE_NONE", "MEMORY_SOURCE_MANAGEMENT", "MEMORY_SOURCE_KERNEL",
     "MEMORY_SOURCE_CONTEXT", "MEMORY_SOURCE_NEW_CONTEXT", "MEMORY_SOURCE_RUNTIME",
-    "MEMORY_SOURCE_HOST", "PLACE_DEVICE", "PLACE_HOST", "PLACE_PINNED", "LANG_OPENCL_C",
-    "LANG_CUDA", "LANG_HIP", "STRATEGY_AUTO", "STRATEGY_EXHAUSTIVE", "STRATEGY_RANDOM",
-    "STRATEGY_ANNEALING", "STRATEGY_MODEL", "CANDIDATE_OK", "CANDIDATE_INVALID",
+    "MEMORY_SOURCE_HOST", "PLACE_DEVICE", "PLACE_HOST", "PLACE_PINNED", "COUNT_ITEMS",
+    "COUNT_BYTES", "PROFILE_TABLE", "PROFILE_JSON", "PROFILE_TRACE", "PROFILE_SVG",
+    "LANG_OPENCL_C", "LANG_CUDA", "LANG_HIP", "STRATEGY_AUTO", "STRATEGY_EXHAUSTIVE",
+    "STRATEGY_RANDOM", "STRATEGY_ANNEALING", "STRATEGY_MODEL", "CANDIDATE_OK", "CANDIDATE_INVALID",
     "CANDIDATE_COMPILE_FAILED", "CANDIDATE_LAUNCH_FAILED", "CANDIDATE_WRONG_RESULT",
     "CANDIDATE_TIMEOUT", "CANDIDATE_PRUNED", "ELEM_F32", "ELEM_F64", "ELEM_I32", "ELEM_U32",
     "ELEM_I64", "INIT_RANDOM", "INIT_ZEROS", "INIT_CONSTANT", "INIT_DATA", "CACHE_USE",
     "CACHE_REFRESH", "CACHE_OFF", "ORIGIN_TUNED", "ORIGIN_CACHE_HIT", "ORIGIN_CACHE_VERIFIED",
     "VERSION_MAJOR", "VERSION_MINOR", "VERSION_PATCH", "API_VERSION", "OPTION_IGNORE_ENV",
     "OPTION_IGNORE_CONFIG_FILE", "LEVEL_DEFAULT", "LEVEL_MAX", "TIER_NONE", "APPLY_ENV",
-    "APPLY_DEVICE", "VERSION_STRING", "STATUS", "LOG_LEVEL", "BACKEND_STATUS", "DEVICE_TYPE",
-    "FEATURE", "TRISTATE", "KNOB_TYPE", "KNOB_SOURCE", "OBJECTIVE", "BOUND", "MEMORY_SOURCE",
-    "MEMORY_PLACE", "LANGUAGE", "STRATEGY", "CANDIDATE_STATUS", "ELEM_TYPE", "BUFFER_INIT",
-    "CACHE_MODE", "RESULT_ORIGIN", "STATUS_TEXT",
+    "APPLY_DEVICE", "CACHE_IMPORT_ALL", "PROFILER_START_DISABLED", "PROFILER_NO_VENDOR_RANGES",
+    "PROFILER_DEFAULT_MAX_SECTIONS", "VERSION_STRING", "STATUS", "LOG_LEVEL", "BACKEND_STATUS",
+    "DEVICE_TYPE", "FEATURE", "TRISTATE", "KNOB_TYPE", "KNOB_SOURCE", "OBJECTIVE", "BOUND",
+    "MEMORY_SOURCE", "MEMORY_PLACE", "COUNT_UNIT", "PROFILE_FORMAT", "LANGUAGE", "STRATEGY",
+    "CANDIDATE_STATUS", "ELEM_TYPE", "BUFFER_INIT", "CACHE_MODE", "RESULT_ORIGIN", "STATUS_TEXT",
 ]

@@ -248,7 +248,7 @@ static void a_driver_call_failing_mid_tier_leaves_level_1_and_nothing_open(void 
     gpuopt_context_destroy(ctx);
 }
 
-/* Rewrites every "driver":"<was>" of the journal to another version. */
+/* Rewrites every "driver":"<was>" of the cache file to another version. */
 static void age_driver(const char *was)
 {
     DIR *dp = opendir(dir);
@@ -256,7 +256,7 @@ static void age_driver(const char *was)
     struct dirent *e;
     char path[1024] = "";
     while ((e = readdir(dp)))
-        if (strstr(e->d_name, ".jsonl") && e->d_name[0] != '.')
+        if (strstr(e->d_name, ".json") && !strstr(e->d_name, ".lock") && e->d_name[0] != '.')
             snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     closedir(dp);
     assert_true(path[0]);

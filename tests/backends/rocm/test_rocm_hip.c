@@ -396,9 +396,13 @@ static void the_ops_table_declares_the_rocm_backend(void **state)
     assert_true(gpo_backend_rocm.n_knobs > 0);
     for (size_t i = 0; i < gpo_backend_rocm.n_knobs; i++)
         assert_non_null(gpo_backend_rocm.knobs[i].name);
-    assert_int_equal(gpo_backend_rocm.n_libraries, 2);
+    assert_int_equal(gpo_backend_rocm.n_libraries, 3);
     assert_string_equal(gpo_backend_rocm.libraries[0].variable, "GPUOPT_HIP_LIBRARY");
     assert_string_equal(gpo_backend_rocm.libraries[1].variable, "GPUOPT_HIPRTC_LIBRARY");
+    assert_string_equal(gpo_backend_rocm.libraries[2].variable, "GPUOPT_ROCTX_LIBRARY");
+    /* The profiler's sections reach rocprof through roctx. */
+    assert_non_null(gpo_backend_rocm.ranges);
+    assert_string_equal(gpo_backend_rocm.ranges->tool, "roctx");
 }
 
 static void hip_helpers_refuse_nonsense(void **state)

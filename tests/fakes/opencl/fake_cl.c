@@ -595,6 +595,48 @@ CL_API_ENTRY cl_int CL_API_CALL clEnqueueNDRangeKernel(cl_command_queue q, cl_ke
     return enqueued(real_(q, k, dims, offset, global, local, nw, w, ev), ev);
 }
 
+/* Markers and queue facts, for the profiler's device time on a caller's
+ * queue. A synthetic queue reports its device and profiling on. */
+CL_API_ENTRY cl_int CL_API_CALL clEnqueueMarkerWithWaitList(cl_command_queue q, cl_uint nw,
+                                                            const cl_event *w, cl_event *ev)
+{
+    FAIL_STATUS(clEnqueueMarkerWithWaitList);
+    if (fake_synthetic()) {
+        synth_event(ev);
+        return CL_SUCCESS;
+    }
+    REAL(clEnqueueMarkerWithWaitList);
+    return enqueued(real_(q, nw, w, ev), ev);
+}
+
+CL_API_ENTRY cl_int CL_API_CALL clGetCommandQueueInfo(cl_command_queue q,
+                                                      cl_command_queue_info what, size_t size,
+                                                      void *value, size_t *ret)
+{
+    FAIL_STATUS(clGetCommandQueueInfo);
+    if (fake_synthetic()) {
+        if (what == CL_QUEUE_DEVICE) {
+            cl_device_id d = fobj_dev(q);
+            if (ret)
+                *ret = sizeof d;
+            if (value && size >= sizeof d)
+                memcpy(value, &d, sizeof d);
+            return CL_SUCCESS;
+        }
+        if (what == CL_QUEUE_PROPERTIES) {
+            cl_command_queue_properties props = CL_QUEUE_PROFILING_ENABLE;
+            if (ret)
+                *ret = sizeof props;
+            if (value && size >= sizeof props)
+                memcpy(value, &props, sizeof props);
+            return CL_SUCCESS;
+        }
+        return CL_INVALID_VALUE;
+    }
+    REAL(clGetCommandQueueInfo);
+    return real_(q, what, size, value, ret);
+}
+
 CL_API_ENTRY cl_int CL_API_CALL clWaitForEvents(cl_uint n, const cl_event *ev)
 {
     FAIL_STATUS(clWaitForEvents);
