@@ -1,9 +1,12 @@
 # The two commands: `make run` (set up, build the library and the command,
 # show the devices and the plan) and `make check` (set up, build everything,
-# every test, then every test again under ASan/UBSan). `make install` and
-# `make uninstall` put the build in PREFIX and take it out again. Everything
-# else is CMake: this file only names the presets in CMakePresets.json, as
-# Neovim's Makefile does.
+# every test, then every test again under ASan/UBSan with the
+# allocation-failure sweep, the thread tests under ThreadSanitizer, and the
+# fuzz targets' seed replay and smoke). `make check-full` is the same with
+# the sweep failing every allocation; `make fuzz` fuzzes each target for
+# FUZZ_SECONDS. `make install` and `make uninstall` put the build in PREFIX
+# and take it out again. Everything else is CMake: this file only names the
+# presets in CMakePresets.json, as Neovim's Makefile does.
 
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -31,9 +34,12 @@ RUN_DEPS := cmake pkg-config build-essential libcjson-dev ocl-icd-opencl-dev ope
 #   slurmd                               Slurm's own parser reads `gpuopt gres` output
 #                                        (slurmd -G, no daemon started: tests/cli/
 #                                        test_gres_slurmd.sh; skipped without it)
+#   clang                                libFuzzer (tests/fuzz) and its sanitizers
+#   strace                               the set-user-ID test (tests/security)
+# (python3 also runs the allocation-failure sweep, tests/alloc.)
 CHECK_DEPS := $(RUN_DEPS) libcmocka-dev pocl-opencl-icd clinfo python3 python3-venv \
               python3-pip python3-setuptools python3-wheel python3-wheel-whl python3-torch \
-              mandoc slurmd
+              mandoc slurmd clang strace
 ifeq ($(shell dpkg --print-architecture 2>/dev/null),amd64)
 CHECK_DEPS += libamdhip64-dev
 endif
@@ -43,8 +49,9 @@ endif
 # tuned CPU BLAS (OpenBLAS).
 BENCH_DEPS := hyperfine libopenblas-dev
 
-.PHONY: all deps check-deps bench-deps build build-run build-asan run check test test-asan bench \
-        install uninstall clean
+.PHONY: all deps check-deps bench-deps build build-run build-asan build-tsan build-fuzz run \
+        check check-full test test-asan test-asan-full test-tsan fuzz-smoke fuzz bench install \
+        uninstall clean
 # Prerequisites run in the order written (deps before build), even under -j.
 .NOTPARALLEL:
 
@@ -97,6 +104,15 @@ build-asan:
 	$(CMAKE) --preset asan
 	$(CMAKE) --build --preset asan -j $(JOBS)
 
+# The library and the thread tests only.
+build-tsan:
+	$(CMAKE) --preset tsan
+	$(CMAKE) --build --preset tsan -j $(JOBS)
+
+build-fuzz:
+	$(CMAKE) --preset fuzz
+	$(CMAKE) --build --preset fuzz -j $(JOBS)
+
 run: deps build-run
 	build/bin/gpuopt devices
 	build/bin/gpuopt plan
@@ -104,10 +120,34 @@ run: deps build-run
 test: build
 	$(CTEST) --preset default -j $(JOBS)
 
+# Includes the allocation-failure sweep (label allocfail), which tries every
+# STRIDE-th allocation of each scenario (the strides: tests/alloc).
 test-asan: build-asan
 	$(CTEST) --preset asan -j $(JOBS)
 
-check: check-deps test test-asan
+# The same with the sweep failing every allocation in turn.
+test-asan-full: build-asan
+	GPO_ALLOC_STRIDE=1 $(CTEST) --preset asan -j $(JOBS)
+
+# The thread tests under ThreadSanitizer (suppressions: tests/tsan.supp).
+test-tsan: build-tsan
+	$(CTEST) --preset tsan -j $(JOBS)
+
+# Every committed seed of every fuzz target replayed, then each target
+# fuzzed for FUZZ_SMOKE_SECONDS; any crash, leak or sanitizer report fails.
+FUZZ_SMOKE_SECONDS ?= 10
+fuzz-smoke: build-fuzz
+	tests/fuzz/run_fuzz.sh build-fuzz $(FUZZ_SMOKE_SECONDS)
+
+# Fuzzing proper: each target for FUZZ_SECONDS (the corpus it grows stays in
+# build-fuzz/fuzz-corpus; findings in build-fuzz/fuzz-findings).
+FUZZ_SECONDS ?= 600
+fuzz: build-fuzz
+	tests/fuzz/run_fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+check: check-deps test test-asan test-tsan fuzz-smoke
+
+check-full: check-deps test test-asan-full test-tsan fuzz-smoke
 
 # The figures of docs/benchmarks.md, as markdown on stdout.
 bench: build
@@ -124,4 +164,4 @@ uninstall:
 	$(CMAKE) -DMANIFEST=build/install_manifest.txt -P cmake/GpuoptUninstall.cmake
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan build-fuzz

@@ -53,7 +53,7 @@ function(gpo_add_shared_library target)
                         LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/gpuopt.map)
   target_link_options(${target} PRIVATE
                       "-Wl,--version-script=${PROJECT_SOURCE_DIR}/cmake/gpuopt.map"
-                      "-Wl,--no-undefined")
+                      "-Wl,--no-undefined" ${GPO_ALLOC_WRAP})
   target_include_directories(${target} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
                              $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${target} PRIVATE ${GPUOPT_PRIVATE_LIBS})

@@ -5,9 +5,15 @@
 
 #include "util/detail.h"
 
-GPUOPT_API const char *gpuopt_version(void) { return GPUOPT_VERSION_STRING; }
+GPUOPT_API const char *gpuopt_version(void)
+{
+    return GPUOPT_VERSION_STRING;
+}
 
-GPUOPT_API uint32_t gpuopt_api_version(void) { return GPUOPT_API_VERSION; }
+GPUOPT_API uint32_t gpuopt_api_version(void)
+{
+    return GPUOPT_API_VERSION;
+}
 
 /* Both from GPUOPT_STATUS_MAP, the header's one list of statuses. A value
  * listed twice would be a duplicate case label: the compiler refuses it. */
@@ -35,19 +41,40 @@ GPUOPT_API const char *gpuopt_status_name(gpuopt_status status)
     return "GPUOPT_UNKNOWN_STATUS";
 }
 
-GPUOPT_API const char *gpuopt_last_error(void) { return gpo_detail_get(); }
+GPUOPT_API const char *gpuopt_last_error(void)
+{
+    return gpo_detail_get();
+}
 
-GPUOPT_API void gpuopt_free(void *ptr) { free(ptr); }
+GPUOPT_API void gpuopt_free(void *ptr)
+{
+    free(ptr);
+}
 
-GPUOPT_API size_t gpuopt_options_size(void) { return sizeof(gpuopt_options); }
+GPUOPT_API size_t gpuopt_options_size(void)
+{
+    return sizeof(gpuopt_options);
+}
 
-GPUOPT_API size_t gpuopt_backend_info_size(void) { return sizeof(gpuopt_backend_info); }
+GPUOPT_API size_t gpuopt_backend_info_size(void)
+{
+    return sizeof(gpuopt_backend_info);
+}
 
-GPUOPT_API size_t gpuopt_device_info_size(void) { return sizeof(gpuopt_device_info); }
+GPUOPT_API size_t gpuopt_device_info_size(void)
+{
+    return sizeof(gpuopt_device_info);
+}
 
-GPUOPT_API size_t gpuopt_knob_size(void) { return sizeof(gpuopt_knob); }
+GPUOPT_API size_t gpuopt_knob_size(void)
+{
+    return sizeof(gpuopt_knob);
+}
 
-GPUOPT_API size_t gpuopt_workload_size(void) { return sizeof(gpuopt_workload); }
+GPUOPT_API size_t gpuopt_workload_size(void)
+{
+    return sizeof(gpuopt_workload);
+}
 
 GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload)
 {

@@ -15,11 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "backend.h"
 #include "knob.h"
 #include "policy.h"
+#include "util/file.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 /* ---- the fields every layer can set -------------------------------------- */
@@ -53,11 +56,15 @@ static const field_name field_names[F_COUNT] = {
     [F_REDUCED_PRECISION] = {NULL, "reduced_precision", "reduced_precision"},
 };
 
-/* Warnings held until the log level is final. */
+/* Warnings held until the log level is final. `nomem` latches any
+ * allocation that failed while loading (a warning that could not be kept,
+ * an override that could not be stored): the load then fails as a whole
+ * with GPUOPT_ERR_NO_MEMORY instead of going on without that part. */
 typedef struct pending {
     char *items[32];
     int n;
     int dropped;
+    int nomem;
 } pending;
 
 static void pend(pending *p, const char *fmt, ...) GPO_PRINTF(2, 3);
@@ -75,16 +82,25 @@ static void pend(pending *p, const char *fmt, ...)
     p->items[p->n] = gpo_strdup(msg);
     if (p->items[p->n])
         p->n++;
+    else
+        p->nomem = 1;
 }
 
-static void pend_flush(pending *p, const gpo_logger *log)
+static void pend_free(pending *p)
+{
+    for (int i = 0; i < p->n; i++)
+        free(p->items[i]);
+    p->n = 0;
+}
+
+static void pend_flush(pending *p, const gpo_logger *log, int32_t level)
 {
     for (int i = 0; i < p->n; i++) {
-        gpo_log_warn(log, "%s", p->items[i]);
+        gpo_log(log, level, "%s", p->items[i]);
         free(p->items[i]);
     }
     if (p->dropped)
-        gpo_log_warn(log, "%d further configuration warnings were dropped", p->dropped);
+        gpo_log(log, level, "%d further configuration messages were dropped", p->dropped);
     p->n = 0;
     p->dropped = 0;
 }
@@ -294,7 +310,8 @@ gpuopt_status gpo_config_set_knob(gpo_config *cfg, const char *name, const char 
 }
 
 /* Checks a knob override against the catalogue: the name must exist and the
- * value parse as its type. */
+ * value parse as its type. -1 with why; GPO_KNOB_PARSE_NO_MEMORY when out
+ * of memory. */
 static int check_knob(const struct gpo_backend *const *list, size_t nlist, const char *name,
                       const char *value, char *why, size_t cap)
 {
@@ -306,12 +323,29 @@ static int check_knob(const struct gpo_backend *const *list, size_t nlist, const
     int64_t ival;
     char *norm = NULL;
     char inner[768];
-    if (gpo_knob_parse(def, value, &ival, &norm, inner, sizeof inner)) {
+    int rc = gpo_knob_parse(def, value, &ival, &norm, inner, sizeof inner);
+    if (rc) {
         gpo_snprintf(why, cap, "knob '%s': %s", name, inner);
-        return -1;
+        return rc;
     }
     free(norm);
     return 0;
+}
+
+/* Checks and stores one override: a refusal is the warning "LABEL: why";
+ * a failed allocation is latched in warn. */
+static void add_knob(gpo_config *cfg, const struct gpo_backend *const *list, size_t nlist,
+                     const char *name, const char *value, int32_t source, const char *origin,
+                     const char *label, pending *warn)
+{
+    char why[1024];
+    int rc = check_knob(list, nlist, name, value, why, sizeof why);
+    if (rc == GPO_KNOB_PARSE_NO_MEMORY)
+        warn->nomem = 1;
+    else if (rc)
+        pend(warn, "%s: %s", label, why);
+    else if (gpo_config_set_knob(cfg, name, value, source, origin) != GPUOPT_OK)
+        warn->nomem = 1;
 }
 
 /* GPUOPT_KNOBS="name=value;name=value". */
@@ -319,8 +353,10 @@ static void env_knobs(gpo_config *cfg, const char *text, const struct gpo_backen
                       size_t nlist, pending *warn)
 {
     char *copy = gpo_strdup(text);
-    if (!copy)
+    if (!copy) {
+        warn->nomem = 1;
         return;
+    }
     char *save = NULL;
     for (char *item = strtok_r(copy, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
         gpo_trim(item);
@@ -336,17 +372,18 @@ static void env_knobs(gpo_config *cfg, const char *text, const struct gpo_backen
         }
         *eq = '\0';
         char *name = gpo_trim(item), *value = gpo_trim(eq + 1);
-        char why[1024];
-        if (check_knob(list, nlist, name, value, why, sizeof why)) {
-            pend(warn, "GPUOPT_KNOBS: ignoring '%s=%s': %s", name, value, why);
-            continue;
-        }
-        gpo_config_set_knob(cfg, name, value, GPUOPT_SOURCE_ENV, "GPUOPT_KNOBS");
+        char label[1024];
+        gpo_snprintf(label, sizeof label, "GPUOPT_KNOBS: ignoring '%s=%s'", name, value);
+        add_knob(cfg, list, nlist, name, value, GPUOPT_SOURCE_ENV, "GPUOPT_KNOBS", label, warn);
     }
     free(copy);
 }
 
 /* ---- the config file --------------------------------------------------------- */
+
+/* A configuration is a few hundred bytes; the cap keeps a wrong path (a
+ * log, an image) from being read whole. */
+#define CONFIG_MAX_BYTES ((size_t)1 << 20)
 
 static void offset_to_line(const char *text, size_t off, int *line, int *col)
 {
@@ -374,11 +411,11 @@ static int json_scalar_text(const cJSON *item, char *out, size_t cap)
         return 0;
     }
     if (cJSON_IsNumber(item)) {
-        double d = item->valuedouble;
-        if (d == (double)(int64_t)d)
-            gpo_snprintf(out, cap, "%lld", (long long)(int64_t)d);
+        int64_t i;
+        if (gpo_json_int64(item, &i) == 0)
+            gpo_snprintf(out, cap, "%lld", (long long)i);
         else
-            gpo_snprintf(out, cap, "%.17g", d);
+            gpo_snprintf(out, cap, "%.17g", item->valuedouble);
         return 0;
     }
     return -1;
@@ -456,7 +493,7 @@ static void file_knobs(gpo_config *cfg, const cJSON *obj, const char *path,
     const cJSON *it;
     cJSON_ArrayForEach(it, obj)
     {
-        char value[1024], why[1024];
+        char value[1024];
         if (json_scalar_text(it, value, sizeof value)) {
             const gpo_knob_def *def = gpo_knob_find(list, nlist, it->string);
             char dom[512] = "";
@@ -466,11 +503,9 @@ static void file_knobs(gpo_config *cfg, const cJSON *obj, const char *path,
                  path, it->string, def ? " in its domain: " : "", dom);
             continue;
         }
-        if (check_knob(list, nlist, it->string, value, why, sizeof why)) {
-            pend(warn, "config file %s: ignoring knobs.%s: %s", path, it->string, why);
-            continue;
-        }
-        gpo_config_set_knob(cfg, it->string, value, GPUOPT_SOURCE_CONFIG, origin);
+        char label[GPO_PATH_MAX + 128];
+        gpo_snprintf(label, sizeof label, "config file %s: ignoring knobs.%s", path, it->string);
+        add_knob(cfg, list, nlist, it->string, value, GPUOPT_SOURCE_CONFIG, origin, label, warn);
     }
 }
 
@@ -544,45 +579,36 @@ static void file_use_cuda(gpo_config *cfg, const backend_choice *before, const c
     }
 }
 
-static void apply_file(gpo_config *cfg, const char *path, int must_exist,
+static void apply_file(gpo_config *cfg, const char *path, int must_exist, int privileged,
                        const struct gpo_backend *const *list, size_t nlist, pending *warn)
 {
-    char *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (must_exist)
-            pend(warn, "config file %s cannot be read (%s); using defaults", path, strerror(errno));
+    char *text = NULL, why[128];
+    size_t len;
+    if (gpo_file_read(path, CONFIG_MAX_BYTES, &text, &len, why, sizeof why)) {
+        if (errno == ENOMEM)
+            warn->nomem = 1;
+        else if (must_exist || (errno != ENOENT && errno != ENOTDIR))
+            pend(warn, "config file %s cannot be read: %s; using defaults", path, why);
         return;
     }
-    gpo_sbuf b;
-    gpo_sbuf_init(&b);
-    char chunk[4096];
-    size_t r;
-    while ((r = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
-        chunk[r] = '\0';
-        if (memchr(chunk, '\0', r)) {
-            pend(warn, "config file %s holds a NUL byte: not JSON text; ignored", path);
-            fclose(f);
-            gpo_sbuf_free(&b);
-            return;
-        }
-        gpo_sbuf_append(&b, chunk);
-    }
-    fclose(f);
-    text = gpo_sbuf_take(&b);
-    if (!text)
+    if (memchr(text, '\0', len)) {
+        pend(warn, "config file %s holds a NUL byte: not JSON text; ignored", path);
+        free(text);
         return;
+    }
     gpo_strlcpy(cfg->config_path, path, sizeof cfg->config_path);
+    /* On failure `end` is where parsing stopped (cJSON.h), which, unlike
+     * cJSON_GetErrorPtr, is this thread's own. cJSON fails alike on bad
+     * syntax and on a failed allocation: a second parse tells a passing
+     * shortage from a malformed file (under a lasting one the file is
+     * reported malformed). */
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (!root)
+        root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root || !cJSON_IsObject(root)) {
         int line, col;
-        size_t off = end ? (size_t)(end - text) : 0;
-        if (!root) {
-            const char *at = cJSON_GetErrorPtr();
-            if (at && at >= text)
-                off = (size_t)(at - text);
-        }
+        size_t off = end && end >= text ? (size_t)(end - text) : 0;
         offset_to_line(text, off, &line, &col);
         pend(warn,
              "config file %s: line %d, column %d (offset %zu): %s; the whole file is "
@@ -601,6 +627,15 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist,
     {
         if (strcmp(it->string, "use_cuda") == 0)
             continue; /* after the loop: it is checked against "backend" */
+        if (privileged &&
+            (strcmp(it->string, "libraries") == 0 || strcmp(it->string, "cache_dir") == 0 ||
+             strcmp(it->string, "cache_shared") == 0 || strcmp(it->string, "sysfs_root") == 0)) {
+            pend(warn,
+                 "config file %s: \"%s\" ignored: a privileged process takes paths only from "
+                 "gpuopt_options (docs/security.md)",
+                 path, it->string);
+            continue;
+        }
         if (strcmp(it->string, "libraries") == 0) {
             file_libraries(cfg, it, path, warn);
             continue;
@@ -638,10 +673,17 @@ static void apply_file(gpo_config *cfg, const char *path, int must_exist,
     free(text);
 }
 
+/* A path from the environment: none in a privileged process. (The two
+ * tests agree in a real one; `privileged` alone lets tests act as one.) */
+static const char *path_env(const char *name, int privileged)
+{
+    return privileged ? NULL : secure_getenv(name);
+}
+
 /* The file to read: API option, else GPUOPT_CONFIG, else the XDG location.
  * Returns 0 with *must_exist, or -1 when no file is to be read. */
-static int config_file_path(const gpuopt_options *opts, int use_env, char *out, size_t cap,
-                            int *must_exist)
+static int config_file_path(const gpuopt_options *opts, int use_env, int privileged, char *out,
+                            size_t cap, int *must_exist)
 {
     *must_exist = 1;
     if (opts && opts->config_path) {
@@ -650,7 +692,7 @@ static int config_file_path(const gpuopt_options *opts, int use_env, char *out, 
         gpo_strlcpy(out, opts->config_path, cap);
         return 0;
     }
-    const char *env = use_env ? getenv("GPUOPT_CONFIG") : NULL;
+    const char *env = use_env ? path_env("GPUOPT_CONFIG", privileged) : NULL;
     if (env) {
         if (!*env)
             return -1;
@@ -658,8 +700,8 @@ static int config_file_path(const gpuopt_options *opts, int use_env, char *out, 
         return 0;
     }
     *must_exist = 0;
-    const char *xdg = getenv("XDG_CONFIG_HOME");
-    const char *home = getenv("HOME");
+    const char *xdg = path_env("XDG_CONFIG_HOME", privileged);
+    const char *home = path_env("HOME", privileged);
     if (xdg && *xdg)
         gpo_snprintf(out, cap, "%s/gpuopt/config.json", xdg);
     else if (home && *home)
@@ -669,12 +711,12 @@ static int config_file_path(const gpuopt_options *opts, int use_env, char *out, 
     return 0;
 }
 
-static void default_cache_dir(gpo_config *cfg)
+static void default_cache_dir(gpo_config *cfg, int privileged)
 {
-    if (cfg->cache_dir[0])
+    if (cfg->cache_dir[0] || privileged)
         return;
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
+    const char *xdg = path_env("XDG_CACHE_HOME", privileged);
+    const char *home = path_env("HOME", privileged);
     if (xdg && *xdg)
         gpo_snprintf(cfg->cache_dir, sizeof cfg->cache_dir, "%s/gpuopt", xdg);
     else if (home && *home)
@@ -701,8 +743,65 @@ static const char *option_value(const gpuopt_options *o, field f)
     return NULL;
 }
 
+/* The path variables a privileged process ignores, for its log line. The
+ * library variables are the backends' (cfg->libraries). */
+static const char *const path_variables[] = {
+    "GPUOPT_CONFIG",     "XDG_CONFIG_HOME",    "HOME", "GPUOPT_CACHE_DIR", "XDG_CACHE_HOME",
+    "GPUOPT_SYSFS_ROOT", "GPUOPT_CACHE_SHARED"};
+
+/* One line naming what a privileged process ignored and what it uses
+ * instead. A warning when a GPUOPT_ variable was set (someone meant it to
+ * count), else information: HOME is set in every login. */
+static void privileged_note(const gpo_config *cfg, int use_env, pending *warn, pending *info)
+{
+    gpo_sbuf b;
+    gpo_sbuf_init(&b);
+    int meant = 0;
+    for (size_t i = 0; i < sizeof path_variables / sizeof path_variables[0]; i++) {
+        const char *v = path_variables[i];
+        int ours = strncmp(v, "GPUOPT_", 7) == 0;
+        if ((ours && !use_env) || !getenv(v))
+            continue;
+        gpo_sbuf_appendf(&b, "%s%s", b.len ? ", " : "", v);
+        meant |= ours;
+    }
+    for (int i = 0; use_env && i < cfg->n_libraries; i++) {
+        const char *v = cfg->libraries[i].variable;
+        if (v && getenv(v)) {
+            gpo_sbuf_appendf(&b, "%s%s", b.len ? ", " : "", v);
+            meant = 1;
+        }
+    }
+    pend(meant ? warn : info,
+         "privileged process (set-user-ID, set-group-ID or file capabilities: glibc's "
+         "secure-execution mode): paths from the environment and config files are ignored%s%s; "
+         "config file: %s; cache: %s; /sys and /proc: %s; vendor libraries: their default "
+         "sonames (docs/security.md)",
+         b.len ? ": " : "", b.data && !b.failed ? b.data : "",
+         cfg->config_path[0] ? cfg->config_path : "none",
+         cfg->cache_dir[0] ? cfg->cache_dir : "none", cfg->fs.root[0] ? cfg->fs.root : "live");
+    if (b.failed)
+        warn->nomem = 1;
+    gpo_sbuf_free(&b);
+}
+
+int gpo_config_privileged(void)
+{
+    /* AT_SECURE is what glibc's secure_getenv and ld.so go by: set when the
+     * real and effective user or group differ, or the file carried
+     * capabilities (getauxval(3), ld.so(8) "Secure-execution mode"). */
+    return getauxval(AT_SECURE) != 0;
+}
+
 gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log,
                               const struct gpo_backend *const *list, size_t nlist)
+{
+    return gpo_config_load_as(cfg, opts, log, list, nlist, gpo_config_privileged());
+}
+
+gpuopt_status gpo_config_load_as(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log,
+                                 const struct gpo_backend *const *list, size_t nlist,
+                                 int privileged)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->all_backends = 1;
@@ -713,21 +812,24 @@ gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const
 
     uint32_t flags = opts ? opts->flags : 0;
     int use_env = !(flags & GPUOPT_OPTION_IGNORE_ENV);
-    pending warn = {0};
+    pending warn = {0}, info = {0};
     gpuopt_status st = GPUOPT_OK;
 
-    /* Layer 1: the config file. */
+    /* Layer 1: the config file. A privileged process reads only one that
+     * gpuopt_options names. */
     char path[GPO_PATH_MAX];
     int must_exist;
     if (!(flags & GPUOPT_OPTION_IGNORE_CONFIG_FILE) &&
-        config_file_path(opts, use_env, path, sizeof path, &must_exist) == 0)
-        apply_file(cfg, path, must_exist, list, nlist, &warn);
+        config_file_path(opts, use_env, privileged, path, sizeof path, &must_exist) == 0)
+        apply_file(cfg, path, must_exist, privileged, list, nlist, &warn);
 
     /* Layer 2: the environment. An empty variable counts as unset. */
     if (use_env) {
         for (int f = 0; f < F_COUNT; f++) {
             const char *name = field_names[f].env;
-            const char *v = name ? getenv(name) : NULL;
+            /* Paths: never from a privileged process's environment. */
+            int is_path = f == F_SYSFS_ROOT || f == F_CACHE_DIR || f == F_CACHE_SHARED;
+            const char *v = !name ? NULL : is_path ? path_env(name, privileged) : getenv(name);
             char why[512];
             if (!v || !*v)
                 continue;
@@ -742,7 +844,7 @@ gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const
         }
         for (int i = 0; i < cfg->n_libraries; i++) {
             /* Library paths choose code to load: never from a setuid context. */
-            const char *v = secure_getenv(cfg->libraries[i].variable);
+            const char *v = path_env(cfg->libraries[i].variable, privileged);
             if (v && *v)
                 gpo_strlcpy(cfg->libraries[i].path, v, sizeof cfg->libraries[i].path);
         }
@@ -778,11 +880,23 @@ gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const
             }
         }
     }
-    default_cache_dir(cfg);
+    default_cache_dir(cfg, privileged);
+    if (privileged)
+        privileged_note(cfg, use_env, &warn, &info);
 
+    if (!st && (warn.nomem || info.nomem))
+        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory reading the configuration");
+    if (st == GPUOPT_ERR_NO_MEMORY) {
+        /* Nothing is said about a configuration that is not used. */
+        pend_free(&warn);
+        pend_free(&info);
+        gpo_config_free(cfg);
+        return st;
+    }
     gpo_logger final_log = log ? *log : (gpo_logger){GPUOPT_LOG_WARN, NULL, NULL};
     final_log.level = cfg->log_level;
-    pend_flush(&warn, &final_log);
+    pend_flush(&warn, &final_log, GPUOPT_LOG_WARN);
+    pend_flush(&info, &final_log, GPUOPT_LOG_INFO);
     if (st)
         gpo_config_free(cfg);
     return st;

@@ -59,10 +59,15 @@ typedef struct gpo_config {
     int reduced_precision; /* 0 (default) or 1 */
     gpo_origin reduced_precision_origin;
 
-    char config_path[GPO_PATH_MAX];  /* the file read, "" when none */
-    char cache_dir[GPO_PATH_MAX];    /* resolved: option/env/file, else $XDG_CACHE_HOME/gpuopt */
-    char cache_shared[GPO_PATH_MAX]; /* the shared read-only layer (env/file); "" none */
-    gpo_fs fs;                       /* GPUOPT_SYSFS_ROOT */
+    char config_path[GPO_PATH_MAX]; /* the file read, "" when none */
+    /* Resolved: option/env/file, else $XDG_CACHE_HOME/gpuopt; "" when there
+     * is none (a privileged process without gpuopt_options.cache_dir):
+     * measurements are then not cached (GPO_NO_CACHE_DIR says why). */
+    char cache_dir[GPO_PATH_MAX];
+    /* The shared read-only layer (env/file; never in a privileged process);
+     * "" none. */
+    char cache_shared[GPO_PATH_MAX];
+    gpo_fs fs; /* GPUOPT_SYSFS_ROOT */
 
     gpo_library_path libraries[GPO_MAX_LIBRARIES]; /* declared by the backends of the list */
     int n_libraries;
@@ -84,6 +89,26 @@ typedef struct gpo_config {
 struct gpo_backend;
 gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log,
                               const struct gpo_backend *const *list, size_t nlist);
+
+/* gpo_config_load with the process's privilege given: 1 as in a set-user-ID
+ * program (tests; gpo_config_load asks gpo_config_privileged). A privileged
+ * configuration takes no path from the environment or a config file (the
+ * config file is read only when gpuopt_options names it, and its
+ * "libraries", "cache_dir" and "sysfs_root" are ignored), has no cache
+ * directory unless gpuopt_options.cache_dir names one, and logs one line
+ * saying what it ignored (docs/security.md). */
+gpuopt_status gpo_config_load_as(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log,
+                                 const struct gpo_backend *const *list, size_t nlist,
+                                 int privileged);
+
+/* 1 in glibc's secure-execution mode (getauxval(AT_SECURE)): set-user-ID,
+ * set-group-ID, or file capabilities. */
+int gpo_config_privileged(void);
+
+/* Why a configuration has no cache directory, for messages. */
+#define GPO_NO_CACHE_DIR                                                                           \
+    "no cache directory: a privileged process (set-user-ID, set-group-ID or file capabilities) "   \
+    "has one only when gpuopt_options.cache_dir names it"
 
 void gpo_config_free(gpo_config *cfg);
 

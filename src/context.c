@@ -167,7 +167,10 @@ GPUOPT_API gpuopt_status gpuopt_context_set_knob(gpuopt_context *ctx, const char
     if (value) {
         int64_t ival;
         char *norm = NULL, why[768];
-        if (gpo_knob_parse(def, value, &ival, &norm, why, sizeof why))
+        int rc = gpo_knob_parse(def, value, &ival, &norm, why, sizeof why);
+        if (rc == GPO_KNOB_PARSE_NO_MEMORY)
+            return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory checking knob %s", name);
+        if (rc)
             return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "knob %s: %s", name, why);
         free(norm);
     }
@@ -199,10 +202,8 @@ int gpo_ctx_slot_of(const struct gpuopt_context *ctx, const char *name)
 /* Adds one backend's freshly enumerated devices to the context list, folding
  * each into a device an earlier (native) backend already listed when they are
  * the same physical device. */
-static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_ctx_slot *slot,
-                                   gpo_device_list *found)
+static void adopt_devices(struct gpuopt_context *ctx, gpo_ctx_slot *slot, gpo_device_list *found)
 {
-    gpuopt_status st = GPUOPT_OK;
     for (size_t i = 0; i < found->n; i++) {
         gpuopt_device *d = found->items[i];
         found->items[i] = NULL;
@@ -234,12 +235,29 @@ static gpuopt_status adopt_devices(struct gpuopt_context *ctx, gpo_ctx_slot *slo
                           twin->info.uuid[0] ? "UUID" : "PCI bus id");
             continue;
         }
-        st = gpo_device_list_push(&ctx->devices, d);
-        if (st)
-            break;
+        /* Room was reserved: the push cannot fail. */
+        gpuopt_status st = gpo_device_list_push(&ctx->devices, d);
+        assert(st == GPUOPT_OK);
+        (void)st;
     }
     gpo_device_list_free(found);
-    return st;
+}
+
+/* Out of memory while probing: the slot goes back to "not probed", so that
+ * the call fails and a later one probes again, rather than the backend
+ * being reported broken for the context's life. */
+static gpuopt_status probe_out_of_memory(gpo_ctx_slot *slot)
+{
+    char detail[512];
+    gpo_strlcpy(detail, gpo_detail_get(), sizeof detail);
+    if (slot->state && slot->ops->unload)
+        slot->ops->unload(slot->state);
+    slot->state = NULL;
+    slot->status = GPUOPT_BACKEND_NOT_PROBED;
+    slot->n_found = 0;
+    memset(&slot->report, 0, sizeof slot->report);
+    return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory while probing backend %s%s%s",
+                    slot->ops->name, detail[0] ? ": " : "", detail);
 }
 
 static gpuopt_status probe_one(struct gpuopt_context *ctx, size_t i)
@@ -269,6 +287,8 @@ static gpuopt_status probe_one(struct gpuopt_context *ctx, size_t i)
     gpo_detail_clear();
     gpuopt_status st = ops->load(&env, &state, &slot->report);
     slot->state = state;
+    if (st == GPUOPT_ERR_NO_MEMORY)
+        return probe_out_of_memory(slot);
     if (st == GPUOPT_OK) {
         slot->status = GPUOPT_BACKEND_AVAILABLE;
     } else {
@@ -284,6 +304,12 @@ static gpuopt_status probe_one(struct gpuopt_context *ctx, size_t i)
     if (state && (st == GPUOPT_OK || st == GPUOPT_ERR_UNAVAILABLE)) {
         gpo_device_list found = {0};
         gpuopt_status est = ops->enumerate(state, &env, &found);
+        if (est == GPUOPT_OK)
+            est = gpo_device_list_reserve(&ctx->devices, found.n);
+        if (est == GPUOPT_ERR_NO_MEMORY) {
+            gpo_device_list_free(&found);
+            return probe_out_of_memory(slot);
+        }
         slot->n_found = (int32_t)found.n;
         if (est) {
             if (st == GPUOPT_OK) {
@@ -292,9 +318,8 @@ static gpuopt_status probe_one(struct gpuopt_context *ctx, size_t i)
                              "listing devices failed: %s", gpo_detail_get());
             }
             gpo_device_list_free(&found);
-        } else if (adopt_devices(ctx, slot, &found) != GPUOPT_OK) {
-            slot->init_ms = (double)(gpo_now_ns() - t0) / 1e6;
-            return GPUOPT_ERR_NO_MEMORY;
+        } else {
+            adopt_devices(ctx, slot, &found);
         }
     }
     slot->init_ms = (double)(gpo_now_ns() - t0) / 1e6;
@@ -312,9 +337,9 @@ gpuopt_status gpo_ctx_probe_upto(struct gpuopt_context *ctx, size_t upto)
         upto = ctx->n_backends - 1;
     while (ctx->n_probed <= upto) {
         st = probe_one(ctx, ctx->n_probed);
-        ctx->n_probed++;
         if (st)
-            return gpo_fail(st, "out of memory while listing devices");
+            return st; /* the slot stays unprobed: the next call tries again */
+        ctx->n_probed++;
     }
     return GPUOPT_OK;
 }

@@ -69,18 +69,29 @@ cJSON *gpo_device_details(gpuopt_device *dev, const char *backend)
     return obj;
 }
 
+gpuopt_status gpo_device_list_reserve(gpo_device_list *list, size_t more)
+{
+    assert(list);
+    if (list->cap - list->n >= more)
+        return GPUOPT_OK;
+    size_t cap = list->cap ? list->cap : 8;
+    while (cap - list->n < more)
+        cap *= 2;
+    gpuopt_device **items = realloc(list->items, cap * sizeof *items);
+    if (!items)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory listing devices");
+    list->items = items;
+    list->cap = cap;
+    return GPUOPT_OK;
+}
+
 gpuopt_status gpo_device_list_push(gpo_device_list *list, gpuopt_device *dev)
 {
     assert(list && dev);
-    if (list->n == list->cap) {
-        size_t cap = list->cap ? list->cap * 2 : 8;
-        gpuopt_device **items = realloc(list->items, cap * sizeof *items);
-        if (!items) {
-            gpo_device_free(dev);
-            return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory listing devices");
-        }
-        list->items = items;
-        list->cap = cap;
+    gpuopt_status st = gpo_device_list_reserve(list, 1);
+    if (st) {
+        gpo_device_free(dev);
+        return st;
     }
     list->items[list->n++] = dev;
     return GPUOPT_OK;
@@ -155,13 +166,14 @@ int gpo_device_same_physical(const gpuopt_device_info *a, const gpuopt_device_in
 
 void gpo_device_update_routes(gpuopt_device *dev)
 {
-    gpo_sbuf b;
-    gpo_sbuf_init(&b);
+    /* In place, allocating nothing: merging devices must not fail half-way. */
+    char *out = dev->info.routes;
+    size_t cap = sizeof dev->info.routes, len = 0;
+    out[0] = '\0';
     for (int r = 0; r < dev->n_routes; r++)
-        if (dev->routes[r].backend)
-            gpo_sbuf_appendf(&b, "%s%s", b.len ? "," : "", dev->routes[r].backend->name);
-    gpo_strlcpy(dev->info.routes, b.data ? b.data : "", sizeof dev->info.routes);
-    gpo_sbuf_free(&b);
+        if (dev->routes[r].backend && len < cap)
+            len += (size_t)snprintf(out + len, cap - len, "%s%s", len ? "," : "",
+                                    dev->routes[r].backend->name);
 }
 
 #define FILL_STR(field)                                                                            \
@@ -224,8 +236,10 @@ gpuopt_status gpo_device_merge(gpuopt_device *into, gpuopt_device *extra)
             while (child) {
                 cJSON *next = child->next;
                 cJSON *moved = cJSON_DetachItemViaPointer(extra->details, child);
+                /* Appending keeps the item's own key: nothing is allocated,
+                 * so nothing can fail (cJSON_AddItemToObject copies it). */
                 if (!cJSON_GetObjectItemCaseSensitive(into->details, moved->string))
-                    cJSON_AddItemToObject(into->details, moved->string, moved);
+                    cJSON_AddItemToArray(into->details, moved);
                 else
                     cJSON_Delete(moved);
                 child = next;

@@ -78,6 +78,10 @@ typedef struct gpo_device_list {
     size_t cap;
 } gpo_device_list;
 
+/* Makes room for `more` further devices, so that that many pushes cannot
+ * fail. GPUOPT_ERR_NO_MEMORY leaves the list as it was. */
+gpuopt_status gpo_device_list_reserve(gpo_device_list *list, size_t more);
+
 /* Appends `dev`; on allocation failure frees dev and returns
  * GPUOPT_ERR_NO_MEMORY. */
 gpuopt_status gpo_device_list_push(gpo_device_list *list, gpuopt_device *dev);

@@ -66,13 +66,16 @@ void gpo_knob_domain_text(const gpo_knob_def *def, char *out, size_t cap)
         return;
     case GPUOPT_KNOB_STRING:
         if (def->words) {
-            gpo_sbuf b;
-            gpo_sbuf_init(&b);
-            gpo_sbuf_append(&b, def->words[1] ? "one of " : "only ");
-            for (size_t i = 0; def->words[i]; i++)
-                gpo_sbuf_appendf(&b, "%s%s", i ? ", " : "", def->words[i]);
-            gpo_snprintf(out, cap, "%s%s", b.data && !b.failed ? b.data : "one of a list", units);
-            gpo_sbuf_free(&b);
+            /* Into `out` directly: a message allocates nothing, so it
+             * cannot come out different when memory is short. */
+            size_t len = 0;
+            gpo_snprintf(out, cap, "%s", def->words[1] ? "one of " : "only ");
+            for (size_t i = 0; def->words[i]; i++) {
+                len = strlen(out);
+                gpo_snprintf(out + len, cap - len, "%s%s", i ? ", " : "", def->words[i]);
+            }
+            len = strlen(out);
+            gpo_snprintf(out + len, cap - len, "%s", units);
         } else if (def->form) {
             gpo_snprintf(out, cap, "%s", def->form_text ? def->form_text : "text of a set form");
         } else {
@@ -186,7 +189,7 @@ int gpo_knob_parse(const gpo_knob_def *def, const char *text, int64_t *ival, cha
     }
     if (!*norm) {
         gpo_snprintf(why, cap, "out of memory");
-        return -1;
+        return GPO_KNOB_PARSE_NO_MEMORY;
     }
     return 0;
 }

@@ -118,7 +118,10 @@ void gpo_knob_domain_text(const gpo_knob_def *def, char *out, size_t cap);
  * (bool 0/1, int, bytes) and *norm the value as the plan shows it
  * (malloc'd; "256MiB" becomes "268435456", "lazy" becomes "LAZY"). Returns
  * 0, or -1 with the reason in `why` ("'-3' is outside the domain: an
- * integer from 1 to 8192 (threads)") and *norm NULL. */
+ * integer from 1 to 8192 (threads)") and *norm NULL, or
+ * GPO_KNOB_PARSE_NO_MEMORY when the value was fine but *norm could not be
+ * allocated (callers fail with GPUOPT_ERR_NO_MEMORY, never "not accepted"). */
+#define GPO_KNOB_PARSE_NO_MEMORY (-2)
 int gpo_knob_parse(const gpo_knob_def *def, const char *text, int64_t *ival, char **norm, char *why,
                    size_t cap);
 

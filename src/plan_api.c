@@ -6,6 +6,7 @@
 
 #include "context.h"
 #include "plan.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 static const char *const source_names[] = {"default", "detected", "benchmark", "cache",
@@ -151,50 +152,32 @@ GPUOPT_API gpuopt_status gpuopt_plan_warning_at(const gpuopt_plan *plan, int32_t
 
 /* ---- exports ----------------------------------------------------------------------- */
 
-/* cJSON_Add*ToObject return the item they made, NULL when it could not be
- * allocated: a knob missing a key is worse than no JSON at all. */
-static cJSON *knob_json(const gpo_knob *k)
+static void knob_json(gpo_json *b, cJSON *o, const gpo_knob *k)
 {
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
-    int ok = cJSON_AddStringToObject(o, "name", k->name) &&
-             cJSON_AddStringToObject(o, "type", type_names[k->type]);
+    gpo_json_str(b, o, "name", k->name);
+    gpo_json_str(b, o, "type", type_names[k->type]);
     if (k->type == GPUOPT_KNOB_BOOL)
-        ok = ok && cJSON_AddBoolToObject(o, "value", k->ival != 0);
+        gpo_json_bool(b, o, "value", k->ival != 0);
     else if (k->type == GPUOPT_KNOB_STRING)
-        ok = ok && cJSON_AddStringToObject(o, "value", k->text);
+        gpo_json_str(b, o, "value", k->text);
     else
-        ok = ok && cJSON_AddNumberToObject(o, "value", (double)k->ival);
-    ok = ok && (k->tier >= 0 ? cJSON_AddNumberToObject(o, "tier", k->tier) != NULL
-                             : cJSON_AddNullToObject(o, "tier") != NULL);
-    ok = ok && cJSON_AddStringToObject(o, "source", source_names[k->source]) &&
-         cJSON_AddStringToObject(o, "reason", k->reason) &&
-         (k->env ? cJSON_AddStringToObject(o, "env", k->env) != NULL
-                 : cJSON_AddNullToObject(o, "env") != NULL);
+        gpo_json_num(b, o, "value", (double)k->ival);
+    gpo_json_num_or_null(b, o, "tier", k->tier, k->tier >= 0);
+    gpo_json_str(b, o, "source", source_names[k->source]);
+    gpo_json_str(b, o, "reason", k->reason);
+    gpo_json_str(b, o, "env", k->env);
     /* Additions: what the catalogue declares of the knob (docs/json.md). */
     char dom[512];
     gpo_knob_domain_text(k->def, dom, sizeof dom);
-    ok = ok && cJSON_AddStringToObject(o, "domain", dom) &&
-         (k->def->maps_to ? cJSON_AddStringToObject(o, "maps_to", k->def->maps_to) != NULL
-                          : cJSON_AddNullToObject(o, "maps_to") != NULL);
-    if (ok && k->def->inputs) {
-        cJSON *in = cJSON_AddArrayToObject(o, "inputs");
-        ok = in != NULL;
-        for (size_t i = 0; ok && k->def->inputs[i]; i++) {
-            cJSON *name = cJSON_CreateString(k->def->inputs[i]);
-            ok = name && cJSON_AddItemToArray(in, name);
-            if (!ok)
-                cJSON_Delete(name);
-        }
-    } else if (ok) {
-        ok = cJSON_AddNullToObject(o, "inputs") != NULL;
+    gpo_json_str(b, o, "domain", dom);
+    gpo_json_str(b, o, "maps_to", k->def->maps_to);
+    if (k->def->inputs) {
+        cJSON *in = gpo_json_array(b, o, "inputs");
+        for (size_t i = 0; k->def->inputs[i]; i++)
+            gpo_json_str(b, in, NULL, k->def->inputs[i]);
+    } else {
+        gpo_json_null(b, o, "inputs");
     }
-    if (!ok) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
 }
 
 GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **json)
@@ -204,37 +187,23 @@ GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **jso
         *json = NULL;
     if (!plan || !json)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "json" : "plan");
+    gpo_json b = {0};
     cJSON *root = cJSON_CreateObject();
-    cJSON *knobs = cJSON_CreateArray();
-    cJSON *warnings = cJSON_CreateArray();
-    int ok = root && knobs && warnings;
-    if (ok) {
-        cJSON_AddNumberToObject(root, "level_requested", plan->level_requested);
-        cJSON_AddNumberToObject(root, "level_applied", plan->level_applied);
-        cJSON_AddStringToObject(root, "device", plan->device->info.id);
-        cJSON_AddStringToObject(root, "device_name", plan->device->info.name);
-        cJSON_AddStringToObject(root, "backend", plan->device->info.backend);
-        cJSON *sel = cJSON_AddObjectToObject(root, "selection");
-        ok = sel && cJSON_AddStringToObject(sel, "policy", plan->selection_policy) &&
-             cJSON_AddStringToObject(sel, "reason", plan->selection_reason);
-        for (size_t i = 0; ok && i < plan->n_knobs; i++) {
-            cJSON *k = knob_json(&plan->knobs[i]);
-            ok = k && cJSON_AddItemToArray(knobs, k);
-        }
-        for (size_t i = 0; ok && i < plan->n_warnings; i++) {
-            cJSON *w = cJSON_CreateString(plan->warnings[i]);
-            ok = w && cJSON_AddItemToArray(warnings, w);
-        }
-        ok = ok && cJSON_AddItemToObject(root, "knobs", knobs);
-        if (ok)
-            knobs = NULL;
-        ok = ok && cJSON_AddItemToObject(root, "warnings", warnings);
-        if (ok)
-            warnings = NULL;
-    }
-    char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
-    cJSON_Delete(knobs);
-    cJSON_Delete(warnings);
+    gpo_json_num(&b, root, "level_requested", plan->level_requested);
+    gpo_json_num(&b, root, "level_applied", plan->level_applied);
+    gpo_json_str(&b, root, "device", plan->device->info.id);
+    gpo_json_str(&b, root, "device_name", plan->device->info.name);
+    gpo_json_str(&b, root, "backend", plan->device->info.backend);
+    cJSON *sel = gpo_json_object(&b, root, "selection");
+    gpo_json_str(&b, sel, "policy", plan->selection_policy);
+    gpo_json_str(&b, sel, "reason", plan->selection_reason);
+    cJSON *knobs = gpo_json_array(&b, root, "knobs");
+    for (size_t i = 0; !b.failed && i < plan->n_knobs; i++)
+        knob_json(&b, gpo_json_object(&b, knobs, NULL), &plan->knobs[i]);
+    cJSON *warnings = gpo_json_array(&b, root, "warnings");
+    for (size_t i = 0; !b.failed && i < plan->n_warnings; i++)
+        gpo_json_str(&b, warnings, NULL, plan->warnings[i]);
+    char *text = b.failed ? NULL : cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     if (!text)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing the plan as JSON");

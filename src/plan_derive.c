@@ -146,8 +146,11 @@ static gpuopt_status set_text(struct gpuopt_plan *p, const gpo_knob_def *def, co
 {
     int64_t ival;
     char *norm = NULL, why[512];
+    int rc = gpo_knob_parse(def, value, &ival, &norm, why, sizeof why);
+    if (rc == GPO_KNOB_PARSE_NO_MEMORY)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory deriving knob %s", def->name);
     /* A derivation that leaves its own domain is a bug in the catalogue. */
-    if (gpo_knob_parse(def, value, &ival, &norm, why, sizeof why)) {
+    if (rc) {
         assert(!"a derivation gave a value outside its knob's domain");
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "derived knob %s: %s", def->name, why);
     }

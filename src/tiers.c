@@ -165,7 +165,10 @@ static gpuopt_status apply_overrides(struct gpuopt_context *ctx, struct gpuopt_p
         }
         int64_t ival;
         char *norm = NULL, why[768];
-        if (gpo_knob_parse(def, o->value, &ival, &norm, why, sizeof why)) {
+        int rc = gpo_knob_parse(def, o->value, &ival, &norm, why, sizeof why);
+        if (rc == GPO_KNOB_PARSE_NO_MEMORY)
+            return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory applying knob %s", o->name);
+        if (rc) {
             gpuopt_status st =
                 gpo_plan_warn(p, "%s: knob %s: %s; ignored", o->origin_text, o->name, why);
             if (st)

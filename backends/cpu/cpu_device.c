@@ -7,6 +7,7 @@
 #include "cpu/cpu_peak.h"
 #include "cpu/cpuinfo_arm.h"
 #include "cpu/x86_isa.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 static uint32_t features_of(const gpo_cpu_facts *f, uint32_t *known)
@@ -58,94 +59,72 @@ static uint64_t llc_bytes(const gpo_cpu_facts *f)
     return c->size_bytes * (uint64_t)(c->instances > 0 ? c->instances : 1);
 }
 
-static cJSON *num_or_null(double v, int known)
-{
-    return known ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-}
+typedef struct name_list {
+    gpo_json *b;
+    cJSON *array;
+} name_list;
 
 static void add_name(const char *name, void *user)
 {
-    cJSON_AddItemToArray((cJSON *)user, cJSON_CreateString(name));
+    name_list *l = user;
+    gpo_json_str(l->b, l->array, NULL, name);
 }
 
-static int add(cJSON *o, const char *key, cJSON *item)
-{
-    if (!item)
-        return -1;
-    if (!cJSON_AddItemToObject(o, key, item)) {
-        cJSON_Delete(item);
-        return -1;
-    }
-    return 0;
-}
-
-static int add_str(cJSON *o, const char *key, const char *v)
-{
-    return add(o, key, v && *v ? cJSON_CreateString(v) : cJSON_CreateNull());
-}
-
+/* Returns 0, or -1 when an allocation failed (d is then incomplete). */
 static int fill_details(const gpo_cpu_facts *f, cJSON *d)
 {
-    int bad = 0;
-    bad |= add_str(d, "vendor_id", f->vendor_id);
+    gpo_json b = {0};
+    gpo_json_text(&b, d, "vendor_id", f->vendor_id);
     if (f->arch == GPO_CPU_ARCH_X86_64) {
-        bad |= add(d, "family", num_or_null(f->family, f->family >= 0));
-        bad |= add(d, "model", num_or_null(f->model, f->model >= 0));
-        bad |= add(d, "stepping", num_or_null(f->stepping, f->stepping >= 0));
+        gpo_json_num_or_null(&b, d, "family", f->family, f->family >= 0);
+        gpo_json_num_or_null(&b, d, "model", f->model, f->model >= 0);
+        gpo_json_num_or_null(&b, d, "stepping", f->stepping, f->stepping >= 0);
     } else if (f->arch == GPO_CPU_ARCH_ARM64) {
-        bad |= add(d, "implementer", num_or_null(f->implementer, f->implementer >= 0));
-        bad |= add(d, "part", num_or_null(f->part, f->part >= 0));
-        bad |= add(d, "sve_bits", num_or_null(f->sve_bits, f->sve_bits > 0));
+        gpo_json_num_or_null(&b, d, "implementer", f->implementer, f->implementer >= 0);
+        gpo_json_num_or_null(&b, d, "part", f->part, f->part >= 0);
+        gpo_json_num_or_null(&b, d, "sve_bits", f->sve_bits, f->sve_bits > 0);
     }
-    bad |= add_str(d, "microarch", f->microarch);
-    bad |= add_str(d, "microarch_level", f->isa_level);
-    bad |= add(d, "logical_cpus", num_or_null(f->logical_cpus, f->logical_cpus > 0));
-    bad |= add(d, "physical_cores", num_or_null(f->physical_cores, f->physical_cores > 0));
-    bad |= add(d, "sockets", num_or_null(f->sockets, f->sockets > 0));
-    bad |= add(d, "numa_nodes", num_or_null(f->numa_nodes, f->numa_nodes > 0));
-    bad |= add(d, "affinity_cpus", cJSON_CreateNumber(f->affinity_cpus));
-    bad |= add(d, "usable_cpus", cJSON_CreateNumber(f->usable_cpus));
-    bad |= add(d, "cpu_quota", num_or_null(f->quota_cpus, f->quota_us >= 0));
-    bad |= add_str(d, "cpu_quota_cgroup", f->quota_us >= 0 ? f->quota_path : "");
-    bad |= add(d, "cgroup_memory_limit", num_or_null((double)f->cg_mem_limit, f->cg_mem_limit > 0));
-    bad |= add_str(d, "cgroup_memory_cgroup", f->cg_mem_limit ? f->mem_limit_path : "");
-    bad |= add(d, "mem_total", num_or_null((double)f->mem_total, f->mem_total > 0));
+    gpo_json_text(&b, d, "microarch", f->microarch);
+    gpo_json_text(&b, d, "microarch_level", f->isa_level);
+    gpo_json_num_or_null(&b, d, "logical_cpus", f->logical_cpus, f->logical_cpus > 0);
+    gpo_json_num_or_null(&b, d, "physical_cores", f->physical_cores, f->physical_cores > 0);
+    gpo_json_num_or_null(&b, d, "sockets", f->sockets, f->sockets > 0);
+    gpo_json_num_or_null(&b, d, "numa_nodes", f->numa_nodes, f->numa_nodes > 0);
+    gpo_json_num(&b, d, "affinity_cpus", f->affinity_cpus);
+    gpo_json_num(&b, d, "usable_cpus", f->usable_cpus);
+    gpo_json_num_or_null(&b, d, "cpu_quota", f->quota_cpus, f->quota_us >= 0);
+    gpo_json_text(&b, d, "cpu_quota_cgroup", f->quota_us >= 0 ? f->quota_path : "");
+    gpo_json_num_or_null(&b, d, "cgroup_memory_limit", (double)f->cg_mem_limit,
+                         f->cg_mem_limit > 0);
+    gpo_json_text(&b, d, "cgroup_memory_cgroup", f->cg_mem_limit ? f->mem_limit_path : "");
+    gpo_json_num_or_null(&b, d, "mem_total", (double)f->mem_total, f->mem_total > 0);
 
-    cJSON *caches = cJSON_CreateObject(), *inst = cJSON_CreateObject();
-    bad |= add(d, "caches", caches);
-    bad |= add(d, "cache_instances", inst);
-    if (caches && inst) {
-        const gpo_cpu_cache *c[3] = {&f->l1d, &f->l2, &f->l3};
-        const char *names[3] = {"l1d", "l2", "l3"};
-        for (int k = 0; k < 3; k++) {
-            bad |=
-                add(caches, names[k], num_or_null((double)c[k]->size_bytes, c[k]->size_bytes > 0));
-            bad |= add(inst, names[k], num_or_null(c[k]->instances, c[k]->size_bytes > 0));
-        }
+    cJSON *caches = gpo_json_object(&b, d, "caches");
+    cJSON *inst = gpo_json_object(&b, d, "cache_instances");
+    const gpo_cpu_cache *c[3] = {&f->l1d, &f->l2, &f->l3};
+    const char *names[3] = {"l1d", "l2", "l3"};
+    for (int k = 0; k < 3; k++) {
+        gpo_json_num_or_null(&b, caches, names[k], (double)c[k]->size_bytes, c[k]->size_bytes > 0);
+        gpo_json_num_or_null(&b, inst, names[k], c[k]->instances, c[k]->size_bytes > 0);
     }
-    cJSON *features = cJSON_CreateArray();
-    bad |= add(d, "features", features);
-    if (features)
-        gpo_cpu_feature_names(f, add_name, features);
+    name_list features = {&b, gpo_json_array(&b, d, "features")};
+    gpo_cpu_feature_names(f, add_name, &features);
 
-    cJSON *src = cJSON_CreateObject();
-    bad |= add(d, "sources", src);
-    if (src) {
-        bad |= add_str(src, "isa", f->src_isa);
-        bad |= add_str(src, "microarch", f->src_microarch);
-        bad |= add_str(src, "topology", f->src_topology);
-        bad |= add_str(src, "caches", f->src_caches);
-        bad |= add_str(src, "clock", f->src_clock);
-        bad |= add_str(src, "affinity", f->src_affinity);
-        bad |= add_str(src, "cpu_quota", f->src_quota);
-        bad |= add_str(src, "memory", f->src_memory);
-        char peak[GPO_CPU_SRC_CAP];
-        gpo_cpu_flops_source(f, peak, sizeof peak);
-        bad |= add_str(src, "throughput", peak);
-    }
+    cJSON *src = gpo_json_object(&b, d, "sources");
+    gpo_json_text(&b, src, "isa", f->src_isa);
+    gpo_json_text(&b, src, "microarch", f->src_microarch);
+    gpo_json_text(&b, src, "topology", f->src_topology);
+    gpo_json_text(&b, src, "caches", f->src_caches);
+    gpo_json_text(&b, src, "clock", f->src_clock);
+    gpo_json_text(&b, src, "affinity", f->src_affinity);
+    gpo_json_text(&b, src, "cpu_quota", f->src_quota);
+    gpo_json_text(&b, src, "memory", f->src_memory);
+    char peak[GPO_CPU_SRC_CAP];
+    gpo_cpu_flops_source(f, peak, sizeof peak);
+    gpo_json_text(&b, src, "throughput", peak);
     if (f->notes[0])
-        bad |= add_str(d, "notes", f->notes);
-    return bad;
+        gpo_json_text(&b, d, "notes", f->notes);
+    return b.failed ? -1 : 0;
 }
 
 gpuopt_status gpo_cpu_fill_device(const gpo_cpu_facts *f, gpuopt_device *dev)

@@ -62,6 +62,14 @@ gpuopt_status gpo_cpu_facts_read(const gpo_fs *fs, const gpo_logger *log, gpo_cp
 {
     assert(fs && f);
     gpo_cpu_facts_init(f);
+    /* Every reader falls back to "unknown" when /proc/cpuinfo cannot be
+     * read; running out of memory reading it is no such fact, but a
+     * failure of the whole read. The text is kept for the readers. */
+    const char *text;
+    if (gpo_cpu_cpuinfo(fs, f, &text) == GPUOPT_ERR_NO_MEMORY) {
+        gpo_cpu_cpuinfo_release(f);
+        return GPUOPT_ERR_NO_MEMORY;
+    }
     int arch = gpo_fs_is_recorded(fs) ? recorded_arch(fs, f) : build_arch();
     if (arch == GPO_CPU_ARCH_UNKNOWN)
         arch = build_arch();

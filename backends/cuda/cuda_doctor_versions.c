@@ -108,6 +108,8 @@ static void probe_nvrtc(const gpo_dr_run *run, gpo_cuda_state *s, runtime_lib *r
         st = gpo_nvrtc_open(gpo_dr_library(run, "nvrtc"), 0, &own);
         nv = own;
     }
+    if (st == GPUOPT_ERR_NO_MEMORY)
+        run->rep->failed = 1; /* not "NVRTC is missing": the report fails */
     if (st) {
         gpo_strlcpy(rt->err, gpo_detail_get(), sizeof rt->err);
         return;

@@ -869,7 +869,9 @@ GPUOPT_API gpuopt_status gpuopt_memory_recommend(gpuopt_memory *mem, uint64_t mo
  * freed with gpuopt_free. A missing directory lists and checks as empty and
  * clears as nothing; a directory or file that cannot be read or removed is
  * GPUOPT_ERR_IO with the path in the detail. Other files in the directory
- * are never touched. */
+ * are never touched. A privileged process (set-user-ID, set-group-ID, file
+ * capabilities) has no cache directory unless gpuopt_options.cache_dir
+ * names one: these calls are then GPUOPT_ERR_NOT_FOUND (docs/security.md). */
 GPUOPT_API gpuopt_status gpuopt_cache_path(gpuopt_context *ctx, char **path);
 GPUOPT_API gpuopt_status gpuopt_cache_list(gpuopt_context *ctx, char **json);
 GPUOPT_API gpuopt_status gpuopt_cache_verify(gpuopt_context *ctx, char **json);

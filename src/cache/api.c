@@ -12,13 +12,15 @@
 #include "context.h"
 #include "util/strutil.h"
 
-static void snapshot(gpuopt_context *ctx, char *dir, size_t cap, gpo_logger *log)
+/* GPUOPT_ERR_NOT_FOUND when the context has no cache directory. */
+static gpuopt_status snapshot(gpuopt_context *ctx, char *dir, size_t cap, gpo_logger *log)
 {
     gpo_ctx_lock(ctx);
     gpo_strlcpy(dir, ctx->cfg.cache_dir, cap);
     if (log)
         *log = ctx->log;
     gpo_ctx_unlock(ctx);
+    return dir[0] ? GPUOPT_OK : gpo_fail(GPUOPT_ERR_NOT_FOUND, GPO_NO_CACHE_DIR);
 }
 
 gpuopt_status gpo_cache_open_device(struct gpuopt_context *ctx, const gpuopt_device *device,
@@ -27,7 +29,10 @@ gpuopt_status gpo_cache_open_device(struct gpuopt_context *ctx, const gpuopt_dev
     assert(ctx && device && out);
     char dir[GPO_PATH_MAX], shared[GPO_PATH_MAX];
     gpo_logger log;
-    snapshot(ctx, dir, sizeof dir, &log);
+    *out = NULL;
+    gpuopt_status st = snapshot(ctx, dir, sizeof dir, &log);
+    if (st)
+        return st;
     gpo_cache_device dev;
     gpo_cache_options o = opts ? *opts : (gpo_cache_options){0};
     gpo_ctx_lock(ctx);
@@ -45,9 +50,11 @@ GPUOPT_API gpuopt_status gpuopt_cache_path(gpuopt_context *ctx, char **path)
         *path = NULL;
     if (!ctx || !path)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "path" : "ctx");
-    gpo_ctx_lock(ctx);
-    char *p = gpo_strdup(ctx->cfg.cache_dir);
-    gpo_ctx_unlock(ctx);
+    char dir[GPO_PATH_MAX];
+    gpuopt_status st = snapshot(ctx, dir, sizeof dir, NULL);
+    if (st)
+        return st;
+    char *p = gpo_strdup(dir);
     if (!p)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for the cache path");
     *path = p;
@@ -64,9 +71,11 @@ static gpuopt_status dir_json(gpuopt_context *ctx, char **json, dir_fn fn)
     if (!ctx || !json)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "json" : "ctx");
     char dir[GPO_PATH_MAX];
-    snapshot(ctx, dir, sizeof dir, NULL);
+    gpuopt_status st = snapshot(ctx, dir, sizeof dir, NULL);
+    if (st)
+        return st;
     cJSON *o = NULL;
-    gpuopt_status st = fn(dir, &o);
+    st = fn(dir, &o);
     if (st)
         return st;
     char *text = cJSON_PrintUnformatted(o);
@@ -97,7 +106,9 @@ GPUOPT_API gpuopt_status gpuopt_cache_clear(gpuopt_context *ctx, gpuopt_device *
                         "the device belongs to another context than the one given");
     char dir[GPO_PATH_MAX];
     gpo_logger log;
-    snapshot(ctx, dir, sizeof dir, &log);
+    gpuopt_status st = snapshot(ctx, dir, sizeof dir, &log);
+    if (st)
+        return st;
     gpo_cache_device dev;
     if (device) {
         gpo_ctx_lock(ctx);

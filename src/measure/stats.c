@@ -25,17 +25,16 @@ double gpo_quantile_sorted(const double *sorted, int32_t n, double q)
     return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
 }
 
-gpuopt_status gpo_stats_compute(const double *samples, int32_t n, gpo_stats *out)
+gpuopt_status gpo_stats_compute_in(const double *samples, int32_t n, double *scratch,
+                                   gpo_stats *out)
 {
-    assert(samples && out && n >= 1);
+    assert(samples && scratch && out && n >= 1);
     for (int32_t i = 0; i < n; i++)
         if (!isfinite(samples[i]) || samples[i] < 0)
             return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                             "statistics: sample %d is %g, not a finite duration", (int)i,
                             samples[i]);
-    double *s = malloc((size_t)n * sizeof *s);
-    if (!s)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory computing statistics");
+    double *s = scratch;
     memcpy(s, samples, (size_t)n * sizeof *s);
     qsort(s, (size_t)n, sizeof *s, cmp_double);
     double sum = 0, sq = 0;
@@ -54,7 +53,6 @@ gpuopt_status gpo_stats_compute(const double *samples, int32_t n, gpo_stats *out
     out->mean = mean;
     /* Sample standard deviation (n - 1). */
     out->cv = n > 1 && mean > 0 ? sqrt(sq / (n - 1)) / mean : 0;
-    free(s);
     return GPUOPT_OK;
 }
 
@@ -72,6 +70,21 @@ double gpo_rank_of(const double *samples, int32_t n)
         if (samples[i] < m)
             m = samples[i];
     return m;
+}
+
+gpuopt_status gpo_stats_compute(const double *samples, int32_t n, gpo_stats *out)
+{
+    assert(samples && out && n >= 1);
+    /* The usual counts (a candidate's default is 100 runs) need no
+     * allocation, so they cannot fail for want of memory. */
+    double local[128];
+    double *s = n <= 128 ? local : malloc((size_t)n * sizeof *s);
+    if (!s)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory computing statistics");
+    gpuopt_status st = gpo_stats_compute_in(samples, n, s, out);
+    if (s != local)
+        free(s);
+    return st;
 }
 
 int gpo_stats_beats(const gpo_stats *inc, const gpo_stats *ch, double rel_floor)

@@ -35,8 +35,13 @@ typedef struct gpo_stats {
 } gpo_stats;
 
 /* Statistics of n >= 1 finite, non-negative samples (not modified).
- * GPUOPT_ERR_INVALID_ARGUMENT names a sample that is not a duration. */
+ * GPUOPT_ERR_INVALID_ARGUMENT names a sample that is not a duration; up to
+ * 128 samples it allocates nothing (no GPUOPT_ERR_NO_MEMORY). */
 gpuopt_status gpo_stats_compute(const double *samples, int32_t n, gpo_stats *out);
+
+/* The same with `scratch` of n doubles for the sorting: never allocates. */
+gpuopt_status gpo_stats_compute_in(const double *samples, int32_t n, double *scratch,
+                                   gpo_stats *out);
 
 /* Quantile q in [0, 1] of sorted samples (n >= 1). */
 double gpo_quantile_sorted(const double *sorted, int32_t n, double q);

@@ -58,7 +58,10 @@ gpuopt_status gpo_timing_begin(gpo_timing *t, const gpo_timing_settings *setting
     t->set = *settings;
     t->best_ns = isfinite(best_ns) && best_ns > 0 ? best_ns : -1;
     t->probe_at = settings->probe_runs;
-    t->samples = malloc(((size_t)settings->max_runs + 1) * sizeof *t->samples);
+    /* The samples (max_runs, and one more when the checked run counts as
+     * timed) and, after them, as much room to sort them: once begun, a
+     * measurement allocates nothing, so it never ends half-way. */
+    t->samples = malloc(2 * ((size_t)settings->max_runs + 1) * sizeof *t->samples);
     if (!t->samples)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory timing a candidate");
     return GPUOPT_OK;
@@ -158,7 +161,8 @@ int32_t gpo_timing_finish(gpo_timing *t, gpo_stats *stats)
     assert(t);
     if (!t->samples || t->n < 1)
         return -1;
-    if (stats && gpo_stats_compute(t->samples, t->n, stats) != GPUOPT_OK)
+    if (stats &&
+        gpo_stats_compute_in(t->samples, t->n, t->samples + t->set.max_runs + 1, stats) != GPUOPT_OK)
         return -1;
     return t->pruned ? GPO_TIMED_PRUNED : GPO_TIMED_OK;
 }

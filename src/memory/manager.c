@@ -13,6 +13,7 @@
 #include "context.h"
 #include "memory/live.h"
 #include "plan.h"
+#include "util/json.h"
 #include "util/strutil.h"
 #include "workload_fit.h"
 
@@ -323,15 +324,11 @@ GPUOPT_API gpuopt_status gpuopt_memory_get_stats(gpuopt_memory *mem, gpuopt_memo
     return GPUOPT_OK;
 }
 
-static cJSON *places_json(const uint64_t *v)
+static void places_json(gpo_json *b, cJSON *root, const char *key, const uint64_t *v)
 {
-    cJSON *o = cJSON_CreateObject();
-    for (int i = 0; o && i < N_PLACES; i++)
-        if (!cJSON_AddNumberToObject(o, place_words[i], (double)v[i])) {
-            cJSON_Delete(o);
-            return NULL;
-        }
-    return o;
+    cJSON *o = gpo_json_object(b, root, key);
+    for (int i = 0; !b->failed && i < N_PLACES; i++)
+        gpo_json_num(b, o, place_words[i], (double)v[i]);
 }
 
 GPUOPT_API gpuopt_status gpuopt_memory_to_json(gpuopt_memory *mem, char **json)
@@ -346,53 +343,36 @@ GPUOPT_API gpuopt_status gpuopt_memory_to_json(gpuopt_memory *mem, char **json)
     if (st)
         return st;
     uint64_t now = gpo_now_ns();
-    cJSON *root = cJSON_CreateObject(), *live = cJSON_CreateObject(), *list = cJSON_CreateArray();
-    int ok = root && live && list;
+    gpo_json b = {0};
+    cJSON *root = cJSON_CreateObject();
     pthread_mutex_lock(&mem->lock);
-    if (ok) {
-        ok = cJSON_AddStringToObject(root, "device", mem->dev->info.id) &&
-             cJSON_AddNumberToObject(root, "budget_bytes", (double)mem->budget) &&
-             cJSON_AddStringToObject(root, "budget_source", mem->budget_text) &&
-             cJSON_AddNumberToObject(root, "threshold_percent", mem->threshold) &&
-             cJSON_AddItemToObject(root, "registered", places_json(mem->bytes)) &&
-             cJSON_AddItemToObject(root, "high_water", places_json(mem->high)) &&
-             cJSON_AddNumberToObject(root, "budget_share",
-                                     (double)mem->bytes[GPUOPT_PLACE_DEVICE] / (double)mem->budget);
-    }
-    for (size_t i = 0; ok && i < mem->n; i++) {
-        cJSON *a = cJSON_CreateObject();
-        ok = a && cJSON_AddItemToArray(list, a) &&
-             cJSON_AddStringToObject(a, "name", mem->allocs[i].name) &&
-             cJSON_AddStringToObject(a, "place", place_words[mem->allocs[i].place]) &&
-             cJSON_AddNumberToObject(a, "bytes", (double)mem->allocs[i].bytes);
-        if (!a)
-            break;
+    gpo_json_str(&b, root, "device", mem->dev->info.id);
+    gpo_json_num(&b, root, "budget_bytes", (double)mem->budget);
+    gpo_json_str(&b, root, "budget_source", mem->budget_text);
+    gpo_json_num(&b, root, "threshold_percent", mem->threshold);
+    places_json(&b, root, "registered", mem->bytes);
+    places_json(&b, root, "high_water", mem->high);
+    gpo_json_num(&b, root, "budget_share",
+                 (double)mem->bytes[GPUOPT_PLACE_DEVICE] / (double)mem->budget);
+    /* "live" before "allocations", as the format has them. */
+    cJSON *live = gpo_json_object(&b, root, "live");
+    cJSON *list = gpo_json_array(&b, root, "allocations");
+    for (size_t i = 0; !b.failed && i < mem->n; i++) {
+        cJSON *a = gpo_json_object(&b, list, NULL);
+        gpo_json_str(&b, a, "name", mem->allocs[i].name);
+        gpo_json_str(&b, a, "place", place_words[mem->allocs[i].place]);
+        gpo_json_num(&b, a, "bytes", (double)mem->allocs[i].bytes);
     }
     pthread_mutex_unlock(&mem->lock);
-    if (ok) {
-        int known = r.source != GPUOPT_MEMORY_SOURCE_NONE;
-        ok = cJSON_AddNumberToObject(live, "total_bytes", (double)r.total) &&
-             (known ? cJSON_AddNumberToObject(live, "free_bytes", (double)r.free) != NULL
-                    : cJSON_AddNullToObject(live, "free_bytes") != NULL) &&
-             (known ? cJSON_AddNumberToObject(live, "used_bytes", (double)r.used) != NULL
-                    : cJSON_AddNullToObject(live, "used_bytes") != NULL) &&
-             cJSON_AddStringToObject(live, "source", gpo_memory_source_word(r.source)) &&
-             cJSON_AddStringToObject(live, "source_text", r.source_text) &&
-             cJSON_AddNumberToObject(live, "age_s",
-                                     now > r.read_ns ? (double)(now - r.read_ns) / 1e9 : 0.0);
-    }
-    if (ok && cJSON_AddItemToObject(root, "live", live))
-        live = NULL;
-    else
-        ok = 0;
-    if (ok && cJSON_AddItemToObject(root, "allocations", list))
-        list = NULL;
-    else
-        ok = 0;
-    char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
+    int known = r.source != GPUOPT_MEMORY_SOURCE_NONE;
+    gpo_json_num(&b, live, "total_bytes", (double)r.total);
+    gpo_json_num_or_null(&b, live, "free_bytes", (double)r.free, known);
+    gpo_json_num_or_null(&b, live, "used_bytes", (double)r.used, known);
+    gpo_json_str(&b, live, "source", gpo_memory_source_word(r.source));
+    gpo_json_str(&b, live, "source_text", r.source_text);
+    gpo_json_num(&b, live, "age_s", now > r.read_ns ? (double)(now - r.read_ns) / 1e9 : 0.0);
+    char *text = b.failed ? NULL : cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
-    cJSON_Delete(live);
-    cJSON_Delete(list);
     if (!text)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing the memory manager as JSON");
     *json = text;

@@ -333,7 +333,9 @@ static gpuopt_status run_all(gpo_t2 *t2, const char *source, double budget_ms)
     const gpo_config *cfg = gpo_plan_config(t2->plan);
     /* Opened for this plan, each key looked up once: hits hand over. */
     const gpo_cache_options once = {.hand_over = 1};
-    if (!st && cfg) {
+    if (!st && cfg && !cfg->cache_dir[0])
+        gpo_strlcpy(why, GPO_NO_CACHE_DIR, sizeof why);
+    else if (!st && cfg) {
         st = gpo_cache_open(cfg->cache_dir, &cd, &once, t2->log, &cache);
         if (st && st != GPUOPT_ERR_NO_MEMORY) {
             gpo_strlcpy(why, gpo_detail_get(), sizeof why);

@@ -553,6 +553,16 @@ gpuopt_status gpo_expr_parse(const char *text, gpo_expr **out)
                                           : "an operator or end of text");
     if (!p.failed && p.max_depth > EXPR_MAX_STACK)
         fail_at(&p, 0, "too complex (evaluation stack over 256 values)");
+    /* The canonical text adds spaces around operators and spells literals
+     * in decimal, so it can outgrow its source: past the limit it would no
+     * longer parse, and the round trip expr.h promises would break. */
+    if (!p.failed && !whole.text.failed && whole.text.len > GPO_EXPR_MAX_TEXT) {
+        st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                      "expression '%.60s...': its canonical text (operators spaced, literals "
+                      "in decimal) is %zu characters, longer than %d",
+                      text, whole.text.len, GPO_EXPR_MAX_TEXT);
+        goto out;
+    }
     if (p.failed) {
         st = p.failed == 2 ? GPUOPT_ERR_NO_MEMORY : GPUOPT_ERR_INVALID_ARGUMENT;
         goto out;

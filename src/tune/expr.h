@@ -22,7 +22,10 @@
  * spaces around binary operators, no redundant parentheses, decimal
  * literals. Two expressions with the same syntax tree have the same
  * canonical text, whatever their spacing, parentheses or literal bases; the
- * text re-parses to the same tree. It is what goes into hashes. */
+ * text re-parses to the same tree. It is what goes into hashes. Both the
+ * source and the canonical text are held to GPO_EXPR_MAX_TEXT: an
+ * expression whose canonical text would be longer ("1+1+...", spaced out)
+ * is refused, so the round trip always holds. */
 #ifndef GPO_TUNE_EXPR_H
 #define GPO_TUNE_EXPR_H
 

@@ -62,16 +62,30 @@ static int64_t get_int(const void *base, size_t i, int32_t type)
 void gpo_elem_set(void *base, size_t i, int32_t type, double v)
 {
     unsigned char *p = (unsigned char *)base + i * gpo_elem_size(type);
-    float f = (float)v;
-    int32_t i32 = (int32_t)v;
-    uint32_t u32 = (uint32_t)v;
-    int64_t i64 = (int64_t)v;
+    /* Each conversion only for its own type: converting a double that the
+     * type cannot hold (-7 to uint32_t) is undefined (C11 6.3.1.4). */
     switch (type) {
-    case GPUOPT_ELEM_F32: memcpy(p, &f, 4); break;
+    case GPUOPT_ELEM_F32: {
+        float f = (float)v;
+        memcpy(p, &f, 4);
+        break;
+    }
     case GPUOPT_ELEM_F64: memcpy(p, &v, 8); break;
-    case GPUOPT_ELEM_I32: memcpy(p, &i32, 4); break;
-    case GPUOPT_ELEM_U32: memcpy(p, &u32, 4); break;
-    case GPUOPT_ELEM_I64: memcpy(p, &i64, 8); break;
+    case GPUOPT_ELEM_I32: {
+        int32_t i32 = (int32_t)v;
+        memcpy(p, &i32, 4);
+        break;
+    }
+    case GPUOPT_ELEM_U32: {
+        uint32_t u32 = (uint32_t)v;
+        memcpy(p, &u32, 4);
+        break;
+    }
+    case GPUOPT_ELEM_I64: {
+        int64_t i64 = (int64_t)v;
+        memcpy(p, &i64, 8);
+        break;
+    }
     default: break;
     }
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "strutil.h"
 
 void gpo_fs_init(gpo_fs *fs, const char *root)
@@ -45,11 +46,17 @@ static gpuopt_status open_path(const gpo_fs *fs, const char *path, int *fd, char
     gpuopt_status st = gpo_fs_path(fs, path, full, cap);
     if (st)
         return st;
-    *fd = open(full, O_RDONLY | O_CLOEXEC);
+    /* The live /sys and /proc hold only the kernel's regular files; a
+     * recorded tree is anyone's, and a FIFO there would block open(2). */
+    char why[128] = "";
+    if (gpo_fs_is_recorded(fs))
+        *fd = gpo_file_open(full, 0, NULL, why, sizeof why);
+    else
+        *fd = open(full, O_RDONLY | O_CLOEXEC);
     if (*fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return gpo_fail(GPUOPT_ERR_NOT_FOUND, "%s does not exist", full);
-        return gpo_fail(GPUOPT_ERR_IO, "cannot open %s: %s", full, strerror(errno));
+        return gpo_fail(GPUOPT_ERR_IO, "cannot open %s: %s", full, why[0] ? why : strerror(errno));
     }
     return GPUOPT_OK;
 }
@@ -108,50 +115,20 @@ gpuopt_status gpo_fs_readf(const gpo_fs *fs, char *buf, size_t cap, const char *
 
 gpuopt_status gpo_fs_read_alloc(const gpo_fs *fs, const char *path, char **out, size_t *len)
 {
-    char full[GPO_PATH_MAX];
-    int fd;
+    char full[GPO_PATH_MAX], why[128];
     *out = NULL;
     if (len)
         *len = 0;
-    gpuopt_status st = open_path(fs, path, &fd, full, sizeof full);
+    gpuopt_status st = gpo_fs_path(fs, path, full, sizeof full);
     if (st)
         return st;
-    size_t cap = 4096, n = 0;
-    char *data = malloc(cap);
-    if (!data) {
-        close(fd);
+    if (gpo_file_read(full, GPO_FS_MAX_FILE, out, len, why, sizeof why) == 0)
+        return GPUOPT_OK;
+    if (errno == ENOENT || errno == ENOTDIR)
+        return gpo_fail(GPUOPT_ERR_NOT_FOUND, "%s does not exist", full);
+    if (errno == ENOMEM)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory reading %s", full);
-    }
-    for (;;) {
-        if (n + 1 >= cap) {
-            char *bigger = realloc(data, cap * 2);
-            if (!bigger) {
-                free(data);
-                close(fd);
-                return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory reading %s", full);
-            }
-            data = bigger;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, data + n, cap - 1 - n);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            free(data);
-            close(fd);
-            return gpo_fail(GPUOPT_ERR_IO, "cannot read %s: %s", full, strerror(e));
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    close(fd);
-    data[n] = '\0';
-    *out = data;
-    if (len)
-        *len = n;
-    return GPUOPT_OK;
+    return gpo_fail(GPUOPT_ERR_IO, "cannot read %s: %s", full, why);
 }
 
 gpuopt_status gpo_fs_read_u64(const gpo_fs *fs, const char *path, uint64_t *value)

@@ -35,7 +35,14 @@ gpuopt_status gpo_fs_read(const gpo_fs *fs, const char *path, char *buf, size_t 
 gpuopt_status gpo_fs_readf(const gpo_fs *fs, char *buf, size_t cap, const char *fmt, ...)
     GPO_PRINTF(4, 5);
 
-/* Reads a whole file of any length; *out is malloc'd and NUL-terminated. */
+/* The most gpo_fs_read_alloc reads: /proc/cpuinfo of a 1024-CPU machine
+ * is about 1.5 MiB. */
+#define GPO_FS_MAX_FILE ((size_t)16 << 20)
+
+/* Reads a whole file up to GPO_FS_MAX_FILE (longer is GPUOPT_ERR_IO naming
+ * the limit); *out is malloc'd and NUL-terminated. Files are opened as
+ * regular files only (util/file.h); under a recorded root gpo_fs_read does
+ * the same, so a FIFO or device in a recorded tree cannot block a read. */
 gpuopt_status gpo_fs_read_alloc(const gpo_fs *fs, const char *path, char **out, size_t *len);
 
 /* Reads a file holding one unsigned decimal (or 0x hex) number. "max" and

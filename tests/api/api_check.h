@@ -68,17 +68,24 @@ static inline void api_expect(gpuopt_status got, gpuopt_status want, const char 
             fail_msg("detail \"%s\" does not name %s", gpuopt_last_error(), (needles));            \
     } while (0)
 
+/* A context on `backends` reading no config file; no cmocka check, so a
+ * thread other than the test's may call it. */
+static inline gpuopt_status api_context_create(const char *backends, gpuopt_context **ctx)
+{
+    gpuopt_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.struct_size = sizeof opt;
+    opt.backends = backends;
+    opt.config_path = "";
+    return gpuopt_context_create(&opt, ctx);
+}
+
 /* A context on the CPU backend only, reading no config file: fast and the
  * same on every machine. */
 static inline gpuopt_context *api_cpu_context(void)
 {
-    gpuopt_options opt;
     gpuopt_context *ctx = NULL;
-    memset(&opt, 0, sizeof opt);
-    opt.struct_size = sizeof opt;
-    opt.backends = "cpu";
-    opt.config_path = "";
-    EXPECT_OK(gpuopt_context_create(&opt, &ctx));
+    EXPECT_OK(api_context_create("cpu", &ctx));
     assert_non_null(ctx);
     return ctx;
 }

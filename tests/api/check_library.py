@@ -8,6 +8,8 @@
       vendor library (DT_NEEDED against an allow-list, ldd against vendor
       names). The static library defines no global symbol outside the
       gpuopt_ / gpo_ name spaces, so it cannot collide with a user's names.
+      With --alloc-injection (a test build: src/util/alloc_fail.c) the
+      __wrap_ functions ld's --wrap calls are allowed too.
 
   check_library.py symbols  --shared LIB.so --header gpuopt.h [--header tune.h]
                             --symbols symbols-in-versions --map gpuopt.map
@@ -151,9 +153,15 @@ def check_exports(args):
         # ASan's ODR indicators (__odr_asan.NAME, __odr_asan_gen_NAME) carry
         # the name of the global they guard.
         plain = re.sub(r"^__odr_asan(?:\.|_gen_)", "", name)
+        if args.alloc_injection and plain in WRAPPED:
+            continue
         if not plain.startswith(("gpuopt_", "gpo_")):
             problem(f"{args.static} defines global {name} ({parts[-2]}): internal names "
                     "are static or carry the gpo_ prefix")
+
+
+# What src/util/alloc_fail.c defines for ld's --wrap; they must be global.
+WRAPPED = {"__wrap_" + f for f in ("malloc", "calloc", "realloc", "strdup", "strndup")}
 
 
 def strip_comments(text):
@@ -275,6 +283,8 @@ def main():
     ap.add_argument("mode", choices=("exports", "symbols"))
     ap.add_argument("--shared", required=True)
     ap.add_argument("--static")
+    ap.add_argument("--alloc-injection", action="store_true",
+                    help="an allocation-failure-injection build: allow the __wrap_ functions")
     ap.add_argument("--header", action="append", help="a public header (repeatable)")
     ap.add_argument("--symbols")
     ap.add_argument("--map", required=True, help="the linker version script")

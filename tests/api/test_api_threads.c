@@ -104,12 +104,7 @@ static void *create_and_destroy(void *arg)
     int *failures = arg;
     for (int r = 0; r < ROUNDS; r++) {
         gpuopt_context *ctx = NULL;
-        gpuopt_options opt;
-        memset(&opt, 0, sizeof opt);
-        opt.struct_size = sizeof opt;
-        opt.backends = "cpu";
-        opt.config_path = "";
-        if (gpuopt_context_create(&opt, &ctx) != GPUOPT_OK) {
+        if (api_context_create("cpu", &ctx) != GPUOPT_OK) {
             (*failures)++;
             continue;
         }
@@ -136,11 +131,79 @@ static void contexts_on_several_threads_at_once(void **state)
     }
 }
 
+typedef struct level2 {
+    gpuopt_context *ctx; /* shared, or NULL: the thread makes its own */
+    const char *policy;
+    int failures;
+    int32_t applied;
+    char why[256];
+} level2;
+
+static void *plan_level_2(void *arg)
+{
+    level2 *l = arg;
+    gpuopt_context *own = NULL, *ctx = l->ctx;
+    gpuopt_device *dev = NULL;
+    gpuopt_plan *plan = NULL;
+    char *json = NULL;
+    if (!ctx) {
+        /* Not api_cpu_context: cmocka's checks must stay on the main thread. */
+        if (api_context_create("cpu,opencl", &own) != GPUOPT_OK) {
+            l->failures++;
+            snprintf(l->why, sizeof l->why, "context: %s", gpuopt_last_error());
+            return NULL;
+        }
+        ctx = own;
+    }
+    if (gpuopt_device_select(ctx, l->policy, &dev) != GPUOPT_OK ||
+        gpuopt_plan_create(ctx, dev, 2, &plan) != GPUOPT_OK ||
+        gpuopt_plan_level(plan, NULL, &l->applied) != GPUOPT_OK ||
+        gpuopt_plan_to_json(plan, &json) != GPUOPT_OK) {
+        l->failures++;
+        snprintf(l->why, sizeof l->why, "%s", gpuopt_last_error());
+    }
+    gpuopt_free(json);
+    gpuopt_plan_destroy(plan);
+    gpuopt_context_destroy(own);
+    return NULL;
+}
+
+/* Level 2 measures on the device and writes the tuning cache: two threads
+ * doing so at once, on one shared context and on a context each, each get
+ * a level-2 plan. One plans for the CPU, the other for OpenCL's device
+ * where there is one (PoCL in the tests), so that the vendor library runs
+ * under ThreadSanitizer too (make check runs this under it). */
+static void level_2_plans_on_several_threads_at_once(void **state)
+{
+    (void)state;
+    gpuopt_context *shared_ctx = NULL;
+    gpuopt_device *cl = NULL;
+    EXPECT_OK(api_context_create("cpu,opencl", &shared_ctx));
+    const char *second =
+        gpuopt_device_select(shared_ctx, "opencl", &cl) == GPUOPT_OK ? "opencl" : "cpu";
+    for (int round = 0; round < 2; round++) {
+        level2 l[2];
+        pthread_t threads[2];
+        for (int i = 0; i < 2; i++) {
+            l[i] = (level2){.ctx = round == 0 ? shared_ctx : NULL, .policy = i ? second : "cpu"};
+            assert_int_equal(pthread_create(&threads[i], NULL, plan_level_2, &l[i]), 0);
+        }
+        for (int i = 0; i < 2; i++) {
+            assert_int_equal(pthread_join(threads[i], NULL), 0);
+            if (l[i].failures)
+                fail_msg("round %d, thread %d: %s", round, i, l[i].why);
+            assert_int_equal(l[i].applied, 2);
+        }
+    }
+    gpuopt_context_destroy(shared_ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(contexts_on_several_threads_at_once),
         cmocka_unit_test(one_context_shared_by_threads_answers_each_as_if_alone),
+        cmocka_unit_test(level_2_plans_on_several_threads_at_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,11 @@ run() {
     echo "FAIL: gpuopt $* exited $rc, expected $want"; sed 's/^/  stdout: /' "$out" | head -n 20
     sed 's/^/  stderr: /' "$err" | head -n 20; fails=$((fails + 1))
   fi
+  # A sanitizer's report exits 1 too, which some checks expect.
+  if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$err"; then
+    echo "FAIL: gpuopt $* has a sanitizer report"; sed 's/^/  stderr: /' "$err" | head -n 30
+    fails=$((fails + 1))
+  fi
 }
 # has FILE TEXT : FILE (the last run's stdout or stderr) contains TEXT.
 has() {

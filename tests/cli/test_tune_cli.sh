@@ -70,6 +70,12 @@ run 0 tune "$examples/sgemm.json" $small --json; has "$out" '"origin":'; has "$o
 run 0 tune "$examples/sgemm.json" --size M=64 --size N=64 --size K=64 --strategy exhaustive --seed 9
 has "$out" "from cache  yes"; has "$out" "strategy exhaustive, seed 9 (asked; the answer's below)"
 has "$out" "stored      random, seed 1, budget 3 candidates; measured 20"
+# at fclose) exits 1 with the reason, and the stream is closed once.
+if [ -w /dev/full ]; then
+  # shellcheck disable=SC2086
+  run 1 tune "$examples/sgemm.json" $small --csv /dev/full
+  has "$err" "cannot write /dev/full: No space left on device"
+fi
 
 # ---- gpuopt cache over what the tune stored -------------------------------
 run 0 cache path;                        has "$out" "$tmp/cache"

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -219,6 +221,10 @@ static void malformed_specs_name_the_path_the_value_and_what_is_accepted(void **
          {"parameters: {} is not accepted", "non-empty object"}},
         {"{" KERNEL ", \"parameters\": {\"T\": [1, \"a\"]}," GEOM "," ARGS "}",
          {"parameters.T[1]: \"a\" is not accepted", "must be an integer"}},
+        {"{" KERNEL ", \"parameters\": {\"T\": [1], \"U\": [2], \"T\": [2]}," GEOM "," ARGS "}",
+         {"t.json: parameters.T: the key is given twice"}},
+        {"{" KERNEL "," PARAMS "," GEOM "," ARGS ", \"tolerance\": {\"abs\": 1, \"abs\": 2}}",
+         {"tolerance.abs: the key is given twice"}},
         {"{" KERNEL ", \"parameters\": {\"T\": [4, 4]}," GEOM "," ARGS "}",
          {"parameters.T[1]: 4 is not accepted", "duplicate"}},
         {"{" KERNEL ", \"parameters\": {\"T\": [1.5]}," GEOM "," ARGS "}",
@@ -304,6 +310,23 @@ static void malformed_specs_name_the_path_the_value_and_what_is_accepted(void **
     }
 }
 
+/* A "default" object that names a parameter twice (cJSON keeps both keys)
+ * is refused; it once wrote past the end of the defaults array. */
+static void default_naming_a_parameter_twice_is_refused(void **state)
+{
+    (void)state;
+    char err[512] = "";
+    tune_spec *s = parse("{" KERNEL "," PARAMS "," GEOM "," SIZES "," ARGS
+                         ", \"default\": {\"T\": 1, \"T\": 2, \"T\": 1}}",
+                         err, sizeof err);
+    if (s) {
+        tune_spec_free(s);
+        fail_msg("a default with a duplicate key was accepted");
+    }
+    assert_non_null(strstr(err, "t.json: default.T"));
+    assert_non_null(strstr(err, "given twice"));
+}
+
 static void comments_are_accepted_at_every_level(void **state)
 {
     (void)state;
@@ -353,6 +376,60 @@ static void buffers_take_inline_and_file_data(void **state)
     }
     assert_non_null(strstr(err, "arguments[0].init.file"));
     assert_non_null(strstr(err, "not a positive multiple of 8"));
+}
+
+/* Files a spec names are regular files of bounded size: "/dev/zero" as a
+ * data file once grew without end, a FIFO blocked the open forever; both
+ * are refused at once, and so is a spec file that is a FIFO. */
+static void named_files_must_be_regular_and_within_their_limits(void **state)
+{
+    (void)state;
+    char dir[512], fifo[600], big[600], err[512];
+    snprintf(dir, sizeof dir, "%s/tests/spec-kinds", GPO_BUILD_DIR);
+    mkdir(dir, 0755);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    snprintf(big, sizeof big, "%s/big.cl", dir);
+    FILE *f = fopen(big, "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), (16 << 20) + 1), 0); /* sparse */
+    fclose(f);
+    char text[2048];
+    static const struct {
+        const char *file; /* NULL: the FIFO; "" the big file */
+        int data;         /* 1: a buffer's data file, 0: the kernel's source */
+        const char *why;
+    } cases[] = {{"/dev/zero", 1, "not a regular file (a character device)"},
+                 {NULL, 1, "not a regular file (a FIFO)"},
+                 {NULL, 0, "not a regular file (a FIFO)"},
+                 {"", 0, "larger than the limit of 16 MiB"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *name = !cases[i].file ? fifo : *cases[i].file ? cases[i].file : big;
+        if (cases[i].data)
+            snprintf(text, sizeof text,
+                     "{" KERNEL "," PARAMS "," GEOM "," SIZES
+                     ", \"arguments\": [{\"buffer\": \"float\", \"size\": \"N\", "
+                     "\"output\": true, \"init\": {\"file\": \"%s\"}}]}",
+                     name);
+        else
+            snprintf(text, sizeof text,
+                     "{\"kernel\": {\"file\": \"%s\", \"entry\": \"k\"}," PARAMS "," GEOM "," SIZES
+                     "," ARGS "}",
+                     name);
+        tune_spec *s = parse(text, err, sizeof err);
+        if (s) {
+            tune_spec_free(s);
+            fail_msg("case %zu: %s was accepted", i, name);
+        }
+        if (!strstr(err, cases[i].why) ||
+            !strstr(err, cases[i].data ? "arguments[0].init.file" : "kernel.file"))
+            fail_msg("case %zu: want '%s' in: %s", i, cases[i].why, err);
+    }
+    assert_null(tune_spec_load(fifo, err, sizeof err));
+    assert_non_null(strstr(err, "not a regular file (a FIFO)"));
+    unlink(fifo);
+    unlink(big);
 }
 
 static void size_overrides_accept_known_names_only(void **state)
@@ -409,8 +486,10 @@ int main(void)
         cmocka_unit_test(stencil_example_loads_with_defaults_filled_in),
         cmocka_unit_test(minimal_spec_loads),
         cmocka_unit_test(malformed_specs_name_the_path_the_value_and_what_is_accepted),
+        cmocka_unit_test(default_naming_a_parameter_twice_is_refused),
         cmocka_unit_test(comments_are_accepted_at_every_level),
         cmocka_unit_test(buffers_take_inline_and_file_data),
+        cmocka_unit_test(named_files_must_be_regular_and_within_their_limits),
         cmocka_unit_test(size_overrides_accept_known_names_only),
         cmocka_unit_test(null_and_missing_inputs_are_refused),
     };

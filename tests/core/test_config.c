@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -14,12 +16,13 @@
 #include "config.h"
 #include "context.h"
 #include "support/synthetic.h"
+#include "util/strutil.h"
 #include "support/testutil.h"
 
-static const char *const vars[] = {"GPUOPT_BACKEND",       "GPUOPT_DEVICE", "GPUOPT_LEVEL",
-                                   "GPUOPT_LOG",           "GPUOPT_CONFIG", "GPUOPT_SYSFS_ROOT",
-                                   "GPUOPT_CACHE_DIR",     "GPUOPT_KNOBS",  "GPUOPT_CUDA_LIBRARY",
-                                   "GPUOPT_OPENCL_LIBRARY"};
+static const char *const vars[] = {
+    "GPUOPT_BACKEND",      "GPUOPT_DEVICE",         "GPUOPT_LEVEL",       "GPUOPT_LOG",
+    "GPUOPT_CONFIG",       "GPUOPT_SYSFS_ROOT",     "GPUOPT_CACHE_DIR",   "GPUOPT_KNOBS",
+    "GPUOPT_CUDA_LIBRARY", "GPUOPT_OPENCL_LIBRARY", "GPUOPT_CACHE_SHARED"};
 
 static int setup(void **state)
 {
@@ -153,6 +156,67 @@ static void config_file_values_are_checked_one_by_one(void **state)
     gpo_config_free(&cfg);
 }
 
+/* JSON numbers beyond int64_t are reported as numbers, never cast (the
+ * cast is undefined behaviour, caught by the sanitizer build). */
+static void config_file_numbers_beyond_int64_are_refused_without_a_cast(void **state)
+{
+    (void)state;
+    const char *path = write_temp_file(0, "huge.json",
+                                       "{\"level\": 1e19, \"reduced_precision\": -1e300, "
+                                       "\"device\": 9.3e18}");
+    gpo_config cfg;
+    log_capture log = {0};
+    gpuopt_options o = opts(0);
+    o.config_path = path;
+    assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+    assert_non_null(strstr(log.text, "\"level\": 1e+19 is not accepted"));
+    assert_non_null(strstr(log.text, "\"reduced_precision\": -1.0000000000000001e+300 is not"));
+    assert_non_null(strstr(log.text, "\"device\": 9.3e+18 is not accepted"));
+    assert_int_equal(cfg.level, 1);
+    gpo_config_free(&cfg);
+}
+
+/* A config file that is a FIFO, a directory or a device is refused at once
+ * (open(2) of a FIFO without a writer used to block forever), and one past
+ * the size limit is refused naming the limit; the defaults are kept. */
+static void config_file_must_be_a_small_regular_file(void **state)
+{
+    (void)state;
+    char dir[512], fifo[600], big[600];
+    snprintf(dir, sizeof dir, "%s/tests/config-kinds", GPO_BUILD_DIR);
+    mkdir(dir, 0755);
+    snprintf(fifo, sizeof fifo, "%s/fifo.json", dir);
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    snprintf(big, sizeof big, "%s/big.json", dir);
+    FILE *f = fopen(big, "w");
+    assert_non_null(f);
+    fputs("{\"level\": 0, \"device\": \"", f);
+    for (int i = 0; i < 70000; i++)
+        fputs("xxxxxxxxxxxxxxx", f);
+    fputs("\"}", f);
+    assert_int_equal(fclose(f), 0);
+    static const struct {
+        const char *path, *why;
+    } cases[] = {{NULL, "not a regular file (a FIFO)"},
+                 {"/dev/zero", "not a regular file (a character device)"},
+                 {"/", "not a regular file (a directory)"},
+                 {NULL, "larger than the limit of 1 MiB"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gpo_config cfg;
+        log_capture log = {0};
+        gpuopt_options o = opts(0);
+        o.config_path = cases[i].path ? cases[i].path : i == 0 ? fifo : big;
+        assert_int_equal(load(&cfg, &o, &log), GPUOPT_OK);
+        if (!strstr(log.text, cases[i].why) || !strstr(log.text, o.config_path))
+            fail_msg("%s: want '%s' in: %s", o.config_path, cases[i].why, log.text);
+        assert_int_equal(cfg.level, 1);
+        gpo_config_free(&cfg);
+    }
+    unlink(fifo);
+    unlink(big);
+}
+
 static void layers_override_in_order_file_env_api(void **state)
 {
     (void)state;
@@ -274,6 +338,101 @@ static void library_paths_and_sysfs_root_come_from_the_environment(void **state)
     setup(NULL);
 }
 
+/* A privileged process (set-user-ID: glibc's secure-execution mode) takes
+ * no path from the environment or a config file: GPUOPT_CONFIG, HOME and
+ * XDG_* choose no config file, the cache, sysfs root and library variables
+ * are ignored, and one warning names what was ignored. Settings that are
+ * not paths still count. The setuid test (tests/security) runs the same
+ * through a real set-user-ID program. */
+static void privileged_process_ignores_every_path_from_the_environment(void **state)
+{
+    (void)state;
+    const char *hostile = write_temp_file(0, "hostile.json",
+                                          "{\"level\": 0, \"libraries\": {\"cuda\": "
+                                          "\"/tmp/evil.so\"}, \"cache_dir\": \"/tmp/evil\", "
+                                          "\"cache_shared\": \"/tmp/evil-shared\"}");
+    char dir[512];
+    gpo_strlcpy(dir, hostile, sizeof dir);
+    *strrchr(dir, '/') = '\0';
+    setenv("GPUOPT_CONFIG", hostile, 1);
+    setenv("XDG_CONFIG_HOME", dir, 1);
+    setenv("HOME", dir, 1);
+    setenv("XDG_CACHE_HOME", dir, 1);
+    setenv("GPUOPT_CACHE_DIR", "/tmp/evil-cache", 1);
+    setenv("GPUOPT_SYSFS_ROOT", "/tmp/evil-root", 1);
+    setenv("GPUOPT_CACHE_SHARED", "/tmp/evil-shared", 1);
+    setenv("GPUOPT_CUDA_LIBRARY", "/tmp/evil.so", 1);
+    setenv("GPUOPT_DEVICE", "syncpu:0", 1);
+    gpo_config cfg;
+    log_capture log = {0};
+    gpo_logger l = {GPUOPT_LOG_WARN, capture_log, &log};
+    gpuopt_options o = opts(0);
+    assert_int_equal(gpo_config_load_as(&cfg, &o, &l, syn_list, 3, 1), GPUOPT_OK);
+    assert_string_equal(cfg.config_path, "");
+    assert_int_equal(cfg.level, 1);
+    assert_string_equal(cfg.cache_dir, "");
+    assert_string_equal(cfg.cache_shared, "");
+    assert_false(gpo_fs_is_recorded(&cfg.fs));
+    assert_null(gpo_config_library(&cfg, "cuda"));
+    assert_string_equal(cfg.device, "syncpu:0"); /* not a path: kept */
+    assert_int_equal(log.count, 1);
+    assert_non_null(strstr(log.text, "privileged process"));
+    assert_non_null(strstr(log.text, "GPUOPT_CONFIG, XDG_CONFIG_HOME, HOME, GPUOPT_CACHE_DIR, "
+                                     "XDG_CACHE_HOME, GPUOPT_SYSFS_ROOT, GPUOPT_CACHE_SHARED, "
+                                     "GPUOPT_CUDA_LIBRARY"));
+    assert_non_null(strstr(log.text, "config file: none; cache: none"));
+    gpo_config_free(&cfg);
+
+    /* Unprivileged, the same environment counts. */
+    memset(&log, 0, sizeof log);
+    assert_int_equal(gpo_config_load_as(&cfg, &o, &l, syn_list, 3, 0), GPUOPT_OK);
+    assert_string_equal(cfg.config_path, hostile);
+    assert_int_equal(cfg.level, 0);
+    assert_string_equal(cfg.cache_dir, "/tmp/evil-cache");
+    assert_string_equal(cfg.cache_shared, "/tmp/evil-shared");
+    assert_string_equal(gpo_config_library(&cfg, "cuda"), "/tmp/evil.so");
+    gpo_config_free(&cfg);
+    setup(NULL);
+    unsetenv("XDG_CONFIG_HOME");
+    unsetenv("XDG_CACHE_HOME");
+}
+
+/* A file the program itself names still counts when privileged, except
+ * its paths; paths the program passes in gpuopt_options count. With only
+ * HOME set (every login), the line is information, not a warning. */
+static void privileged_process_takes_paths_only_from_its_options(void **state)
+{
+    (void)state;
+    const char *named = write_temp_file(0, "named.json",
+                                        "{\"level\": 0, \"libraries\": {\"cuda\": "
+                                        "\"/tmp/evil.so\"}, \"sysfs_root\": \"/tmp/r\", "
+                                        "\"cache_dir\": \"/tmp/c\"}");
+    char *home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    setenv("HOME", "/tmp", 1);
+    gpo_config cfg;
+    log_capture log = {0};
+    gpo_logger l = {GPUOPT_LOG_INFO, capture_log, &log};
+    gpuopt_options o = opts(0);
+    o.config_path = named;
+    o.cache_dir = "/var/cache/trusted";
+    o.log_level = "info";
+    assert_int_equal(gpo_config_load_as(&cfg, &o, &l, syn_list, 3, 1), GPUOPT_OK);
+    assert_int_equal(cfg.level, 0);
+    assert_string_equal(cfg.cache_dir, "/var/cache/trusted");
+    assert_false(gpo_fs_is_recorded(&cfg.fs));
+    assert_null(gpo_config_library(&cfg, "cuda"));
+    assert_non_null(strstr(log.text, "\"libraries\" ignored: a privileged process"));
+    assert_non_null(strstr(log.text, "\"sysfs_root\" ignored"));
+    assert_non_null(strstr(log.text, "\"cache_dir\" ignored"));
+    assert_non_null(strstr(log.text, "3:privileged process")); /* info */
+    assert_non_null(strstr(log.text, "ignored: HOME; config file: "));
+    gpo_config_free(&cfg);
+    if (home) {
+        setenv("HOME", home, 1);
+        free(home);
+    }
+}
+
 static void log_level_from_env_filters_config_warnings(void **state)
 {
     (void)state;
@@ -352,9 +511,13 @@ int main(void)
         cmocka_unit_test_setup(malformed_config_file_is_reported_with_line_and_column_and_ignored,
                                setup),
         cmocka_unit_test_setup(config_file_values_are_checked_one_by_one, setup),
+        cmocka_unit_test_setup(config_file_numbers_beyond_int64_are_refused_without_a_cast, setup),
+        cmocka_unit_test_setup(config_file_must_be_a_small_regular_file, setup),
         cmocka_unit_test_setup(layers_override_in_order_file_env_api, setup),
         cmocka_unit_test_setup(bad_api_options_fail_creation_naming_the_field, setup),
         cmocka_unit_test_setup(library_paths_and_sysfs_root_come_from_the_environment, setup),
+        cmocka_unit_test_setup(privileged_process_ignores_every_path_from_the_environment, setup),
+        cmocka_unit_test_setup(privileged_process_takes_paths_only_from_its_options, setup),
         cmocka_unit_test_setup(log_level_from_env_filters_config_warnings, setup),
         cmocka_unit_test_setup(legacy_use_cuda_chooses_backends_and_refuses_a_contradicting_backend,
                                setup),

@@ -1,5 +1,6 @@
 /* The small utilities every part leans on: root-prefixed file reads, CPU
  * lists, strict number parsing, dlopen helpers, the string buffer. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +12,9 @@
 
 #include <cmocka.h>
 
+#include "util/detail.h"
 #include "util/dl.h"
+#include "util/file.h"
 #include "util/fs.h"
 #include "util/strutil.h"
 #include "support/testutil.h"
@@ -60,6 +63,62 @@ static void fs_reads_are_prefixed_by_the_root_and_trimmed(void **state)
     assert_false(gpo_fs_is_recorded(&fs));
     gpo_fs_init(&fs, NULL);
     assert_int_equal(gpo_fs_read(&fs, "/proc/self/stat", buf, sizeof buf), GPUOPT_OK);
+}
+
+/* Files someone else chose are regular files of bounded size: a FIFO in a
+ * recorded tree is refused at once (open(2) would wait for a writer), a
+ * device or directory too, and a file past the cap names the limit. */
+static void files_are_regular_and_capped_and_fifos_never_block(void **state)
+{
+    (void)state;
+    char root[512], path[600], why[128];
+    snprintf(root, sizeof root, "%s/tests/fs-kinds", GPO_BUILD_DIR);
+    snprintf(path, sizeof path, "%s/proc", root);
+    mkdir(root, 0755);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/proc/cpuinfo", root);
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    gpo_fs fs;
+    gpo_fs_init(&fs, root);
+    char buf[64], *text = NULL;
+    assert_int_equal(gpo_fs_read(&fs, "/proc/cpuinfo", buf, sizeof buf), GPUOPT_ERR_IO);
+    assert_non_null(strstr(gpo_detail_get(), "not a regular file (a FIFO)"));
+    assert_int_equal(gpo_fs_read_alloc(&fs, "/proc/cpuinfo", &text, NULL), GPUOPT_ERR_IO);
+    assert_null(text);
+    assert_non_null(strstr(gpo_detail_get(), "not a regular file (a FIFO)"));
+    unlink(path);
+    /* A sparse file one byte past the cap: refused by its size. */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), (off_t)GPO_FS_MAX_FILE + 1), 0);
+    fclose(f);
+    assert_int_equal(gpo_fs_read_alloc(&fs, "/proc/cpuinfo", &text, NULL), GPUOPT_ERR_IO);
+    assert_non_null(strstr(gpo_detail_get(), "larger than the limit of 16 MiB"));
+    unlink(path);
+    /* The reader itself: exactly the cap is fine, one more byte is not;
+     * devices and directories are refused by type. */
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("0123456789", f);
+    fclose(f);
+    size_t len = 0;
+    assert_int_equal(gpo_file_read(path, 10, &text, &len, why, sizeof why), 0);
+    assert_int_equal(len, 10);
+    assert_string_equal(text, "0123456789");
+    free(text);
+    assert_int_equal(gpo_file_read(path, 9, &text, &len, why, sizeof why), -1);
+    assert_int_equal(errno, EFBIG);
+    assert_string_equal(why, "larger than the limit of 9 bytes");
+    assert_null(text);
+    assert_int_equal(gpo_file_read("/dev/zero", 1 << 20, &text, NULL, why, sizeof why), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_string_equal(why, "not a regular file (a character device)");
+    assert_int_equal(gpo_file_read(root, 1 << 20, &text, NULL, why, sizeof why), -1);
+    assert_int_equal(errno, EISDIR);
+    assert_int_equal(gpo_file_read("/nonexistent/x", 1, &text, NULL, why, sizeof why), -1);
+    assert_int_equal(errno, ENOENT);
+    unlink(path);
 }
 
 static void fs_lists_directories_sorted(void **state)
@@ -219,6 +278,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fs_reads_are_prefixed_by_the_root_and_trimmed),
+        cmocka_unit_test(files_are_regular_and_capped_and_fifos_never_block),
         cmocka_unit_test(fs_lists_directories_sorted),
         cmocka_unit_test(cpulists_parse_ranges_and_reject_garbage),
         cmocka_unit_test(numbers_parse_strictly),

@@ -207,16 +207,47 @@ static void limits_on_length_nesting_and_names_are_errors_not_crashes(void **sta
     assert_non_null(strstr(gpo_detail_get(), "longer than 63"));
 }
 
+/* Canonical text adds spaces around operators: "1+1+...+1" of 4095
+ * characters would canonicalise to over 8000 and no longer re-parse. Such
+ * an expression is refused, naming the limit, so every accepted
+ * expression's canonical text parses back to itself. */
+static void an_expression_whose_canonical_text_exceeds_the_limit_is_refused(void **state)
+{
+    (void)state;
+    char buf[GPO_EXPR_MAX_TEXT + 1];
+    size_t n = 0;
+    while (n + 2 <= GPO_EXPR_MAX_TEXT)
+        n += (size_t)sprintf(buf + n, n ? "+1" : "1");
+    gpo_expr *e = NULL;
+    assert_int_equal(gpo_expr_parse(buf, &e), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_null(e);
+    assert_non_null(strstr(gpo_detail_get(), "canonical text"));
+    assert_non_null(strstr(gpo_detail_get(), "4096"));
+    /* Spaced as the canonical text is, the longest chain that fits is fine
+     * and round-trips. */
+    n = 0;
+    while (n + 4 <= GPO_EXPR_MAX_TEXT)
+        n += (size_t)sprintf(buf + n, n ? " + 1" : "1");
+    assert_int_equal(gpo_expr_parse(buf, &e), GPUOPT_OK);
+    assert_string_equal(gpo_expr_text(e), buf);
+    gpo_expr *again = NULL;
+    assert_int_equal(gpo_expr_parse(gpo_expr_text(e), &again), GPUOPT_OK);
+    assert_string_equal(gpo_expr_text(again), gpo_expr_text(e));
+    gpo_expr_destroy(again);
+    gpo_expr_destroy(e);
+}
+
 static void a_long_flat_chain_evaluates_without_recursion(void **state)
 {
     (void)state;
     char buf[GPO_EXPR_MAX_TEXT + 1];
     size_t n = 0;
-    for (int i = 0; i < 2000; i++)
+    /* 1000 terms: its canonical text (with spaces) is 3997 characters. */
+    for (int i = 0; i < 1000; i++)
         n += (size_t)sprintf(buf + n, i ? "+1" : "1");
     int64_t v;
     assert_int_equal(eval_text(buf, 0, 0, 0, 0, &v), GPO_EXPR_OK);
-    assert_int_equal(v, 2000);
+    assert_int_equal(v, 1000);
     /* Deeply right-nested within the nesting limit also fits the stack. */
     n = 0;
     for (int i = 0; i < 60; i++)
@@ -455,6 +486,7 @@ int main(void)
         cmocka_unit_test(malformed_expressions_say_where_what_and_what_was_expected),
         cmocka_unit_test(limits_on_length_nesting_and_names_are_errors_not_crashes),
         cmocka_unit_test(a_long_flat_chain_evaluates_without_recursion),
+        cmocka_unit_test(an_expression_whose_canonical_text_exceeds_the_limit_is_refused),
         cmocka_unit_test(canonical_text_ignores_spacing_parentheses_and_literal_base),
         cmocka_unit_test(variables_are_listed_once_in_order_of_use),
         cmocka_unit_test(readers_answer_neutrally_for_null),

@@ -19,29 +19,39 @@ static gpuopt_status knob_at(const gpuopt_plan *plan, int32_t i, gpuopt_knob *k)
     return gpuopt_plan_knob_at(plan, i, k);
 }
 
-/* "Selected: why", from the plan's JSON (selection.reason): the one place
- * the library says it. */
-static void print_selection(const gpuopt_plan *plan)
+/* The selection's reason, from the plan's JSON (selection.reason): the one
+ * place the library says it. "" when it gave none; a failure (out of
+ * memory) fails the command rather than leave the line out. */
+static gpuopt_status selection_reason(const gpuopt_plan *plan, char *out, size_t cap)
 {
     char *text = NULL;
-    if (gpuopt_plan_to_json(plan, &text) != GPUOPT_OK)
-        return;
+    out[0] = '\0';
+    gpuopt_status st = gpuopt_plan_to_json(plan, &text);
+    if (st)
+        return st;
     cJSON *root = cJSON_Parse(text);
+    gpuopt_free(text);
+    if (!root)
+        return GPUOPT_ERR_NO_MEMORY; /* the library's own JSON: only memory can fail it */
     const cJSON *sel = cJSON_GetObjectItemCaseSensitive(root, "selection");
     const cJSON *reason = cJSON_GetObjectItemCaseSensitive(sel, "reason");
-    if (cJSON_IsString(reason) && reason->valuestring[0])
-        printf("Selected: %s\n", reason->valuestring);
+    if (cJSON_IsString(reason))
+        snprintf(out, cap, "%s", reason->valuestring);
     cJSON_Delete(root);
-    gpuopt_free(text);
+    return GPUOPT_OK;
 }
 
-static void print_plan(gpuopt_plan *plan)
+static gpuopt_status print_plan(gpuopt_plan *plan)
 {
     int32_t asked = 0, applied = 0, n = 0, nwarn = 0;
     gpuopt_device *dev = NULL;
     gpuopt_device_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
+    char reason[1024];
+    gpuopt_status st = selection_reason(plan, reason, sizeof reason);
+    if (st)
+        return st;
     gpuopt_plan_level(plan, &asked, &applied);
     gpuopt_plan_device(plan, &dev);
     gpuopt_device_get_info(dev, &info);
@@ -49,7 +59,8 @@ static void print_plan(gpuopt_plan *plan)
     if (asked != applied)
         printf(" (asked %d)", (int)asked);
     printf("\n");
-    print_selection(plan);
+    if (reason[0])
+        printf("Selected: %s\n", reason);
     printf("\n");
     gpuopt_plan_knob_count(plan, &n);
     /* The name column fits the longest name; the value column the longest
@@ -89,6 +100,7 @@ static void print_plan(gpuopt_plan *plan)
         if (gpuopt_plan_warning_at(plan, i, &w) == GPUOPT_OK)
             printf("  - %s\n", w);
     }
+    return GPUOPT_OK;
 }
 
 /* A size argument: "7e9", "16GiB", "4096". */
@@ -389,8 +401,8 @@ static int run(int argc, char **argv)
         fputs(text, stdout);
         if (json)
             fputc('\n', stdout);
-    } else {
-        print_plan(plan);
+    } else if ((st = print_plan(plan))) {
+        rc = cli_fail("plan", "cannot show the plan", st);
     }
 out:
     gpuopt_free(text);

@@ -334,16 +334,20 @@ static int write_csv(const char *path, gpuopt_result *res)
     gpuopt_status st = gpuopt_result_to_csv(res, &csv);
     if (st)
         return cli_fail("tune", "cannot export CSV", st);
-    int rc = CLI_OK;
     FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f || fputs(csv, f) < 0 || (f != stdout && fclose(f) != 0)) {
-        fprintf(stderr, "gpuopt tune: cannot write %s: %s\n", path, strerror(errno));
-        if (f && f != stdout)
-            fclose(f);
-        rc = CLI_FAIL;
+    int failed = !f || fputs(csv, f) < 0;
+    int err = errno;
+    /* fclose releases the stream even when it fails (a full disk fails the
+     * final flush): it is called once, whatever happened before. */
+    if (f && f != stdout && fclose(f) != 0 && !failed) {
+        failed = 1;
+        err = errno;
     }
     gpuopt_free(csv);
-    return rc;
+    if (!failed)
+        return CLI_OK;
+    fprintf(stderr, "gpuopt tune: cannot write %s: %s\n", path, strerror(err));
+    return CLI_FAIL;
 }
 
 static double now_s(void)

@@ -5,6 +5,7 @@
  * tune_spec_args.c). Expressions are only checked for being strings here:
  * the library parses them (tune_spec_apply maps its errors back to the
  * JSON path). */
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "tune_spec_int.h"
+#include "util/file.h"
 
 static int parse_kernel(pctx *p, const cJSON *root)
 {
@@ -317,6 +319,9 @@ static int parse_default(pctx *p, const cJSON *root)
                 prm = &s->params[q];
         if (!prm)
             return ts_fail(p, at, NULL, "no parameter has this name");
+        /* Keys are unique (ts_unique_keys), so n_defaults stays within
+         * n_params. */
+        assert(s->n_defaults < s->n_params);
         char text[32];
         const char *val = NULL;
         for (int32_t j = 0; j < prm->count; j++) {
@@ -419,7 +424,7 @@ tune_spec *tune_spec_parse(const char *text, const char *file, const char *dir, 
         goto fail;
     }
     s->json = root;
-    if (parse_root(&p, root))
+    if (ts_unique_keys(&p, root, "") || parse_root(&p, root))
         goto fail;
     if (!s->name) {
         const char *base = strrchr(file, '/');
@@ -446,44 +451,19 @@ tune_spec *tune_spec_load(const char *path, char *err, size_t cap)
         snprintf(err, cap, "no spec file given");
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, cap, "%s: cannot be opened: %s", path, strerror(errno));
+    char *buf = NULL, why[128];
+    size_t used = 0;
+    if (gpo_file_read(path, TS_MAX_SPEC_BYTES, &buf, &used, why, sizeof why)) {
+        if (errno == EFBIG)
+            snprintf(err, cap, "%s: %s; a spec names its data files instead", path, why);
+        else
+            snprintf(err, cap, "%s: cannot be opened: %s", path, why);
         return NULL;
     }
-    char *buf = NULL;
-    size_t used = 0, bcap = 0;
-    for (;;) {
-        if (used + 4097 > bcap) {
-            size_t ncap = bcap ? bcap * 2 : 16384;
-            if (ncap > (64u << 20)) {
-                snprintf(err, cap, "%s: larger than 64 MiB; a spec names its data files instead",
-                         path);
-                goto fail;
-            }
-            char *nb = realloc(buf, ncap);
-            if (!nb) {
-                snprintf(err, cap, "%s: out of memory", path);
-                goto fail;
-            }
-            buf = nb;
-            bcap = ncap;
-        }
-        size_t got = fread(buf + used, 1, bcap - used - 1, f);
-        used += got;
-        if (!got)
-            break;
-    }
-    if (ferror(f)) {
-        snprintf(err, cap, "%s: cannot be read: %s", path, strerror(errno));
-        goto fail;
-    }
-    fclose(f);
-    f = NULL;
-    buf[used] = '\0';
     if (strlen(buf) != used) {
         snprintf(err, cap, "%s: contains a NUL byte; a spec is JSON text", path);
-        goto fail;
+        free(buf);
+        return NULL;
     }
     char dir[4096];
     const char *slash = strrchr(path, '/');
@@ -494,11 +474,6 @@ tune_spec *tune_spec_load(const char *path, char *err, size_t cap)
     tune_spec *s = tune_spec_parse(buf, path, dir, err, cap);
     free(buf);
     return s;
-fail:
-    if (f)
-        fclose(f);
-    free(buf);
-    return NULL;
 }
 
 void tune_spec_free(tune_spec *spec)

@@ -144,6 +144,11 @@ const char *tune_spec_strategy_name(int32_t strategy);
 int32_t tune_spec_type_parse(const char *name);
 const char *tune_spec_type_name(int32_t type);
 
+/* Builds the space the spec describes (sizes, parameters, constraints).
+ * On failure returns the status, with a message naming the spec's JSON path
+ * and the library's detail in err; *space is NULL. */
+gpuopt_status tune_spec_space(const tune_spec *spec, gpuopt_space **space, char *err, size_t cap);
+
 /* Builds the space and the tuner the spec describes on `device`. On
  * failure returns the status, with a message naming the spec's JSON path
  * and the library's detail in err; *space and *tuner are NULL. */

@@ -212,6 +212,33 @@ static gpuopt_status configure(actx *a, gpuopt_tuner *t)
     return set_settings(a, t);
 }
 
+gpuopt_status tune_spec_space(const tune_spec *spec, gpuopt_space **space, char *err, size_t cap)
+{
+    char dummy[8];
+    if (!err || !cap) {
+        err = dummy;
+        cap = sizeof dummy;
+    }
+    err[0] = '\0';
+    if (space)
+        *space = NULL;
+    if (!spec || !space) {
+        snprintf(err, cap, "tune_spec_space: a required argument is NULL");
+        return GPUOPT_ERR_INVALID_ARGUMENT;
+    }
+    actx a = {spec, err, cap};
+    gpuopt_space *sp = NULL;
+    gpuopt_status st = gpuopt_space_create(&sp);
+    if (st)
+        return afail(&a, st, "parameters", "cannot create the space");
+    if ((st = build_space(&a, sp))) {
+        gpuopt_space_destroy(sp);
+        return st;
+    }
+    *space = sp;
+    return GPUOPT_OK;
+}
+
 gpuopt_status tune_spec_apply(const tune_spec *spec, gpuopt_context *ctx, gpuopt_device *device,
                               gpuopt_space **space, gpuopt_tuner **tuner, char *err, size_t cap)
 {
@@ -232,12 +259,8 @@ gpuopt_status tune_spec_apply(const tune_spec *spec, gpuopt_context *ctx, gpuopt
     actx a = {spec, err, cap};
     gpuopt_space *sp = NULL;
     gpuopt_tuner *t = NULL;
-    gpuopt_status st = gpuopt_space_create(&sp);
-    if (st) {
-        afail(&a, st, "parameters", "cannot create the space");
-        goto out;
-    }
-    if ((st = build_space(&a, sp)))
+    gpuopt_status st = tune_spec_space(spec, &sp, err, cap);
+    if (st)
         goto out;
     st = gpuopt_tuner_create(ctx, device, sp, &t);
     if (st) {

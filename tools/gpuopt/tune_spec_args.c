@@ -80,7 +80,7 @@ static int file_data(pctx *p, const cJSON *name, const char *where, int32_t type
                        "little-endian elements)");
     char *text;
     size_t len;
-    if (ts_read_rel(p, where, name, &text, &len))
+    if (ts_read_rel(p, where, name, TS_MAX_DATA_BYTES, &text, &len))
         return -1;
     if (len == 0 || len % ts_type_bytes(type))
         return ts_fail(p, where, name,

@@ -49,14 +49,24 @@ const char *ts_json_type(const cJSON *v);
  * with NULL. */
 int ts_check_keys(pctx *p, const cJSON *obj, const char *path, const char *const *keys);
 int ts_need_object(pctx *p, const cJSON *v, const char *path);
+/* JSON lets an object repeat a key and cJSON keeps both: a spec may not
+ * (which one would count?). Checks `v` and everything in it. */
+int ts_unique_keys(pctx *p, const cJSON *v, const char *path);
 /* An integral JSON number within [lo, hi] (and exactly representable). */
 int ts_is_int(const cJSON *v, int64_t lo, int64_t hi);
 int ts_get_str(pctx *p, const cJSON *obj, const char *key, const char *path, int required,
                int allow_empty, const char *dflt, const char **out);
 /* An expression string, or a non-negative integer turned into text. */
 int ts_get_expr(pctx *p, const cJSON *v, const char *where, const char *example, const char **out);
-/* The file `name` (a JSON string) relative to the spec's directory. */
-int ts_read_rel(pctx *p, const char *where, const cJSON *name, char **text, size_t *len);
+/* Limits on the files a spec names (docs/tuning.md, "Spec files"): a
+ * kernel or reference source, and a buffer's or reference's raw data. */
+#define TS_MAX_SPEC_BYTES ((size_t)64 << 20)
+#define TS_MAX_SOURCE_BYTES ((size_t)16 << 20)
+#define TS_MAX_DATA_BYTES ((size_t)1 << 30)
+/* The file `name` (a JSON string) relative to the spec's directory, a
+ * regular file of at most max_bytes. */
+int ts_read_rel(pctx *p, const char *where, const cJSON *name, size_t max_bytes, char **text,
+                size_t *len);
 int ts_parse_program(pctx *p, const cJSON *o, const char *path, const char **source,
                      const char **file, const char **entry, const char **options);
 int ts_parse_geometry(pctx *p, const cJSON *o, const char *path, const char **global,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tune_spec_int.h"
+#include "util/file.h"
 
 int ts_fail(pctx *p, const char *path, const cJSON *value, const char *fmt, ...)
 {
@@ -94,6 +95,51 @@ int ts_check_keys(pctx *p, const cJSON *obj, const char *path, const char *const
     return 0;
 }
 
+static int cmp_keys(const void *a, const void *b)
+{
+    return strcmp((*(const cJSON *const *)a)->string, (*(const cJSON *const *)b)->string);
+}
+
+int ts_unique_keys(pctx *p, const cJSON *v, const char *path)
+{
+    size_t n = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, v)
+    {
+        char where[PATH_CAP];
+        if (cJSON_IsObject(v))
+            ts_join(where, path, it->string);
+        else
+            ts_joini(where, path, (int)n);
+        if (ts_unique_keys(p, it, where))
+            return -1;
+        n++;
+    }
+    if (!cJSON_IsObject(v) || n < 2)
+        return 0;
+    /* Sorted, so that an object of many keys costs n log n. */
+    const cJSON **keys = malloc(n * sizeof *keys);
+    if (!keys)
+        return ts_fail(p, path, NULL, "out of memory");
+    n = 0;
+    cJSON_ArrayForEach(it, v)
+    {
+        keys[n++] = it;
+    }
+    qsort(keys, n, sizeof *keys, cmp_keys);
+    int rc = 0;
+    for (size_t i = 1; i < n && !rc; i++) {
+        if (strcmp(keys[i - 1]->string, keys[i]->string) == 0) {
+            char where[PATH_CAP];
+            ts_join(where, path, keys[i]->string);
+            rc = ts_fail(p, where, NULL,
+                         "the key is given twice; each key of an object is given once");
+        }
+    }
+    free(keys);
+    return rc;
+}
+
 int ts_need_object(pctx *p, const cJSON *v, const char *path)
 {
     if (!cJSON_IsObject(v))
@@ -174,53 +220,29 @@ int ts_get_i32(pctx *p, const cJSON *obj, const char *key, const char *path, int
     return 0;
 }
 
-/* Reads a file named relative to the spec's directory. */
-int ts_read_rel(pctx *p, const char *where, const cJSON *name, char **text, size_t *len)
+/* Reads a file named relative to the spec's directory: a regular file of
+ * at most max_bytes (util/file.h). */
+int ts_read_rel(pctx *p, const char *where, const cJSON *name, size_t max_bytes, char **text,
+                size_t *len)
 {
     const char *n = name->valuestring;
-    char full[4096];
+    char full[4096], why[128];
     if (n[0] == '/' || !p->dir || !*p->dir)
         snprintf(full, sizeof full, "%s", n);
     else
         snprintf(full, sizeof full, "%s/%s", p->dir, n);
-    FILE *f = fopen(full, "rb");
-    if (!f)
-        return ts_fail(p, where, name, "the file cannot be opened: %s: %s", full, strerror(errno));
     char *buf = NULL;
-    size_t used = 0, cap = 0;
-    int rc = 0;
-    for (;;) {
-        if (used + 4096 + 1 > cap) {
-            size_t ncap = cap ? cap * 2 : 16384;
-            char *nb = realloc(buf, ncap);
-            if (!nb) {
-                rc = ts_fail(p, where, NULL, "out of memory reading %s", full);
-                goto out;
-            }
-            buf = nb;
-            cap = ncap;
-        }
-        size_t got = fread(buf + used, 1, cap - used - 1, f);
-        used += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        rc = ts_fail(p, where, name, "the file cannot be read: %s: %s", full, strerror(errno));
-        goto out;
-    }
-    buf[used] = '\0';
+    size_t used = 0;
+    if (gpo_file_read(full, max_bytes, &buf, &used, why, sizeof why))
+        return ts_fail(p, where, name, "the file cannot be %s: %s: %s",
+                       errno == EFBIG || errno == EIO ? "read" : "opened", full, why);
     *text = ts_strndup(p->a, buf, used);
-    if (!*text) {
-        rc = ts_fail(p, where, NULL, "out of memory reading %s", full);
-        goto out;
-    }
+    free(buf);
+    if (!*text)
+        return ts_fail(p, where, NULL, "out of memory reading %s", full);
     if (len)
         *len = used;
-out:
-    free(buf);
-    fclose(f);
-    return rc;
+    return 0;
 }
 
 int ts_valid_ident(const char *s)
@@ -252,7 +274,7 @@ int ts_parse_program(pctx *p, const cJSON *o, const char *path, const char **sou
         if (!cJSON_IsString(f) || !*f->valuestring)
             return ts_fail(p, where, f, "expected a file name relative to the spec");
         char *text;
-        if (ts_read_rel(p, where, f, &text, NULL))
+        if (ts_read_rel(p, where, f, TS_MAX_SOURCE_BYTES, &text, NULL))
             return -1;
         *source = text;
         *file = f->valuestring;

@@ -19,6 +19,7 @@
 #include "cpu/cpu_rules.h"
 #include "cpu/memory.h"
 #include "plan.h"
+#include "support/cjson_fail.h"
 #include "util/strutil.h"
 
 typedef struct fixture {
@@ -363,6 +364,50 @@ static void details_json_has_null_quota_without_one(void **state)
     cJSON_Delete(root);
 }
 
+/* Failing each of cJSON's allocations in turn while the CPU's details are
+ * written: the fill reports out of memory, or succeeds with every field.
+ * It once deleted a container whose key could not be added and went on
+ * filling it (a use after free under ASan). */
+static void details_are_whole_or_the_fill_fails_when_an_allocation_fails(void **state)
+{
+    (void)state;
+    static gpo_cpu_facts f; /* large: keep off the stack */
+    gpo_fs fs;
+    char root[1024];
+    snprintf(root, sizeof root, "%s/cpu/%s", GPO_FIXTURES_DIR, "epyc-7763-k8s-pod");
+    gpo_fs_init(&fs, root);
+    gpo_logger quiet = {GPUOPT_LOG_OFF, NULL, NULL};
+    assert_int_equal(gpo_cpu_facts_read(&fs, &quiet, &f), GPUOPT_OK);
+    gpuopt_device *dev = gpo_device_new();
+    assert_non_null(dev);
+    assert_int_equal(gpo_cpu_fill_device(&f, dev), GPUOPT_OK);
+    char *want = cJSON_PrintUnformatted(dev->details);
+    assert_non_null(want);
+    gpo_device_free(dev);
+    long n = 1;
+    for (;; n++) {
+        dev = gpo_device_new();
+        assert_non_null(dev);
+        cjson_fail_at(n);
+        gpuopt_status st = gpo_cpu_fill_device(&f, dev);
+        long made = cjson_allocations();
+        cjson_fail_off();
+        if (st == GPUOPT_OK) {
+            char *got = cJSON_PrintUnformatted(dev->details);
+            assert_non_null(got);
+            assert_string_equal(got, want);
+            cJSON_free(got);
+        } else {
+            assert_int_equal(st, GPUOPT_ERR_NO_MEMORY);
+        }
+        gpo_device_free(dev);
+        if (made < n)
+            break;
+    }
+    assert_true(n > 40); /* every field was reached */
+    cJSON_free(want);
+}
+
 static void env_export_carries_the_openmp_knobs(void **state)
 {
     (void)state;
@@ -533,6 +578,7 @@ int main(void)
         cmocka_unit_test_teardown(details_json_names_the_quota_limit_and_sources, teardown),
         cmocka_unit_test_teardown(details_json_has_null_quota_without_one, teardown),
         cmocka_unit_test_teardown(env_export_carries_the_openmp_knobs, teardown),
+        cmocka_unit_test(details_are_whole_or_the_fill_fails_when_an_allocation_fails),
         cmocka_unit_test_teardown(empty_tree_still_gives_a_device_and_a_level_1_plan, teardown),
         cmocka_unit_test(knob_catalogue_is_complete_and_typed),
         cmocka_unit_test(ops_read_the_live_system_without_an_env),
