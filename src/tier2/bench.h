@@ -180,9 +180,11 @@ typedef struct gpo_t2_verdict {
     int32_t incumbent; /* tier 1's value's result index; -1 when it was not measured */
     int32_t others;    /* values other than tier 1's that were measured */
     int busy;          /* the load or the spread of the runs said the machine was busy */
-    int kept;          /* busy: tier 1's value kept against a faster one within the noise */
+    int kept;          /* tier 1's value kept against a faster one within the noise */
     double spread;     /* the widest p20-p80 spread over its median, of the pick and tier 1's */
     char noise[224];   /* "load 0.4 on 2 CPUs, runs spread 3% (p20-p80)" [+ "; busy: ..."] */
+    char gain[192];    /* kept: "fastest runs A against B, medians C against D: a gain within
+                          the noise[ of a busy machine]" (the pick's figures first) */
 } gpo_t2_verdict;
 
 /* Judges a one-parameter sweep's result (a best is set) against tier 1's

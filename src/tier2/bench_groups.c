@@ -251,10 +251,9 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
                            word, (long long)pick, what, it, tried, v.noise);
     if (v.kept)
         return gpo_t2_knob(job, "int", knob, pick,
-                           "%s: %s ran with groups of %lld in %s against %s for tier 1's %lld, a "
-                           "gain within the noise of a busy machine: tier 1's size kept; sizes: "
-                           "%s; noise: %s",
-                           word, what, (long long)win, wt, it, (long long)one, tried, v.noise);
+                           "%s: %s ran with groups of %lld against tier 1's %lld: %s; tier "
+                           "1's size kept; sizes: %s; noise: %s",
+                           word, what, (long long)win, (long long)one, v.gain, tried, v.noise);
     if (v.what == GPO_T2_WITHIN_NOISE)
         return gpo_t2_knob(job, "int", knob, pick,
                            "%s: %s ran with groups of %lld (tier 1's size) in %s; of the %d "

@@ -101,9 +101,9 @@ static gpuopt_status knobs(gpo_t2_job *job, const gpuopt_result *res)
     if (v.kept)
         return gpo_t2_knob(job, "bytes", h->tile_knob, pick,
                            "%s: a cache-blocked kernel (%d passes per tile, %d threads) ran with "
-                           "%s tiles in %s against %s with tier 1's %s, a gain within the noise "
-                           "of a busy machine: tier 1's size kept; tiles (bytes): %s; noise: %s",
-                           word, h->passes, h->threads, sz, w, i, one, tried, v.noise);
+                           "%s tiles against tier 1's %s: %s; tier 1's size kept; tiles (bytes): "
+                           "%s; noise: %s",
+                           word, h->passes, h->threads, sz, one, v.gain, tried, v.noise);
     if (v.what == GPO_T2_WITHIN_NOISE)
         return gpo_t2_knob(job, "bytes", h->tile_knob, pick,
                            "%s: a cache-blocked kernel (%d passes per tile, %d threads) ran with "

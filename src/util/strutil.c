@@ -266,13 +266,15 @@ uint64_t gpo_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The unit changes where three significant digits would round up to 1000
+ * ("1e+03 us" for 999.7 us). */
 void gpo_format_ns(double ns, char *out, size_t cap)
 {
-    if (ns >= 1e9)
+    if (ns >= 999.5e6)
         gpo_snprintf(out, cap, "%.3g s", ns / 1e9);
-    else if (ns >= 1e6)
+    else if (ns >= 999.5e3)
         gpo_snprintf(out, cap, "%.3g ms", ns / 1e6);
-    else if (ns >= 1e3)
+    else if (ns >= 999.5)
         gpo_snprintf(out, cap, "%.3g us", ns / 1e3);
     else
         gpo_snprintf(out, cap, "%.0f ns", ns);
@@ -280,7 +282,7 @@ void gpo_format_ns(double ns, char *out, size_t cap)
 
 void gpo_format_rate(double bytes_per_s, char *out, size_t cap)
 {
-    if (bytes_per_s >= 1e9)
+    if (bytes_per_s >= 999.5e6)
         gpo_snprintf(out, cap, "%.3g GB/s", bytes_per_s / 1e9);
     else
         gpo_snprintf(out, cap, "%.3g MB/s", bytes_per_s / 1e6);

@@ -293,12 +293,15 @@ static gpuopt_status k_max(gpo_rt *rt, gpo_rt_kernel *k, size_t *max)
 }
 
 /* Simulated time: the best size's time, plus `slope` per factor of 2 away,
- * with a +-0.5% wobble so runs have a spread. */
+ * with a +-0.5% wobble so runs have a spread, and the lucky runs. */
 static double sim_ns(fake_spec *s, double base, int64_t best, size_t local)
 {
     static unsigned tick;
     double away = fabs(log2((double)local / (double)best));
     double wobble = (tick++ % 3 == 0) ? 1.005 : (tick % 3 == 1) ? 0.995 : 1.0;
+    if (s->lucky_every > 0 && (int64_t)local == s->lucky_local &&
+        ++s->lucky_seen % s->lucky_every == 0)
+        wobble *= 0.5;
     return base * (1 + s->slope * away) * wobble;
 }
 

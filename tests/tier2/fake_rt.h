@@ -21,6 +21,11 @@ typedef struct fake_spec {
     double copy_ns;      /* a copy launch at its best size */
     double reduce_ns;
     double slope; /* each factor of 2 away from the best adds this share */
+    /* Two modes, as PoCL's copy kernel has: every lucky_every-th launch
+     * with groups of lucky_local runs in half the time (0: never). */
+    int64_t lucky_local;
+    int lucky_every;
+    long lucky_seen;
     double pageable_spin_ns, pinned_spin_ns; /* host time of a 16 MiB copy */
     int wrong_sum;                           /* the reduction adds one too many */
     size_t kernel_max;                       /* kernel_max_group */

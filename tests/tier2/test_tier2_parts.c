@@ -87,6 +87,15 @@ static void times_and_rates_read_in_their_units(void **state)
     assert_string_equal(b, "12.4 GB/s");
     gpo_format_rate(350e6, b, sizeof b);
     assert_string_equal(b, "350 MB/s");
+    /* Where three digits round up to 1000, the next unit (not "1e+03 us"). */
+    gpo_format_ns(999.7e3, b, sizeof b);
+    assert_string_equal(b, "1 ms");
+    gpo_format_ns(999.7, b, sizeof b);
+    assert_string_equal(b, "1 us");
+    gpo_format_ns(999.4e3, b, sizeof b);
+    assert_string_equal(b, "999 us");
+    gpo_format_rate(999.8e6, b, sizeof b);
+    assert_string_equal(b, "1 GB/s");
 }
 
 /* The generic entry on a route whose backend cannot run code says so, and
