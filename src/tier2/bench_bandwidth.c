@@ -1,7 +1,8 @@
 /* Memory bandwidth: a copy between two buffers, counting the bytes read
  * and written (as STREAM's "Copy" does). On a device, a copy kernel
  * between two device buffers timed by the runtime (events); on the host,
- * memcpy by the plan's threads (each its slice) and by one thread.
+ * the host's copy (backends/cpu: STREAM's Scale, b = q*a) by the plan's
+ * threads (each its slice) and by one thread.
  *
  * Size: the buffers must outgrow the last-level cache, or the figure is
  * the cache's; they must not cost more time than the budget gives. So a
@@ -92,7 +93,7 @@ static gpuopt_status describe(gpo_t2 *t2, gpo_t2_job *job)
     int64_t v[2];
     int32_t n = 1, at;
     if (t2->host) {
-        gpo_snprintf(job->workload, sizeof job->workload, "memcpy;threads=%d and 1;%s",
+        gpo_snprintf(job->workload, sizeof job->workload, "host copy;threads=%d and 1;%s",
                      t2->host->threads, rule);
         v[0] = t2->host->threads;
         v[1] = 1;
@@ -228,8 +229,8 @@ static gpuopt_status knob(gpo_t2_job *job, const char *name, const gpo_stats *s,
                            "runs, p20-p80 %s-%s): %s%s",
                            size, med, (int)s->count, lo, hi, rate, note);
     return gpo_t2_knob(job, "int", name, (int64_t)bps,
-                       "memcpy of %s by %d thread%s in %s (median of %d runs, p20-p80 "
-                       "%s-%s): %s read + written%s",
+                       "a copy (b = q*a, STREAM's Scale) of %s by %d thread%s in %s (median "
+                       "of %d runs, p20-p80 %s-%s): %s read + written%s",
                        size, threads, threads == 1 ? "" : "s", med, (int)s->count, lo, hi, rate,
                        note);
 }
