@@ -250,6 +250,19 @@ typedef struct gpo_runtime_ops {
     void (*mark_free)(void *backend_state, gpo_rt_mark *mark);
 } gpo_runtime_ops;
 
+/* The function fields of a backend's gpo_runtime_ops, for a backend that
+ * names its (static) functions rt_<field>: rt_open, rt_close, ... */
+#define GPO_RUNTIME_OPS_FUNCTIONS                                                                  \
+    .open = rt_open, .close = rt_close, .buffer_alloc = rt_buffer_alloc,                           \
+    .buffer_free = rt_buffer_free, .buffer_write = rt_buffer_write, .buffer_read = rt_buffer_read, \
+    .buffer_copy = rt_buffer_copy, .host_alloc_pinned = rt_host_alloc_pinned,                      \
+    .host_free_pinned = rt_host_free_pinned, .program_build = rt_program_build,                    \
+    .program_free = rt_program_free, .kernel_create = rt_kernel_create,                            \
+    .kernel_free = rt_kernel_free, .kernel_set_buffer = rt_kernel_set_buffer,                      \
+    .kernel_set_scalar = rt_kernel_set_scalar, .kernel_set_local = rt_kernel_set_local,            \
+    .kernel_max_group = rt_kernel_max_group, .launch = rt_launch, .finish = rt_finish,             \
+    .compiler_version = rt_compiler_version
+
 /* ---- Ranges of the vendor's own profiler (ABI 6) ---------------------------
  * The profiler's sections forwarded to a tool the vendor ships (NVTX for
  * Nsight Systems, roctx for rocprof), so the tool's timeline shows the

@@ -357,6 +357,10 @@ gpuopt_status gpo_cuda_load(const gpo_backend_env *env, void **state, gpo_backen
         st = unusable(env, s, report, GPUOPT_ERR_DRIVER, why, NULL);
         goto out;
     }
+    /* Before cuEventElapsedTime_v2 (CUDA 12.8) the unversioned symbol is
+     * the call (GPO_CUDA_ELAPSED_CALL names which one). */
+    if (!s->api.cuEventElapsedTime)
+        s->api.cuEventElapsedTime = s->api.cuEventElapsedTime_v1;
 
     /* cuDriverGetVersion needs no cuInit, so the version is known even when
      * initialisation fails. Its failure alone does not make CUDA unusable. */

@@ -66,6 +66,11 @@ gpuopt_status gpo_cuda_driver_ready(const gpo_cuda_state *s, const char *what);
 /* "13.0" from 13000; "" for an unknown (<= 0) version. */
 void gpo_cuda_version_text(int version, char *out, size_t cap);
 
+/* The symbol behind api->cuEventElapsedTime, for reasons. */
+#define GPO_CUDA_ELAPSED_CALL(api)                                                                 \
+    ((api)->cuEventElapsedTime == (api)->cuEventElapsedTime_v1 ? "cuEventElapsedTime"              \
+                                                               : "cuEventElapsedTime_v2")
+
 /* What a sticky result means, for reasons (cuda.h's words on each of them). */
 #define GPO_CUDA_STICKY_WORDS                                                                      \
     "a sticky error: code on the device faulted, and every later CUDA call in this process "       \

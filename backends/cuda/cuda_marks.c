@@ -28,11 +28,6 @@ struct gpo_rt_mark {
     gpo_cu_context ctx; /* current when it was recorded */
 };
 
-static gpo_pfn_cuEventElapsedTime elapsed_fn(const gpo_cuda_api *api)
-{
-    return api->cuEventElapsedTime ? api->cuEventElapsedTime : api->cuEventElapsedTime_v1;
-}
-
 static const char *lacking(const gpo_cuda_api *api)
 {
     return !api->cuCtxGetCurrent      ? "cuCtxGetCurrent"
@@ -43,7 +38,7 @@ static const char *lacking(const gpo_cuda_api *api)
            : !api->cuEventRecord      ? "cuEventRecord"
            : !api->cuEventSynchronize ? "cuEventSynchronize"
            : !api->cuEventDestroy     ? "cuEventDestroy_v2"
-           : !elapsed_fn(api)         ? "cuEventElapsedTime"
+           : !api->cuEventElapsedTime ? "cuEventElapsedTime"
                                       : NULL;
 }
 
@@ -123,8 +118,8 @@ gpuopt_status gpo_cuda_mark_elapsed(void *state, const gpo_rt_mark *start, const
     float ms = 0.0f;
     r = api->cuEventSynchronize(end->event);
     if (r == GPO_CUDA_SUCCESS) {
-        call = api->cuEventElapsedTime ? "cuEventElapsedTime_v2" : "cuEventElapsedTime";
-        r = elapsed_fn(api)(&ms, start->event, end->event);
+        call = GPO_CUDA_ELAPSED_CALL(api);
+        r = api->cuEventElapsedTime(&ms, start->event, end->event);
     }
     gpo_cu_context popped = NULL;
     api->cuCtxPopCurrent(&popped);

@@ -45,12 +45,12 @@
  * grid = global / local and block = local. */
 #include <assert.h>
 #include <limits.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_backend.h"
 #include "cuda_load.h"
+#include "rt/launch.h"
 #include "rt/objects.h"
 #include "util/strutil.h"
 
@@ -72,22 +72,14 @@ struct gpo_rt_prog {
     gpo_cu_module module;
 };
 
-/* Kernel arguments as cuLaunchKernel takes them: one pointer per
- * parameter, each to a copy of the value. */
-#define GPO_CUDA_MAX_ARGS 64
-typedef struct rt_arg {
-    unsigned char *data; /* NULL: not set yet */
-    size_t size;
-} rt_arg;
-
 struct gpo_rt_kernel {
     gpo_rt_obj h;
     gpo_rt_prog *prog;
     gpo_cu_function func;
     char name[128];
     int n_params; /* from cuFuncGetParamInfo; -1 when the driver cannot say */
-    size_t param_size[GPO_CUDA_MAX_ARGS];
-    rt_arg args[GPO_CUDA_MAX_ARGS];
+    size_t param_size[GPO_RT_MAX_ARGS];
+    gpo_rt_args args;
     unsigned int shared_bytes; /* dynamic shared memory per block */
     int static_shared;         /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES */
     unsigned int dynamic_max;  /* its MAX_DYNAMIC_SHARED_SIZE_BYTES as last set or defaulted */
@@ -107,7 +99,6 @@ struct gpo_rt {
     int shared_optin;     /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: the opt-in limit */
     gpo_cu_stream stream; /* the session's own, CU_STREAM_NON_BLOCKING */
     gpo_cu_event ev_start, ev_end;
-    gpo_pfn_cuEventElapsedTime elapsed; /* _v2, or the unversioned symbol */
     gpo_rt_objects objects;
     char what[32];      /* "cuda:0", for reasons */
     char compiler[256]; /* compiler_version's answer */
@@ -125,19 +116,11 @@ static gpuopt_status rt_fail(gpo_rt *rt, gpuopt_status status, const char *op, c
     return gpo_cuda_fail_call(rt->s, status, what, call, r);
 }
 
-/* 1 when `handle` is a live object of `kind` of this session. */
-static int owns(gpo_rt *rt, const void *handle, gpo_rt_kind kind)
+/* GPUOPT_OK when `handle` is a live object of `kind` of this session. */
+static gpuopt_status mine(gpo_rt *rt, const void *handle, gpo_rt_kind kind, const char *op)
 {
     assert(rt);
-    return gpo_rt_objects_owns(&rt->objects, handle, kind);
-}
-
-/* A handle this session does not hold: freed, another session's, or NULL. */
-static gpuopt_status not_ours(const gpo_rt *rt, const char *op, const char *kind)
-{
-    return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                    "%s %s: the %s is not one of this session's (freed, or another session's)",
-                    rt->what, op, kind);
+    return gpo_rt_objects_check(&rt->objects, handle, kind, rt->what, op);
 }
 
 /* Failures of loading and running code, with what they mean. Meanings from
@@ -259,72 +242,53 @@ static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
     r = rt->api->cuEventSynchronize(rt->ev_end);
     if (r != GPO_CUDA_SUCCESS)
         return launch_fail(rt, op, "cuEventSynchronize", r);
-    const char *call = rt->api->cuEventElapsedTime ? "cuEventElapsedTime_v2" : "cuEventElapsedTime";
-    r = rt->elapsed(&ms, rt->ev_start, rt->ev_end);
+    const char *call = GPO_CUDA_ELAPSED_CALL(rt->api);
+    r = rt->api->cuEventElapsedTime(&ms, rt->ev_start, rt->ev_end);
     if (r != GPO_CUDA_SUCCESS)
         return rt_fail(rt, GPUOPT_ERR_DRIVER, op, call, r);
-    /* Work between two events takes time: a reading of 0 (below the
-     * events' resolution of about half a microsecond: cuEventElapsedTime in
-     * cuda.h), a negative one or one that is not a number is no
-     * measurement, and passed on it could win a search with 0 ns. */
-    if (!(ms > 0.0f) || !isfinite(ms))
-        return gpo_fail(GPUOPT_ERR_DRIVER,
-                        "%s %s: %s read %g ms between the events around the work, which is no "
-                        "measurement (the events resolve about 0.0005 ms)",
-                        rt->what, op, call, (double)ms);
-    *device_ns = (double)ms * 1e6;
-    return GPUOPT_OK;
+    /* The events resolve about half a microsecond (cuEventElapsedTime in
+     * cuda.h): shorter work reads 0, which is no measurement. */
+    return gpo_rt_event_ns(ms, rt->what, op, call, device_ns);
 }
 
-/* ---- releasing objects (inside an entered op) ------------------------------
- * destroy: the object and what the driver holds for it; release: the same
- * for an object still registered. close() pops and destroys. */
+/* ---- destroying objects (inside an entered op, out of the registry) -------- */
 
-static void buf_destroy(gpo_rt *rt, gpo_rt_buf *b)
+static void buf_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    rt->api->cuMemFree(b->ptr);
-    free(b);
+    rt->api->cuMemFree(((gpo_rt_buf *)o)->ptr);
+    free(o);
 }
 
-static void pin_destroy(gpo_rt *rt, rt_pinned *p)
+static void pin_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    rt->api->cuMemFreeHost(p->ptr);
-    free(p);
+    rt->api->cuMemFreeHost(((rt_pinned *)o)->ptr);
+    free(o);
 }
 
 /* A CUfunction belongs to its module: the driver has nothing to release. */
-static void kernel_destroy(gpo_rt_kernel *k)
+static void kernel_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    for (int i = 0; i < GPO_CUDA_MAX_ARGS; i++)
-        free(k->args[i].data);
-    free(k);
+    (void)rt;
+    gpo_rt_args_free(&((gpo_rt_kernel *)o)->args);
+    free(o);
 }
 
-static void prog_destroy(gpo_rt *rt, gpo_rt_prog *p)
+static void prog_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    rt->api->cuModuleUnload(p->module);
-    free(p);
+    rt->api->cuModuleUnload(((gpo_rt_prog *)o)->module);
+    free(o);
 }
 
-static void kernel_release(gpo_rt *rt, gpo_rt_kernel *k)
-{
-    gpo_rt_objects_remove(&rt->objects, &k->h);
-    kernel_destroy(k);
-}
+static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {
+    [GPO_RT_BUFFER] = buf_destroy,
+    [GPO_RT_PROGRAM] = prog_destroy,
+    [GPO_RT_KERNEL] = kernel_destroy,
+    [GPO_RT_PINNED] = pin_destroy,
+};
 
 static int kernel_of(const gpo_rt_obj *o, const void *prog)
 {
     return ((const gpo_rt_kernel *)o)->prog == prog;
-}
-
-static void prog_release(gpo_rt *rt, gpo_rt_prog *p)
-{
-    /* Kernels of this program die with its module. */
-    gpo_rt_obj *k;
-    while ((k = gpo_rt_objects_find(&rt->objects, GPO_RT_KERNEL, kernel_of, p)))
-        kernel_release(rt, (gpo_rt_kernel *)k);
-    gpo_rt_objects_remove(&rt->objects, &p->h);
-    prog_destroy(rt, p);
 }
 
 /* ---- session ---------------------------------------------------------------- */
@@ -359,9 +323,8 @@ static const char *missing_call(const gpo_cuda_api *a)
     NEED_(cuEventDestroy, "cuEventDestroy_v2")
     NEED_(cuEventRecord, "cuEventRecord")
     NEED_(cuEventSynchronize, "cuEventSynchronize")
+    NEED_(cuEventElapsedTime, "cuEventElapsedTime")
 #undef NEED_
-    if (!a->cuEventElapsedTime && !a->cuEventElapsedTime_v1)
-        return "cuEventElapsedTime";
     return NULL;
 }
 
@@ -439,8 +402,6 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     rt->s = s;
     rt->api = &s->api;
     rt->ordinal = route->index;
-    rt->elapsed =
-        s->api.cuEventElapsedTime ? s->api.cuEventElapsedTime : s->api.cuEventElapsedTime_v1;
     gpo_snprintf(rt->what, sizeof rt->what, "cuda:%d", rt->ordinal);
 
     gpo_cu_result r = s->api.cuDeviceGet(&rt->dev, rt->ordinal);
@@ -495,16 +456,7 @@ static void rt_close(gpo_rt *rt)
         int pushed = rt_enter(rt, "close") == GPUOPT_OK;
         if (pushed && rt->stream)
             rt->api->cuStreamSynchronize(rt->stream);
-        /* Kernels before the modules they come from, then memory. */
-        gpo_rt_obj *o;
-        while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_KERNEL)))
-            kernel_destroy((gpo_rt_kernel *)o);
-        while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_PROGRAM)))
-            prog_destroy(rt, (gpo_rt_prog *)o);
-        while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_PINNED)))
-            pin_destroy(rt, (rt_pinned *)o);
-        while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_BUFFER)))
-            buf_destroy(rt, (gpo_rt_buf *)o);
+        gpo_rt_objects_clear(&rt->objects, rt, destroyers);
         if (rt->ev_start)
             rt->api->cuEventDestroy(rt->ev_start);
         if (rt->ev_end)
@@ -550,104 +502,131 @@ static gpuopt_status rt_finish(gpo_rt *rt)
 
 /* ---- buffers ---------------------------------------------------------------- */
 
-static gpuopt_status rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
+/* Device memory (GPO_RT_BUFFER) or page-locked host memory (GPO_RT_PINNED),
+ * registered. */
+static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_obj **out)
 {
-    assert(rt && out);
-    *out = NULL;
+    const char *op = kind == GPO_RT_PINNED ? "host_alloc_pinned" : "buffer_alloc";
+    gpo_rt_buf *b = NULL;
+    rt_pinned *p = NULL;
     if (bytes == 0)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "cuda buffer_alloc: size 0 (at least 1 byte)");
-    gpo_rt_buf *b = calloc(1, sizeof *b);
-    if (!b)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda buffer_alloc: out of memory");
-    gpuopt_status st = rt_enter(rt, "buffer_alloc");
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "cuda %s: size 0 (at least 1 byte)", op);
+    gpo_rt_obj *o = calloc(1, kind == GPO_RT_PINNED ? sizeof *p : sizeof *b);
+    if (!o)
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda %s: out of memory", op);
+    if (kind == GPO_RT_PINNED)
+        p = (rt_pinned *)o;
+    else
+        b = (gpo_rt_buf *)o;
+    gpuopt_status st = rt_enter(rt, op);
     if (st) {
-        free(b);
+        free(o);
         return st;
     }
-    gpo_cu_result r = rt->api->cuMemAlloc(&b->ptr, bytes);
+    gpo_cu_result r =
+        p ? rt->api->cuMemAllocHost(&p->ptr, bytes) : rt->api->cuMemAlloc(&b->ptr, bytes);
     if (r != GPO_CUDA_SUCCESS) {
         char call[64];
-        gpo_snprintf(call, sizeof call, "cuMemAlloc_v2(%zu bytes)", bytes);
+        gpo_snprintf(call, sizeof call, "%s(%zu bytes)", p ? "cuMemAllocHost_v2" : "cuMemAlloc_v2",
+                     bytes);
         /* Device memory running out is the device's answer, not the host's:
          * GPUOPT_ERR_DRIVER, so a tier falls back instead of failing the plan. */
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_alloc", call, r);
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, op, call, r);
     }
-    st = rt_leave(rt, st, "buffer_alloc");
+    st = rt_leave(rt, st, op);
     if (st) {
         if (r == GPO_CUDA_SUCCESS) /* allocated, then the pop failed */
-            rt->api->cuMemFree(b->ptr);
-        free(b);
+            destroyers[kind](rt, o);
+        else
+            free(o);
         return st;
     }
-    b->size = bytes;
-    gpo_rt_objects_add(&rt->objects, &b->h, GPO_RT_BUFFER);
-    *out = b;
+    if (b)
+        b->size = bytes;
+    gpo_rt_objects_add(&rt->objects, o, kind);
+    *out = o;
     return GPUOPT_OK;
+}
+
+static gpuopt_status rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
+{
+    gpo_rt_obj *o = NULL;
+    assert(rt && out);
+    gpuopt_status st = alloc(rt, bytes, GPO_RT_BUFFER, &o);
+    *out = (gpo_rt_buf *)o;
+    return st;
+}
+
+/* Unregisters `o`, a live object of this session, and destroys it inside
+ * the context (also when pushing it fails, as rt_close does). */
+static void release(gpo_rt *rt, gpo_rt_obj *o, const char *op)
+{
+    int pushed = rt_enter(rt, op) == GPUOPT_OK;
+    gpo_rt_objects_release(&rt->objects, rt, o, destroyers);
+    if (pushed)
+        rt_leave(rt, GPUOPT_OK, op);
 }
 
 static void rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
 {
-    if (!owns(rt, b, GPO_RT_BUFFER))
-        return;
-    int pushed = rt_enter(rt, "buffer_free") == GPUOPT_OK;
-    gpo_rt_objects_remove(&rt->objects, &b->h);
-    buf_destroy(rt, b);
-    if (pushed)
-        rt_leave(rt, GPUOPT_OK, "buffer_free");
+    if (gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER))
+        release(rt, &b->h, "buffer_free");
 }
 
-static gpuopt_status check_range(gpo_rt *rt, const gpo_rt_buf *b, size_t offset, size_t bytes,
+/* A copy's buffer and range checked, and the context entered for it. */
+static gpuopt_status enter_range(gpo_rt *rt, const gpo_rt_buf *b, size_t offset, size_t bytes,
                                  const char *op)
 {
-    if (!owns(rt, b, GPO_RT_BUFFER))
-        return not_ours(rt, op, "buffer");
-    if (bytes == 0 || offset > b->size || bytes > b->size - offset)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "%s %s: %zu bytes at offset %zu do not fit a buffer of %zu bytes "
-                        "(1 byte at least)",
-                        rt->what, op, bytes, offset, b->size);
-    return GPUOPT_OK;
+    gpuopt_status st = mine(rt, b, GPO_RT_BUFFER, op);
+    if (!st && (bytes == 0 || offset > b->size || bytes > b->size - offset))
+        st = gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                      "%s %s: %zu bytes at offset %zu do not fit a buffer of %zu bytes "
+                      "(1 byte at least)",
+                      rt->what, op, bytes, offset, b->size);
+    return st ? st : rt_enter(rt, op);
+}
+
+/* A blocking copy between the host and a buffer: the stream is waited for,
+ * so the DMA has landed, not only been staged. */
+static gpuopt_status host_copy(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *host, size_t bytes,
+                               int to_device)
+{
+    const char *op = to_device ? "buffer_write" : "buffer_read";
+    assert(host);
+    gpuopt_status st = enter_range(rt, b, offset, bytes, op);
+    if (st)
+        return st;
+    gpo_cu_result r = to_device
+                          ? rt->api->cuMemcpyHtoDAsync(b->ptr + offset, host, bytes, rt->stream)
+                          : rt->api->cuMemcpyDtoHAsync(host, b->ptr + offset, bytes, rt->stream);
+    if (r != GPO_CUDA_SUCCESS)
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, op,
+                     to_device ? "cuMemcpyHtoDAsync_v2" : "cuMemcpyDtoHAsync_v2", r);
+    else
+        st = wait_stream(rt, op);
+    return rt_leave(rt, st, op);
 }
 
 static gpuopt_status rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, const void *src,
                                      size_t bytes)
 {
-    assert(src);
-    gpuopt_status st = check_range(rt, b, offset, bytes, "buffer_write");
-    if (!st)
-        st = rt_enter(rt, "buffer_write");
-    if (st)
-        return st;
-    gpo_cu_result r = rt->api->cuMemcpyHtoDAsync(b->ptr + offset, src, bytes, rt->stream);
-    if (r != GPO_CUDA_SUCCESS)
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_write", "cuMemcpyHtoDAsync_v2", r);
-    else
-        st = wait_stream(rt, "buffer_write"); /* the DMA has landed, not only been staged */
-    return rt_leave(rt, st, "buffer_write");
+    return host_copy(rt, b, offset, (void *)(uintptr_t)src, bytes, 1);
 }
 
 static gpuopt_status rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *dst,
                                     size_t bytes)
 {
-    assert(dst);
-    gpuopt_status st = check_range(rt, b, offset, bytes, "buffer_read");
-    if (!st)
-        st = rt_enter(rt, "buffer_read");
-    if (st)
-        return st;
-    gpo_cu_result r = rt->api->cuMemcpyDtoHAsync(dst, b->ptr + offset, bytes, rt->stream);
-    if (r != GPO_CUDA_SUCCESS)
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_read", "cuMemcpyDtoHAsync_v2", r);
-    else
-        st = wait_stream(rt, "buffer_read");
-    return rt_leave(rt, st, "buffer_read");
+    return host_copy(rt, b, offset, dst, bytes, 0);
 }
 
 static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
                                     double *device_ns)
 {
-    if (!owns(rt, dst, GPO_RT_BUFFER) || !owns(rt, src, GPO_RT_BUFFER))
-        return not_ours(rt, "buffer_copy", owns(rt, dst, GPO_RT_BUFFER) ? "source" : "destination");
+    gpuopt_status st = mine(rt, dst, GPO_RT_BUFFER, "buffer_copy");
+    if (!st)
+        st = mine(rt, src, GPO_RT_BUFFER, "buffer_copy");
+    if (st)
+        return st;
     if (dst == src)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "%s buffer_copy: source and destination are the same buffer", rt->what);
@@ -655,8 +634,7 @@ static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "%s buffer_copy: %zu bytes between buffers of %zu and %zu bytes", rt->what,
                         bytes, src->size, dst->size);
-    gpuopt_status st = rt_enter(rt, "buffer_copy");
-    if (st)
+    if ((st = rt_enter(rt, "buffer_copy")))
         return st;
     if (device_ns) {
         *device_ns = 0.0;
@@ -679,33 +657,11 @@ static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src
 
 static gpuopt_status rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **ptr)
 {
+    gpo_rt_obj *o = NULL;
     assert(rt && ptr);
-    *ptr = NULL;
-    if (bytes == 0)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "cuda host_alloc_pinned: size 0");
-    rt_pinned *p = calloc(1, sizeof *p);
-    if (!p)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda host_alloc_pinned: out of memory");
-    gpuopt_status st = rt_enter(rt, "host_alloc_pinned");
-    if (st) {
-        free(p);
-        return st;
-    }
-    gpo_cu_result r = rt->api->cuMemAllocHost(&p->ptr, bytes);
-    if (r != GPO_CUDA_SUCCESS) {
-        p->ptr = NULL;
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "host_alloc_pinned", "cuMemAllocHost_v2", r);
-    }
-    st = rt_leave(rt, st, "host_alloc_pinned");
-    if (st) {
-        if (p->ptr)
-            rt->api->cuMemFreeHost(p->ptr);
-        free(p);
-        return st;
-    }
-    gpo_rt_objects_add(&rt->objects, &p->h, GPO_RT_PINNED);
-    *ptr = p->ptr;
-    return GPUOPT_OK;
+    gpuopt_status st = alloc(rt, bytes, GPO_RT_PINNED, &o);
+    *ptr = st ? NULL : ((rt_pinned *)o)->ptr;
+    return st;
 }
 
 static int pinned_at(const gpo_rt_obj *o, const void *ptr)
@@ -719,13 +675,8 @@ static void rt_host_free_pinned(gpo_rt *rt, void *ptr)
 {
     assert(rt);
     gpo_rt_obj *o = ptr ? gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr) : NULL;
-    if (!o)
-        return;
-    int pushed = rt_enter(rt, "host_free_pinned") == GPUOPT_OK;
-    gpo_rt_objects_remove(&rt->objects, o);
-    pin_destroy(rt, (rt_pinned *)o);
-    if (pushed)
-        rt_leave(rt, GPUOPT_OK, "host_free_pinned");
+    if (o)
+        release(rt, o, "host_free_pinned");
 }
 
 /* ---- programs --------------------------------------------------------------- */
@@ -794,12 +745,12 @@ out:
 
 static void rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
 {
-    if (!owns(rt, p, GPO_RT_PROGRAM))
+    if (!gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
         return;
-    int pushed = rt_enter(rt, "program_free") == GPUOPT_OK;
-    prog_release(rt, p);
-    if (pushed)
-        rt_leave(rt, GPUOPT_OK, "program_free");
+    /* Kernels of this program die with its module. */
+    for (gpo_rt_obj *k; (k = gpo_rt_objects_take(&rt->objects, GPO_RT_KERNEL, kernel_of, p));)
+        kernel_destroy(rt, k);
+    release(rt, &p->h, "program_free");
 }
 
 /* ---- kernels ------------------------------------------------------------------ */
@@ -812,7 +763,7 @@ static gpuopt_status read_params(gpo_rt *rt, gpo_rt_kernel *k)
     k->n_params = -1;
     if (!rt->api->cuFuncGetParamInfo)
         return GPUOPT_OK;
-    for (int i = 0; i <= GPO_CUDA_MAX_ARGS; i++) {
+    for (int i = 0; i <= GPO_RT_MAX_ARGS; i++) {
         size_t offset = 0, size = 0;
         gpo_cu_result r = rt->api->cuFuncGetParamInfo(k->func, (size_t)i, &offset, &size);
         if (r == GPO_CUDA_ERROR_INVALID_VALUE) {
@@ -823,13 +774,13 @@ static gpuopt_status read_params(gpo_rt *rt, gpo_rt_kernel *k)
             return GPUOPT_OK;
         if (r != GPO_CUDA_SUCCESS)
             return rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create", "cuFuncGetParamInfo", r);
-        if (i == GPO_CUDA_MAX_ARGS)
+        if (i == GPO_RT_MAX_ARGS)
             break;
         k->param_size[i] = size;
     }
     return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
                     "%s kernel_create: kernel %s takes more than %d parameters", rt->what, k->name,
-                    GPO_CUDA_MAX_ARGS);
+                    GPO_RT_MAX_ARGS);
 }
 
 /* The kernel's static shared memory, and so the dynamic shared memory it
@@ -856,8 +807,9 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
 {
     assert(name && out);
     *out = NULL;
-    if (!owns(rt, p, GPO_RT_PROGRAM))
-        return not_ours(rt, "kernel_create", "program");
+    gpuopt_status st = mine(rt, p, GPO_RT_PROGRAM, "kernel_create");
+    if (st)
+        return st;
     if (!name[0])
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s kernel_create: an empty kernel name",
                         rt->what);
@@ -866,8 +818,7 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "%s kernel_create: out of memory", rt->what);
     gpo_strlcpy(k->name, name, sizeof k->name);
     k->prog = p;
-    gpuopt_status st = rt_enter(rt, "kernel_create");
-    if (st) {
+    if ((st = rt_enter(rt, "kernel_create"))) {
         free(k);
         return st;
     }
@@ -895,51 +846,42 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
 
 static void rt_kernel_free(gpo_rt *rt, gpo_rt_kernel *k)
 {
-    if (owns(rt, k, GPO_RT_KERNEL))
-        kernel_release(rt, k);
+    if (gpo_rt_objects_owns(&rt->objects, k, GPO_RT_KERNEL))
+        gpo_rt_objects_release(&rt->objects, rt, &k->h, destroyers);
 }
 
 static gpuopt_status set_arg(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, const void *value,
                              size_t size, const char *op)
 {
-    if (index >= GPO_CUDA_MAX_ARGS || (k->n_params >= 0 && index >= (uint32_t)k->n_params))
+    if (index >= GPO_RT_MAX_ARGS || (k->n_params >= 0 && index >= (uint32_t)k->n_params))
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "%s %s: kernel %s has no parameter %u (it takes %d)", rt->what, op, k->name,
-                        index, k->n_params >= 0 ? k->n_params : GPO_CUDA_MAX_ARGS);
+                        index, k->n_params >= 0 ? k->n_params : GPO_RT_MAX_ARGS);
     if (k->n_params >= 0 && k->param_size[index] != size)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "%s %s: parameter %u of kernel %s is %zu bytes, not %zu", rt->what, op,
                         index, k->name, k->param_size[index], size);
-    unsigned char *copy = malloc(size);
-    if (!copy)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "%s %s: out of memory", rt->what, op);
-    memcpy(copy, value, size);
-    free(k->args[index].data);
-    k->args[index].data = copy;
-    k->args[index].size = size;
-    return GPUOPT_OK;
+    return gpo_rt_args_set(&k->args, index, value, size, rt->what, op);
 }
 
 static gpuopt_status rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
                                           gpo_rt_buf *b)
 {
-    if (!owns(rt, k, GPO_RT_KERNEL))
-        return not_ours(rt, "kernel_set_buffer", "kernel");
-    if (!owns(rt, b, GPO_RT_BUFFER))
-        return not_ours(rt, "kernel_set_buffer", "buffer");
-    return set_arg(rt, k, index, &b->ptr, sizeof b->ptr, "kernel_set_buffer");
+    gpuopt_status st = mine(rt, k, GPO_RT_KERNEL, "kernel_set_buffer");
+    if (!st)
+        st = mine(rt, b, GPO_RT_BUFFER, "kernel_set_buffer");
+    return st ? st : set_arg(rt, k, index, &b->ptr, sizeof b->ptr, "kernel_set_buffer");
 }
 
 static gpuopt_status rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
                                           const void *value, size_t size)
 {
     assert(value);
-    if (!owns(rt, k, GPO_RT_KERNEL))
-        return not_ours(rt, "kernel_set_scalar", "kernel");
-    if (size == 0)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s kernel_set_scalar: a value of 0 bytes",
-                        rt->what);
-    return set_arg(rt, k, index, value, size, "kernel_set_scalar");
+    gpuopt_status st = mine(rt, k, GPO_RT_KERNEL, "kernel_set_scalar");
+    if (!st && size == 0)
+        st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s kernel_set_scalar: a value of 0 bytes",
+                      rt->what);
+    return st ? st : set_arg(rt, k, index, value, size, "kernel_set_scalar");
 }
 
 /* CUDA has one dynamic shared-memory area per launch (extern __shared__),
@@ -950,8 +892,9 @@ static gpuopt_status rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uint32_t
 static gpuopt_status rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, size_t bytes)
 {
     (void)index;
-    if (!owns(rt, k, GPO_RT_KERNEL))
-        return not_ours(rt, "kernel_set_local", "kernel");
+    gpuopt_status st = mine(rt, k, GPO_RT_KERNEL, "kernel_set_local");
+    if (st)
+        return st;
     if (bytes == 0)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s kernel_set_local: 0 bytes", rt->what);
     if (bytes > (size_t)rt->shared_optin - (size_t)k->static_shared || bytes > INT_MAX)
@@ -1004,10 +947,8 @@ static gpuopt_status rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *m
 {
     assert(max_items);
     *max_items = 0;
-    if (!owns(rt, k, GPO_RT_KERNEL))
-        return not_ours(rt, "kernel_max_group", "kernel");
-    gpuopt_status st = rt_enter(rt, "kernel_max_group");
-    if (st)
+    gpuopt_status st = mine(rt, k, GPO_RT_KERNEL, "kernel_max_group");
+    if (st || (st = rt_enter(rt, "kernel_max_group")))
         return st;
     st = kernel_threads(rt, k, "kernel_max_group", max_items);
     return rt_leave(rt, st, "kernel_max_group");
@@ -1015,87 +956,43 @@ static gpuopt_status rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *m
 
 /* ---- launch ---------------------------------------------------------------------- */
 
-/* Checks sizes against the device and turns them into grid and block.
- * Without local[], dimension 0 gets the largest block that divides it and
- * the kernel can run, the others 1 (OpenCL leaves this to the runtime;
- * CUDA has no such choice). */
-static gpuopt_status geometry(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, const size_t *global,
-                              const size_t *local, unsigned int grid[3], unsigned int block[3])
-{
-    size_t threads = 1, cap = 0;
-    gpuopt_status st = kernel_threads(rt, k, "launch", &cap);
-    if (st)
-        return st;
-    for (uint32_t i = 0; i < 3; i++) {
-        size_t g = i < dims ? global[i] : 1;
-        size_t l = 1;
-        if (i < dims && local)
-            l = local[i];
-        else if (i == 0)
-            for (size_t d = cap < g ? cap : g; d >= 1; d--)
-                if (g % d == 0) {
-                    l = d;
-                    break;
-                }
-        if (g == 0 || l == 0 || g % l != 0)
-            return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                            "%s launch: dimension %u has global size %zu and local size %zu "
-                            "(global must be a positive multiple of local)",
-                            rt->what, i, g, l);
-        if (l > (size_t)rt->max_block[i] || g / l > (size_t)rt->max_grid[i])
-            return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                            "%s launch: dimension %u: a block of %zu and a grid of %zu exceed the "
-                            "device's %d and %d",
-                            rt->what, i, l, g / l, rt->max_block[i], rt->max_grid[i]);
-        threads *= l;
-        block[i] = (unsigned int)l;
-        grid[i] = (unsigned int)(g / l);
-    }
-    if (threads > cap)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "%s launch: a block of %zu threads; kernel %s runs at most %zu on this "
-                        "device",
-                        rt->what, threads, k->name, cap);
-    return GPUOPT_OK;
-}
-
 static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, const size_t global[3],
                                const size_t *local, double *device_ns)
 {
-    void *params[GPO_CUDA_MAX_ARGS];
-    unsigned int grid[3], block[3];
+    void *params[GPO_RT_MAX_ARGS];
+    size_t g[3], l[3], cap = 0;
+    int n = 0;
 
     assert(global);
     if (device_ns)
         *device_ns = 0.0;
-    if (!owns(rt, k, GPO_RT_KERNEL))
-        return not_ours(rt, "launch", "kernel");
-    if (dims < 1 || dims > 3)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s launch: %u dimensions (1 to 3)", rt->what,
-                        dims);
-    int n = k->n_params;
-    if (n < 0)
-        for (n = GPO_CUDA_MAX_ARGS; n > 0 && !k->args[n - 1].data; n--)
-            ;
-    for (int i = 0; i < n; i++) {
-        if (!k->args[i].data)
-            return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                            "%s launch: parameter %d of kernel %s is not set", rt->what, i,
-                            k->name);
-        params[i] = k->args[i].data;
-    }
-    gpuopt_status st = rt_enter(rt, "launch");
+    gpuopt_status st = mine(rt, k, GPO_RT_KERNEL, "launch");
     if (st)
         return st;
-    st = geometry(rt, k, dims, global, local, grid, block);
+    int unset = gpo_rt_args_pack(&k->args, k->n_params, params, &n);
+    if (unset >= 0)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                        "%s launch: parameter %d of kernel %s is not set", rt->what, unset,
+                        k->name);
+    if ((st = rt_enter(rt, "launch")))
+        return st;
+    /* Without local[], dimension 0 gets the largest block that divides it
+     * and the kernel can run, the others 1 (OpenCL leaves this to the
+     * runtime; CUDA has no such choice). */
+    st = kernel_threads(rt, k, "launch", &cap);
+    if (!st)
+        st = gpo_rt_geometry(rt->what, k->name, dims, global, local,
+                             local ? 0 : gpo_rt_largest_divisor(global[0], cap), rt->max_block,
+                             rt->max_grid, cap, g, l);
     if (!st)
         st = opt_in_shared(rt, k);
     if (!st && device_ns)
         st = time_begin(rt, "launch");
     if (!st) {
-        gpo_cu_result r =
-            rt->api->cuLaunchKernel(k->func, grid[0], grid[1], grid[2], block[0], block[1],
-                                    block[2], k->shared_bytes, rt->stream, n ? params : NULL, NULL);
+        gpo_cu_result r = rt->api->cuLaunchKernel(
+            k->func, (unsigned)(g[0] / l[0]), (unsigned)(g[1] / l[1]), (unsigned)(g[2] / l[2]),
+            (unsigned)l[0], (unsigned)l[1], (unsigned)l[2], k->shared_bytes, rt->stream,
+            n ? params : NULL, NULL);
         if (r != GPO_CUDA_SUCCESS)
             st = launch_fail(rt, "launch", "cuLaunchKernel", r);
     }
@@ -1107,26 +1004,7 @@ static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, cons
 const gpo_runtime_ops gpo_cuda_runtime_ops = {
     .language = "cuda",
     .faults_end_process = 1, /* cuda.h: sticky errors (gpo_cuda_result_sticky) */
-    .open = rt_open,
-    .close = rt_close,
-    .buffer_alloc = rt_buffer_alloc,
-    .buffer_free = rt_buffer_free,
-    .buffer_write = rt_buffer_write,
-    .buffer_read = rt_buffer_read,
-    .buffer_copy = rt_buffer_copy,
-    .host_alloc_pinned = rt_host_alloc_pinned,
-    .host_free_pinned = rt_host_free_pinned,
-    .program_build = rt_program_build,
-    .program_free = rt_program_free,
-    .kernel_create = rt_kernel_create,
-    .kernel_free = rt_kernel_free,
-    .kernel_set_buffer = rt_kernel_set_buffer,
-    .kernel_set_scalar = rt_kernel_set_scalar,
-    .kernel_set_local = rt_kernel_set_local,
-    .kernel_max_group = rt_kernel_max_group,
-    .launch = rt_launch,
-    .finish = rt_finish,
-    .compiler_version = rt_compiler_version,
+    GPO_RUNTIME_OPS_FUNCTIONS,
     /* CUDA Programming Guide, "CUDA Graphs" (stream capture); PyTorch docs,
      * "CUDA Graphs" and torch.compile's "reduce-overhead" mode. */
     .graph_api = "a CUDA graph (cuStreamBeginCapture, cuGraphInstantiate, cuGraphLaunch; in "

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "cl_device.h"
+#include "rt/launch.h"
 #include "rt/objects.h"
 #include "util/strutil.h"
 
@@ -64,51 +65,31 @@ static gpuopt_status rt_fail(cl_int err, gpuopt_status fallback, const char *wha
                     gpo_ocl_error_name(err), (int)err);
 }
 
-/* A handle that is not a live object of this session and kind. */
-static gpuopt_status not_ours(const char *op, const char *kind)
+/* GPUOPT_OK when `handle` is a live object of `kind` of this session. */
+static gpuopt_status mine(gpo_rt *rt, const void *handle, gpo_rt_kind kind, const char *op)
 {
-    return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                    "opencl %s: not a %s of this session (NULL, freed, another session's, or "
-                    "another kind of object)",
-                    op, kind);
-}
-
-static int owns_buf(gpo_rt *rt, const gpo_rt_buf *b)
-{
-    return gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER);
-}
-
-static int owns_prog(gpo_rt *rt, const gpo_rt_prog *p)
-{
-    return gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM);
-}
-
-static int owns_kernel(gpo_rt *rt, const gpo_rt_kernel *k)
-{
-    return gpo_rt_objects_owns(&rt->objects, k, GPO_RT_KERNEL);
+    assert(rt);
+    return gpo_rt_objects_check(&rt->objects, handle, kind, "opencl", op);
 }
 
 /* ---- destroying objects (already out of the registry) -------------------- */
 
 static void buf_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    gpo_rt_buf *b = (gpo_rt_buf *)o;
-    rt->api->ReleaseMemObject(b->mem);
-    free(b);
+    rt->api->ReleaseMemObject(((gpo_rt_buf *)o)->mem);
+    free(o);
 }
 
 static void prog_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    gpo_rt_prog *p = (gpo_rt_prog *)o;
-    rt->api->ReleaseProgram(p->prog);
-    free(p);
+    rt->api->ReleaseProgram(((gpo_rt_prog *)o)->prog);
+    free(o);
 }
 
 static void kernel_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    gpo_rt_kernel *k = (gpo_rt_kernel *)o;
-    rt->api->ReleaseKernel(k->kernel);
-    free(k);
+    rt->api->ReleaseKernel(((gpo_rt_kernel *)o)->kernel);
+    free(o);
 }
 
 static void pin_destroy(gpo_rt *rt, gpo_rt_obj *o)
@@ -124,33 +105,23 @@ static void pin_destroy(gpo_rt *rt, gpo_rt_obj *o)
     free(p);
 }
 
-/* Unregisters `o`, a live object of this session, and destroys it. */
-static void release(gpo_rt *rt, gpo_rt_obj *o, void (*destroy)(gpo_rt *, gpo_rt_obj *))
-{
-    gpo_rt_objects_remove(&rt->objects, o);
-    destroy(rt, o);
-}
+static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {
+    [GPO_RT_BUFFER] = buf_destroy,
+    [GPO_RT_PROGRAM] = prog_destroy,
+    [GPO_RT_KERNEL] = kernel_destroy,
+    [GPO_RT_PINNED] = pin_destroy,
+};
 
 /* ---- session ------------------------------------------------------------- */
 
 static void rt_close(gpo_rt *rt)
 {
-    /* Kernels go before their programs, programs before memory objects. */
-    static const struct {
-        gpo_rt_kind kind;
-        void (*destroy)(gpo_rt *, gpo_rt_obj *);
-    } order[] = {{GPO_RT_KERNEL, kernel_destroy},
-                 {GPO_RT_PROGRAM, prog_destroy},
-                 {GPO_RT_PINNED, pin_destroy},
-                 {GPO_RT_BUFFER, buf_destroy}};
     if (!rt)
         return;
     /* Wait for queued work before freeing what it may still use. */
     if (rt->queue)
         rt->api->Finish(rt->queue);
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-        for (gpo_rt_obj *o; (o = gpo_rt_objects_pop(&rt->objects, order[i].kind)) != NULL;)
-            order[i].destroy(rt, o);
+    gpo_rt_objects_clear(&rt->objects, rt, destroyers);
     gpo_rt_objects_destroy(&rt->objects);
     if (rt->queue)
         rt->api->ReleaseCommandQueue(rt->queue);
@@ -270,16 +241,16 @@ static gpuopt_status rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
 static void rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
 {
     assert(rt);
-    if (owns_buf(rt, b))
-        release(rt, &b->obj, buf_destroy);
+    if (gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER))
+        gpo_rt_objects_release(&rt->objects, rt, &b->obj, destroyers);
 }
 
 static gpuopt_status check_range(gpo_rt *rt, const gpo_rt_buf *b, size_t offset, size_t bytes,
                                  const char *op)
 {
-    assert(rt);
-    if (!owns_buf(rt, b))
-        return not_ours(op, "buffer");
+    gpuopt_status st = mine(rt, b, GPO_RT_BUFFER, op);
+    if (st)
+        return st;
     if (bytes == 0 || offset > b->size || bytes > b->size - offset)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "opencl %s: %zu bytes at offset %zu do not fit a buffer of %zu bytes "
@@ -315,9 +286,11 @@ static gpuopt_status rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, vo
 static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
                                     double *device_ns)
 {
-    assert(rt);
-    if (!owns_buf(rt, dst) || !owns_buf(rt, src))
-        return not_ours("buffer_copy", "buffer");
+    gpuopt_status st = mine(rt, dst, GPO_RT_BUFFER, "buffer_copy");
+    if (!st)
+        st = mine(rt, src, GPO_RT_BUFFER, "buffer_copy");
+    if (st)
+        return st;
     if (bytes == 0 || bytes > dst->size || bytes > src->size)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "opencl buffer_copy: %zu bytes between buffers of %zu and %zu bytes", bytes,
@@ -382,7 +355,7 @@ static void rt_host_free_pinned(gpo_rt *rt, void *ptr)
     assert(rt);
     gpo_rt_obj *o = ptr ? gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr) : NULL;
     if (o)
-        release(rt, o, pin_destroy);
+        gpo_rt_objects_release(&rt->objects, rt, o, destroyers);
 }
 
 /* ---- programs and kernels ------------------------------------------------ */
@@ -469,8 +442,8 @@ out:
 static void rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
 {
     assert(rt);
-    if (owns_prog(rt, p))
-        release(rt, &p->obj, prog_destroy);
+    if (gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
+        gpo_rt_objects_release(&rt->objects, rt, &p->obj, destroyers);
 }
 
 static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *name,
@@ -478,8 +451,9 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
 {
     assert(rt && name && out);
     *out = NULL;
-    if (!owns_prog(rt, p))
-        return not_ours("kernel_create", "program");
+    gpuopt_status st = mine(rt, p, GPO_RT_PROGRAM, "kernel_create");
+    if (st)
+        return st;
     if (!name[0])
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl kernel_create: empty kernel name");
     gpo_rt_kernel *k = calloc(1, sizeof *k);
@@ -502,8 +476,8 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
 static void rt_kernel_free(gpo_rt *rt, gpo_rt_kernel *k)
 {
     assert(rt);
-    if (owns_kernel(rt, k))
-        release(rt, &k->obj, kernel_destroy);
+    if (gpo_rt_objects_owns(&rt->objects, k, GPO_RT_KERNEL))
+        gpo_rt_objects_release(&rt->objects, rt, &k->obj, destroyers);
 }
 
 static gpuopt_status arg_fail(cl_int err, uint32_t index)
@@ -518,11 +492,11 @@ static gpuopt_status arg_fail(cl_int err, uint32_t index)
 static gpuopt_status rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
                                           gpo_rt_buf *b)
 {
-    assert(rt);
-    if (!owns_kernel(rt, k))
-        return not_ours("kernel_set_buffer", "kernel");
-    if (!owns_buf(rt, b))
-        return not_ours("kernel_set_buffer", "buffer");
+    gpuopt_status st = mine(rt, k, GPO_RT_KERNEL, "kernel_set_buffer");
+    if (!st)
+        st = mine(rt, b, GPO_RT_BUFFER, "kernel_set_buffer");
+    if (st)
+        return st;
     cl_int err = rt->api->SetKernelArg(k->kernel, index, sizeof(cl_mem), &b->mem);
     return err == CL_SUCCESS ? GPUOPT_OK : arg_fail(err, index);
 }
@@ -530,32 +504,34 @@ static gpuopt_status rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t
 static gpuopt_status rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
                                           const void *value, size_t size)
 {
-    assert(rt && value);
-    if (!owns_kernel(rt, k))
-        return not_ours("kernel_set_scalar", "kernel");
-    if (size == 0)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl kernel_set_scalar: size 0");
+    assert(value);
+    gpuopt_status st = mine(rt, k, GPO_RT_KERNEL, "kernel_set_scalar");
+    if (!st && size == 0)
+        st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "opencl kernel_set_scalar: size 0");
+    if (st)
+        return st;
     cl_int err = rt->api->SetKernelArg(k->kernel, index, size, value);
     return err == CL_SUCCESS ? GPUOPT_OK : arg_fail(err, index);
 }
 
 static gpuopt_status rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, size_t bytes)
 {
-    assert(rt);
-    if (!owns_kernel(rt, k))
-        return not_ours("kernel_set_local", "kernel");
-    if (bytes == 0)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "opencl kernel_set_local: 0 bytes of local memory");
+    gpuopt_status st = mine(rt, k, GPO_RT_KERNEL, "kernel_set_local");
+    if (!st && bytes == 0)
+        st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                      "opencl kernel_set_local: 0 bytes of local memory");
+    if (st)
+        return st;
     cl_int err = rt->api->SetKernelArg(k->kernel, index, bytes, NULL);
     return err == CL_SUCCESS ? GPUOPT_OK : arg_fail(err, index);
 }
 
 static gpuopt_status rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *max_items)
 {
-    assert(rt && max_items);
-    if (!owns_kernel(rt, k))
-        return not_ours("kernel_max_group", "kernel");
+    assert(max_items);
+    gpuopt_status st = mine(rt, k, GPO_RT_KERNEL, "kernel_max_group");
+    if (st)
+        return st;
     size_t v = 0;
     cl_int err = rt->api->GetKernelWorkGroupInfo(k->kernel, rt->device, CL_KERNEL_WORK_GROUP_SIZE,
                                                  sizeof v, &v, NULL);
@@ -571,18 +547,13 @@ static gpuopt_status rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *m
 static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, const size_t global[3],
                                const size_t *local, double *device_ns)
 {
-    assert(rt && global);
-    if (!owns_kernel(rt, k))
-        return not_ours("launch", "kernel");
-    if (dims < 1 || dims > 3)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "opencl launch: %u dimensions (1 to 3)", dims);
-    for (uint32_t i = 0; i < dims; i++) {
-        if (global[i] == 0 || (local && (local[i] == 0 || global[i] % local[i] != 0)))
-            return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                            "opencl launch: dimension %u has global size %zu and local size %zu "
-                            "(global must be a positive multiple of local)",
-                            i, global[i], local ? local[i] : (size_t)0);
-    }
+    size_t g[3], l[3];
+    assert(global);
+    gpuopt_status st = mine(rt, k, GPO_RT_KERNEL, "launch");
+    if (!st)
+        st = gpo_rt_geometry("opencl", NULL, dims, global, local, 0, NULL, NULL, SIZE_MAX, g, l);
+    if (st)
+        return st;
     cl_event ev = NULL;
     cl_int err = rt->api->EnqueueNDRangeKernel(rt->queue, k->kernel, dims, NULL, global, local, 0,
                                                NULL, device_ns ? &ev : NULL);
@@ -596,26 +567,7 @@ static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, cons
 const gpo_runtime_ops gpo_ocl_runtime_ops = {
     .language = "opencl-c",
     .builds_alongside_launches = 1, /* clBuildProgram is thread-safe (OpenCL 3.0 A.2) */
-    .open = rt_open,
-    .close = rt_close,
-    .buffer_alloc = rt_buffer_alloc,
-    .buffer_free = rt_buffer_free,
-    .buffer_write = rt_buffer_write,
-    .buffer_read = rt_buffer_read,
-    .buffer_copy = rt_buffer_copy,
-    .host_alloc_pinned = rt_host_alloc_pinned,
-    .host_free_pinned = rt_host_free_pinned,
-    .program_build = rt_program_build,
-    .program_free = rt_program_free,
-    .kernel_create = rt_kernel_create,
-    .kernel_free = rt_kernel_free,
-    .kernel_set_buffer = rt_kernel_set_buffer,
-    .kernel_set_scalar = rt_kernel_set_scalar,
-    .kernel_set_local = rt_kernel_set_local,
-    .kernel_max_group = rt_kernel_max_group,
-    .launch = rt_launch,
-    .finish = rt_finish,
-    .compiler_version = rt_compiler_version,
+    GPO_RUNTIME_OPS_FUNCTIONS,
     /* Khronos, cl_khr_command_buffer (OpenCL extension specification):
      * record commands once, enqueue the recording many times. */
     .graph_api = "an OpenCL command buffer (cl_khr_command_buffer, where the platform lists it: "

@@ -167,6 +167,8 @@ static gpuopt_status rocm_load(const gpo_backend_env *env, void **state, gpo_bac
 
     if (kind == GPO_HIP_OK) {
         st->hip_ok = 1;
+        gpo_dl_resolve(st->hip.handle, gpo_hip_rt_syms, gpo_hip_rt_n_syms, &st->rt, st->rt_missing,
+                       sizeof st->rt_missing);
         if (st->hip.abi_extrapolated)
             gpo_snprintf(rep->reason, sizeof rep->reason,
                          "HIP %s is newer than this library's tables: HIP %d's attribute "

@@ -11,18 +11,15 @@
  *
  * hipEventRecord only queues the event; hipEventSynchronize waits for it;
  * hipEventElapsedTime gives milliseconds between two recorded events (HIP
- * API reference, "Event Management"). The runtime's entry points come
- * from the library the backend already opened, resolved once per library
- * (gpo_hip_rt_syms, the same slice as the runtime ops'). */
+ * API reference, "Event Management"). The entry points are the runtime
+ * ops' slice, resolved by the backend's load (gpo_rocm_state.rt). */
 #include <assert.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 
 #include "hip_rt_api.h"
 #include "rocm_runtime.h"
 #include "rocm_state.h"
-#include "util/dl.h"
 #include "util/strutil.h"
 
 struct gpo_rt_mark {
@@ -31,49 +28,6 @@ struct gpo_rt_mark {
     const gpo_hip_rt_fns *fn;
     const gpo_hip *hip;
 };
-
-/* The resolved slice per HIP library (tests open several flavours of the
- * test double; a process normally has one). */
-typedef struct resolved {
-    void *handle;
-    gpuopt_status status;
-    char missing[256];
-    gpo_hip_rt_fns fn;
-} resolved;
-
-static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
-static resolved libs[4];
-
-static gpuopt_status functions(const gpo_rocm_state *st, const gpo_hip_rt_fns **out)
-{
-    gpuopt_status status = GPUOPT_ERR_UNSUPPORTED;
-    resolved *r = NULL;
-    pthread_mutex_lock(&resolve_lock);
-    for (size_t i = 0; i < sizeof libs / sizeof libs[0] && !r; i++) {
-        if (libs[i].handle == st->hip.handle) {
-            r = &libs[i];
-        } else if (!libs[i].handle) {
-            r = &libs[i];
-            r->handle = st->hip.handle;
-            r->status = gpo_dl_resolve(st->hip.handle, gpo_hip_rt_syms, gpo_hip_rt_n_syms, &r->fn,
-                                       r->missing, sizeof r->missing);
-        }
-    }
-    if (r && r->status == GPUOPT_OK) {
-        *out = &r->fn;
-        status = GPUOPT_OK;
-    } else if (r) {
-        status = gpo_fail(GPUOPT_ERR_UNSUPPORTED,
-                          "the HIP runtime %s lacks %s, which device events need", st->hip.library,
-                          r->missing);
-    } else {
-        status = gpo_fail(GPUOPT_ERR_UNSUPPORTED,
-                          "more HIP runtime libraries in this process than the profiler's "
-                          "events keep apart");
-    }
-    pthread_mutex_unlock(&resolve_lock);
-    return status;
-}
 
 static gpuopt_status hip_fail(const gpo_hip *hip, const char *what, const char *call,
                               gpo_hip_error e)
@@ -99,8 +53,11 @@ gpuopt_status gpo_rocm_mark_record(void *state, const gpo_route *route, void *st
     if (!st->hip_ok)
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED, "%s needs the HIP runtime: %s", what,
                         st->unavailable[0] ? st->unavailable : "not loaded");
-    if ((status = functions(st, &fn)) != GPUOPT_OK)
-        return status;
+    if (st->rt_missing[0])
+        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
+                        "the HIP runtime %s lacks %s, which device events need", st->hip.library,
+                        st->rt_missing);
+    fn = &st->rt;
     int current = -1;
     gpo_hip_error e = fn->get_device(&current);
     if (e != GPO_HIP_SUCCESS)

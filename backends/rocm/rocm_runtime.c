@@ -33,7 +33,6 @@
 #include "rocm_runtime.h"
 
 #include <assert.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -42,12 +41,12 @@
 #include "rocm_hip.h"
 #include "rocm_hiprtc.h"
 #include "rocm_state.h"
+#include "rt/launch.h"
 #include "rt/objects.h"
-#include "util/dl.h"
 #include "util/strutil.h"
 
-/* Kernel arguments as hipModuleLaunchKernel takes them: one pointer per
- * parameter, each to a copy of the value. */
+/* Kernel arguments (src/rt/launch.h): at most MAX_ARGS, each at most
+ * MAX_ARG_BYTES. */
 #define MAX_ARGS 32
 #define MAX_ARG_BYTES 256
 
@@ -74,15 +73,14 @@ struct gpo_rt_kernel {
     gpo_rt_prog *prog;
     gpo_hip_function func;
     char name[128];
-    unsigned char *arg[MAX_ARGS]; /* NULL: not set */
-    size_t arg_size[MAX_ARGS];
+    gpo_rt_args args;
     unsigned int shared_bytes; /* dynamic LDS of each launch (extern __shared__) */
 };
 
 struct gpo_rt {
     gpo_rocm_state *st;
     const gpo_hip *hip;
-    gpo_hip_rt_fns fn;
+    const gpo_hip_rt_fns *fn; /* the state's */
     int ordinal;
     gpo_hip_stream stream; /* the session's own, hipStreamNonBlocking */
     gpo_hip_event ev_start, ev_stop;
@@ -151,10 +149,10 @@ static gpuopt_status enter(gpo_rt *rt, const char *op, rt_scope *sc)
     gpuopt_status st = check(rt, op);
     if (st != GPUOPT_OK)
         return st;
-    gpo_hip_error e = rt->fn.get_device(&sc->previous);
+    gpo_hip_error e = rt->fn->get_device(&sc->previous);
     if (e != GPO_HIP_SUCCESS)
         return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipGetDevice", e);
-    if (sc->previous != rt->ordinal && (e = rt->fn.set_device(rt->ordinal)) != GPO_HIP_SUCCESS)
+    if (sc->previous != rt->ordinal && (e = rt->fn->set_device(rt->ordinal)) != GPO_HIP_SUCCESS)
         return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipSetDevice", e);
     return GPUOPT_OK;
 }
@@ -164,7 +162,7 @@ static gpuopt_status leave(gpo_rt *rt, const rt_scope *sc, gpuopt_status st, con
 {
     if (sc->previous == rt->ordinal)
         return st;
-    gpo_hip_error e = rt->fn.set_device(sc->previous);
+    gpo_hip_error e = rt->fn->set_device(sc->previous);
     if (e != GPO_HIP_SUCCESS && st == GPUOPT_OK)
         return rt_fail(rt, GPUOPT_ERR_DRIVER, op,
                        "hipSetDevice (giving the thread its device back)", e);
@@ -175,7 +173,7 @@ static gpuopt_status leave(gpo_rt *rt, const rt_scope *sc, gpuopt_status st, con
  * (a kernel's fault) surface here, so they are launch errors. */
 static gpuopt_status wait_stream(gpo_rt *rt, const char *op)
 {
-    gpo_hip_error e = rt->fn.stream_synchronize(rt->stream);
+    gpo_hip_error e = rt->fn->stream_synchronize(rt->stream);
     return e == GPO_HIP_SUCCESS ? GPUOPT_OK
                                 : rt_fail(rt, GPUOPT_ERR_LAUNCH, op, "hipStreamSynchronize", e);
 }
@@ -185,7 +183,7 @@ static gpuopt_status wait_stream(gpo_rt *rt, const char *op)
  * between them in ns. */
 static gpuopt_status time_begin(gpo_rt *rt, const char *op)
 {
-    gpo_hip_error e = rt->fn.event_record(rt->ev_start, rt->stream);
+    gpo_hip_error e = rt->fn->event_record(rt->ev_start, rt->stream);
     return e == GPO_HIP_SUCCESS ? GPUOPT_OK
                                 : rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventRecord", e);
 }
@@ -193,103 +191,68 @@ static gpuopt_status time_begin(gpo_rt *rt, const char *op)
 static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
 {
     float ms = 0.0f;
-    gpo_hip_error e = rt->fn.event_record(rt->ev_stop, rt->stream);
+    gpo_hip_error e = rt->fn->event_record(rt->ev_stop, rt->stream);
     if (e != GPO_HIP_SUCCESS)
         return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventRecord", e);
     /* A fault of the work shows here: a launch error, as on CUDA. */
-    e = rt->fn.event_synchronize(rt->ev_stop);
+    e = rt->fn->event_synchronize(rt->ev_stop);
     if (e != GPO_HIP_SUCCESS)
         return rt_fail(rt, GPUOPT_ERR_LAUNCH, op, "hipEventSynchronize", e);
-    e = rt->fn.event_elapsed_time(&ms, rt->ev_start, rt->ev_stop);
+    e = rt->fn->event_elapsed_time(&ms, rt->ev_start, rt->ev_stop);
     if (e != GPO_HIP_SUCCESS)
         return rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventElapsedTime", e);
-    /* Work takes time: 0, below 0 or not a number is no measurement, and
-     * passed on could win a search with 0 ns. */
-    if (!(ms > 0.0f) || !isfinite(ms))
-        return gpo_fail(GPUOPT_ERR_DRIVER,
-                        "%s %s: hipEventElapsedTime read %g ms between the events around the "
-                        "work, which is no measurement",
-                        rt->what, op, (double)ms);
-    *device_ns = (double)ms * 1e6;
-    return GPUOPT_OK;
+    return gpo_rt_event_ns(ms, rt->what, op, "hipEventElapsedTime", device_ns);
 }
 
 /* ---- releasing objects ------------------------------------------------------------ */
 
-/* Each frees one object that is no longer registered (removed or popped):
+/* Each frees one object that is no longer registered (removed or taken):
  * the vendor's side first, then our record. */
-static void kernel_destroy(gpo_rt_kernel *k)
+static void kernel_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    for (int i = 0; i < MAX_ARGS; i++)
-        free(k->arg[i]);
-    free(k);
+    (void)rt;
+    gpo_rt_args_free(&((gpo_rt_kernel *)o)->args);
+    free(o);
 }
 
 /* Its kernels must be gone: a module's functions die with it. */
-static void prog_destroy(gpo_rt *rt, gpo_rt_prog *p)
+static void prog_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    rt->fn.module_unload(p->module);
-    free(p);
+    rt->fn->module_unload(((gpo_rt_prog *)o)->module);
+    free(o);
 }
 
-static void buf_destroy(gpo_rt *rt, gpo_rt_buf *b)
+static void buf_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    rt->fn.free(b->ptr);
-    free(b);
+    rt->fn->free(((gpo_rt_buf *)o)->ptr);
+    free(o);
 }
 
-static void pinned_destroy(gpo_rt *rt, rt_pinned *p)
+static void pinned_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    rt->fn.host_free(p->ptr);
-    free(p);
+    rt->fn->host_free(((rt_pinned *)o)->ptr);
+    free(o);
 }
+
+static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {
+    [GPO_RT_BUFFER] = buf_destroy,
+    [GPO_RT_PROGRAM] = prog_destroy,
+    [GPO_RT_KERNEL] = kernel_destroy,
+    [GPO_RT_PINNED] = pinned_destroy,
+};
+
+/* After fork() the device objects are the parent's: only our own records
+ * are freed. */
+static const gpo_rt_destroy_fn forgetters[GPO_RT_KINDS] = {[GPO_RT_KERNEL] = kernel_destroy};
 
 static int kernel_of(const gpo_rt_obj *o, const void *prog)
 {
     return ((const gpo_rt_kernel *)o)->prog == prog;
 }
 
-/* A program and the kernels made from it. */
-static void prog_release(gpo_rt *rt, gpo_rt_prog *p)
-{
-    for (gpo_rt_obj *o; (o = gpo_rt_objects_find(&rt->objects, GPO_RT_KERNEL, kernel_of, p));) {
-        gpo_rt_objects_remove(&rt->objects, o);
-        kernel_destroy((gpo_rt_kernel *)o);
-    }
-    gpo_rt_objects_remove(&rt->objects, &p->obj);
-    prog_destroy(rt, p);
-}
-
-/* Everything the caller left, in dependency order: kernels, the modules
- * they come from, pinned and device memory. */
-static void release_all(gpo_rt *rt)
-{
-    gpo_rt_obj *o;
-    while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_KERNEL)))
-        kernel_destroy((gpo_rt_kernel *)o);
-    while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_PROGRAM)))
-        prog_destroy(rt, (gpo_rt_prog *)o);
-    while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_PINNED)))
-        pinned_destroy(rt, (rt_pinned *)o);
-    while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_BUFFER)))
-        buf_destroy(rt, (gpo_rt_buf *)o);
-}
-
-/* After fork() the device objects are the parent's: only our own records
- * are freed. */
-static void forget_all(gpo_rt *rt)
-{
-    gpo_rt_obj *o;
-    while ((o = gpo_rt_objects_pop(&rt->objects, GPO_RT_KERNEL)))
-        kernel_destroy((gpo_rt_kernel *)o);
-    for (int kind = 0; kind < GPO_RT_KINDS; kind++)
-        while ((o = gpo_rt_objects_pop(&rt->objects, (gpo_rt_kind)kind)))
-            free(o);
-}
-
 /* ---- session ---------------------------------------------------------------------- */
 
-static void rocm_rt_close(gpo_rt *rt)
+static void rt_close(gpo_rt *rt)
 {
     if (!rt)
         return;
@@ -301,28 +264,27 @@ static void rocm_rt_close(gpo_rt *rt)
         rt_scope sc;
         int entered = enter(rt, "close", &sc) == GPUOPT_OK;
         if (rt->stream)
-            rt->fn.stream_synchronize(rt->stream);
-        release_all(rt);
+            rt->fn->stream_synchronize(rt->stream);
+        gpo_rt_objects_clear(&rt->objects, rt, destroyers);
         if (rt->ev_start)
-            rt->fn.event_destroy(rt->ev_start);
+            rt->fn->event_destroy(rt->ev_start);
         if (rt->ev_stop)
-            rt->fn.event_destroy(rt->ev_stop);
+            rt->fn->event_destroy(rt->ev_stop);
         if (rt->stream)
-            rt->fn.stream_destroy(rt->stream);
+            rt->fn->stream_destroy(rt->stream);
         if (entered)
             leave(rt, &sc, GPUOPT_OK, "close");
     } else {
-        forget_all(rt);
+        gpo_rt_objects_clear(&rt->objects, rt, forgetters);
     }
     gpo_rt_objects_destroy(&rt->objects);
     free(rt);
 }
 
-static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, gpo_rt **out)
+static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt **out)
 {
     gpo_rocm_state *st = backend_state;
     gpo_rt *rt = NULL;
-    char missing[256];
     gpo_hip_error e;
     gpuopt_status status = GPUOPT_OK;
     rt_scope sc;
@@ -350,10 +312,10 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
     rt->ordinal = route->index;
     gpo_rt_objects_init(&rt->objects);
     gpo_snprintf(rt->what, sizeof rt->what, "rocm:%d", rt->ordinal);
-    if (gpo_dl_resolve(st->hip.handle, gpo_hip_rt_syms, gpo_hip_rt_n_syms, &rt->fn, missing,
-                       sizeof missing) != GPUOPT_OK) {
+    rt->fn = &st->rt;
+    if (st->rt_missing[0]) {
         status = gpo_fail(GPUOPT_ERR_UNAVAILABLE, "%s cannot run code: the HIP runtime %s lacks %s",
-                          rt->what, st->hip.library, missing);
+                          rt->what, st->hip.library, st->rt_missing);
         goto out;
     }
     status = enter(rt, "open", &sc);
@@ -361,13 +323,13 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
         goto out;
     /* The stream and events belong to the device current when they are
      * made: the session's. */
-    e = rt->fn.stream_create(&rt->stream, GPO_HIP_STREAM_NON_BLOCKING);
+    e = rt->fn->stream_create(&rt->stream, GPO_HIP_STREAM_NON_BLOCKING);
     if (e != GPO_HIP_SUCCESS) {
         rt->stream = NULL;
         status = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "hipStreamCreateWithFlags", e);
     }
-    if (status == GPUOPT_OK && (e = rt->fn.event_create(&rt->ev_start)) == GPO_HIP_SUCCESS)
-        e = rt->fn.event_create(&rt->ev_stop);
+    if (status == GPUOPT_OK && (e = rt->fn->event_create(&rt->ev_start)) == GPO_HIP_SUCCESS)
+        e = rt->fn->event_create(&rt->ev_stop);
     if (status == GPUOPT_OK && e != GPO_HIP_SUCCESS)
         status = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "hipEventCreate", e);
     status = leave(rt, &sc, status, "open");
@@ -382,11 +344,11 @@ static gpuopt_status rocm_rt_open(void *backend_state, const gpo_route *route, g
 out:
     if (status != GPUOPT_OK) {
         if (rt->ev_start)
-            rt->fn.event_destroy(rt->ev_start);
+            rt->fn->event_destroy(rt->ev_start);
         if (rt->ev_stop)
-            rt->fn.event_destroy(rt->ev_stop);
+            rt->fn->event_destroy(rt->ev_stop);
         if (rt->stream)
-            rt->fn.stream_destroy(rt->stream);
+            rt->fn->stream_destroy(rt->stream);
         gpo_rt_objects_destroy(&rt->objects);
         free(rt);
         return status;
@@ -395,7 +357,7 @@ out:
     return GPUOPT_OK;
 }
 
-static gpuopt_status rocm_rt_finish(gpo_rt *rt)
+static gpuopt_status rt_finish(gpo_rt *rt)
 {
     rt_scope sc;
     gpuopt_status st = enter(rt, "finish", &sc);
@@ -404,7 +366,7 @@ static gpuopt_status rocm_rt_finish(gpo_rt *rt)
     return leave(rt, &sc, wait_stream(rt, "finish"), "finish");
 }
 
-static const char *rocm_rt_compiler_version(gpo_rt *rt)
+static const char *rt_compiler_version(gpo_rt *rt)
 {
     assert(rt);
     if (!rt->compiler[0]) {
@@ -425,50 +387,72 @@ static const char *rocm_rt_compiler_version(gpo_rt *rt)
 
 /* ---- buffers ------------------------------------------------------------------------ */
 
-static gpuopt_status rocm_rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
+/* Device memory (GPO_RT_BUFFER) or pinned host memory (GPO_RT_PINNED),
+ * registered. */
+static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_obj **out)
 {
-    assert(out);
-    *out = NULL;
+    const char *op = kind == GPO_RT_PINNED ? "host_alloc_pinned" : "buffer_alloc";
+    const char *call = kind == GPO_RT_PINNED ? "hipHostMalloc" : "hipMalloc";
+    gpo_rt_buf *b = NULL;
+    rt_pinned *p = NULL;
     rt_scope sc;
-    gpuopt_status st = check(rt, "buffer_alloc");
-    if (st != GPUOPT_OK)
-        return st;
+    gpuopt_status st;
     if (bytes == 0)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s buffer_alloc: 0 bytes", rt->what);
-    gpo_rt_buf *b = calloc(1, sizeof *b);
-    if (!b)
+        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s %s: 0 bytes", rt->what, op);
+    if (kind == GPO_RT_PINNED && (!rt->fn->host_malloc || !rt->fn->host_free))
+        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
+                        "%s host_alloc_pinned: the HIP runtime %s lacks hipHostMalloc or "
+                        "hipHostFree",
+                        rt->what, rt->hip->library);
+    gpo_rt_obj *o = calloc(1, kind == GPO_RT_PINNED ? sizeof *p : sizeof *b);
+    if (!o)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
-    if ((st = enter(rt, "buffer_alloc", &sc)) != GPUOPT_OK) {
-        free(b);
+    if (kind == GPO_RT_PINNED)
+        p = (rt_pinned *)o;
+    else
+        b = (gpo_rt_buf *)o;
+    if ((st = enter(rt, op, &sc)) != GPUOPT_OK) {
+        free(o);
         return st;
     }
-    gpo_hip_error e = rt->fn.malloc(&b->ptr, bytes);
+    void **ptr = p ? &p->ptr : &b->ptr;
+    gpo_hip_error e = p ? rt->fn->host_malloc(ptr, bytes, GPO_HIP_HOST_MALLOC_DEFAULT)
+                        : rt->fn->malloc(ptr, bytes);
     if (e != GPO_HIP_SUCCESS)
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_alloc", "hipMalloc", e);
-    else if (!b->ptr)
-        st = gpo_fail(GPUOPT_ERR_DRIVER, "%s buffer_alloc: hipMalloc(%zu) gave NULL", rt->what,
-                      bytes);
-    st = leave(rt, &sc, st, "buffer_alloc");
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, op, call, e);
+    else if (!*ptr)
+        st = gpo_fail(GPUOPT_ERR_DRIVER, "%s %s: %s(%zu) gave NULL", rt->what, op, call, bytes);
+    st = leave(rt, &sc, st, op);
     if (st != GPUOPT_OK) {
-        if (b->ptr && e == GPO_HIP_SUCCESS) /* allocated, then giving the device back failed */
-            rt->fn.free(b->ptr);
-        free(b);
+        if (*ptr && e == GPO_HIP_SUCCESS) /* allocated, then giving the device back failed */
+            destroyers[kind](rt, o);
+        else
+            free(o);
         return st;
     }
-    b->size = bytes;
-    gpo_rt_objects_add(&rt->objects, &b->obj, GPO_RT_BUFFER);
-    *out = b;
+    if (b)
+        b->size = bytes;
+    gpo_rt_objects_add(&rt->objects, o, kind);
+    *out = o;
     return GPUOPT_OK;
 }
 
-static void rocm_rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
+static gpuopt_status rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
+{
+    gpo_rt_obj *o = NULL;
+    assert(out);
+    gpuopt_status st = alloc(rt, bytes, GPO_RT_BUFFER, &o);
+    *out = (gpo_rt_buf *)o;
+    return st;
+}
+
+static void rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
 {
     rt_scope sc;
     if (!gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER) ||
         enter(rt, "buffer_free", &sc) != GPUOPT_OK)
         return;
-    gpo_rt_objects_remove(&rt->objects, &b->obj);
-    buf_destroy(rt, b);
+    gpo_rt_objects_release(&rt->objects, rt, &b->obj, destroyers);
     leave(rt, &sc, GPUOPT_OK, "buffer_free");
 }
 
@@ -477,10 +461,9 @@ static void rocm_rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
 static gpuopt_status in_range(gpo_rt *rt, const char *op, const gpo_rt_buf *b, size_t offset,
                               size_t bytes)
 {
-    if (!gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER))
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "%s %s: not a buffer of this session (NULL, freed, or another's)", rt->what,
-                        op);
+    gpuopt_status st = gpo_rt_objects_check(&rt->objects, b, GPO_RT_BUFFER, rt->what, op);
+    if (st)
+        return st;
     if (offset > b->size || bytes > b->size - offset)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "%s %s: %zu bytes at offset %zu pass the end of a %zu-byte buffer",
@@ -488,55 +471,46 @@ static gpuopt_status in_range(gpo_rt *rt, const char *op, const gpo_rt_buf *b, s
     return GPUOPT_OK;
 }
 
-static gpuopt_status rocm_rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, const void *src,
-                                          size_t bytes)
+/* A blocking copy between the host and a buffer: the stream is waited for,
+ * so the data has landed, not only been staged. */
+static gpuopt_status host_copy(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *host, size_t bytes,
+                               int to_device)
 {
-    assert(src);
+    const char *op = to_device ? "buffer_write" : "buffer_read";
+    assert(host);
     rt_scope sc;
-    gpuopt_status st = check(rt, "buffer_write");
-    if (st == GPUOPT_OK)
-        st = in_range(rt, "buffer_write", b, offset, bytes);
-    if (st != GPUOPT_OK || bytes == 0)
+    gpuopt_status st = in_range(rt, op, b, offset, bytes);
+    if (st != GPUOPT_OK || bytes == 0 || (st = enter(rt, op, &sc)) != GPUOPT_OK)
         return st;
-    if ((st = enter(rt, "buffer_write", &sc)) != GPUOPT_OK)
-        return st;
-    void *host;
-    memcpy(&host, &src, sizeof host); /* hipMemcpyHtoDAsync takes void * before HIP 7 */
-    gpo_hip_error e = rt->fn.memcpy_htod((char *)b->ptr + offset, host, bytes, rt->stream);
+    char *dev = (char *)b->ptr + offset;
+    gpo_hip_error e = to_device ? rt->fn->memcpy_htod(dev, host, bytes, rt->stream)
+                                : rt->fn->memcpy_dtoh(host, dev, bytes, rt->stream);
     if (e != GPO_HIP_SUCCESS)
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_write", "hipMemcpyHtoDAsync", e);
+        st = rt_fail(rt, GPUOPT_ERR_DRIVER, op,
+                     to_device ? "hipMemcpyHtoDAsync" : "hipMemcpyDtoHAsync", e);
     else
-        st = wait_stream(rt, "buffer_write"); /* landed on the device, not only staged */
-    return leave(rt, &sc, st, "buffer_write");
+        st = wait_stream(rt, op);
+    return leave(rt, &sc, st, op);
 }
 
-static gpuopt_status rocm_rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *dst,
-                                         size_t bytes)
+/* hipMemcpyHtoDAsync takes void * before HIP 7: the source is not written. */
+static gpuopt_status rt_buffer_write(gpo_rt *rt, gpo_rt_buf *b, size_t offset, const void *src,
+                                     size_t bytes)
 {
-    assert(dst);
-    rt_scope sc;
-    gpuopt_status st = check(rt, "buffer_read");
-    if (st == GPUOPT_OK)
-        st = in_range(rt, "buffer_read", b, offset, bytes);
-    if (st != GPUOPT_OK || bytes == 0)
-        return st;
-    if ((st = enter(rt, "buffer_read", &sc)) != GPUOPT_OK)
-        return st;
-    gpo_hip_error e = rt->fn.memcpy_dtoh(dst, (char *)b->ptr + offset, bytes, rt->stream);
-    if (e != GPO_HIP_SUCCESS)
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_read", "hipMemcpyDtoHAsync", e);
-    else
-        st = wait_stream(rt, "buffer_read");
-    return leave(rt, &sc, st, "buffer_read");
+    return host_copy(rt, b, offset, (void *)(uintptr_t)src, bytes, 1);
 }
 
-static gpuopt_status rocm_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
-                                         double *device_ns)
+static gpuopt_status rt_buffer_read(gpo_rt *rt, gpo_rt_buf *b, size_t offset, void *dst,
+                                    size_t bytes)
+{
+    return host_copy(rt, b, offset, dst, bytes, 0);
+}
+
+static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src, size_t bytes,
+                                    double *device_ns)
 {
     rt_scope sc;
-    gpuopt_status st = check(rt, "buffer_copy");
-    if (st == GPUOPT_OK)
-        st = in_range(rt, "buffer_copy", dst, 0, bytes);
+    gpuopt_status st = in_range(rt, "buffer_copy", dst, 0, bytes);
     if (st == GPUOPT_OK)
         st = in_range(rt, "buffer_copy", src, 0, bytes);
     if (st != GPUOPT_OK)
@@ -548,7 +522,7 @@ static gpuopt_status rocm_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf
     if (device_ns)
         st = time_begin(rt, "buffer_copy");
     if (st == GPUOPT_OK) {
-        gpo_hip_error e = rt->fn.memcpy_dtod(dst->ptr, src->ptr, bytes, rt->stream);
+        gpo_hip_error e = rt->fn->memcpy_dtod(dst->ptr, src->ptr, bytes, rt->stream);
         if (e != GPO_HIP_SUCCESS)
             st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "hipMemcpyDtoDAsync", e);
     }
@@ -559,43 +533,13 @@ static gpuopt_status rocm_rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf
 
 /* ---- pinned host memory --------------------------------------------------------------- */
 
-static gpuopt_status rocm_rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **out)
+static gpuopt_status rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **out)
 {
+    gpo_rt_obj *o = NULL;
     assert(out);
-    *out = NULL;
-    rt_scope sc;
-    gpuopt_status st = check(rt, "host_alloc_pinned");
-    if (st != GPUOPT_OK)
-        return st;
-    if (bytes == 0)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s host_alloc_pinned: 0 bytes", rt->what);
-    if (!rt->fn.host_malloc || !rt->fn.host_free)
-        return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
-                        "%s host_alloc_pinned: the HIP runtime %s lacks hipHostMalloc or "
-                        "hipHostFree",
-                        rt->what, rt->hip->library);
-    rt_pinned *p = calloc(1, sizeof *p);
-    if (!p)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
-    if ((st = enter(rt, "host_alloc_pinned", &sc)) != GPUOPT_OK) {
-        free(p);
-        return st;
-    }
-    gpo_hip_error e = rt->fn.host_malloc(&p->ptr, bytes, GPO_HIP_HOST_MALLOC_DEFAULT);
-    if (e != GPO_HIP_SUCCESS)
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "host_alloc_pinned", "hipHostMalloc", e);
-    else if (!p->ptr)
-        st = gpo_fail(GPUOPT_ERR_DRIVER, "%s host_alloc_pinned: hipHostMalloc gave NULL", rt->what);
-    st = leave(rt, &sc, st, "host_alloc_pinned");
-    if (st != GPUOPT_OK) {
-        if (p->ptr && e == GPO_HIP_SUCCESS)
-            rt->fn.host_free(p->ptr);
-        free(p);
-        return st;
-    }
-    gpo_rt_objects_add(&rt->objects, &p->obj, GPO_RT_PINNED);
-    *out = p->ptr;
-    return GPUOPT_OK;
+    gpuopt_status st = alloc(rt, bytes, GPO_RT_PINNED, &o);
+    *out = st ? NULL : ((rt_pinned *)o)->ptr;
+    return st;
 }
 
 /* Compares the host address with live records only: a freed block's
@@ -605,21 +549,20 @@ static int pinned_at(const gpo_rt_obj *o, const void *ptr)
     return ((const rt_pinned *)o)->ptr == ptr;
 }
 
-static void rocm_rt_host_free_pinned(gpo_rt *rt, void *ptr)
+static void rt_host_free_pinned(gpo_rt *rt, void *ptr)
 {
     rt_scope sc;
     gpo_rt_obj *o = ptr ? gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr) : NULL;
     if (!o || enter(rt, "host_free_pinned", &sc) != GPUOPT_OK)
         return;
-    gpo_rt_objects_remove(&rt->objects, o);
-    pinned_destroy(rt, (rt_pinned *)o);
+    gpo_rt_objects_release(&rt->objects, rt, o, destroyers);
     leave(rt, &sc, GPUOPT_OK, "host_free_pinned");
 }
 
 /* ---- programs ------------------------------------------------------------------------- */
 
-static gpuopt_status rocm_rt_program_build(gpo_rt *rt, const char *source, const char *options,
-                                           gpo_rt_prog **out, char **log)
+static gpuopt_status rt_program_build(gpo_rt *rt, const char *source, const char *options,
+                                      gpo_rt_prog **out, char **log)
 {
     const gpo_hiprtc *rtc = NULL;
     void *code = NULL;
@@ -655,13 +598,13 @@ static gpuopt_status rocm_rt_program_build(gpo_rt *rt, const char *source, const
         free(p);
         goto out;
     }
-    gpo_hip_error e = rt->fn.module_load_data(&p->module, code);
+    gpo_hip_error e = rt->fn->module_load_data(&p->module, code);
     if (e != GPO_HIP_SUCCESS)
         st = rt_fail(rt, GPUOPT_ERR_DRIVER, "program_build", "hipModuleLoadData", e);
     st = leave(rt, &sc, st, "program_build");
     if (st != GPUOPT_OK) {
         if (e == GPO_HIP_SUCCESS)
-            rt->fn.module_unload(p->module);
+            rt->fn->module_unload(p->module);
         free(p);
         goto out;
     }
@@ -676,32 +619,30 @@ out:
     return st;
 }
 
-static void rocm_rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
+static void rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
 {
     rt_scope sc;
     if (!gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM) ||
         enter(rt, "program_free", &sc) != GPUOPT_OK)
         return;
-    prog_release(rt, p);
+    for (gpo_rt_obj *k; (k = gpo_rt_objects_take(&rt->objects, GPO_RT_KERNEL, kernel_of, p));)
+        kernel_destroy(rt, k);
+    gpo_rt_objects_release(&rt->objects, rt, &p->obj, destroyers);
     leave(rt, &sc, GPUOPT_OK, "program_free");
 }
 
 /* ---- kernels -------------------------------------------------------------------------- */
 
-static gpuopt_status rocm_rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *name,
-                                           gpo_rt_kernel **out)
+static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *name,
+                                      gpo_rt_kernel **out)
 {
     assert(name && out);
     *out = NULL;
     rt_scope sc;
-    gpuopt_status st = check(rt, "kernel_create");
+    gpuopt_status st =
+        gpo_rt_objects_check(&rt->objects, p, GPO_RT_PROGRAM, rt->what, "kernel_create");
     if (st != GPUOPT_OK)
         return st;
-    if (!gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "%s kernel_create: not a program of this session (NULL, freed, or "
-                        "another's)",
-                        rt->what);
     size_t len = strlen(name);
     if (len == 0 || len >= sizeof((gpo_rt_kernel *)0)->name)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
@@ -714,7 +655,7 @@ static gpuopt_status rocm_rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const cha
         free(k);
         return st;
     }
-    gpo_hip_error e = rt->fn.module_get_function(&k->func, p->module, name);
+    gpo_hip_error e = rt->fn->module_get_function(&k->func, p->module, name);
     if (e == GPO_hipErrorNotFound || e == GPO_hipErrorInvalidDeviceFunction)
         st = gpo_fail(GPUOPT_ERR_NOT_FOUND,
                       "%s kernel_create: the program has no kernel '%s' "
@@ -735,13 +676,12 @@ static gpuopt_status rocm_rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const cha
     return GPUOPT_OK;
 }
 
-static void rocm_rt_kernel_free(gpo_rt *rt, gpo_rt_kernel *k)
+static void rt_kernel_free(gpo_rt *rt, gpo_rt_kernel *k)
 {
     if (check(rt, "kernel_free") != GPUOPT_OK ||
         !gpo_rt_objects_owns(&rt->objects, k, GPO_RT_KERNEL))
         return;
-    gpo_rt_objects_remove(&rt->objects, &k->obj);
-    kernel_destroy(k);
+    gpo_rt_objects_release(&rt->objects, rt, &k->obj, destroyers);
 }
 
 /* The checks every kernel op starts with: the process, a kernel of this
@@ -751,44 +691,29 @@ static gpuopt_status kernel_check(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, 
     gpuopt_status st = check(rt, op);
     if (st != GPUOPT_OK)
         return st;
-    if (!gpo_rt_objects_owns(&rt->objects, k, GPO_RT_KERNEL))
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "%s %s: not a kernel of this session (NULL, freed, or another's)", rt->what,
-                        op);
+    if ((st = gpo_rt_objects_check(&rt->objects, k, GPO_RT_KERNEL, rt->what, op)))
+        return st;
     if (index >= MAX_ARGS)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s %s: argument %u of '%s' (0 to %d accepted)",
                         rt->what, op, index, k->name, MAX_ARGS - 1);
     return GPUOPT_OK;
 }
 
-static gpuopt_status set_arg(gpo_rt_kernel *k, uint32_t index, const void *value, size_t size)
-{
-    unsigned char *copy = malloc(size);
-    if (!copy)
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
-    memcpy(copy, value, size);
-    free(k->arg[index]);
-    k->arg[index] = copy;
-    k->arg_size[index] = size;
-    return GPUOPT_OK;
-}
-
-static gpuopt_status rocm_rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
-                                               gpo_rt_buf *buf)
+static gpuopt_status rt_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
+                                          gpo_rt_buf *buf)
 {
     gpuopt_status st = kernel_check(rt, k, index, "kernel_set_buffer");
     if (st != GPUOPT_OK)
         return st;
-    if (!gpo_rt_objects_owns(&rt->objects, buf, GPO_RT_BUFFER))
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                        "%s kernel_set_buffer: argument %u of '%s' is not a buffer of this "
-                        "session (NULL, freed, or another's)",
-                        rt->what, index, k->name);
-    return set_arg(k, index, &buf->ptr, sizeof buf->ptr);
+    if ((st =
+             gpo_rt_objects_check(&rt->objects, buf, GPO_RT_BUFFER, rt->what, "kernel_set_buffer")))
+        return st;
+    return gpo_rt_args_set(&k->args, index, &buf->ptr, sizeof buf->ptr, rt->what,
+                           "kernel_set_buffer");
 }
 
-static gpuopt_status rocm_rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
-                                               const void *value, size_t size)
+static gpuopt_status rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
+                                          const void *value, size_t size)
 {
     assert(value);
     gpuopt_status st = kernel_check(rt, k, index, "kernel_set_scalar");
@@ -798,7 +723,7 @@ static gpuopt_status rocm_rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uin
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
                         "%s kernel_set_scalar: a %zu-byte argument (1 to %d accepted)", rt->what,
                         size, MAX_ARG_BYTES);
-    return set_arg(k, index, value, size);
+    return gpo_rt_args_set(&k->args, index, value, size, rt->what, "kernel_set_scalar");
 }
 
 /* HIP has one dynamic LDS region per launch (`extern __shared__`), sized at
@@ -811,8 +736,7 @@ static gpuopt_status rocm_rt_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *k, uin
  * size, and a module function's maxDynamicSharedSizeBytes defaults to the
  * LDS left beside its static part); hipFuncSetAttribute takes a host
  * function pointer, which a hipModuleGetFunction kernel does not have. */
-static gpuopt_status rocm_rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index,
-                                              size_t bytes)
+static gpuopt_status rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint32_t index, size_t bytes)
 {
     gpuopt_status st = kernel_check(rt, k, index, "kernel_set_local");
     if (st != GPUOPT_OK)
@@ -827,14 +751,14 @@ static gpuopt_status rocm_rt_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *k, uint
     return GPUOPT_OK;
 }
 
-static gpuopt_status rocm_rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *max_items)
+static gpuopt_status rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size_t *max_items)
 {
     assert(max_items);
     rt_scope sc;
     gpuopt_status st = kernel_check(rt, k, 0, "kernel_max_group");
     if (st != GPUOPT_OK)
         return st;
-    if (!rt->fn.func_get_attribute) {
+    if (!rt->fn->func_get_attribute) {
         *max_items = (size_t)rt->max_threads; /* the device's limit */
         return GPUOPT_OK;
     }
@@ -843,7 +767,7 @@ static gpuopt_status rocm_rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size
         return st;
     int v = 0;
     gpo_hip_error e =
-        rt->fn.func_get_attribute(&v, GPO_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->func);
+        rt->fn->func_get_attribute(&v, GPO_HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->func);
     if (e != GPO_HIP_SUCCESS)
         st = rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_max_group", "hipFuncGetAttribute", e);
     else if (v <= 0)
@@ -858,70 +782,44 @@ static gpuopt_status rocm_rt_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *k, size
 
 /* ---- launch --------------------------------------------------------------------------- */
 
-/* The work-group when the caller leaves it to the runtime: HIP has no such
- * choice, so the largest power of two up to 256 that divides global[0]
- * (256: four wave64 or eight wave32 wavefronts, a multiple of either). */
-static void default_local(const gpo_rt *rt, const size_t global[3], size_t local[3])
+static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, const size_t global[3],
+                               const size_t *local, double *device_ns)
 {
-    size_t x = 256;
-    while (x > 1 && (x > (size_t)rt->max_threads || global[0] % x != 0))
-        x /= 2;
-    local[0] = x;
-    local[1] = local[2] = 1;
-}
-
-static gpuopt_status rocm_rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims,
-                                    const size_t global[3], const size_t *local, double *device_ns)
-{
-    size_t g[3] = {1, 1, 1}, l[3] = {1, 1, 1};
-    void *params[MAX_ARGS];
+    size_t g[3], l[3], auto_local = 256;
+    void *params[GPO_RT_MAX_ARGS];
     int n_args = 0;
     assert(global);
     rt_scope sc;
     gpuopt_status st = kernel_check(rt, k, 0, "launch");
     if (st != GPUOPT_OK)
         return st;
-    if (dims < 1 || dims > 3)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%s launch: %u dimensions (1 to 3 accepted)",
-                        rt->what, dims);
-    for (uint32_t d = 0; d < dims; d++)
-        g[d] = global[d];
-    if (local)
-        for (uint32_t d = 0; d < dims; d++)
-            l[d] = local[d];
-    else
-        default_local(rt, g, l);
-    size_t threads = 1;
-    for (int d = 0; d < 3; d++) {
-        /* HIP: gridDim x blockDim must stay below 2^32 in each dimension
-         * (hipModuleLaunchKernel's documentation). */
-        if (g[d] == 0 || l[d] == 0 || g[d] % l[d] != 0 || g[d] > UINT32_MAX)
-            return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                            "%s launch of '%s': global %zu and local %zu in dimension %d (global "
-                            "must be a non-zero multiple of local, below 2^32)",
-                            rt->what, k->name, g[d], l[d], d);
-        threads *= l[d];
-    }
-    if (threads > (size_t)rt->max_threads)
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
-                        "%s launch of '%s': %zu work-items per group, above the device's %d",
-                        rt->what, k->name, threads, rt->max_threads);
-    for (int i = 0; i < MAX_ARGS; i++)
-        if (k->arg[i])
-            n_args = i + 1;
-    for (int i = 0; i < n_args; i++) {
-        if (!k->arg[i])
-            return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
-                            "%s launch of '%s': argument %d was not set (arguments 0 to %d are)",
-                            rt->what, k->name, i, n_args - 1);
-        params[i] = k->arg[i];
-    }
+    /* The work-group when the caller leaves it to the runtime: HIP has no
+     * such choice, so the largest power of two up to 256 that divides
+     * global[0] (256: four wave64 or eight wave32 wavefronts, a multiple of
+     * either). */
+    while (auto_local > 1 && (auto_local > (size_t)rt->max_threads || global[0] % auto_local != 0))
+        auto_local /= 2;
+    st = gpo_rt_geometry(rt->what, k->name, dims, global, local, auto_local, NULL, NULL,
+                         (size_t)rt->max_threads, g, l);
+    /* HIP: gridDim x blockDim must stay below 2^32 in each dimension
+     * (hipModuleLaunchKernel's documentation). */
+    for (int d = 0; d < 3 && st == GPUOPT_OK; d++)
+        if (g[d] > UINT32_MAX)
+            st = gpo_fail(GPUOPT_ERR_OUT_OF_RANGE,
+                          "%s launch of '%s': global size %zu in dimension %d (below 2^32)",
+                          rt->what, k->name, g[d], d);
+    if (st != GPUOPT_OK)
+        return st;
+    int unset = gpo_rt_args_pack(&k->args, -1, params, &n_args);
+    if (unset >= 0)
+        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s launch of '%s': argument %d was not set",
+                        rt->what, k->name, unset);
     if ((st = enter(rt, "launch", &sc)) != GPUOPT_OK)
         return st;
     if (device_ns)
         st = time_begin(rt, "launch");
     if (st == GPUOPT_OK) {
-        gpo_hip_error e = rt->fn.module_launch_kernel(
+        gpo_hip_error e = rt->fn->module_launch_kernel(
             k->func, (unsigned)(g[0] / l[0]), (unsigned)(g[1] / l[1]), (unsigned)(g[2] / l[2]),
             (unsigned)l[0], (unsigned)l[1], (unsigned)l[2], k->shared_bytes, rt->stream,
             n_args ? params : NULL, NULL);
@@ -937,26 +835,7 @@ const gpo_runtime_ops gpo_rocm_runtime = {
     .language = "hip",
     .builds_alongside_launches = 0, /* a module load makes the device current on this thread */
     .faults_end_process = 1,        /* sticky errors; ROCr aborts on a GPU memory fault */
-    .open = rocm_rt_open,
-    .close = rocm_rt_close,
-    .buffer_alloc = rocm_rt_buffer_alloc,
-    .buffer_free = rocm_rt_buffer_free,
-    .buffer_write = rocm_rt_buffer_write,
-    .buffer_read = rocm_rt_buffer_read,
-    .buffer_copy = rocm_rt_buffer_copy,
-    .host_alloc_pinned = rocm_rt_host_alloc_pinned,
-    .host_free_pinned = rocm_rt_host_free_pinned,
-    .program_build = rocm_rt_program_build,
-    .program_free = rocm_rt_program_free,
-    .kernel_create = rocm_rt_kernel_create,
-    .kernel_free = rocm_rt_kernel_free,
-    .kernel_set_buffer = rocm_rt_kernel_set_buffer,
-    .kernel_set_scalar = rocm_rt_kernel_set_scalar,
-    .kernel_set_local = rocm_rt_kernel_set_local,
-    .kernel_max_group = rocm_rt_kernel_max_group,
-    .launch = rocm_rt_launch,
-    .finish = rocm_rt_finish,
-    .compiler_version = rocm_rt_compiler_version,
+    GPO_RUNTIME_OPS_FUNCTIONS,
     /* HIP API reference, "Graph management" (hipStreamBeginCapture,
      * hipGraphLaunch); PyTorch on ROCm runs torch.cuda.CUDAGraph on hipGraph
      * (PyTorch docs, "HIP (ROCm) semantics": torch.cuda is reused). */

@@ -19,7 +19,12 @@ typedef struct gpo_rocm_state {
     gpo_fs fs;
     gpo_kfd kfd;
     gpo_hip hip;
-    int hip_ok;    /* 1: devices come from HIP */
+    int hip_ok; /* 1: devices come from HIP */
+    /* The runtime ops' and marks' slice of HIP (hip_rt_api.h), resolved at
+     * load: usable when rt_missing is "", else it names what the library
+     * lacks. */
+    gpo_hip_rt_fns rt;
+    char rt_missing[256];
     pid_t pid;     /* the process that loaded it */
     size_t *order; /* KFD path: visible GPUs, in HIP's order */
     size_t n_order;

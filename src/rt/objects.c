@@ -3,6 +3,9 @@
 #include "rt/objects.h"
 
 #include <assert.h>
+#include <stdlib.h>
+
+#include "util/detail.h"
 
 void gpo_rt_objects_init(gpo_rt_objects *r)
 {
@@ -64,6 +67,17 @@ int gpo_rt_objects_owns(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind)
     return found;
 }
 
+gpuopt_status gpo_rt_objects_check(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind,
+                                   const char *what, const char *op)
+{
+    static const char *const names[GPO_RT_KINDS] = {"buffer", "program", "kernel", "pinned block"};
+    if (gpo_rt_objects_owns(r, handle, kind))
+        return GPUOPT_OK;
+    return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
+                    "%s %s: not a %s of this session (NULL, freed, or another session's)", what, op,
+                    names[kind]);
+}
+
 gpo_rt_obj *gpo_rt_objects_find(gpo_rt_objects *r, gpo_rt_kind kind,
                                 int (*match)(const gpo_rt_obj *o, const void *arg), const void *arg)
 {
@@ -79,17 +93,47 @@ gpo_rt_obj *gpo_rt_objects_find(gpo_rt_objects *r, gpo_rt_kind kind,
     return found;
 }
 
-gpo_rt_obj *gpo_rt_objects_pop(gpo_rt_objects *r, gpo_rt_kind kind)
+gpo_rt_obj *gpo_rt_objects_take(gpo_rt_objects *r, gpo_rt_kind kind,
+                                int (*match)(const gpo_rt_obj *o, const void *arg), const void *arg)
 {
+    gpo_rt_obj *found = NULL;
     assert(kind >= 0 && kind < GPO_RT_KINDS);
     pthread_mutex_lock(&r->lock);
-    gpo_rt_obj *o = r->heads[kind].next;
-    if (o == &r->heads[kind])
-        o = NULL;
-    else
-        unlink_obj(o);
+    for (gpo_rt_obj *o = r->heads[kind].next; o != &r->heads[kind]; o = o->next)
+        if (!match || match(o, arg)) {
+            found = o;
+            unlink_obj(o);
+            break;
+        }
     pthread_mutex_unlock(&r->lock);
-    return o;
+    return found;
+}
+
+static void destroy_obj(struct gpo_rt *rt, gpo_rt_obj *o, gpo_rt_kind kind,
+                        const gpo_rt_destroy_fn destroy[GPO_RT_KINDS])
+{
+    if (destroy[kind])
+        destroy[kind](rt, o);
+    else
+        free(o);
+}
+
+void gpo_rt_objects_release(gpo_rt_objects *r, struct gpo_rt *rt, gpo_rt_obj *o,
+                            const gpo_rt_destroy_fn destroy[GPO_RT_KINDS])
+{
+    gpo_rt_kind kind = (gpo_rt_kind)o->kind;
+    gpo_rt_objects_remove(r, o);
+    destroy_obj(rt, o, kind, destroy);
+}
+
+void gpo_rt_objects_clear(gpo_rt_objects *r, struct gpo_rt *rt,
+                          const gpo_rt_destroy_fn destroy[GPO_RT_KINDS])
+{
+    static const gpo_rt_kind order[] = {GPO_RT_KERNEL, GPO_RT_PROGRAM, GPO_RT_PINNED,
+                                        GPO_RT_BUFFER};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        for (gpo_rt_obj *o; (o = gpo_rt_objects_take(r, order[i], NULL, NULL));)
+            destroy_obj(rt, o, order[i], destroy);
 }
 
 size_t gpo_rt_objects_count(gpo_rt_objects *r, gpo_rt_kind kind)

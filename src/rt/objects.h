@@ -23,6 +23,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpuopt/gpuopt.h"
+
+struct gpo_rt; /* a backend's session (src/backend.h) */
+
 typedef enum gpo_rt_kind {
     GPO_RT_BUFFER = 0,
     GPO_RT_PROGRAM = 1,
@@ -55,6 +59,12 @@ void gpo_rt_objects_remove(gpo_rt_objects *r, gpo_rt_obj *o);
  * *handle. */
 int gpo_rt_objects_owns(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind);
 
+/* gpo_rt_objects_owns as an op's first check: GPUOPT_OK, or
+ * GPUOPT_ERR_INVALID_ARGUMENT in words ("cuda:0 launch: not a kernel of
+ * this session (NULL, freed, or another session's)"). */
+gpuopt_status gpo_rt_objects_check(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind,
+                                   const char *what, const char *op);
+
 /* The first live object of `kind` that `match` accepts, or NULL. For what
  * is not found by its own address: a pinned host block is handed out by
  * the host address the vendor gave, and a program's kernels are found by
@@ -64,9 +74,27 @@ gpo_rt_obj *gpo_rt_objects_find(gpo_rt_objects *r, gpo_rt_kind kind,
                                 int (*match)(const gpo_rt_obj *o, const void *arg),
                                 const void *arg);
 
-/* Removes and returns one object of `kind`, or NULL when none is left:
- * a session's close() releases what the caller did not. */
-gpo_rt_obj *gpo_rt_objects_pop(gpo_rt_objects *r, gpo_rt_kind kind);
+/* Removes and returns the first live object of `kind` that `match`
+ * accepts (any, when `match` is NULL), or NULL: a program's kernels die
+ * with it, a pinned block is freed by its address. */
+gpo_rt_obj *gpo_rt_objects_take(gpo_rt_objects *r, gpo_rt_kind kind,
+                                int (*match)(const gpo_rt_obj *o, const void *arg),
+                                const void *arg);
+
+/* Frees one unregistered object of a session and what the vendor holds
+ * for it. */
+typedef void (*gpo_rt_destroy_fn)(struct gpo_rt *rt, gpo_rt_obj *o);
+
+/* Unregisters `o`, registered here, and destroys it with destroy[kind]
+ * (NULL: free() alone). */
+void gpo_rt_objects_release(gpo_rt_objects *r, struct gpo_rt *rt, gpo_rt_obj *o,
+                            const gpo_rt_destroy_fn destroy[GPO_RT_KINDS]);
+
+/* A session's close(): takes every object the caller left and destroys it
+ * with destroy[kind] (NULL: free() alone), kernels before the programs
+ * they come from, then pinned and device memory. */
+void gpo_rt_objects_clear(gpo_rt_objects *r, struct gpo_rt *rt,
+                          const gpo_rt_destroy_fn destroy[GPO_RT_KINDS]);
 
 /* Live objects of `kind` (tests count leaks with it). */
 size_t gpo_rt_objects_count(gpo_rt_objects *r, gpo_rt_kind kind);

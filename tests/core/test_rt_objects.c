@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "rt/objects.h"
+#include "util/detail.h"
 
 typedef struct thing {
     gpo_rt_obj obj; /* first, as every backend object */
@@ -73,7 +74,7 @@ static void another_sessions_handle_is_refused(void **state)
     gpo_rt_objects_destroy(&b);
 }
 
-static void pop_hands_back_every_object_once(void **state)
+static void take_hands_back_every_object_once(void **state)
 {
     (void)state;
     gpo_rt_objects r;
@@ -82,12 +83,12 @@ static void pop_hands_back_every_object_once(void **state)
     for (int i = 0; i < 3; i++)
         gpo_rt_objects_add(&r, &t[i].obj, GPO_RT_PINNED);
     int seen = 0;
-    for (gpo_rt_obj *o; (o = gpo_rt_objects_pop(&r, GPO_RT_PINNED)) != NULL;) {
+    for (gpo_rt_obj *o; (o = gpo_rt_objects_take(&r, GPO_RT_PINNED, NULL, NULL)) != NULL;) {
         assert_int_equal(o->kind, -1);
         seen++;
     }
     assert_int_equal(seen, 3);
-    assert_null(gpo_rt_objects_pop(&r, GPO_RT_PINNED));
+    assert_null(gpo_rt_objects_take(&r, GPO_RT_PINNED, NULL, NULL));
     assert_int_equal(gpo_rt_objects_count(&r, GPO_RT_PINNED), 0);
     gpo_rt_objects_destroy(&r);
 }
@@ -113,8 +114,85 @@ static void find_returns_the_live_object_a_predicate_accepts(void **state)
     assert_null(gpo_rt_objects_find(&r, GPO_RT_BUFFER, holds, &want));
     gpo_rt_objects_remove(&r, &t[1].obj);
     assert_null(gpo_rt_objects_find(&r, GPO_RT_PINNED, holds, &want));
-    while (gpo_rt_objects_pop(&r, GPO_RT_PINNED))
+    while (gpo_rt_objects_take(&r, GPO_RT_PINNED, NULL, NULL))
         ;
+    gpo_rt_objects_destroy(&r);
+}
+
+static void take_removes_only_what_the_predicate_accepts(void **state)
+{
+    (void)state;
+    gpo_rt_objects r;
+    gpo_rt_objects_init(&r);
+    thing t[3];
+    for (int i = 0; i < 3; i++) {
+        t[i].payload = i % 2;
+        gpo_rt_objects_add(&r, &t[i].obj, GPO_RT_KERNEL);
+    }
+    int odd = 1, even = 0;
+    assert_ptr_equal(gpo_rt_objects_take(&r, GPO_RT_KERNEL, holds, &odd), &t[1].obj);
+    assert_null(gpo_rt_objects_take(&r, GPO_RT_KERNEL, holds, &odd));
+    assert_int_equal(gpo_rt_objects_count(&r, GPO_RT_KERNEL), 2);
+    while (gpo_rt_objects_take(&r, GPO_RT_KERNEL, holds, &even))
+        ;
+    gpo_rt_objects_destroy(&r);
+}
+
+/* The order close() destroys in: kernels, programs, pinned, buffers. */
+static int destroyed[8], n_destroyed;
+static void note_kind(struct gpo_rt *rt, gpo_rt_obj *o)
+{
+    (void)rt;
+    destroyed[n_destroyed++] = ((thing *)o)->payload;
+    free(o);
+}
+
+static void clear_destroys_kernels_before_programs_before_memory(void **state)
+{
+    (void)state;
+    static const gpo_rt_kind kinds[] = {GPO_RT_BUFFER, GPO_RT_PINNED, GPO_RT_PROGRAM, GPO_RT_KERNEL,
+                                        GPO_RT_BUFFER};
+    static const gpo_rt_destroy_fn note[GPO_RT_KINDS] = {note_kind, note_kind, note_kind,
+                                                         note_kind};
+    gpo_rt_objects r;
+    gpo_rt_objects_init(&r);
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        thing *t = calloc(1, sizeof *t);
+        assert_non_null(t);
+        t->payload = (int)kinds[i];
+        gpo_rt_objects_add(&r, &t->obj, kinds[i]);
+    }
+    thing *one = calloc(1, sizeof *one);
+    assert_non_null(one);
+    one->payload = GPO_RT_KERNEL;
+    gpo_rt_objects_add(&r, &one->obj, GPO_RT_KERNEL);
+    n_destroyed = 0;
+    gpo_rt_objects_release(&r, NULL, &one->obj, note);
+    assert_int_equal(n_destroyed, 1);
+    assert_int_equal(gpo_rt_objects_count(&r, GPO_RT_KERNEL), 1);
+    n_destroyed = 0;
+    gpo_rt_objects_clear(&r, NULL, note);
+    static const int expect[] = {GPO_RT_KERNEL, GPO_RT_PROGRAM, GPO_RT_PINNED, GPO_RT_BUFFER,
+                                 GPO_RT_BUFFER};
+    assert_int_equal(n_destroyed, 5);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(destroyed[i], expect[i]);
+    gpo_rt_objects_destroy(&r);
+}
+
+static void check_refuses_a_stale_handle_in_words(void **state)
+{
+    (void)state;
+    gpo_rt_objects r;
+    gpo_rt_objects_init(&r);
+    thing t = {0};
+    assert_int_equal(gpo_rt_objects_check(&r, &t, GPO_RT_KERNEL, "x:0", "launch"),
+                     GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_string_equal(gpo_detail_get(), "x:0 launch: not a kernel of this session (NULL, freed, "
+                                          "or another session's)");
+    gpo_rt_objects_add(&r, &t.obj, GPO_RT_KERNEL);
+    assert_int_equal(gpo_rt_objects_check(&r, &t, GPO_RT_KERNEL, "x:0", "launch"), GPUOPT_OK);
+    gpo_rt_objects_remove(&r, &t.obj);
     gpo_rt_objects_destroy(&r);
 }
 
@@ -124,8 +202,11 @@ int main(void)
         cmocka_unit_test(a_live_handle_is_owned_by_its_kind_only),
         cmocka_unit_test(a_freed_handle_is_refused_without_being_read),
         cmocka_unit_test(another_sessions_handle_is_refused),
-        cmocka_unit_test(pop_hands_back_every_object_once),
+        cmocka_unit_test(take_hands_back_every_object_once),
         cmocka_unit_test(find_returns_the_live_object_a_predicate_accepts),
+        cmocka_unit_test(take_removes_only_what_the_predicate_accepts),
+        cmocka_unit_test(clear_destroys_kernels_before_programs_before_memory),
+        cmocka_unit_test(check_refuses_a_stale_handle_in_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -351,13 +351,13 @@ static void every_op_refuses_foreign_handles_and_out_of_range_values(void **stat
     assert_int_equal(ops->launch(rt, k, 0, g1024, local, NULL), GPUOPT_ERR_OUT_OF_RANGE);
     assert_int_equal(ops->launch(rt, k, 4, g1024, local, NULL), GPUOPT_ERR_OUT_OF_RANGE);
     /* global not a multiple of local */
-    assert_int_equal(ops->launch(rt, k, 1, global, local, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->launch(rt, k, 1, global, local, NULL), GPUOPT_ERR_OUT_OF_RANGE);
     size_t big_local[3] = {2048, 1, 1}, g4096[3] = {4096, 1, 1};
     assert_int_equal(ops->launch(rt, k, 1, g4096, big_local, NULL), GPUOPT_ERR_OUT_OF_RANGE);
     size_t huge[3] = {(size_t)1 << 33, 1, 1};
-    assert_int_equal(ops->launch(rt, k, 1, huge, local, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->launch(rt, k, 1, huge, local, NULL), GPUOPT_ERR_OUT_OF_RANGE);
     size_t zero[3] = {0, 1, 1};
-    assert_int_equal(ops->launch(rt, k, 1, zero, local, NULL), GPUOPT_ERR_INVALID_ARGUMENT);
+    assert_int_equal(ops->launch(rt, k, 1, zero, local, NULL), GPUOPT_ERR_OUT_OF_RANGE);
     ops->kernel_free(rt, NULL);
     ops->program_free(rt, NULL);
     ops->program_free(other, prog); /* not theirs: ignored */
