@@ -142,49 +142,35 @@ static void state_free(gpo_cuda_state *s)
      * the process runs on is a known source of crashes at exit. */
     gpo_fs_list_free(s->kernel_gpus, s->n_kernel_gpus);
     gpo_nvrtc_close(s->nvrtc);
-    pthread_mutex_destroy(&s->nvrtc_lock);
+    gpo_dl_once_destroy(&s->nvrtc_once);
     gpo_nvml_close(s->nvml);
-    pthread_mutex_destroy(&s->nvml_lock);
+    gpo_dl_once_destroy(&s->nvml_once);
     free(s);
+}
+
+static gpuopt_status open_nvrtc(void *arg)
+{
+    gpo_cuda_state *s = arg;
+    return gpo_nvrtc_open(s->nvrtc_path, s->driver_version, &s->nvrtc);
 }
 
 gpuopt_status gpo_cuda_nvrtc(gpo_cuda_state *s, const gpo_nvrtc **out)
 {
-    gpuopt_status st;
-    *out = NULL;
-    pthread_mutex_lock(&s->nvrtc_lock);
-    if (!s->nvrtc_tried) {
-        s->nvrtc_tried = 1;
-        gpo_detail_clear();
-        s->nvrtc_status = gpo_nvrtc_open(s->nvrtc_path, s->driver_version, &s->nvrtc);
-        gpo_strlcpy(s->nvrtc_why, gpo_detail_get(), sizeof s->nvrtc_why);
-    }
-    st = s->nvrtc_status;
-    if (st)
-        gpo_fail(st, "%s", s->nvrtc_why);
-    else
-        *out = s->nvrtc;
-    pthread_mutex_unlock(&s->nvrtc_lock);
+    gpuopt_status st = gpo_dl_once_run(&s->nvrtc_once, open_nvrtc, s);
+    *out = st ? NULL : s->nvrtc;
     return st;
+}
+
+static gpuopt_status open_nvml(void *arg)
+{
+    gpo_cuda_state *s = arg;
+    return gpo_nvml_open(s->nvml_path, &s->nvml);
 }
 
 gpuopt_status gpo_cuda_nvml(gpo_cuda_state *s, const gpo_nvml **out)
 {
-    gpuopt_status st;
-    *out = NULL;
-    pthread_mutex_lock(&s->nvml_lock);
-    if (!s->nvml_tried) {
-        s->nvml_tried = 1;
-        gpo_detail_clear();
-        s->nvml_status = gpo_nvml_open(s->nvml_path, &s->nvml);
-        gpo_strlcpy(s->nvml_why, gpo_detail_get(), sizeof s->nvml_why);
-    }
-    st = s->nvml_status;
-    if (st)
-        gpo_fail(st, "%s", s->nvml_why);
-    else
-        *out = s->nvml;
-    pthread_mutex_unlock(&s->nvml_lock);
+    gpuopt_status st = gpo_dl_once_run(&s->nvml_once, open_nvml, s);
+    *out = st ? NULL : s->nvml;
     return st;
 }
 
@@ -320,12 +306,12 @@ gpuopt_status gpo_cuda_load(const gpo_backend_env *env, void **state, gpo_backen
         const char *nvrtc = gpo_env_library(env, "nvrtc");
         gpo_strlcpy(s->nvrtc_path, nvrtc ? nvrtc : "", sizeof s->nvrtc_path);
     }
-    pthread_mutex_init(&s->nvrtc_lock, NULL);
+    gpo_dl_once_init(&s->nvrtc_once);
     {
         const char *nvml = gpo_env_library(env, "nvml");
         gpo_strlcpy(s->nvml_path, nvml ? nvml : "", sizeof s->nvml_path);
     }
-    pthread_mutex_init(&s->nvml_lock, NULL);
+    gpo_dl_once_init(&s->nvml_once);
 
     const char *user_path = gpo_env_library(env, "cuda");
     const char *name = user_path ? user_path : GPO_CUDA_DEFAULT_LIBRARY;

@@ -4,7 +4,6 @@
 #ifndef GPO_CUDA_LOAD_H
 #define GPO_CUDA_LOAD_H
 
-#include <pthread.h>
 #include <sys/types.h>
 
 #include "backend.h"
@@ -31,21 +30,15 @@ typedef struct gpo_cuda_state {
 
     /* NVRTC, opened on first use (gpo_cuda_nvrtc). */
     char nvrtc_path[GPO_PATH_MAX]; /* the user's NVRTC (GPUOPT_NVRTC_LIBRARY), "" */
-    pthread_mutex_t nvrtc_lock;
-    int nvrtc_tried;
+    gpo_dl_once nvrtc_once;
     gpo_nvrtc *nvrtc;
-    gpuopt_status nvrtc_status;
-    char nvrtc_why[1024];
 
     /* NVML, opened on first need (gpo_cuda_nvml), for live memory without
      * a context; usable in kernel-only mode too (it needs the kernel
      * driver, not libcuda). */
     char nvml_path[GPO_PATH_MAX]; /* the user's NVML (GPUOPT_NVML_LIBRARY), "" */
-    pthread_mutex_t nvml_lock;
-    int nvml_tried;
+    gpo_dl_once nvml_once;
     gpo_nvml *nvml;
-    gpuopt_status nvml_status;
-    char nvml_why[512];
 } gpo_cuda_state;
 
 /* The ops table's load and unload. */

@@ -16,10 +16,7 @@ gpuopt_status gpo_rocm_state_new(const gpo_fs *fs, const char *hiprtc_path, gpo_
     *out = NULL;
     if (!st)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory loading the ROCm backend");
-    if (pthread_mutex_init(&st->rtc_lock, NULL) != 0) {
-        free(st);
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "rocm load: cannot create a mutex");
-    }
+    gpo_dl_once_init(&st->rtc_once);
     st->fs = *fs;
     st->pid = getpid();
     if (hiprtc_path)
@@ -32,7 +29,7 @@ void gpo_rocm_state_free(gpo_rocm_state *st)
 {
     if (!st)
         return;
-    pthread_mutex_destroy(&st->rtc_lock);
+    gpo_dl_once_destroy(&st->rtc_once);
     gpo_kfd_free(&st->kfd);
     free(st->order);
     free(st);
@@ -51,20 +48,17 @@ gpuopt_status gpo_rocm_check_fork(const gpo_rocm_state *st, const char *what)
     return GPUOPT_OK;
 }
 
+static gpuopt_status open_hiprtc(void *arg)
+{
+    gpo_rocm_state *st = arg;
+    return gpo_hiprtc_open(&st->rtc, st->hiprtc_path[0] ? st->hiprtc_path : NULL, st->hip.handle,
+                           st->hip.abi ? st->hip.abi->major : 0);
+}
+
 gpuopt_status gpo_rocm_hiprtc(gpo_rocm_state *st, const gpo_hiprtc **rtc)
 {
-    pthread_mutex_lock(&st->rtc_lock);
-    if (!st->rtc_tried) {
-        st->rtc_tried = 1;
-        gpo_detail_clear();
-        st->rtc_status = gpo_hiprtc_open(&st->rtc, st->hiprtc_path[0] ? st->hiprtc_path : NULL,
-                                         st->hip.handle, st->hip.abi ? st->hip.abi->major : 0);
-        gpo_strlcpy(st->rtc_reason, gpo_detail_get(), sizeof st->rtc_reason);
-    }
-    gpuopt_status status = st->rtc_status;
-    pthread_mutex_unlock(&st->rtc_lock);
-    if (status != GPUOPT_OK)
-        return gpo_fail(status, "%s", st->rtc_reason);
-    *rtc = &st->rtc;
-    return GPUOPT_OK;
+    gpuopt_status status = gpo_dl_once_run(&st->rtc_once, open_hiprtc, st);
+    if (status == GPUOPT_OK)
+        *rtc = &st->rtc;
+    return status;
 }

@@ -6,7 +6,6 @@
 #ifndef GPO_ROCM_STATE_H
 #define GPO_ROCM_STATE_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -32,10 +31,7 @@ typedef struct gpo_rocm_state {
     char runtime_version[64];
     char unavailable[512];          /* load's reason when devices come from KFD alone */
     char hiprtc_path[GPO_PATH_MAX]; /* the user's hiprtc library, "" for the sonames */
-    pthread_mutex_t rtc_lock;       /* guards the lazy hiprtc open below */
-    int rtc_tried;                  /* 1: opened or failed once (never retried) */
-    gpuopt_status rtc_status;
-    char rtc_reason[768];
+    gpo_dl_once rtc_once;           /* hiprtc, opened on first use */
     gpo_hiprtc rtc;
 } gpo_rocm_state;
 

@@ -76,3 +76,28 @@ void gpo_dl_path(void *handle, char *out, size_t cap)
     else
         gpo_strlcpy(out, lm->l_name, cap);
 }
+
+void gpo_dl_once_init(gpo_dl_once *o)
+{
+    memset(o, 0, sizeof *o);
+    pthread_mutex_init(&o->lock, NULL);
+}
+
+void gpo_dl_once_destroy(gpo_dl_once *o)
+{
+    pthread_mutex_destroy(&o->lock);
+}
+
+gpuopt_status gpo_dl_once_run(gpo_dl_once *o, gpuopt_status (*open)(void *arg), void *arg)
+{
+    pthread_mutex_lock(&o->lock);
+    if (!o->tried) {
+        o->tried = 1;
+        gpo_detail_clear();
+        o->status = open(arg);
+        gpo_strlcpy(o->why, gpo_detail_get(), sizeof o->why);
+    }
+    gpuopt_status st = o->status;
+    pthread_mutex_unlock(&o->lock);
+    return st ? gpo_fail(st, "%s", o->why) : GPUOPT_OK;
+}

@@ -5,6 +5,7 @@
 #ifndef GPO_DL_H
 #define GPO_DL_H
 
+#include <pthread.h>
 #include <stddef.h>
 
 #include "detail.h"
@@ -32,6 +33,23 @@ void *gpo_dl_open_first(const char *const *names, char *err, size_t errcap);
  * required symbols' names, comma-separated. */
 gpuopt_status gpo_dl_resolve(void *handle, const gpo_dl_sym *syms, size_t count, void *table,
                              char *missing, size_t missing_cap);
+
+/* A library opened on first use, once: a failure is remembered with its
+ * words and repeated (a missing library stays missing, and a compiler
+ * library is large to open). */
+typedef struct gpo_dl_once {
+    pthread_mutex_t lock;
+    int tried;
+    gpuopt_status status;
+    char why[1024];
+} gpo_dl_once;
+
+void gpo_dl_once_init(gpo_dl_once *o);
+void gpo_dl_once_destroy(gpo_dl_once *o);
+
+/* Calls open(arg) on the first call only, under the lock; every call
+ * returns its status, and sets the detail to its words when it failed. */
+gpuopt_status gpo_dl_once_run(gpo_dl_once *o, gpuopt_status (*open)(void *arg), void *arg);
 
 /* The absolute path of the file behind `handle` (what was really loaded).
  * Empty string when the loader cannot say. */
