@@ -55,7 +55,12 @@ struct gpo_rt_kernel {
 /* An address inside this library, for dladdr. */
 static const char here = 0;
 
-int gpo_worker_path(char *out, size_t cap)
+/* The worker executable: GPUOPT_WORKER (read with secure_getenv, so never
+ * in a privileged process), else gpuopt/gpuopt-worker beside the shared
+ * library this code runs in (dladdr), else the installed one
+ * (GPO_WORKER_INSTALLED, compiled in). 0 with `out` set; -1 with `out`
+ * saying where it looked. */
+static int worker_path(char *out, size_t cap)
 {
     const char *env = secure_getenv("GPUOPT_WORKER");
     if (env && *env) {
@@ -277,7 +282,7 @@ gpuopt_status gpo_worker_open(const gpo_route *route, gpo_rt **out)
 {
     *out = NULL;
     char path[4096];
-    if (gpo_worker_path(path, sizeof path) != 0)
+    if (worker_path(path, sizeof path) != 0)
         return gpo_fail(GPUOPT_ERR_UNAVAILABLE, "no measurement worker: looked for %s", path);
     gpo_rt *rt = calloc(1, sizeof *rt);
     if (!rt)

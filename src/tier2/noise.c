@@ -26,7 +26,9 @@ void gpo_t2_noise_read(const gpo_fs *fs, gpo_t2_noise *out)
     out->cpus = n > 0 && n < 1 << 20 ? (int)n : 0;
 }
 
-int gpo_t2_noise_busy(const gpo_t2_noise *n)
+/* 1 when the load average is above the CPU count: other work competes for
+ * the cores tier 2 times on. */
+static int noise_busy(const gpo_t2_noise *n)
 {
     return n->load >= 0 && n->cpus > 0 && n->load > (double)n->cpus;
 }
@@ -72,7 +74,7 @@ void gpo_t2_judge(const gpo_t2_job *job, const gpuopt_result *res, const char *p
     if (spread_of(in) > v->spread)
         v->spread = spread_of(in);
     const gpo_t2_noise *n = &job->t2->noise;
-    int loaded = gpo_t2_noise_busy(n), spread = v->spread > GPO_T2_BUSY_SPREAD;
+    int loaded = noise_busy(n), spread = v->spread > GPO_T2_BUSY_SPREAD;
     v->busy = loaded || spread;
 
     if (v->incumbent >= 0 && v->others == 0 && unreached > 0) {
