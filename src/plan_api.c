@@ -60,18 +60,16 @@ static gpuopt_status fill_knob(const gpo_knob *k, gpuopt_knob *out)
     gpuopt_knob v;
     memset(&v, 0, sizeof v);
     v.struct_size = out->struct_size;
-    if (!k) {
-        memcpy(out, &v, out->struct_size < sizeof v ? out->struct_size : sizeof v);
-        return GPUOPT_OK;
+    if (k) {
+        v.name = k->name;
+        v.type = k->type;
+        v.tier = k->tier;
+        v.source = k->source;
+        v.int_value = k->type == GPUOPT_KNOB_STRING ? 0 : k->ival;
+        v.value = k->text;
+        v.env = k->env;
+        v.reason = k->reason;
     }
-    v.name = k->name;
-    v.type = k->type;
-    v.tier = k->tier;
-    v.source = k->source;
-    v.int_value = k->type == GPUOPT_KNOB_STRING ? 0 : k->ival;
-    v.value = k->text;
-    v.env = k->env;
-    v.reason = k->reason;
     memcpy(out, &v, out->struct_size < sizeof v ? out->struct_size : sizeof v);
     return GPUOPT_OK;
 }

@@ -604,17 +604,14 @@ char *gpo_cache_doc_print(gpo_cache_doc *d, const gpo_cache_device *dev, int64_t
             }
     gpo_sbuf b;
     gpo_sbuf_init(&b);
-    gpo_sbuf_append(&b, header);
-    gpo_sbuf_append(&b, "\n");
+    gpo_sbuf_appendf(&b, "%s\n", header);
     free(header);
     size_t kept = 0;
     for (size_t i = 0; i < d->n; i++) {
         gpo_cache_item *it = &d->items[i];
         for (int w = 0; w < 2; w++)
-            if (it->text[w]) {
-                gpo_sbuf_append(&b, it->text[w]);
-                gpo_sbuf_append(&b, "\n");
-            }
+            if (it->text[w])
+                gpo_sbuf_appendf(&b, "%s\n", it->text[w]);
         if (it->text[0] || it->text[1] || it->record || it->open)
             d->items[kept++] = *it;
         else

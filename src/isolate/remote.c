@@ -368,7 +368,15 @@ static void drop(gpo_rt *rt, uint16_t op, uint64_t id)
     gpo_wire_free(&m);
 }
 
-/* A request answered by a new handle. */
+/* A request answered without results. */
+static gpuopt_status call(gpo_rt *rt, gpo_wire_msg *req)
+{
+    gpuopt_status st = rpc(rt, req, NULL);
+    gpo_wire_free(req);
+    return st;
+}
+
+/* A request answered by a new handle (or another number). */
 static gpuopt_status make(gpo_rt *rt, gpo_wire_msg *req, uint64_t *id)
 {
     gpo_wire_msg res;
@@ -389,12 +397,10 @@ static gpuopt_status w_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **buf)
     gpo_wire_init(&req, GPO_WIRE_BUF_ALLOC, 0);
     gpo_wire_put_u64(&req, bytes);
     gpuopt_status st = make(rt, &req, &b->id);
-    if (st != GPUOPT_OK) {
+    if (st != GPUOPT_OK)
         free(b);
-        return st;
-    }
-    *buf = b;
-    return GPUOPT_OK;
+    *buf = st == GPUOPT_OK ? b : NULL;
+    return st;
 }
 
 static void w_buffer_free(gpo_rt *rt, gpo_rt_buf *buf)
@@ -413,9 +419,7 @@ static gpuopt_status w_buffer_write(gpo_rt *rt, gpo_rt_buf *buf, size_t offset, 
     gpo_wire_put_u64(&req, buf->id);
     gpo_wire_put_u64(&req, offset);
     gpo_wire_put_bytes(&req, src, bytes);
-    gpuopt_status st = rpc(rt, &req, NULL);
-    gpo_wire_free(&req);
-    return st;
+    return call(rt, &req);
 }
 
 static gpuopt_status w_buffer_read(gpo_rt *rt, gpo_rt_buf *buf, size_t offset, void *dst,
@@ -462,12 +466,10 @@ static gpuopt_status w_program_build(gpo_rt *rt, const char *source, const char 
             free(text);
     }
     gpo_wire_free(&res);
-    if (st != GPUOPT_OK) {
+    if (st != GPUOPT_OK)
         free(p);
-        return st;
-    }
-    *prog = p;
-    return GPUOPT_OK;
+    *prog = st == GPUOPT_OK ? p : NULL;
+    return st;
 }
 
 static void w_program_free(gpo_rt *rt, gpo_rt_prog *prog)
@@ -490,12 +492,10 @@ static gpuopt_status w_kernel_create(gpo_rt *rt, gpo_rt_prog *prog, const char *
     gpo_wire_put_u64(&req, prog->id);
     gpo_wire_put_text(&req, name);
     gpuopt_status st = make(rt, &req, &k->id);
-    if (st != GPUOPT_OK) {
+    if (st != GPUOPT_OK)
         free(k);
-        return st;
-    }
-    *kernel = k;
-    return GPUOPT_OK;
+    *kernel = st == GPUOPT_OK ? k : NULL;
+    return st;
 }
 
 static void w_kernel_free(gpo_rt *rt, gpo_rt_kernel *kernel)
@@ -506,14 +506,6 @@ static void w_kernel_free(gpo_rt *rt, gpo_rt_kernel *kernel)
     free(kernel);
 }
 
-/* A kernel request without results. */
-static gpuopt_status kernel_call(gpo_rt *rt, gpo_wire_msg *req)
-{
-    gpuopt_status st = rpc(rt, req, NULL);
-    gpo_wire_free(req);
-    return st;
-}
-
 static gpuopt_status w_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t index,
                                          gpo_rt_buf *buf)
 {
@@ -522,7 +514,7 @@ static gpuopt_status w_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *kernel, uint
     gpo_wire_put_u64(&req, kernel->id);
     gpo_wire_put_u64(&req, index);
     gpo_wire_put_u64(&req, buf->id);
-    return kernel_call(rt, &req);
+    return call(rt, &req);
 }
 
 static gpuopt_status w_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t index,
@@ -533,7 +525,7 @@ static gpuopt_status w_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *kernel, uint
     gpo_wire_put_u64(&req, kernel->id);
     gpo_wire_put_u64(&req, index);
     gpo_wire_put_bytes(&req, value, size);
-    return kernel_call(rt, &req);
+    return call(rt, &req);
 }
 
 static gpuopt_status w_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t index,
@@ -544,18 +536,17 @@ static gpuopt_status w_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *kernel, uint3
     gpo_wire_put_u64(&req, kernel->id);
     gpo_wire_put_u64(&req, index);
     gpo_wire_put_u64(&req, bytes);
-    return kernel_call(rt, &req);
+    return call(rt, &req);
 }
 
 static gpuopt_status w_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *kernel, size_t *max_items)
 {
-    gpo_wire_msg req, res;
+    gpo_wire_msg req;
     gpo_wire_init(&req, GPO_WIRE_KERN_GROUP, 0);
     gpo_wire_put_u64(&req, kernel->id);
-    gpuopt_status st = rpc(rt, &req, &res);
-    gpo_wire_free(&req);
-    *max_items = (size_t)gpo_wire_get_u64(&res);
-    gpo_wire_free(&res);
+    uint64_t n;
+    gpuopt_status st = make(rt, &req, &n);
+    *max_items = (size_t)n;
     return st;
 }
 
@@ -587,7 +578,7 @@ static gpuopt_status w_finish(gpo_rt *rt)
 {
     gpo_wire_msg req;
     gpo_wire_init(&req, GPO_WIRE_FINISH, 0);
-    return kernel_call(rt, &req);
+    return call(rt, &req);
 }
 
 static const char *w_compiler_version(gpo_rt *rt)

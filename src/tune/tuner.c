@@ -777,7 +777,7 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_reference_data(gpuopt_tuner *t, uint32
                                                          const void *data, size_t bytes)
 {
     static const char fn[] = "gpuopt_tuner_set_reference_data";
-    CHECK_TUNER(t, "gpuopt_tuner_set_reference_data");
+    CHECK_TUNER(t, fn);
     gpo_targ *a = NULL;
     for (int32_t i = 0; i < t->kern.k.nargs; i++)
         if (t->kern.k.args[i].index == index)
