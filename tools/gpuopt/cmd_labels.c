@@ -92,16 +92,19 @@ static void addf(labels *l, const char *key, const char *fmt, double v)
     add(l, key, text);
 }
 
-/* The value every GPU gives for `get`, or NULL when they differ or one has
- * none: a node-wide label says what is true of each of its GPUs. */
+/* The value every GPU gives for `get` (NULL: its arch member `arch_key`),
+ * or NULL when they differ or one has none: a node-wide label says what is
+ * true of each of its GPUs. */
 typedef const char *(*getter)(const cJSON *dev, const sources *src, char *buf);
 
-static const char *common(const cli_node *node, const sources *src, getter get, char *buf,
-                          char *tmp)
+static const char *common(const cli_node *node, const sources *src, getter get,
+                          const char *arch_key, char *buf, char *tmp)
 {
     const char *first = NULL;
     for (int i = 0; i < node->n; i++) {
-        const char *v = get(node->gpus[i], src, i ? tmp : buf);
+        const cJSON *d = node->gpus[i];
+        const char *v = get ? get(d, src, i ? tmp : buf)
+                            : cli_json_str(cJSON_GetObjectItemCaseSensitive(d, "arch"), arch_key);
         if (!v || (first && strcmp(first, v) != 0))
             return NULL;
         if (!i)
@@ -124,31 +127,10 @@ static const char *get_product(const cJSON *d, const sources *src, char *buf)
     return buf[0] ? buf : NULL;
 }
 
-static const char *get_family(const cJSON *d, const sources *src, char *buf)
-{
-    (void)src;
-    (void)buf;
-    return cli_json_str(cJSON_GetObjectItemCaseSensitive(d, "arch"), "family");
-}
-
-static const char *get_arch(const cJSON *d, const sources *src, char *buf)
-{
-    (void)src;
-    (void)buf;
-    return cli_json_str(cJSON_GetObjectItemCaseSensitive(d, "arch"), "name");
-}
-
-static const char *get_cc(const cJSON *d, const sources *src, char *buf)
-{
-    (void)src;
-    (void)buf;
-    return cli_json_str(cJSON_GetObjectItemCaseSensitive(d, "arch"), "compute_capability");
-}
-
 static const char *get_memory(const cJSON *d, const sources *src, char *buf)
 {
     (void)src;
-    double b = cli_json_num(d, "memory_bytes", 0);
+    double b = cli_num(d, "memory_bytes", 0);
     if (!(b > 0))
         return NULL;
     snprintf(buf, 64, "%.0f", b / (1024.0 * 1024.0));
@@ -158,7 +140,7 @@ static const char *get_memory(const cJSON *d, const sources *src, char *buf)
 static const char *get_cus(const cJSON *d, const sources *src, char *buf)
 {
     (void)src;
-    double n = cli_json_num(d, "compute_units", -1);
+    double n = cli_num(d, "compute_units", -1);
     if (!(n > 0))
         return NULL;
     snprintf(buf, 64, "%.0f", n);
@@ -220,7 +202,7 @@ static const char *get_bandwidth(const cJSON *d, const sources *src, char *buf)
                                       cJSON_GetObjectItemCaseSensitive(e, "payload"), "knobs"))
             {
                 const char *name = cli_json_str(k, "name");
-                double bps = cli_json_num(k, "value", 0);
+                double bps = cli_num(k, "value", 0);
                 if (!name || strcmp(name, "measured.memory_bandwidth") != 0 || !(bps >= 1e9))
                     continue;
                 double cls = 1;
@@ -259,19 +241,20 @@ static void build(const cli_node *node, const sources *src, labels *l)
     static const struct {
         const char *key;
         getter get;
+        const char *arch_key;
     } common_labels[] = {
-        {"gpu.vendor", get_vendor},
-        {"gpu.product", get_product},
-        {"gpu.family", get_family},
-        {"gpu.arch", get_arch},
-        {"gpu.compute-capability", get_cc},
-        {"gpu.memory-mib", get_memory},
-        {"gpu.compute-units", get_cus},
-        {"gpu.driver-major", get_driver_major},
-        {"gpu.memory-bandwidth-gbs-class", get_bandwidth},
+        {"gpu.vendor", get_vendor, NULL},
+        {"gpu.product", get_product, NULL},
+        {"gpu.family", NULL, "family"},
+        {"gpu.arch", NULL, "name"},
+        {"gpu.compute-capability", NULL, "compute_capability"},
+        {"gpu.memory-mib", get_memory, NULL},
+        {"gpu.compute-units", get_cus, NULL},
+        {"gpu.driver-major", get_driver_major, NULL},
+        {"gpu.memory-bandwidth-gbs-class", get_bandwidth, NULL},
     };
     for (size_t i = 0; i < sizeof common_labels / sizeof common_labels[0]; i++)
-        if ((v = common(node, src, common_labels[i].get, buf, tmp)))
+        if ((v = common(node, src, common_labels[i].get, common_labels[i].arch_key, buf, tmp)))
             add(l, common_labels[i].key, v);
     /* How many of each product, as GFD's gpu.count and AMD's
      * <name>.<value>=<count> for a node of mixed GPUs. */
@@ -413,31 +396,20 @@ static int prefix_ok(const char *p)
     return 1;
 }
 
-static const cli_option options[] = {
-    {"format", 'f', "nfd|json"}, {"output", 'o', "FILE"}, {"prefix", 'p', "DOMAIN"},
-    {"backend", 'b', "LIST"},    {"help", 'h', NULL},     {NULL, 0, NULL},
-};
-
 static int run(int argc, char **argv)
 {
     const char *backends = NULL, *output = NULL, *prefix = DEFAULT_PREFIX, *format = "nfd";
-    int o;
-    cli_parser p;
-    cli_parser_init(&p, &cli_labels, options, 0);
-    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
-        if (o == 'f')
-            format = p.value;
-        else if (o == 'o')
-            output = p.value;
-        else if (o == 'p')
-            prefix = p.value;
-        else if (o == 'b')
-            backends = p.value;
-        else
-            return p.status;
-    }
-    if (p.operands < argc)
-        return cli_usage_error("labels", "unexpected argument '%s'", argv[p.operands]);
+    const cli_option options[] = {
+        {"format", 'f', "nfd|json", &format},
+        {"output", 'o', "FILE", &output},
+        {"prefix", 'p', "DOMAIN", &prefix},
+        {"backend", 'b', "LIST", &backends},
+        {"help", 'h', NULL, NULL},
+        {0},
+    };
+    int rc = cli_parse(&cli_labels, options, argc, argv);
+    if (rc != CLI_OPTS_END)
+        return rc;
     int json = strcmp(format, "json") == 0;
     if (!json && strcmp(format, "nfd") != 0)
         return cli_usage_error("labels", "--format %s: accepted nfd (NFD feature file), json",
@@ -451,7 +423,7 @@ static int run(int argc, char **argv)
     cli_node node;
     labels *l = NULL;
     char *text = NULL, *cache = NULL;
-    int rc = cli_node_read("labels", backends, &node);
+    rc = cli_node_read("labels", backends, &node);
     if (rc)
         goto out;
     /* The tuning cache, for measured labels; a cache that cannot be read
