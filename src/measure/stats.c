@@ -59,17 +59,22 @@ gpuopt_status gpo_stats_compute_in(const double *samples, int32_t n, double *scr
 double gpo_stats_rank(const gpo_stats *s)
 {
     assert(s);
-    return s->min;
+    return s->p20;
 }
 
-double gpo_rank_of(const double *samples, int32_t n)
+double gpo_rank_of(const double *samples, int32_t n, double *scratch)
 {
-    assert(samples && n >= 1);
-    double m = samples[0];
-    for (int32_t i = 1; i < n; i++)
-        if (samples[i] < m)
-            m = samples[i];
-    return m;
+    assert(samples && scratch && n >= 1);
+    /* Insertion sort: a probe is a handful of runs. */
+    for (int32_t i = 0; i < n; i++) {
+        int32_t j = i;
+        while (j > 0 && scratch[j - 1] > samples[i]) {
+            scratch[j] = scratch[j - 1];
+            j--;
+        }
+        scratch[j] = samples[i];
+    }
+    return gpo_quantile_sorted(scratch, n, 0.2);
 }
 
 gpuopt_status gpo_stats_compute(const double *samples, int32_t n, gpo_stats *out)

@@ -127,7 +127,8 @@ static void probe_rule(gpo_timing *t)
         return;
     settle_first(t);
     if (t->best_ns <= 0 || t->set.prune_ratio <= 0 ||
-        gpo_rank_of(t->samples, t->n) <= t->set.prune_ratio * t->best_ns)
+        gpo_rank_of(t->samples, t->n, t->samples + t->set.max_runs + 1) <=
+            t->set.prune_ratio * t->best_ns)
         return;
     int32_t room = t->set.max_runs - t->n;
     if (t->probe_at == t->set.probe_runs && room > 0)
@@ -161,8 +162,8 @@ int32_t gpo_timing_finish(gpo_timing *t, gpo_stats *stats)
     assert(t);
     if (!t->samples || t->n < 1)
         return -1;
-    if (stats &&
-        gpo_stats_compute_in(t->samples, t->n, t->samples + t->set.max_runs + 1, stats) != GPUOPT_OK)
+    if (stats && gpo_stats_compute_in(t->samples, t->n, t->samples + t->set.max_runs + 1, stats) !=
+                     GPUOPT_OK)
         return -1;
     return t->pruned ? GPO_TIMED_PRUNED : GPO_TIMED_OK;
 }

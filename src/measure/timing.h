@@ -52,9 +52,9 @@ gpuopt_status gpo_timing_check(const gpo_timing_settings *t);
  * so a zero-duration timer cannot spin).
  *
  * Measurement: the probe (probe_runs timed runs) first; when a best exists
- * and the probe's ranking statistic (gpo_rank_of: its fastest run) is over
+ * and the probe's ranking statistic (gpo_rank_of: the p20 of its runs) is over
  * prune_ratio times it, the point is probed again before it is given up:
- * it stops as PRUNED (TunableOp's rule) only when the fastest of both
+ * it stops as PRUNED (TunableOp's rule) only when the statistic of both
  * probes is still over, with their statistics; one probe taken while the
  * machine was busy prunes nothing. Otherwise runs continue until
  * repeat_ms of run time with at least min_runs, or max_runs. */

@@ -183,7 +183,7 @@ typedef struct gpo_t2_verdict {
     int kept;          /* tier 1's value kept against a faster one within the noise */
     double spread;     /* the widest p20-p80 spread over its median, of the pick and tier 1's */
     char noise[224];   /* "load 0.4 on 2 CPUs, runs spread 3% (p20-p80)" [+ "; busy: ..."] */
-    char gain[192];    /* kept: "fastest runs A against B, medians C against D: a gain within
+    char gain[192];    /* kept: "p20s A against B, medians C against D: a gain within
                           the noise[ of a busy machine]" (the pick's figures first) */
 } gpo_t2_verdict;
 

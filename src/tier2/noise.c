@@ -81,10 +81,10 @@ void gpo_t2_judge(const gpo_t2_job *job, const gpuopt_result *res, const char *p
     } else if (v->incumbent >= 0 && best == v->incumbent) {
         v->what = GPO_T2_WITHIN_NOISE;
     } else if (v->incumbent >= 0) {
-        /* The engine's side-by-side pick ranks by the fastest run, which
-         * orders candidates best under interference, but one lucky run can
-         * carry it (PoCL's copy kernel here runs in two modes, about 0.6 and
-         * 1.2 ms, on an idle machine: 256 lost to 2048 by the minimum at
+        /* The engine's side-by-side pick ranks by a low quantile, which
+         * orders candidates best under interference, but a few lucky runs
+         * can carry it (PoCL's copy kernel here runs in two modes, about 0.6
+         * and 1.2 ms, on an idle machine: 256 lost to 2048 by the minimum at
          * medians of 1.21 and 1.22 ms). A setting an earlier tier chose
          * changes only when the typical run agrees: the median must gain
          * past the same floor, and on a busy machine both must gain past
@@ -105,7 +105,7 @@ void gpo_t2_judge(const gpo_t2_job *job, const gpuopt_result *res, const char *p
             gpo_format_ns(b->median, mw, sizeof mw);
             gpo_format_ns(in->median, mi, sizeof mi);
             gpo_snprintf(v->gain, sizeof v->gain,
-                         "fastest runs %s against %s, medians %s against %s: a gain within the "
+                         "p20s %s against %s, medians %s against %s: a gain within the "
                          "noise%s",
                          fw, fi, mw, mi, v->busy ? " of a busy machine" : "");
         }

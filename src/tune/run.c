@@ -8,7 +8,7 @@
  *   the measurement, since a callback's own measurement may cover only
  *   part of the call. A run cannot be interrupted, so the check follows
  *   each run;
- * - PRUNED: the controller's probe rule (the fastest run of the probe,
+ * - PRUNED: the controller's probe rule (the p20 of the probe's runs,
  *   and of a second probe, over prune_ratio x the best), and, before it, two runs in a row each
  * over 10 x that bound and over 1 ms (a point 20x slower than the best is not worth the rest of its
  * warm-up and probe). Two, because one sample on a shared machine can be a scheduling hiccup; over
@@ -284,7 +284,7 @@ static int evaluate(gpo_run *r, const gpuopt_point *c, double best_ns, int32_t r
         s = gpo_timing_finish(&tm, &ev->stats) == GPO_TIMED_PRUNED ? GPO_CAND_PRUNED : GPO_CAND_OK;
         if (s == GPO_CAND_PRUNED)
             gpo_snprintf(ev->msg, sizeof ev->msg,
-                         "probed twice: the fastest of %d runs, %.0f ns, is over %gx the best "
+                         "probed twice: the p20 of %d runs, %.0f ns, is over %gx the best "
                          "(%.0f ns): not timed further",
                          (int)ev->stats.count, gpo_stats_rank(&ev->stats), set.prune_ratio,
                          best_ns);
@@ -860,9 +860,42 @@ static int32_t finalists(gpo_run *r, int32_t *slot)
     return n;
 }
 
+/* 1 when point a comes before point b in the space's order (its index
+ * vector, first parameter first). */
+static int space_before(const gpuopt_point *a, const gpuopt_point *b)
+{
+    const uint32_t *x = gpo_point_indices(a), *y = gpo_point_indices(b);
+    for (int32_t p = 0; p < gpo_space_param_count(gpo_point_space(a)); p++)
+        if (x[p] != y[p])
+            return x[p] < y[p];
+    return 0;
+}
+
+/* Ties: the finalists the winner does not beat beyond noise are as fast as
+ * it as far as the timings can tell, and which of them ranks first is the
+ * noise's choice: five exhaustive SGEMM searches on an idle PoCL crowned
+ * five configurations (docs/benchmarks.md, "An exhaustive search's cost
+ * and winner"). The first of them in the space's order wins, so searches
+ * that meet the same ties agree. An incumbent (an earlier decision) keeps
+ * its place instead: it is what the tie would change. */
+static int32_t break_ties(const gpo_run *r, const int32_t *slot, const gpo_stats *stats, int32_t n,
+                          int32_t win)
+{
+    if (r->incumbent >= 0)
+        return win;
+    int32_t pick = win;
+    for (int32_t j = 0; j < n; j++)
+        if (j != win && stats[j].count > 0 &&
+            !gpo_stats_beats(&stats[j], &stats[win], r->spec.floor) &&
+            space_before(gpo_result_point(r->result, slot[j]),
+                         gpo_result_point(r->result, slot[pick])))
+            pick = j;
+    return pick;
+}
+
 /* The final decision: the finalists re-timed side by side (or, with the
- * time budget spent, judged by the search's figures), r->best and
- * r->runner set. 0, or -1 on a fatal failure. */
+ * time budget spent, judged by the search's figures), ties broken by the
+ * space's order, r->best and r->runner set. 0, or -1 on a fatal failure. */
 static int decide(gpo_run *r)
 {
     int32_t slot[MAX_SLOTS], n = finalists(r, slot), win = -1;
@@ -919,6 +952,13 @@ static int decide(gpo_run *r)
     }
     if (win < 0)
         return 0;
+    int32_t tie = break_ties(r, slot, stats, n, win);
+    if (tie != win)
+        gpo_log_debug(r->spec.log,
+                      "tuner: finalists within noise of each other (%.0f and %.0f ns): the "
+                      "first in the space's order wins",
+                      gpo_stats_rank(&stats[tie]), gpo_stats_rank(&stats[win]));
+    win = tie;
     int32_t runner = -1;
     for (int32_t j = 0; j < n; j++)
         if (j != win && stats[j].count > 0 &&

@@ -30,13 +30,15 @@
  *   controller (measure/timing.h) keeps as a timed run when the probe
  *   shows it was not slower, or drops as the warm-up when it was (a JIT's
  *   code generation per launch shape); then probe-and-prune against the
- *   best so far, by the ranking statistic (measure/stats.h: the fastest
- *   run), re-probing before pruning; journaled at once, one line, so a
+ *   best so far, by the ranking statistic (measure/stats.h: the p20),
+ *   re-probing before pruning; journaled at once, one line, so a
  *   killed run loses nothing finished;
  * - the finalists (the incumbent, else the search's best, in slot 0, and
  *   the fastest others) are re-timed side by side and slot 0 is kept
  *   unless beaten by gpo_stats_beats with spec.floor; when the time budget
  *   is already spent, the search's own figures decide by the same rule;
+ *   without an incumbent, finalists within noise of the winner tie, and
+ *   the first in the space's order wins;
  * - the finished record holds the winner, the runner-up, the search, and
  *   the caller's payload.
  * Rules for one point's timing (see run.c): TIMEOUT, early PRUNED. */

@@ -27,7 +27,7 @@ void *__wrap_malloc(size_t n)
 }
 
 /* Up to 200 timed runs, 150 of them the probe; every run is over twice the
- * best (100 ns), so the probe's fastest run is too and the candidate is
+ * best (100 ns), so the probe's p20 is too and the candidate is
  * pruned (after its second probe). */
 static int32_t time_slow_candidate(int starve, gpo_stats *st)
 {

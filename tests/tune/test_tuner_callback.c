@@ -39,7 +39,9 @@ typedef struct probe {
     int64_t wrong_x; /* validate rejects this X */
     int64_t sleep_x; /* this X sleeps sleep_ms */
     double sleep_ms;
-    int measure;        /* report own times: 1000 * X ns */
+    int measure; /* report own times: 1000 * X ns */
+    int flat;    /* with measure: every X reports 1000 ns but fast_x, 500 ns */
+    int64_t fast_x;
     int slow_first;     /* with measure: the very first run reports 100x */
     int pre_before_run; /* 0 when a run came without a pre_run before it */
     int pending_pre;
@@ -80,7 +82,9 @@ static gpuopt_status run(const gpuopt_point *c, void *user, double *measured_ns)
         struct timespec ts = {0, (long)(p->sleep_ms * 1e6)};
         nanosleep(&ts, NULL);
     }
-    if (p->measure)
+    if (p->measure && p->flat)
+        *measured_ns = x == p->fast_x ? 500.0 : 1000.0;
+    else if (p->measure)
         *measured_ns = 1000.0 * (double)x * (p->slow_first && p->runs == 1 ? 100 : 1);
     return GPUOPT_OK;
 }
@@ -346,6 +350,40 @@ static void the_same_seed_gives_the_same_sequence(void **state)
     assert_string_not_equal(first, other);
 }
 
+/* Points that time alike tie whatever order a search meets them in: the
+ * first in the space's order wins, so repeated searches agree (issue 11:
+ * five exhaustive searches on an idle machine crowned five configurations
+ * the timings could not tell apart). A point clearly faster still wins. */
+static void ties_go_to_the_first_point_in_the_space_order(void **state)
+{
+    (void)state;
+    char orders[3][1024];
+    for (int k = 0; k < 3; k++) {
+        probe p = {.measure = 1, .flat = 1};
+        gpuopt_tuner *t = x_tuner(4, &p, 0);
+        gpuopt_tuner_settings set = tt_settings(t);
+        set.strategy = GPUOPT_STRATEGY_RANDOM;
+        set.max_evaluations = 4;
+        set.seed = 7 + (uint64_t)k;
+        assert_int_equal(gpuopt_tuner_set_settings(t, &set), GPUOPT_OK);
+        gpuopt_result *r = NULL;
+        assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
+        assert_string_equal(tt_best(r), "X=1");
+        order_of(r, orders[k], sizeof orders[k]);
+        gpuopt_result_destroy(r);
+        gpuopt_tuner_destroy(t);
+    }
+    /* The searches met the points in different orders. */
+    assert_true(strcmp(orders[0], orders[1]) != 0 || strcmp(orders[0], orders[2]) != 0);
+    probe p = {.measure = 1, .flat = 1, .fast_x = 3};
+    gpuopt_tuner *t = x_tuner(4, &p, 0);
+    gpuopt_result *r = NULL;
+    assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
+    assert_string_equal(tt_best(r), "X=3");
+    gpuopt_result_destroy(r);
+    gpuopt_tuner_destroy(t);
+}
+
 typedef struct progress_log {
     int calls, last_done, total, monotonic;
     double best;
@@ -444,6 +482,7 @@ int main(void)
         cmocka_unit_test(budgets_stop_the_search),
         cmocka_unit_test(the_failure_budget_stops_the_search),
         cmocka_unit_test(the_same_seed_gives_the_same_sequence),
+        cmocka_unit_test(ties_go_to_the_first_point_in_the_space_order),
         cmocka_unit_test(progress_is_reported_after_every_candidate),
         cmocka_unit_test(tuner_step_runs_each_candidate_once_then_the_best),
         cmocka_unit_test(tuner_step_without_any_valid_candidate_is_not_found),
