@@ -86,18 +86,18 @@ static void print_entry_line(const cJSON *e)
 static int cmd_list(gpuopt_context *ctx, int json)
 {
     char *text = NULL;
+    gpuopt_status st = gpuopt_cache_list(ctx, &text);
+    if (st)
+        return cli_fail("cache", "cannot list the cache", st);
     if (json) {
-        gpuopt_status st = gpuopt_cache_list(ctx, &text);
-        if (st)
-            return cli_fail("cache", "cannot list the cache", st);
         printf("%s\n", text);
         gpuopt_free(text);
         return CLI_OK;
     }
-    cJSON *o = NULL;
-    gpuopt_status st = get_listing(ctx, &o);
-    if (st)
-        return cli_fail("cache", "cannot list the cache", st);
+    cJSON *o = cJSON_Parse(text);
+    gpuopt_free(text);
+    if (!o)
+        return cli_fail("cache", "cannot list the cache", GPUOPT_ERR_NO_MEMORY);
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files");
     printf("Tuning cache: %s\n", or_dash(cli_str(o, "dir")));
     int n = 0;

@@ -92,19 +92,39 @@ static void addf(labels *l, const char *key, const char *fmt, double v)
     add(l, key, text);
 }
 
-/* The value every GPU gives for `get` (NULL: its arch member `arch_key`),
- * or NULL when they differ or one has none: a node-wide label says what is
- * true of each of its GPUs. */
 typedef const char *(*getter)(const cJSON *dev, const sources *src, char *buf);
 
-static const char *common(const cli_node *node, const sources *src, getter get,
-                          const char *arch_key, char *buf, char *tmp)
+/* A label every GPU gives the same value: from `get`, else the device's
+ * (or its `object`'s) `member`, a string, or a positive number in `unit`s. */
+typedef struct common_label {
+    const char *key;
+    getter get;
+    const char *object, *member;
+    double unit;
+} common_label;
+
+static const char *label_value(const cJSON *d, const sources *src, const common_label *l, char *buf)
+{
+    if (l->get)
+        return l->get(d, src, buf);
+    const cJSON *o = l->object ? cJSON_GetObjectItemCaseSensitive(d, l->object) : d;
+    if (!l->unit)
+        return cli_json_str(o, l->member);
+    double x = cli_num(o, l->member, 0);
+    if (!(x > 0))
+        return NULL;
+    snprintf(buf, 64, "%.0f", x / l->unit);
+    return buf;
+}
+
+/* The value every GPU gives, or NULL when they differ or one has none: a
+ * node-wide label says what is true of each of its GPUs. */
+static const char *common(const cli_node *node, const sources *src, const common_label *l,
+                          char *buf, char *tmp)
 {
     const char *first = NULL;
     for (int i = 0; i < node->n; i++) {
-        const cJSON *d = node->gpus[i];
-        const char *v = get ? get(d, src, i ? tmp : buf)
-                            : cli_json_str(cJSON_GetObjectItemCaseSensitive(d, "arch"), arch_key);
+        const char *v = label_value(node->gpus[i], src, l, i ? tmp : buf);
         if (!v || (first && strcmp(first, v) != 0))
             return NULL;
         if (!i)
@@ -125,26 +145,6 @@ static const char *get_product(const cJSON *d, const sources *src, char *buf)
     (void)src;
     k8s_clean(cli_json_str(d, "name"), buf, K8S_MAX);
     return buf[0] ? buf : NULL;
-}
-
-static const char *get_memory(const cJSON *d, const sources *src, char *buf)
-{
-    (void)src;
-    double b = cli_num(d, "memory_bytes", 0);
-    if (!(b > 0))
-        return NULL;
-    snprintf(buf, 64, "%.0f", b / (1024.0 * 1024.0));
-    return buf;
-}
-
-static const char *get_cus(const cJSON *d, const sources *src, char *buf)
-{
-    (void)src;
-    double n = cli_num(d, "compute_units", -1);
-    if (!(n > 0))
-        return NULL;
-    snprintf(buf, 64, "%.0f", n);
-    return buf;
 }
 
 /* The major of the kernel driver's version where a backend read it (the
@@ -238,23 +238,19 @@ static void build(const cli_node *node, const sources *src, labels *l)
     addf(l, "gpu.count", "%.0f", node->n);
     if (!node->n)
         return;
-    static const struct {
-        const char *key;
-        getter get;
-        const char *arch_key;
-    } common_labels[] = {
-        {"gpu.vendor", get_vendor, NULL},
-        {"gpu.product", get_product, NULL},
-        {"gpu.family", NULL, "family"},
-        {"gpu.arch", NULL, "name"},
-        {"gpu.compute-capability", NULL, "compute_capability"},
-        {"gpu.memory-mib", get_memory, NULL},
-        {"gpu.compute-units", get_cus, NULL},
-        {"gpu.driver-major", get_driver_major, NULL},
-        {"gpu.memory-bandwidth-gbs-class", get_bandwidth, NULL},
+    static const common_label common_labels[] = {
+        {"gpu.vendor", get_vendor, NULL, NULL, 0},
+        {"gpu.product", get_product, NULL, NULL, 0},
+        {"gpu.family", NULL, "arch", "family", 0},
+        {"gpu.arch", NULL, "arch", "name", 0},
+        {"gpu.compute-capability", NULL, "arch", "compute_capability", 0},
+        {"gpu.memory-mib", NULL, NULL, "memory_bytes", 1024.0 * 1024.0},
+        {"gpu.compute-units", NULL, NULL, "compute_units", 1},
+        {"gpu.driver-major", get_driver_major, NULL, NULL, 0},
+        {"gpu.memory-bandwidth-gbs-class", get_bandwidth, NULL, NULL, 0},
     };
     for (size_t i = 0; i < sizeof common_labels / sizeof common_labels[0]; i++)
-        if ((v = common(node, src, common_labels[i].get, common_labels[i].arch_key, buf, tmp)))
+        if ((v = common(node, src, &common_labels[i], buf, tmp)))
             add(l, common_labels[i].key, v);
     /* How many of each product, as GFD's gpu.count and AMD's
      * <name>.<value>=<count> for a node of mixed GPUs. */
