@@ -12,18 +12,29 @@
 #include <unistd.h>
 
 #include "tier2/bench.h"
+#include "util/cpuset.h"
+#include "util/fs.h"
 #include "util/strutil.h"
 
 void gpo_t2_noise_read(const gpo_fs *fs, gpo_t2_noise *out)
 {
-    char buf[128];
+    char buf[1024];
+    unsigned char online[GPO_CPUSET_BYTES];
     out->load = -1;
     /* proc(5): the first field is the 1-minute load average. */
     if (gpo_fs_read(fs, "/proc/loadavg", buf, sizeof buf) == GPUOPT_OK &&
         sscanf(buf, "%lf", &out->load) != 1)
         out->load = -1;
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    out->cpus = n > 0 && n < 1 << 20 ? (int)n : 0;
+    /* The online CPUs from the same tree as the load (a recorded tree
+     * describes its own machine); the live count where it has none. */
+    int n = gpo_fs_read(fs, "/sys/devices/system/cpu/online", buf, sizeof buf) == GPUOPT_OK
+                ? gpo_parse_cpulist(buf, online, GPO_CPUSET_BITS)
+                : -1;
+    if (n < 1) {
+        long live = sysconf(_SC_NPROCESSORS_ONLN);
+        n = live > 0 && live < 1 << 20 ? (int)live : 0;
+    }
+    out->cpus = n;
 }
 
 int gpo_t2_noise_busy(const gpo_t2_noise *n)

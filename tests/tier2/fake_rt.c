@@ -505,9 +505,30 @@ void fake_reset(void)
     spec_reset(&fake_cl);
     fake_bare_enabled = 0;
     fake_loadavg = "0.10 0.10 0.10 1/100 1";
+    fake_online = NULL;
 }
 
 const char *fake_loadavg = "0.10 0.10 0.10 1/100 1";
+const char *fake_online;
+
+/* mkdir -p of root/rel ("a/b/c" makes a, a/b and a/b/c under root). */
+static int mkdirs(const char *root, const char *rel)
+{
+    char path[800];
+    size_t at = (size_t)snprintf(path, sizeof path, "%s/", root);
+    for (size_t i = 0;; i++) {
+        if (rel[i] == '/' || rel[i] == '\0') {
+            path[at] = '\0';
+            if (mkdir(path, 0700) && errno != EEXIST)
+                return -1;
+            if (rel[i] == '\0')
+                return 0;
+        }
+        if (at + 1 >= sizeof path)
+            return -1;
+        path[at++] = rel[i];
+    }
+}
 
 gpuopt_status fake_context(const char *cache_dir, gpuopt_context **ctx)
 {
@@ -525,6 +546,15 @@ gpuopt_status fake_context(const char *cache_dir, gpuopt_context **ctx)
         return GPUOPT_ERR_IO;
     fprintf(f, "%s\n", fake_loadavg);
     fclose(f);
+    if (fake_online) {
+        if (mkdirs(root, "sys/devices/system/cpu") != 0)
+            return GPUOPT_ERR_IO;
+        snprintf(path, sizeof path, "%s/sys/devices/system/cpu/online", root);
+        if (!(f = fopen(path, "w")))
+            return GPUOPT_ERR_IO;
+        fprintf(f, "%s\n", fake_online);
+        fclose(f);
+    }
     gpuopt_options o;
     memset(&o, 0, sizeof o);
     o.struct_size = sizeof o;

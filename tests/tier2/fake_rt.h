@@ -56,5 +56,8 @@ void fake_reset(void);
 gpuopt_status fake_context(const char *cache_dir, gpuopt_context **ctx);
 /* The /proc/loadavg line fake_context records (reset: an idle machine). */
 extern const char *fake_loadavg;
+/* The /sys/devices/system/cpu/online list it records (reset: NULL, none:
+ * the machine that runs the tests counts). */
+extern const char *fake_online;
 
 #endif

@@ -308,6 +308,9 @@ static void a_sweep_cut_by_the_budget_resumes_where_it_stopped(void **state)
 
 /* launch.block_size's value and reason (into why) on a fresh cache, the
  * simulated gain per factor of 2 `slope`, the machine's load `loadavg`. */
+/* The recorded CPU list block_size_with gives the next context (NULL: none). */
+static const char *online;
+
 static int64_t block_size_with(void **state, double slope, const char *loadavg, char *why,
                                size_t cap)
 {
@@ -316,6 +319,7 @@ static int64_t block_size_with(void **state, double slope, const char *loadavg, 
     fake_cl.enabled = 0;
     fake_gpu.slope = slope;
     fake_loadavg = loadavg;
+    fake_online = online;
     gpuopt_context *ctx = context();
     gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
     gpuopt_knob k = knob(p, "launch.block_size");
@@ -440,6 +444,25 @@ static void a_busy_machine_keeps_tier_1s_size_and_says_so(void **state)
     assert_int_equal(block_size_with(state, 0.50, BUSY, why, sizeof why), 512);
     assert_true(strncmp(why, "measured: ", 10) == 0);
     assert_non_null(strstr(why, "lower confidence"));
+}
+
+/* The load counts against the recorded tree's CPUs, not the machine that
+ * runs the tests: a load of 40 on a recorded 64-CPU machine is not busy,
+ * and a 10% gain wins there as on an idle one. */
+static void the_load_counts_against_the_recorded_trees_cpus(void **state)
+{
+    char why[2048];
+    online = "0-63";
+    assert_int_equal(block_size_with(state, 0.10, "40.00 40.00 40.00 3/100 1", why, sizeof why),
+                     512);
+    assert_true(strncmp(why, "measured: ", 10) == 0);
+    assert_non_null(strstr(why, "load 40.0 on 64 CPUs"));
+    assert_null(strstr(why, "busy"));
+    online = "0-3";
+    assert_int_equal(block_size_with(state, 0.10, "40.00 40.00 40.00 3/100 1", why, sizeof why),
+                     256);
+    assert_non_null(strstr(why, "load 40.0 on 4 CPUs"));
+    online = NULL;
 }
 
 /* launch.block_size's reason when every size runs alike but one run in
@@ -619,6 +642,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(stored_knobs_outside_their_domain_are_measured_again, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(lucky_runs_without_a_faster_median_keep_tier_1s_size, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(the_load_counts_against_the_recorded_trees_cpus, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_gain_under_the_switch_floor_keeps_tier_1s_size, setup,
                                         teardown),
