@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "gpuopt/tune.h"
 #include "util/detail.h"
 
 GPUOPT_API const char *gpuopt_version(void)
@@ -51,30 +52,30 @@ GPUOPT_API void gpuopt_free(void *ptr)
     free(ptr);
 }
 
-GPUOPT_API size_t gpuopt_options_size(void)
-{
-    return sizeof(gpuopt_options);
-}
-
-GPUOPT_API size_t gpuopt_backend_info_size(void)
-{
-    return sizeof(gpuopt_backend_info);
-}
-
-GPUOPT_API size_t gpuopt_device_info_size(void)
-{
-    return sizeof(gpuopt_device_info);
-}
-
-GPUOPT_API size_t gpuopt_knob_size(void)
-{
-    return sizeof(gpuopt_knob);
-}
-
-GPUOPT_API size_t gpuopt_workload_size(void)
-{
-    return sizeof(gpuopt_workload);
-}
+/* The struct-size queries, one per public struct that carries a
+ * struct_size, for bindings that cannot take sizeof. */
+#define SIZE_QUERY(type)                                                                           \
+    GPUOPT_API size_t type##_size(void)                                                            \
+    {                                                                                              \
+        return sizeof(type);                                                                       \
+    }
+SIZE_QUERY(gpuopt_options)
+SIZE_QUERY(gpuopt_backend_info)
+SIZE_QUERY(gpuopt_device_info)
+SIZE_QUERY(gpuopt_knob)
+SIZE_QUERY(gpuopt_workload)
+SIZE_QUERY(gpuopt_memory_info)
+SIZE_QUERY(gpuopt_memory_stats)
+SIZE_QUERY(gpuopt_memory_advice)
+SIZE_QUERY(gpuopt_profiler_options)
+SIZE_QUERY(gpuopt_kernel_desc)
+SIZE_QUERY(gpuopt_buffer_desc)
+SIZE_QUERY(gpuopt_scalar_desc)
+SIZE_QUERY(gpuopt_reference_desc)
+SIZE_QUERY(gpuopt_callback_desc)
+SIZE_QUERY(gpuopt_tuner_settings)
+SIZE_QUERY(gpuopt_candidate)
+#undef SIZE_QUERY
 
 GPUOPT_API void gpuopt_workload_init(gpuopt_workload *workload)
 {

@@ -120,11 +120,7 @@ GPUOPT_API gpuopt_status gpuopt_plan_apply(const gpuopt_plan *plan, uint32_t fla
 
 GPUOPT_API gpuopt_status gpuopt_plan_to_build_options(const gpuopt_plan *plan, char **options)
 {
-    gpo_detail_clear();
-    if (options)
-        *options = NULL;
-    if (!plan || !options)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "options" : "plan");
+    GPO_ENTRY_OUT("", plan, "plan", options, NULL);
     const char *v = gpo_knob_get_text(plan, "opencl.build_options");
     *options = gpo_strdup(v ? v : "");
     if (!*options)

@@ -356,8 +356,4 @@ typedef struct gpo_backend {
 extern const gpo_backend *const gpo_backends[];
 extern const size_t gpo_n_backends;
 
-/* The catalogue entry of `name` in the core's or any compiled-in backend's
- * catalogue, or NULL (tests; the core asks gpo_knob_find with its list). */
-const gpo_knob_def *gpo_knob_def_find(const char *name);
-
 #endif

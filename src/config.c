@@ -107,20 +107,7 @@ static void pend_flush(pending *p, const gpo_logger *log, int32_t level)
 
 /* ---- parsers shared by the layers ---------------------------------------- */
 
-int gpo_config_parse_level(const char *s, int32_t *out, char *why, size_t cap)
-{
-    int64_t v;
-    if (gpo_parse_i64(s, 0, GPUOPT_LEVEL_MAX, &v)) {
-        gpo_snprintf(why, cap,
-                     "accepted: 0 (safe defaults), 1 (from detected hardware), "
-                     "2 (measured on the device)");
-        return -1;
-    }
-    *out = (int32_t)v;
-    return 0;
-}
-
-int gpo_config_parse_log_level(const char *s, int32_t *out, char *why, size_t cap)
+static int parse_log_level(const char *s, int32_t *out, char *why, size_t cap)
 {
     static const struct {
         const char *word;
@@ -214,12 +201,19 @@ static int set_field(gpo_config *cfg, field f, const char *v, gpo_origin origin,
         cfg->device_origin = origin;
         return 0;
     }
-    case F_LEVEL:
-        if (gpo_config_parse_level(v, &cfg->level, why, cap))
+    case F_LEVEL: {
+        int64_t level;
+        if (gpo_parse_i64(v, 0, GPUOPT_LEVEL_MAX, &level)) {
+            gpo_snprintf(why, cap,
+                         "accepted: 0 (safe defaults), 1 (from detected hardware), "
+                         "2 (measured on the device)");
             return -1;
+        }
+        cfg->level = (int32_t)level;
         cfg->level_origin = origin;
         return 0;
-    case F_LOG: return gpo_config_parse_log_level(v, &cfg->log_level, why, cap);
+    }
+    case F_LOG: return parse_log_level(v, &cfg->log_level, why, cap);
     case F_SYSFS_ROOT:
         if (strlen(v) >= sizeof cfg->fs.root) {
             gpo_snprintf(why, cap, "accepted: a directory path shorter than %zu bytes",
@@ -785,18 +779,13 @@ static void privileged_note(const gpo_config *cfg, int use_env, pending *warn, p
     gpo_sbuf_free(&b);
 }
 
-int gpo_config_privileged(void)
+gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log,
+                              const struct gpo_backend *const *list, size_t nlist)
 {
     /* AT_SECURE is what glibc's secure_getenv and ld.so go by: set when the
      * real and effective user or group differ, or the file carried
      * capabilities (getauxval(3), ld.so(8) "Secure-execution mode"). */
-    return getauxval(AT_SECURE) != 0;
-}
-
-gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log,
-                              const struct gpo_backend *const *list, size_t nlist)
-{
-    return gpo_config_load_as(cfg, opts, log, list, nlist, gpo_config_privileged());
+    return gpo_config_load_as(cfg, opts, log, list, nlist, getauxval(AT_SECURE) != 0);
 }
 
 gpuopt_status gpo_config_load_as(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log,

@@ -91,7 +91,7 @@ gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const
                               const struct gpo_backend *const *list, size_t nlist);
 
 /* gpo_config_load with the process's privilege given: 1 as in a set-user-ID
- * program (tests; gpo_config_load asks gpo_config_privileged). A privileged
+ * program (tests; gpo_config_load asks getauxval(AT_SECURE)). A privileged
  * configuration takes no path from the environment or a config file (the
  * config file is read only when gpuopt_options names it, and its
  * "libraries", "cache_dir" and "sysfs_root" are ignored), has no cache
@@ -100,10 +100,6 @@ gpuopt_status gpo_config_load(gpo_config *cfg, const gpuopt_options *opts, const
 gpuopt_status gpo_config_load_as(gpo_config *cfg, const gpuopt_options *opts, const gpo_logger *log,
                                  const struct gpo_backend *const *list, size_t nlist,
                                  int privileged);
-
-/* 1 in glibc's secure-execution mode (getauxval(AT_SECURE)): set-user-ID,
- * set-group-ID, or file capabilities. */
-int gpo_config_privileged(void);
 
 /* Why a configuration has no cache directory, for messages. */
 #define GPO_NO_CACHE_DIR                                                                           \
@@ -128,10 +124,5 @@ gpuopt_status gpo_config_set_library(gpo_config *cfg, const char *key, const cha
  * and source. */
 gpuopt_status gpo_config_set_knob(gpo_config *cfg, const char *name, const char *value,
                                   int32_t source, const char *origin_text);
-
-/* Parsers shared by env, file and options; each returns 0 or -1 and, on -1,
- * writes what is accepted into `why`. */
-int gpo_config_parse_level(const char *s, int32_t *out, char *why, size_t cap);
-int gpo_config_parse_log_level(const char *s, int32_t *out, char *why, size_t cap);
 
 #endif

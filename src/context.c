@@ -78,11 +78,7 @@ gpuopt_status gpo_context_create_with(const gpuopt_options *options, const gpo_b
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "%zu backends: at most %d are supported", n,
                         GPO_MAX_BACKENDS);
     if (options) {
-        if (options->struct_size < first_options_size)
-            return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
-                            "gpuopt_options.struct_size is %zu; set it to "
-                            "sizeof(gpuopt_options) (%zu in this library)",
-                            options->struct_size, sizeof(gpuopt_options));
+        GPO_CHECK_STRUCT_SIZE(NULL, gpuopt_options, options->struct_size, first_options_size);
         /* Read only what the caller's layout has; newer fields stay zero. */
         memset(&opts, 0, sizeof opts);
         memcpy(&opts, options,
@@ -353,11 +349,7 @@ gpuopt_status gpo_ctx_probe_all(struct gpuopt_context *ctx)
 
 GPUOPT_API gpuopt_status gpuopt_backend_count(gpuopt_context *ctx, int32_t *count)
 {
-    gpo_detail_clear();
-    if (count)
-        *count = 0;
-    if (!ctx || !count)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "count" : "ctx");
+    GPO_ENTRY_OUT("", ctx, "ctx", count, 0);
     *count = (int32_t)ctx->n_backends;
     return GPUOPT_OK;
 }
@@ -374,11 +366,7 @@ GPUOPT_API gpuopt_status gpuopt_backend_at(gpuopt_context *ctx, int32_t index,
     gpo_detail_clear();
     if (!info)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "info is NULL");
-    if (info->struct_size < first_backend_info_size)
-        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
-                        "gpuopt_backend_info.struct_size is %zu; set it to "
-                        "sizeof(gpuopt_backend_info) (%zu in this library)",
-                        info->struct_size, sizeof(gpuopt_backend_info));
+    GPO_CHECK_STRUCT_SIZE(NULL, gpuopt_backend_info, info->struct_size, first_backend_info_size);
     gpuopt_backend_info out;
     memset(&out, 0, sizeof out);
     out.struct_size = info->struct_size;
@@ -410,11 +398,7 @@ GPUOPT_API gpuopt_status gpuopt_backend_at(gpuopt_context *ctx, int32_t index,
 
 GPUOPT_API gpuopt_status gpuopt_device_count(gpuopt_context *ctx, int32_t *count)
 {
-    gpo_detail_clear();
-    if (count)
-        *count = 0;
-    if (!ctx || !count)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "count" : "ctx");
+    GPO_ENTRY_OUT("", ctx, "ctx", count, 0);
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_probe_all(ctx);
     *count = st ? 0 : (int32_t)ctx->devices.n;
@@ -425,11 +409,7 @@ GPUOPT_API gpuopt_status gpuopt_device_count(gpuopt_context *ctx, int32_t *count
 GPUOPT_API gpuopt_status gpuopt_device_at(gpuopt_context *ctx, int32_t index,
                                           gpuopt_device **device)
 {
-    gpo_detail_clear();
-    if (device)
-        *device = NULL;
-    if (!ctx || !device)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "device" : "ctx");
+    GPO_ENTRY_OUT("", ctx, "ctx", device, NULL);
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_probe_all(ctx);
     if (st == GPUOPT_OK) {
@@ -455,25 +435,17 @@ GPUOPT_API gpuopt_status gpuopt_device_get_info(const gpuopt_device *device,
     gpo_detail_clear();
     if (!info)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "info is NULL");
-    if (info->struct_size < first_device_info_size)
-        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
-                        "gpuopt_device_info.struct_size is %zu; set it to "
-                        "sizeof(gpuopt_device_info) (%zu in this library)",
-                        info->struct_size, sizeof(gpuopt_device_info));
-    size_t n = info->struct_size < sizeof device->info ? info->struct_size : sizeof device->info;
-    if (!device) {
-        size_t keep = info->struct_size;
-        memset(info, 0, n);
-        info->struct_size = keep;
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "device is NULL");
-    }
-    struct gpuopt_context *ctx = device->ctx;
+    GPO_CHECK_STRUCT_SIZE(NULL, gpuopt_device_info, info->struct_size, first_device_info_size);
+    size_t keep = info->struct_size, n = keep < sizeof device->info ? keep : sizeof device->info;
+    struct gpuopt_context *ctx = device ? device->ctx : NULL;
     if (ctx)
         gpo_ctx_lock(ctx);
-    size_t keep = info->struct_size;
-    memcpy(info, &device->info, n);
+    if (device)
+        memcpy(info, &device->info, n);
+    else
+        memset(info, 0, n);
     info->struct_size = keep;
     if (ctx)
         gpo_ctx_unlock(ctx);
-    return GPUOPT_OK;
+    return device ? GPUOPT_OK : gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "device is NULL");
 }

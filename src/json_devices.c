@@ -3,7 +3,6 @@
  * public format (docs/json.md): add keys, never rename them. */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "context.h"
 #include "memory/live.h"
@@ -119,27 +118,9 @@ static void device_json(gpo_json *b, cJSON *o, const gpuopt_device *d, int selec
         gpo_json_add(b, o, "details", b->failed ? NULL : cJSON_Duplicate(d->details, 1));
 }
 
-cJSON *gpo_device_json(const gpuopt_device *d, int selected)
-{
-    gpo_json b = {0};
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
-    device_json(&b, o, d, selected);
-    if (b.failed) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
-}
-
 GPUOPT_API gpuopt_status gpuopt_context_to_json(gpuopt_context *ctx, char **json)
 {
-    gpo_detail_clear();
-    if (json)
-        *json = NULL;
-    if (!ctx || !json)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "json" : "ctx");
+    GPO_ENTRY_OUT("", ctx, "ctx", json, NULL);
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_probe_all(ctx);
     if (st) {

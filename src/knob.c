@@ -4,7 +4,6 @@
 
 #include <assert.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"

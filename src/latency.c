@@ -5,7 +5,6 @@
 #include "latency.h"
 
 #include <inttypes.h>
-#include <string.h>
 
 #include "backend.h"
 #include "util/strutil.h"

@@ -150,15 +150,9 @@ static gpuopt_status knob_put(struct gpuopt_plan *p, const char *name, int32_t t
     }
     gpo_knob *k = gpo_plan_find(p, name);
     if (!k) {
-        if (p->n_knobs == p->cap_knobs) {
-            size_t cap = p->cap_knobs ? p->cap_knobs * 2 : 16;
-            gpo_knob *grown = realloc(p->knobs, cap * sizeof *grown);
-            if (!grown) {
-                st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory setting knob %s", name);
-                goto out;
-            }
-            p->knobs = grown;
-            p->cap_knobs = cap;
+        if (gpo_grow(&p->knobs, sizeof *p->knobs, p->n_knobs, &p->cap_knobs, 16)) {
+            st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory setting knob %s", name);
+            goto out;
         }
         k = &p->knobs[p->n_knobs];
         memset(k, 0, sizeof *k);
@@ -269,14 +263,8 @@ gpuopt_status gpo_plan_warn(struct gpuopt_plan *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    if (p->n_warnings == p->cap_warnings) {
-        size_t cap = p->cap_warnings ? p->cap_warnings * 2 : 4;
-        char **grown = realloc(p->warnings, cap * sizeof *grown);
-        if (!grown)
-            return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
-        p->warnings = grown;
-        p->cap_warnings = cap;
-    }
+    if (gpo_grow(&p->warnings, sizeof *p->warnings, p->n_warnings, &p->cap_warnings, 4))
+        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
     char *w = gpo_strdup(buf);
     if (!w)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");

@@ -1,7 +1,6 @@
 /* Reading a plan: the public accessors and the plan's exports (JSON, shell
  * export lines). A plan is immutable once built, so none of these lock. */
 #include <cjson/cJSON.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "context.h"
@@ -41,22 +40,14 @@ GPUOPT_API gpuopt_status gpuopt_plan_level(const gpuopt_plan *plan, int32_t *req
 
 GPUOPT_API gpuopt_status gpuopt_plan_device(const gpuopt_plan *plan, gpuopt_device **device)
 {
-    gpo_detail_clear();
-    if (device)
-        *device = NULL;
-    if (!plan || !device)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "device" : "plan");
+    GPO_ENTRY_OUT("", plan, "plan", device, NULL);
     *device = plan->device;
     return GPUOPT_OK;
 }
 
 GPUOPT_API gpuopt_status gpuopt_plan_knob_count(const gpuopt_plan *plan, int32_t *count)
 {
-    gpo_detail_clear();
-    if (count)
-        *count = 0;
-    if (!plan || !count)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "count" : "plan");
+    GPO_ENTRY_OUT("", plan, "plan", count, 0);
     *count = (int32_t)plan->n_knobs;
     return GPUOPT_OK;
 }
@@ -65,26 +56,20 @@ GPUOPT_API gpuopt_status gpuopt_plan_knob_count(const gpuopt_plan *plan, int32_t
  * (a failed call leaves no output: gpuopt.h). */
 static gpuopt_status fill_knob(const gpo_knob *k, gpuopt_knob *out)
 {
-    if (out->struct_size < first_knob_size)
-        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
-                        "gpuopt_knob.struct_size is %zu; set it to sizeof(gpuopt_knob) (%zu in "
-                        "this library)",
-                        out->struct_size, sizeof(gpuopt_knob));
+    GPO_CHECK_STRUCT_SIZE(NULL, gpuopt_knob, out->struct_size, first_knob_size);
     gpuopt_knob v;
     memset(&v, 0, sizeof v);
     v.struct_size = out->struct_size;
-    if (!k) {
-        memcpy(out, &v, out->struct_size < sizeof v ? out->struct_size : sizeof v);
-        return GPUOPT_OK;
+    if (k) {
+        v.name = k->name;
+        v.type = k->type;
+        v.tier = k->tier;
+        v.source = k->source;
+        v.int_value = k->type == GPUOPT_KNOB_STRING ? 0 : k->ival;
+        v.value = k->text;
+        v.env = k->env;
+        v.reason = k->reason;
     }
-    v.name = k->name;
-    v.type = k->type;
-    v.tier = k->tier;
-    v.source = k->source;
-    v.int_value = k->type == GPUOPT_KNOB_STRING ? 0 : k->ival;
-    v.value = k->text;
-    v.env = k->env;
-    v.reason = k->reason;
     memcpy(out, &v, out->struct_size < sizeof v ? out->struct_size : sizeof v);
     return GPUOPT_OK;
 }
@@ -126,11 +111,7 @@ GPUOPT_API gpuopt_status gpuopt_plan_knob_find(const gpuopt_plan *plan, const ch
 
 GPUOPT_API gpuopt_status gpuopt_plan_warning_count(const gpuopt_plan *plan, int32_t *count)
 {
-    gpo_detail_clear();
-    if (count)
-        *count = 0;
-    if (!plan || !count)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "count" : "plan");
+    GPO_ENTRY_OUT("", plan, "plan", count, 0);
     *count = (int32_t)plan->n_warnings;
     return GPUOPT_OK;
 }
@@ -138,11 +119,7 @@ GPUOPT_API gpuopt_status gpuopt_plan_warning_count(const gpuopt_plan *plan, int3
 GPUOPT_API gpuopt_status gpuopt_plan_warning_at(const gpuopt_plan *plan, int32_t index,
                                                 const char **text)
 {
-    gpo_detail_clear();
-    if (text)
-        *text = NULL;
-    if (!plan || !text)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "text" : "plan");
+    GPO_ENTRY_OUT("", plan, "plan", text, NULL);
     if (index < 0 || (size_t)index >= plan->n_warnings)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "warning index %d: the plan has %zu warnings",
                         (int)index, plan->n_warnings);
@@ -182,11 +159,7 @@ static void knob_json(gpo_json *b, cJSON *o, const gpo_knob *k)
 
 GPUOPT_API gpuopt_status gpuopt_plan_to_json(const gpuopt_plan *plan, char **json)
 {
-    gpo_detail_clear();
-    if (json)
-        *json = NULL;
-    if (!plan || !json)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "json" : "plan");
+    GPO_ENTRY_OUT("", plan, "plan", json, NULL);
     gpo_json b = {0};
     cJSON *root = cJSON_CreateObject();
     gpo_json_num(&b, root, "level_requested", plan->level_requested);
@@ -224,11 +197,7 @@ static void shell_word(gpo_sbuf *b, const char *s)
 
 GPUOPT_API gpuopt_status gpuopt_plan_to_env(const gpuopt_plan *plan, char **text)
 {
-    gpo_detail_clear();
-    if (text)
-        *text = NULL;
-    if (!plan || !text)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "text" : "plan");
+    GPO_ENTRY_OUT("", plan, "plan", text, NULL);
     gpo_sbuf b;
     gpo_sbuf_init(&b);
     gpo_sbuf_append(&b, "");

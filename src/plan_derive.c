@@ -197,8 +197,7 @@ static gpuopt_status derive_one(struct gpuopt_plan *p, const gpo_derive_env *bas
             def->inputs[n_in], k != NULL,       k && gpo_knob_source_is_user(k->source),
             k ? k->tier : -1,  k ? k->ival : 0, k ? k->text : NULL};
     }
-    gpo_derivation out;
-    memset(&out, 0, sizeof out);
+    gpo_derivation out = {0};
     gpo_derive_env env = *base;
     env.state = d->state;
     gpuopt_status st = def->derive(in, &env, &out);
@@ -238,8 +237,7 @@ gpuopt_status gpo_plan_derive(struct gpuopt_plan *p)
                     &n);
     }
     char reduced_why[256];
-    gpo_derive_env env;
-    memset(&env, 0, sizeof env);
+    gpo_derive_env env = {0};
     env.plan = p;
     env.dev = p->device;
     env.workload = gpo_plan_workload(p);

@@ -28,11 +28,6 @@ const gpo_backend *const gpo_backends[] = {
 
 const size_t gpo_n_backends = sizeof gpo_backends / sizeof gpo_backends[0] - 1;
 
-const gpo_knob_def *gpo_knob_def_find(const char *name)
-{
-    return gpo_knob_find(gpo_backends, gpo_n_backends, name);
-}
-
 GPUOPT_API gpuopt_status gpuopt_context_create(const gpuopt_options *options, gpuopt_context **out)
 {
     gpo_detail_clear();

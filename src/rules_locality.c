@@ -7,14 +7,12 @@
  * optimization guide, "NUMA"); the facts are the kernel's (src/locality.c).
  * The thread count and OpenMP places that follow are derived after the
  * user's overrides (cpu.affinity_threads, cpu.affinity_places). */
-#include <stdlib.h>
 
 #include "context.h"
 #include "device.h"
 #include "rules.h"
 #include "rules_core.h"
 #include "util/cpuset.h"
-#include "util/strutil.h"
 
 gpuopt_status gpo_rules_locality(struct gpuopt_plan *p, int tier)
 {

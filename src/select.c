@@ -11,7 +11,6 @@
  * costs microseconds, the first clGetPlatformIDs 16-25 ms on PoCL. */
 #include "select.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "context.h"
@@ -183,7 +182,7 @@ static int compare(const rank_rule *r, const keys *a, const keys *b, criterion *
 
 /* ---- usability and probing -------------------------------------------------- */
 
-int gpo_device_is_native_discrete_gpu(const gpuopt_device *dev)
+static int native_discrete_gpu(const gpuopt_device *dev)
 {
     const gpuopt_device_info *i = own(dev);
     return dev->routes[0].backend && dev->routes[0].backend->native_gpu &&
@@ -206,7 +205,7 @@ static int decided(const struct gpuopt_context *ctx, const rank_rule *r)
 {
     for (size_t i = 0; i < ctx->devices.n; i++) {
         const gpuopt_device *d = ctx->devices.items[i];
-        if (!gpo_device_is_native_discrete_gpu(d) || !usable(ctx, d))
+        if (!native_discrete_gpu(d) || !usable(ctx, d))
             continue;
         keys k;
         make_keys(r, d, i, &k);
@@ -536,11 +535,7 @@ void gpo_ctx_explain(struct gpuopt_context *ctx, const gpuopt_device *dev,
 GPUOPT_API gpuopt_status gpuopt_device_select(gpuopt_context *ctx, const char *policy,
                                               gpuopt_device **device)
 {
-    gpo_detail_clear();
-    if (device)
-        *device = NULL;
-    if (!ctx || !device)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "device" : "ctx");
+    GPO_ENTRY_OUT("", ctx, "ctx", device, NULL);
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_select(ctx, policy, device);
     gpo_ctx_unlock(ctx);

@@ -27,10 +27,6 @@ typedef struct gpo_selection {
     char warnings[GPO_MAX_BACKENDS][768];
 } gpo_selection;
 
-/* 1 when the device is a discrete GPU of a native backend, as its own
- * backend saw it. */
-int gpo_device_is_native_discrete_gpu(const gpuopt_device *dev);
-
 /* With the context's lock held: resolves a selector (NULL: the configured
  * one) for `workload` (NULL: none, today's rule), probing only as far as
  * the answer needs: every native GPU backend, then the others only when

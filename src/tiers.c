@@ -400,11 +400,7 @@ GPUOPT_API gpuopt_status gpuopt_plan_create_for(gpuopt_context *ctx, gpuopt_devi
                                                 gpuopt_plan **out)
 {
     gpuopt_workload wl;
-    gpo_detail_clear();
-    if (out)
-        *out = NULL;
-    if (!ctx || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "out" : "ctx");
+    GPO_ENTRY_OUT("", ctx, "ctx", out, NULL);
     if (workload) {
         gpuopt_status wst = check_workload(workload, &wl);
         if (wst)

@@ -48,14 +48,20 @@ int gpo_fit_quantise_bits(uint64_t model, uint64_t item, uint64_t usable)
     return -4;
 }
 
-uint64_t gpo_fit_offload(uint64_t model, int64_t bits, uint64_t item, uint64_t usable)
+/* The part of a model at `bits` (16 and above: as it is) that, with one
+ * item, does not fit in `usable`: what to keep in host memory; 0 when it
+ * fits. */
+static uint64_t fit_offload(uint64_t model, int64_t bits, uint64_t item, uint64_t usable)
 {
     uint64_t need = gpo_fit_quantised(model, bits) + item;
     return need > usable ? need - usable : 0;
 }
 
-uint64_t gpo_fit_batch(uint64_t model, int64_t bits, uint64_t offload, uint64_t item,
-                       uint64_t usable)
+/* The largest batch of `item`-byte items beside the device-resident part
+ * of the model (at `bits`, less `offload` kept in host memory) in
+ * `usable`; 0 when not one item fits. `item` > 0. */
+static uint64_t fit_batch(uint64_t model, int64_t bits, uint64_t offload, uint64_t item,
+                          uint64_t usable)
 {
     uint64_t q = gpo_fit_quantised(model, bits);
     uint64_t resident = q - (offload < q ? offload : q);
@@ -88,7 +94,7 @@ void gpo_fit_advise(const gpo_fit_case *c, gpo_fit_advice *out)
         gpo_sbuf_appendf(&b, "; model %s fits", m);
     }
     int64_t qbits = out->bits ? out->bits : 16;
-    uint64_t offload = gpo_fit_offload(c->model, qbits, c->item, c->usable);
+    uint64_t offload = fit_offload(c->model, qbits, c->item, c->usable);
     if (offload && c->separate) {
         out->offload = offload;
         gpo_format_bytes(offload, off, sizeof off);
@@ -97,7 +103,7 @@ void gpo_fit_advise(const gpo_fit_case *c, gpo_fit_advice *out)
         gpo_sbuf_appendf(&b, "; offloading to host memory does not apply: %s", c->separate_why);
     }
     if (c->item) {
-        out->batch = (int64_t)gpo_fit_batch(c->model, qbits, out->offload, c->item, c->usable);
+        out->batch = (int64_t)fit_batch(c->model, qbits, out->offload, c->item, c->usable);
         gpo_format_bytes(gpo_fit_quantised(c->model, qbits) - out->offload, q, sizeof q);
         if (out->batch)
             gpo_sbuf_appendf(&b, "; batch (usable - %s on the device) / %s per item = %lld items",
@@ -171,7 +177,7 @@ gpuopt_status gpo_derive_offload_bytes(const gpo_knob_input *in, const gpo_deriv
         return GPUOPT_OK;
     int64_t bits = in[0].present ? in[0].ival : 16;
     uint64_t need = gpo_fit_quantised(w->model_bytes, bits) + w->item_bytes;
-    uint64_t offload = gpo_fit_offload(w->model_bytes, bits, w->item_bytes, b.usable);
+    uint64_t offload = fit_offload(w->model_bytes, bits, w->item_bytes, b.usable);
     char mt[96], item[32], needs[32], usable[32], off[32], sep[256], tail[300] = "";
     model_text(w->model_bytes, bits, mt, sizeof mt);
     if (!offload) {
@@ -223,7 +229,7 @@ gpuopt_status gpo_derive_batch_max_size(const gpo_knob_input *in, const gpo_deri
         gpo_format_bytes(off, o, sizeof o);
         gpo_snprintf(offs, sizeof offs, " - %s kept in host memory", o);
     }
-    uint64_t batch = gpo_fit_batch(w->model_bytes, bits, off, w->item_bytes, b.usable);
+    uint64_t batch = fit_batch(w->model_bytes, bits, off, w->item_bytes, b.usable);
     if (!batch) {
         gpo_snprintf(out->how, sizeof out->how,
                      "%s%s and one item of %s do not fit in %s: no batch to size", mt, offs, item,

@@ -42,17 +42,6 @@ uint64_t gpo_fit_quantised(uint64_t model_bytes, int64_t bits);
  * offloading the rest). */
 int gpo_fit_quantise_bits(uint64_t model, uint64_t item, uint64_t usable);
 
-/* The part of a model at `bits` (16 and above: as it is) that, with one
- * item, does not fit in `usable`: what to keep in host memory; 0 when it
- * fits. */
-uint64_t gpo_fit_offload(uint64_t model, int64_t bits, uint64_t item, uint64_t usable);
-
-/* The largest batch of `item`-byte items beside the device-resident part
- * of the model (at `bits`, less `offload` kept in host memory) in
- * `usable`; 0 when not one item fits. `item` > 0. */
-uint64_t gpo_fit_batch(uint64_t model, int64_t bits, uint64_t offload, uint64_t item,
-                       uint64_t usable);
-
 /* What the rules give for one case, in numbers and words. */
 typedef struct gpo_fit_case {
     uint64_t model, item;    /* 0: not described */

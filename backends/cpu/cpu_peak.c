@@ -29,6 +29,13 @@ typedef struct peak_row {
     const char *source;
 } peak_row;
 
+/* Notes shared by the parts of one design. */
+#define ICL_CLIENT "one 512-bit FMA (ports 0+1) or 2 x 256-bit (Intel optimization manual)"
+#define XEON_2FMA "2 x 512-bit FMA, assumed for every SKU (not verified per SKU)"
+#define HYBRID                                                                                     \
+    "hybrid: P-cores 32, E-cores 16; every core counted at the E-core rate (the table cannot "     \
+    "tell cores apart)"
+
 static const peak_row peak_rows[] = {
     /* Intel. Optimization Reference Manual (248966), per generation: two
      * FP pipes, add and multiply, before FMA; two FMA pipes from Haswell. */
@@ -48,32 +55,25 @@ static const peak_row peak_rows[] = {
     /* Client parts with AVX-512 fuse ports 0 and 1 into one 512-bit FMA
      * and have no port-5 FMA: 32 either way (Intel optimization manual,
      * Ice Lake client). */
-    {"cannonlake", 32, "one 512-bit FMA (ports 0+1) or 2 x 256-bit (Intel optimization manual)"},
-    {"icelake-client", 32,
-     "one 512-bit FMA (ports 0+1) or 2 x 256-bit (Intel optimization manual)"},
-    {"tigerlake", 32, "one 512-bit FMA (ports 0+1) or 2 x 256-bit (Intel optimization manual)"},
-    {"rocketlake", 32, "one 512-bit FMA (ports 0+1) or 2 x 256-bit (Intel optimization manual)"},
+    {"cannonlake", 32, ICL_CLIENT},
+    {"icelake-client", 32, ICL_CLIENT},
+    {"tigerlake", 32, ICL_CLIENT},
+    {"rocketlake", 32, ICL_CLIENT},
     /* Xeon Scalable 3rd generation onwards: two 512-bit FMA units assumed
      * on every SKU (not verified per SKU; LLVM 19 models one). */
-    {"icelake-server", 64, "2 x 512-bit FMA, assumed for every SKU (not verified per SKU)"},
-    {"sapphirerapids", 64, "2 x 512-bit FMA, assumed for every SKU (not verified per SKU)"},
-    {"emeraldrapids", 64, "2 x 512-bit FMA, assumed for every SKU (not verified per SKU)"},
-    {"graniterapids", 64, "2 x 512-bit FMA, assumed for every SKU (not verified per SKU)"},
-    {"graniterapids-d", 64, "2 x 512-bit FMA, assumed for every SKU (not verified per SKU)"},
+    {"icelake-server", 64, XEON_2FMA},
+    {"sapphirerapids", 64, XEON_2FMA},
+    {"emeraldrapids", 64, XEON_2FMA},
+    {"graniterapids", 64, XEON_2FMA},
+    {"graniterapids-d", 64, XEON_2FMA},
     {"knl", 64, "2 x 512-bit FMA per core (Xeon Phi x200)"},
     {"knm", 64, "2 x 512-bit FMA per core (Xeon Phi 72x5)"},
     /* Hybrid clients: P-cores 2 x 256-bit FMA, E-cores (Gracemont,
      * Crestmont) 2 x 128-bit. Per-core types are not read here, so every
      * core counts at the E-core rate: the lower bound. */
-    {"alderlake", 16,
-     "hybrid: P-cores 32, E-cores 16; every core counted at the E-core rate (the table cannot "
-     "tell cores apart)"},
-    {"raptorlake", 16,
-     "hybrid: P-cores 32, E-cores 16; every core counted at the E-core rate (the table cannot "
-     "tell cores apart)"},
-    {"meteorlake", 16,
-     "hybrid: P-cores 32, E-cores 16; every core counted at the E-core rate (the table cannot "
-     "tell cores apart)"},
+    {"alderlake", 16, HYBRID},
+    {"raptorlake", 16, HYBRID},
+    {"meteorlake", 16, HYBRID},
     /* AMD. */
     {"znver1", 16,
      "2 x 128-bit FMA, AVX2 split in two (Agner Fog, microarchitecture.pdf; not verified here)"},

@@ -40,31 +40,24 @@ static void check_pci(gpo_dr_run *run, const gpo_cuda_kernel_view *k)
         char what[160];
         gpo_snprintf(what, sizeof what, "%s, NVIDIA %s [10de:%04x]", g->bdf,
                      gpo_dr_pci_class_word(g->pci_class), g->device);
-        if (strcmp(g->driver, "nvidia") == 0) {
+        /* Without a driver link, a module that lists the GPU still owns it
+         * (recorded trees often lack the link). */
+        int listed = 0;
+        for (size_t j = 0; !g->driver[0] && j < k->n_gpus; j++)
+            listed |= strcasecmp(k->bus[j], g->bdf) == 0;
+        if (strcmp(g->driver, "nvidia") == 0 || listed) {
             if (!ok) {
                 ok = gpo_dr_add(r, "cuda", "pci_gpus", GPO_DR_OK);
                 gpo_dr_say(r, ok, "%zu NVIDIA GPU%s on the PCI bus", n, n == 1 ? "" : "s");
             }
-            gpo_dr_evidence(r, ok, "%s: driver nvidia", what);
+            gpo_dr_evidence(r, ok, "%s: %s", what,
+                            listed ? "listed by the nvidia module" : "driver nvidia");
             continue;
         }
         gpo_dr_finding *f;
         char path[64];
         gpo_snprintf(path, sizeof path, "/sys/bus/pci/devices/%s", g->bdf);
         if (!g->driver[0]) {
-            /* Without a driver link, a module that lists the GPU still owns it
-             * (recorded trees often lack the link). */
-            int listed = 0;
-            for (size_t j = 0; j < k->n_gpus; j++)
-                listed |= strcasecmp(k->bus[j], g->bdf) == 0;
-            if (listed) {
-                if (!ok) {
-                    ok = gpo_dr_add(r, "cuda", "pci_gpus", GPO_DR_OK);
-                    gpo_dr_say(r, ok, "%zu NVIDIA GPU%s on the PCI bus", n, n == 1 ? "" : "s");
-                }
-                gpo_dr_evidence(r, ok, "%s: listed by the nvidia module", what);
-                continue;
-            }
             f = gpo_dr_add(r, "cuda", "pci_gpus", GPO_DR_PROBLEM);
             gpo_dr_say(r, f, "NVIDIA GPU %s has no kernel driver bound", g->bdf);
             gpo_dr_evidence(r, f, "%s: no driver link", what);

@@ -18,20 +18,15 @@ static const gpo_dl_sym nvml_syms[] = {
 #undef SYM_ROW_
 };
 
-static const struct {
-    gpo_nvml_return value;
-    const char *name;
-} return_names[] = {
-#define NAME_ROW_(name, value) {value, #name},
-    GPO_NVML_RETURNS(NAME_ROW_)
-#undef NAME_ROW_
-};
-
-const char *gpo_nvml_return_name(gpo_nvml_return r)
+/* "NVML_ERROR_NOT_FOUND" for a known result, else NULL. */
+static const char *return_name(gpo_nvml_return r)
 {
-    for (size_t i = 0; i < sizeof return_names / sizeof return_names[0]; i++)
-        if (return_names[i].value == r)
-            return return_names[i].name;
+    switch ((int)r) {
+#define NAME_CASE_(name, value)                                                                    \
+    case value: return #name;
+        GPO_NVML_RETURNS(NAME_CASE_)
+#undef NAME_CASE_
+    }
     return NULL;
 }
 
@@ -39,7 +34,7 @@ const char *gpo_nvml_return_name(gpo_nvml_return r)
  * has them. */
 static void words(const gpo_nvml *nv, gpo_nvml_return r, char *out, size_t cap)
 {
-    const char *name = gpo_nvml_return_name(r);
+    const char *name = return_name(r);
     const char *text = nv && nv->api.nvmlErrorString ? nv->api.nvmlErrorString(r) : NULL;
     if (name && text)
         gpo_snprintf(out, cap, "%s (%s)", name, text);

@@ -17,20 +17,14 @@ const gpo_dl_sym gpo_nvrtc_syms[] = {
 };
 const size_t gpo_nvrtc_n_syms = sizeof gpo_nvrtc_syms / sizeof gpo_nvrtc_syms[0];
 
-static const struct {
-    gpo_nvrtc_result value;
-    const char *name;
-} result_names[] = {
-#define NAME_ROW_(name, value) {value, #name},
-    GPO_NVRTC_RESULTS(NAME_ROW_)
-#undef NAME_ROW_
-};
-
 const char *gpo_nvrtc_result_name(gpo_nvrtc_result r)
 {
-    for (size_t i = 0; i < sizeof result_names / sizeof result_names[0]; i++)
-        if (result_names[i].value == r)
-            return result_names[i].name;
+    switch ((int)r) {
+#define NAME_CASE_(name, value)                                                                    \
+    case value: return #name;
+        GPO_NVRTC_RESULTS(NAME_CASE_)
+#undef NAME_CASE_
+    }
     return NULL;
 }
 

@@ -91,7 +91,4 @@ typedef struct gpo_nvml_api {
     GPO_NVML_API(GPO_NVML_FIELD_)
 } gpo_nvml_api;
 
-/* "NVML_ERROR_NOT_FOUND" for a known result, else NULL (cuda_nvml.c). */
-const char *gpo_nvml_return_name(gpo_nvml_return r);
-
 #endif

@@ -278,6 +278,20 @@ static void j_bool(jw *w, const char *k, int v)
         w->failed = 1;
 }
 
+/* n sizes as a JSON array of numbers; none: no member. */
+static void j_sizes(jw *w, const char *k, const size_t *v, size_t n)
+{
+    cJSON *a = n ? cJSON_AddArrayToObject(w->obj, k) : NULL;
+    for (size_t i = 0; a && i < n; i++) {
+        cJSON *num = cJSON_CreateNumber((double)v[i]);
+        if (!num || !cJSON_AddItemToArray(a, num)) {
+            cJSON_Delete(num);
+            w->failed = 1;
+        }
+    }
+    w->failed |= n && !a;
+}
+
 /* A space-separated list as a JSON array of strings. */
 static void j_words(jw *w, const char *k, const char *list)
 {
@@ -339,33 +353,13 @@ static gpuopt_status fill_details(gpuopt_device *dev, const ocl_dev_priv *p)
     j_int(&w, "global_mem_cacheline_bytes", f->cacheline);
     j_num(&w, "max_constant_buffer_bytes", (double)f->const_buf);
     j_int(&w, "max_work_group_size", f->max_wg);
-    if (f->max_dims) {
-        cJSON *a = cJSON_AddArrayToObject(w.obj, "max_work_item_sizes");
-        for (cl_uint i = 0; a && i < f->max_dims && i < 3; i++) {
-            cJSON *n = cJSON_CreateNumber((double)f->max_items[i]);
-            if (!n || !cJSON_AddItemToArray(a, n)) {
-                cJSON_Delete(n);
-                w.failed = 1;
-            }
-        }
-        w.failed |= a == NULL;
-    }
+    j_sizes(&w, "max_work_item_sizes", f->max_items, f->max_dims < 3 ? f->max_dims : 3);
     j_int(&w, "preferred_work_group_size_multiple", f->pref_multiple);
     if (f->pref_source == OCL_PREF_DEVICE)
         j_str(&w, "preferred_multiple_source", "CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE");
     else if (f->pref_source == OCL_PREF_KERNEL)
         j_str(&w, "preferred_multiple_source", "CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE");
-    if (f->n_sub_group_sizes) {
-        cJSON *a = cJSON_AddArrayToObject(w.obj, "sub_group_sizes");
-        for (size_t i = 0; a && i < f->n_sub_group_sizes; i++) {
-            cJSON *n = cJSON_CreateNumber((double)f->sub_group_sizes[i]);
-            if (!n || !cJSON_AddItemToArray(a, n)) {
-                cJSON_Delete(n);
-                w.failed = 1;
-            }
-        }
-        w.failed |= a == NULL;
-    }
+    j_sizes(&w, "sub_group_sizes", f->sub_group_sizes, f->n_sub_group_sizes);
     j_int(&w, "max_num_sub_groups", f->max_sub_groups);
     j_int(&w, "native_vector_width_float", f->native_vec_float);
     j_int(&w, "profiling_timer_resolution_ns", f->profiling_resolution_ns);

@@ -4,7 +4,6 @@
  * it, so a long listing never blocks discovery or planning. */
 #include <assert.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cache/cache.h"
 #include "cache/dir.h"
@@ -45,11 +44,7 @@ gpuopt_status gpo_cache_open_device(struct gpuopt_context *ctx, const gpuopt_dev
 
 GPUOPT_API gpuopt_status gpuopt_cache_path(gpuopt_context *ctx, char **path)
 {
-    gpo_detail_clear();
-    if (path)
-        *path = NULL;
-    if (!ctx || !path)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "path" : "ctx");
+    GPO_ENTRY_OUT("", ctx, "ctx", path, NULL);
     char dir[GPO_PATH_MAX];
     gpuopt_status st = snapshot(ctx, dir, sizeof dir, NULL);
     if (st)
@@ -65,11 +60,7 @@ typedef gpuopt_status (*dir_fn)(const char *dir, cJSON **out);
 
 static gpuopt_status dir_json(gpuopt_context *ctx, char **json, dir_fn fn)
 {
-    gpo_detail_clear();
-    if (json)
-        *json = NULL;
-    if (!ctx || !json)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "json" : "ctx");
+    GPO_ENTRY_OUT("", ctx, "ctx", json, NULL);
     char dir[GPO_PATH_MAX];
     gpuopt_status st = snapshot(ctx, dir, sizeof dir, NULL);
     if (st)
@@ -121,11 +112,7 @@ GPUOPT_API gpuopt_status gpuopt_cache_clear(gpuopt_context *ctx, gpuopt_device *
 GPUOPT_API gpuopt_status gpuopt_cache_export(gpuopt_context *ctx, gpuopt_device *device,
                                              char **text)
 {
-    gpo_detail_clear();
-    if (text)
-        *text = NULL;
-    if (!ctx || !text)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", ctx ? "text" : "ctx");
+    GPO_ENTRY_OUT("", ctx, "ctx", text, NULL);
     if (device && device->ctx != ctx)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "the device belongs to another context than the one given");

@@ -347,14 +347,8 @@ static void note_use(gpo_cache *c, uint64_t hash, int64_t when)
             c->uses[i].when = when;
             return;
         }
-    if (c->n_uses == c->cap_uses) {
-        size_t cap = c->cap_uses ? c->cap_uses * 2 : 8;
-        noted_use *u = realloc(c->uses, cap * sizeof *u);
-        if (!u)
-            return;
-        c->uses = u;
-        c->cap_uses = cap;
-    }
+    if (gpo_grow(&c->uses, sizeof *c->uses, c->n_uses, &c->cap_uses, 8))
+        return;
     c->uses[c->n_uses++] = (noted_use){hash, when};
 }
 

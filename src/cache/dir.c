@@ -86,16 +86,8 @@ static gpuopt_status list_dir(const char *dir, int *dirfd, char ***names, size_t
     while (!st && (e = readdir(d))) {
         if (classify(e->d_name, base, sizeof base) == K_NONE)
             continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **v = realloc(*names, cap * sizeof *v);
-            if (!v) {
-                st = GPUOPT_ERR_NO_MEMORY;
-                break;
-            }
-            *names = v;
-        }
-        if (!((*names)[*n] = gpo_strdup(e->d_name)))
+        if (gpo_grow(names, sizeof **names, *n, &cap, 16) ||
+            !((*names)[*n] = gpo_strdup(e->d_name)))
             st = GPUOPT_ERR_NO_MEMORY;
         else
             (*n)++;

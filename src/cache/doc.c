@@ -40,14 +40,8 @@ void gpo_cache_doc_free(gpo_cache_doc *d)
 
 const char *gpo_cache_doc_status_name(int status)
 {
-    switch (status) {
-    case GPO_DOC_OK: return "ok";
-    case GPO_DOC_EMPTY: return "empty";
-    case GPO_DOC_CORRUPT: return "corrupt";
-    case GPO_DOC_NEWER: return "newer-schema";
-    case GPO_DOC_OLDER: return "older-schema";
-    default: return "unknown";
-    }
+    static const char *const words[] = {"ok", "empty", "corrupt", "newer-schema", "older-schema"};
+    return status >= GPO_DOC_OK && status <= GPO_DOC_OLDER ? words[status] : "unknown";
 }
 
 gpo_cache_item *gpo_cache_doc_find(gpo_cache_doc *d, uint64_t hash)
@@ -68,14 +62,8 @@ gpo_cache_item *gpo_cache_doc_find(gpo_cache_doc *d, uint64_t hash)
 /* A new empty item of `hash` (absent), in order; NULL without memory. */
 static gpo_cache_item *insert(gpo_cache_doc *d, uint64_t hash)
 {
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 16;
-        gpo_cache_item *items = realloc(d->items, cap * sizeof *items);
-        if (!items)
-            return NULL;
-        d->items = items;
-        d->cap = cap;
-    }
+    if (gpo_grow(&d->items, sizeof *d->items, d->n, &d->cap, 16))
+        return NULL;
     size_t at = d->n;
     while (at > 0 && d->items[at - 1].hash > hash) /* files come sorted: no move */
         at--;
@@ -616,17 +604,14 @@ char *gpo_cache_doc_print(gpo_cache_doc *d, const gpo_cache_device *dev, int64_t
             }
     gpo_sbuf b;
     gpo_sbuf_init(&b);
-    gpo_sbuf_append(&b, header);
-    gpo_sbuf_append(&b, "\n");
+    gpo_sbuf_appendf(&b, "%s\n", header);
     free(header);
     size_t kept = 0;
     for (size_t i = 0; i < d->n; i++) {
         gpo_cache_item *it = &d->items[i];
         for (int w = 0; w < 2; w++)
-            if (it->text[w]) {
-                gpo_sbuf_append(&b, it->text[w]);
-                gpo_sbuf_append(&b, "\n");
-            }
+            if (it->text[w])
+                gpo_sbuf_appendf(&b, "%s\n", it->text[w]);
         if (it->text[0] || it->text[1] || it->record || it->open)
             d->items[kept++] = *it;
         else

@@ -2,6 +2,7 @@
  * canonical hard-key text and its hash, soft-field comparison, and the
  * checks on what callers ask to store. */
 #include <assert.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,45 +137,25 @@ int gpo_cache_is_file_name(const char *name)
 
 void gpo_cache_hex16(uint64_t value, char out[17])
 {
-    static const char digits[] = "0123456789abcdef";
-    for (int i = 15; i >= 0; i--) {
-        out[i] = digits[value & 15];
-        value >>= 4;
-    }
-    out[16] = '\0';
+    snprintf(out, 17, "%016" PRIx64, value);
 }
 
 int gpo_cache_parse16(const char *hex, uint64_t *value)
 {
-    if (!hex || !value)
+    /* Lower case only: one key, one spelling. */
+    if (!hex || !value || strlen(hex) != 16 || strspn(hex, "0123456789abcdef") != 16)
         return -1;
-    uint64_t v = 0;
-    for (int i = 0; i < 16; i++) {
-        char c = hex[i];
-        unsigned d;
-        if (c >= '0' && c <= '9')
-            d = (unsigned)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            d = (unsigned)(c - 'a' + 10);
-        else
-            return -1; /* lower case only: one key, one spelling */
-        v = v << 4 | d;
-    }
-    if (hex[16] != '\0')
-        return -1;
-    *value = v;
+    *value = strtoull(hex, NULL, 16);
     return 0;
 }
 
 const char *gpo_cache_soft_name(uint32_t bit)
 {
-    switch (bit) {
-    case GPO_SOFT_DRIVER: return "driver";
-    case GPO_SOFT_COMPILER: return "compiler";
-    case GPO_SOFT_LIBRARY: return "library";
-    case GPO_SOFT_DEVICE_NAME: return "device_name";
-    default: return NULL;
-    }
+    static const char *const names[] = {"driver", "compiler", "library", "device_name"};
+    for (int i = 0; i < 4; i++) /* GPO_SOFT_DRIVER is 1 << 0, and on in order */
+        if (bit == 1u << i)
+            return names[i];
+    return NULL;
 }
 
 void gpo_cache_soft_words(uint32_t changed, char *out, size_t cap)
@@ -187,19 +168,10 @@ void gpo_cache_soft_words(uint32_t changed, char *out, size_t cap)
         }
 }
 
-static void hash_out(uint64_t h, char *out)
-{
-    char hex[17];
-    gpo_cache_hex16(h, hex);
-    memcpy(out, "fnv1a64:", 8);
-    memcpy(out + 8, hex, 17);
-}
-
 gpuopt_status gpo_cache_hash_text(const char *text, size_t len, char *out, size_t cap)
 {
     assert(out && cap >= 25 && (text || !len));
-    (void)cap;
-    hash_out(gpo_hash64(text, len), out);
+    snprintf(out, cap, "fnv1a64:%016" PRIx64, gpo_hash64(text, len));
     return GPUOPT_OK;
 }
 

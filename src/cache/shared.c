@@ -1,6 +1,5 @@
 /* The shared, read-only layer (shared.h). */
 #include <dirent.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -28,11 +28,7 @@ static int add_line(gpo_sbuf *b, const char *kind, const cJSON *o)
     char *body = cJSON_PrintUnformatted(o);
     if (!body)
         return -1;
-    gpo_sbuf_append(b, "{\"t\":\"");
-    gpo_sbuf_append(b, kind);
-    gpo_sbuf_append(b, body[1] == '}' ? "\"" : "\",");
-    gpo_sbuf_append(b, body + 1);
-    gpo_sbuf_append(b, "\n");
+    gpo_sbuf_appendf(b, "{\"t\":\"%s%s%s\n", kind, body[1] == '}' ? "\"" : "\",", body + 1);
     free(body);
     return 0;
 }

@@ -50,8 +50,7 @@ GPUOPT_API gpuopt_status gpuopt_context_diagnose(gpuopt_context *ctx, char **jso
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "%s is NULL: pass a context and the address of a char pointer",
                         ctx ? "json" : "ctx");
-    gpo_dr_report rep;
-    memset(&rep, 0, sizeof rep);
+    gpo_dr_report rep = {0};
     gpo_dr_run *run = calloc(1, sizeof *run);
     gpo_backend_slot *slots = calloc(ctx->n_backends, sizeof *slots);
     if (!run || !slots) {

@@ -5,8 +5,6 @@
 
 #include <string.h>
 
-#include "util/strutil.h"
-
 /* A device counts when it is not a CPU, one of its routes goes through an
  * available backend, and that backend does not mark it unusable
  * (details.<backend>.usable = false, as kernel-only listings are). */

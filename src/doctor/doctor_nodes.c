@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "doctor.h"
-#include "util/strutil.h"
 
 #define STAT_FILE "/dev/.gpuopt-stat"
 

@@ -19,15 +19,9 @@ const char *gpo_dr_status_word(gpo_dr_status st)
 gpo_dr_finding *gpo_dr_add(gpo_dr_report *r, const char *backend, const char *check,
                            gpo_dr_status status)
 {
-    if (r->n == r->cap) {
-        size_t ncap = r->cap ? r->cap * 2 : 32;
-        gpo_dr_finding *bigger = realloc(r->items, ncap * sizeof *bigger);
-        if (!bigger) {
-            r->failed = 1;
-            return NULL;
-        }
-        r->items = bigger;
-        r->cap = ncap;
+    if (gpo_grow(&r->items, sizeof *r->items, r->n, &r->cap, 32)) {
+        r->failed = 1;
+        return NULL;
     }
     gpo_dr_finding *f = &r->items[r->n++];
     memset(f, 0, sizeof *f);

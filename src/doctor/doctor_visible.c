@@ -4,8 +4,6 @@
  * "no device" as if there were none. Each vendor's driver reads its list
  * by its own rules, so the reading is the backend's (its one visibility
  * parser, passed in); this file only turns the reading into words. */
-#include <stdlib.h>
-#include <string.h>
 
 #include "doctor.h"
 #include "util/strutil.h"

@@ -55,7 +55,12 @@ struct gpo_rt_kernel {
 /* An address inside this library, for dladdr. */
 static const char here = 0;
 
-int gpo_worker_path(char *out, size_t cap)
+/* The worker executable: GPUOPT_WORKER (read with secure_getenv, so never
+ * in a privileged process), else gpuopt/gpuopt-worker beside the shared
+ * library this code runs in (dladdr), else the installed one
+ * (GPO_WORKER_INSTALLED, compiled in). 0 with `out` set; -1 with `out`
+ * saying where it looked. */
+static int worker_path(char *out, size_t cap)
 {
     const char *env = secure_getenv("GPUOPT_WORKER");
     if (env && *env) {
@@ -277,7 +282,7 @@ gpuopt_status gpo_worker_open(const gpo_route *route, gpo_rt **out)
 {
     *out = NULL;
     char path[4096];
-    if (gpo_worker_path(path, sizeof path) != 0)
+    if (worker_path(path, sizeof path) != 0)
         return gpo_fail(GPUOPT_ERR_UNAVAILABLE, "no measurement worker: looked for %s", path);
     gpo_rt *rt = calloc(1, sizeof *rt);
     if (!rt)
@@ -363,7 +368,15 @@ static void drop(gpo_rt *rt, uint16_t op, uint64_t id)
     gpo_wire_free(&m);
 }
 
-/* A request answered by a new handle. */
+/* A request answered without results. */
+static gpuopt_status call(gpo_rt *rt, gpo_wire_msg *req)
+{
+    gpuopt_status st = rpc(rt, req, NULL);
+    gpo_wire_free(req);
+    return st;
+}
+
+/* A request answered by a new handle (or another number). */
 static gpuopt_status make(gpo_rt *rt, gpo_wire_msg *req, uint64_t *id)
 {
     gpo_wire_msg res;
@@ -384,12 +397,10 @@ static gpuopt_status w_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **buf)
     gpo_wire_init(&req, GPO_WIRE_BUF_ALLOC, 0);
     gpo_wire_put_u64(&req, bytes);
     gpuopt_status st = make(rt, &req, &b->id);
-    if (st != GPUOPT_OK) {
+    if (st != GPUOPT_OK)
         free(b);
-        return st;
-    }
-    *buf = b;
-    return GPUOPT_OK;
+    *buf = st == GPUOPT_OK ? b : NULL;
+    return st;
 }
 
 static void w_buffer_free(gpo_rt *rt, gpo_rt_buf *buf)
@@ -408,9 +419,7 @@ static gpuopt_status w_buffer_write(gpo_rt *rt, gpo_rt_buf *buf, size_t offset, 
     gpo_wire_put_u64(&req, buf->id);
     gpo_wire_put_u64(&req, offset);
     gpo_wire_put_bytes(&req, src, bytes);
-    gpuopt_status st = rpc(rt, &req, NULL);
-    gpo_wire_free(&req);
-    return st;
+    return call(rt, &req);
 }
 
 static gpuopt_status w_buffer_read(gpo_rt *rt, gpo_rt_buf *buf, size_t offset, void *dst,
@@ -457,12 +466,10 @@ static gpuopt_status w_program_build(gpo_rt *rt, const char *source, const char 
             free(text);
     }
     gpo_wire_free(&res);
-    if (st != GPUOPT_OK) {
+    if (st != GPUOPT_OK)
         free(p);
-        return st;
-    }
-    *prog = p;
-    return GPUOPT_OK;
+    *prog = st == GPUOPT_OK ? p : NULL;
+    return st;
 }
 
 static void w_program_free(gpo_rt *rt, gpo_rt_prog *prog)
@@ -485,12 +492,10 @@ static gpuopt_status w_kernel_create(gpo_rt *rt, gpo_rt_prog *prog, const char *
     gpo_wire_put_u64(&req, prog->id);
     gpo_wire_put_text(&req, name);
     gpuopt_status st = make(rt, &req, &k->id);
-    if (st != GPUOPT_OK) {
+    if (st != GPUOPT_OK)
         free(k);
-        return st;
-    }
-    *kernel = k;
-    return GPUOPT_OK;
+    *kernel = st == GPUOPT_OK ? k : NULL;
+    return st;
 }
 
 static void w_kernel_free(gpo_rt *rt, gpo_rt_kernel *kernel)
@@ -501,14 +506,6 @@ static void w_kernel_free(gpo_rt *rt, gpo_rt_kernel *kernel)
     free(kernel);
 }
 
-/* A kernel request without results. */
-static gpuopt_status kernel_call(gpo_rt *rt, gpo_wire_msg *req)
-{
-    gpuopt_status st = rpc(rt, req, NULL);
-    gpo_wire_free(req);
-    return st;
-}
-
 static gpuopt_status w_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t index,
                                          gpo_rt_buf *buf)
 {
@@ -517,7 +514,7 @@ static gpuopt_status w_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *kernel, uint
     gpo_wire_put_u64(&req, kernel->id);
     gpo_wire_put_u64(&req, index);
     gpo_wire_put_u64(&req, buf->id);
-    return kernel_call(rt, &req);
+    return call(rt, &req);
 }
 
 static gpuopt_status w_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t index,
@@ -528,7 +525,7 @@ static gpuopt_status w_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *kernel, uint
     gpo_wire_put_u64(&req, kernel->id);
     gpo_wire_put_u64(&req, index);
     gpo_wire_put_bytes(&req, value, size);
-    return kernel_call(rt, &req);
+    return call(rt, &req);
 }
 
 static gpuopt_status w_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t index,
@@ -539,18 +536,17 @@ static gpuopt_status w_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *kernel, uint3
     gpo_wire_put_u64(&req, kernel->id);
     gpo_wire_put_u64(&req, index);
     gpo_wire_put_u64(&req, bytes);
-    return kernel_call(rt, &req);
+    return call(rt, &req);
 }
 
 static gpuopt_status w_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *kernel, size_t *max_items)
 {
-    gpo_wire_msg req, res;
+    gpo_wire_msg req;
     gpo_wire_init(&req, GPO_WIRE_KERN_GROUP, 0);
     gpo_wire_put_u64(&req, kernel->id);
-    gpuopt_status st = rpc(rt, &req, &res);
-    gpo_wire_free(&req);
-    *max_items = (size_t)gpo_wire_get_u64(&res);
-    gpo_wire_free(&res);
+    uint64_t n;
+    gpuopt_status st = make(rt, &req, &n);
+    *max_items = (size_t)n;
     return st;
 }
 
@@ -582,7 +578,7 @@ static gpuopt_status w_finish(gpo_rt *rt)
 {
     gpo_wire_msg req;
     gpo_wire_init(&req, GPO_WIRE_FINISH, 0);
-    return kernel_call(rt, &req);
+    return call(rt, &req);
 }
 
 static const char *w_compiler_version(gpo_rt *rt)

@@ -7,7 +7,7 @@
  * The worker is spawned (posix_spawn), never forked: a fork()ed copy of a
  * process that holds a driver context has a stale one (docs/cuda.md).
  * Its executable is found without trusting the environment in a
- * privileged process (gpo_worker_path). */
+ * privileged process (remote.c, worker_path). */
 #ifndef GPO_ISOLATE_REMOTE_H
 #define GPO_ISOLATE_REMOTE_H
 
@@ -24,13 +24,6 @@
  * then on (every later call returns the same) and the caller opens a new
  * one. */
 extern const gpo_runtime_ops gpo_worker_runtime;
-
-/* The worker executable: GPUOPT_WORKER (read with secure_getenv, so never
- * in a privileged process), else gpuopt/gpuopt-worker beside the shared
- * library this code runs in (dladdr), else the installed one
- * (GPO_WORKER_INSTALLED, compiled in). 0 with `out` set; -1 with `out`
- * saying where it looked. */
-int gpo_worker_path(char *out, size_t cap);
 
 /* Spawns a worker and opens `route`'s device session in it (the same
  * backend, native index and device name, in a context of its own).

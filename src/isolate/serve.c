@@ -28,14 +28,8 @@ typedef struct worker {
 
 static uint64_t keep(handles *h, void *p)
 {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 64;
-        void **s = realloc(h->slot, cap * sizeof *s);
-        if (!s)
-            return 0;
-        h->slot = s;
-        h->cap = cap;
-    }
+    if (gpo_grow(&h->slot, sizeof *h->slot, h->n, &h->cap, 64))
+        return 0;
     h->slot[h->n++] = p;
     return h->n;
 }
@@ -73,8 +67,7 @@ static gpuopt_status open_session(worker *w, gpo_wire_msg *in, gpo_wire_msg *out
                       (unsigned long long)version, GPO_WIRE_VERSION);
         goto out;
     }
-    gpuopt_options o;
-    memset(&o, 0, sizeof o);
+    gpuopt_options o = {0};
     o.struct_size = sizeof o;
     o.backends = backend;
     if ((st = gpuopt_context_create(&o, &w->ctx)) != GPUOPT_OK)
@@ -301,8 +294,7 @@ static void worker_close(worker *w)
 
 int gpo_worker_serve(int fd)
 {
-    worker w;
-    memset(&w, 0, sizeof w);
+    worker w = {0};
     int rc = 1;
     for (;;) {
         gpo_wire_msg in, out;

@@ -50,7 +50,9 @@ gpuopt_status gpo_memory_read(gpuopt_device *dev, uint32_t flags, gpo_memory_rea
     return st;
 }
 
-void gpo_memory_info_fill(const gpo_memory_reading *r, uint64_t now_ns, gpuopt_memory_info *info)
+/* The reading as the public struct (struct_size bytes of it), its age
+ * measured at now_ns. */
+static void memory_info_fill(const gpo_memory_reading *r, uint64_t now_ns, gpuopt_memory_info *info)
 {
     gpuopt_memory_info full;
     memset(&full, 0, sizeof full);
@@ -62,11 +64,6 @@ void gpo_memory_info_fill(const gpo_memory_reading *r, uint64_t now_ns, gpuopt_m
     full.age_s = now_ns > r->read_ns ? (double)(now_ns - r->read_ns) / 1e9 : 0.0;
     gpo_strlcpy(full.source_text, r->source_text, sizeof full.source_text);
     memcpy(info, &full, info->struct_size < sizeof full ? info->struct_size : sizeof full);
-}
-
-GPUOPT_API size_t gpuopt_memory_info_size(void)
-{
-    return sizeof(gpuopt_memory_info);
 }
 
 /* The first released layout ends with source_text. */
@@ -82,11 +79,7 @@ GPUOPT_API gpuopt_status gpuopt_device_memory(gpuopt_device *device, gpuopt_memo
     }
     if (!device || !info)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", device ? "info" : "device");
-    if (info->struct_size < MEMORY_INFO_MIN)
-        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
-                        "gpuopt_memory_info.struct_size is %zu; set it to "
-                        "sizeof(gpuopt_memory_info) (%zu in this library)",
-                        info->struct_size, sizeof(gpuopt_memory_info));
+    GPO_CHECK_STRUCT_SIZE(NULL, gpuopt_memory_info, info->struct_size, MEMORY_INFO_MIN);
     struct gpuopt_context *ctx = device->ctx;
     gpo_ctx_lock(ctx);
     gpuopt_status st = gpo_ctx_check_fork(ctx);
@@ -94,12 +87,7 @@ GPUOPT_API gpuopt_status gpuopt_device_memory(gpuopt_device *device, gpuopt_memo
     if (st == GPUOPT_OK)
         st = gpo_memory_read(device, 0, &r);
     if (st == GPUOPT_OK)
-        gpo_memory_info_fill(&r, gpo_now_ns(), info);
+        memory_info_fill(&r, gpo_now_ns(), info);
     gpo_ctx_unlock(ctx);
-    if (st) {
-        size_t keep = info->struct_size;
-        memset(info, 0, sizeof *info);
-        info->struct_size = keep;
-    }
-    return st;
+    return st; /* on failure, info as zeroed above */
 }

@@ -17,10 +17,6 @@
  * total alone. The caller holds the context's lock. */
 gpuopt_status gpo_memory_read(gpuopt_device *dev, uint32_t flags, gpo_memory_reading *out);
 
-/* The reading as the public struct (struct_size bytes of it), its age
- * measured at now_ns. */
-void gpo_memory_info_fill(const gpo_memory_reading *r, uint64_t now_ns, gpuopt_memory_info *info);
-
 /* "NVML", "kernel", ...: the source in one word, as the JSON formats give it. */
 const char *gpo_memory_source_word(int32_t source);
 

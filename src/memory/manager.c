@@ -99,11 +99,7 @@ static gpuopt_status plan_budget(const struct gpuopt_plan *p, gpuopt_memory *m)
 
 GPUOPT_API gpuopt_status gpuopt_memory_create(const gpuopt_plan *plan, gpuopt_memory **out)
 {
-    gpo_detail_clear();
-    if (out)
-        *out = NULL;
-    if (!plan || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", plan ? "out" : "plan");
+    GPO_ENTRY_OUT("", plan, "plan", out, NULL);
     gpuopt_memory *m = calloc(1, sizeof *m);
     if (!m)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory creating a memory manager");
@@ -227,15 +223,8 @@ GPUOPT_API gpuopt_status gpuopt_memory_register(gpuopt_memory *mem, const char *
     } else if (mem->bytes[place] > UINT64_MAX - bytes) {
         st = gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "registering \"%s\" overflows the %s total", name,
                       place_words[place]);
-    } else if (mem->n == mem->cap) {
-        size_t cap = mem->cap ? mem->cap * 2 : 16;
-        alloc *grown = realloc(mem->allocs, cap * sizeof *grown);
-        if (!grown)
-            st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory registering \"%s\"", name);
-        else {
-            mem->allocs = grown;
-            mem->cap = cap;
-        }
+    } else if (gpo_grow(&mem->allocs, sizeof *mem->allocs, mem->n, &mem->cap, 16)) {
+        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory registering \"%s\"", name);
     }
     if (st == GPUOPT_OK) {
         alloc *a = &mem->allocs[mem->n++];
@@ -279,11 +268,6 @@ static gpuopt_status read_live(gpuopt_memory *mem, gpo_memory_reading *r)
     return st;
 }
 
-GPUOPT_API size_t gpuopt_memory_stats_size(void)
-{
-    return sizeof(gpuopt_memory_stats);
-}
-
 GPUOPT_API gpuopt_status gpuopt_memory_get_stats(gpuopt_memory *mem, gpuopt_memory_stats *stats)
 {
     gpo_detail_clear();
@@ -293,18 +277,11 @@ GPUOPT_API gpuopt_status gpuopt_memory_get_stats(gpuopt_memory *mem, gpuopt_memo
     }
     if (!mem || !stats)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", mem ? "stats" : "mem");
-    if (stats->struct_size < sizeof *stats)
-        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
-                        "gpuopt_memory_stats.struct_size is %zu; set it to "
-                        "sizeof(gpuopt_memory_stats) (%zu in this library)",
-                        stats->struct_size, sizeof *stats);
+    GPO_CHECK_STRUCT_SIZE(NULL, gpuopt_memory_stats, stats->struct_size, sizeof *stats);
     gpo_memory_reading r;
-    gpuopt_status st = read_live(mem, &r);
-    if (st) {
-        memset(stats, 0, sizeof *stats);
-        stats->struct_size = sizeof *stats;
+    gpuopt_status st = read_live(mem, &r); /* stats was zeroed above */
+    if (st)
         return st;
-    }
     pthread_mutex_lock(&mem->lock);
     stats->budget_bytes = mem->budget;
     stats->device_bytes = mem->bytes[GPUOPT_PLACE_DEVICE];
@@ -333,11 +310,7 @@ static void places_json(gpo_json *b, cJSON *root, const char *key, const uint64_
 
 GPUOPT_API gpuopt_status gpuopt_memory_to_json(gpuopt_memory *mem, char **json)
 {
-    gpo_detail_clear();
-    if (json)
-        *json = NULL;
-    if (!mem || !json)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", mem ? "json" : "mem");
+    GPO_ENTRY_OUT("", mem, "mem", json, NULL);
     gpo_memory_reading r;
     gpuopt_status st = read_live(mem, &r);
     if (st)
@@ -406,11 +379,6 @@ static void live_case(const gpuopt_memory *mem, const gpo_memory_reading *r, uin
     c->separate_why = mem->separate_why;
 }
 
-GPUOPT_API size_t gpuopt_memory_advice_size(void)
-{
-    return sizeof(gpuopt_memory_advice);
-}
-
 GPUOPT_API gpuopt_status gpuopt_memory_recommend(gpuopt_memory *mem, uint64_t model_bytes,
                                                  uint64_t item_bytes, gpuopt_memory_advice *advice)
 {
@@ -421,11 +389,7 @@ GPUOPT_API gpuopt_status gpuopt_memory_recommend(gpuopt_memory *mem, uint64_t mo
     }
     if (!mem || !advice)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", mem ? "advice" : "mem");
-    if (advice->struct_size < sizeof *advice)
-        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
-                        "gpuopt_memory_advice.struct_size is %zu; set it to "
-                        "sizeof(gpuopt_memory_advice) (%zu in this library)",
-                        advice->struct_size, sizeof *advice);
+    GPO_CHECK_STRUCT_SIZE(NULL, gpuopt_memory_advice, advice->struct_size, sizeof *advice);
     if (!model_bytes && !item_bytes)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,
                         "model_bytes and item_bytes are both 0: nothing to size");
@@ -474,11 +438,7 @@ static void largest(const gpuopt_memory *mem, gpo_sbuf *b)
 
 GPUOPT_API gpuopt_status gpuopt_memory_check(gpuopt_memory *mem, char **warning)
 {
-    gpo_detail_clear();
-    if (warning)
-        *warning = NULL;
-    if (!mem || !warning)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s is NULL", mem ? "warning" : "mem");
+    GPO_ENTRY_OUT("", mem, "mem", warning, NULL);
     gpo_memory_reading r;
     gpuopt_status st = read_live(mem, &r);
     if (st)

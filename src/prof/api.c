@@ -20,22 +20,13 @@
 static const size_t first_options_size =
     offsetof(gpuopt_profiler_options, stream_backend) + sizeof(const char *);
 
-GPUOPT_API size_t gpuopt_profiler_options_size(void)
-{
-    return sizeof(gpuopt_profiler_options);
-}
-
 static gpuopt_status read_options(const gpuopt_profiler_options *in, gpuopt_profiler_options *o)
 {
     memset(o, 0, sizeof *o);
     o->struct_size = sizeof *o;
     if (!in)
         return GPUOPT_OK;
-    if (in->struct_size < first_options_size)
-        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
-                        "gpuopt_profiler_options.struct_size is %zu; set it to "
-                        "sizeof(gpuopt_profiler_options) (%zu in this library)",
-                        in->struct_size, sizeof *o);
+    GPO_CHECK_STRUCT_SIZE(NULL, gpuopt_profiler_options, in->struct_size, first_options_size);
     memcpy(o, in, in->struct_size < sizeof *o ? in->struct_size : sizeof *o);
     if (o->flags & ~KNOWN_FLAGS)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT,

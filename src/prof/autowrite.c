@@ -119,15 +119,9 @@ gpuopt_status gpo_prof_autowrite_arm(gpuopt_profiler *p, const char *pattern, in
                       pattern);
         goto out;
     }
-    if (n_reg == cap_reg) {
-        size_t ncap = cap_reg ? cap_reg * 2 : 4;
-        armed *nreg = realloc(reg, ncap * sizeof *nreg);
-        if (!nreg) {
-            st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "profiler: out of memory");
-            goto out;
-        }
-        reg = nreg;
-        cap_reg = ncap;
+    if (gpo_grow(&reg, sizeof *reg, n_reg, &cap_reg, 4)) {
+        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "profiler: out of memory");
+        goto out;
     }
     if (!handler_registered) {
         if (atexit(at_exit) != 0) {

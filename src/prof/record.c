@@ -124,7 +124,7 @@ gpuopt_status gpo_prof_lists(gpuopt_profiler *p, gpo_prof_thread **threads, int3
 
 /* ---- device marks ---------------------------------------------------------- */
 
-gpo_rt_mark *gpo_prof_mark(gpuopt_profiler *p)
+static gpo_rt_mark *prof_mark(gpuopt_profiler *p)
 {
     if (!p->timer.ops || atomic_load_explicit(&p->device_failed, memory_order_relaxed))
         return NULL;
@@ -409,7 +409,7 @@ GPUOPT_API gpuopt_status gpuopt_profiler_begin(gpuopt_profiler *p, const char *n
     o->items = o->bytes = 0;
     for (int i = 0; i < p->n_ranges; i++)
         p->ranges[i]->push(node->name);
-    o->mark = p->timer.ops ? gpo_prof_mark(p) : NULL;
+    o->mark = p->timer.ops ? prof_mark(p) : NULL;
     o->start_ns = p->clock(p->clock_user);
     t->depth++;
     atomic_store_explicit(&t->open, t->depth, memory_order_relaxed);
@@ -504,7 +504,7 @@ GPUOPT_API gpuopt_status gpuopt_profiler_end(gpuopt_profiler *p, const char *nam
         }
         t->quota = (uint32_t)got;
     }
-    gpo_rt_mark *mark_end = o->mark ? gpo_prof_mark(p) : NULL;
+    gpo_rt_mark *mark_end = o->mark ? prof_mark(p) : NULL;
     for (int i = p->n_ranges - 1; i >= 0; i--)
         p->ranges[i]->pop();
     t->depth--;

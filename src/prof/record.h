@@ -173,11 +173,6 @@ void gpo_prof_set_clock(gpuopt_profiler *p, gpo_prof_clock_fn clock, void *user)
 /* The host clock now, on the profiler's clock. */
 uint64_t gpo_prof_now(const gpuopt_profiler *p);
 
-/* Records a device mark on the profiler's stream: NULL when device time is
- * off or failed (the first failure is kept in device_note and turns device
- * time off). */
-gpo_rt_mark *gpo_prof_mark(gpuopt_profiler *p);
-
 /* The profiler's threads and names as they are now, for readers:
  * *threads gets the list's head (threads are only ever added in front, so
  * the list from it stays valid) and *n_threads its length; *nodes a

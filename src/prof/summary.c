@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "measure/stats.h"
+#include "util/json.h"
 #include "util/detail.h"
 #include "util/strutil.h"
 
@@ -42,6 +43,20 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/* Pushes the list of siblings from `first`, reversed, so the first pops
+ * first. */
+static void push_siblings(int32_t *stack, int32_t *sp, const node_sum *sum, int32_t first)
+{
+    int32_t from = *sp;
+    for (int32_t c = first; c >= 0; c = sum[c].next_sibling)
+        stack[(*sp)++] = c;
+    for (int32_t a = from, b = *sp - 1; a < b; a++, b--) {
+        int32_t t = stack[a];
+        stack[a] = stack[b];
+        stack[b] = t;
+    }
+}
+
 gpuopt_status gpo_prof_rows(const gpo_prof_snapshot *s, gpo_prof_row **rows_out, uint32_t *n_out)
 {
     uint32_t n = s->n_nodes;
@@ -52,8 +67,9 @@ gpuopt_status gpo_prof_rows(const gpo_prof_snapshot *s, gpo_prof_row **rows_out,
     double *durs = malloc((s->n_events ? s->n_events : 1) * sizeof *durs);
     gpo_prof_row *rows = calloc(n ? n : 1, sizeof *rows);
     int32_t *stack = malloc((n ? n : 1) * sizeof *stack);
-    if (!sum || !offs || !durs || !rows || !stack) {
-        free(sum), free(offs), free(durs), free(rows), free(stack);
+    size_t *at = calloc(n ? n : 1, sizeof *at);
+    if (!sum || !offs || !durs || !rows || !stack || !at) {
+        free(sum), free(offs), free(durs), free(rows), free(stack), free(at);
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "profiler: out of memory summarising");
     }
     for (size_t i = 0; i < s->n_events; i++) {
@@ -71,18 +87,11 @@ gpuopt_status gpo_prof_rows(const gpo_prof_snapshot *s, gpo_prof_row **rows_out,
     for (uint32_t i = 0; i < n; i++)
         offs[i + 1] += offs[i];
     /* Durations grouped by node (a counting sort), each group then sorted. */
-    {
-        size_t *at = calloc(n ? n : 1, sizeof *at);
-        if (!at) {
-            free(sum), free(offs), free(durs), free(rows), free(stack);
-            return gpo_fail(GPUOPT_ERR_NO_MEMORY, "profiler: out of memory summarising");
-        }
-        for (size_t i = 0; i < s->n_events; i++) {
-            uint32_t k = s->events[i].node;
-            durs[offs[k] + at[k]++] = gpo_prof_event_ns(&s->events[i]);
-        }
-        free(at);
+    for (size_t i = 0; i < s->n_events; i++) {
+        uint32_t k = s->events[i].node;
+        durs[offs[k] + at[k]++] = gpo_prof_event_ns(&s->events[i]);
     }
+    free(at);
     /* Children have larger ids than their parents (a parent is begun
      * first), so one pass from the end marks every ancestor of a kept
      * section, and building the child lists backwards keeps them in id
@@ -109,13 +118,7 @@ gpuopt_status gpo_prof_rows(const gpo_prof_snapshot *s, gpo_prof_row **rows_out,
     int32_t sp = 0;
     /* Depth-first, preorder: each list of siblings is pushed, then
      * reversed on the stack, so the first sibling pops first. */
-    for (int32_t r = first_root; r >= 0; r = sum[r].next_sibling)
-        stack[sp++] = r;
-    for (int32_t a = 0, b = sp - 1; a < b; a++, b--) {
-        int32_t t = stack[a];
-        stack[a] = stack[b];
-        stack[b] = t;
-    }
+    push_siblings(stack, &sp, sum, first_root);
     while (sp > 0) {
         int32_t k = stack[--sp];
         node_sum *m = &sum[k];
@@ -144,15 +147,7 @@ gpuopt_status gpo_prof_rows(const gpo_prof_snapshot *s, gpo_prof_row **rows_out,
         row->bytes = m->bytes;
         row->items_per_s = m->items && m->total > 0 ? (double)m->items / (m->total * 1e-9) : -1.0;
         row->bytes_per_s = m->bytes && m->total > 0 ? (double)m->bytes / (m->total * 1e-9) : -1.0;
-        /* Children, first child on top. */
-        int32_t c0 = sp;
-        for (int32_t c = m->first_child; c >= 0; c = sum[c].next_sibling)
-            stack[sp++] = c;
-        for (int32_t a = c0, b = sp - 1; a < b; a++, b--) {
-            int32_t t = stack[a];
-            stack[a] = stack[b];
-            stack[b] = t;
-        }
+        push_siblings(stack, &sp, sum, m->first_child); /* first child on top */
     }
     free(sum), free(offs), free(durs), free(stack);
     *rows_out = rows;
@@ -328,42 +323,15 @@ char *gpo_prof_summary_table(const gpo_prof_snapshot *s)
     return out;
 }
 
-/* cJSON calls that allocate, with their failure latched in *bad. */
-static cJSON *num(cJSON *o, const char *k, double v, int *bad)
-{
-    cJSON *x = cJSON_AddNumberToObject(o, k, v);
-    *bad |= !x;
-    return x;
-}
-
-static cJSON *str(cJSON *o, const char *k, const char *v, int *bad)
-{
-    cJSON *x = v ? cJSON_AddStringToObject(o, k, v) : cJSON_AddNullToObject(o, k);
-    *bad |= !x;
-    return x;
-}
-
-static void num_or_null(cJSON *o, const char *k, double v, int *bad)
-{
-    if (v >= 0)
-        num(o, k, v, bad);
-    else
-        *bad |= !cJSON_AddNullToObject(o, k);
-}
-
-static cJSON *path_of(const gpo_prof_snapshot *s, uint32_t node, int *bad)
+static void path_of(gpo_json *b, cJSON *o, const gpo_prof_snapshot *s, uint32_t node)
 {
     const char *names[GPO_PROF_MAX_DEPTH + 1];
     int n = 0;
     for (int32_t k = (int32_t)node; k >= 0 && n <= GPO_PROF_MAX_DEPTH; k = s->nodes[k].parent)
         names[n++] = s->nodes[k].name;
-    cJSON *a = cJSON_CreateArray();
-    *bad |= !a;
-    for (int i = n - 1; a && i >= 0; i--) {
-        cJSON *x = cJSON_CreateString(names[i]);
-        *bad |= !x || !cJSON_AddItemToArray(a, x);
-    }
-    return a;
+    cJSON *a = gpo_json_array(b, o, "path");
+    for (int i = n - 1; i >= 0; i--)
+        gpo_json_str(b, a, NULL, names[i]);
 }
 
 char *gpo_prof_summary_json(const gpo_prof_snapshot *s)
@@ -373,70 +341,51 @@ char *gpo_prof_summary_json(const gpo_prof_snapshot *s)
     if (gpo_prof_rows(s, &rows, &n))
         return NULL;
     const gpuopt_profiler *p = s->p;
-    int bad = 0;
+    gpo_json b = {0};
     char note[1024];
-    cJSON *root = cJSON_CreateObject(), *clock = NULL, *tools = NULL, *secs = NULL;
-    bad |= !root;
-    if (!bad) {
-        str(root, "gpuopt_version", GPUOPT_VERSION_STRING, &bad);
-        str(root, "device", *p->device_id ? p->device_id : NULL, &bad);
-        clock = cJSON_AddObjectToObject(root, "clock");
-        bad |= !clock;
+    cJSON *root = cJSON_CreateObject();
+    b.failed = !root;
+    gpo_json_str(&b, root, "gpuopt_version", GPUOPT_VERSION_STRING);
+    gpo_json_str(&b, root, "device", *p->device_id ? p->device_id : NULL);
+    cJSON *clock = gpo_json_object(&b, root, "clock");
+    gpo_json_str(&b, clock, "host", "CLOCK_MONOTONIC");
+    gpo_json_str(&b, clock, "device", p->timer.ops ? p->device_clock : NULL);
+    clock_note(s, note, sizeof note);
+    gpo_json_str(&b, clock, "device_note", p->timer.ops && !*s->device_note ? NULL : note);
+    cJSON *tools = gpo_json_array(&b, root, "vendor_ranges");
+    for (int i = 0; !b.failed && i < p->n_tools; i++) {
+        cJSON *t = gpo_json_object(&b, tools, NULL);
+        gpo_json_str(&b, t, "tool", p->tools[i].tool);
+        gpo_json_bool(&b, t, "attached", p->tools[i].attached);
+        gpo_json_str(&b, t, "note", p->tools[i].note);
     }
-    if (!bad) {
-        str(clock, "host", "CLOCK_MONOTONIC", &bad);
-        str(clock, "device", p->timer.ops ? p->device_clock : NULL, &bad);
-        clock_note(s, note, sizeof note);
-        str(clock, "device_note", p->timer.ops && !*s->device_note ? NULL : note, &bad);
-        tools = cJSON_AddArrayToObject(root, "vendor_ranges");
-        bad |= !tools;
-    }
-    for (int i = 0; !bad && i < p->n_tools; i++) {
-        cJSON *t = cJSON_CreateObject();
-        bad |= !t || !cJSON_AddItemToArray(tools, t);
-        if (!bad) {
-            str(t, "tool", p->tools[i].tool, &bad);
-            bad |= !cJSON_AddBoolToObject(t, "attached", p->tools[i].attached);
-            str(t, "note", p->tools[i].note, &bad);
-        }
-    }
-    if (!bad) {
-        num(root, "wall_ns", gpo_prof_wall_ns(s), &bad);
-        num(root, "threads", s->n_threads, &bad);
-        num(root, "sections_kept", (double)s->n_events, &bad);
-        num(root, "sections_dropped", (double)s->dropped, &bad);
-        num(root, "nesting_errors", (double)s->nesting_errors, &bad);
-        num(root, "open_sections", (double)s->open, &bad);
-        secs = cJSON_AddArrayToObject(root, "sections");
-        bad |= !secs;
-    }
-    for (uint32_t i = 0; !bad && i < n; i++) {
+    gpo_json_num(&b, root, "wall_ns", gpo_prof_wall_ns(s));
+    gpo_json_num(&b, root, "threads", s->n_threads);
+    gpo_json_num(&b, root, "sections_kept", (double)s->n_events);
+    gpo_json_num(&b, root, "sections_dropped", (double)s->dropped);
+    gpo_json_num(&b, root, "nesting_errors", (double)s->nesting_errors);
+    gpo_json_num(&b, root, "open_sections", (double)s->open);
+    cJSON *secs = gpo_json_array(&b, root, "sections");
+    for (uint32_t i = 0; !b.failed && i < n; i++) {
         const gpo_prof_row *r = &rows[i];
-        cJSON *o = cJSON_CreateObject();
-        bad |= !o || !cJSON_AddItemToArray(secs, o);
-        if (bad)
-            break;
-        str(o, "name", r->name, &bad);
-        cJSON *path = path_of(s, r->node, &bad);
-        if (path && !cJSON_AddItemToObject(o, "path", path)) {
-            cJSON_Delete(path);
-            bad = 1;
-        }
-        num(o, "depth", r->depth, &bad);
-        str(o, "clock", r->count ? clock_words[r->clock] : NULL, &bad);
-        num(o, "count", (double)r->count, &bad);
-        num(o, "total_ns", r->total_ns, &bad);
-        num(o, "mean_ns", r->mean_ns, &bad);
-        num(o, "p50_ns", r->p50_ns, &bad);
-        num(o, "p95_ns", r->p95_ns, &bad);
-        num(o, "max_ns", r->max_ns, &bad);
-        num_or_null(o, "share_of_parent", r->share, &bad);
-        num(o, "items", (double)r->items, &bad);
-        num(o, "bytes", (double)r->bytes, &bad);
-        num_or_null(o, "items_per_s", r->items_per_s, &bad);
-        num_or_null(o, "bytes_per_s", r->bytes_per_s, &bad);
+        cJSON *o = gpo_json_object(&b, secs, NULL);
+        gpo_json_str(&b, o, "name", r->name);
+        path_of(&b, o, s, r->node);
+        gpo_json_num(&b, o, "depth", r->depth);
+        gpo_json_str(&b, o, "clock", r->count ? clock_words[r->clock] : NULL);
+        gpo_json_num(&b, o, "count", (double)r->count);
+        gpo_json_num(&b, o, "total_ns", r->total_ns);
+        gpo_json_num(&b, o, "mean_ns", r->mean_ns);
+        gpo_json_num(&b, o, "p50_ns", r->p50_ns);
+        gpo_json_num(&b, o, "p95_ns", r->p95_ns);
+        gpo_json_num(&b, o, "max_ns", r->max_ns);
+        gpo_json_num_or_null(&b, o, "share_of_parent", r->share, r->share >= 0);
+        gpo_json_num(&b, o, "items", (double)r->items);
+        gpo_json_num(&b, o, "bytes", (double)r->bytes);
+        gpo_json_num_or_null(&b, o, "items_per_s", r->items_per_s, r->items_per_s >= 0);
+        gpo_json_num_or_null(&b, o, "bytes_per_s", r->bytes_per_s, r->bytes_per_s >= 0);
     }
-    char *out = bad ? NULL : cJSON_PrintUnformatted(root);
+    char *out = b.failed ? NULL : cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
     free(rows);
     if (!out)

@@ -13,7 +13,6 @@
 
 #include <inttypes.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "util/detail.h"
 #include "util/strutil.h"

@@ -159,9 +159,6 @@ int gpo_t2_has_pinned(const gpo_runtime_ops *ops);
 
 /* Reads the load (fs: the plan's sysfs root) and counts the online CPUs. */
 void gpo_t2_noise_read(const gpo_fs *fs, gpo_t2_noise *out);
-/* 1 when the load average is above the CPU count: other work competes for
- * the cores tier 2 times on. */
-int gpo_t2_noise_busy(const gpo_t2_noise *n);
 
 /* Runs of one value whose p20-p80 spread passes this share of their median
  * disagree by more than any gain tier 2 looks for: the machine was busy. */

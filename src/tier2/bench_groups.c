@@ -12,7 +12,6 @@
  * work. Every size's partial sums are checked after its first run: a
  * wrong sum fails the tier. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "tier2/bench.h"
 #include "util/strutil.h"

@@ -37,11 +37,6 @@ void gpo_t2_noise_read(const gpo_fs *fs, gpo_t2_noise *out)
     out->cpus = n;
 }
 
-int gpo_t2_noise_busy(const gpo_t2_noise *n)
-{
-    return n->load >= 0 && n->cpus > 0 && n->load > (double)n->cpus;
-}
-
 const char *gpo_t2_verdict_word(int what)
 {
     return what == GPO_T2_MEASURED       ? "measured"
@@ -83,7 +78,10 @@ void gpo_t2_judge(const gpo_t2_job *job, const gpuopt_result *res, const char *p
     if (spread_of(in) > v->spread)
         v->spread = spread_of(in);
     const gpo_t2_noise *n = &job->t2->noise;
-    int loaded = gpo_t2_noise_busy(n), spread = v->spread > GPO_T2_BUSY_SPREAD;
+    /* Loaded: the load average is above the CPU count, so other work
+     * competes for the cores tier 2 times on. */
+    int loaded = n->load >= 0 && n->cpus > 0 && n->load > (double)n->cpus;
+    int spread = v->spread > GPO_T2_BUSY_SPREAD;
     v->busy = loaded || spread;
 
     if (v->incumbent >= 0 && v->others == 0 && unreached > 0) {

@@ -84,10 +84,8 @@ static void bench_release(gpo_subject_ctx *sc, gpo_prep *p)
 
 const gpo_subject_ops gpo_t2_subject = {
     .kind = "bench",
-    .constrain = NULL,
     .setup = bench_setup,
     .teardown = bench_teardown,
-    .prefetch = NULL,
     .prepare = bench_prepare,
     .run = bench_run,
     .check = bench_check,

@@ -102,7 +102,8 @@ typedef struct parser {
     int nesting;
     int failed;
     expr_instr *code;
-    int32_t ncode, cap;
+    int32_t ncode;
+    size_t cap;
     int depth, max_depth;
     expr_var *vars;
     int32_t nvars;
@@ -277,16 +278,10 @@ static int32_t emit(parser *p, expr_op code, int32_t arg, int64_t value, int sta
 {
     if (p->failed)
         return -1;
-    if (p->ncode == p->cap) {
-        int32_t cap = p->cap ? p->cap * 2 : 32;
-        expr_instr *c = realloc(p->code, (size_t)cap * sizeof *c);
-        if (!c) {
-            p->failed = 2;
-            gpo_detail_set("out of memory compiling an expression");
-            return -1;
-        }
-        p->code = c;
-        p->cap = cap;
+    if (gpo_grow(&p->code, sizeof *p->code, (size_t)p->ncode, &p->cap, 32)) {
+        p->failed = 2;
+        gpo_detail_set("out of memory compiling an expression");
+        return -1;
     }
     p->code[p->ncode] = (expr_instr){code, arg, value};
     p->depth += stack_effect;
@@ -535,8 +530,7 @@ gpuopt_status gpo_expr_parse(const char *text, gpo_expr **out)
 {
     gpuopt_status st = GPUOPT_OK;
     gpo_expr *e = NULL;
-    parser p;
-    memset(&p, 0, sizeof p);
+    parser p = {0};
     piece whole = {{0}, 0};
     gpo_sbuf_init(&whole.text);
     assert(text && out);

@@ -1,9 +1,7 @@
 /* Online tuning (online.h). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "tune/online.h"
-#include "util/strutil.h"
 
 struct gpo_online {
     gpo_run *r;
@@ -78,8 +76,7 @@ static gpuopt_status conclude(gpo_online *o)
 /* Runs the best once (prepared on first use). */
 static gpuopt_status run_best(gpo_online *o)
 {
-    gpo_eval ev;
-    memset(&ev, 0, sizeof ev);
+    gpo_eval ev = {0};
     int32_t s = o->best_prep ? gpo_run_again(o->r, o->best_prep, &ev)
                              : gpo_run_ready(o->r, o->best, &o->best_prep, NULL, &ev);
     if (s == GPO_FATAL)
@@ -103,8 +100,7 @@ gpuopt_status gpo_online_step(gpo_online *o, const gpuopt_point **point, int32_t
         }
         if (st != GPUOPT_OK)
             return st;
-        gpo_eval ev;
-        memset(&ev, 0, sizeof ev);
+        gpo_eval ev = {0};
         ev.compile_ms = -1;
         gpo_prep *p = NULL;
         double ns = 0;

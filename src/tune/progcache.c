@@ -42,7 +42,8 @@ struct gpo_progcache {
     pthread_t worker;
     int worker_started, stop, building;
     pc_entry **entries;
-    int32_t n, cap;
+    int32_t n;
+    size_t cap;
     pc_source **sources; /* each allocated alone: entries point at them */
     int32_t nsrc;
     pc_entry *qhead;
@@ -239,14 +240,8 @@ static pc_entry *entry_for(gpo_progcache *pc, const char *source, const char *op
             strcmp(e->src->text, source) == 0)
             return e;
     }
-    if (pc->n == pc->cap) {
-        int32_t cap = pc->cap ? pc->cap * 2 : 32;
-        pc_entry **arr = realloc(pc->entries, (size_t)cap * sizeof *arr);
-        if (!arr)
-            return NULL;
-        pc->entries = arr;
-        pc->cap = cap;
-    }
+    if (gpo_grow(&pc->entries, sizeof *pc->entries, (size_t)pc->n, &pc->cap, 32))
+        return NULL;
     const pc_source *src = intern(pc, source, sh);
     pc_entry *e = src ? calloc(1, sizeof *e) : NULL;
     if (!e || !(e->options = gpo_strdup(options))) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tune/result.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 typedef struct gpo_rcand {
@@ -27,7 +28,8 @@ typedef struct gpo_rfinal {
 struct gpuopt_result {
     const gpuopt_space *space;
     gpo_rcand *c;
-    int32_t n, cap;
+    int32_t n;
+    size_t cap;
     int32_t best, runner;
     int32_t origin;   /* gpuopt_result_origin */
     int64_t time;     /* from the cache: when measured */
@@ -102,14 +104,8 @@ GPUOPT_API void gpuopt_result_destroy(gpuopt_result *res)
 
 int32_t gpo_result_add(gpuopt_result *res, const uint32_t *idx, const gpo_eval *ev, int resumed)
 {
-    if (res->n == res->cap) {
-        int32_t cap = res->cap ? res->cap * 2 : 16;
-        gpo_rcand *c = realloc(res->c, (size_t)cap * sizeof *c);
-        if (!c)
-            return -1;
-        res->c = c;
-        res->cap = cap;
-    }
+    if (gpo_grow(&res->c, sizeof *res->c, (size_t)res->n, &res->cap, 16))
+        return -1;
     gpo_rcand *c = &res->c[res->n];
     memset(c, 0, sizeof *c);
     if (gpo_point_create(res->space, idx, &c->config) != GPUOPT_OK)
@@ -249,11 +245,6 @@ const gpo_stats *gpo_result_stats(const gpuopt_result *res, int32_t i)
     return res->c[i].timed ? &res->c[i].stats : NULL;
 }
 
-int32_t gpo_result_origin(const gpuopt_result *res)
-{
-    return res->origin;
-}
-
 int64_t gpo_result_time(const gpuopt_result *res)
 {
     return res->time;
@@ -291,11 +282,6 @@ void gpo_result_cache_stats(const gpuopt_result *res, int32_t i, gpo_cache_stats
 static const size_t first_candidate_size =
     offsetof(gpuopt_candidate, message) + sizeof(const char *);
 
-GPUOPT_API size_t gpuopt_candidate_size(void)
-{
-    return sizeof(gpuopt_candidate);
-}
-
 static gpuopt_status fill(const gpuopt_result *res, int32_t i, gpuopt_candidate *out)
 {
     const gpo_rcand *c = &res->c[i];
@@ -323,11 +309,7 @@ static gpuopt_status check_out(const gpuopt_result *res, gpuopt_candidate *out, 
     if (!out)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: candidate is NULL", fn);
     size_t have = out->struct_size;
-    if (have < first_candidate_size)
-        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
-                        "%s: gpuopt_candidate.struct_size is %zu; set it to "
-                        "sizeof(gpuopt_candidate) (%zu in this library)",
-                        fn, have, sizeof(gpuopt_candidate));
+    GPO_CHECK_STRUCT_SIZE(fn, gpuopt_candidate, have, first_candidate_size);
     memset(out, 0, have < sizeof *out ? have : sizeof *out);
     out->struct_size = have;
     if (!res)
@@ -351,12 +333,7 @@ GPUOPT_API gpuopt_status gpuopt_result_best(const gpuopt_result *res, gpuopt_can
 
 GPUOPT_API gpuopt_status gpuopt_result_count(const gpuopt_result *res, int32_t *count)
 {
-    gpo_detail_clear();
-    if (count)
-        *count = 0;
-    if (!res || !count)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_result_count: %s is NULL",
-                        res ? "count" : "result");
+    GPO_ENTRY_OUT("gpuopt_result_count: ", res, "result", count, 0);
     *count = res->n;
     return GPUOPT_OK;
 }
@@ -376,56 +353,40 @@ GPUOPT_API gpuopt_status gpuopt_result_at(const gpuopt_result *res, int32_t inde
 
 GPUOPT_API gpuopt_status gpuopt_result_get_origin(const gpuopt_result *res, int32_t *origin)
 {
-    gpo_detail_clear();
-    if (origin)
-        *origin = 0;
-    if (!res || !origin)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_result_get_origin: %s is NULL",
-                        res ? "origin" : "result");
+    GPO_ENTRY_OUT("gpuopt_result_get_origin: ", res, "result", origin, 0);
     *origin = res->origin;
     return GPUOPT_OK;
 }
 
 /* ---- JSON and CSV -------------------------------------------------------------- */
 
-static int add_num(cJSON *o, const char *name, double v)
+/* A number; a non-finite one (no measurement) as -1. */
+static void put_num(gpo_json *b, cJSON *o, const char *name, double v)
 {
-    return cJSON_AddNumberToObject(o, name, isfinite(v) ? v : -1) ? 0 : -1;
+    gpo_json_num(b, o, name, isfinite(v) ? v : -1);
 }
 
-static int add_stats(cJSON *o, const gpo_stats *s, int timed)
+static void add_stats(gpo_json *b, cJSON *o, const gpo_stats *s, int timed)
 {
-    int e = 0;
-    e |= add_num(o, "runs", timed ? s->count : 0);
-    e |= add_num(o, "median_ns", timed ? s->median : -1);
-    e |= add_num(o, "p20_ns", timed ? s->p20 : -1);
-    e |= add_num(o, "p80_ns", timed ? s->p80 : -1);
-    e |= add_num(o, "min_ns", timed ? s->min : -1);
-    e |= add_num(o, "cv", timed ? s->cv : -1);
-    return e;
+    put_num(b, o, "runs", timed ? s->count : 0);
+    put_num(b, o, "median_ns", timed ? s->median : -1);
+    put_num(b, o, "p20_ns", timed ? s->p20 : -1);
+    put_num(b, o, "p80_ns", timed ? s->p80 : -1);
+    put_num(b, o, "min_ns", timed ? s->min : -1);
+    put_num(b, o, "cv", timed ? s->cv : -1);
 }
 
-static cJSON *cand_json(const gpuopt_result *res, int32_t i)
+static void cand_json(gpo_json *b, cJSON *arr, const gpuopt_result *res, int32_t i)
 {
     const gpo_rcand *c = &res->c[i];
-    cJSON *o = cJSON_CreateObject();
-    cJSON *p = gpo_point_params_json(c->config);
-    if (!o || !p || !cJSON_AddItemToObject(o, "params", p)) {
-        cJSON_Delete(o);
-        cJSON_Delete(p);
-        return NULL;
-    }
-    int e = add_num(o, "index", i);
-    e |= !cJSON_AddStringToObject(o, "status", gpo_cache_status_name(c->status));
-    e |= add_stats(o, &c->stats, c->timed);
-    e |= add_num(o, "compile_ms", c->compile_ms);
-    e |= !cJSON_AddStringToObject(o, "message", c->message ? c->message : "");
-    e |= !cJSON_AddBoolToObject(o, "resumed", c->resumed);
-    if (e) {
-        cJSON_Delete(o);
-        return NULL;
-    }
-    return o;
+    cJSON *o = gpo_json_object(b, arr, NULL);
+    gpo_json_add(b, o, "params", b->failed ? NULL : gpo_point_params_json(c->config));
+    put_num(b, o, "index", i);
+    gpo_json_str(b, o, "status", gpo_cache_status_name(c->status));
+    add_stats(b, o, &c->stats, c->timed);
+    put_num(b, o, "compile_ms", c->compile_ms);
+    gpo_json_str(b, o, "message", c->message ? c->message : "");
+    gpo_json_bool(b, o, "resumed", c->resumed);
 }
 
 /* gpuopt_result_origin in JSON: the enumerators' words. */
@@ -433,71 +394,60 @@ static const char *const origin_words[] = {"tuned", "cache_hit", "cache_verified
 
 GPUOPT_API gpuopt_status gpuopt_result_to_json(const gpuopt_result *res, char **json)
 {
-    gpo_detail_clear();
-    if (json)
-        *json = NULL;
-    if (!res || !json)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_result_to_json: %s is NULL",
-                        res ? "json" : "result");
-    cJSON *o = cJSON_CreateObject(), *x;
+    GPO_ENTRY_OUT("gpuopt_result_to_json: ", res, "result", json, NULL);
     char seed[24], measured_at[32] = "";
     gpo_snprintf(seed, sizeof seed, "%llu", (unsigned long long)res->seed);
     time_t when = (time_t)res->time;
     struct tm tm;
     if (res->time > 0 && gmtime_r(&when, &tm))
         strftime(measured_at, sizeof measured_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    int e = !o;
-    e = e || !cJSON_AddStringToObject(o, "device", res->device);
-    e = e || !cJSON_AddStringToObject(o, "device_name", res->device_name);
-    e = e || !cJSON_AddStringToObject(o, "backend", res->backend);
-    e = e || !cJSON_AddStringToObject(o, "subject", res->subject);
-    e = e || !cJSON_AddStringToObject(o, "origin", origin_words[res->origin]);
-    e = e || !cJSON_AddBoolToObject(o, "validated", res->validated);
-    e = e || !(res->workload ? cJSON_AddStringToObject(o, "workload", res->workload)
-                             : cJSON_AddNullToObject(o, "workload"));
-    e = e || !cJSON_AddStringToObject(o, "strategy", res->strategy);
-    e = e || !cJSON_AddStringToObject(o, "strategy_requested", res->requested);
+    gpo_json b = {0};
+    cJSON *o = cJSON_CreateObject(), *x;
+    b.failed = !o;
+    gpo_json_str(&b, o, "device", res->device);
+    gpo_json_str(&b, o, "device_name", res->device_name);
+    gpo_json_str(&b, o, "backend", res->backend);
+    gpo_json_str(&b, o, "subject", res->subject);
+    gpo_json_str(&b, o, "origin", origin_words[res->origin]);
+    gpo_json_bool(&b, o, "validated", res->validated);
+    gpo_json_str(&b, o, "workload", res->workload);
+    gpo_json_str(&b, o, "strategy", res->strategy);
+    gpo_json_str(&b, o, "strategy_requested", res->requested);
     /* A decimal string: JSON numbers lose 64-bit integers. */
-    e = e || !cJSON_AddStringToObject(o, "seed", seed);
-    e = e || !(x = cJSON_AddObjectToObject(o, "budget"));
-    e = e || add_num(x, "max_evaluations", res->max_evaluations) ||
-        add_num(x, "max_seconds", res->max_seconds) ||
-        add_num(x, "max_failures", res->max_failures);
-    e = e || !(x = cJSON_AddObjectToObject(o, "budget_requested"));
-    e = e || add_num(x, "max_evaluations", res->asked_evaluations) ||
-        add_num(x, "max_seconds", res->asked_seconds) ||
-        add_num(x, "max_failures", res->asked_failures);
-    e = e || !(res->time > 0 ? cJSON_AddStringToObject(o, "measured_at", measured_at)
-                             : cJSON_AddNullToObject(o, "measured_at"));
-    e = e || !(x = cJSON_AddObjectToObject(o, "timing"));
-    e = e || add_num(x, "warmup_ms", res->timing.warmup_ms) ||
-        add_num(x, "repeat_ms", res->timing.repeat_ms) ||
-        add_num(x, "min_runs", res->timing.min_runs) ||
-        add_num(x, "max_runs", res->timing.max_runs) ||
-        add_num(x, "probe_runs", res->timing.probe_runs) ||
-        add_num(x, "prune_ratio", res->timing.prune_ratio) ||
-        add_num(x, "timeout_s", res->timeout_s);
-    e = e || !cJSON_AddStringToObject(o, "stop_reason", res->stop);
-    e = e || add_num(o, "wall_s", res->wall_s);
-    e = e || !(res->legal ? cJSON_AddNumberToObject(o, "legal", (double)res->legal)
-                          : cJSON_AddNullToObject(o, "legal"));
-    e = e || add_num(o, "evaluations", res->evaluations) || add_num(o, "failures", res->failures);
-    e = e || add_num(o, "best", res->best);
-    cJSON *fin = NULL, *arr = NULL;
-    e = e || !(fin = cJSON_AddArrayToObject(o, "final"));
-    for (int32_t i = 0; !e && i < res->nfinal; i++) {
-        cJSON *f = cJSON_CreateObject();
-        e = !f || !cJSON_AddItemToArray(fin, f) || add_num(f, "index", res->final[i].index) ||
-            add_stats(f, &res->final[i].stats, res->final[i].stats.count > 0);
+    gpo_json_str(&b, o, "seed", seed);
+    x = gpo_json_object(&b, o, "budget");
+    put_num(&b, x, "max_evaluations", res->max_evaluations);
+    put_num(&b, x, "max_seconds", res->max_seconds);
+    put_num(&b, x, "max_failures", res->max_failures);
+    x = gpo_json_object(&b, o, "budget_requested");
+    put_num(&b, x, "max_evaluations", res->asked_evaluations);
+    put_num(&b, x, "max_seconds", res->asked_seconds);
+    put_num(&b, x, "max_failures", res->asked_failures);
+    gpo_json_str(&b, o, "measured_at", res->time > 0 ? measured_at : NULL);
+    x = gpo_json_object(&b, o, "timing");
+    put_num(&b, x, "warmup_ms", res->timing.warmup_ms);
+    put_num(&b, x, "repeat_ms", res->timing.repeat_ms);
+    put_num(&b, x, "min_runs", res->timing.min_runs);
+    put_num(&b, x, "max_runs", res->timing.max_runs);
+    put_num(&b, x, "probe_runs", res->timing.probe_runs);
+    put_num(&b, x, "prune_ratio", res->timing.prune_ratio);
+    put_num(&b, x, "timeout_s", res->timeout_s);
+    gpo_json_str(&b, o, "stop_reason", res->stop);
+    put_num(&b, o, "wall_s", res->wall_s);
+    gpo_json_num_or_null(&b, o, "legal", (double)res->legal, res->legal != 0);
+    put_num(&b, o, "evaluations", res->evaluations);
+    put_num(&b, o, "failures", res->failures);
+    put_num(&b, o, "best", res->best);
+    x = gpo_json_array(&b, o, "final");
+    for (int32_t i = 0; !b.failed && i < res->nfinal; i++) {
+        cJSON *f = gpo_json_object(&b, x, NULL);
+        put_num(&b, f, "index", res->final[i].index);
+        add_stats(&b, f, &res->final[i].stats, res->final[i].stats.count > 0);
     }
-    e = e || !(arr = cJSON_AddArrayToObject(o, "candidates"));
-    for (int32_t i = 0; !e && i < res->n; i++) {
-        cJSON *c = cand_json(res, i);
-        e = !c || !cJSON_AddItemToArray(arr, c);
-        if (!c)
-            break;
-    }
-    char *text = e ? NULL : cJSON_Print(o);
+    x = gpo_json_array(&b, o, "candidates");
+    for (int32_t i = 0; !b.failed && i < res->n; i++)
+        cand_json(&b, x, res, i);
+    char *text = b.failed ? NULL : cJSON_Print(o);
     cJSON_Delete(o);
     if (!text)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory writing a result as JSON");
@@ -526,12 +476,7 @@ static void csv_num(gpo_sbuf *b, double v)
 
 GPUOPT_API gpuopt_status gpuopt_result_to_csv(const gpuopt_result *res, char **csv)
 {
-    gpo_detail_clear();
-    if (csv)
-        *csv = NULL;
-    if (!res || !csv)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_result_to_csv: %s is NULL",
-                        res ? "csv" : "result");
+    GPO_ENTRY_OUT("gpuopt_result_to_csv: ", res, "result", csv, NULL);
     gpo_sbuf b;
     gpo_sbuf_init(&b);
     int32_t np = gpo_space_param_count(res->space);

@@ -67,7 +67,6 @@ const char *gpo_result_message(const gpuopt_result *res, int32_t i);
 const gpo_stats *gpo_result_stats(const gpuopt_result *res, int32_t i);
 /* Point i as the cache stores it (the search's figures). */
 void gpo_result_cache_stats(const gpuopt_result *res, int32_t i, gpo_cache_stats *out);
-int32_t gpo_result_origin(const gpuopt_result *res); /* gpuopt_result_origin */
 int64_t gpo_result_time(const gpuopt_result *res);
 uint32_t gpo_result_changed(const gpuopt_result *res);
 const cJSON *gpo_result_payload(const gpuopt_result *res);

@@ -871,22 +871,28 @@ static int space_before(const gpuopt_point *a, const gpuopt_point *b)
     return 0;
 }
 
-/* Ties: the finalists the winner does not beat beyond noise are as fast as
- * it as far as the timings can tell, and which of them ranks first is the
- * noise's choice: five exhaustive SGEMM searches on an idle PoCL crowned
- * five configurations (docs/benchmarks.md, "An exhaustive search's cost
- * and winner"). The first of them in the space's order wins, so searches
- * that meet the same ties agree. An incumbent (an earlier decision) keeps
- * its place instead: it is what the tie would change. */
+/* Ties: a finalist whose p20 falls within the winner's own p20-p80 range
+ * (or the floor above its p20) is as fast as the winner as far as the
+ * winner's runs can tell, and which of them ranked first is the noise's
+ * choice: five exhaustive SGEMM searches on an idle PoCL crowned five
+ * configurations (docs/benchmarks.md, "An exhaustive search's cost and
+ * winner"). The first of them in the space's order wins, so searches that
+ * meet the same ties agree. The band is the winner's spread, not the
+ * pair's (gpo_stats_beats): a slow finalist's wide spread on a busy
+ * machine must not tie it with one many times faster. An incumbent (an
+ * earlier decision) keeps its place instead: it is what a tie would
+ * change. */
 static int32_t break_ties(const gpo_run *r, const int32_t *slot, const gpo_stats *stats, int32_t n,
                           int32_t win)
 {
     if (r->incumbent >= 0)
         return win;
+    double w = gpo_stats_rank(&stats[win]), band = stats[win].p80 - stats[win].p20;
+    if (band < r->spec.floor * w)
+        band = r->spec.floor * w;
     int32_t pick = win;
     for (int32_t j = 0; j < n; j++)
-        if (j != win && stats[j].count > 0 &&
-            !gpo_stats_beats(&stats[j], &stats[win], r->spec.floor) &&
+        if (j != win && stats[j].count > 0 && gpo_stats_rank(&stats[j]) - w <= band &&
             space_before(gpo_result_point(r->result, slot[j]),
                          gpo_result_point(r->result, slot[pick])))
             pick = j;

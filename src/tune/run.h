@@ -37,7 +37,7 @@
  *   the fastest others) are re-timed side by side and slot 0 is kept
  *   unless beaten by gpo_stats_beats with spec.floor; when the time budget
  *   is already spent, the search's own figures decide by the same rule;
- *   without an incumbent, finalists within noise of the winner tie, and
+ *   without an incumbent, finalists within the winner's own p20-p80 range tie, and
  *   the first in the space's order wins;
  * - the finished record holds the winner, the runner-up, the search, and
  *   the caller's payload.

@@ -38,14 +38,6 @@ const char *gpo_strategy_name(int32_t strategy)
     return strategy >= 0 && strategy <= GPO_STRATEGY_MODEL ? strategy_names[strategy] : NULL;
 }
 
-int32_t gpo_strategy_parse(const char *name)
-{
-    for (int32_t i = 0; name && i <= GPO_STRATEGY_MODEL; i++)
-        if (gpo_strcaseeq(name, strategy_names[i]))
-            return i;
-    return -1;
-}
-
 void gpo_search_defaults(gpo_search_settings *s)
 {
     memset(s, 0, sizeof *s);
@@ -232,11 +224,6 @@ gpuopt_status gpo_search_report(gpo_search *s, const gpuopt_point *config, int32
 
 /* ---- reading ------------------------------------------------------------------------ */
 
-int gpo_search_finished(const gpo_search *s)
-{
-    return s->stop[0] != '\0';
-}
-
 const char *gpo_search_stop_reason(const gpo_search *s)
 {
     return s->stop;
@@ -315,22 +302,4 @@ int32_t gpo_search_evaluations(const gpo_search *s)
 int32_t gpo_search_failures(const gpo_search *s)
 {
     return s->failures;
-}
-
-int32_t gpo_search_history_count(const gpo_search *s)
-{
-    return gpo_history_count(s->h);
-}
-
-gpuopt_status gpo_search_history_at(const gpo_search *s, int32_t i, const gpuopt_point **config,
-                                    int32_t *status, double *value_ns)
-{
-    assert(s && config && status && value_ns);
-    if (i < 0 || i >= gpo_history_count(s->h))
-        return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "search history: entry %d of %d", (int)i,
-                        (int)gpo_history_count(s->h));
-    *config = gpo_history_point(s->h, i);
-    *status = gpo_history_status(s->h, i);
-    *value_ns = gpo_history_value(s->h, i);
-    return GPUOPT_OK;
 }

@@ -69,9 +69,8 @@ typedef struct gpo_search_settings {
 void gpo_search_defaults(gpo_search_settings *s); /* AUTO, seed 0, no budget */
 
 /* Strategy names "auto", "exhaustive", "random", "annealing", "model";
- * NULL / -1 for unknown. */
+ * NULL for unknown. */
 const char *gpo_strategy_name(int32_t strategy);
-int32_t gpo_strategy_parse(const char *name);
 
 /* Takes a reference on `space` (it must not change while the search
  * lives: the engine gives it its own clone). */
@@ -98,8 +97,7 @@ gpuopt_status gpo_search_next(gpo_search *s, const gpuopt_point **config);
 gpuopt_status gpo_search_report(gpo_search *s, const gpuopt_point *config, int32_t status,
                                 double value_ns);
 
-int gpo_search_finished(const gpo_search *s);
-/* "", "space exhausted", "evaluation budget", "time budget", "failure budget" */
+/* "" (not finished), "space exhausted", "evaluation budget", "time budget", "failure budget" */
 const char *gpo_search_stop_reason(const gpo_search *s);
 int32_t gpo_search_strategy(const gpo_search *s); /* AUTO resolved */
 /* Candidates the search plans to hand out (for progress); 0 when unknown. */
@@ -118,11 +116,5 @@ int32_t gpo_search_top(const gpo_search *s, int32_t k, const gpuopt_point **conf
 
 int32_t gpo_search_evaluations(const gpo_search *s); /* handed out, preloads excluded */
 int32_t gpo_search_failures(const gpo_search *s);
-
-/* Every candidate in the order handed out (preloads first). status is -1
- * while outstanding. */
-int32_t gpo_search_history_count(const gpo_search *s);
-gpuopt_status gpo_search_history_at(const gpo_search *s, int32_t i, const gpuopt_point **config,
-                                    int32_t *status, double *value_ns);
 
 #endif

@@ -182,8 +182,7 @@ static gpuopt_status add_param(gpuopt_space *s, const char *name, int32_t kind, 
                                const char *const *texts, int32_t count)
 {
     gpuopt_status st;
-    gpo_param p;
-    memset(&p, 0, sizeof p);
+    gpo_param p = {0};
     if (!s)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "space: NULL space");
     if ((st = check_new_name(s, "parameter", name)) != GPUOPT_OK)
@@ -200,10 +199,8 @@ static gpuopt_status add_param(gpuopt_space *s, const char *name, int32_t kind, 
     p.name = gpo_strdup(name);
     p.values = malloc((size_t)count * sizeof *p.values);
     p.text = calloc((size_t)count, sizeof *p.text);
-    if (!p.name || !p.values || !p.text) {
-        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory adding parameter %s", name);
-        goto out;
-    }
+    if (!p.name || !p.values || !p.text)
+        goto oom;
     p.count = count;
     for (int32_t k = 0; k < count; k++) {
         if (kind == GPO_PARAM_INT) {
@@ -225,58 +222,36 @@ static gpuopt_status add_param(gpuopt_space *s, const char *name, int32_t kind, 
             p.values[k] = k;
             p.text[k] = gpo_strdup(t);
         }
-        if (!p.text[k]) {
-            st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory adding parameter %s", name);
-            goto out;
-        }
+        if (!p.text[k])
+            goto oom;
     }
-    /* Duplicates: sort a copy and compare neighbours. */
-    if (kind == GPO_PARAM_INT) {
-        int64_t *sorted = malloc((size_t)count * sizeof *sorted);
-        if (!sorted) {
-            st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory adding parameter %s", name);
-            goto out;
-        }
-        memcpy(sorted, p.values, (size_t)count * sizeof *sorted);
-        qsort(sorted, (size_t)count, sizeof *sorted, cmp_i64);
-        int32_t dup = -1;
-        for (int32_t k = 1; k < count && dup < 0; k++)
-            if (sorted[k] == sorted[k - 1])
-                dup = k;
-        if (dup >= 0)
-            st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "parameter %s: value %lld appears twice",
-                          name, (long long)sorted[dup]);
-        free(sorted);
-    } else {
-        char **sorted = malloc((size_t)count * sizeof *sorted);
-        if (!sorted) {
-            st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory adding parameter %s", name);
-            goto out;
-        }
-        memcpy(sorted, p.text, (size_t)count * sizeof *sorted);
-        qsort(sorted, (size_t)count, sizeof *sorted, cmp_str);
-        int32_t dup = -1;
-        for (int32_t k = 1; k < count && dup < 0; k++)
-            if (strcmp(sorted[k], sorted[k - 1]) == 0)
-                dup = k;
-        if (dup >= 0)
-            st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "parameter %s: value '%s' appears twice",
-                          name, sorted[dup]);
-        free(sorted);
-    }
+    /* Duplicates: sort a copy of the texts (an integer's is its decimal,
+     * one text per value) and compare neighbours. */
+    char **sorted = malloc((size_t)count * sizeof *sorted);
+    if (!sorted)
+        goto oom;
+    memcpy(sorted, p.text, (size_t)count * sizeof *sorted);
+    qsort(sorted, (size_t)count, sizeof *sorted, cmp_str);
+    const char *q = kind == GPO_PARAM_ENUM ? "'" : "";
+    for (int32_t k = 1; k < count && st == GPUOPT_OK; k++)
+        if (strcmp(sorted[k], sorted[k - 1]) == 0)
+            st = gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "parameter %s: value %s%s%s appears twice",
+                          name, q, sorted[k], q);
+    free(sorted);
     if (st != GPUOPT_OK)
         goto out;
     gpo_param *grown = realloc(s->params, (size_t)(s->nparams + 1) * sizeof *grown);
-    if (!grown) {
-        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory adding parameter %s", name);
-        goto out;
-    }
+    if (!grown)
+        goto oom;
     s->params = grown;
     s->params[s->nparams++] = p;
     memset(&p, 0, sizeof p);
 out:
     param_free(&p);
     return st;
+oom:
+    st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory adding parameter %s", name);
+    goto out;
 }
 
 GPUOPT_API gpuopt_status gpuopt_space_add_int(gpuopt_space *space, const char *name,
@@ -374,8 +349,7 @@ static gpuopt_status push_constraint(gpuopt_space *s, gpo_constraint *c)
 GPUOPT_API gpuopt_status gpuopt_space_add_constraint(gpuopt_space *space, const char *expression)
 {
     gpo_detail_clear();
-    gpo_constraint c;
-    memset(&c, 0, sizeof c);
+    gpo_constraint c = {0};
     gpuopt_status st;
     if (!space || !expression)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_space_add_constraint: NULL argument");
@@ -431,11 +405,6 @@ int32_t gpo_space_param_count(const gpuopt_space *s)
 const char *gpo_space_param_name(const gpuopt_space *s, int32_t p)
 {
     return s && p >= 0 && p < s->nparams ? s->params[p].name : NULL;
-}
-
-int32_t gpo_space_param_kind(const gpuopt_space *s, int32_t p)
-{
-    return s && p >= 0 && p < s->nparams ? s->params[p].kind : 0;
 }
 
 int32_t gpo_space_value_count(const gpuopt_space *s, int32_t p)
@@ -1033,22 +1002,13 @@ static void build_index(gpo_sampler *sm)
     if (iter_init_depth(&it, s, last) != GPUOPT_OK)
         return;
     it.max_steps = GPO_SAMPLER_INDEX_STEPS;
-    uint64_t cap = 0, n = 0;
+    size_t cap = 0, n = 0;
     uint64_t *index = NULL;
     int ok = 1;
     while (ok && gpo_space_iter_next(&it)) {
-        if (n == GPO_SAMPLER_INDEX_MAX) {
+        if (n == GPO_SAMPLER_INDEX_MAX || gpo_grow(&index, sizeof *index, n, &cap, 1024)) {
             ok = 0;
             break;
-        }
-        if (n == cap) {
-            cap = cap ? cap * 2 : 1024;
-            uint64_t *g = realloc(index, cap * sizeof *g);
-            if (!g) {
-                ok = 0;
-                break;
-            }
-            index = g;
         }
         uint64_t key = 0;
         for (int32_t p = 0; p <= last; p++)
@@ -1267,7 +1227,7 @@ cJSON *gpo_point_params_json(const gpuopt_point *c)
     cJSON *o = cJSON_CreateObject();
     for (int32_t p = 0; o && p < gpo_space_param_count(s); p++) {
         const char *name = gpo_space_param_name(s, p);
-        cJSON *v = gpo_space_param_kind(s, p) == GPO_PARAM_INT
+        cJSON *v = s->params[p].kind == GPO_PARAM_INT
                        ? cJSON_AddNumberToObject(o, name, (double)gpo_space_value(s, p, idx[p]))
                        : cJSON_AddStringToObject(o, name, gpo_space_value_text(s, p, idx[p]));
         if (!v) {
@@ -1286,7 +1246,7 @@ int gpo_space_params_idx(const gpuopt_space *s, const cJSON *params, uint32_t *i
     for (int32_t p = 0; p < np; p++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, gpo_space_param_name(s, p));
         int32_t n = gpo_space_value_count(s, p), k;
-        int is_int = gpo_space_param_kind(s, p) == GPO_PARAM_INT;
+        int is_int = s->params[p].kind == GPO_PARAM_INT;
         if (is_int ? !cJSON_IsNumber(v) : !cJSON_IsString(v))
             return -1;
         for (k = 0; k < n; k++)

@@ -47,7 +47,6 @@ void gpo_space_unref(const gpuopt_space *space);
 
 int32_t gpo_space_param_count(const gpuopt_space *space);
 const char *gpo_space_param_name(const gpuopt_space *space, int32_t p);
-int32_t gpo_space_param_kind(const gpuopt_space *space, int32_t p);
 int32_t gpo_space_value_count(const gpuopt_space *space, int32_t p);
 /* The value an expression sees: the integer, or an enum's position. */
 int64_t gpo_space_value(const gpuopt_space *space, int32_t p, uint32_t k);

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "util/detail.h"
+#include "util/strutil.h"
 #include "tune/strategy.h"
 
 #define TREES 24
@@ -49,7 +50,8 @@ typedef struct node {
 
 typedef struct tree {
     node *nodes;
-    int32_t n, cap;
+    int32_t n;
+    size_t cap;
 } tree;
 
 typedef struct mstate {
@@ -109,15 +111,9 @@ static gpuopt_status create(gpo_history *s, void **state)
 
 static int32_t new_node(mstate *m, tree *t)
 {
-    if (t->n == t->cap) {
-        int32_t cap = t->cap ? t->cap * 2 : 64;
-        node *g = realloc(t->nodes, (size_t)cap * sizeof *g);
-        if (!g) {
-            m->failed = 1;
-            return -1;
-        }
-        t->nodes = g;
-        t->cap = cap;
+    if (gpo_grow(&t->nodes, sizeof *t->nodes, (size_t)t->n, &t->cap, 64)) {
+        m->failed = 1;
+        return -1;
     }
     t->nodes[t->n] = (node){-1, 0, -1, -1, 0};
     return t->n++;

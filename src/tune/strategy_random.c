@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "util/detail.h"
+#include "util/strutil.h"
 #include "util/hash.h"
 #include "tune/strategy.h"
 
@@ -36,7 +37,8 @@ typedef struct rstate {
     uint32_t *nb;
     int32_t nb_max, nnb, cursor;
     uint64_t *done; /* hashes of centres whose neighbourhood is all seen */
-    int32_t ndone, capdone;
+    int32_t ndone;
+    size_t capdone;
 } rstate;
 
 static gpuopt_status create(gpo_history *s, void **state)
@@ -73,14 +75,8 @@ static int is_done(const rstate *r, uint64_t h)
 
 static void mark_done(rstate *r, uint64_t h)
 {
-    if (r->ndone == r->capdone) {
-        int32_t cap = r->capdone ? r->capdone * 2 : 16;
-        uint64_t *d = realloc(r->done, (size_t)cap * sizeof *d);
-        if (!d)
-            return; /* only costs a recomputation later */
-        r->done = d;
-        r->capdone = cap;
-    }
+    if (gpo_grow(&r->done, sizeof *r->done, (size_t)r->ndone, &r->capdone, 16))
+        return; /* only costs a recomputation later */
     r->done[r->ndone++] = h;
 }
 

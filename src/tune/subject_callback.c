@@ -75,10 +75,8 @@ static void cb_release(gpo_subject_ctx *sc, gpo_prep *prep)
 
 const gpo_subject_ops gpo_subject_callback = {
     .kind = "callback",
-    .constrain = NULL,
     .setup = cb_setup,
     .teardown = cb_teardown,
-    .prefetch = NULL,
     .prepare = cb_prepare,
     .run = cb_run,
     .check = cb_check,

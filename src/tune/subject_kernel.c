@@ -514,8 +514,7 @@ static gpuopt_status run_reference(gpo_subject_ctx *sc, gpo_krun *k)
     gpo_rt_prog *prog = NULL;
     gpo_rt_kernel *kern = NULL;
     char *log = NULL;
-    gpo_eval ev;
-    memset(&ev, 0, sizeof ev);
+    gpo_eval ev = {0};
     uint32_t idx[GPO_SPACE_MAX_PARAMS + 1] = {0};
     size_t global[3], local[3];
     double ns = 0;

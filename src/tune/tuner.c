@@ -103,7 +103,8 @@ typedef struct shared_cache {
 
 static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static shared_cache *shared;
-static int32_t nshared, capshared;
+static int32_t nshared;
+static size_t capshared;
 
 static gpo_cache *shared_acquire(gpuopt_tuner *t)
 {
@@ -115,14 +116,8 @@ static gpo_cache *shared_acquire(gpuopt_tuner *t)
             c = shared[i].cache;
             goto out;
         }
-    if (nshared == capshared) {
-        int32_t cap = capshared ? capshared * 2 : 4;
-        shared_cache *a = realloc(shared, (size_t)cap * sizeof *a);
-        if (!a)
-            goto out;
-        shared = a;
-        capshared = cap;
-    }
+    if (gpo_grow(&shared, sizeof *shared, (size_t)nshared, &capshared, 4))
+        goto out;
     /* The cache never fails its host: without one, runs are uncached. */
     if (gpo_cache_open_device(t->ctx, t->dev, NULL, &c) != GPUOPT_OK) {
         gpo_log_warn(&t->ctx->log, "tuner: no tuning cache: %s", gpo_detail_get());
@@ -198,42 +193,10 @@ static gpuopt_status read_struct(void *out, size_t size, size_t first, const voi
     size_t have;
     memcpy(&have, in, sizeof have);
     if (have < first)
-        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
-                        "%s: %s.struct_size is %zu; set it to sizeof(%s) (%zu in this library)", fn,
-                        type, have, type, size);
+        return gpo_fail_struct_size(fn, type, have, size);
     memcpy(out, in, have < size ? have : size);
     memcpy(out, &size, sizeof size);
     return GPUOPT_OK;
-}
-
-GPUOPT_API size_t gpuopt_kernel_desc_size(void)
-{
-    return sizeof(gpuopt_kernel_desc);
-}
-
-GPUOPT_API size_t gpuopt_buffer_desc_size(void)
-{
-    return sizeof(gpuopt_buffer_desc);
-}
-
-GPUOPT_API size_t gpuopt_scalar_desc_size(void)
-{
-    return sizeof(gpuopt_scalar_desc);
-}
-
-GPUOPT_API size_t gpuopt_reference_desc_size(void)
-{
-    return sizeof(gpuopt_reference_desc);
-}
-
-GPUOPT_API size_t gpuopt_callback_desc_size(void)
-{
-    return sizeof(gpuopt_callback_desc);
-}
-
-GPUOPT_API size_t gpuopt_tuner_settings_size(void)
-{
-    return sizeof(gpuopt_tuner_settings);
 }
 
 GPUOPT_API gpuopt_status gpuopt_tuner_create(gpuopt_context *ctx, gpuopt_device *device,
@@ -322,8 +285,7 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_callback(gpuopt_tuner *t,
 {
     static const char fn[] = "gpuopt_tuner_set_callback";
     CHECK_TUNER(t, fn);
-    gpuopt_callback_desc d;
-    memset(&d, 0, sizeof d);
+    gpuopt_callback_desc d = {0};
     gpuopt_status st =
         read_struct(&d, sizeof d, first_callback_desc_size, callback, fn, "gpuopt_callback_desc");
     if (st != GPUOPT_OK)
@@ -402,11 +364,7 @@ GPUOPT_API gpuopt_status gpuopt_tuner_get_settings(const gpuopt_tuner *t,
     if (!settings)
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: settings is NULL", fn);
     size_t have = settings->struct_size, n = have < sizeof t->set ? have : sizeof t->set;
-    if (have < first_settings_size)
-        return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
-                        "%s: gpuopt_tuner_settings.struct_size is %zu; set it to "
-                        "sizeof(gpuopt_tuner_settings) (%zu in this library)",
-                        fn, have, sizeof t->set);
+    GPO_CHECK_STRUCT_SIZE(fn, gpuopt_tuner_settings, have, first_settings_size);
     memset(settings, 0, n);
     settings->struct_size = have;
     if (!t)
@@ -512,8 +470,7 @@ static gpuopt_status geometry(gpuopt_tuner *t, const char *const global[3],
                               const char *const local_in[3], int params_ok, const char *fn,
                               gpo_geometry *out)
 {
-    gpo_geometry g;
-    memset(&g, 0, sizeof g);
+    gpo_geometry g = {0};
     gpuopt_status st = GPUOPT_OK;
     if (!global[0])
         return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "%s: global[0] is needed", fn);
@@ -561,8 +518,7 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_kernel(gpuopt_tuner *t, const gpuopt_k
 {
     static const char fn[] = "gpuopt_tuner_set_kernel";
     CHECK_TUNER(t, fn);
-    gpuopt_kernel_desc d;
-    memset(&d, 0, sizeof d);
+    gpuopt_kernel_desc d = {0};
     gpuopt_status st =
         read_struct(&d, sizeof d, first_kernel_desc_size, kernel, fn, "gpuopt_kernel_desc");
     if (st != GPUOPT_OK)
@@ -654,8 +610,7 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_buffer(gpuopt_tuner *t, uint32_t index
 {
     static const char fn[] = "gpuopt_tuner_set_buffer";
     CHECK_TUNER(t, fn);
-    gpuopt_buffer_desc d;
-    memset(&d, 0, sizeof d);
+    gpuopt_buffer_desc d = {0};
     gpuopt_status st =
         read_struct(&d, sizeof d, first_buffer_desc_size, buffer, fn, "gpuopt_buffer_desc");
     if (st == GPUOPT_OK)
@@ -735,8 +690,7 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_scalar(gpuopt_tuner *t, uint32_t index
 {
     static const char fn[] = "gpuopt_tuner_set_scalar";
     CHECK_TUNER(t, fn);
-    gpuopt_scalar_desc d;
-    memset(&d, 0, sizeof d);
+    gpuopt_scalar_desc d = {0};
     gpuopt_status st =
         read_struct(&d, sizeof d, first_scalar_desc_size, scalar, fn, "gpuopt_scalar_desc");
     if (st == GPUOPT_OK)
@@ -788,8 +742,7 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_reference_kernel(gpuopt_tuner *t,
         reference_free(&t->kern.k);
         return GPUOPT_OK;
     }
-    gpuopt_reference_desc d;
-    memset(&d, 0, sizeof d);
+    gpuopt_reference_desc d = {0};
     gpuopt_status st = read_struct(&d, sizeof d, first_reference_desc_size, reference, fn,
                                    "gpuopt_reference_desc");
     if (st != GPUOPT_OK)
@@ -824,7 +777,7 @@ GPUOPT_API gpuopt_status gpuopt_tuner_set_reference_data(gpuopt_tuner *t, uint32
                                                          const void *data, size_t bytes)
 {
     static const char fn[] = "gpuopt_tuner_set_reference_data";
-    CHECK_TUNER(t, "gpuopt_tuner_set_reference_data");
+    CHECK_TUNER(t, fn);
     gpo_targ *a = NULL;
     for (int32_t i = 0; i < t->kern.k.nargs; i++)
         if (t->kern.k.args[i].index == index)
@@ -1114,12 +1067,7 @@ out:
 
 GPUOPT_API gpuopt_status gpuopt_tuner_run(gpuopt_tuner *t, gpuopt_result **out)
 {
-    gpo_detail_clear();
-    if (out)
-        *out = NULL;
-    if (!t || !out)
-        return gpo_fail(GPUOPT_ERR_INVALID_ARGUMENT, "gpuopt_tuner_run: %s is NULL",
-                        t ? "out" : "tuner");
+    GPO_ENTRY_OUT("gpuopt_tuner_run: ", t, "tuner", out, NULL);
     gpo_online_free(t->online);
     t->online = NULL;
     /* A run in which no candidate was valid is an answer too: the result

@@ -7,14 +7,8 @@
 
 size_t gpo_elem_size(int32_t type)
 {
-    switch (type) {
-    case GPUOPT_ELEM_F32: return 4;
-    case GPUOPT_ELEM_F64: return 8;
-    case GPUOPT_ELEM_I32: return 4;
-    case GPUOPT_ELEM_U32: return 4;
-    case GPUOPT_ELEM_I64: return 8;
-    default: return 0;
-    }
+    static const size_t sizes[] = {0, 4, 8, 4, 4, 8}; /* by GPUOPT_ELEM_* */
+    return type >= GPUOPT_ELEM_F32 && type <= GPUOPT_ELEM_I64 ? sizes[type] : 0;
 }
 
 const char *gpo_elem_name(int32_t type)
@@ -28,66 +22,56 @@ int gpo_elem_is_float(int32_t type)
     return type == GPUOPT_ELEM_F32 || type == GPUOPT_ELEM_F64;
 }
 
-double gpo_elem_get(const void *base, size_t i, int32_t type)
-{
-    const unsigned char *p = (const unsigned char *)base + i * gpo_elem_size(type);
-    float f;
-    double d;
+/* One element of any type; every member starts at its first byte, so an
+ * element's bytes copy in and out at &e. */
+typedef union elem {
+    float f32;
+    double f64;
     int32_t i32;
     uint32_t u32;
     int64_t i64;
+} elem;
+
+static elem load(const void *base, size_t i, int32_t type)
+{
+    elem e = {0};
+    memcpy(&e, (const unsigned char *)base + i * gpo_elem_size(type), gpo_elem_size(type));
+    return e;
+}
+
+double gpo_elem_get(const void *base, size_t i, int32_t type)
+{
+    elem e = load(base, i, type);
     switch (type) {
-    case GPUOPT_ELEM_F32: memcpy(&f, p, 4); return f;
-    case GPUOPT_ELEM_F64: memcpy(&d, p, 8); return d;
-    case GPUOPT_ELEM_I32: memcpy(&i32, p, 4); return i32;
-    case GPUOPT_ELEM_U32: memcpy(&u32, p, 4); return u32;
-    case GPUOPT_ELEM_I64: memcpy(&i64, p, 8); return (double)i64;
+    case GPUOPT_ELEM_F32: return e.f32;
+    case GPUOPT_ELEM_F64: return e.f64;
+    case GPUOPT_ELEM_I32: return e.i32;
+    case GPUOPT_ELEM_U32: return e.u32;
+    case GPUOPT_ELEM_I64: return (double)e.i64;
     default: return NAN;
     }
 }
 
 static int64_t get_int(const void *base, size_t i, int32_t type)
 {
-    const unsigned char *p = (const unsigned char *)base + i * gpo_elem_size(type);
-    int32_t i32;
-    uint32_t u32;
-    int64_t i64;
-    switch (type) {
-    case GPUOPT_ELEM_I32: memcpy(&i32, p, 4); return i32;
-    case GPUOPT_ELEM_U32: memcpy(&u32, p, 4); return u32;
-    default: memcpy(&i64, p, 8); return i64;
-    }
+    elem e = load(base, i, type);
+    return type == GPUOPT_ELEM_I32 ? e.i32 : type == GPUOPT_ELEM_U32 ? e.u32 : e.i64;
 }
 
 void gpo_elem_set(void *base, size_t i, int32_t type, double v)
 {
-    unsigned char *p = (unsigned char *)base + i * gpo_elem_size(type);
+    elem e;
     /* Each conversion only for its own type: converting a double that the
      * type cannot hold (-7 to uint32_t) is undefined (C11 6.3.1.4). */
     switch (type) {
-    case GPUOPT_ELEM_F32: {
-        float f = (float)v;
-        memcpy(p, &f, 4);
-        break;
+    case GPUOPT_ELEM_F32: e.f32 = (float)v; break;
+    case GPUOPT_ELEM_F64: e.f64 = v; break;
+    case GPUOPT_ELEM_I32: e.i32 = (int32_t)v; break;
+    case GPUOPT_ELEM_U32: e.u32 = (uint32_t)v; break;
+    case GPUOPT_ELEM_I64: e.i64 = (int64_t)v; break;
+    default: return;
     }
-    case GPUOPT_ELEM_F64: memcpy(p, &v, 8); break;
-    case GPUOPT_ELEM_I32: {
-        int32_t i32 = (int32_t)v;
-        memcpy(p, &i32, 4);
-        break;
-    }
-    case GPUOPT_ELEM_U32: {
-        uint32_t u32 = (uint32_t)v;
-        memcpy(p, &u32, 4);
-        break;
-    }
-    case GPUOPT_ELEM_I64: {
-        int64_t i64 = (int64_t)v;
-        memcpy(p, &i64, 8);
-        break;
-    }
-    default: break;
-    }
+    memcpy((unsigned char *)base + i * gpo_elem_size(type), &e, gpo_elem_size(type));
 }
 
 /* splitmix64's finaliser over (seed, stream, i): a counter-based generator,

@@ -39,3 +39,10 @@ gpuopt_status gpo_fail(gpuopt_status status, const char *fmt, ...)
     va_end(ap);
     return status;
 }
+
+gpuopt_status gpo_fail_struct_size(const char *fn, const char *type, size_t have, size_t size)
+{
+    return gpo_fail(GPUOPT_ERR_STRUCT_SIZE,
+                    "%s%s%s.struct_size is %zu; set it to sizeof(%s) (%zu in this library)",
+                    fn ? fn : "", fn ? ": " : "", type, have, type, size);
+}

@@ -69,7 +69,8 @@ int gpo_file_open(const char *path, int flags, struct stat *st, char *why, size_
     return fd;
 }
 
-void gpo_file_size_text(size_t bytes, char *out, size_t cap)
+/* "1 MiB", "64 KiB", "100 bytes": a limit as the messages above name it. */
+static void size_text(size_t bytes, char *out, size_t cap)
 {
     if (bytes >= (1u << 30) && bytes % (1u << 30) == 0)
         snprintf(out, cap, "%zu GiB", bytes >> 30);
@@ -130,7 +131,7 @@ int gpo_file_read(const char *path, size_t max_bytes, char **out, size_t *len, c
         free(buf);
         if (e == EFBIG) {
             char lim[32];
-            gpo_file_size_text(max_bytes, lim, sizeof lim);
+            size_text(max_bytes, lim, sizeof lim);
             say(why, cap, "larger than the limit of %s", lim);
         } else {
             say(why, cap, "%s", strerror(e));

@@ -30,7 +30,4 @@ int gpo_file_open(const char *path, int flags, struct stat *st, char *why, size_
 int gpo_file_read(const char *path, size_t max_bytes, char **out, size_t *len, char *why,
                   size_t cap);
 
-/* "1 MiB", "64 KiB", "100 bytes": a limit as the messages above name it. */
-void gpo_file_size_text(size_t bytes, char *out, size_t cap);
-
 #endif

@@ -207,14 +207,8 @@ gpuopt_status gpo_fs_list(const gpo_fs *fs, const char *dir, char ***names, size
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            char **bigger = realloc(list, ncap * sizeof *list);
-            if (!bigger)
-                goto oom;
-            list = bigger;
-            cap = ncap;
-        }
+        if (gpo_grow(&list, sizeof *list, n, &cap, 16))
+            goto oom;
         list[n] = gpo_strdup(e->d_name);
         if (!list[n])
             goto oom;

@@ -12,7 +12,7 @@ void gpo_hash_init(gpo_hash *h)
     h->state = FNV_OFFSET;
 }
 
-void gpo_hash_bytes(gpo_hash *h, const void *data, size_t len)
+static void hash_bytes(gpo_hash *h, const void *data, size_t len)
 {
     const unsigned char *p = data;
     uint64_t s = h->state;
@@ -28,7 +28,7 @@ void gpo_hash_u64(gpo_hash *h, uint64_t v)
     unsigned char b[8];
     for (int i = 0; i < 8; i++)
         b[i] = (unsigned char)(v >> (8 * i));
-    gpo_hash_bytes(h, b, sizeof b);
+    hash_bytes(h, b, sizeof b);
 }
 
 void gpo_hash_str(gpo_hash *h, const char *s)
@@ -39,7 +39,7 @@ void gpo_hash_str(gpo_hash *h, const char *s)
     }
     size_t n = strlen(s);
     gpo_hash_u64(h, (uint64_t)n);
-    gpo_hash_bytes(h, s, n);
+    hash_bytes(h, s, n);
 }
 
 uint64_t gpo_hash_mix64(uint64_t x)
@@ -62,6 +62,6 @@ uint64_t gpo_hash64(const void *data, size_t len)
     gpo_hash h;
     gpo_hash_init(&h);
     if (data)
-        gpo_hash_bytes(&h, data, len);
+        hash_bytes(&h, data, len);
     return gpo_hash_final(&h);
 }

@@ -17,7 +17,6 @@ typedef struct gpo_hash {
 } gpo_hash;
 
 void gpo_hash_init(gpo_hash *h);
-void gpo_hash_bytes(gpo_hash *h, const void *data, size_t len);
 /* A string with its length first, so ("ab","c") and ("a","bc") differ.
  * NULL hashes like an absent value, distinct from "". */
 void gpo_hash_str(gpo_hash *h, const char *s);

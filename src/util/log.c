@@ -6,12 +6,8 @@
 
 static const char *level_word(int32_t level)
 {
-    switch (level) {
-    case GPUOPT_LOG_ERROR: return "error";
-    case GPUOPT_LOG_WARN: return "warning";
-    case GPUOPT_LOG_INFO: return "info";
-    default: return "debug";
-    }
+    static const char *const words[] = {"debug", "error", "warning", "info"};
+    return words[level >= GPUOPT_LOG_ERROR && level <= GPUOPT_LOG_INFO ? level : 0];
 }
 
 int gpo_log_enabled(const gpo_logger *log, int32_t level)

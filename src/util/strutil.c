@@ -189,6 +189,20 @@ void gpo_format_bytes(uint64_t bytes, char *out, size_t cap)
         gpo_snprintf(out, cap, "%.1f %s", v, unit[u]);
 }
 
+int gpo_grow(void *items, size_t size, size_t n, size_t *cap, size_t first)
+{
+    if (n < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap * 2 : first;
+    void *old, *grown;
+    memcpy(&old, items, sizeof old); /* a T ** passed as void * */
+    if (!(grown = realloc(old, ncap * size)))
+        return -1;
+    memcpy(items, &grown, sizeof grown);
+    *cap = ncap;
+    return 0;
+}
+
 void gpo_sbuf_init(gpo_sbuf *b) { memset(b, 0, sizeof *b); }
 
 static int sbuf_reserve(gpo_sbuf *b, size_t extra)

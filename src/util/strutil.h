@@ -18,6 +18,12 @@ void gpo_snprintf(char *dst, size_t cap, const char *fmt, ...) GPO_PRINTF(3, 4);
 /* malloc'd copy, NULL on allocation failure (or when s is NULL). */
 char *gpo_strdup(const char *s);
 
+/* Room for element `n` in the array `*items` (`items` is the address of
+ * the array's pointer) of `size`-byte elements and capacity `*cap`,
+ * doubling it from `first`: 0, or -1 with the array untouched when out of
+ * memory. */
+int gpo_grow(void *items, size_t size, size_t n, size_t *cap, size_t first);
+
 /* malloc'd printf; NULL on allocation failure. */
 char *gpo_asprintf(const char *fmt, ...) GPO_PRINTF(1, 2);
 

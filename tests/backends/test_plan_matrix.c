@@ -379,7 +379,7 @@ static void overrides_reach_derived_knobs(size_t d, int level, int workload,
         pair *pr = &pairs[i];
         if (!applies(pr->derived, &devices[d]))
             continue;
-        const gpo_knob_def *in = gpo_knob_def_find(pr->input);
+        const gpo_knob_def *in = gpo_knob_find(gpo_backends, gpo_n_backends, pr->input);
         seen before = knob_of(base, pr->derived->name);
         char cand[8][64];
         size_t n = candidates(in, cand, 8);

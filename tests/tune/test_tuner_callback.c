@@ -39,9 +39,10 @@ typedef struct probe {
     int64_t wrong_x; /* validate rejects this X */
     int64_t sleep_x; /* this X sleeps sleep_ms */
     double sleep_ms;
-    int measure; /* report own times: 1000 * X ns */
-    int flat;    /* with measure: every X reports 1000 ns but fast_x, 500 ns */
-    int64_t fast_x;
+    int measure;    /* report own times: 1000 * X ns */
+    int flat;       /* with measure: every X reports 1000 ns but fast_x, 500 ns, */
+    int64_t fast_x; /* and wide_x, 5000 and 100000 ns in turn (a busy machine's spread) */
+    int64_t wide_x;
     int slow_first;     /* with measure: the very first run reports 100x */
     int pre_before_run; /* 0 when a run came without a pre_run before it */
     int pending_pre;
@@ -83,7 +84,9 @@ static gpuopt_status run(const gpuopt_point *c, void *user, double *measured_ns)
         nanosleep(&ts, NULL);
     }
     if (p->measure && p->flat)
-        *measured_ns = x == p->fast_x ? 500.0 : 1000.0;
+        *measured_ns = x == p->fast_x   ? 500.0
+                       : x == p->wide_x ? (p->runs % 2 ? 5000.0 : 100000.0)
+                                        : 1000.0;
     else if (p->measure)
         *measured_ns = 1000.0 * (double)x * (p->slow_first && p->runs == 1 ? 100 : 1);
     return GPUOPT_OK;
@@ -353,7 +356,8 @@ static void the_same_seed_gives_the_same_sequence(void **state)
 /* Points that time alike tie whatever order a search meets them in: the
  * first in the space's order wins, so repeated searches agree (issue 11:
  * five exhaustive searches on an idle machine crowned five configurations
- * the timings could not tell apart). A point clearly faster still wins. */
+ * the timings could not tell apart). A point clearly faster still wins,
+ * and so does a steady one against an earlier point whose runs spread. */
 static void ties_go_to_the_first_point_in_the_space_order(void **state)
 {
     (void)state;
@@ -380,6 +384,15 @@ static void ties_go_to_the_first_point_in_the_space_order(void **state)
     gpuopt_result *r = NULL;
     assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
     assert_string_equal(tt_best(r), "X=3");
+    gpuopt_result_destroy(r);
+    gpuopt_tuner_destroy(t);
+    /* A slower point whose runs spread wide (X=1: 5 to 100 us) does not tie
+     * with the steady winner (X=2..4: 1 us): the band is the winner's own
+     * spread, not the pair's. */
+    probe q = {.measure = 1, .flat = 1, .wide_x = 1};
+    t = x_tuner(4, &q, 0);
+    assert_int_equal(gpuopt_tuner_run(t, &r), GPUOPT_OK);
+    assert_string_equal(tt_best(r), "X=2");
     gpuopt_result_destroy(r);
     gpuopt_tuner_destroy(t);
 }

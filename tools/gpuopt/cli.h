@@ -43,6 +43,9 @@ int cli_widest(const struct cJSON *array, const char *key, int min);
  * negative or NaN (not measured). */
 void cli_format_ns(double ns, char *out, size_t cap);
 
+/* Bytes for people: "812 B", "3.5 GiB" (binary units up to PiB). */
+void cli_format_bytes(double bytes, char *out, size_t cap);
+
 /* ---- Options (cli_options.c) ------------------------------------------------
  *
  * Every command reads its options with getopt_long(3) through one table:
@@ -54,6 +57,10 @@ typedef struct cli_option {
     const char *name; /* the long name, without "--" */
     int id;           /* the short letter, or a value >= CLI_LONG for a long-only option */
     const char *arg;  /* the value's name in messages ("LIST"); NULL: a flag */
+    /* Where the parser puts the option, for one that needs nothing more: a
+     * flag's int becomes 1, a value's const char * points at it. NULL:
+     * cli_parser_next returns the option to the caller. */
+    void *store;
 } cli_option;
 
 enum { CLI_LONG = 256 };
@@ -81,6 +88,11 @@ void cli_parser_init(cli_parser *p, const cli_command *cmd, const cli_option *op
  * CLI_OPTS_EXIT. A table holding {"help", 'h'} gets --help and -h printed
  * here. */
 int cli_parser_next(cli_parser *p, int argc, char **argv);
+
+/* A command without operands whose options all have a store (--help
+ * aside): reads them, and refuses an operand. Returns CLI_OPTS_END to go
+ * on, else the exit status (CLI_OK after --help). */
+int cli_parse(const cli_command *cmd, const cli_option *options, int argc, char **argv);
 
 /* The name among `names` within two edits of word[0..len) (a typo), or
  * NULL. */
@@ -124,9 +136,11 @@ typedef struct cli_node {
 int cli_node_read(const char *cmd, const char *backends, cli_node *node);
 void cli_node_free(cli_node *node);
 
-/* A string member ("" counts as absent: NULL), a number member (dflt). */
+/* A string member, else NULL; the same with "" counting as absent; a
+ * number member, else dflt. */
+const char *cli_str(const struct cJSON *o, const char *key);
 const char *cli_json_str(const struct cJSON *o, const char *key);
-double cli_json_num(const struct cJSON *o, const char *key, double dflt);
+double cli_num(const struct cJSON *o, const char *key, double dflt);
 
 /* The device's vendor as one word: nvidia, amd, intel, else other. */
 const char *cli_vendor_word(const struct cJSON *dev);

@@ -49,9 +49,7 @@ static int config_error(const char *cmd, const char *backends, const char *devic
 int cli_context(const char *cmd, const char *backends, const char *device, int selects,
                 gpuopt_context **ctx)
 {
-    gpuopt_options opts;
-    memset(&opts, 0, sizeof opts);
-    opts.struct_size = sizeof opts;
+    gpuopt_options opts = {.struct_size = sizeof opts};
     opts.backends = backends;
     /* Out of the library's sight for every command: one that selects reads
      * it below as --device's default; one that does not (memory, tune,

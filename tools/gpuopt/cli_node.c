@@ -43,13 +43,19 @@ void cli_node_free(cli_node *node)
     memset(node, 0, sizeof *node);
 }
 
-const char *cli_json_str(const cJSON *o, const char *key)
+const char *cli_str(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) && *v->valuestring ? v->valuestring : NULL;
+    return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-double cli_json_num(const cJSON *o, const char *key, double dflt)
+const char *cli_json_str(const cJSON *o, const char *key)
+{
+    const char *s = cli_str(o, key);
+    return s && *s ? s : NULL;
+}
+
+double cli_num(const cJSON *o, const char *key, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;

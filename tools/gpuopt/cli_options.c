@@ -3,6 +3,7 @@
  * unknown option '--levl'; did you mean '--level'?"). The same table gives
  * getopt its long options and short-option string, and the error messages
  * the names a command accepts, so the three never disagree. */
+#include <assert.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,13 +66,18 @@ static const cli_option *by_id(const cli_option *opts, int id)
     return NULL;
 }
 
-/* "accepted: --json, --backend LIST, --help" */
-static void print_accepted(const cli_option *opts)
+/* "--json, --backend LIST, --help": the options (with their values' names
+ * when `values`) whose names start with name[0..len). */
+static const char *list_options(const cli_option *opts, const char *name, size_t len, int values,
+                                char *out, size_t cap)
 {
-    fputs("accepted: ", stderr);
-    for (const cli_option *o = opts; o->name; o++)
-        fprintf(stderr, "%s--%s%s%s", o == opts ? "" : ", ", o->name, o->arg ? " " : "",
-                o->arg ? o->arg : "");
+    size_t n = 0;
+    out[0] = '\0';
+    for (const cli_option *o = opts; o->name && n < cap; o++)
+        if (strncmp(o->name, name, len) == 0)
+            n += (size_t)snprintf(out + n, cap - n, "%s--%s%s%s", n ? ", " : "", o->name,
+                                  values && o->arg ? " " : "", values && o->arg ? o->arg : "");
+    return out;
 }
 
 static const char *nearest_option(const cli_option *opts, const char *word, size_t len)
@@ -98,32 +104,18 @@ static void long_option_error(const cli_parser *p, const char *arg)
         else if (strncmp(o->name, name, len) == 0)
             prefixed++;
     }
-    const char *cmd = p->command;
-    if (exact || (prefixed == 1 && eq)) {
-        /* getopt_long refuses a value only for an option without one. */
+    const char *cmd = p->command, *near = nearest_option(p->options, name, len);
+    char list[1024];
+    if (exact || (prefixed == 1 && eq)) /* getopt_long refuses a value only for a flag */
         cli_usage_error(cmd, "--%.*s takes no value ('%s')", (int)len, name, arg);
-        return;
-    }
-    if (prefixed > 1) {
-        fprintf(stderr, "gpuopt%s%s: option '--%.*s' is ambiguous; it could be ", *cmd ? " " : "",
-                cmd, (int)len, name);
-        int first = 1;
-        for (const cli_option *o = p->options; o->name; o++)
-            if (strncmp(o->name, name, len) == 0) {
-                fprintf(stderr, "%s--%s", first ? "" : ", ", o->name);
-                first = 0;
-            }
-        fputc('\n', stderr);
-        return;
-    }
-    const char *near = nearest_option(p->options, name, len);
-    if (near) {
+    else if (prefixed > 1)
+        cli_usage_error(cmd, "option '--%.*s' is ambiguous; it could be %s", (int)len, name,
+                        list_options(p->options, name, len, 0, list, sizeof list));
+    else if (near)
         cli_usage_error(cmd, "unknown option '--%.*s'; did you mean '--%s'?", (int)len, name, near);
-        return;
-    }
-    fprintf(stderr, "gpuopt%s%s: unknown option '--%.*s'; ", *cmd ? " " : "", cmd, (int)len, name);
-    print_accepted(p->options);
-    fputc('\n', stderr);
+    else
+        cli_usage_error(cmd, "unknown option '--%.*s'; accepted: %s", (int)len, name,
+                        list_options(p->options, "", 0, 1, list, sizeof list));
 }
 
 /* A short option getopt_long did not take. "-json" reads as -j -s -o -n:
@@ -146,12 +138,11 @@ static void short_option_error(const cli_parser *p, int argc, char **argv, int c
             return;
         }
     }
+    char list[1024], letter[8] = "";
     if (c >= 0x20 && c < 0x7f)
-        fprintf(stderr, "gpuopt%s%s: unknown option '-%c'; ", *cmd ? " " : "", cmd, c);
-    else
-        fprintf(stderr, "gpuopt%s%s: unknown option; ", *cmd ? " " : "", cmd);
-    print_accepted(p->options);
-    fputc('\n', stderr);
+        snprintf(letter, sizeof letter, " '-%c'", c);
+    cli_usage_error(cmd, "unknown option%s; accepted: %s", letter,
+                    list_options(p->options, "", 0, 1, list, sizeof list));
 }
 
 void cli_parser_init(cli_parser *p, const cli_command *cmd, const cli_option *options, int in_order)
@@ -221,5 +212,25 @@ int cli_parser_next(cli_parser *p, int argc, char **argv)
         return CLI_OPTS_EXIT;
     }
     p->value = optarg;
-    return c;
+    const cli_option *o = by_id(p->options, c);
+    if (!o || !o->store)
+        return c;
+    if (o->arg)
+        *(const char **)o->store = optarg;
+    else
+        *(int *)o->store = 1;
+    return cli_parser_next(p, argc, argv);
+}
+
+int cli_parse(const cli_command *cmd, const cli_option *options, int argc, char **argv)
+{
+    cli_parser p;
+    cli_parser_init(&p, cmd, options, 0);
+    int o = cli_parser_next(&p, argc, argv);
+    assert(o < 0); /* every option has a store */
+    if (o == CLI_OPTS_EXIT)
+        return p.status;
+    if (p.operands < argc)
+        return cli_usage_error(cmd->name, "unexpected argument '%s'", argv[p.operands]);
+    return CLI_OPTS_END;
 }

@@ -16,18 +16,6 @@
 
 #include "cli.h"
 
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static double num(const cJSON *o, const char *key, double dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
 static const char *or_dash(const char *s)
 {
     return s && *s ? s : "-";
@@ -82,8 +70,8 @@ static void print_entry_line(const cJSON *e)
     const cJSON *hard = cJSON_GetObjectItemCaseSensitive(e, "hard");
     const cJSON *best = cJSON_GetObjectItemCaseSensitive(e, "best");
     char params[512] = "", t[32], when[32];
-    cli_format_ns(num(best, "median_ns", -1), t, sizeof t);
-    fmt_when(num(e, "time", 0), when, sizeof when);
+    cli_format_ns(cli_num(best, "median_ns", -1), t, sizeof t);
+    fmt_when(cli_num(e, "time", 0), when, sizeof when);
     if (cJSON_IsObject(best))
         fmt_params(cJSON_GetObjectItemCaseSensitive(best, "params"), params, sizeof params);
     else if (cJSON_GetObjectItemCaseSensitive(e, "payload") &&
@@ -91,27 +79,27 @@ static void print_entry_line(const cJSON *e)
         snprintf(params, sizeof params, "(measurement)");
     else
         snprintf(params, sizeof params, "(no valid candidate)");
-    printf("  %-16s %-9s %-10s %s  %s  [%s]\n", or_dash(str(e, "key")), or_dash(str(hard, "kind")),
-           t, params, or_dash(str(hard, "workload")), when);
+    printf("  %-16s %-9s %-10s %s  %s  [%s]\n", or_dash(cli_str(e, "key")),
+           or_dash(cli_str(hard, "kind")), t, params, or_dash(cli_str(hard, "workload")), when);
 }
 
 static int cmd_list(gpuopt_context *ctx, int json)
 {
     char *text = NULL;
+    gpuopt_status st = gpuopt_cache_list(ctx, &text);
+    if (st)
+        return cli_fail("cache", "cannot list the cache", st);
     if (json) {
-        gpuopt_status st = gpuopt_cache_list(ctx, &text);
-        if (st)
-            return cli_fail("cache", "cannot list the cache", st);
         printf("%s\n", text);
         gpuopt_free(text);
         return CLI_OK;
     }
-    cJSON *o = NULL;
-    gpuopt_status st = get_listing(ctx, &o);
-    if (st)
-        return cli_fail("cache", "cannot list the cache", st);
+    cJSON *o = cJSON_Parse(text);
+    gpuopt_free(text);
+    if (!o)
+        return cli_fail("cache", "cannot list the cache", GPUOPT_ERR_NO_MEMORY);
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files");
-    printf("Tuning cache: %s\n", or_dash(str(o, "dir")));
+    printf("Tuning cache: %s\n", or_dash(cli_str(o, "dir")));
     int n = 0;
     const cJSON *f;
     cJSON_ArrayForEach(f, files)
@@ -119,9 +107,10 @@ static int cmd_list(gpuopt_context *ctx, int json)
         const cJSON *dev = cJSON_GetObjectItemCaseSensitive(f, "device");
         const cJSON *entries = cJSON_GetObjectItemCaseSensitive(f, "entries");
         const cJSON *unf = cJSON_GetObjectItemCaseSensitive(f, "unfinished");
-        printf("\n%s  (%s; %s, %d entries, %d unfinished, %.0f bytes)\n", or_dash(str(f, "file")),
-               or_dash(str(dev, "name")), or_dash(str(f, "status")), cJSON_GetArraySize(entries),
-               cJSON_GetArraySize(unf), num(f, "bytes", 0));
+        printf("\n%s  (%s; %s, %d entries, %d unfinished, %.0f bytes)\n",
+               or_dash(cli_str(f, "file")), or_dash(cli_str(dev, "name")),
+               or_dash(cli_str(f, "status")), cJSON_GetArraySize(entries), cJSON_GetArraySize(unf),
+               cli_num(f, "bytes", 0));
         const cJSON *e;
         cJSON_ArrayForEach(e, entries)
         {
@@ -154,15 +143,15 @@ static void print_stats(const char *label, const cJSON *c)
     }
     char params[1024], med[32], p20[32], p80[32], mn[32];
     fmt_params(cJSON_GetObjectItemCaseSensitive(c, "params"), params, sizeof params);
-    cli_format_ns(num(c, "median_ns", -1), med, sizeof med);
-    cli_format_ns(num(c, "p20_ns", -1), p20, sizeof p20);
-    cli_format_ns(num(c, "p80_ns", -1), p80, sizeof p80);
-    cli_format_ns(num(c, "min_ns", -1), mn, sizeof mn);
+    cli_format_ns(cli_num(c, "median_ns", -1), med, sizeof med);
+    cli_format_ns(cli_num(c, "p20_ns", -1), p20, sizeof p20);
+    cli_format_ns(cli_num(c, "p80_ns", -1), p80, sizeof p80);
+    cli_format_ns(cli_num(c, "min_ns", -1), mn, sizeof mn);
     printf("  %-13s %s\n", label, params);
     printf("  %-13s median %s (p20 %s, p80 %s, min %s; %.0f runs)", "", med, p20, p80, mn,
-           num(c, "runs", 0));
-    if (num(c, "compile_ms", -1) >= 0)
-        printf(", built in %.0f ms", num(c, "compile_ms", -1));
+           cli_num(c, "runs", 0));
+    if (cli_num(c, "compile_ms", -1) >= 0)
+        printf(", built in %.0f ms", cli_num(c, "compile_ms", -1));
     printf("\n");
 }
 
@@ -175,7 +164,7 @@ static void print_finalists(const cJSON *best, const cJSON *runner)
         printf("  %-13s none: no candidate was valid (a lookup tunes again)\n", "best");
         return;
     }
-    double b = num(best, "median_ns", -1), r = num(runner, "median_ns", -1);
+    double b = cli_num(best, "median_ns", -1), r = cli_num(runner, "median_ns", -1);
     if (cJSON_IsObject(runner) && r >= 0 && r < b) {
         print_stats("runner-up", runner);
         print_stats("best", best);
@@ -208,7 +197,7 @@ static int cmd_show(gpuopt_context *ctx, const char *key, int json)
         const cJSON *e;
         cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(f, "entries"))
         {
-            const char *k = str(e, "key");
+            const char *k = cli_str(e, "key");
             if (k && strncmp(k, lower, n) == 0) {
                 /* The same key in two device files is two records. */
                 matches++;
@@ -235,28 +224,29 @@ static int cmd_show(gpuopt_context *ctx, const char *key, int json)
     const cJSON *soft = cJSON_GetObjectItemCaseSensitive(found, "soft");
     const cJSON *budget = cJSON_GetObjectItemCaseSensitive(found, "budget");
     char when[32], used[32];
-    fmt_when(num(found, "time", 0), when, sizeof when);
-    fmt_when(num(found, "used", 0), used, sizeof used);
-    printf("Record %s in %s\n", or_dash(str(found, "key")), or_dash(str(found_file, "file")));
+    fmt_when(cli_num(found, "time", 0), when, sizeof when);
+    fmt_when(cli_num(found, "used", 0), used, sizeof used);
+    printf("Record %s in %s\n", or_dash(cli_str(found, "key")),
+           or_dash(cli_str(found_file, "file")));
     printf(" hard key (any change is a miss)\n");
     static const char *const hard_keys[] = {"kind",    "backend", "arch",    "source",
                                             "options", "space",   "workload"};
     for (size_t i = 0; i < sizeof hard_keys / sizeof *hard_keys; i++)
-        printf("  %-13s %s\n", hard_keys[i], or_dash(str(hard, hard_keys[i])));
-    printf("  %-13s %.0f\n", "compute_units", num(hard, "compute_units", -1));
+        printf("  %-13s %s\n", hard_keys[i], or_dash(cli_str(hard, hard_keys[i])));
+    printf("  %-13s %.0f\n", "compute_units", cli_num(hard, "compute_units", -1));
     printf(" soft fields (a change re-verifies the winner)\n");
     static const char *const soft_keys[] = {"driver", "compiler", "library", "device_name"};
     for (size_t i = 0; i < sizeof soft_keys / sizeof *soft_keys; i++)
-        printf("  %-13s %s\n", soft_keys[i], or_dash(str(soft, soft_keys[i])));
+        printf("  %-13s %s\n", soft_keys[i], or_dash(cli_str(soft, soft_keys[i])));
     printf(" search\n");
     printf("  %-13s %s, seed %s, budget %.0f candidates / %.0f s / %.0f failures\n", "strategy",
-           or_dash(str(found, "strategy")), or_dash(str(found, "seed")),
-           num(budget, "max_evaluations", 0), num(budget, "max_seconds", 0),
-           num(budget, "max_failures", 0));
-    printf("  %-13s %.0f candidates, %s, %.1f s\n", "evaluated", num(found, "evaluated", 0),
+           or_dash(cli_str(found, "strategy")), or_dash(cli_str(found, "seed")),
+           cli_num(budget, "max_evaluations", 0), cli_num(budget, "max_seconds", 0),
+           cli_num(budget, "max_failures", 0));
+    printf("  %-13s %.0f candidates, %s, %.1f s\n", "evaluated", cli_num(found, "evaluated", 0),
            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(found, "complete")) ? "complete"
                                                                              : "stopped early",
-           num(found, "wall_s", 0));
+           cli_num(found, "wall_s", 0));
     printf("  %-13s %s (last used %s)\n", "measured", when, used);
     printf(" result\n");
     print_finalists(cJSON_GetObjectItemCaseSensitive(found, "best"),
@@ -283,14 +273,15 @@ static int cmd_verify(gpuopt_context *ctx, int json)
     if (json) {
         printf("%s\n", text);
     } else if (o) {
-        printf("Tuning cache: %s: %s\n", or_dash(str(o, "dir")), ok ? "ok" : "PROBLEMS");
+        printf("Tuning cache: %s: %s\n", or_dash(cli_str(o, "dir")), ok ? "ok" : "PROBLEMS");
         const cJSON *f;
         cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(o, "files"))
         {
-            const char *detail = str(f, "detail");
+            const char *detail = cli_str(f, "detail");
             printf("  %-60s %-13s %.0f entries, %.0f candidates, %.0f unfinished%s%s\n",
-                   or_dash(str(f, "file")), or_dash(str(f, "status")), num(f, "entries", 0),
-                   num(f, "candidates", 0), num(f, "unfinished", 0), detail && *detail ? ": " : "",
+                   or_dash(cli_str(f, "file")), or_dash(cli_str(f, "status")),
+                   cli_num(f, "entries", 0), cli_num(f, "candidates", 0),
+                   cli_num(f, "unfinished", 0), detail && *detail ? ": " : "",
                    detail ? detail : "");
         }
         const cJSON *s;
@@ -315,9 +306,7 @@ static int cmd_clear(gpuopt_context *ctx, const char *device)
     char *dir = NULL;
     gpuopt_cache_path(ctx, &dir);
     if (dev) {
-        gpuopt_device_info info;
-        memset(&info, 0, sizeof info);
-        info.struct_size = sizeof info;
+        gpuopt_device_info info = {.struct_size = sizeof info};
         gpuopt_device_get_info(dev, &info);
         printf("Cleared the tuning cache of %s in %s\n", info.id, dir ? dir : "?");
     } else {
@@ -395,41 +384,36 @@ static int cmd_import(gpuopt_context *ctx, const char *file, int all, int json)
     gpuopt_free(report);
     const cJSON *e;
     printf("Imported %.0f records (%.0f kept: the local one is as new or newer)\n",
-           num(o, "imported", 0), num(o, "kept_newer", 0));
+           cli_num(o, "imported", 0), cli_num(o, "kept_newer", 0));
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "files"))
     {
-        if (str(e, "skipped"))
+        if (cli_str(e, "skipped"))
             printf("  %s: %.0f records skipped: %s (--all imports them as they are)\n",
-                   or_dash(str(e, "device")), num(e, "records", 0), str(e, "skipped"));
+                   or_dash(cli_str(e, "device")), cli_num(e, "records", 0), cli_str(e, "skipped"));
         else
-            printf("  %s: %.0f of %.0f records into %s\n", or_dash(str(e, "device")),
-                   num(e, "imported", 0), num(e, "records", 0), or_dash(str(e, "file")));
+            printf("  %s: %.0f of %.0f records into %s\n", or_dash(cli_str(e, "device")),
+                   cli_num(e, "imported", 0), cli_num(e, "records", 0),
+                   or_dash(cli_str(e, "file")));
     }
     cJSON_Delete(o);
     return CLI_OK;
 }
 
-static const cli_option options[] = {
-    {"json", 'j', NULL}, {"device", 'd', "SPEC"}, {"all", 'a', NULL},
-    {"help", 'h', NULL}, {NULL, 0, NULL},
-};
-
 static int run(int argc, char **argv)
 {
     const char *sub = NULL, *key = NULL, *device = NULL;
-    int json = 0, all = 0, o;
+    int json = 0, all = 0;
+    const cli_option options[] = {
+        {"json", 'j', NULL, &json},
+        {"device", 'd', "SPEC", &device},
+        {"all", 'a', NULL, &all},
+        {"help", 'h', NULL, NULL},
+        {0},
+    };
     cli_parser p;
     cli_parser_init(&p, &cli_cache, options, 0);
-    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
-        if (o == 'j')
-            json = 1;
-        else if (o == 'd')
-            device = p.value;
-        else if (o == 'a')
-            all = 1;
-        else
-            return p.status;
-    }
+    if (cli_parser_next(&p, argc, argv) != CLI_OPTS_END)
+        return p.status;
     for (int i = p.operands; i < argc; i++) {
         if (!sub)
             sub = argv[i];

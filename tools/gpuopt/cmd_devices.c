@@ -7,29 +7,6 @@
 
 #include "cli.h"
 
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static double num(const cJSON *o, const char *key, double dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
-static void print_bytes(double b)
-{
-    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) {
-        b /= 1024;
-        u++;
-    }
-    printf("%.*f %s", u ? 1 : 0, b, unit[u]);
-}
-
 /* The library names the API field a backend list came from; here it came
  * from --backend, and says so in those words. */
 static const char *reason_words(const char *reason)
@@ -51,49 +28,52 @@ static void print_device(const cJSON *d, int idw)
 {
     const cJSON *arch = cJSON_GetObjectItemCaseSensitive(d, "arch");
     const cJSON *sel = cJSON_GetObjectItemCaseSensitive(d, "selected");
-    const char *routes = str(d, "routes");
-    printf("  %c %-*s %s\n", cJSON_IsTrue(sel) ? '*' : ' ', idw, str(d, "id"),
-           str(d, "name") ? str(d, "name") : "(unnamed)");
+    const char *routes = cli_str(d, "routes");
+    printf("  %c %-*s %s\n", cJSON_IsTrue(sel) ? '*' : ' ', idw, cli_str(d, "id"),
+           cli_str(d, "name") ? cli_str(d, "name") : "(unnamed)");
     printf("    %-*s", idw + 1, "");
-    const char *fam = str(arch, "family"), *an = str(arch, "name"),
-               *cc = str(arch, "compute_capability");
+    const char *fam = cli_str(arch, "family"), *an = cli_str(arch, "name"),
+               *cc = cli_str(arch, "compute_capability");
     int first = 1;
 #define SEP() (first ? (first = 0, "") : ", ")
-    printf("%s%s", SEP(), str(d, "type") ? str(d, "type") : "device");
+    printf("%s%s", SEP(), cli_str(d, "type") ? cli_str(d, "type") : "device");
     if (fam || an)
         printf("%s%s%s%s", SEP(), fam ? fam : "", fam && an ? " " : "", an ? an : "");
     if (cc)
         printf(" (compute capability %s)", cc);
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(arch, "extrapolated")))
         printf(" [newer than the tables: extrapolated]");
-    if (num(d, "compute_units", -1) >= 0)
-        printf("%s%.0f compute units", SEP(), num(d, "compute_units", 0));
-    if (num(d, "simd_width", -1) > 0)
-        printf("%sSIMD %.0f", SEP(), num(d, "simd_width", 0));
-    if (num(d, "clock_mhz", -1) > 0)
-        printf("%s%.0f MHz", SEP(), num(d, "clock_mhz", 0));
-    if (num(d, "memory_bytes", 0) > 0) {
-        printf("%s", SEP());
-        print_bytes(num(d, "memory_bytes", 0));
+    if (cli_num(d, "compute_units", -1) >= 0)
+        printf("%s%.0f compute units", SEP(), cli_num(d, "compute_units", 0));
+    if (cli_num(d, "simd_width", -1) > 0)
+        printf("%sSIMD %.0f", SEP(), cli_num(d, "simd_width", 0));
+    if (cli_num(d, "clock_mhz", -1) > 0)
+        printf("%s%.0f MHz", SEP(), cli_num(d, "clock_mhz", 0));
+    if (cli_num(d, "memory_bytes", 0) > 0) {
+        char b[32];
+        cli_format_bytes(cli_num(d, "memory_bytes", 0), b, sizeof b);
+        printf("%s%s", SEP(), b);
     }
     printf("\n");
     const cJSON *details = cJSON_GetObjectItemCaseSensitive(d, "details");
     const cJSON *ocl = cJSON_GetObjectItemCaseSensitive(details, "opencl");
-    if (str(ocl, "platform_name"))
-        printf("    %-*splatform: %s\n", idw + 1, "", str(ocl, "platform_name"));
-    if (str(d, "pci_bus_id") || str(d, "uuid"))
-        printf("    %-*s%s%s%s\n", idw + 1, "", str(d, "pci_bus_id") ? str(d, "pci_bus_id") : "",
-               str(d, "pci_bus_id") && str(d, "uuid") ? "  " : "",
-               str(d, "uuid") ? str(d, "uuid") : "");
-    if (num(d, "numa_node", -1) >= 0 || str(d, "local_cpus") || str(d, "device_file")) {
+    if (cli_str(ocl, "platform_name"))
+        printf("    %-*splatform: %s\n", idw + 1, "", cli_str(ocl, "platform_name"));
+    if (cli_str(d, "pci_bus_id") || cli_str(d, "uuid"))
+        printf("    %-*s%s%s%s\n", idw + 1, "",
+               cli_str(d, "pci_bus_id") ? cli_str(d, "pci_bus_id") : "",
+               cli_str(d, "pci_bus_id") && cli_str(d, "uuid") ? "  " : "",
+               cli_str(d, "uuid") ? cli_str(d, "uuid") : "");
+    if (cli_num(d, "numa_node", -1) >= 0 || cli_str(d, "local_cpus") || cli_str(d, "device_file")) {
         printf("    %-*s", idw + 1, "");
-        if (num(d, "numa_node", -1) >= 0)
-            printf("NUMA node %.0f%s", num(d, "numa_node", 0), str(d, "local_cpus") ? ", " : "");
-        if (str(d, "local_cpus"))
-            printf("local CPUs %s", str(d, "local_cpus"));
-        if (str(d, "device_file"))
-            printf("%s%s", num(d, "numa_node", -1) >= 0 || str(d, "local_cpus") ? "; " : "",
-                   str(d, "device_file"));
+        if (cli_num(d, "numa_node", -1) >= 0)
+            printf("NUMA node %.0f%s", cli_num(d, "numa_node", 0),
+                   cli_str(d, "local_cpus") ? ", " : "");
+        if (cli_str(d, "local_cpus"))
+            printf("local CPUs %s", cli_str(d, "local_cpus"));
+        if (cli_str(d, "device_file"))
+            printf("%s%s", cli_num(d, "numa_node", -1) >= 0 || cli_str(d, "local_cpus") ? "; " : "",
+                   cli_str(d, "device_file"));
         printf("\n");
     }
     if (routes && strchr(routes, ','))
@@ -115,29 +95,29 @@ static void print_table(const cJSON *root)
     const cJSON *b;
     cJSON_ArrayForEach(b, backends)
     {
-        const char *name = str(b, "name"), *status = str(b, "status");
+        const char *name = cli_str(b, "name"), *status = cli_str(b, "status");
         printf("%-*s %s", bw, name, status);
-        if (num(b, "init_ms", -1) >= 0)
-            printf(" (%.1f ms)", num(b, "init_ms", 0));
-        if (str(b, "runtime_version") || str(b, "driver_version")) {
+        if (cli_num(b, "init_ms", -1) >= 0)
+            printf(" (%.1f ms)", cli_num(b, "init_ms", 0));
+        if (cli_str(b, "runtime_version") || cli_str(b, "driver_version")) {
             printf(", ");
-            if (str(b, "runtime_version"))
-                printf("runtime %s", str(b, "runtime_version"));
-            if (str(b, "runtime_version") && str(b, "driver_version"))
+            if (cli_str(b, "runtime_version"))
+                printf("runtime %s", cli_str(b, "runtime_version"));
+            if (cli_str(b, "runtime_version") && cli_str(b, "driver_version"))
                 printf(", ");
-            if (str(b, "driver_version"))
-                printf("driver %s", str(b, "driver_version"));
+            if (cli_str(b, "driver_version"))
+                printf("driver %s", cli_str(b, "driver_version"));
         }
         printf("\n");
-        if (str(b, "library"))
-            printf("%-*s library: %s\n", bw, "", str(b, "library"));
-        if (str(b, "reason"))
-            printf("%-*s %s\n", bw, "", reason_words(str(b, "reason")));
+        if (cli_str(b, "library"))
+            printf("%-*s library: %s\n", bw, "", cli_str(b, "library"));
+        if (cli_str(b, "reason"))
+            printf("%-*s %s\n", bw, "", reason_words(cli_str(b, "reason")));
         int shown = 0;
         const cJSON *d;
         cJSON_ArrayForEach(d, devices)
         {
-            if (str(d, "backend") && strcmp(str(d, "backend"), name) == 0) {
+            if (cli_str(d, "backend") && strcmp(cli_str(d, "backend"), name) == 0) {
                 print_device(d, idw);
                 shown++;
             }
@@ -146,11 +126,11 @@ static void print_table(const cJSON *root)
             printf("%-*s no devices\n", bw, "");
     }
     const cJSON *sel = cJSON_GetObjectItemCaseSensitive(root, "selection");
-    if (str(sel, "device"))
-        printf("\n* selected by policy \"%s\": %s\n", str(sel, "policy"),
-               str(sel, "reason") ? str(sel, "reason") : str(sel, "device"));
-    else if (str(sel, "error"))
-        printf("\nno device selected: %s\n", str(sel, "error"));
+    if (cli_str(sel, "device"))
+        printf("\n* selected by policy \"%s\": %s\n", cli_str(sel, "policy"),
+               cli_str(sel, "reason") ? cli_str(sel, "reason") : cli_str(sel, "device"));
+    else if (cli_str(sel, "error"))
+        printf("\nno device selected: %s\n", cli_str(sel, "error"));
 }
 
 /* One line per device, as `nvidia-smi -L` and `clinfo -l` give them:
@@ -163,8 +143,9 @@ static void print_list(const cJSON *root)
     const cJSON *d;
     cJSON_ArrayForEach(d, devices)
     {
-        const char *uuid = str(d, "uuid"), *pci = str(d, "pci_bus_id");
-        printf("%-*s  %s", idw, str(d, "id"), str(d, "name") ? str(d, "name") : "(unnamed)");
+        const char *uuid = cli_str(d, "uuid"), *pci = cli_str(d, "pci_bus_id");
+        printf("%-*s  %s", idw, cli_str(d, "id"),
+               cli_str(d, "name") ? cli_str(d, "name") : "(unnamed)");
         if (uuid && *uuid)
             printf("  (UUID: %s)", uuid);
         else if (pci && *pci)
@@ -173,35 +154,26 @@ static void print_list(const cJSON *root)
     }
 }
 
-static const cli_option options[] = {
-    {"json", 'j', NULL}, {"backend", 'b', "LIST"}, {"list", 'l', NULL},
-    {"help", 'h', NULL}, {NULL, 0, NULL},
-};
-
 static int run(int argc, char **argv)
 {
-    int json = 0, list = 0, o;
+    int json = 0, list = 0;
     const char *backends = NULL;
-    cli_parser p;
-    cli_parser_init(&p, &cli_devices, options, 0);
-    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
-        if (o == 'j')
-            json = 1;
-        else if (o == 'l')
-            list = 1;
-        else if (o == 'b')
-            backends = p.value;
-        else
-            return p.status;
-    }
-    if (p.operands < argc)
-        return cli_usage_error("devices", "unexpected argument '%s'", argv[p.operands]);
+    const cli_option options[] = {
+        {"json", 'j', NULL, &json},
+        {"backend", 'b', "LIST", &backends},
+        {"list", 'l', NULL, &list},
+        {"help", 'h', NULL, NULL},
+        {0},
+    };
+    int rc = cli_parse(&cli_devices, options, argc, argv);
+    if (rc != CLI_OPTS_END)
+        return rc;
     if (json && list)
         return cli_usage_error("devices", "--json and --list are exclusive: choose one");
     gpuopt_context *ctx = NULL;
     char *text = NULL;
     cJSON *root = NULL;
-    int rc = cli_context("devices", backends, NULL, 1, &ctx);
+    rc = cli_context("devices", backends, NULL, 1, &ctx);
     if (rc)
         return rc;
     gpuopt_status st = gpuopt_context_to_json(ctx, &text);

@@ -8,12 +8,6 @@
 
 #include "cli.h"
 
-static const char *str(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 /* ASCII marks, so the report survives any terminal and log file. */
 static const char *mark(const char *status)
 {
@@ -30,9 +24,9 @@ static const char *mark(const char *status)
 
 static void print_finding(const cJSON *f, int cw, int verbose)
 {
-    const char *st = str(f, "status");
-    printf("  %s %-*s %s\n", mark(st), cw, str(f, "check") ? str(f, "check") : "?",
-           str(f, "summary") ? str(f, "summary") : "");
+    const char *st = cli_str(f, "status");
+    printf("  %s %-*s %s\n", mark(st), cw, cli_str(f, "check") ? cli_str(f, "check") : "?",
+           cli_str(f, "summary") ? cli_str(f, "summary") : "");
     /* Quiet by default: "ok" and "info" findings are one line each. */
     if (!verbose && st && (strcmp(st, "ok") == 0 || strcmp(st, "info") == 0))
         return;
@@ -42,8 +36,8 @@ static void print_finding(const cJSON *f, int cw, int verbose)
         if (cJSON_IsString(e))
             printf("         %-*s - %s\n", cw, "", e->valuestring);
     }
-    if (str(f, "fix"))
-        printf("         %-*s fix: %s\n", cw, "", str(f, "fix"));
+    if (cli_str(f, "fix"))
+        printf("         %-*s fix: %s\n", cw, "", cli_str(f, "fix"));
 }
 
 static void print_report(const cJSON *root, int verbose)
@@ -51,10 +45,11 @@ static void print_report(const cJSON *root, int verbose)
     const cJSON *findings = cJSON_GetObjectItemCaseSensitive(root, "findings");
     const cJSON *b;
     const cJSON *user = cJSON_GetObjectItemCaseSensitive(root, "user");
-    printf("gpuopt doctor %s", str(root, "gpuopt_version") ? str(root, "gpuopt_version") : "");
-    if (str(root, "sysfs_root"))
-        printf(" (recorded root %s)", str(root, "sysfs_root"));
-    printf("\nuser: %s", str(user, "name") ? str(user, "name") : "?");
+    printf("gpuopt doctor %s",
+           cli_str(root, "gpuopt_version") ? cli_str(root, "gpuopt_version") : "");
+    if (cli_str(root, "sysfs_root"))
+        printf(" (recorded root %s)", cli_str(root, "sysfs_root"));
+    printf("\nuser: %s", cli_str(user, "name") ? cli_str(user, "name") : "?");
     const cJSON *g;
     int first = 1;
     cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(user, "groups"))
@@ -65,51 +60,41 @@ static void print_report(const cJSON *root, int verbose)
         }
     }
     printf("\n");
-    if (str(root, "container"))
-        printf("container: %s\n", str(root, "container"));
+    if (cli_str(root, "container"))
+        printf("container: %s\n", cli_str(root, "container"));
     const cJSON *backends = cJSON_GetObjectItemCaseSensitive(root, "backends");
     int bw = cli_widest(backends, "name", 7), cw = cli_widest(findings, "check", 18);
     cJSON_ArrayForEach(b, backends)
     {
-        const char *name = str(b, "name");
-        printf("\n%s %-*s %s\n", mark(str(b, "worst")), bw, name ? name : "?",
-               str(b, "status") ? str(b, "status") : "");
+        const char *name = cli_str(b, "name");
+        printf("\n%s %-*s %s\n", mark(cli_str(b, "worst")), bw, name ? name : "?",
+               cli_str(b, "status") ? cli_str(b, "status") : "");
         const cJSON *f;
         cJSON_ArrayForEach(f, findings)
         {
-            if (name && str(f, "backend") && strcmp(str(f, "backend"), name) == 0)
+            if (name && cli_str(f, "backend") && strcmp(cli_str(f, "backend"), name) == 0)
                 print_finding(f, cw, verbose);
         }
     }
-    printf("\n%s\n", str(root, "verdict") ? str(root, "verdict") : "");
+    printf("\n%s\n", cli_str(root, "verdict") ? cli_str(root, "verdict") : "");
 }
-
-static const cli_option options[] = {
-    {"json", 'j', NULL},
-    {"verbose", 'v', NULL},
-    {"help", 'h', NULL},
-    {NULL, 0, NULL},
-};
 
 static int run(int argc, char **argv)
 {
-    int json = 0, verbose = 0, o;
-    cli_parser p;
-    cli_parser_init(&p, &cli_doctor, options, 0);
-    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
-        if (o == 'j')
-            json = 1;
-        else if (o == 'v')
-            verbose = 1;
-        else
-            return p.status;
-    }
-    if (p.operands < argc)
-        return cli_usage_error("doctor", "unexpected argument '%s'", argv[p.operands]);
+    int json = 0, verbose = 0;
+    const cli_option options[] = {
+        {"json", 'j', NULL, &json},
+        {"verbose", 'v', NULL, &verbose},
+        {"help", 'h', NULL, NULL},
+        {0},
+    };
+    int rc = cli_parse(&cli_doctor, options, argc, argv);
+    if (rc != CLI_OPTS_END)
+        return rc;
     gpuopt_context *ctx = NULL;
     char *text = NULL;
     cJSON *root = NULL;
-    int rc = cli_context("doctor", NULL, NULL, 0, &ctx);
+    rc = cli_context("doctor", NULL, NULL, 0, &ctx);
     if (rc)
         return rc;
     rc = CLI_FAIL;

@@ -62,29 +62,18 @@ static int name_ok(const char *s)
     return 1;
 }
 
-static const cli_option options[] = {
-    {"node", 'n', "NAME"},
-    {"backend", 'b', "LIST"},
-    {"help", 'h', NULL},
-    {NULL, 0, NULL},
-};
-
 static int run(int argc, char **argv)
 {
     const char *backends = NULL, *node_name = NULL;
-    int o;
-    cli_parser p;
-    cli_parser_init(&p, &cli_gres, options, 0);
-    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
-        if (o == 'n')
-            node_name = p.value;
-        else if (o == 'b')
-            backends = p.value;
-        else
-            return p.status;
-    }
-    if (p.operands < argc)
-        return cli_usage_error("gres", "unexpected argument '%s'", argv[p.operands]);
+    const cli_option options[] = {
+        {"node", 'n', "NAME", &node_name},
+        {"backend", 'b', "LIST", &backends},
+        {"help", 'h', NULL, NULL},
+        {0},
+    };
+    int rc = cli_parse(&cli_gres, options, argc, argv);
+    if (rc != CLI_OPTS_END)
+        return rc;
     char host[256];
     if (!node_name) {
         short_hostname(host, sizeof host);
@@ -96,7 +85,7 @@ static int run(int argc, char **argv)
                                "'_' and '.'",
                                node_name);
     cli_node node;
-    int rc = cli_node_read("gres", backends, &node);
+    rc = cli_node_read("gres", backends, &node);
     if (rc) {
         cli_node_free(&node);
         return rc;

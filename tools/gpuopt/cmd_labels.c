@@ -92,16 +92,39 @@ static void addf(labels *l, const char *key, const char *fmt, double v)
     add(l, key, text);
 }
 
-/* The value every GPU gives for `get`, or NULL when they differ or one has
- * none: a node-wide label says what is true of each of its GPUs. */
 typedef const char *(*getter)(const cJSON *dev, const sources *src, char *buf);
 
-static const char *common(const cli_node *node, const sources *src, getter get, char *buf,
-                          char *tmp)
+/* A label every GPU gives the same value: from `get`, else the device's
+ * (or its `object`'s) `member`, a string, or a positive number in `unit`s. */
+typedef struct common_label {
+    const char *key;
+    getter get;
+    const char *object, *member;
+    double unit;
+} common_label;
+
+static const char *label_value(const cJSON *d, const sources *src, const common_label *l, char *buf)
+{
+    if (l->get)
+        return l->get(d, src, buf);
+    const cJSON *o = l->object ? cJSON_GetObjectItemCaseSensitive(d, l->object) : d;
+    if (!l->unit)
+        return cli_json_str(o, l->member);
+    double x = cli_num(o, l->member, 0);
+    if (!(x > 0))
+        return NULL;
+    snprintf(buf, 64, "%.0f", x / l->unit);
+    return buf;
+}
+
+/* The value every GPU gives, or NULL when they differ or one has none: a
+ * node-wide label says what is true of each of its GPUs. */
+static const char *common(const cli_node *node, const sources *src, const common_label *l,
+                          char *buf, char *tmp)
 {
     const char *first = NULL;
     for (int i = 0; i < node->n; i++) {
-        const char *v = get(node->gpus[i], src, i ? tmp : buf);
+        const char *v = label_value(node->gpus[i], src, l, i ? tmp : buf);
         if (!v || (first && strcmp(first, v) != 0))
             return NULL;
         if (!i)
@@ -122,47 +145,6 @@ static const char *get_product(const cJSON *d, const sources *src, char *buf)
     (void)src;
     k8s_clean(cli_json_str(d, "name"), buf, K8S_MAX);
     return buf[0] ? buf : NULL;
-}
-
-static const char *get_family(const cJSON *d, const sources *src, char *buf)
-{
-    (void)src;
-    (void)buf;
-    return cli_json_str(cJSON_GetObjectItemCaseSensitive(d, "arch"), "family");
-}
-
-static const char *get_arch(const cJSON *d, const sources *src, char *buf)
-{
-    (void)src;
-    (void)buf;
-    return cli_json_str(cJSON_GetObjectItemCaseSensitive(d, "arch"), "name");
-}
-
-static const char *get_cc(const cJSON *d, const sources *src, char *buf)
-{
-    (void)src;
-    (void)buf;
-    return cli_json_str(cJSON_GetObjectItemCaseSensitive(d, "arch"), "compute_capability");
-}
-
-static const char *get_memory(const cJSON *d, const sources *src, char *buf)
-{
-    (void)src;
-    double b = cli_json_num(d, "memory_bytes", 0);
-    if (!(b > 0))
-        return NULL;
-    snprintf(buf, 64, "%.0f", b / (1024.0 * 1024.0));
-    return buf;
-}
-
-static const char *get_cus(const cJSON *d, const sources *src, char *buf)
-{
-    (void)src;
-    double n = cli_json_num(d, "compute_units", -1);
-    if (!(n > 0))
-        return NULL;
-    snprintf(buf, 64, "%.0f", n);
-    return buf;
 }
 
 /* The major of the kernel driver's version where a backend read it (the
@@ -220,7 +202,7 @@ static const char *get_bandwidth(const cJSON *d, const sources *src, char *buf)
                                       cJSON_GetObjectItemCaseSensitive(e, "payload"), "knobs"))
             {
                 const char *name = cli_json_str(k, "name");
-                double bps = cli_json_num(k, "value", 0);
+                double bps = cli_num(k, "value", 0);
                 if (!name || strcmp(name, "measured.memory_bandwidth") != 0 || !(bps >= 1e9))
                     continue;
                 double cls = 1;
@@ -256,22 +238,19 @@ static void build(const cli_node *node, const sources *src, labels *l)
     addf(l, "gpu.count", "%.0f", node->n);
     if (!node->n)
         return;
-    static const struct {
-        const char *key;
-        getter get;
-    } common_labels[] = {
-        {"gpu.vendor", get_vendor},
-        {"gpu.product", get_product},
-        {"gpu.family", get_family},
-        {"gpu.arch", get_arch},
-        {"gpu.compute-capability", get_cc},
-        {"gpu.memory-mib", get_memory},
-        {"gpu.compute-units", get_cus},
-        {"gpu.driver-major", get_driver_major},
-        {"gpu.memory-bandwidth-gbs-class", get_bandwidth},
+    static const common_label common_labels[] = {
+        {"gpu.vendor", get_vendor, NULL, NULL, 0},
+        {"gpu.product", get_product, NULL, NULL, 0},
+        {"gpu.family", NULL, "arch", "family", 0},
+        {"gpu.arch", NULL, "arch", "name", 0},
+        {"gpu.compute-capability", NULL, "arch", "compute_capability", 0},
+        {"gpu.memory-mib", NULL, NULL, "memory_bytes", 1024.0 * 1024.0},
+        {"gpu.compute-units", NULL, NULL, "compute_units", 1},
+        {"gpu.driver-major", get_driver_major, NULL, NULL, 0},
+        {"gpu.memory-bandwidth-gbs-class", get_bandwidth, NULL, NULL, 0},
     };
     for (size_t i = 0; i < sizeof common_labels / sizeof common_labels[0]; i++)
-        if ((v = common(node, src, common_labels[i].get, buf, tmp)))
+        if ((v = common(node, src, &common_labels[i], buf, tmp)))
             add(l, common_labels[i].key, v);
     /* How many of each product, as GFD's gpu.count and AMD's
      * <name>.<value>=<count> for a node of mixed GPUs. */
@@ -413,31 +392,20 @@ static int prefix_ok(const char *p)
     return 1;
 }
 
-static const cli_option options[] = {
-    {"format", 'f', "nfd|json"}, {"output", 'o', "FILE"}, {"prefix", 'p', "DOMAIN"},
-    {"backend", 'b', "LIST"},    {"help", 'h', NULL},     {NULL, 0, NULL},
-};
-
 static int run(int argc, char **argv)
 {
     const char *backends = NULL, *output = NULL, *prefix = DEFAULT_PREFIX, *format = "nfd";
-    int o;
-    cli_parser p;
-    cli_parser_init(&p, &cli_labels, options, 0);
-    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
-        if (o == 'f')
-            format = p.value;
-        else if (o == 'o')
-            output = p.value;
-        else if (o == 'p')
-            prefix = p.value;
-        else if (o == 'b')
-            backends = p.value;
-        else
-            return p.status;
-    }
-    if (p.operands < argc)
-        return cli_usage_error("labels", "unexpected argument '%s'", argv[p.operands]);
+    const cli_option options[] = {
+        {"format", 'f', "nfd|json", &format},
+        {"output", 'o', "FILE", &output},
+        {"prefix", 'p', "DOMAIN", &prefix},
+        {"backend", 'b', "LIST", &backends},
+        {"help", 'h', NULL, NULL},
+        {0},
+    };
+    int rc = cli_parse(&cli_labels, options, argc, argv);
+    if (rc != CLI_OPTS_END)
+        return rc;
     int json = strcmp(format, "json") == 0;
     if (!json && strcmp(format, "nfd") != 0)
         return cli_usage_error("labels", "--format %s: accepted nfd (NFD feature file), json",
@@ -451,7 +419,7 @@ static int run(int argc, char **argv)
     cli_node node;
     labels *l = NULL;
     char *text = NULL, *cache = NULL;
-    int rc = cli_node_read("labels", backends, &node);
+    rc = cli_node_read("labels", backends, &node);
     if (rc)
         goto out;
     /* The tuning cache, for measured labels; a cache that cannot be read

@@ -20,18 +20,6 @@ static const char *source_word(int32_t s)
     return s >= 0 && s <= GPUOPT_MEMORY_SOURCE_HOST ? source_words[s] : "none";
 }
 
-static void human(uint64_t b, char *out, size_t cap)
-{
-    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024 && u < 5) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(out, cap, "%.*f %s", u ? 1 : 0, v, unit[u]);
-}
-
 typedef struct row {
     gpuopt_device_info info;
     gpuopt_memory_info mem;
@@ -85,10 +73,10 @@ static void print_table(const row *r, int32_t n)
     for (int32_t i = 0; i < n; i++) {
         char t[32], u[32] = "-", f[32] = "-", pct[16] = "-";
         const gpuopt_memory_info *m = &r[i].mem;
-        human(m->total_bytes, t, sizeof t);
+        cli_format_bytes((double)m->total_bytes, t, sizeof t);
         if (m->source != GPUOPT_MEMORY_SOURCE_NONE) {
-            human(m->used_bytes, u, sizeof u);
-            human(m->free_bytes, f, sizeof f);
+            cli_format_bytes((double)m->used_bytes, u, sizeof u);
+            cli_format_bytes((double)m->free_bytes, f, sizeof f);
             if (m->total_bytes)
                 snprintf(pct, sizeof pct, "%.1f%%",
                          100.0 * (double)m->used_bytes / (double)m->total_bytes);
@@ -130,27 +118,27 @@ static int print_json(const row *r, int32_t n)
     return 0;
 }
 
-static const cli_option options[] = {
-    {"watch", 'w', "SECONDS"}, {"count", 'n', "N"}, {"device", 'd', "SPEC"},
-    {"backend", 'b', "LIST"},  {"json", 'j', NULL}, {"help", 'h', NULL},
-    {NULL, 0, NULL},
-};
-
 static int run(int argc, char **argv)
 {
     int json = 0, o;
     long count = 0; /* refreshes; 0: until interrupted */
     double watch = 0;
     const char *backends = NULL, *device = NULL;
+    const cli_option options[] = {
+        {"watch", 'w', "SECONDS", NULL},
+        {"count", 'n', "N", NULL},
+        {"device", 'd', "SPEC", &device},
+        {"backend", 'b', "LIST", &backends},
+        {"json", 'j', NULL, &json},
+        {"help", 'h', NULL, NULL},
+        {0},
+    };
     cli_parser p;
     cli_parser_init(&p, &cli_memory, options, 0);
     while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
         const char *v = p.value;
         char *end;
         switch (o) {
-        case 'j': json = 1; break;
-        case 'd': device = v; break;
-        case 'b': backends = v; break;
         case 'w':
             watch = strtod(v, &end);
             if (!*v || *end || !(watch >= 0.1 && watch <= 86400))

@@ -2,6 +2,7 @@
  * reason; as JSON or as shell export lines. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,7 @@ static const char *const source_words[] = {"default", "detected", "benchmark", "
 
 static gpuopt_status knob_at(const gpuopt_plan *plan, int32_t i, gpuopt_knob *k)
 {
-    memset(k, 0, sizeof *k);
-    k->struct_size = sizeof *k;
+    *k = (gpuopt_knob){.struct_size = sizeof *k};
     return gpuopt_plan_knob_at(plan, i, k);
 }
 
@@ -45,9 +45,7 @@ static gpuopt_status print_plan(gpuopt_plan *plan)
 {
     int32_t asked = 0, applied = 0, n = 0, nwarn = 0;
     gpuopt_device *dev = NULL;
-    gpuopt_device_info info;
-    memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
+    gpuopt_device_info info = {.struct_size = sizeof info};
     char reason[1024];
     gpuopt_status st = selection_reason(plan, reason, sizeof reason);
     if (st)
@@ -103,40 +101,41 @@ static gpuopt_status print_plan(gpuopt_plan *plan)
     return GPUOPT_OK;
 }
 
-/* A size argument: "7e9", "16GiB", "4096". */
-static int parse_size(const char *opt, const char *v, uint64_t *out)
+typedef struct unit {
+    const char *suffix;
+    double mult;
+} unit;
+
+/* A number with one of `units`' suffixes ("16GiB", "100ms") in the units'
+ * base; NaN when it is not one. */
+static double scaled(const char *v, const unit *units, size_t n)
 {
     char *end;
     double d = strtod(v, &end);
-    double mult = 1;
-    if (end != v) {
-        if (!strcmp(end, "k") || !strcmp(end, "KiB"))
-            mult = 1024.0;
-        else if (!strcmp(end, "M") || !strcmp(end, "MiB"))
-            mult = 1048576.0;
-        else if (!strcmp(end, "G") || !strcmp(end, "GiB"))
-            mult = 1073741824.0;
-        else if (!strcmp(end, "T") || !strcmp(end, "TiB"))
-            mult = 1099511627776.0;
-        else if (!strcmp(end, "KB"))
-            mult = 1e3;
-        else if (!strcmp(end, "MB"))
-            mult = 1e6;
-        else if (!strcmp(end, "GB"))
-            mult = 1e9;
-        else if (!strcmp(end, "TB"))
-            mult = 1e12;
-        else if (*end)
-            end = (char *)v;
-    }
-    if (end == v || !(d >= 0) || d * mult >= 9.2e18) {
+    for (size_t i = 0; end != v && i < n; i++)
+        if (strcmp(end, units[i].suffix) == 0)
+            return d * units[i].mult;
+    return NAN;
+}
+
+/* A size argument: "7e9", "16GiB", "4096". */
+static int parse_size(const char *opt, const char *v, uint64_t *out)
+{
+    /* KiB and the like are powers of two (0x1p10 is 1024), KB and the like of ten. */
+    static const unit units[] = {
+        {"", 1},       {"k", 0x1p10},   {"KiB", 0x1p10}, {"M", 0x1p20},   {"MiB", 0x1p20},
+        {"G", 0x1p30}, {"GiB", 0x1p30}, {"T", 0x1p40},   {"TiB", 0x1p40}, {"KB", 1e3},
+        {"MB", 1e6},   {"GB", 1e9},     {"TB", 1e12},
+    };
+    double b = scaled(v, units, sizeof units / sizeof *units);
+    if (!(b >= 0 && b < 9.2e18)) {
         cli_usage_error("plan",
                         "%s %s: accepted a size in bytes such as 7e9, 4096, 512MiB or "
                         "16GiB",
                         opt, v);
         return -1;
     }
-    *out = (uint64_t)(d * mult);
+    *out = (uint64_t)b;
     return 0;
 }
 
@@ -156,27 +155,16 @@ static int parse_count(const char *opt, const char *v, int32_t *out)
 /* A duration: "100ms", "0.1s", "2500us", "250000ns"; a bare number is seconds. */
 static int parse_duration(const char *opt, const char *v, uint64_t *ns)
 {
-    char *end;
-    double d = strtod(v, &end);
-    double mult = 1e9;
-    if (end != v) {
-        if (!strcmp(end, "ms"))
-            mult = 1e6;
-        else if (!strcmp(end, "us"))
-            mult = 1e3;
-        else if (!strcmp(end, "ns"))
-            mult = 1;
-        else if (*end && strcmp(end, "s"))
-            end = (char *)v;
-    }
-    if (end == v || !(d > 0) || d * mult > 3.6e12 || d * mult < 1) {
+    static const unit units[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}};
+    double t = scaled(v, units, sizeof units / sizeof *units);
+    if (!(t >= 1 && t <= 3.6e12)) {
         cli_usage_error("plan",
                         "%s %s: accepted a time up to an hour such as 100ms, 0.1s, "
                         "2500us",
                         opt, v);
         return -1;
     }
-    *ns = (uint64_t)(d * mult + 0.5);
+    *ns = (uint64_t)(t + 0.5);
     return 0;
 }
 
@@ -200,54 +188,52 @@ enum {
     OPT_D2H_BYTES,
 };
 
-static const cli_option options[] = {
-    {"level", 'l', "N"},
-    {"device", 'd', "SPEC"},
-    {"backend", 'b', "LIST"},
-    {"json", 'j', NULL},
-    {"env", 'e', NULL},
-    {"apply-env", OPT_APPLY_ENV, NULL},
-    {"bind", OPT_BIND, NULL},
-    {"model-bytes", OPT_MODEL_BYTES, "N"},
-    {"item-bytes", OPT_ITEM_BYTES, "N"},
-    {"precision-sensitive", OPT_SENSITIVE, NULL},
-    {"reduced-precision", OPT_REDUCED, NULL},
-    {"quantized", OPT_QUANTIZED, NULL},
-    {"latency", OPT_LATENCY, NULL},
-    {"throughput", OPT_THROUGHPUT, NULL},
-    {"fixed-shapes", OPT_FIXED_SHAPES, NULL},
-    {"memory-bound", OPT_MEMORY_BOUND, NULL},
-    {"compute-bound", OPT_COMPUTE_BOUND, NULL},
-    {"launches-per-step", OPT_LAUNCHES, "N"},
-    {"items-per-step", OPT_ITEMS_PER_STEP, "N"},
-    {"step-time", OPT_STEP_TIME, "T"},
-    {"h2d-bytes", OPT_H2D_BYTES, "N"},
-    {"d2h-bytes", OPT_D2H_BYTES, "N"},
-    {"help", 'h', NULL},
-    {NULL, 0, NULL},
-};
-
 static int run(int argc, char **argv)
 {
-    int level = GPUOPT_LEVEL_DEFAULT, json = 0, env = 0, apply_env = 0, bind = 0,
-        have_workload = 0, o;
-    /* Flags that cannot be given together: both are refused, none wins. */
-    int sensitive = 0, reduced = 0, latency = 0, throughput = 0;
+    int level = GPUOPT_LEVEL_DEFAULT, json = 0, env = 0, apply_env = 0, bind = 0, have_workload = 0,
+        o;
+    /* The workload's flags; two that contradict each other are both
+     * refused, none wins. */
+    int sensitive = 0, reduced = 0, quantized = 0, latency = 0, throughput = 0, fixed = 0,
+        memory_bound = 0, compute_bound = 0;
     const char *device = NULL, *backends = NULL;
     char **command = NULL;
     gpuopt_workload wl;
     gpuopt_workload_init(&wl);
+    const cli_option options[] = {
+        {"level", 'l', "N", NULL},
+        {"device", 'd', "SPEC", &device},
+        {"backend", 'b', "LIST", &backends},
+        {"json", 'j', NULL, &json},
+        {"env", 'e', NULL, &env},
+        {"apply-env", OPT_APPLY_ENV, NULL, &apply_env},
+        {"bind", OPT_BIND, NULL, &bind},
+        {"model-bytes", OPT_MODEL_BYTES, "N", NULL},
+        {"item-bytes", OPT_ITEM_BYTES, "N", NULL},
+        {"precision-sensitive", OPT_SENSITIVE, NULL, &sensitive},
+        {"reduced-precision", OPT_REDUCED, NULL, &reduced},
+        {"quantized", OPT_QUANTIZED, NULL, &quantized},
+        {"latency", OPT_LATENCY, NULL, &latency},
+        {"throughput", OPT_THROUGHPUT, NULL, &throughput},
+        {"fixed-shapes", OPT_FIXED_SHAPES, NULL, &fixed},
+        {"memory-bound", OPT_MEMORY_BOUND, NULL, &memory_bound},
+        {"compute-bound", OPT_COMPUTE_BOUND, NULL, &compute_bound},
+        {"launches-per-step", OPT_LAUNCHES, "N", NULL},
+        {"items-per-step", OPT_ITEMS_PER_STEP, "N", NULL},
+        {"step-time", OPT_STEP_TIME, "T", NULL},
+        {"h2d-bytes", OPT_H2D_BYTES, "N", NULL},
+        {"d2h-bytes", OPT_D2H_BYTES, "N", NULL},
+        {"help", 'h', NULL, NULL},
+        {0},
+    };
     cli_parser p;
     /* In order: the options end at the command --apply-env runs, so its own
      * options are never read as gpuopt's (as env(1) and nice(1) do). */
     cli_parser_init(&p, &cli_plan, options, 1);
     while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
         const char *v = p.value;
+        int bad = 0;
         switch (o) {
-        case 'j': json = 1; break;
-        case 'e': env = 1; break;
-        case OPT_APPLY_ENV: apply_env = 1; break;
-        case OPT_BIND: bind = 1; break;
         case 'l': {
             char *end;
             long l = strtol(v, &end, 10);
@@ -257,79 +243,28 @@ static int run(int argc, char **argv)
                                        "detected hardware), 2 (measured)",
                                        v);
             level = (int)l;
-            break;
+            continue;
         }
-        case 'd': device = v; break;
-        case 'b': backends = v; break;
-        case OPT_MODEL_BYTES:
-            if (parse_size("--model-bytes", v, &wl.model_bytes))
-                return CLI_USAGE;
-            have_workload = 1;
-            break;
-        case OPT_ITEM_BYTES:
-            if (parse_size("--item-bytes", v, &wl.item_bytes))
-                return CLI_USAGE;
-            have_workload = 1;
-            break;
-        case OPT_SENSITIVE:
-            wl.reduced_precision = 0;
-            have_workload = sensitive = 1;
-            break;
-        case OPT_REDUCED:
-            wl.reduced_precision = 1;
-            have_workload = reduced = 1;
-            break;
-        case OPT_QUANTIZED:
-            wl.quantized = 1;
-            have_workload = 1;
-            break;
-        case OPT_LATENCY:
-            wl.objective = GPUOPT_OBJECTIVE_LATENCY;
-            have_workload = latency = 1;
-            break;
-        case OPT_THROUGHPUT:
-            wl.objective = GPUOPT_OBJECTIVE_THROUGHPUT;
-            have_workload = throughput = 1;
-            break;
-        case OPT_FIXED_SHAPES:
-            wl.fixed_shapes = 1;
-            have_workload = 1;
-            break;
+        case OPT_MODEL_BYTES: bad = parse_size("--model-bytes", v, &wl.model_bytes); break;
+        case OPT_ITEM_BYTES: bad = parse_size("--item-bytes", v, &wl.item_bytes); break;
+        case OPT_H2D_BYTES: bad = parse_size("--h2d-bytes", v, &wl.h2d_bytes_per_step); break;
+        case OPT_D2H_BYTES: bad = parse_size("--d2h-bytes", v, &wl.d2h_bytes_per_step); break;
         case OPT_LAUNCHES:
-            if (parse_count("--launches-per-step", v, &wl.launches_per_step))
-                return CLI_USAGE;
-            have_workload = 1;
+            bad = parse_count("--launches-per-step", v, &wl.launches_per_step);
             break;
         case OPT_ITEMS_PER_STEP:
-            if (parse_count("--items-per-step", v, &wl.items_per_step))
-                return CLI_USAGE;
-            have_workload = 1;
+            bad = parse_count("--items-per-step", v, &wl.items_per_step);
             break;
-        case OPT_STEP_TIME:
-            if (parse_duration("--step-time", v, &wl.step_time_ns))
-                return CLI_USAGE;
-            have_workload = 1;
-            break;
-        case OPT_H2D_BYTES:
-        case OPT_D2H_BYTES:
-            if (o == OPT_H2D_BYTES ? parse_size("--h2d-bytes", v, &wl.h2d_bytes_per_step)
-                                   : parse_size("--d2h-bytes", v, &wl.d2h_bytes_per_step))
-                return CLI_USAGE;
-            have_workload = 1;
-            break;
-        case OPT_MEMORY_BOUND:
-        case OPT_COMPUTE_BOUND: {
-            int32_t b = o == OPT_MEMORY_BOUND ? GPUOPT_BOUND_MEMORY : GPUOPT_BOUND_COMPUTE;
-            if (wl.bound != GPUOPT_BOUND_UNKNOWN && wl.bound != b)
-                return cli_usage_error("plan", "--memory-bound and --compute-bound contradict "
-                                               "each other: give one");
-            wl.bound = b;
-            have_workload = 1;
-            break;
-        }
+        case OPT_STEP_TIME: bad = parse_duration("--step-time", v, &wl.step_time_ns); break;
         default: return p.status;
         }
+        if (bad)
+            return CLI_USAGE;
+        have_workload = 1;
     }
+    if (memory_bound && compute_bound)
+        return cli_usage_error("plan", "--memory-bound and --compute-bound contradict "
+                                       "each other: give one");
     if (p.operands < argc)
         command = &argv[p.operands];
     if (json + env + apply_env > 1)
@@ -351,9 +286,19 @@ static int run(int argc, char **argv)
     if (latency && throughput)
         return cli_usage_error("plan", "--latency and --throughput contradict each other: "
                                        "describe one objective");
-    if (wl.reduced_precision == 0 && wl.quantized)
+    if (sensitive && quantized)
         return cli_usage_error("plan", "--precision-sensitive and --quantized contradict each "
                                        "other: a quantised model already trades precision");
+    if (sensitive || reduced)
+        wl.reduced_precision = reduced;
+    if (latency || throughput)
+        wl.objective = latency ? GPUOPT_OBJECTIVE_LATENCY : GPUOPT_OBJECTIVE_THROUGHPUT;
+    if (memory_bound || compute_bound)
+        wl.bound = memory_bound ? GPUOPT_BOUND_MEMORY : GPUOPT_BOUND_COMPUTE;
+    wl.quantized = quantized;
+    wl.fixed_shapes = fixed;
+    have_workload |= sensitive | reduced | quantized | latency | throughput | fixed | memory_bound |
+                     compute_bound;
 
     gpuopt_context *ctx = NULL;
     gpuopt_plan *plan = NULL;
@@ -370,11 +315,11 @@ static int run(int argc, char **argv)
         goto out;
     }
     if (apply_env) {
-        st = gpuopt_plan_apply(plan, GPUOPT_APPLY_ENV | (bind ? GPUOPT_APPLY_AFFINITY : 0u),
-                               &text);
+        st = gpuopt_plan_apply(plan, GPUOPT_APPLY_ENV | (bind ? GPUOPT_APPLY_AFFINITY : 0u), &text);
         if (st) {
-            rc = cli_fail("plan", bind ? "cannot bind the command or apply the plan's environment"
-                                       : "cannot apply the plan's environment",
+            rc = cli_fail("plan",
+                          bind ? "cannot bind the command or apply the plan's environment"
+                               : "cannot apply the plan's environment",
                           st);
             goto out;
         }

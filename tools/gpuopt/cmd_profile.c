@@ -134,26 +134,16 @@ static int report_written(const char *path, const seen *before, size_t n_before)
     return found;
 }
 
-static const cli_option options[] = {
-    {"output", 'o', "FILE"},
-    {"help", 'h', NULL},
-    {NULL, 0, NULL},
-};
-
 static int run(int argc, char **argv)
 {
     const char *output = DEFAULT_OUTPUT;
-    int o;
+    const cli_option options[] = {{"output", 'o', "FILE", &output}, {"help", 'h', NULL, NULL}, {0}};
     cli_parser p;
     /* In order: the options end at the program to run, whose own options
      * are its own ("gpuopt profile python3 -u x.py"). */
     cli_parser_init(&p, &cli_profile, options, 1);
-    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
-        if (o == 'o')
-            output = p.value;
-        else
-            return p.status;
-    }
+    if (cli_parser_next(&p, argc, argv) != CLI_OPTS_END)
+        return p.status;
     int i = p.operands;
     if (i >= argc)
         return cli_usage_error("profile", "no command to run: gpuopt profile [--output FILE] -- "

@@ -130,9 +130,7 @@ static void print_stored_search(const gpuopt_result *res)
 static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gpuopt_result *res,
                           double wall_s, int32_t cache_mode)
 {
-    gpuopt_candidate best, c;
-    memset(&best, 0, sizeof best);
-    best.struct_size = sizeof best;
+    gpuopt_candidate best = {.struct_size = sizeof best}, c;
     int32_t n = 0, origin = GPUOPT_ORIGIN_TUNED, counts[N_STATUS] = {0};
     gpuopt_result_count(res, &n);
     gpuopt_result_get_origin(res, &origin);
@@ -143,8 +141,7 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
     for (int i = 0; i < N_STATUS; i++)
         first_fail[i] = -1;
     for (int32_t i = 0; i < n; i++) {
-        memset(&c, 0, sizeof c);
-        c.struct_size = sizeof c;
+        c = (gpuopt_candidate){.struct_size = sizeof c};
         if (gpuopt_result_at(res, i, &c))
             continue;
         if (c.status >= 0 && c.status < N_STATUS) {
@@ -196,8 +193,7 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
     for (int k = GPUOPT_CANDIDATE_COMPILE_FAILED; k < N_STATUS; k++) {
         if (k == GPUOPT_CANDIDATE_PRUNED || first_fail[k] < 0)
             continue;
-        memset(&c, 0, sizeof c);
-        c.struct_size = sizeof c;
+        c = (gpuopt_candidate){.struct_size = sizeof c};
         if (gpuopt_result_at(res, first_fail[k], &c) || !c.message || !*c.message)
             continue;
         char *cfg = NULL;
@@ -229,46 +225,34 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
 
 enum { OPT_STRATEGY = CLI_LONG, OPT_BUDGET, OPT_SEED, OPT_CSV, OPT_CACHE, OPT_SIZE };
 
-static const cli_option options[] = {
-    {"strategy", OPT_STRATEGY, "S"},
-    {"budget", OPT_BUDGET, "N|Ns"},
-    {"seed", OPT_SEED, "K"},
-    {"csv", OPT_CSV, "FILE"},
-    {"json", 'j', NULL},
-    {"device", 'd', "SPEC"},
-    {"size", OPT_SIZE, "NAME=VALUE"},
-    {"cache", OPT_CACHE, "MODE"},
-    {"backend", 'b', "LIST"},
-    {"help", 'h', NULL},
-    {NULL, 0, NULL},
-};
-
 /* Returns 0, HELP_SHOWN after --help, or the exit status of a usage error. */
 enum { HELP_SHOWN = -1 };
 
 static int parse_args(int argc, char **argv, tune_opts *o)
 {
     memset(o, 0, sizeof *o);
+    const cli_option options[] = {
+        {"strategy", OPT_STRATEGY, "S", &o->strategy},
+        {"budget", OPT_BUDGET, "N|Ns", &o->budget},
+        {"seed", OPT_SEED, "K", &o->seed},
+        {"csv", OPT_CSV, "FILE", &o->csv},
+        {"json", 'j', NULL, &o->json},
+        {"device", 'd', "SPEC", &o->device},
+        {"size", OPT_SIZE, "NAME=VALUE", NULL},
+        {"cache", OPT_CACHE, "MODE", &o->cache},
+        {"backend", 'b', "LIST", &o->backends},
+        {"help", 'h', NULL, NULL},
+        {0},
+    };
     cli_parser p;
     cli_parser_init(&p, &cli_tune, options, 0);
     int c;
     while ((c = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
-        switch (c) {
-        case 'j': o->json = 1; break;
-        case 'd': o->device = p.value; break;
-        case 'b': o->backends = p.value; break;
-        case OPT_STRATEGY: o->strategy = p.value; break;
-        case OPT_BUDGET: o->budget = p.value; break;
-        case OPT_SEED: o->seed = p.value; break;
-        case OPT_CSV: o->csv = p.value; break;
-        case OPT_CACHE: o->cache = p.value; break;
-        case OPT_SIZE:
-            if (o->n_sizes == MAX_SIZES)
-                return cli_usage_error("tune", "--size: at most %d", MAX_SIZES);
-            o->sizes[o->n_sizes++] = p.value;
-            break;
-        default: return p.status == CLI_OK ? HELP_SHOWN : p.status;
-        }
+        if (c != OPT_SIZE)
+            return p.status == CLI_OK ? HELP_SHOWN : p.status;
+        if (o->n_sizes == MAX_SIZES)
+            return cli_usage_error("tune", "--size: at most %d", MAX_SIZES);
+        o->sizes[o->n_sizes++] = p.value;
     }
     for (int i = p.operands; i < argc; i++) {
         if (o->spec)
@@ -404,9 +388,7 @@ static int run(int argc, char **argv)
         rc = cli_fail("tune", o.device ? "--device" : "no device for the spec's language", st);
         goto out;
     }
-    gpuopt_device_info info;
-    memset(&info, 0, sizeof info);
-    info.struct_size = sizeof info;
+    gpuopt_device_info info = {.struct_size = sizeof info};
     gpuopt_device_get_info(dev, &info);
     if ((st = tune_spec_apply(spec, ctx, dev, &space, &tuner, err, sizeof err))) {
         fprintf(stderr, "gpuopt tune: %s\n", err);
@@ -417,9 +399,7 @@ static int run(int argc, char **argv)
                  : CLI_FAIL;
         goto out;
     }
-    gpuopt_tuner_settings set;
-    memset(&set, 0, sizeof set);
-    set.struct_size = sizeof set;
+    gpuopt_tuner_settings set = {.struct_size = sizeof set};
     st = gpuopt_tuner_get_settings(tuner, &set);
     set.cache_mode = cache_mode;
     if (st || (st = gpuopt_tuner_set_settings(tuner, &set))) {
@@ -454,9 +434,7 @@ static int run(int argc, char **argv)
     } else if (!(o.csv && strcmp(o.csv, "-") == 0)) {
         print_summary(spec, &info, res, wall, cache_mode);
     }
-    gpuopt_candidate best;
-    memset(&best, 0, sizeof best);
-    best.struct_size = sizeof best;
+    gpuopt_candidate best = {.struct_size = sizeof best};
     if (gpuopt_result_best(res, &best) == GPUOPT_ERR_NOT_FOUND) {
         fprintf(stderr, "gpuopt tune: no valid configuration: every candidate failed or was "
                         "illegal (see the summary or --csv)\n");

@@ -3,25 +3,13 @@
 
 #include "cli.h"
 
-static const cli_option options[] = {
-    {"json", 'j', NULL},
-    {"help", 'h', NULL},
-    {NULL, 0, NULL},
-};
-
 static int run(int argc, char **argv)
 {
-    int json = 0, o;
-    cli_parser p;
-    cli_parser_init(&p, &cli_version, options, 0);
-    while ((o = cli_parser_next(&p, argc, argv)) != CLI_OPTS_END) {
-        if (o == 'j')
-            json = 1;
-        else
-            return p.status;
-    }
-    if (p.operands < argc)
-        return cli_usage_error("version", "unexpected argument '%s'", argv[p.operands]);
+    int json = 0;
+    const cli_option options[] = {{"json", 'j', NULL, &json}, {"help", 'h', NULL, NULL}, {0}};
+    int rc = cli_parse(&cli_version, options, argc, argv);
+    if (rc != CLI_OPTS_END)
+        return rc;
     uint32_t api = gpuopt_api_version();
     if (json)
         printf("{\"gpuopt_version\":\"%s\",\"api_version\":\"%u.%u.%u\",\"cli_version\":\"%s\"}\n",

@@ -66,6 +66,17 @@ void cli_format_ns(double ns, char *out, size_t cap)
         snprintf(out, cap, "%.3g s", ns / 1e9);
 }
 
+void cli_format_bytes(double b, char *out, size_t cap)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (b >= 1024 && u < 5) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(out, cap, "%.*f %s", u ? 1 : 0, b, unit[u]);
+}
+
 int cli_widest(const cJSON *array, const char *key, int min)
 {
     int w = min;
@@ -101,11 +112,7 @@ static int unknown_command(const char *name)
     return CLI_USAGE;
 }
 
-static const cli_option options[] = {
-    {"help", 'h', NULL},
-    {"version", 'V', NULL},
-    {NULL, 0, NULL},
-};
+static const cli_option options[] = {{"help", 'h', NULL, NULL}, {"version", 'V', NULL, NULL}, {0}};
 
 int main(int argc, char **argv)
 {

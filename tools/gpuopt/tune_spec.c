@@ -379,11 +379,7 @@ static int parse_root(pctx *p, const cJSON *root)
 tune_spec *tune_spec_parse(const char *text, const char *file, const char *dir, char *err,
                            size_t cap)
 {
-    char dummy[8];
-    if (!err || !cap) {
-        err = dummy;
-        cap = sizeof dummy;
-    }
+    assert(text && err && cap);
     err[0] = '\0';
     if (!file)
         file = "(spec)";
@@ -398,10 +394,6 @@ tune_spec *tune_spec_parse(const char *text, const char *file, const char *dir, 
     s->arena = a;
     pctx p = {s, a, file, dir ? dir : ".", err, cap};
     s->file = ts_strdup(a, file);
-    if (!text) {
-        ts_fail(&p, "", NULL, "no text");
-        goto fail;
-    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root) {
@@ -442,15 +434,7 @@ fail:
 
 tune_spec *tune_spec_load(const char *path, char *err, size_t cap)
 {
-    char dummy[8];
-    if (!err || !cap) {
-        err = dummy;
-        cap = sizeof dummy;
-    }
-    if (!path) {
-        snprintf(err, cap, "no spec file given");
-        return NULL;
-    }
+    assert(path && err && cap);
     char *buf = NULL, why[128];
     size_t used = 0;
     if (gpo_file_read(path, TS_MAX_SPEC_BYTES, &buf, &used, why, sizeof why)) {

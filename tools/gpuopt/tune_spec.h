@@ -9,7 +9,11 @@
  * (`arguments[2].size`), the value, and what is accepted:
  *
  *   sgemm.json: arguments[2].size: 12.5 is not accepted; expected an
- *   expression such as "M * K" or a non-negative integer */
+ *   expression such as "M * K" or a non-negative integer
+ *
+ * Specs, paths, texts, outputs and message buffers given to the functions
+ * below are never NULL (asserted; tune_spec_parse's file and dir may be):
+ * the callers are the command, its tests and the fuzzer, not users. */
 #ifndef GPUOPT_TUNE_SPEC_H
 #define GPUOPT_TUNE_SPEC_H
 

@@ -2,6 +2,7 @@
  * The loader checked types and ranges; what only the library can judge
  * (expressions, names they use, limits) is reported here with the JSON
  * path it came from and the library's own detail. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,24 +79,21 @@ static gpuopt_status set_arguments(actx *a, gpuopt_tuner *t)
         gpuopt_status st;
         snprintf(path, sizeof path, "arguments[%u]", (unsigned)i);
         if (g->kind == TS_ARG_BUFFER) {
-            gpuopt_buffer_desc b;
-            memset(&b, 0, sizeof b);
-            b.struct_size = sizeof b;
-            b.type = g->type;
-            b.init = g->init;
-            b.count = g->count;
-            b.constant = g->constant;
-            b.data = g->data;
-            b.is_output = g->output;
+            gpuopt_buffer_desc b = {.struct_size = sizeof b,
+                                    .type = g->type,
+                                    .init = g->init,
+                                    .count = g->count,
+                                    .constant = g->constant,
+                                    .data = g->data,
+                                    .is_output = g->output};
             if ((st = gpuopt_tuner_set_buffer(t, i, &b)))
                 return afail(a, st, path, "the buffer (size \"%s\") is not accepted", g->count);
         } else {
-            gpuopt_scalar_desc v;
-            memset(&v, 0, sizeof v);
-            v.struct_size = sizeof v;
-            v.type = g->type;
-            v.expression = g->expr; /* NULL: the number */
-            v.value = g->number;
+            /* expression NULL: the number */
+            gpuopt_scalar_desc v = {.struct_size = sizeof v,
+                                    .type = g->type,
+                                    .expression = g->expr,
+                                    .value = g->number};
             if ((st = gpuopt_tuner_set_scalar(t, i, &v)) && g->expr)
                 return afail(a, st, path, "the scalar \"%s\" is not accepted", g->expr);
             if (st)
@@ -110,12 +108,10 @@ static gpuopt_status set_reference(actx *a, gpuopt_tuner *t)
     const tune_spec *s = a->s;
     gpuopt_status st = GPUOPT_OK;
     if (s->ref_source) {
-        gpuopt_reference_desc r;
-        memset(&r, 0, sizeof r);
-        r.struct_size = sizeof r;
-        r.source = s->ref_source;
-        r.entry = s->ref_entry;
-        r.build_options = s->ref_options;
+        gpuopt_reference_desc r = {.struct_size = sizeof r,
+                                   .source = s->ref_source,
+                                   .entry = s->ref_entry,
+                                   .build_options = s->ref_options};
         memcpy(r.global, s->ref_global, sizeof r.global);
         memcpy(r.local, s->ref_local, sizeof r.local);
         if ((st = gpuopt_tuner_set_reference_kernel(t, &r)))
@@ -138,9 +134,7 @@ static gpuopt_status set_reference(actx *a, gpuopt_tuner *t)
 static gpuopt_status set_settings(actx *a, gpuopt_tuner *t)
 {
     const tune_spec *s = a->s;
-    gpuopt_tuner_settings set;
-    memset(&set, 0, sizeof set);
-    set.struct_size = sizeof set;
+    gpuopt_tuner_settings set = {.struct_size = sizeof set};
     gpuopt_status st = gpuopt_tuner_get_settings(t, &set);
     if (st)
         return afail(a, st, "kernel", "cannot read the tuner's settings");
@@ -194,16 +188,14 @@ static const char *kernel_part(void)
 static gpuopt_status configure(actx *a, gpuopt_tuner *t)
 {
     const tune_spec *s = a->s;
-    gpuopt_kernel_desc k;
-    memset(&k, 0, sizeof k);
-    k.struct_size = sizeof k;
-    k.source = s->source;
-    k.entry = s->entry;
-    k.language = s->language;
-    k.build_options = s->build_options;
+    gpuopt_kernel_desc k = {.struct_size = sizeof k,
+                            .source = s->source,
+                            .entry = s->entry,
+                            .language = s->language,
+                            .build_options = s->build_options,
+                            .local_memory = s->local_memory};
     memcpy(k.global, s->global, sizeof k.global);
     memcpy(k.local, s->local, sizeof k.local);
-    k.local_memory = s->local_memory;
     gpuopt_status st = gpuopt_tuner_set_kernel(t, &k);
     if (st)
         return afail(a, st, kernel_part(), "the kernel is not accepted");
@@ -214,18 +206,9 @@ static gpuopt_status configure(actx *a, gpuopt_tuner *t)
 
 gpuopt_status tune_spec_space(const tune_spec *spec, gpuopt_space **space, char *err, size_t cap)
 {
-    char dummy[8];
-    if (!err || !cap) {
-        err = dummy;
-        cap = sizeof dummy;
-    }
+    assert(spec && space && err && cap);
     err[0] = '\0';
-    if (space)
-        *space = NULL;
-    if (!spec || !space) {
-        snprintf(err, cap, "tune_spec_space: a required argument is NULL");
-        return GPUOPT_ERR_INVALID_ARGUMENT;
-    }
+    *space = NULL;
     actx a = {spec, err, cap};
     gpuopt_space *sp = NULL;
     gpuopt_status st = gpuopt_space_create(&sp);
@@ -242,20 +225,10 @@ gpuopt_status tune_spec_space(const tune_spec *spec, gpuopt_space **space, char 
 gpuopt_status tune_spec_apply(const tune_spec *spec, gpuopt_context *ctx, gpuopt_device *device,
                               gpuopt_space **space, gpuopt_tuner **tuner, char *err, size_t cap)
 {
-    char dummy[8];
-    if (!err || !cap) {
-        err = dummy;
-        cap = sizeof dummy;
-    }
+    assert(spec && ctx && space && tuner && err && cap);
     err[0] = '\0';
-    if (space)
-        *space = NULL;
-    if (tuner)
-        *tuner = NULL;
-    if (!spec || !ctx || !space || !tuner) {
-        snprintf(err, cap, "tune_spec_apply: a required argument is NULL");
-        return GPUOPT_ERR_INVALID_ARGUMENT;
-    }
+    *space = NULL;
+    *tuner = NULL;
     actx a = {spec, err, cap};
     gpuopt_space *sp = NULL;
     gpuopt_tuner *t = NULL;

@@ -44,7 +44,6 @@ int ts_fail(pctx *p, const char *path, const cJSON *value, const char *fmt, ...)
 /* PATH.KEY and PATH[I]. */
 void ts_join(char *out, const char *path, const char *key);
 void ts_joini(char *out, const char *path, int i);
-const char *ts_json_type(const cJSON *v);
 /* Unknown keys are errors; "comment" is accepted everywhere. keys ends
  * with NULL. */
 int ts_check_keys(pctx *p, const cJSON *obj, const char *path, const char *const *keys);

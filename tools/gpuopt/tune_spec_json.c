@@ -58,21 +58,6 @@ void ts_joini(char *out, const char *path, int i)
         out[PATH_CAP - 1] = '\0';
 }
 
-const char *ts_json_type(const cJSON *v)
-{
-    if (cJSON_IsString(v))
-        return "a string";
-    if (cJSON_IsNumber(v))
-        return "a number";
-    if (cJSON_IsBool(v))
-        return "a boolean";
-    if (cJSON_IsNull(v))
-        return "null";
-    if (cJSON_IsArray(v))
-        return "an array";
-    return "an object";
-}
-
 /* Unknown keys are errors (a typo must not silently fall back to a
  * default); "comment" is accepted everywhere, for annotated specs. */
 int ts_check_keys(pctx *p, const cJSON *obj, const char *path, const char *const *keys)

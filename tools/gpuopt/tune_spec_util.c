@@ -1,6 +1,7 @@
 /* Small pieces of spec handling shared by the loader and the command: the
  * arena that owns a spec's strings, the name tables (strategies, element
  * types), size overrides and the sizes' text. */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -104,10 +105,7 @@ size_t ts_type_bytes(int32_t type)
 
 int tune_spec_set_size(tune_spec *spec, const char *assignment, char *err, size_t cap)
 {
-    if (!spec || !assignment) {
-        snprintf(err, cap, "no size given");
-        return -1;
-    }
+    assert(spec && assignment);
     const char *eq = strchr(assignment, '=');
     if (!eq || eq == assignment) {
         snprintf(err, cap, "--size %s: accepted NAME=VALUE, such as N=1024", assignment);

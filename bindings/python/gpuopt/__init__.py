@@ -97,252 +97,227 @@ _PROGRESS_FN = ctypes.CFUNCTYPE(None, ctypes.c_int32, ctypes.c_int32, ctypes.c_d
                                 ctypes.c_double, ctypes.c_void_p)
 
 
-class _Options(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("flags", ctypes.c_uint32),
-        ("backends", ctypes.c_char_p),
-        ("device", ctypes.c_char_p),
-        ("level", ctypes.c_char_p),
-        ("log_level", ctypes.c_char_p),
-        ("config_path", ctypes.c_char_p),
-        ("sysfs_root", ctypes.c_char_p),
-        ("cache_dir", ctypes.c_char_p),
-        ("reduced_precision", ctypes.c_char_p),
-        ("log_fn", _LOG_FN),
-        ("log_user", ctypes.c_void_p),
-    ]
+def _struct(name: str, fields: List[Any]) -> Any:
+    """The mirror of a gpuopt.h struct: struct_size, which every one starts
+    with, then `fields`."""
+    return type(name, (ctypes.Structure,),
+                {"_fields_": [("struct_size", ctypes.c_size_t)] + fields})
 
 
-class _BackendInfo(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("name", ctypes.c_char_p),
-        ("status", ctypes.c_int32),
-        ("device_count", ctypes.c_int32),
-        ("init_ms", ctypes.c_double),
-        ("reason", ctypes.c_char_p),
-        ("library", ctypes.c_char_p),
-        ("driver_version", ctypes.c_char_p),
-        ("runtime_version", ctypes.c_char_p),
-    ]
+_Options = _struct("_Options", [
+    ("flags", ctypes.c_uint32),
+    ("backends", ctypes.c_char_p),
+    ("device", ctypes.c_char_p),
+    ("level", ctypes.c_char_p),
+    ("log_level", ctypes.c_char_p),
+    ("config_path", ctypes.c_char_p),
+    ("sysfs_root", ctypes.c_char_p),
+    ("cache_dir", ctypes.c_char_p),
+    ("reduced_precision", ctypes.c_char_p),
+    ("log_fn", _LOG_FN),
+    ("log_user", ctypes.c_void_p),
+])
 
 
-class _DeviceInfo(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("id", ctypes.c_char * 32),
-        ("backend", ctypes.c_char * 16),
-        ("routes", ctypes.c_char * 64),
-        ("index", ctypes.c_int32),
-        ("type", ctypes.c_int32),
-        ("vendor", ctypes.c_char * 64),
-        ("name", ctypes.c_char * 256),
-        ("arch_family", ctypes.c_char * 32),
-        ("arch_name", ctypes.c_char * 64),
-        ("cc_major", ctypes.c_int32),
-        ("cc_minor", ctypes.c_int32),
-        ("arch_extrapolated", ctypes.c_int32),
-        ("compute_units", ctypes.c_int32),
-        ("simd_width", ctypes.c_int32),
-        ("clock_mhz", ctypes.c_int32),
-        ("integrated", ctypes.c_int32),
-        ("unified_memory", ctypes.c_int32),
-        ("ecc", ctypes.c_int32),
-        ("max_threads_per_block", ctypes.c_int32),
-        ("memory_bytes", ctypes.c_uint64),
-        ("memory_free_bytes", ctypes.c_uint64),
-        ("l2_bytes", ctypes.c_uint64),
-        ("shared_mem_per_block", ctypes.c_uint64),
-        ("pci_bus_id", ctypes.c_char * 32),
-        ("uuid", ctypes.c_char * 64),
-        ("driver_version", ctypes.c_char * 64),
-        ("runtime_version", ctypes.c_char * 64),
-        ("features", ctypes.c_uint32),
-        ("features_known", ctypes.c_uint32),
-    ]
+_BackendInfo = _struct("_BackendInfo", [
+    ("name", ctypes.c_char_p),
+    ("status", ctypes.c_int32),
+    ("device_count", ctypes.c_int32),
+    ("init_ms", ctypes.c_double),
+    ("reason", ctypes.c_char_p),
+    ("library", ctypes.c_char_p),
+    ("driver_version", ctypes.c_char_p),
+    ("runtime_version", ctypes.c_char_p),
+])
 
 
-class _Knob(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("name", ctypes.c_char_p),
-        ("type", ctypes.c_int32),
-        ("tier", ctypes.c_int32),
-        ("source", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
-        ("int_value", ctypes.c_int64),
-        ("value", ctypes.c_char_p),
-        ("env", ctypes.c_char_p),
-        ("reason", ctypes.c_char_p),
-    ]
+_DeviceInfo = _struct("_DeviceInfo", [
+    ("id", ctypes.c_char * 32),
+    ("backend", ctypes.c_char * 16),
+    ("routes", ctypes.c_char * 64),
+    ("index", ctypes.c_int32),
+    ("type", ctypes.c_int32),
+    ("vendor", ctypes.c_char * 64),
+    ("name", ctypes.c_char * 256),
+    ("arch_family", ctypes.c_char * 32),
+    ("arch_name", ctypes.c_char * 64),
+    ("cc_major", ctypes.c_int32),
+    ("cc_minor", ctypes.c_int32),
+    ("arch_extrapolated", ctypes.c_int32),
+    ("compute_units", ctypes.c_int32),
+    ("simd_width", ctypes.c_int32),
+    ("clock_mhz", ctypes.c_int32),
+    ("integrated", ctypes.c_int32),
+    ("unified_memory", ctypes.c_int32),
+    ("ecc", ctypes.c_int32),
+    ("max_threads_per_block", ctypes.c_int32),
+    ("memory_bytes", ctypes.c_uint64),
+    ("memory_free_bytes", ctypes.c_uint64),
+    ("l2_bytes", ctypes.c_uint64),
+    ("shared_mem_per_block", ctypes.c_uint64),
+    ("pci_bus_id", ctypes.c_char * 32),
+    ("uuid", ctypes.c_char * 64),
+    ("driver_version", ctypes.c_char * 64),
+    ("runtime_version", ctypes.c_char * 64),
+    ("features", ctypes.c_uint32),
+    ("features_known", ctypes.c_uint32),
+])
 
 
-class _Workload(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("model_bytes", ctypes.c_uint64),
-        ("item_bytes", ctypes.c_uint64),
-        ("reduced_precision", ctypes.c_int32),
-        ("quantized", ctypes.c_int32),
-        ("objective", ctypes.c_int32),
-        ("fixed_shapes", ctypes.c_int32),
-        ("bound", ctypes.c_int32),
-        ("launches_per_step", ctypes.c_int32),
-        ("step_time_ns", ctypes.c_uint64),
-        ("h2d_bytes_per_step", ctypes.c_uint64),
-        ("d2h_bytes_per_step", ctypes.c_uint64),
-        ("items_per_step", ctypes.c_int32),
-    ]
+_Knob = _struct("_Knob", [
+    ("name", ctypes.c_char_p),
+    ("type", ctypes.c_int32),
+    ("tier", ctypes.c_int32),
+    ("source", ctypes.c_int32),
+    ("reserved", ctypes.c_int32),
+    ("int_value", ctypes.c_int64),
+    ("value", ctypes.c_char_p),
+    ("env", ctypes.c_char_p),
+    ("reason", ctypes.c_char_p),
+])
 
 
-class _MemoryInfo(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("total_bytes", ctypes.c_uint64),
-        ("free_bytes", ctypes.c_uint64),
-        ("used_bytes", ctypes.c_uint64),
-        ("source", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
-        ("age_s", ctypes.c_double),
-        ("source_text", ctypes.c_char * 256),
-    ]
+_Workload = _struct("_Workload", [
+    ("model_bytes", ctypes.c_uint64),
+    ("item_bytes", ctypes.c_uint64),
+    ("reduced_precision", ctypes.c_int32),
+    ("quantized", ctypes.c_int32),
+    ("objective", ctypes.c_int32),
+    ("fixed_shapes", ctypes.c_int32),
+    ("bound", ctypes.c_int32),
+    ("launches_per_step", ctypes.c_int32),
+    ("step_time_ns", ctypes.c_uint64),
+    ("h2d_bytes_per_step", ctypes.c_uint64),
+    ("d2h_bytes_per_step", ctypes.c_uint64),
+    ("items_per_step", ctypes.c_int32),
+])
 
 
-class _MemoryStats(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("budget_bytes", ctypes.c_uint64),
-        ("device_bytes", ctypes.c_uint64),
-        ("host_bytes", ctypes.c_uint64),
-        ("pinned_bytes", ctypes.c_uint64),
-        ("device_high_water_bytes", ctypes.c_uint64),
-        ("host_high_water_bytes", ctypes.c_uint64),
-        ("pinned_high_water_bytes", ctypes.c_uint64),
-        ("allocations", ctypes.c_int32),
-        ("threshold_percent", ctypes.c_int32),
-        ("budget_share", ctypes.c_double),
-        ("live_total_bytes", ctypes.c_uint64),
-        ("live_free_bytes", ctypes.c_uint64),
-        ("live_used_bytes", ctypes.c_uint64),
-        ("live_source", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
-    ]
+_MemoryInfo = _struct("_MemoryInfo", [
+    ("total_bytes", ctypes.c_uint64),
+    ("free_bytes", ctypes.c_uint64),
+    ("used_bytes", ctypes.c_uint64),
+    ("source", ctypes.c_int32),
+    ("reserved", ctypes.c_int32),
+    ("age_s", ctypes.c_double),
+    ("source_text", ctypes.c_char * 256),
+])
 
 
-class _MemoryAdvice(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("free_bytes", ctypes.c_uint64),
-        ("usable_bytes", ctypes.c_uint64),
-        ("quantize_bits", ctypes.c_int32),
-        ("reserved", ctypes.c_int32),
-        ("offload_bytes", ctypes.c_uint64),
-        ("max_batch", ctypes.c_int64),
-        ("reason", ctypes.c_char * 1024),
-    ]
+_MemoryStats = _struct("_MemoryStats", [
+    ("budget_bytes", ctypes.c_uint64),
+    ("device_bytes", ctypes.c_uint64),
+    ("host_bytes", ctypes.c_uint64),
+    ("pinned_bytes", ctypes.c_uint64),
+    ("device_high_water_bytes", ctypes.c_uint64),
+    ("host_high_water_bytes", ctypes.c_uint64),
+    ("pinned_high_water_bytes", ctypes.c_uint64),
+    ("allocations", ctypes.c_int32),
+    ("threshold_percent", ctypes.c_int32),
+    ("budget_share", ctypes.c_double),
+    ("live_total_bytes", ctypes.c_uint64),
+    ("live_free_bytes", ctypes.c_uint64),
+    ("live_used_bytes", ctypes.c_uint64),
+    ("live_source", ctypes.c_int32),
+    ("reserved", ctypes.c_int32),
+])
 
 
-class _KernelDesc(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("source", ctypes.c_char_p),
-        ("entry", ctypes.c_char_p),
-        ("language", ctypes.c_int32),
-        ("build_options", ctypes.c_char_p),
-        ("global", ctypes.c_char_p * 3),
-        ("local", ctypes.c_char_p * 3),
-        ("local_memory", ctypes.c_char_p),
-    ]
+_MemoryAdvice = _struct("_MemoryAdvice", [
+    ("free_bytes", ctypes.c_uint64),
+    ("usable_bytes", ctypes.c_uint64),
+    ("quantize_bits", ctypes.c_int32),
+    ("reserved", ctypes.c_int32),
+    ("offload_bytes", ctypes.c_uint64),
+    ("max_batch", ctypes.c_int64),
+    ("reason", ctypes.c_char * 1024),
+])
 
 
-class _BufferDesc(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("type", ctypes.c_int32),
-        ("init", ctypes.c_int32),
-        ("count", ctypes.c_char_p),
-        ("constant", ctypes.c_double),
-        ("data", ctypes.c_void_p),
-        ("is_output", ctypes.c_int32),
-    ]
+_KernelDesc = _struct("_KernelDesc", [
+    ("source", ctypes.c_char_p),
+    ("entry", ctypes.c_char_p),
+    ("language", ctypes.c_int32),
+    ("build_options", ctypes.c_char_p),
+    ("global", ctypes.c_char_p * 3),
+    ("local", ctypes.c_char_p * 3),
+    ("local_memory", ctypes.c_char_p),
+])
 
 
-class _ScalarDesc(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("type", ctypes.c_int32),
-        ("expression", ctypes.c_char_p),
-        ("value", ctypes.c_double),
-    ]
+_BufferDesc = _struct("_BufferDesc", [
+    ("type", ctypes.c_int32),
+    ("init", ctypes.c_int32),
+    ("count", ctypes.c_char_p),
+    ("constant", ctypes.c_double),
+    ("data", ctypes.c_void_p),
+    ("is_output", ctypes.c_int32),
+])
 
 
-class _ReferenceDesc(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("source", ctypes.c_char_p),
-        ("entry", ctypes.c_char_p),
-        ("build_options", ctypes.c_char_p),
-        ("global", ctypes.c_char_p * 3),
-        ("local", ctypes.c_char_p * 3),
-    ]
+_ScalarDesc = _struct("_ScalarDesc", [
+    ("type", ctypes.c_int32),
+    ("expression", ctypes.c_char_p),
+    ("value", ctypes.c_double),
+])
 
 
-class _CallbackDesc(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("run", _RUN_FN),
-        ("pre_run", _PRE_RUN_FN),
-        ("validate", _VALIDATE_FN),
-        ("user", ctypes.c_void_p),
-    ]
+_ReferenceDesc = _struct("_ReferenceDesc", [
+    ("source", ctypes.c_char_p),
+    ("entry", ctypes.c_char_p),
+    ("build_options", ctypes.c_char_p),
+    ("global", ctypes.c_char_p * 3),
+    ("local", ctypes.c_char_p * 3),
+])
 
 
-class _TunerSettings(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("strategy", ctypes.c_int32),
-        ("max_evaluations", ctypes.c_int32),
-        ("max_seconds", ctypes.c_double),
-        ("max_failures", ctypes.c_int32),
-        ("cache_mode", ctypes.c_int32),
-        ("seed", ctypes.c_uint64),
-        ("warmup_ms", ctypes.c_double),
-        ("repeat_ms", ctypes.c_double),
-        ("min_runs", ctypes.c_int32),
-        ("max_runs", ctypes.c_int32),
-        ("timeout_s", ctypes.c_double),
-        ("abs_tol", ctypes.c_double),
-        ("rel_tol", ctypes.c_double),
-        ("workload_key", ctypes.c_char_p),
-        ("isolation", ctypes.c_int32),
-    ]
+_CallbackDesc = _struct("_CallbackDesc", [
+    ("run", _RUN_FN),
+    ("pre_run", _PRE_RUN_FN),
+    ("validate", _VALIDATE_FN),
+    ("user", ctypes.c_void_p),
+])
 
 
-class _Candidate(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("point", ctypes.c_void_p),
-        ("status", ctypes.c_int32),
-        ("runs", ctypes.c_int32),
-        ("median_ns", ctypes.c_double),
-        ("p20_ns", ctypes.c_double),
-        ("p80_ns", ctypes.c_double),
-        ("min_ns", ctypes.c_double),
-        ("compile_ms", ctypes.c_double),
-        ("message", ctypes.c_char_p),
-    ]
+_TunerSettings = _struct("_TunerSettings", [
+    ("strategy", ctypes.c_int32),
+    ("max_evaluations", ctypes.c_int32),
+    ("max_seconds", ctypes.c_double),
+    ("max_failures", ctypes.c_int32),
+    ("cache_mode", ctypes.c_int32),
+    ("seed", ctypes.c_uint64),
+    ("warmup_ms", ctypes.c_double),
+    ("repeat_ms", ctypes.c_double),
+    ("min_runs", ctypes.c_int32),
+    ("max_runs", ctypes.c_int32),
+    ("timeout_s", ctypes.c_double),
+    ("abs_tol", ctypes.c_double),
+    ("rel_tol", ctypes.c_double),
+    ("workload_key", ctypes.c_char_p),
+    ("isolation", ctypes.c_int32),
+])
 
 
-class _ProfilerOptions(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_size_t),
-        ("flags", ctypes.c_uint32),
-        ("max_sections", ctypes.c_int32),
-        ("stream", ctypes.c_void_p),
-        ("trace_path", ctypes.c_char_p),
-        ("stream_backend", ctypes.c_char_p),
-    ]
+_Candidate = _struct("_Candidate", [
+    ("point", ctypes.c_void_p),
+    ("status", ctypes.c_int32),
+    ("runs", ctypes.c_int32),
+    ("median_ns", ctypes.c_double),
+    ("p20_ns", ctypes.c_double),
+    ("p80_ns", ctypes.c_double),
+    ("min_ns", ctypes.c_double),
+    ("compile_ms", ctypes.c_double),
+    ("message", ctypes.c_char_p),
+])
+
+
+_ProfilerOptions = _struct("_ProfilerOptions", [
+    ("flags", ctypes.c_uint32),
+    ("max_sections", ctypes.c_int32),
+    ("stream", ctypes.c_void_p),
+    ("trace_path", ctypes.c_char_p),
+    ("stream_backend", ctypes.c_char_p),
+])
 
 
 def _sized(struct_type):
@@ -375,131 +350,114 @@ _c_status = ctypes.c_int  # a C enum is an int on every ABI the library supports
 _p = ctypes.c_void_p      # opaque handles
 _i32p = ctypes.POINTER(ctypes.c_int32)
 
-# name: (restype, argtypes, checked). `checked` functions return a
-# gpuopt_status that becomes an exception. This table covers the whole
+# name: (restype, argtypes). A function that returns a gpuopt_status has
+# it checked: non-OK becomes an exception. This table covers the whole
 # header; tests/python checks it against include/gpuopt/gpuopt.h.
 _PROTOTYPES = {
-    "gpuopt_version": (ctypes.c_char_p, [], False),
-    "gpuopt_api_version": (ctypes.c_uint32, [], False),
-    "gpuopt_strerror": (ctypes.c_char_p, [_c_status], False),
-    "gpuopt_status_name": (ctypes.c_char_p, [_c_status], False),
-    "gpuopt_last_error": (ctypes.c_char_p, [], False),
-    "gpuopt_free": (None, [_p], False),
-    "gpuopt_options_size": (ctypes.c_size_t, [], False),
-    "gpuopt_context_create": (_c_status, [ctypes.POINTER(_Options), ctypes.POINTER(_p)], True),
-    "gpuopt_context_destroy": (None, [_p], False),
-    "gpuopt_context_set_log": (_c_status, [_p, ctypes.c_int32, _LOG_FN, _p], True),
-    "gpuopt_context_set_knob": (_c_status, [_p, ctypes.c_char_p, ctypes.c_char_p], True),
-    "gpuopt_backend_info_size": (ctypes.c_size_t, [], False),
-    "gpuopt_backend_count": (_c_status, [_p, _i32p], True),
-    "gpuopt_backend_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_BackendInfo)], True),
-    "gpuopt_device_info_size": (ctypes.c_size_t, [], False),
-    "gpuopt_device_count": (_c_status, [_p, _i32p], True),
-    "gpuopt_device_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)], True),
-    "gpuopt_device_get_info": (_c_status, [_p, ctypes.POINTER(_DeviceInfo)], True),
-    "gpuopt_device_select": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_p)], True),
-    "gpuopt_context_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_context_diagnose": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_knob_size": (ctypes.c_size_t, [], False),
-    "gpuopt_plan_create": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_p)], True),
-    "gpuopt_workload_size": (ctypes.c_size_t, [], False),
-    "gpuopt_workload_init": (None, [ctypes.POINTER(_Workload)], False),
+    "gpuopt_version": (ctypes.c_char_p, []),
+    "gpuopt_api_version": (ctypes.c_uint32, []),
+    "gpuopt_strerror": (ctypes.c_char_p, [_c_status]),
+    "gpuopt_status_name": (ctypes.c_char_p, [_c_status]),
+    "gpuopt_last_error": (ctypes.c_char_p, []),
+    "gpuopt_free": (None, [_p]),
+    "gpuopt_context_create": (_c_status, [ctypes.POINTER(_Options), ctypes.POINTER(_p)]),
+    "gpuopt_context_destroy": (None, [_p]),
+    "gpuopt_context_set_log": (_c_status, [_p, ctypes.c_int32, _LOG_FN, _p]),
+    "gpuopt_context_set_knob": (_c_status, [_p, ctypes.c_char_p, ctypes.c_char_p]),
+    "gpuopt_backend_count": (_c_status, [_p, _i32p]),
+    "gpuopt_backend_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_BackendInfo)]),
+    "gpuopt_device_count": (_c_status, [_p, _i32p]),
+    "gpuopt_device_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)]),
+    "gpuopt_device_get_info": (_c_status, [_p, ctypes.POINTER(_DeviceInfo)]),
+    "gpuopt_device_select": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_p)]),
+    "gpuopt_context_to_json": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_context_diagnose": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_plan_create": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_p)]),
+    "gpuopt_workload_init": (None, [ctypes.POINTER(_Workload)]),
     "gpuopt_plan_create_for": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_Workload),
-                                           ctypes.POINTER(_p)], True),
-    "gpuopt_plan_destroy": (None, [_p], False),
-    "gpuopt_plan_level": (_c_status, [_p, _i32p, _i32p], True),
-    "gpuopt_plan_device": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_plan_knob_count": (_c_status, [_p, _i32p], True),
-    "gpuopt_plan_knob_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_Knob)], True),
-    "gpuopt_plan_knob_find": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_Knob)], True),
-    "gpuopt_plan_warning_count": (_c_status, [_p, _i32p], True),
-    "gpuopt_plan_warning_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p)],
-                               True),
-    "gpuopt_plan_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_plan_to_env": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_plan_apply": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_p)], True),
-    "gpuopt_plan_to_build_options": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_memory_info_size": (ctypes.c_size_t, [], False),
-    "gpuopt_device_memory": (_c_status, [_p, ctypes.POINTER(_MemoryInfo)], True),
-    "gpuopt_memory_create": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_memory_destroy": (None, [_p], False),
-    "gpuopt_memory_set_budget": (_c_status, [_p, ctypes.c_uint64], True),
-    "gpuopt_memory_set_threshold": (_c_status, [_p, ctypes.c_int32], True),
-    "gpuopt_memory_register": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_uint64],
-                               True),
-    "gpuopt_memory_release": (_c_status, [_p, ctypes.c_char_p], True),
-    "gpuopt_memory_stats_size": (ctypes.c_size_t, [], False),
-    "gpuopt_memory_get_stats": (_c_status, [_p, ctypes.POINTER(_MemoryStats)], True),
-    "gpuopt_memory_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_memory_check": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_memory_advice_size": (ctypes.c_size_t, [], False),
+                                          ctypes.POINTER(_p)]),
+    "gpuopt_plan_destroy": (None, [_p]),
+    "gpuopt_plan_level": (_c_status, [_p, _i32p, _i32p]),
+    "gpuopt_plan_device": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_plan_knob_count": (_c_status, [_p, _i32p]),
+    "gpuopt_plan_knob_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_Knob)]),
+    "gpuopt_plan_knob_find": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_Knob)]),
+    "gpuopt_plan_warning_count": (_c_status, [_p, _i32p]),
+    "gpuopt_plan_warning_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p)]),
+    "gpuopt_plan_to_json": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_plan_to_env": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_plan_apply": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_p)]),
+    "gpuopt_plan_to_build_options": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_device_memory": (_c_status, [_p, ctypes.POINTER(_MemoryInfo)]),
+    "gpuopt_memory_create": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_memory_destroy": (None, [_p]),
+    "gpuopt_memory_set_budget": (_c_status, [_p, ctypes.c_uint64]),
+    "gpuopt_memory_set_threshold": (_c_status, [_p, ctypes.c_int32]),
+    "gpuopt_memory_register": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_uint64]),
+    "gpuopt_memory_release": (_c_status, [_p, ctypes.c_char_p]),
+    "gpuopt_memory_get_stats": (_c_status, [_p, ctypes.POINTER(_MemoryStats)]),
+    "gpuopt_memory_to_json": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_memory_check": (_c_status, [_p, ctypes.POINTER(_p)]),
     "gpuopt_memory_recommend": (_c_status, [_p, ctypes.c_uint64, ctypes.c_uint64,
-                                            ctypes.POINTER(_MemoryAdvice)], True),
-    "gpuopt_cache_path": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_cache_list": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_cache_verify": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_cache_clear": (_c_status, [_p, _p], True),
-    "gpuopt_cache_export": (_c_status, [_p, _p, ctypes.POINTER(_p)], True),
+                                            ctypes.POINTER(_MemoryAdvice)]),
+    "gpuopt_cache_path": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_cache_list": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_cache_verify": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_cache_clear": (_c_status, [_p, _p]),
+    "gpuopt_cache_export": (_c_status, [_p, _p, ctypes.POINTER(_p)]),
     "gpuopt_cache_import": (_c_status, [_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32,
-                                        ctypes.POINTER(_p)], True),
-    "gpuopt_profiler_options_size": (ctypes.c_size_t, [], False),
+                                        ctypes.POINTER(_p)]),
     "gpuopt_profiler_create": (_c_status, [_p, _p, ctypes.POINTER(_ProfilerOptions),
-                                           ctypes.POINTER(_p)], True),
-    "gpuopt_profiler_destroy": (None, [_p], False),
-    "gpuopt_profiler_set_enabled": (_c_status, [_p, ctypes.c_int32], True),
-    "gpuopt_profiler_begin": (_c_status, [_p, ctypes.c_char_p], True),
-    "gpuopt_profiler_count": (_c_status, [_p, ctypes.c_int32, ctypes.c_uint64], True),
-    "gpuopt_profiler_end": (_c_status, [_p, ctypes.c_char_p], True),
-    "gpuopt_profiler_report": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)], True),
-    "gpuopt_profiler_write": (_c_status, [_p, ctypes.c_int32, ctypes.c_char_p], True),
-    "gpuopt_space_create": (_c_status, [ctypes.POINTER(_p)], True),
-    "gpuopt_space_destroy": (None, [_p], False),
+                                          ctypes.POINTER(_p)]),
+    "gpuopt_profiler_destroy": (None, [_p]),
+    "gpuopt_profiler_set_enabled": (_c_status, [_p, ctypes.c_int32]),
+    "gpuopt_profiler_begin": (_c_status, [_p, ctypes.c_char_p]),
+    "gpuopt_profiler_count": (_c_status, [_p, ctypes.c_int32, ctypes.c_uint64]),
+    "gpuopt_profiler_end": (_c_status, [_p, ctypes.c_char_p]),
+    "gpuopt_profiler_report": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)]),
+    "gpuopt_profiler_write": (_c_status, [_p, ctypes.c_int32, ctypes.c_char_p]),
+    "gpuopt_space_create": (_c_status, [ctypes.POINTER(_p)]),
+    "gpuopt_space_destroy": (None, [_p]),
     "gpuopt_space_add_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64),
-                                         ctypes.c_int32], True),
+                                        ctypes.c_int32]),
     "gpuopt_space_add_enum": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p),
-                                          ctypes.c_int32], True),
-    "gpuopt_space_add_constraint": (_c_status, [_p, ctypes.c_char_p], True),
-    "gpuopt_space_add_constraint_fn": (_c_status, [_p, _CONSTRAINT_FN, _p, ctypes.c_char_p], True),
-    "gpuopt_space_set_size": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int64], True),
+                                         ctypes.c_int32]),
+    "gpuopt_space_add_constraint": (_c_status, [_p, ctypes.c_char_p]),
+    "gpuopt_space_add_constraint_fn": (_c_status, [_p, _CONSTRAINT_FN, _p, ctypes.c_char_p]),
+    "gpuopt_space_set_size": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int64]),
     "gpuopt_space_count": (_c_status, [_p, ctypes.POINTER(ctypes.c_uint64),
-                                       ctypes.POINTER(ctypes.c_uint64)], True),
-    "gpuopt_point_get_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)],
-                             True),
-    "gpuopt_point_get_text": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)],
-                              True),
-    "gpuopt_point_to_string": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_tuner_create": (_c_status, [_p, _p, _p, ctypes.POINTER(_p)], True),
-    "gpuopt_tuner_destroy": (None, [_p], False),
-    "gpuopt_tuner_set_size": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int64], True),
-    "gpuopt_kernel_desc_size": (ctypes.c_size_t, [], False),
-    "gpuopt_tuner_set_kernel": (_c_status, [_p, ctypes.POINTER(_KernelDesc)], True),
-    "gpuopt_buffer_desc_size": (ctypes.c_size_t, [], False),
-    "gpuopt_tuner_set_buffer": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_BufferDesc)],
-                                True),
-    "gpuopt_scalar_desc_size": (ctypes.c_size_t, [], False),
-    "gpuopt_tuner_set_scalar": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_ScalarDesc)],
-                                True),
-    "gpuopt_reference_desc_size": (ctypes.c_size_t, [], False),
-    "gpuopt_tuner_set_reference_kernel": (_c_status, [_p, ctypes.POINTER(_ReferenceDesc)], True),
-    "gpuopt_tuner_set_reference_data": (_c_status, [_p, ctypes.c_uint32, _p, ctypes.c_size_t],
-                                        True),
-    "gpuopt_callback_desc_size": (ctypes.c_size_t, [], False),
-    "gpuopt_tuner_set_callback": (_c_status, [_p, ctypes.POINTER(_CallbackDesc)], True),
-    "gpuopt_tuner_settings_size": (ctypes.c_size_t, [], False),
-    "gpuopt_tuner_get_settings": (_c_status, [_p, ctypes.POINTER(_TunerSettings)], True),
-    "gpuopt_tuner_set_settings": (_c_status, [_p, ctypes.POINTER(_TunerSettings)], True),
-    "gpuopt_tuner_set_progress": (_c_status, [_p, _PROGRESS_FN, _p], True),
-    "gpuopt_tuner_run": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_tuner_step": (_c_status, [_p, ctypes.POINTER(_p), _i32p], True),
-    "gpuopt_candidate_size": (ctypes.c_size_t, [], False),
-    "gpuopt_result_best": (_c_status, [_p, ctypes.POINTER(_Candidate)], True),
-    "gpuopt_result_count": (_c_status, [_p, _i32p], True),
-    "gpuopt_result_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_Candidate)], True),
-    "gpuopt_result_get_origin": (_c_status, [_p, _i32p], True),
-    "gpuopt_result_to_json": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_result_to_csv": (_c_status, [_p, ctypes.POINTER(_p)], True),
-    "gpuopt_result_destroy": (None, [_p], False),
+                                      ctypes.POINTER(ctypes.c_uint64)]),
+    "gpuopt_point_get_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)]),
+    "gpuopt_point_get_text": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]),
+    "gpuopt_point_to_string": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_tuner_create": (_c_status, [_p, _p, _p, ctypes.POINTER(_p)]),
+    "gpuopt_tuner_destroy": (None, [_p]),
+    "gpuopt_tuner_set_size": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int64]),
+    "gpuopt_tuner_set_kernel": (_c_status, [_p, ctypes.POINTER(_KernelDesc)]),
+    "gpuopt_tuner_set_buffer": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_BufferDesc)]),
+    "gpuopt_tuner_set_scalar": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_ScalarDesc)]),
+    "gpuopt_tuner_set_reference_kernel": (_c_status, [_p, ctypes.POINTER(_ReferenceDesc)]),
+    "gpuopt_tuner_set_reference_data": (_c_status, [_p, ctypes.c_uint32, _p, ctypes.c_size_t]),
+    "gpuopt_tuner_set_callback": (_c_status, [_p, ctypes.POINTER(_CallbackDesc)]),
+    "gpuopt_tuner_get_settings": (_c_status, [_p, ctypes.POINTER(_TunerSettings)]),
+    "gpuopt_tuner_set_settings": (_c_status, [_p, ctypes.POINTER(_TunerSettings)]),
+    "gpuopt_tuner_set_progress": (_c_status, [_p, _PROGRESS_FN, _p]),
+    "gpuopt_tuner_run": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_tuner_step": (_c_status, [_p, ctypes.POINTER(_p), _i32p]),
+    "gpuopt_result_best": (_c_status, [_p, ctypes.POINTER(_Candidate)]),
+    "gpuopt_result_count": (_c_status, [_p, _i32p]),
+    "gpuopt_result_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_Candidate)]),
+    "gpuopt_result_get_origin": (_c_status, [_p, _i32p]),
+    "gpuopt_result_to_json": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_result_to_csv": (_c_status, [_p, ctypes.POINTER(_p)]),
+    "gpuopt_result_destroy": (None, [_p]),
 }
+
+# Every descriptor's size function, size_t gpuopt_<name>_size(void).
+_PROTOTYPES.update({f"gpuopt_{name}_size": (ctypes.c_size_t, []) for name in (
+    "options", "backend_info", "device_info", "knob", "workload", "memory_info", "memory_stats",
+    "memory_advice", "profiler_options", "kernel_desc", "buffer_desc", "scalar_desc",
+    "reference_desc", "callback_desc", "tuner_settings", "candidate")})
 
 
 _SONAME = "libgpuopt.so.%d" % VERSION_MAJOR  # SOVERSION is the major version
@@ -579,7 +537,7 @@ def _errcheck(result, func, args):
 
 
 def _declare():
-    for name, (restype, argtypes, checked) in _PROTOTYPES.items():
+    for name, (restype, argtypes) in _PROTOTYPES.items():
         try:
             fn = getattr(_lib, name)
         except AttributeError:
@@ -587,7 +545,7 @@ def _declare():
                               f"(needs API version {API_VERSION:#x})") from None
         fn.restype = restype
         fn.argtypes = argtypes
-        if checked:
+        if restype is _c_status:
             fn.errcheck = _errcheck
 
 
@@ -634,6 +592,22 @@ def _take_string(ptr):
         return ctypes.string_at(ptr.value).decode("utf-8", "replace") if ptr.value else ""
     finally:
         _lib.gpuopt_free(ptr)
+
+
+def _out(fn: Any, *args: Any, kind: Any = _p) -> Any:
+    """fn(*args, &out) for a function that answers through its last
+    argument: the value it wrote there (a handle, a number)."""
+    out = kind()
+    fn(*args, ctypes.byref(out))
+    return out.value
+
+
+def _string(fn: Any, *args: Any) -> str:
+    """fn(*args, &text) for a function that answers with a string it
+    allocated: the text, copied and freed."""
+    out = _p()
+    fn(*args, ctypes.byref(out))
+    return _take_string(out)
 
 
 # ---------------------------------------------------------------------------
@@ -990,9 +964,7 @@ class Context(_Owned):
         self._log_cb = self._make_log_cb(log)
         if self._log_cb is not None:
             opts.log_fn = self._log_cb
-        handle = _p()
-        _lib.gpuopt_context_create(ctypes.byref(opts), ctypes.byref(handle))
-        self._handle = handle.value
+        self._handle = _out(_lib.gpuopt_context_create, ctypes.byref(opts))
 
     @staticmethod
     def _make_log_cb(log: Optional[LogCallback]) -> Any:
@@ -1031,10 +1003,8 @@ class Context(_Owned):
     # -- backends and devices ----------------------------------------------
     def backends(self) -> List[Backend]:
         """Every backend of the context, in priority order (probing each)."""
-        n = ctypes.c_int32()
-        _lib.gpuopt_backend_count(self._h(), ctypes.byref(n))
         out = []
-        for i in range(n.value):
+        for i in range(_out(_lib.gpuopt_backend_count, self._h(), kind=ctypes.c_int32)):
             b = _sized(_BackendInfo)
             _lib.gpuopt_backend_at(self._h(), i, ctypes.byref(b))
             out.append(Backend(name=_text(b.name), status=_BACKEND_STATUS.get(b.status, str(b.status)),
@@ -1048,22 +1018,15 @@ class Context(_Owned):
     def devices(self) -> List[Device]:
         """Every device, a physical device once even when several backends
         reach it."""
-        n = ctypes.c_int32()
-        _lib.gpuopt_device_count(self._h(), ctypes.byref(n))
-        out = []
-        for i in range(n.value):
-            h = _p()
-            _lib.gpuopt_device_at(self._h(), i, ctypes.byref(h))
-            out.append(_device_from(h.value, self))
-        return out
+        return [_device_from(_out(_lib.gpuopt_device_at, self._h(), i), self)
+                for i in range(_out(_lib.gpuopt_device_count, self._h(), kind=ctypes.c_int32))]
 
     def select(self, policy: Optional[str] = None) -> Device:
         """The device a policy picks ("auto", "gpu", "cpu", "cuda:1", a UUID or
         PCI bus id); None uses the context's policy (GPUOPT_DEVICE)."""
-        h = _p()
-        _lib.gpuopt_device_select(self._h(), policy.encode() if policy is not None else None,
-                                  ctypes.byref(h))
-        return _device_from(h.value, self)
+        h = _out(_lib.gpuopt_device_select, self._h(),
+                 policy.encode() if policy is not None else None)
+        return _device_from(h, self)
 
     def describe(self) -> Dict[str, Any]:
         """Backends, devices and the selection, as `gpuopt devices --json`
@@ -1073,9 +1036,7 @@ class Context(_Owned):
 
     def devices_json(self) -> str:
         """describe() as the JSON text the library writes."""
-        out = _p()
-        _lib.gpuopt_context_to_json(self._h(), ctypes.byref(out))
-        return _take_string(out)
+        return _string(_lib.gpuopt_context_to_json, self._h())
 
     def doctor(self) -> Dict[str, Any]:
         """Why each backend can or cannot use a GPU, with evidence and fixes
@@ -1084,19 +1045,12 @@ class Context(_Owned):
 
     def doctor_json(self) -> str:
         """doctor() as the JSON text the library writes."""
-        out = _p()
-        _lib.gpuopt_context_diagnose(self._h(), ctypes.byref(out))
-        return _take_string(out)
+        return _string(_lib.gpuopt_context_diagnose, self._h())
 
     # -- the tuning cache -------------------------------------------------
-    def _cache_string(self, fn: Any) -> str:
-        out = _p()
-        fn(self._h(), ctypes.byref(out))
-        return _take_string(out)
-
     def cache_path(self) -> str:
         """The cache directory (GPUOPT_CACHE_DIR, else $XDG_CACHE_HOME/gpuopt)."""
-        return self._cache_string(_lib.gpuopt_cache_path)
+        return _string(_lib.gpuopt_cache_path, self._h())
 
     def cache_list(self) -> Dict[str, Any]:
         """The cache's files and entries, as `gpuopt cache list --json`."""
@@ -1104,7 +1058,7 @@ class Context(_Owned):
 
     def cache_list_json(self) -> str:
         """cache_list() as the JSON text the library writes."""
-        return self._cache_string(_lib.gpuopt_cache_list)
+        return _string(_lib.gpuopt_cache_list, self._h())
 
     def cache_verify(self) -> Dict[str, Any]:
         """A check of every cache file, as `gpuopt cache verify --json`
@@ -1113,7 +1067,7 @@ class Context(_Owned):
 
     def cache_verify_json(self) -> str:
         """cache_verify() as the JSON text the library writes."""
-        return self._cache_string(_lib.gpuopt_cache_verify)
+        return _string(_lib.gpuopt_cache_verify, self._h())
 
     def cache_clear(self, device: Optional[Device] = None) -> None:
         """Removes every cache entry, or one device's file."""
@@ -1122,19 +1076,14 @@ class Context(_Owned):
 
     def cache_export(self, device: Optional[Device] = None) -> str:
         """The finished records of every device (or one), as gpuopt cache export writes them."""
-        out = _p()
-        _lib.gpuopt_cache_export(self._h(),
-                                 device._handle_for(self) if device is not None else None,
-                                 ctypes.byref(out))
-        return _take_string(out)
+        return _string(_lib.gpuopt_cache_export, self._h(),
+                       device._handle_for(self) if device is not None else None)
 
     def cache_import(self, text: str, all_devices: bool = False) -> str:
         """Imports an export into this cache; the JSON report (gpuopt_cache_import)."""
         data = text.encode()
-        out = _p()
-        _lib.gpuopt_cache_import(self._h(), data, len(data),
-                                 CACHE_IMPORT_ALL if all_devices else 0, ctypes.byref(out))
-        return _take_string(out)
+        return _string(_lib.gpuopt_cache_import, self._h(), data, len(data),
+                       CACHE_IMPORT_ALL if all_devices else 0)
 
     # -- the profiler ------------------------------------------------------
     def profiler(self, device: Optional[Device] = None, **options: Any) -> "Profiler":
@@ -1162,11 +1111,9 @@ class Context(_Owned):
         plan for these arguments (as Context.plan). Closed with the Context."""
         h = self._plan_handle(device, level, workload)
         try:
-            m = _p()
-            _lib.gpuopt_memory_create(h, ctypes.byref(m))
+            mem = Memory(_out(_lib.gpuopt_memory_create, h), self)
         finally:
             _lib.gpuopt_plan_destroy(h)
-        mem = Memory(m.value, self)
         self._dependents.add(mem)
         return mem
 
@@ -1174,13 +1121,10 @@ class Context(_Owned):
                      workload: Optional[Workload]) -> int:
         lvl = LEVEL_DEFAULT if level is None else int(level)
         dev = device._handle_for(self) if device is not None else None
-        h = _p()
         if workload is None:
-            _lib.gpuopt_plan_create(self._h(), dev, lvl, ctypes.byref(h))
-        else:
-            w = workload._to_c()
-            _lib.gpuopt_plan_create_for(self._h(), dev, lvl, ctypes.byref(w), ctypes.byref(h))
-        return h.value
+            return _out(_lib.gpuopt_plan_create, self._h(), dev, lvl)
+        w = workload._to_c()
+        return _out(_lib.gpuopt_plan_create_for, self._h(), dev, lvl, ctypes.byref(w))
 
     # -- plans -------------------------------------------------------------
     def plan(self, device: Optional[Device] = None, level: Optional[int] = None,
@@ -1212,30 +1156,20 @@ class Context(_Owned):
     def _read_plan(self, plan: int, report: str = "") -> Plan:
         req, app = ctypes.c_int32(), ctypes.c_int32()
         _lib.gpuopt_plan_level(plan, ctypes.byref(req), ctypes.byref(app))
-        dev = _p()
-        _lib.gpuopt_plan_device(plan, ctypes.byref(dev))
-        n = ctypes.c_int32()
-        _lib.gpuopt_plan_knob_count(plan, ctypes.byref(n))
+        dev = _out(_lib.gpuopt_plan_device, plan)
         knobs = []
-        for i in range(n.value):
+        for i in range(_out(_lib.gpuopt_plan_knob_count, plan, kind=ctypes.c_int32)):
             k = _sized(_Knob)
             _lib.gpuopt_plan_knob_at(plan, i, ctypes.byref(k))
             knobs.append(_knob_from(k))
-        _lib.gpuopt_plan_warning_count(plan, ctypes.byref(n))
-        warnings = []
-        for i in range(n.value):
-            t = ctypes.c_char_p()
-            _lib.gpuopt_plan_warning_at(plan, i, ctypes.byref(t))
-            warnings.append(_text(t.value))
-        js, env, opts = _p(), _p(), _p()
-        _lib.gpuopt_plan_to_json(plan, ctypes.byref(js))
-        js_text = _take_string(js)
-        _lib.gpuopt_plan_to_env(plan, ctypes.byref(env))
-        env_text = _take_string(env)
-        _lib.gpuopt_plan_to_build_options(plan, ctypes.byref(opts))
+        warnings = [_text(_out(_lib.gpuopt_plan_warning_at, plan, i, kind=ctypes.c_char_p))
+                    for i in range(_out(_lib.gpuopt_plan_warning_count, plan,
+                                        kind=ctypes.c_int32))]
         return Plan(level_requested=req.value, level_applied=app.value,
-                    device=_device_from(dev.value, self), knobs=knobs, warnings=warnings,
-                    json=js_text, env=env_text, build_options=_take_string(opts),
+                    device=_device_from(dev, self), knobs=knobs, warnings=warnings,
+                    json=_string(_lib.gpuopt_plan_to_json, plan),
+                    env=_string(_lib.gpuopt_plan_to_env, plan),
+                    build_options=_string(_lib.gpuopt_plan_to_build_options, plan),
                     apply_report=report)
 
 
@@ -1302,16 +1236,11 @@ class Memory(_Owned):
     def stats(self) -> Dict[str, Any]:
         """Budget, registered bytes per place, high-water marks, share of the
         budget, the live reading and every allocation, as a dict."""
-        out = _p()
-        _lib.gpuopt_memory_to_json(self._h(), ctypes.byref(out))
-        return _json.loads(_take_string(out))
+        return _json.loads(_string(_lib.gpuopt_memory_to_json, self._h()))
 
     def check(self) -> Optional[str]:
         """The warning (with advice) at or above the threshold, else None."""
-        out = _p()
-        _lib.gpuopt_memory_check(self._h(), ctypes.byref(out))
-        text = _take_string(out)
-        return text or None
+        return _string(_lib.gpuopt_memory_check, self._h()) or None
 
     def recommend(self, model_bytes: int = 0, item_bytes: int = 0) -> MemoryAdvice:
         """The plan's workload rules on the live free memory: whether
@@ -1391,10 +1320,8 @@ class Profiler(_Owned):
         opts.stream = _stream_handle(stream)
         keep = (_opt_text(trace_path), _opt_text(stream_backend))
         opts.trace_path, opts.stream_backend = keep
-        handle = _p()
-        _lib.gpuopt_profiler_create(context._h(), device._handle if device is not None else None,
-                                    ctypes.byref(opts), ctypes.byref(handle))
-        self._handle = handle.value
+        self._handle = _out(_lib.gpuopt_profiler_create, context._h(),
+                            device._handle if device is not None else None, ctypes.byref(opts))
         context._dependents.add(self)  # closed before the context
 
     # -- recording ---------------------------------------------------------
@@ -1454,9 +1381,7 @@ class Profiler(_Owned):
     # -- reading -----------------------------------------------------------
     def report(self, fmt: int = PROFILE_TABLE) -> str:
         """The profile in `fmt` (PROFILE_TABLE, _JSON, _TRACE, _SVG) as text."""
-        out = _p()
-        _lib.gpuopt_profiler_report(self._h(), int(fmt), ctypes.byref(out))
-        return _take_string(out)
+        return _string(_lib.gpuopt_profiler_report, self._h(), int(fmt))
 
     def summary(self) -> Dict[str, Any]:
         """The summary as a dict (docs/profiler.md, "JSON")."""
@@ -1492,9 +1417,7 @@ class Space:
     constraint expressions ("TILE * VEC <= 64"), as gpuopt_space_*."""
 
     def __init__(self):
-        h = _p()
-        _lib.gpuopt_space_create(ctypes.byref(h))
-        self._handle = h.value
+        self._handle = _out(_lib.gpuopt_space_create)
         self._params = []  # (name, is_enum), in the order added
 
     def close(self):
@@ -1599,10 +1522,8 @@ class CallbackTuner(_Owned):
         self._lock = threading.Lock()
         self._space = space
         self._ctx = ctx
-        h = _p()
-        _lib.gpuopt_tuner_create(ctx._h(), device._handle if device is not None else None,
-                                 space._handle, ctypes.byref(h))
-        self._handle = h.value
+        self._handle = _out(_lib.gpuopt_tuner_create, ctx._h(),
+                            device._handle if device is not None else None, space._handle)
         self._error = None
 
         def run_cb(point, _user, measured):
@@ -1669,14 +1590,11 @@ class CallbackTuner(_Owned):
     def run(self) -> TuneResult:
         """Tunes (or answers from the cache). A run where no candidate was
         valid returns a result whose best is None."""
-        res = _p()
         self._error = None
-        _lib.gpuopt_tuner_run(self._handle, ctypes.byref(res))
+        res = _out(_lib.gpuopt_tuner_run, self._handle)
         try:
-            n = ctypes.c_int32()
-            _lib.gpuopt_result_count(res, ctypes.byref(n))
             cands = []
-            for i in range(n.value):
+            for i in range(_out(_lib.gpuopt_result_count, res, kind=ctypes.c_int32)):
                 c = _sized(_Candidate)
                 _lib.gpuopt_result_at(res, i, ctypes.byref(c))
                 cands.append(self._candidate(c))
@@ -1688,15 +1606,11 @@ class CallbackTuner(_Owned):
                 if e.status != ERR_NOT_FOUND:
                     raise
                 best = None
-            origin = ctypes.c_int32()
-            _lib.gpuopt_result_get_origin(res, ctypes.byref(origin))
-            js, csv = _p(), _p()
-            _lib.gpuopt_result_to_json(res, ctypes.byref(js))
-            js_text = _take_string(js)
-            _lib.gpuopt_result_to_csv(res, ctypes.byref(csv))
+            origin = _out(_lib.gpuopt_result_get_origin, res, kind=ctypes.c_int32)
             return TuneResult(best=best, candidates=cands,
-                              origin=RESULT_ORIGIN.get(origin.value, str(origin.value)),
-                              json=js_text, csv=_take_string(csv))
+                              origin=RESULT_ORIGIN.get(origin, str(origin)),
+                              json=_string(_lib.gpuopt_result_to_json, res),
+                              csv=_string(_lib.gpuopt_result_to_csv, res))
         finally:
             _lib.gpuopt_result_destroy(res)
 

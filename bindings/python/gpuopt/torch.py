@@ -536,11 +536,7 @@ def _apply_memory_budget(torch: Any, report: Report, plan: Plan) -> None:
         entry.note = f"not applicable: torch refused it ({e})"
         report.not_applicable.append(entry)
         return
-    if percent:
-        entry.note = f"{int(k.value)}% of {total} bytes"
-        report.set.append(entry)
-        return
-    entry.note = f"{int(k.value)} of {total} bytes"
+    entry.note = f"{int(k.value)}{'%' if percent else ''} of {total} bytes"
     report.set.append(entry)
 
 

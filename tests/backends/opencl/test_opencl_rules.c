@@ -253,10 +253,13 @@ static void rules_declare_every_knob_they_set(void **state)
     assert_null(gpo_backend_opencl.tier2);
     /* Every knob the rules set is declared, with the type they set. */
     assert_int_equal(gpo_backend_opencl.n_knobs, 3);
-    assert_non_null(gpo_knob_def_find("opencl.platform"));
-    assert_non_null(gpo_knob_def_find("opencl.build_options"));
-    assert_int_equal(gpo_knob_def_find("opencl.local_mem_tile_bytes")->type, GPUOPT_KNOB_BYTES);
-    assert_int_equal(gpo_knob_def_find("launch.block_multiple")->type, GPUOPT_KNOB_INT);
+    assert_non_null(gpo_knob_find(gpo_backends, gpo_n_backends, "opencl.platform"));
+    assert_non_null(gpo_knob_find(gpo_backends, gpo_n_backends, "opencl.build_options"));
+    assert_int_equal(
+        gpo_knob_find(gpo_backends, gpo_n_backends, "opencl.local_mem_tile_bytes")->type,
+        GPUOPT_KNOB_BYTES);
+    assert_int_equal(gpo_knob_find(gpo_backends, gpo_n_backends, "launch.block_multiple")->type,
+                     GPUOPT_KNOB_INT);
 }
 
 int main(void)
