@@ -31,10 +31,13 @@ run 2 tune "$examples/sgemm.json" --seed -1;    has "$err" "--seed -1"
 run 2 tune "$examples/sgemm.json" --size Q=1;   has "$err" "has no size 'Q'; its sizes: M, N, K"
 run 2 tune "$examples/sgemm.json" --cache maybe; has "$err" "accepted: use"
 run 2 tune "$examples/sgemm.json" --budget;     has "$err" "missing value"
+run 2 tune "$examples/sgemm.json" --isolation jail; has "$err" "--isolation jail: accepted: auto, in-process, worker"
 
 # A spec error found by the loader: file, JSON path, value, what is accepted.
 sed 's/"size": "M \* K"/"size": 12.5/' "$examples/sgemm.json" >"$tmp/badsize.json"
 cp "$examples/sgemm.cl" "$examples/sgemm_ref.cl" "$tmp/"
+sed 's/"max_runs": 100}/"max_runs": 100, "isolation": "jail"}/' "$examples/sgemm.json" >"$tmp/badiso.json"
+run 2 tune "$tmp/badiso.json";           has "$err" "badiso.json: timing.isolation"; has "$err" "accepted: auto, in-process, worker"
 run 2 tune "$tmp/badsize.json"
 has "$err" "badsize.json: arguments[4].size: 12.5 is not accepted"; has "$err" "such as \"M * K\""
 # ... and one only the library can judge (an expression), mapped back to its path.
@@ -76,6 +79,22 @@ if [ -w /dev/full ]; then
   run 1 tune "$examples/sgemm.json" $small --csv /dev/full
   has "$err" "cannot write /dev/full: No space left on device"
 fi
+
+# Isolation on request: OpenCL candidates run in the measurement worker when
+# asked (--isolation, or the spec's timing.isolation), in this process by
+# default (PoCL's faults are this process's signals; docs/tuning.md).
+iso="--size M=64 --size N=64 --size K=64 --budget 2 --strategy random --seed 3 --cache off"
+# shellcheck disable=SC2086
+GPUOPT_LOG=debug run 0 tune "$examples/sgemm.json" $iso --isolation worker
+has "$err" "kernel candidates run in a measurement worker"; has "$out" "Tuned sgemm"
+# shellcheck disable=SC2086
+GPUOPT_LOG=debug run 0 tune "$examples/sgemm.json" $iso
+hasnt "$err" "kernel candidates run in a measurement worker"
+sed 's/"max_runs": 100}/"max_runs": 100, "isolation": "worker"}/' "$examples/sgemm.json" >"$tmp/worker.json"
+cp "$examples/sgemm.cl" "$examples/sgemm_ref.cl" "$tmp/" 2>/dev/null
+# shellcheck disable=SC2086
+GPUOPT_LOG=debug run 0 tune "$tmp/worker.json" $iso
+has "$err" "kernel candidates run in a measurement worker"
 
 # ---- gpuopt cache over what the tune stored -------------------------------
 run 0 cache path;                        has "$out" "$tmp/cache"

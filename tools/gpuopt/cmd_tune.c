@@ -16,7 +16,7 @@
 enum { MAX_SIZES = 64 };
 
 typedef struct tune_opts {
-    const char *spec, *device, *csv, *strategy, *budget, *seed, *cache, *backends;
+    const char *spec, *device, *csv, *strategy, *budget, *seed, *cache, *backends, *isolation;
     const char *sizes[MAX_SIZES];
     int n_sizes, json;
 } tune_opts;
@@ -223,7 +223,7 @@ static void print_summary(const tune_spec *s, const gpuopt_device_info *info, gp
 
 /* ---- Options ------------------------------------------------------------ */
 
-enum { OPT_STRATEGY = CLI_LONG, OPT_BUDGET, OPT_SEED, OPT_CSV, OPT_CACHE, OPT_SIZE };
+enum { OPT_STRATEGY = CLI_LONG, OPT_BUDGET, OPT_SEED, OPT_CSV, OPT_CACHE, OPT_SIZE, OPT_ISOLATION };
 
 /* Returns 0, HELP_SHOWN after --help, or the exit status of a usage error. */
 enum { HELP_SHOWN = -1 };
@@ -240,6 +240,7 @@ static int parse_args(int argc, char **argv, tune_opts *o)
         {"device", 'd', "SPEC", &o->device},
         {"size", OPT_SIZE, "NAME=VALUE", NULL},
         {"cache", OPT_CACHE, "MODE", &o->cache},
+        {"isolation", OPT_ISOLATION, "MODE", &o->isolation},
         {"backend", 'b', "LIST", &o->backends},
         {"help", 'h', NULL, NULL},
         {0},
@@ -269,7 +270,7 @@ static int parse_args(int argc, char **argv, tune_opts *o)
     return 0;
 }
 
-/* Applies --strategy, --budget, --seed and --size to the loaded spec. */
+/* Applies --strategy, --isolation, --budget, --seed and --size to the loaded spec. */
 static int override_spec(const tune_opts *o, tune_spec *s)
 {
     char err[512];
@@ -282,6 +283,9 @@ static int override_spec(const tune_opts *o, tune_spec *s)
                                    o->strategy);
         s->strategy = st;
     }
+    if (o->isolation && (s->isolation = tune_spec_isolation_parse(o->isolation)) < 0)
+        return cli_usage_error("tune", "--isolation %s: accepted: auto, in-process, worker",
+                               o->isolation);
     if (o->budget) {
         char *end;
         errno = 0;
@@ -453,7 +457,7 @@ const cli_command cli_tune = {
     "tune", "tune a kernel's parameters from a spec file (cached)",
     "usage: gpuopt tune SPEC.json [--strategy S] [--budget N|Ns] [--seed K] [--csv FILE]\n"
     "                   [-j|--json] [-d|--device SPEC] [--size NAME=VALUE] [--cache MODE]\n"
-    "                   [-b|--backend LIST]\n"
+    "                   [-b|--backend LIST] [--isolation MODE]\n"
     "\n"
     "Searches the parameter space a spec file describes (kernel, parameters, constraints,\n"
     "sizes, geometry, arguments, reference, tolerance; docs/tuning.md, \"Spec files\") for\n"
@@ -474,6 +478,9 @@ const cli_command cli_tune = {
     "  --size NAME=VALUE   overrides one of the spec's problem sizes (repeatable)\n"
     "  --cache MODE        use (default), refresh (tune again and store) or off\n"
     "  -b, --backend LIST  backends to open (like GPUOPT_BACKEND)\n"
+    "  --isolation MODE    where candidates run: auto (default: a measurement worker\n"
+    "                      process for CUDA and HIP, whose faults end the process), worker\n"
+    "                      (every backend, OpenCL included) or in-process\n"
     "\n"
     "On a terminal a progress line on stderr shows candidates done, the best time so far\n"
     "and the time left. The summary gives the best configuration, its median with p20 and\n"

@@ -64,6 +64,7 @@ _gpuopt() {
     -l | --level) [ "$cmd" = plan ] && { mapfile -t COMPREPLY < <(compgen -W "0 1 2" -- "$cur"); return; } ;;
     --strategy) mapfile -t COMPREPLY < <(compgen -W "auto exhaustive random annealing model" -- "$cur"); return ;;
     --cache) mapfile -t COMPREPLY < <(compgen -W "use refresh off" -- "$cur"); return ;;
+    --isolation) mapfile -t COMPREPLY < <(compgen -W "auto in-process worker" -- "$cur"); return ;;
     --csv) mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return ;;
     -f | --format) [ "$cmd" = labels ] && { mapfile -t COMPREPLY < <(compgen -W "nfd json" -- "$cur"); return; } ;;
     -o | --output) [ "$cmd" = labels ] && { mapfile -t COMPREPLY < <(compgen -f -- "$cur"); return; } ;;
@@ -102,7 +103,7 @@ _gpuopt() {
             return
         fi ;;
     tune)
-        opts="--strategy --budget --seed --csv --json --device --size --cache --backend --help
+        opts="--strategy --budget --seed --csv --json --device --size --cache --backend --isolation --help
               -j -d -b -h"
         if [[ $cur != -* ]]; then
             mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")

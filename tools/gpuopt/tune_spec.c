@@ -248,8 +248,8 @@ static int parse_search(pctx *p, const cJSON *root)
     s->max_runs = 100;
     s->timeout_s = -1;
     if (tm) {
-        static const char *const keys[] = {"warmup_ms", "repeat_ms", "min_runs",
-                                           "max_runs",  "timeout_s", NULL};
+        static const char *const keys[] = {"warmup_ms", "repeat_ms", "min_runs", "max_runs",
+                                           "timeout_s", "isolation", NULL};
         if (ts_need_object(p, tm, "timing") || ts_check_keys(p, tm, "timing", keys) ||
             ts_get_num(p, tm, "warmup_ms", "timing", 0, &s->warmup_ms) ||
             ts_get_num(p, tm, "repeat_ms", "timing", 0, &s->repeat_ms) ||
@@ -260,6 +260,12 @@ static int parse_search(pctx *p, const cJSON *root)
         if (s->max_runs < s->min_runs)
             return ts_fail(p, "timing.max_runs", cJSON_GetObjectItemCaseSensitive(tm, "max_runs"),
                            "expected at least timing.min_runs (%d)", (int)s->min_runs);
+        const char *iso;
+        if (ts_get_str(p, tm, "isolation", "timing", 0, 0, "auto", &iso))
+            return -1;
+        if ((s->isolation = tune_spec_isolation_parse(iso)) < 0)
+            return ts_fail(p, "timing.isolation", cJSON_GetObjectItemCaseSensitive(tm, "isolation"),
+                           "accepted: auto, in-process, worker");
         s->has_timing = 1;
     }
     const cJSON *se = cJSON_GetObjectItemCaseSensitive(root, "search");

@@ -106,7 +106,8 @@ typedef struct tune_spec {
     int has_timing;
     double warmup_ms, repeat_ms;
     int32_t min_runs, max_runs;
-    double timeout_s; /* < 0: the library's default */
+    double timeout_s;  /* < 0: the library's default */
+    int32_t isolation; /* gpuopt_isolation */
 
     int32_t strategy; /* gpuopt_strategy */
     int32_t max_evaluations;
@@ -142,6 +143,8 @@ int tune_spec_set_size(tune_spec *spec, const char *assignment, char *err, size_
  * -1 when unknown; and back. */
 int32_t tune_spec_strategy_parse(const char *name);
 const char *tune_spec_strategy_name(int32_t strategy);
+/* "auto", "in-process", "worker" -> gpuopt_isolation, -1 for anything else. */
+int32_t tune_spec_isolation_parse(const char *name);
 
 /* "float", "double", "int", "uint", "long" (and f32, f64, i32, u32, i64)
  * -> gpuopt_elem_type, -1 when unknown; and back (the first spelling). */

@@ -157,6 +157,11 @@ static gpuopt_status set_settings(actx *a, gpuopt_tuner *t)
         if ((st = gpuopt_tuner_set_settings(t, &set)))
             return afail(a, st, "timing", "the timing settings are not accepted");
     }
+    if (s->isolation != GPUOPT_ISOLATION_AUTO) {
+        set.isolation = s->isolation;
+        if ((st = gpuopt_tuner_set_settings(t, &set)))
+            return afail(a, st, "timing.isolation", "the isolation is not accepted");
+    }
     if (s->timeout_s >= 0) {
         set.timeout_s = s->timeout_s;
         if ((st = gpuopt_tuner_set_settings(t, &set)))

@@ -71,6 +71,18 @@ const char *tune_spec_strategy_name(int32_t strategy)
     return strategy_names[strategy];
 }
 
+/* The values of the public gpuopt_isolation, in order. */
+static const char *const isolation_names[] = {"auto", "in-process", "worker"};
+
+int32_t tune_spec_isolation_parse(const char *name)
+{
+    for (int32_t i = 0; name && i < (int32_t)(sizeof isolation_names / sizeof *isolation_names);
+         i++)
+        if (strcmp(name, isolation_names[i]) == 0)
+            return i;
+    return -1;
+}
+
 /* Element types: the OpenCL C name first (what spec files use), then the
  * short form. Values are gpuopt_elem_type's. */
 static const struct {
