@@ -61,16 +61,10 @@ gpuopt_status gpo_prof_snapshot_take(gpuopt_profiler *p, int marks, gpo_prof_sna
         goto out;
     /* Each thread's published count, read once: what this snapshot holds. */
     uint64_t *counts = calloc(s->n_threads ? (size_t)s->n_threads : 1, sizeof *counts);
-    s->nodes = calloc(s->n_nodes ? s->n_nodes : 1, sizeof *s->nodes);
     s->threads = calloc(s->n_threads ? (size_t)s->n_threads : 1, sizeof *s->threads);
-    if (!counts || !s->nodes || !s->threads) {
+    if (!counts || !s->threads) {
         free(counts);
         goto oom;
-    }
-    for (uint32_t i = 0; i < s->n_nodes; i++) {
-        s->nodes[i].name = nodes[i]->name;
-        s->nodes[i].parent = nodes[i]->parent ? (int32_t)nodes[i]->parent->id : -1;
-        s->nodes[i].depth = nodes[i]->depth;
     }
     size_t total = 0;
     int32_t k = 0;
@@ -83,10 +77,31 @@ gpuopt_status gpo_prof_snapshot_take(gpuopt_profiler *p, int marks, gpo_prof_sna
         st_->open = atomic_load_explicit(&t->open, memory_order_relaxed);
         s->open += st_->open;
     }
+    /* The sections, listed after the counts were read: an event those counts
+     * hold names a section begun before the event was published (its
+     * release, the acquire above), so this list has it. Listed before the
+     * counts, a thread could begin a section and publish an event in it in
+     * between, and the event would name a section the snapshot lacks (the
+     * ASan run of prof_threads read past the sums in gpo_prof_rows). */
+    gpo_prof_thread *ignored;
+    int32_t n_ignored;
+    free(nodes);
+    nodes = NULL;
+    if ((st = gpo_prof_lists(p, &ignored, &n_ignored, &nodes, &s->n_nodes)) != GPUOPT_OK) {
+        free(counts);
+        gpo_prof_snapshot_free(s);
+        goto out;
+    }
+    s->nodes = calloc(s->n_nodes ? s->n_nodes : 1, sizeof *s->nodes);
     s->events = malloc((total ? total : 1) * sizeof *s->events);
-    if (!s->events) {
+    if (!s->nodes || !s->events) {
         free(counts);
         goto oom;
+    }
+    for (uint32_t i = 0; i < s->n_nodes; i++) {
+        s->nodes[i].name = nodes[i]->name;
+        s->nodes[i].parent = nodes[i]->parent ? (int32_t)nodes[i]->parent->id : -1;
+        s->nodes[i].depth = nodes[i]->depth;
     }
     k = 0;
     for (gpo_prof_thread *t = threads; t && k < s->n_threads; t = t->next, k++) {
