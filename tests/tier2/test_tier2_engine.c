@@ -306,11 +306,14 @@ static void a_sweep_cut_by_the_budget_resumes_where_it_stopped(void **state)
     gpuopt_context_destroy(ctx);
 }
 
+/* What block_size_with gives the next context besides its arguments: the
+ * recorded CPU list (NULL: none), and every `lucky_every`-th launch with
+ * groups of 1024 at half time (0: none). */
+static const char *online;
+static int lucky_every;
+
 /* launch.block_size's value and reason (into why) on a fresh cache, the
  * simulated gain per factor of 2 `slope`, the machine's load `loadavg`. */
-/* The recorded CPU list block_size_with gives the next context (NULL: none). */
-static const char *online;
-
 static int64_t block_size_with(void **state, double slope, const char *loadavg, char *why,
                                size_t cap)
 {
@@ -320,6 +323,8 @@ static int64_t block_size_with(void **state, double slope, const char *loadavg, 
     fake_gpu.slope = slope;
     fake_loadavg = loadavg;
     fake_online = online;
+    fake_gpu.lucky_local = 1024;
+    fake_gpu.lucky_every = lucky_every;
     gpuopt_context *ctx = context();
     gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
     gpuopt_knob k = knob(p, "launch.block_size");
@@ -465,25 +470,15 @@ static void the_load_counts_against_the_recorded_trees_cpus(void **state)
     online = NULL;
 }
 
-/* launch.block_size's reason when every size runs alike but one run in
- * `every` with groups of 1024 takes half the time (PoCL's copy kernel has
- * two such modes). */
+/* launch.block_size when every size runs alike but one run in `every`
+ * with groups of 1024 takes half the time (PoCL's copy kernel has two such
+ * modes). */
 static int64_t lucky_1024(void **state, int every, char *why, size_t cap)
 {
-    assert_int_equal(teardown(state), 0);
-    assert_int_equal(setup(state), 0);
-    fake_cl.enabled = 0;
-    fake_gpu.slope = 0;
-    fake_gpu.lucky_local = 1024;
-    fake_gpu.lucky_every = every;
-    fake_loadavg = IDLE;
-    gpuopt_context *ctx = context();
-    gpuopt_plan *p = plan_on(ctx, "fakegpu:0", 2);
-    gpuopt_knob k = knob(p, "launch.block_size");
-    snprintf(why, cap, "%s", k.reason);
-    gpuopt_plan_destroy(p);
-    gpuopt_context_destroy(ctx);
-    return k.int_value;
+    lucky_every = every;
+    int64_t v = block_size_with(state, 0, IDLE, why, cap);
+    lucky_every = 0;
+    return v;
 }
 
 /* One lucky run in six barely moves the ranking (the p20 of 6 or more
