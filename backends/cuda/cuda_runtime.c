@@ -62,11 +62,6 @@ struct gpo_rt_buf {
     size_t size;
 };
 
-typedef struct rt_pinned {
-    gpo_rt_obj h;
-    void *ptr;
-} rt_pinned;
-
 struct gpo_rt_prog {
     gpo_rt_obj h;
     gpo_cu_module module;
@@ -261,7 +256,7 @@ static void buf_destroy(gpo_rt *rt, gpo_rt_obj *o)
 
 static void pin_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    rt->api->cuMemFreeHost(((rt_pinned *)o)->ptr);
+    rt->api->cuMemFreeHost(((gpo_rt_pinned *)o)->ptr);
     free(o);
 }
 
@@ -293,38 +288,36 @@ static int kernel_of(const gpo_rt_obj *o, const void *prog)
 
 /* ---- session ---------------------------------------------------------------- */
 
-/* The driver calls a session needs: all of them, or it cannot work. */
+/* The driver calls a session needs: all of them, or it cannot work. They
+ * are the runtime's calls of cuda_api.h but cuFuncGetParamInfo, used when
+ * present, and the unversioned elapsed time (checked 0), a fallback. */
 static const char *missing_call(const gpo_cuda_api *a)
 {
-#define NEED_(field, name)                                                                         \
-    if (!a->field)                                                                                 \
-        return name;
-    NEED_(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")
-    NEED_(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")
-    NEED_(cuCtxPushCurrent, "cuCtxPushCurrent_v2")
-    NEED_(cuCtxPopCurrent, "cuCtxPopCurrent_v2")
-    NEED_(cuStreamCreate, "cuStreamCreate")
-    NEED_(cuStreamDestroy, "cuStreamDestroy_v2")
-    NEED_(cuStreamSynchronize, "cuStreamSynchronize")
-    NEED_(cuMemAlloc, "cuMemAlloc_v2")
-    NEED_(cuMemFree, "cuMemFree_v2")
-    NEED_(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")
-    NEED_(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
-    NEED_(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")
-    NEED_(cuMemAllocHost, "cuMemAllocHost_v2")
-    NEED_(cuMemFreeHost, "cuMemFreeHost")
-    NEED_(cuModuleLoadData, "cuModuleLoadData")
-    NEED_(cuModuleUnload, "cuModuleUnload")
-    NEED_(cuModuleGetFunction, "cuModuleGetFunction")
-    NEED_(cuFuncGetAttribute, "cuFuncGetAttribute")
-    NEED_(cuFuncSetAttribute, "cuFuncSetAttribute")
-    NEED_(cuLaunchKernel, "cuLaunchKernel")
-    NEED_(cuEventCreate, "cuEventCreate")
-    NEED_(cuEventDestroy, "cuEventDestroy_v2")
-    NEED_(cuEventRecord, "cuEventRecord")
-    NEED_(cuEventSynchronize, "cuEventSynchronize")
-    NEED_(cuEventElapsedTime, "cuEventElapsedTime")
-#undef NEED_
+    typedef void (*any_fn)(void);
+    static const struct {
+        size_t offset;
+        const char *name;
+        int checked;
+    } calls[] = {
+#define CALL_(field, symbol, required, checked, params)                                            \
+    {offsetof(gpo_cuda_api, field), #symbol, checked},
+        {offsetof(gpo_cuda_api, cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", 1},
+        {offsetof(gpo_cuda_api, cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease_v2", 1},
+        {offsetof(gpo_cuda_api, cuCtxPushCurrent), "cuCtxPushCurrent_v2", 1},
+        {offsetof(gpo_cuda_api, cuCtxPopCurrent), "cuCtxPopCurrent_v2", 1},
+        GPO_CUDA_RUNTIME_API(CALL_)
+#undef CALL_
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        any_fn f;
+        memcpy(&f, (const char *)a + calls[i].offset, sizeof f);
+        if (!calls[i].checked || f || calls[i].offset == offsetof(gpo_cuda_api, cuFuncGetParamInfo))
+            continue;
+        /* cuda_load.c falls back to the unversioned elapsed time: both are
+         * missing, and the call is named as the driver's headers name it. */
+        return calls[i].offset == offsetof(gpo_cuda_api, cuEventElapsedTime) ? "cuEventElapsedTime"
+                                                                             : calls[i].name;
+    }
     return NULL;
 }
 
@@ -508,14 +501,14 @@ static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_ob
 {
     const char *op = kind == GPO_RT_PINNED ? "host_alloc_pinned" : "buffer_alloc";
     gpo_rt_buf *b = NULL;
-    rt_pinned *p = NULL;
+    gpo_rt_pinned *p = NULL;
     if (bytes == 0)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "cuda %s: size 0 (at least 1 byte)", op);
     gpo_rt_obj *o = calloc(1, kind == GPO_RT_PINNED ? sizeof *p : sizeof *b);
     if (!o)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda %s: out of memory", op);
     if (kind == GPO_RT_PINNED)
-        p = (rt_pinned *)o;
+        p = (gpo_rt_pinned *)o;
     else
         b = (gpo_rt_buf *)o;
     gpuopt_status st = rt_enter(rt, op);
@@ -660,23 +653,16 @@ static gpuopt_status rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **ptr)
     gpo_rt_obj *o = NULL;
     assert(rt && ptr);
     gpuopt_status st = alloc(rt, bytes, GPO_RT_PINNED, &o);
-    *ptr = st ? NULL : ((rt_pinned *)o)->ptr;
+    *ptr = st ? NULL : ((gpo_rt_pinned *)o)->ptr;
     return st;
 }
 
-static int pinned_at(const gpo_rt_obj *o, const void *ptr)
-{
-    return ((const rt_pinned *)o)->ptr == ptr;
-}
-
-/* The caller holds the host address, not the block: the block is found by
- * it among the live ones, so a freed or foreign address matches none. */
 static void rt_host_free_pinned(gpo_rt *rt, void *ptr)
 {
     assert(rt);
-    gpo_rt_obj *o = ptr ? gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr) : NULL;
-    if (o)
-        release(rt, o, "host_free_pinned");
+    gpo_rt_pinned *p = gpo_rt_objects_pinned(&rt->objects, ptr);
+    if (p)
+        release(rt, &p->obj, "host_free_pinned");
 }
 
 /* ---- programs --------------------------------------------------------------- */

@@ -56,13 +56,6 @@ struct gpo_rt_buf {
     size_t size;
 };
 
-/* A pinned block is handed out by its host address; this record is how
- * the session finds it again. */
-typedef struct rt_pinned {
-    gpo_rt_obj obj; /* GPO_RT_PINNED */
-    void *ptr;
-} rt_pinned;
-
 struct gpo_rt_prog {
     gpo_rt_obj obj; /* GPO_RT_PROGRAM */
     gpo_hip_module module;
@@ -230,7 +223,7 @@ static void buf_destroy(gpo_rt *rt, gpo_rt_obj *o)
 
 static void pinned_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    rt->fn->host_free(((rt_pinned *)o)->ptr);
+    rt->fn->host_free(((gpo_rt_pinned *)o)->ptr);
     free(o);
 }
 
@@ -252,6 +245,16 @@ static int kernel_of(const gpo_rt_obj *o, const void *prog)
 
 /* ---- session ---------------------------------------------------------------------- */
 
+static void destroy_stream_events(gpo_rt *rt)
+{
+    if (rt->ev_start)
+        rt->fn->event_destroy(rt->ev_start);
+    if (rt->ev_stop)
+        rt->fn->event_destroy(rt->ev_stop);
+    if (rt->stream)
+        rt->fn->stream_destroy(rt->stream);
+}
+
 static void rt_close(gpo_rt *rt)
 {
     if (!rt)
@@ -266,12 +269,7 @@ static void rt_close(gpo_rt *rt)
         if (rt->stream)
             rt->fn->stream_synchronize(rt->stream);
         gpo_rt_objects_clear(&rt->objects, rt, destroyers);
-        if (rt->ev_start)
-            rt->fn->event_destroy(rt->ev_start);
-        if (rt->ev_stop)
-            rt->fn->event_destroy(rt->ev_stop);
-        if (rt->stream)
-            rt->fn->stream_destroy(rt->stream);
+        destroy_stream_events(rt);
         if (entered)
             leave(rt, &sc, GPUOPT_OK, "close");
     } else {
@@ -343,12 +341,7 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     rt->lds_per_block = route->info.shared_mem_per_block;
 out:
     if (status != GPUOPT_OK) {
-        if (rt->ev_start)
-            rt->fn->event_destroy(rt->ev_start);
-        if (rt->ev_stop)
-            rt->fn->event_destroy(rt->ev_stop);
-        if (rt->stream)
-            rt->fn->stream_destroy(rt->stream);
+        destroy_stream_events(rt);
         gpo_rt_objects_destroy(&rt->objects);
         free(rt);
         return status;
@@ -394,7 +387,7 @@ static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_ob
     const char *op = kind == GPO_RT_PINNED ? "host_alloc_pinned" : "buffer_alloc";
     const char *call = kind == GPO_RT_PINNED ? "hipHostMalloc" : "hipMalloc";
     gpo_rt_buf *b = NULL;
-    rt_pinned *p = NULL;
+    gpo_rt_pinned *p = NULL;
     rt_scope sc;
     gpuopt_status st;
     if (bytes == 0)
@@ -408,7 +401,7 @@ static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_ob
     if (!o)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
     if (kind == GPO_RT_PINNED)
-        p = (rt_pinned *)o;
+        p = (gpo_rt_pinned *)o;
     else
         b = (gpo_rt_buf *)o;
     if ((st = enter(rt, op, &sc)) != GPUOPT_OK) {
@@ -538,24 +531,17 @@ static gpuopt_status rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **out)
     gpo_rt_obj *o = NULL;
     assert(out);
     gpuopt_status st = alloc(rt, bytes, GPO_RT_PINNED, &o);
-    *out = st ? NULL : ((rt_pinned *)o)->ptr;
+    *out = st ? NULL : ((gpo_rt_pinned *)o)->ptr;
     return st;
-}
-
-/* Compares the host address with live records only: a freed block's
- * address is just a number here. */
-static int pinned_at(const gpo_rt_obj *o, const void *ptr)
-{
-    return ((const rt_pinned *)o)->ptr == ptr;
 }
 
 static void rt_host_free_pinned(gpo_rt *rt, void *ptr)
 {
     rt_scope sc;
-    gpo_rt_obj *o = ptr ? gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr) : NULL;
-    if (!o || enter(rt, "host_free_pinned", &sc) != GPUOPT_OK)
+    gpo_rt_pinned *p = gpo_rt_objects_pinned(&rt->objects, ptr);
+    if (!p || enter(rt, "host_free_pinned", &sc) != GPUOPT_OK)
         return;
-    gpo_rt_objects_release(&rt->objects, rt, o, destroyers);
+    gpo_rt_objects_release(&rt->objects, rt, &p->obj, destroyers);
     leave(rt, &sc, GPUOPT_OK, "host_free_pinned");
 }
 

@@ -109,6 +109,16 @@ gpo_rt_obj *gpo_rt_objects_take(gpo_rt_objects *r, gpo_rt_kind kind,
     return found;
 }
 
+static int pinned_at(const gpo_rt_obj *o, const void *ptr)
+{
+    return ((const gpo_rt_pinned *)o)->ptr == ptr;
+}
+
+gpo_rt_pinned *gpo_rt_objects_pinned(gpo_rt_objects *r, const void *ptr)
+{
+    return ptr ? (gpo_rt_pinned *)gpo_rt_objects_find(r, GPO_RT_PINNED, pinned_at, ptr) : NULL;
+}
+
 static void destroy_obj(struct gpo_rt *rt, gpo_rt_obj *o, gpo_rt_kind kind,
                         const gpo_rt_destroy_fn destroy[GPO_RT_KINDS])
 {

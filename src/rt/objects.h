@@ -81,6 +81,17 @@ gpo_rt_obj *gpo_rt_objects_take(gpo_rt_objects *r, gpo_rt_kind kind,
                                 int (*match)(const gpo_rt_obj *o, const void *arg),
                                 const void *arg);
 
+/* Pinned host memory: a backend's record of it starts with this. The
+ * caller holds the host address, not the record. */
+typedef struct gpo_rt_pinned {
+    gpo_rt_obj obj;
+    void *ptr; /* the host address handed out */
+} gpo_rt_pinned;
+
+/* The live pinned block at host address `ptr` (NULL: none), or NULL: a
+ * freed or foreign address matches no live block. */
+gpo_rt_pinned *gpo_rt_objects_pinned(gpo_rt_objects *r, const void *ptr);
+
 /* Frees one unregistered object of a session and what the vendor holds
  * for it. */
 typedef void (*gpo_rt_destroy_fn)(struct gpo_rt *rt, gpo_rt_obj *o);
