@@ -68,8 +68,7 @@ struct gpo_rt_prog {
 };
 
 struct gpo_rt_kernel {
-    gpo_rt_obj h;
-    gpo_rt_prog *prog;
+    gpo_rt_obj h; /* owned by its program: a CUfunction belongs to the module */
     gpo_cu_function func;
     char name[128];
     int n_params; /* from cuFuncGetParamInfo; -1 when the driver cannot say */
@@ -280,11 +279,6 @@ static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {
     [GPO_RT_KERNEL] = kernel_destroy,
     [GPO_RT_PINNED] = pin_destroy,
 };
-
-static int kernel_of(const gpo_rt_obj *o, const void *prog)
-{
-    return ((const gpo_rt_kernel *)o)->prog == prog;
-}
 
 /* ---- session ---------------------------------------------------------------- */
 
@@ -731,12 +725,8 @@ out:
 
 static void rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
 {
-    if (!gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
-        return;
-    /* Kernels of this program die with its module. */
-    for (gpo_rt_obj *k; (k = gpo_rt_objects_take(&rt->objects, GPO_RT_KERNEL, kernel_of, p));)
-        kernel_destroy(rt, k);
-    release(rt, &p->h, "program_free");
+    if (gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
+        release(rt, &p->h, "program_free"); /* and its kernels */
 }
 
 /* ---- kernels ------------------------------------------------------------------ */
@@ -803,7 +793,7 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
     if (!k)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "%s kernel_create: out of memory", rt->what);
     gpo_strlcpy(k->name, name, sizeof k->name);
-    k->prog = p;
+    k->h.owner = p;
     if ((st = rt_enter(rt, "kernel_create"))) {
         free(k);
         return st;

@@ -62,8 +62,7 @@ struct gpo_rt_prog {
 };
 
 struct gpo_rt_kernel {
-    gpo_rt_obj obj; /* GPO_RT_KERNEL */
-    gpo_rt_prog *prog;
+    gpo_rt_obj obj; /* GPO_RT_KERNEL, owned by its program (a function of its module) */
     gpo_hip_function func;
     char name[128];
     gpo_rt_args args;
@@ -237,11 +236,6 @@ static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {
 /* After fork() the device objects are the parent's: only our own records
  * are freed. */
 static const gpo_rt_destroy_fn forgetters[GPO_RT_KINDS] = {[GPO_RT_KERNEL] = kernel_destroy};
-
-static int kernel_of(const gpo_rt_obj *o, const void *prog)
-{
-    return ((const gpo_rt_kernel *)o)->prog == prog;
-}
 
 /* ---- session ---------------------------------------------------------------------- */
 
@@ -439,14 +433,22 @@ static gpuopt_status rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
     return st;
 }
 
-static void rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
+/* Unregisters `o`, a live object of this session, and destroys it (a
+ * program after its kernels) on the session's device; left to close() when
+ * the device cannot be made current. */
+static void release(gpo_rt *rt, gpo_rt_obj *o, const char *op)
 {
     rt_scope sc;
-    if (!gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER) ||
-        enter(rt, "buffer_free", &sc) != GPUOPT_OK)
+    if (enter(rt, op, &sc) != GPUOPT_OK)
         return;
-    gpo_rt_objects_release(&rt->objects, rt, &b->obj, destroyers);
-    leave(rt, &sc, GPUOPT_OK, "buffer_free");
+    gpo_rt_objects_release(&rt->objects, rt, o, destroyers);
+    leave(rt, &sc, GPUOPT_OK, op);
+}
+
+static void rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
+{
+    if (gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER))
+        release(rt, &b->obj, "buffer_free");
 }
 
 /* A buffer of this session (checked by address before anything reads it),
@@ -537,12 +539,9 @@ static gpuopt_status rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **out)
 
 static void rt_host_free_pinned(gpo_rt *rt, void *ptr)
 {
-    rt_scope sc;
     gpo_rt_pinned *p = gpo_rt_objects_pinned(&rt->objects, ptr);
-    if (!p || enter(rt, "host_free_pinned", &sc) != GPUOPT_OK)
-        return;
-    gpo_rt_objects_release(&rt->objects, rt, &p->obj, destroyers);
-    leave(rt, &sc, GPUOPT_OK, "host_free_pinned");
+    if (p)
+        release(rt, &p->obj, "host_free_pinned");
 }
 
 /* ---- programs ------------------------------------------------------------------------- */
@@ -607,14 +606,8 @@ out:
 
 static void rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
 {
-    rt_scope sc;
-    if (!gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM) ||
-        enter(rt, "program_free", &sc) != GPUOPT_OK)
-        return;
-    for (gpo_rt_obj *k; (k = gpo_rt_objects_take(&rt->objects, GPO_RT_KERNEL, kernel_of, p));)
-        kernel_destroy(rt, k);
-    gpo_rt_objects_release(&rt->objects, rt, &p->obj, destroyers);
-    leave(rt, &sc, GPUOPT_OK, "program_free");
+    if (gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
+        release(rt, &p->obj, "program_free");
 }
 
 /* ---- kernels -------------------------------------------------------------------------- */
@@ -655,7 +648,7 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
         free(k); /* a function belongs to its module: nothing to release */
         return st;
     }
-    k->prog = p;
+    k->obj.owner = p;
     memcpy(k->name, name, len + 1);
     gpo_rt_objects_add(&rt->objects, &k->obj, GPO_RT_KERNEL);
     *out = k;
