@@ -250,13 +250,11 @@ static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
 static void buf_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->api->cuMemFree(((gpo_rt_buf *)o)->ptr);
-    free(o);
 }
 
 static void pin_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->api->cuMemFreeHost(((gpo_rt_pinned *)o)->ptr);
-    free(o);
 }
 
 /* A CUfunction belongs to its module: the driver has nothing to release. */
@@ -264,13 +262,11 @@ static void kernel_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     (void)rt;
     gpo_rt_args_free(&((gpo_rt_kernel *)o)->args);
-    free(o);
 }
 
 static void prog_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->api->cuModuleUnload(((gpo_rt_prog *)o)->module);
-    free(o);
 }
 
 static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {
@@ -524,8 +520,7 @@ static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_ob
     if (st) {
         if (r == GPO_CUDA_SUCCESS) /* allocated, then the pop failed */
             destroyers[kind](rt, o);
-        else
-            free(o);
+        free(o);
         return st;
     }
     if (b)

@@ -76,19 +76,16 @@ static gpuopt_status mine(gpo_rt *rt, const void *handle, gpo_rt_kind kind, cons
 static void buf_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->api->ReleaseMemObject(((gpo_rt_buf *)o)->mem);
-    free(o);
 }
 
 static void prog_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->api->ReleaseProgram(((gpo_rt_prog *)o)->prog);
-    free(o);
 }
 
 static void kernel_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->api->ReleaseKernel(((gpo_rt_kernel *)o)->kernel);
-    free(o);
 }
 
 static void pin_destroy(gpo_rt *rt, gpo_rt_obj *o)
@@ -101,7 +98,6 @@ static void pin_destroy(gpo_rt *rt, gpo_rt_obj *o)
         rt->api->ReleaseEvent(ev);
     }
     rt->api->ReleaseMemObject(p->mem);
-    free(p);
 }
 
 static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {

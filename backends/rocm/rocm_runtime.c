@@ -198,32 +198,28 @@ static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
 
 /* ---- releasing objects ------------------------------------------------------------ */
 
-/* Each frees one object that is no longer registered (removed or taken):
- * the vendor's side first, then our record. */
+/* Each releases the vendor's side of one object that is no longer
+ * registered (removed or taken); the registry frees the record. */
 static void kernel_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     (void)rt;
     gpo_rt_args_free(&((gpo_rt_kernel *)o)->args);
-    free(o);
 }
 
 /* Its kernels must be gone: a module's functions die with it. */
 static void prog_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->fn->module_unload(((gpo_rt_prog *)o)->module);
-    free(o);
 }
 
 static void buf_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->fn->free(((gpo_rt_buf *)o)->ptr);
-    free(o);
 }
 
 static void pinned_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->fn->host_free(((gpo_rt_pinned *)o)->ptr);
-    free(o);
 }
 
 static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {
@@ -413,8 +409,7 @@ static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_ob
     if (st != GPUOPT_OK) {
         if (*ptr && e == GPO_HIP_SUCCESS) /* allocated, then giving the device back failed */
             destroyers[kind](rt, o);
-        else
-            free(o);
+        free(o);
         return st;
     }
     if (b)

@@ -123,8 +123,7 @@ static void destroy_obj(struct gpo_rt *rt, gpo_rt_obj *o, gpo_rt_kind kind,
 {
     if (destroy[kind])
         destroy[kind](rt, o);
-    else
-        free(o);
+    free(o);
 }
 
 static int owned_by(const gpo_rt_obj *o, const void *owner)

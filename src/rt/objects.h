@@ -93,17 +93,17 @@ typedef struct gpo_rt_pinned {
  * freed or foreign address matches no live block. */
 gpo_rt_pinned *gpo_rt_objects_pinned(gpo_rt_objects *r, const void *ptr);
 
-/* Frees one unregistered object of a session and what the vendor holds
- * for it. */
+/* Releases what the vendor holds for one unregistered object of a
+ * session; the registry then frees the object (malloc'd) itself. */
 typedef void (*gpo_rt_destroy_fn)(struct gpo_rt *rt, gpo_rt_obj *o);
 
 /* Unregisters `o`, registered here, and destroys it with destroy[kind]
- * (NULL: free() alone), after the objects it owns. */
+ * (NULL: nothing to release) and free(), after the objects it owns. */
 void gpo_rt_objects_release(gpo_rt_objects *r, struct gpo_rt *rt, gpo_rt_obj *o,
                             const gpo_rt_destroy_fn destroy[GPO_RT_KINDS]);
 
 /* A session's close(): takes every object the caller left and destroys it
- * with destroy[kind] (NULL: free() alone), kernels before the programs
+ * as gpo_rt_objects_release does, kernels before the programs
  * they come from, then pinned and device memory. */
 void gpo_rt_objects_clear(gpo_rt_objects *r, struct gpo_rt *rt,
                           const gpo_rt_destroy_fn destroy[GPO_RT_KINDS]);
