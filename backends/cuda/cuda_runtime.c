@@ -110,6 +110,13 @@ static gpuopt_status rt_fail(gpo_rt *rt, gpuopt_status status, const char *op, c
     return gpo_cuda_fail_call(rt->s, status, what, call, r);
 }
 
+/* GPUOPT_OK for a driver call that succeeded, else rt_fail's
+ * GPUOPT_ERR_DRIVER. */
+static gpuopt_status rt_call(gpo_rt *rt, const char *op, const char *call, gpo_cu_result r)
+{
+    return r == GPO_CUDA_SUCCESS ? GPUOPT_OK : rt_fail(rt, GPUOPT_ERR_DRIVER, op, call, r);
+}
+
 /* GPUOPT_OK when `handle` is a live object of `kind` of this session. */
 static gpuopt_status mine(gpo_rt *rt, const void *handle, gpo_rt_kind kind, const char *op)
 {
@@ -193,9 +200,7 @@ static gpuopt_status launch_fail(gpo_rt *rt, const char *op, const char *call, g
 /* Pushes the session's context; GPUOPT_ERR_DRIVER with the detail set. */
 static gpuopt_status rt_enter(gpo_rt *rt, const char *op)
 {
-    gpo_cu_result r = rt->api->cuCtxPushCurrent(rt->ctx);
-    return r == GPO_CUDA_SUCCESS ? GPUOPT_OK
-                                 : rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuCtxPushCurrent_v2", r);
+    return rt_call(rt, op, "cuCtxPushCurrent_v2", rt->api->cuCtxPushCurrent(rt->ctx));
 }
 
 /* Pops it again. Returns `st`, or a pop failure when `st` was GPUOPT_OK. */
@@ -221,9 +226,7 @@ static gpuopt_status wait_stream(gpo_rt *rt, const char *op)
  * the time between them in ns. */
 static gpuopt_status time_begin(gpo_rt *rt, const char *op)
 {
-    gpo_cu_result r = rt->api->cuEventRecord(rt->ev_start, rt->stream);
-    return r == GPO_CUDA_SUCCESS ? GPUOPT_OK
-                                 : rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuEventRecord", r);
+    return rt_call(rt, op, "cuEventRecord", rt->api->cuEventRecord(rt->ev_start, rt->stream));
 }
 
 static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
@@ -387,15 +390,10 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     rt->ordinal = route->index;
     gpo_snprintf(rt->what, sizeof rt->what, "cuda:%d", rt->ordinal);
 
-    gpo_cu_result r = s->api.cuDeviceGet(&rt->dev, rt->ordinal);
-    if (r != GPO_CUDA_SUCCESS) {
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "cuDeviceGet", r);
+    st = rt_call(rt, "open", "cuDeviceGet", s->api.cuDeviceGet(&rt->dev, rt->ordinal));
+    if (st || (st = read_limits(rt)))
         goto fail;
-    }
-    st = read_limits(rt);
-    if (st)
-        goto fail;
-    r = s->api.cuDevicePrimaryCtxRetain(&rt->ctx, rt->dev);
+    gpo_cu_result r = s->api.cuDevicePrimaryCtxRetain(&rt->ctx, rt->dev);
     if (r != GPO_CUDA_SUCCESS) {
         rt->ctx = NULL;
         st = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "cuDevicePrimaryCtxRetain", r);
@@ -622,11 +620,9 @@ static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src
         *device_ns = 0.0;
         st = time_begin(rt, "buffer_copy");
     }
-    if (!st) {
-        gpo_cu_result r = rt->api->cuMemcpyDtoDAsync(dst->ptr, src->ptr, bytes, rt->stream);
-        if (r != GPO_CUDA_SUCCESS)
-            st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "cuMemcpyDtoDAsync_v2", r);
-    }
+    if (!st)
+        st = rt_call(rt, "buffer_copy", "cuMemcpyDtoDAsync_v2",
+                     rt->api->cuMemcpyDtoDAsync(dst->ptr, src->ptr, bytes, rt->stream));
     if (!st && device_ns)
         st = time_end(rt, "buffer_copy", device_ns);
     return rt_leave(rt, st, "buffer_copy");
@@ -761,11 +757,11 @@ static gpuopt_status read_params(gpo_rt *rt, gpo_rt_kernel *k)
 static gpuopt_status read_static_shared(gpo_rt *rt, gpo_rt_kernel *k)
 {
     int v = 0;
-    gpo_cu_result r =
-        rt->api->cuFuncGetAttribute(&v, GPO_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->func);
-    if (r != GPO_CUDA_SUCCESS)
-        return rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create",
-                       "cuFuncGetAttribute(SHARED_SIZE_BYTES)", r);
+    gpuopt_status st =
+        rt_call(rt, "kernel_create", "cuFuncGetAttribute(SHARED_SIZE_BYTES)",
+                rt->api->cuFuncGetAttribute(&v, GPO_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->func));
+    if (st)
+        return st;
     k->static_shared = v > 0 ? v : 0;
     k->dynamic_max = rt->shared_per_block > k->static_shared
                          ? (unsigned int)(rt->shared_per_block - k->static_shared)

@@ -122,6 +122,13 @@ static gpuopt_status rt_fail(const gpo_rt *rt, gpuopt_status status, const char 
     return gpo_fail(status, "%s %s: %s returned %s%s", rt->what, op, call, words, hint);
 }
 
+/* GPUOPT_OK for a HIP call that succeeded, else rt_fail's words. */
+static gpuopt_status rt_call(const gpo_rt *rt, gpuopt_status status, const char *op,
+                             const char *call, gpo_hip_error e)
+{
+    return e == GPO_HIP_SUCCESS ? GPUOPT_OK : rt_fail(rt, status, op, call, e);
+}
+
 /* Whether an op may run at all: in the process that opened the session. */
 static gpuopt_status check(const gpo_rt *rt, const char *op)
 {
@@ -165,9 +172,8 @@ static gpuopt_status leave(gpo_rt *rt, const rt_scope *sc, gpuopt_status st, con
  * (a kernel's fault) surface here, so they are launch errors. */
 static gpuopt_status wait_stream(gpo_rt *rt, const char *op)
 {
-    gpo_hip_error e = rt->fn->stream_synchronize(rt->stream);
-    return e == GPO_HIP_SUCCESS ? GPUOPT_OK
-                                : rt_fail(rt, GPUOPT_ERR_LAUNCH, op, "hipStreamSynchronize", e);
+    return rt_call(rt, GPUOPT_ERR_LAUNCH, op, "hipStreamSynchronize",
+                   rt->fn->stream_synchronize(rt->stream));
 }
 
 /* Events on the session's stream around what the caller enqueues between
@@ -175,9 +181,8 @@ static gpuopt_status wait_stream(gpo_rt *rt, const char *op)
  * between them in ns. */
 static gpuopt_status time_begin(gpo_rt *rt, const char *op)
 {
-    gpo_hip_error e = rt->fn->event_record(rt->ev_start, rt->stream);
-    return e == GPO_HIP_SUCCESS ? GPUOPT_OK
-                                : rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventRecord", e);
+    return rt_call(rt, GPUOPT_ERR_DRIVER, op, "hipEventRecord",
+                   rt->fn->event_record(rt->ev_start, rt->stream));
 }
 
 static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
@@ -511,11 +516,9 @@ static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src
         return st;
     if (device_ns)
         st = time_begin(rt, "buffer_copy");
-    if (st == GPUOPT_OK) {
-        gpo_hip_error e = rt->fn->memcpy_dtod(dst->ptr, src->ptr, bytes, rt->stream);
-        if (e != GPO_HIP_SUCCESS)
-            st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "hipMemcpyDtoDAsync", e);
-    }
+    if (st == GPUOPT_OK)
+        st = rt_call(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "hipMemcpyDtoDAsync",
+                     rt->fn->memcpy_dtod(dst->ptr, src->ptr, bytes, rt->stream));
     if (st == GPUOPT_OK && device_ns)
         st = time_end(rt, "buffer_copy", device_ns);
     return leave(rt, &sc, st, "buffer_copy");
@@ -792,14 +795,12 @@ static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, cons
         return st;
     if (device_ns)
         st = time_begin(rt, "launch");
-    if (st == GPUOPT_OK) {
-        gpo_hip_error e = rt->fn->module_launch_kernel(
-            k->func, (unsigned)(g[0] / l[0]), (unsigned)(g[1] / l[1]), (unsigned)(g[2] / l[2]),
-            (unsigned)l[0], (unsigned)l[1], (unsigned)l[2], k->shared_bytes, rt->stream,
-            n_args ? params : NULL, NULL);
-        if (e != GPO_HIP_SUCCESS)
-            st = rt_fail(rt, GPUOPT_ERR_LAUNCH, "launch", "hipModuleLaunchKernel", e);
-    }
+    if (st == GPUOPT_OK)
+        st = rt_call(rt, GPUOPT_ERR_LAUNCH, "launch", "hipModuleLaunchKernel",
+                     rt->fn->module_launch_kernel(
+                         k->func, (unsigned)(g[0] / l[0]), (unsigned)(g[1] / l[1]),
+                         (unsigned)(g[2] / l[2]), (unsigned)l[0], (unsigned)l[1], (unsigned)l[2],
+                         k->shared_bytes, rt->stream, n_args ? params : NULL, NULL));
     if (st == GPUOPT_OK && device_ns)
         st = time_end(rt, "launch", device_ns);
     return leave(rt, &sc, st, "launch");
