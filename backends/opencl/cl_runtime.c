@@ -143,13 +143,12 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     gpo_snprintf(rt->compiler, sizeof rt->compiler, "%s; %s; driver %s", dp->platform_version,
                  f->version, f->driver);
 
-    gpuopt_status status = GPUOPT_OK;
     cl_int err = CL_SUCCESS;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)f->platform, 0};
     rt->ctx = st->api.CreateContext(props, 1, &f->device, NULL, NULL, &err);
     if (!rt->ctx || err != CL_SUCCESS) {
-        status = rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "clCreateContext");
-        goto out;
+        rt_close(rt);
+        return rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "clCreateContext");
     }
     /* Profiling on, in order (the default). The 2.0 entry point where both
      * the platform and the device are 2.0+; the 1.x one otherwise. */
@@ -164,14 +163,9 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
         rt->queue = st->api.CreateCommandQueue(rt->ctx, f->device, CL_QUEUE_PROFILING_ENABLE, &err);
     }
     if (!rt->queue || err != CL_SUCCESS) {
-        status =
-            rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "creating the command queue");
-        goto out;
-    }
-out:
-    if (status != GPUOPT_OK) {
         rt_close(rt);
-        return status;
+        return rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER,
+                       "creating the command queue");
     }
     *out = rt;
     return GPUOPT_OK;
