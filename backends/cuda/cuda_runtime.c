@@ -82,7 +82,6 @@ struct gpo_rt_kernel {
 struct gpo_rt {
     gpo_cuda_state *s;
     const gpo_cuda_api *api;
-    int ordinal;
     gpo_cu_device dev;
     gpo_cu_context ctx; /* the retained primary context */
     int cc_major, cc_minor;
@@ -385,10 +384,9 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     gpo_rt_objects_init(&rt->objects);
     rt->s = s;
     rt->api = &s->api;
-    rt->ordinal = route->index;
-    gpo_snprintf(rt->what, sizeof rt->what, "cuda:%d", rt->ordinal);
+    gpo_snprintf(rt->what, sizeof rt->what, "cuda:%d", (int)route->index);
 
-    st = rt_call(rt, "open", "cuDeviceGet", s->api.cuDeviceGet(&rt->dev, rt->ordinal));
+    st = rt_call(rt, "open", "cuDeviceGet", s->api.cuDeviceGet(&rt->dev, route->index));
     if (st || (st = read_limits(rt)))
         goto fail;
     gpo_cu_result r = s->api.cuDevicePrimaryCtxRetain(&rt->ctx, rt->dev);

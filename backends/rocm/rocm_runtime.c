@@ -71,7 +71,6 @@ struct gpo_rt_kernel {
 
 struct gpo_rt {
     gpo_rocm_state *st;
-    const gpo_hip *hip;
     const gpo_hip_rt_fns *fn; /* the state's */
     int ordinal;
     gpo_hip_stream stream; /* the session's own, hipStreamNonBlocking */
@@ -102,7 +101,7 @@ static gpuopt_status rt_fail(const gpo_rt *rt, gpuopt_status status, const char 
                              const char *call, gpo_hip_error e)
 {
     char words[256];
-    gpo_hip_error_text(rt->hip, e, words, sizeof words);
+    gpo_hip_error_text(&rt->st->hip, e, words, sizeof words);
     if (e == GPO_hipErrorOutOfMemory)
         status = GPUOPT_ERR_NO_MEMORY;
     if (gpo_hip_error_sticky(e))
@@ -301,7 +300,6 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     if (!rt)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory opening a HIP session");
     rt->st = st;
-    rt->hip = &st->hip;
     rt->ordinal = route->index;
     gpo_rt_objects_init(&rt->objects);
     gpo_snprintf(rt->what, sizeof rt->what, "rocm:%d", rt->ordinal);
@@ -391,7 +389,7 @@ static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_ob
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
                         "%s host_alloc_pinned: the HIP runtime %s lacks hipHostMalloc or "
                         "hipHostFree",
-                        rt->what, rt->hip->library);
+                        rt->what, rt->st->hip.library);
     gpo_rt_obj *o = calloc(1, kind == GPO_RT_PINNED ? sizeof *p : sizeof *b);
     if (!o)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
