@@ -85,6 +85,7 @@ struct gpo_rt {
     gpo_cu_device dev;
     gpo_cu_context ctx; /* the retained primary context */
     int cc_major, cc_minor;
+    int max_threads;  /* per block */
     int max_block[3]; /* per dimension */
     int max_grid[3];
     int shared_per_block; /* MAX_SHARED_MEMORY_PER_BLOCK: the default limit */
@@ -323,6 +324,7 @@ static gpuopt_status read_limits(gpo_rt *rt)
 #define LIMIT_(attr, field) {GPO_CU_DEVICE_ATTRIBUTE_##attr, #attr, offsetof(gpo_rt, field)}
         LIMIT_(COMPUTE_CAPABILITY_MAJOR, cc_major),
         LIMIT_(COMPUTE_CAPABILITY_MINOR, cc_minor),
+        LIMIT_(MAX_THREADS_PER_BLOCK, max_threads),
         LIMIT_(MAX_BLOCK_DIM_X, max_block[0]),
         LIMIT_(MAX_BLOCK_DIM_Y, max_block[1]),
         LIMIT_(MAX_BLOCK_DIM_Z, max_block[2]),
