@@ -610,6 +610,21 @@ def _string(fn: Any, *args: Any) -> str:
     return _take_string(out)
 
 
+def _fill(fn: Any, *args: Any, struct: Any) -> Any:
+    """fn(*args, &s) for a function that fills a struct: s, with its
+    struct_size set."""
+    s = _sized(struct)
+    fn(*args, ctypes.byref(s))
+    return s
+
+
+def _each(count_fn: Any, at_fn: Any, handle: int, struct: Any) -> List[Any]:
+    """Every element of a list the library counts (count_fn(handle, &n)),
+    each filled by at_fn(handle, i, &s)."""
+    return [_fill(at_fn, handle, i, struct=struct)
+            for i in range(_out(count_fn, handle, kind=ctypes.c_int32))]
+
+
 # ---------------------------------------------------------------------------
 # Python objects.
 # ---------------------------------------------------------------------------
@@ -818,8 +833,7 @@ def _device_type(v: int) -> DeviceType:
 
 
 def _device_from(handle: int, ctx: "Context") -> Device:
-    info = _sized(_DeviceInfo)
-    _lib.gpuopt_device_get_info(handle, ctypes.byref(info))
+    info = _fill(_lib.gpuopt_device_get_info, handle, struct=_DeviceInfo)
     feats: Dict[str, Optional[bool]] = {}
     for fname, bit in _FEATURES:
         feats[fname] = bool(info.features & bit) if info.features_known & bit else None
@@ -1004,9 +1018,8 @@ class Context(_Owned):
     def backends(self) -> List[Backend]:
         """Every backend of the context, in priority order (probing each)."""
         out = []
-        for i in range(_out(_lib.gpuopt_backend_count, self._h(), kind=ctypes.c_int32)):
-            b = _sized(_BackendInfo)
-            _lib.gpuopt_backend_at(self._h(), i, ctypes.byref(b))
+        for b in _each(_lib.gpuopt_backend_count, _lib.gpuopt_backend_at, self._h(),
+                       _BackendInfo):
             out.append(Backend(name=_text(b.name), status=_BACKEND_STATUS.get(b.status, str(b.status)),
                                device_count=b.device_count,
                                init_ms=None if b.init_ms < 0 else b.init_ms,
@@ -1096,8 +1109,7 @@ class Context(_Owned):
         """The device's memory now (None: the selected device), without
         creating a driver context (gpuopt_device_memory)."""
         dev = device if device is not None else self.select()
-        m = _sized(_MemoryInfo)
-        _lib.gpuopt_device_memory(dev._handle_for(self), ctypes.byref(m))
+        m = _fill(_lib.gpuopt_device_memory, dev._handle_for(self), struct=_MemoryInfo)
         known = m.source != MEMORY_SOURCE_NONE
         return MemoryInfo(total_bytes=_opt_bytes(m.total_bytes),
                           free_bytes=int(m.free_bytes) if known else None,
@@ -1157,11 +1169,8 @@ class Context(_Owned):
         req, app = ctypes.c_int32(), ctypes.c_int32()
         _lib.gpuopt_plan_level(plan, ctypes.byref(req), ctypes.byref(app))
         dev = _out(_lib.gpuopt_plan_device, plan)
-        knobs = []
-        for i in range(_out(_lib.gpuopt_plan_knob_count, plan, kind=ctypes.c_int32)):
-            k = _sized(_Knob)
-            _lib.gpuopt_plan_knob_at(plan, i, ctypes.byref(k))
-            knobs.append(_knob_from(k))
+        knobs = [_knob_from(k) for k in _each(_lib.gpuopt_plan_knob_count,
+                                              _lib.gpuopt_plan_knob_at, plan, _Knob)]
         warnings = [_text(_out(_lib.gpuopt_plan_warning_at, plan, i, kind=ctypes.c_char_p))
                     for i in range(_out(_lib.gpuopt_plan_warning_count, plan,
                                         kind=ctypes.c_int32))]
@@ -1246,8 +1255,8 @@ class Memory(_Owned):
         """The plan's workload rules on the live free memory: whether
         `model_bytes` fits, what to quantise or offload, the largest batch of
         `item_bytes` items."""
-        a = _sized(_MemoryAdvice)
-        _lib.gpuopt_memory_recommend(self._h(), int(model_bytes), int(item_bytes), ctypes.byref(a))
+        a = _fill(_lib.gpuopt_memory_recommend, self._h(), int(model_bytes), int(item_bytes),
+                  struct=_MemoryAdvice)
         return MemoryAdvice(free_bytes=a.free_bytes, usable_bytes=a.usable_bytes,
                             quantize_bits=a.quantize_bits, offload_bytes=a.offload_bytes,
                             max_batch=None if a.max_batch < 0 else int(a.max_batch),
@@ -1412,22 +1421,16 @@ class Profiler(_Owned):
         self.write(path, PROFILE_SVG)
 
 
-class Space:
+class Space(_Owned):
     """A parameter space: integer and enum parameters, problem sizes and
     constraint expressions ("TILE * VEC <= 64"), as gpuopt_space_*."""
+    _destroy = "gpuopt_space_destroy"
+    _what = "space"
 
     def __init__(self):
+        self._lock = threading.Lock()
         self._handle = _out(_lib.gpuopt_space_create)
         self._params = []  # (name, is_enum), in the order added
-
-    def close(self):
-        """Frees the space; closing twice is harmless."""
-        if self._handle:
-            _lib.gpuopt_space_destroy(self._handle)
-            self._handle = None
-
-    def __del__(self):
-        self.close()
 
     def add_int(self, name: str, values) -> "Space":
         """Adds an integer parameter taking `values`, in order."""
@@ -1463,13 +1466,11 @@ class Space:
         out = {}
         for name, is_enum in self._params:
             if is_enum:
-                t = ctypes.c_char_p()
-                _lib.gpuopt_point_get_text(point, name.encode(), ctypes.byref(t))
-                out[name] = _text(t.value)
+                out[name] = _text(_out(_lib.gpuopt_point_get_text, point, name.encode(),
+                                       kind=ctypes.c_char_p))
             else:
-                v = ctypes.c_int64()
-                _lib.gpuopt_point_get_int(point, name.encode(), ctypes.byref(v))
-                out[name] = v.value
+                out[name] = _out(_lib.gpuopt_point_get_int, point, name.encode(),
+                                 kind=ctypes.c_int64)
         return out
 
 
@@ -1564,8 +1565,7 @@ class CallbackTuner(_Owned):
         named keep the library's defaults (timing, timeout_s) or take the
         defaults above; all are checked together, and a refused one changes
         nothing (GpuoptError naming the field)."""
-        s = _sized(_TunerSettings)
-        _lib.gpuopt_tuner_get_settings(self._handle, ctypes.byref(s))
+        s = _fill(_lib.gpuopt_tuner_get_settings, self._handle, struct=_TunerSettings)
         s.strategy = _STRATEGIES[strategy]
         s.max_evaluations = max_evaluations
         s.max_seconds = max_seconds
@@ -1593,15 +1593,10 @@ class CallbackTuner(_Owned):
         self._error = None
         res = _out(_lib.gpuopt_tuner_run, self._handle)
         try:
-            cands = []
-            for i in range(_out(_lib.gpuopt_result_count, res, kind=ctypes.c_int32)):
-                c = _sized(_Candidate)
-                _lib.gpuopt_result_at(res, i, ctypes.byref(c))
-                cands.append(self._candidate(c))
-            c = _sized(_Candidate)
+            cands = [self._candidate(c) for c in _each(_lib.gpuopt_result_count,
+                                                       _lib.gpuopt_result_at, res, _Candidate)]
             try:
-                _lib.gpuopt_result_best(res, ctypes.byref(c))
-                best = self._candidate(c)
+                best = self._candidate(_fill(_lib.gpuopt_result_best, res, struct=_Candidate))
             except GpuoptError as e:
                 if e.status != ERR_NOT_FOUND:
                     raise
