@@ -184,7 +184,8 @@ def generate(root):
         prefix = shared_prefix([n for n, _ in items])
         for name, _ in items:
             claim(short(name), ename)
-        out.append(f'    ({class_name(ename)}, "{prefix[len("GPUOPT_"):]}", "{short(ename.upper())}"),')
+        member_prefix, words = prefix[len("GPUOPT_"):], short(ename.upper())
+        out.append(f'    ({class_name(ename)}, "{member_prefix}", "{words}"),')
     out.append(")")
     out.append("")
     out.append("# Macros")
@@ -210,7 +211,7 @@ def generate(root):
     out.append("__all__ += [")
     wrapped([f' "{name}",' for name in macros], "]")
     out.append("for _cls, _prefix, _words in _ENUMS:")
-    out.append("    globals()[_words] = {int(_m): _n.lower() for _n, _m in _cls.__members__.items()}")
+    out.append("    globals()[_words] = {int(m): n.lower() for n, m in _cls.__members__.items()}")
     out.append("    __all__.append(_words)")
     out.append('__all__.append("STATUS_TEXT")')
     out.append("del _cls, _prefix, _words, _name, _member")

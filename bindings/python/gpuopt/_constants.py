@@ -299,7 +299,7 @@ __all__ += [
     "PROFILER_NO_VENDOR_RANGES", "PROFILER_DEFAULT_MAX_SECTIONS", "VERSION_STRING",
 ]
 for _cls, _prefix, _words in _ENUMS:
-    globals()[_words] = {int(_m): _n.lower() for _n, _m in _cls.__members__.items()}
+    globals()[_words] = {int(m): n.lower() for n, m in _cls.__members__.items()}
     __all__.append(_words)
 __all__.append("STATUS_TEXT")
 del _cls, _prefix, _words, _name, _member
