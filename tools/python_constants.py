@@ -129,17 +129,12 @@ def generate(root):
         "import enum",
         "",
     ]
-    exported, seen = [], {}
+    seen = {}
 
     def claim(name, origin):
         if name in seen:
             raise SystemExit(f"{name} comes from both {seen[name]} and {origin}")
         seen[name] = origin
-        exported.append(name)
-
-    def emit(name, value, origin):
-        claim(name, origin)
-        out.append(f"{name} = {value}")
 
     def wrapped(pieces, close):
         """Items four spaces in, as many to a line as fit in 99 columns."""
@@ -151,10 +146,6 @@ def generate(root):
             line += piece
         out.append(line)
         out.append(close)
-
-    def emit_dict(name, pairs, origin):
-        emit(name, "{", origin)
-        wrapped((f' {key}: "{text}",' for key, text in pairs), "}")
 
     # The enums as classes: the C type's values, with their names.
     tables = [("gpuopt_status", [(n, v) for n, v, _ in h.status])] + h.enums
@@ -198,7 +189,9 @@ def generate(root):
         claim(short(ename.upper()), ename)
     out.append("")
     out.append("# gpuopt_status descriptions, as gpuopt_strerror() gives them.")
-    emit_dict("STATUS_TEXT", [(v, t) for _, v, t in h.status], "GPUOPT_STATUS_MAP")
+    claim("STATUS_TEXT", "GPUOPT_STATUS_MAP")
+    out.append("STATUS_TEXT = {")
+    wrapped((f' {v}: "{t}",' for _, v, t in h.status), "}")
     out.append("")
     out.append("# Each enumerator as a module constant without GPUOPT_ (ERR_NOT_FOUND is")
     out.append("# Status.ERR_NOT_FOUND), and per enum a dict from value to the member's name")

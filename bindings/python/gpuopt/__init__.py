@@ -776,10 +776,7 @@ class Plan:
 
     def get(self, name: str, default: Any = None) -> Any:
         """The value of the knob called `name`, or `default`."""
-        for k in self.knobs:
-            if k.name == name:
-                return k.value
-        return default
+        return self.knob(name).value if name in self else default
 
     def __contains__(self, name: object) -> bool:
         return any(k.name == name for k in self.knobs)
