@@ -211,8 +211,7 @@ def _level(text: str) -> int:
 
 @contextlib.contextmanager
 def _device_variable_hidden() -> Iterator[Optional[str]]:
-    """GPUOPT_DEVICE out of the library's sight (no warning about a bad
-    value), as the command keeps it: its value for the block, then back."""
+    """GPUOPT_DEVICE (yielded) out of the library's sight, as the command keeps it."""
     env = os.environ.pop("GPUOPT_DEVICE", None)
     try:
         yield env
