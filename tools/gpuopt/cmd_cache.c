@@ -288,12 +288,9 @@ static int cmd_verify(gpuopt_context *ctx, int json)
     return ok ? CLI_OK : CLI_FAIL;
 }
 
-static int cmd_clear(gpuopt_context *ctx, const char *device)
+static int cmd_clear(gpuopt_context *ctx, gpuopt_device *dev)
 {
-    gpuopt_device *dev = NULL;
     gpuopt_status st;
-    if (device && (st = gpuopt_device_select(ctx, device, &dev)))
-        return cli_fail("cache", "--device", st);
     if ((st = gpuopt_cache_clear(ctx, dev)))
         return cli_fail("cache", "cannot clear the cache", st);
     char *dir = NULL;
@@ -309,13 +306,10 @@ static int cmd_clear(gpuopt_context *ctx, const char *device)
     return CLI_OK;
 }
 
-static int cmd_export(gpuopt_context *ctx, const char *device)
+static int cmd_export(gpuopt_context *ctx, gpuopt_device *dev)
 {
-    gpuopt_device *dev = NULL;
     char *text = NULL;
     gpuopt_status st;
-    if (device && (st = gpuopt_device_select(ctx, device, &dev)))
-        return cli_fail("cache", "--device", st);
     if ((st = gpuopt_cache_export(ctx, dev, &text)))
         return cli_fail("cache", "cannot export the cache", st);
     int ok = fputs(text, stdout) >= 0 && fflush(stdout) == 0;
@@ -445,9 +439,14 @@ static int run(int argc, char **argv)
     int rc = cli_context("cache", NULL, NULL, 0, &ctx);
     if (rc)
         return rc;
-    if (!strcmp(sub, "path")) {
+    /* Only clear and export take --device (checked above). */
+    gpuopt_device *dev = NULL;
+    gpuopt_status st;
+    if (device && (st = gpuopt_device_select(ctx, device, &dev))) {
+        rc = cli_fail("cache", "--device", st);
+    } else if (!strcmp(sub, "path")) {
         char *dir = NULL;
-        gpuopt_status st = gpuopt_cache_path(ctx, &dir);
+        st = gpuopt_cache_path(ctx, &dir);
         rc = st ? cli_fail("cache", "no cache path", st) : CLI_OK;
         if (!st)
             printf("%s\n", dir);
@@ -459,11 +458,11 @@ static int run(int argc, char **argv)
     } else if (!strcmp(sub, "verify")) {
         rc = cmd_verify(ctx, json);
     } else if (!strcmp(sub, "export")) {
-        rc = cmd_export(ctx, device);
+        rc = cmd_export(ctx, dev);
     } else if (!strcmp(sub, "import")) {
         rc = cmd_import(ctx, key, all, json);
     } else {
-        rc = cmd_clear(ctx, device);
+        rc = cmd_clear(ctx, dev);
     }
     gpuopt_context_destroy(ctx);
     return rc;
