@@ -44,7 +44,7 @@ import subprocess
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable, ContextManager, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from . import _constants
 from ._constants import *  # noqa: F401,F403 - the header's numbers, re-exported
@@ -998,16 +998,13 @@ class Context(_Owned):
     # -- backends and devices ----------------------------------------------
     def backends(self) -> List[Backend]:
         """Every backend of the context, in priority order (probing each)."""
-        out = []
-        for b in _each(_lib.gpuopt_backend_count, _lib.gpuopt_backend_at, self._h(),
-                       _BackendInfo):
-            out.append(Backend(name=_text(b.name), status=_BACKEND_STATUS.get(b.status, str(b.status)),
-                               device_count=b.device_count,
-                               init_ms=None if b.init_ms < 0 else b.init_ms,
-                               reason=_text(b.reason), library=_text(b.library),
-                               driver_version=_text(b.driver_version),
-                               runtime_version=_text(b.runtime_version)))
-        return out
+        return [Backend(name=_text(b.name), status=_BACKEND_STATUS.get(b.status, str(b.status)),
+                        device_count=b.device_count, init_ms=None if b.init_ms < 0 else b.init_ms,
+                        reason=_text(b.reason), library=_text(b.library),
+                        driver_version=_text(b.driver_version),
+                        runtime_version=_text(b.runtime_version))
+                for b in _each(_lib.gpuopt_backend_count, _lib.gpuopt_backend_at, self._h(),
+                               _BackendInfo)]
 
     def devices(self) -> List[Device]:
         """Every device, a physical device once even when several backends
@@ -1209,19 +1206,14 @@ class Memory(_Owned):
         """Forgets the allocation called `name`."""
         _lib.gpuopt_memory_release(self._h(), name.encode())
 
-    def allocation(self, name: str, nbytes: int,
-                   place: str = "device") -> ContextManager[Any]:
+    @contextlib.contextmanager
+    def allocation(self, name: str, nbytes: int, place: str = "device") -> Iterator[None]:
         """Registers `name` for the length of a with-block."""
-        mem = self
-
-        class _Allocation:
-            def __enter__(self_inner):
-                mem.register(name, nbytes, place)
-                return self_inner
-
-            def __exit__(self_inner, *exc):
-                mem.release(name)
-        return _Allocation()
+        self.register(name, nbytes, place)
+        try:
+            yield
+        finally:
+            self.release(name)
 
     def stats(self) -> Dict[str, Any]:
         """Budget, registered bytes per place, high-water marks, share of the
