@@ -20,9 +20,7 @@ IntEnum Status. The enumerators are also module constants without the
 GPUOPT_ prefix (GPUOPT_ERR_NOT_FOUND -> ERR_NOT_FOUND is Status.ERR_NOT_FOUND),
 and each enum gives a dict from value to the enumerator's own word, named
 after the type (gpuopt_backend_status -> BACKEND_STATUS = {0: "not_probed",
-...}): the part after the shared prefix, in lower case. The constants and the
-dicts are built at import time from one table of the enums. Standard library
-only.
+...}): the part after the shared prefix, in lower case. Standard library only.
 """
 
 import argparse
@@ -129,12 +127,17 @@ def generate(root):
         "import enum",
         "",
     ]
-    seen = {}
+    exported, seen = [], {}
 
     def claim(name, origin):
         if name in seen:
             raise SystemExit(f"{name} comes from both {seen[name]} and {origin}")
         seen[name] = origin
+        exported.append(name)
+
+    def emit(name, value, origin):
+        claim(name, origin)
+        out.append(f"{name} = {value}")
 
     def wrapped(pieces, close):
         """Items four spaces in, as many to a line as fit in 99 columns."""
@@ -146,6 +149,10 @@ def generate(root):
             line += piece
         out.append(line)
         out.append(close)
+
+    def emit_dict(name, pairs, origin):
+        emit(name, "{", origin)
+        wrapped((f' {key}: "{text}",' for key, text in pairs), "}")
 
     # The enums as classes: the C type's values, with their names.
     tables = [("gpuopt_status", [(n, v) for n, v, _ in h.status])] + h.enums
@@ -164,50 +171,31 @@ def generate(root):
             out.append(f"    {name[len(prefix):]} = {value}")
         out.append("")
 
-    # The module constants and the value -> word dicts are built from one
-    # table at import time; the names are claimed here so that a clash
-    # between two enums, or with a macro, fails the generation.
     out.append("")
-    out.append("# Each enum: its class, what its C names carry between GPUOPT_ and the")
-    out.append("# member's name, and the name of its dict from value to the member's word.")
-    out.append("_ENUMS = (")
+    out.append("# GPUOPT_STATUS_MAP and each enum's values as module constants.")
     for ename, items in tables:
+        cname = class_name(ename)
         prefix = shared_prefix([n for n, _ in items])
         for name, _ in items:
-            claim(short(name), ename)
-        member_prefix, words = prefix[len("GPUOPT_"):], short(ename.upper())
-        out.append(f'    ({class_name(ename)}, "{member_prefix}", "{words}"),')
-    out.append(")")
+            emit(short(name), f"{cname}.{name[len(prefix):]}", ename)
     out.append("")
     out.append("# Macros")
-    macros = []
-    for name, value in h.macros + [(n, repr(v)) for n, v in h.strings]:
-        claim(short(name), "#define")
-        macros.append(short(name))
-        out.append(f"{short(name)} = {value}")
-    for ename, _ in tables:
-        claim(short(ename.upper()), ename)
+    for name, value in h.macros:
+        emit(short(name), value, "#define")
+    for name, value in h.strings:
+        emit(short(name), repr(value), "#define")
+    out.append("")
+
+    out.append("# Value -> the enumerator's own word, per type.")
+    for ename, items in tables:
+        prefix = shared_prefix([n for n, _ in items])
+        emit_dict(short(ename.upper()), [(v, n[len(prefix):].lower()) for n, v in items], ename)
     out.append("")
     out.append("# gpuopt_status descriptions, as gpuopt_strerror() gives them.")
-    claim("STATUS_TEXT", "GPUOPT_STATUS_MAP")
-    out.append("STATUS_TEXT = {")
-    wrapped((f' {v}: "{t}",' for _, v, t in h.status), "}")
+    emit_dict("STATUS_TEXT", [(v, t) for _, v, t in h.status], "GPUOPT_STATUS_MAP")
     out.append("")
-    out.append("# Each enumerator as a module constant without GPUOPT_ (ERR_NOT_FOUND is")
-    out.append("# Status.ERR_NOT_FOUND), and per enum a dict from value to the member's name")
-    out.append('# in lower case (BACKEND_STATUS = {0: "not_probed", ...}).')
-    out.append("__all__ = [_cls.__name__ for _cls, _prefix, _words in _ENUMS]")
-    out.append("for _cls, _prefix, _words in _ENUMS:")
-    out.append("    for _name, _member in _cls.__members__.items():")
-    out.append("        globals()[_prefix + _name] = _member")
-    out.append("        __all__.append(_prefix + _name)")
-    out.append("__all__ += [")
-    wrapped([f' "{name}",' for name in macros], "]")
-    out.append("for _cls, _prefix, _words in _ENUMS:")
-    out.append("    globals()[_words] = {int(m): n.lower() for n, m in _cls.__members__.items()}")
-    out.append("    __all__.append(_words)")
-    out.append('__all__.append("STATUS_TEXT")')
-    out.append("del _cls, _prefix, _words, _name, _member")
+    out.append("__all__ = [")
+    wrapped([f' "{name}",' for name in exported], "]")
     return "\n".join(out) + "\n"
 
 

@@ -226,32 +226,116 @@ class ResultOrigin(enum.IntEnum):
     CACHE_VERIFIED = 2
 
 
-# Each enum: its class, what its C names carry between GPUOPT_ and the
-# member's name, and the name of its dict from value to the member's word.
-_ENUMS = (
-    (Status, "", "STATUS"),
-    (LogLevel, "LOG_", "LOG_LEVEL"),
-    (BackendStatus, "BACKEND_", "BACKEND_STATUS"),
-    (DeviceType, "DEVICE_TYPE_", "DEVICE_TYPE"),
-    (Feature, "FEATURE_", "FEATURE"),
-    (Tristate, "TRISTATE_", "TRISTATE"),
-    (KnobType, "KNOB_", "KNOB_TYPE"),
-    (KnobSource, "SOURCE_", "KNOB_SOURCE"),
-    (Objective, "OBJECTIVE_", "OBJECTIVE"),
-    (Bound, "BOUND_", "BOUND"),
-    (MemorySource, "MEMORY_SOURCE_", "MEMORY_SOURCE"),
-    (MemoryPlace, "PLACE_", "MEMORY_PLACE"),
-    (CountUnit, "COUNT_", "COUNT_UNIT"),
-    (ProfileFormat, "PROFILE_", "PROFILE_FORMAT"),
-    (Language, "LANG_", "LANGUAGE"),
-    (Strategy, "STRATEGY_", "STRATEGY"),
-    (CandidateStatus, "CANDIDATE_", "CANDIDATE_STATUS"),
-    (Isolation, "ISOLATION_", "ISOLATION"),
-    (ElemType, "ELEM_", "ELEM_TYPE"),
-    (BufferInit, "INIT_", "BUFFER_INIT"),
-    (CacheMode, "CACHE_", "CACHE_MODE"),
-    (ResultOrigin, "ORIGIN_", "RESULT_ORIGIN"),
-)
+# GPUOPT_STATUS_MAP and each enum's values as module constants.
+OK = Status.OK
+ERR_INVALID_ARGUMENT = Status.ERR_INVALID_ARGUMENT
+ERR_OUT_OF_RANGE = Status.ERR_OUT_OF_RANGE
+ERR_STRUCT_SIZE = Status.ERR_STRUCT_SIZE
+ERR_NOT_FOUND = Status.ERR_NOT_FOUND
+ERR_CONFIG = Status.ERR_CONFIG
+ERR_NESTING = Status.ERR_NESTING
+ERR_NO_MEMORY = Status.ERR_NO_MEMORY
+ERR_IO = Status.ERR_IO
+ERR_FORKED = Status.ERR_FORKED
+ERR_NO_DEVICE = Status.ERR_NO_DEVICE
+ERR_UNAVAILABLE = Status.ERR_UNAVAILABLE
+ERR_UNSUPPORTED = Status.ERR_UNSUPPORTED
+ERR_DRIVER = Status.ERR_DRIVER
+ERR_DISABLED = Status.ERR_DISABLED
+ERR_BUILD = Status.ERR_BUILD
+ERR_LAUNCH = Status.ERR_LAUNCH
+ERR_TIMEOUT = Status.ERR_TIMEOUT
+ERR_FAULT = Status.ERR_FAULT
+LOG_OFF = LogLevel.OFF
+LOG_ERROR = LogLevel.ERROR
+LOG_WARN = LogLevel.WARN
+LOG_INFO = LogLevel.INFO
+LOG_DEBUG = LogLevel.DEBUG
+BACKEND_NOT_PROBED = BackendStatus.NOT_PROBED
+BACKEND_AVAILABLE = BackendStatus.AVAILABLE
+BACKEND_UNAVAILABLE = BackendStatus.UNAVAILABLE
+BACKEND_ERROR = BackendStatus.ERROR
+BACKEND_DISABLED = BackendStatus.DISABLED
+DEVICE_TYPE_OTHER = DeviceType.OTHER
+DEVICE_TYPE_CPU = DeviceType.CPU
+DEVICE_TYPE_GPU = DeviceType.GPU
+DEVICE_TYPE_ACCELERATOR = DeviceType.ACCELERATOR
+FEATURE_FP64 = Feature.FP64
+FEATURE_FP16 = Feature.FP16
+FEATURE_BF16 = Feature.BF16
+FEATURE_TF32 = Feature.TF32
+FEATURE_FP8 = Feature.FP8
+FEATURE_INT8 = Feature.INT8
+FEATURE_MATRIX_UNITS = Feature.MATRIX_UNITS
+TRISTATE_UNKNOWN = Tristate.UNKNOWN
+TRISTATE_NO = Tristate.NO
+TRISTATE_YES = Tristate.YES
+KNOB_BOOL = KnobType.BOOL
+KNOB_INT = KnobType.INT
+KNOB_BYTES = KnobType.BYTES
+KNOB_STRING = KnobType.STRING
+SOURCE_DEFAULT = KnobSource.DEFAULT
+SOURCE_DETECTED = KnobSource.DETECTED
+SOURCE_BENCHMARK = KnobSource.BENCHMARK
+SOURCE_CACHE = KnobSource.CACHE
+SOURCE_CONFIG = KnobSource.CONFIG
+SOURCE_ENV = KnobSource.ENV
+SOURCE_API = KnobSource.API
+OBJECTIVE_THROUGHPUT = Objective.THROUGHPUT
+OBJECTIVE_LATENCY = Objective.LATENCY
+BOUND_UNKNOWN = Bound.UNKNOWN
+BOUND_COMPUTE = Bound.COMPUTE
+BOUND_MEMORY = Bound.MEMORY
+MEMORY_SOURCE_NONE = MemorySource.NONE
+MEMORY_SOURCE_MANAGEMENT = MemorySource.MANAGEMENT
+MEMORY_SOURCE_KERNEL = MemorySource.KERNEL
+MEMORY_SOURCE_CONTEXT = MemorySource.CONTEXT
+MEMORY_SOURCE_NEW_CONTEXT = MemorySource.NEW_CONTEXT
+MEMORY_SOURCE_RUNTIME = MemorySource.RUNTIME
+MEMORY_SOURCE_HOST = MemorySource.HOST
+PLACE_DEVICE = MemoryPlace.DEVICE
+PLACE_HOST = MemoryPlace.HOST
+PLACE_PINNED = MemoryPlace.PINNED
+COUNT_ITEMS = CountUnit.ITEMS
+COUNT_BYTES = CountUnit.BYTES
+PROFILE_TABLE = ProfileFormat.TABLE
+PROFILE_JSON = ProfileFormat.JSON
+PROFILE_TRACE = ProfileFormat.TRACE
+PROFILE_SVG = ProfileFormat.SVG
+LANG_OPENCL_C = Language.OPENCL_C
+LANG_CUDA = Language.CUDA
+LANG_HIP = Language.HIP
+STRATEGY_AUTO = Strategy.AUTO
+STRATEGY_EXHAUSTIVE = Strategy.EXHAUSTIVE
+STRATEGY_RANDOM = Strategy.RANDOM
+STRATEGY_ANNEALING = Strategy.ANNEALING
+STRATEGY_MODEL = Strategy.MODEL
+CANDIDATE_OK = CandidateStatus.OK
+CANDIDATE_INVALID = CandidateStatus.INVALID
+CANDIDATE_COMPILE_FAILED = CandidateStatus.COMPILE_FAILED
+CANDIDATE_LAUNCH_FAILED = CandidateStatus.LAUNCH_FAILED
+CANDIDATE_WRONG_RESULT = CandidateStatus.WRONG_RESULT
+CANDIDATE_TIMEOUT = CandidateStatus.TIMEOUT
+CANDIDATE_PRUNED = CandidateStatus.PRUNED
+CANDIDATE_FAULT = CandidateStatus.FAULT
+ISOLATION_AUTO = Isolation.AUTO
+ISOLATION_IN_PROCESS = Isolation.IN_PROCESS
+ISOLATION_WORKER = Isolation.WORKER
+ELEM_F32 = ElemType.F32
+ELEM_F64 = ElemType.F64
+ELEM_I32 = ElemType.I32
+ELEM_U32 = ElemType.U32
+ELEM_I64 = ElemType.I64
+INIT_RANDOM = BufferInit.RANDOM
+INIT_ZEROS = BufferInit.ZEROS
+INIT_CONSTANT = BufferInit.CONSTANT
+INIT_DATA = BufferInit.DATA
+CACHE_USE = CacheMode.USE
+CACHE_REFRESH = CacheMode.REFRESH
+CACHE_OFF = CacheMode.OFF
+ORIGIN_TUNED = ResultOrigin.TUNED
+ORIGIN_CACHE_HIT = ResultOrigin.CACHE_HIT
+ORIGIN_CACHE_VERIFIED = ResultOrigin.CACHE_VERIFIED
 
 # Macros
 VERSION_MAJOR = 0
@@ -272,6 +356,81 @@ PROFILER_NO_VENDOR_RANGES = 0x2
 PROFILER_DEFAULT_MAX_SECTIONS = 1048576
 VERSION_STRING = '0.2.0'
 
+# Value -> the enumerator's own word, per type.
+STATUS = {
+    0: "ok", 100: "err_invalid_argument", 101: "err_out_of_range", 102: "err_struct_size",
+    103: "err_not_found", 104: "err_config", 105: "err_nesting", 200: "err_no_memory",
+    201: "err_io", 202: "err_forked", 300: "err_no_device", 301: "err_unavailable",
+    302: "err_unsupported", 303: "err_driver", 304: "err_disabled", 400: "err_build",
+    401: "err_launch", 402: "err_timeout", 403: "err_fault",
+}
+LOG_LEVEL = {
+    0: "off", 1: "error", 2: "warn", 3: "info", 4: "debug",
+}
+BACKEND_STATUS = {
+    0: "not_probed", 1: "available", 2: "unavailable", 3: "error", 4: "disabled",
+}
+DEVICE_TYPE = {
+    0: "other", 1: "cpu", 2: "gpu", 3: "accelerator",
+}
+FEATURE = {
+    0x01: "fp64", 0x02: "fp16", 0x04: "bf16", 0x08: "tf32", 0x10: "fp8", 0x20: "int8",
+    0x40: "matrix_units",
+}
+TRISTATE = {
+    -1: "unknown", 0: "no", 1: "yes",
+}
+KNOB_TYPE = {
+    1: "bool", 2: "int", 3: "bytes", 4: "string",
+}
+KNOB_SOURCE = {
+    0: "default", 1: "detected", 2: "benchmark", 3: "cache", 4: "config", 5: "env", 6: "api",
+}
+OBJECTIVE = {
+    0: "throughput", 1: "latency",
+}
+BOUND = {
+    0: "unknown", 1: "compute", 2: "memory",
+}
+MEMORY_SOURCE = {
+    0: "none", 1: "management", 2: "kernel", 3: "context", 4: "new_context", 5: "runtime",
+    6: "host",
+}
+MEMORY_PLACE = {
+    0: "device", 1: "host", 2: "pinned",
+}
+COUNT_UNIT = {
+    1: "items", 2: "bytes",
+}
+PROFILE_FORMAT = {
+    1: "table", 2: "json", 3: "trace", 4: "svg",
+}
+LANGUAGE = {
+    1: "opencl_c", 2: "cuda", 3: "hip",
+}
+STRATEGY = {
+    0: "auto", 1: "exhaustive", 2: "random", 3: "annealing", 4: "model",
+}
+CANDIDATE_STATUS = {
+    0: "ok", 1: "invalid", 2: "compile_failed", 3: "launch_failed", 4: "wrong_result",
+    5: "timeout", 6: "pruned", 7: "fault",
+}
+ISOLATION = {
+    0: "auto", 1: "in_process", 2: "worker",
+}
+ELEM_TYPE = {
+    1: "f32", 2: "f64", 3: "i32", 4: "u32", 5: "i64",
+}
+BUFFER_INIT = {
+    1: "random", 2: "zeros", 3: "constant", 4: "data",
+}
+CACHE_MODE = {
+    0: "use", 1: "refresh", 2: "off",
+}
+RESULT_ORIGIN = {
+    0: "tuned", 1: "cache_hit", 2: "cache_verified",
+}
+
 # gpuopt_status descriptions, as gpuopt_strerror() gives them.
 STATUS_TEXT = {
     0: "success", 100: "invalid argument", 101: "value out of range",
@@ -284,22 +443,39 @@ STATUS_TEXT = {
     403: "device fault; the process must restart to use the device again",
 }
 
-# Each enumerator as a module constant without GPUOPT_ (ERR_NOT_FOUND is
-# Status.ERR_NOT_FOUND), and per enum a dict from value to the member's name
-# in lower case (BACKEND_STATUS = {0: "not_probed", ...}).
-__all__ = [_cls.__name__ for _cls, _prefix, _words in _ENUMS]
-for _cls, _prefix, _words in _ENUMS:
-    for _name, _member in _cls.__members__.items():
-        globals()[_prefix + _name] = _member
-        __all__.append(_prefix + _name)
-__all__ += [
+__all__ = [
+    "Status", "LogLevel", "BackendStatus", "DeviceType", "Feature", "Tristate", "KnobType",
+    "KnobSource", "Objective", "Bound", "MemorySource", "MemoryPlace", "CountUnit",
+    "ProfileFormat", "Language", "Strategy", "CandidateStatus", "Isolation", "ElemType",
+    "BufferInit", "CacheMode", "ResultOrigin", "OK", "ERR_INVALID_ARGUMENT", "ERR_OUT_OF_RANGE",
+    "ERR_STRUCT_SIZE", "ERR_NOT_FOUND", "ERR_CONFIG", "ERR_NESTING", "ERR_NO_MEMORY", "ERR_IO",
+    "ERR_FORKED", "ERR_NO_DEVICE", "ERR_UNAVAILABLE", "ERR_UNSUPPORTED", "ERR_DRIVER",
+    "ERR_DISABLED", "ERR_BUILD", "ERR_LAUNCH", "ERR_TIMEOUT", "ERR_FAULT", "LOG_OFF", "LOG_ERROR",
+    "LOG_WARN", "LOG_INFO", "LOG_DEBUG", "BACKEND_NOT_PROBED", "BACKEND_AVAILABLE",
+    "BACKEND_UNAVAILABLE", "BACKEND_ERROR", "BACKEND_DISABLED", "DEVICE_TYPE_OTHER",
+    "DEVICE_TYPE_CPU", "DEVICE_TYPE_GPU", "DEVICE_TYPE_ACCELERATOR", "FEATURE_FP64",
+    "FEATURE_FP16", "FEATURE_BF16", "FEATURE_TF32", "FEATURE_FP8", "FEATURE_INT8",
+    "FEATURE_MATRIX_UNITS", "TRISTATE_UNKNOWN", "TRISTATE_NO", "TRISTATE_YES", "KNOB_BOOL",
+    "KNOB_INT", "KNOB_BYTES", "KNOB_STRING", "SOURCE_DEFAULT", "SOURCE_DETECTED",
+    "SOURCE_BENCHMARK", "SOURCE_CACHE", "SOURCE_CONFIG", "SOURCE_ENV", "SOURCE_API",
+    "OBJECTIVE_THROUGHPUT", "OBJECTIVE_LATENCY", "BOUND_UNKNOWN", "BOUND_COMPUTE", "BOUND_MEMORY",
+    "MEMORY_SOURCE_NONE", "MEMORY_SOURCE_MANAGEMENT", "MEMORY_SOURCE_KERNEL",
+    "MEMORY_SOURCE_CONTEXT", "MEMORY_SOURCE_NEW_CONTEXT", "MEMORY_SOURCE_RUNTIME",
+    "MEMORY_SOURCE_HOST", "PLACE_DEVICE", "PLACE_HOST", "PLACE_PINNED", "COUNT_ITEMS",
+    "COUNT_BYTES", "PROFILE_TABLE", "PROFILE_JSON", "PROFILE_TRACE", "PROFILE_SVG",
+    "LANG_OPENCL_C", "LANG_CUDA", "LANG_HIP", "STRATEGY_AUTO", "STRATEGY_EXHAUSTIVE",
+    "STRATEGY_RANDOM", "STRATEGY_ANNEALING", "STRATEGY_MODEL", "CANDIDATE_OK", "CANDIDATE_INVALID",
+    "CANDIDATE_COMPILE_FAILED", "CANDIDATE_LAUNCH_FAILED", "CANDIDATE_WRONG_RESULT",
+    "CANDIDATE_TIMEOUT", "CANDIDATE_PRUNED", "CANDIDATE_FAULT", "ISOLATION_AUTO",
+    "ISOLATION_IN_PROCESS", "ISOLATION_WORKER", "ELEM_F32", "ELEM_F64", "ELEM_I32", "ELEM_U32",
+    "ELEM_I64", "INIT_RANDOM", "INIT_ZEROS", "INIT_CONSTANT", "INIT_DATA", "CACHE_USE",
+    "CACHE_REFRESH", "CACHE_OFF", "ORIGIN_TUNED", "ORIGIN_CACHE_HIT", "ORIGIN_CACHE_VERIFIED",
     "VERSION_MAJOR", "VERSION_MINOR", "VERSION_PATCH", "API_VERSION", "OPTION_IGNORE_ENV",
     "OPTION_IGNORE_CONFIG_FILE", "LEVEL_DEFAULT", "LEVEL_MAX", "TIER_NONE", "APPLY_ENV",
     "APPLY_DEVICE", "APPLY_AFFINITY", "CACHE_IMPORT_ALL", "PROFILER_START_DISABLED",
-    "PROFILER_NO_VENDOR_RANGES", "PROFILER_DEFAULT_MAX_SECTIONS", "VERSION_STRING",
+    "PROFILER_NO_VENDOR_RANGES", "PROFILER_DEFAULT_MAX_SECTIONS", "VERSION_STRING", "STATUS",
+    "LOG_LEVEL", "BACKEND_STATUS", "DEVICE_TYPE", "FEATURE", "TRISTATE", "KNOB_TYPE",
+    "KNOB_SOURCE", "OBJECTIVE", "BOUND", "MEMORY_SOURCE", "MEMORY_PLACE", "COUNT_UNIT",
+    "PROFILE_FORMAT", "LANGUAGE", "STRATEGY", "CANDIDATE_STATUS", "ISOLATION", "ELEM_TYPE",
+    "BUFFER_INIT", "CACHE_MODE", "RESULT_ORIGIN", "STATUS_TEXT",
 ]
-for _cls, _prefix, _words in _ENUMS:
-    globals()[_words] = {int(m): n.lower() for n, m in _cls.__members__.items()}
-    __all__.append(_words)
-__all__.append("STATUS_TEXT")
-del _cls, _prefix, _words, _name, _member
