@@ -11,6 +11,13 @@ const gpo_dl_sym gpo_hip_syms[] = {
 };
 const size_t gpo_hip_n_syms = sizeof gpo_hip_syms / sizeof gpo_hip_syms[0];
 
+/* The header names do not change between majors. */
+static const char *const attr_names[GPO_HIP_ATTR_COUNT] = {
+#define GPO_HIP_NAME(id, name, v5, v6, v7) #name,
+    GPO_HIP_ATTRS(GPO_HIP_NAME)
+#undef GPO_HIP_NAME
+};
+
 static const gpo_hip_abi abis[] = {
     {5,
      "ROCm 5.x include/hip/hip_runtime_api.h (Debian libamdhip64-dev 5.2.3; ROCm/HIP rocm-5.0.0, "
@@ -20,11 +27,7 @@ static const gpo_hip_abi abis[] = {
          GPO_HIP_ATTRS(GPO_HIP_V5)
 #undef GPO_HIP_V5
      },
-     {
-#define GPO_HIP_NAME(id, name, v5, v6, v7) #name,
-         GPO_HIP_ATTRS(GPO_HIP_NAME)
-#undef GPO_HIP_NAME
-     },
+     attr_names,
      /* ROCm 5 exports only the unversioned symbol, filling the 792-byte
       * layout. */
      "hipGetDeviceProperties",
@@ -37,11 +40,7 @@ static const gpo_hip_abi abis[] = {
          GPO_HIP_ATTRS(GPO_HIP_V6)
 #undef GPO_HIP_V6
      },
-     {
-#define GPO_HIP_NAME(id, name, v5, v6, v7) #name,
-         GPO_HIP_ATTRS(GPO_HIP_NAME)
-#undef GPO_HIP_NAME
-     },
+     attr_names,
      "hipGetDevicePropertiesR0600",
      1472,
      1160},
@@ -52,11 +51,7 @@ static const gpo_hip_abi abis[] = {
          GPO_HIP_ATTRS(GPO_HIP_V7)
 #undef GPO_HIP_V7
      },
-     {
-#define GPO_HIP_NAME(id, name, v5, v6, v7) #name,
-         GPO_HIP_ATTRS(GPO_HIP_NAME)
-#undef GPO_HIP_NAME
-     },
+     attr_names,
      "hipGetDevicePropertiesR0600",
      1472,
      1160},
