@@ -85,10 +85,6 @@ int gpo_x86_vendor(const char *vendor_id, const char **name)
 
 const char *gpo_x86_level_name(int32_t level)
 {
-    switch (level) {
-    case 4: return "x86-64-v4";
-    case 3: return "x86-64-v3";
-    case 2: return "x86-64-v2";
-    default: return "x86-64";
-    }
+    static const char *const names[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
+    return level >= 2 && level <= 4 ? names[level - 2] : "x86-64";
 }
