@@ -96,28 +96,26 @@ void gpo_ocl_priv_free(void *priv)
     free(p);
 }
 
-static int32_t device_type(cl_device_type t)
-{
-    if (t & CL_DEVICE_TYPE_GPU)
-        return GPUOPT_DEVICE_TYPE_GPU;
-    if (t & CL_DEVICE_TYPE_CPU)
-        return GPUOPT_DEVICE_TYPE_CPU;
-    if (t & CL_DEVICE_TYPE_ACCELERATOR)
-        return GPUOPT_DEVICE_TYPE_ACCELERATOR;
-    return GPUOPT_DEVICE_TYPE_OTHER;
-}
+/* A device's CL_DEVICE_TYPE, by its first bit in this order: gpuopt's type
+ * and the word in details; the last row takes every other device. */
+static const struct {
+    cl_device_type bit;
+    int32_t type;
+    const char *word;
+} types[] = {
+    {CL_DEVICE_TYPE_GPU, GPUOPT_DEVICE_TYPE_GPU, "gpu"},
+    {CL_DEVICE_TYPE_CPU, GPUOPT_DEVICE_TYPE_CPU, "cpu"},
+    {CL_DEVICE_TYPE_ACCELERATOR, GPUOPT_DEVICE_TYPE_ACCELERATOR, "accelerator"},
+    {CL_DEVICE_TYPE_CUSTOM, GPUOPT_DEVICE_TYPE_OTHER, "custom"},
+    {0, GPUOPT_DEVICE_TYPE_OTHER, "other"},
+};
 
-static const char *type_word(cl_device_type t)
+static size_t type_row(cl_device_type t)
 {
-    if (t & CL_DEVICE_TYPE_GPU)
-        return "gpu";
-    if (t & CL_DEVICE_TYPE_CPU)
-        return "cpu";
-    if (t & CL_DEVICE_TYPE_ACCELERATOR)
-        return "accelerator";
-    if (t & CL_DEVICE_TYPE_CUSTOM)
-        return "custom";
-    return "other";
+    size_t i = 0;
+    while (types[i].bit && !(t & types[i].bit))
+        i++;
+    return i;
 }
 
 /* LLVM triple architecture to the family names the CPU backend uses. */
@@ -212,7 +210,7 @@ static void fill_info(const ocl_facts *f, int32_t index, gpuopt_device *dev)
     gpo_snprintf(info->id, sizeof info->id, "opencl:%d", index);
     gpo_strlcpy(info->backend, "opencl", sizeof info->backend);
     info->index = index;
-    info->type = device_type(f->type);
+    info->type = types[type_row(f->type)].type;
     const char *vs = gpo_ocl_vendor_short(f->vendor_id);
     /* CPUs keep the vendor string they report (GenuineIntel, AuthenticAMD),
      * as the CPU backend does; other devices get the vendor's short name. */
@@ -325,7 +323,7 @@ static gpuopt_status fill_details(gpuopt_device *dev, const ocl_dev_priv *p)
     j_str(&w, "driver_version", f->driver);
     j_str(&w, "profile", f->profile);
     j_num(&w, "vendor_id", f->vendor_id);
-    j_str(&w, "type", type_word(f->type));
+    j_str(&w, "type", types[type_row(f->type)].word);
     j_int(&w, "max_compute_units", f->compute_units);
     j_int(&w, "max_clock_mhz", f->clock_mhz);
     j_num(&w, "global_mem_bytes", (double)f->global_mem);
