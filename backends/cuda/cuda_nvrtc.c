@@ -41,10 +41,13 @@ static void result_words(const gpo_nvrtc *nv, gpo_nvrtc_result r, char *out, siz
         gpo_snprintf(out, cap, "nvrtcResult %d", r);
 }
 
+/* GPUOPT_OK for a call that succeeded, else `st` in words. */
 static gpuopt_status nvrtc_fail(const gpo_nvrtc *nv, gpuopt_status st, const char *call,
                                 gpo_nvrtc_result r)
 {
     char words[128];
+    if (r == GPO_NVRTC_SUCCESS)
+        return GPUOPT_OK;
     result_words(nv, r, words, sizeof words);
     return gpo_fail(st, "cuda: %s failed: %s%s", call, words,
                     r == GPO_NVRTC_ERROR_BUILTIN_OPERATION_FAILURE
@@ -80,6 +83,25 @@ static void *open_default(int driver_version, char *tried, size_t cap)
         return NULL;
     }
     return gpo_dl_open_first(names, tried, cap);
+}
+
+/* The architectures this NVRTC compiles for (11.2+). */
+static gpuopt_status read_archs(gpo_nvrtc *nv)
+{
+    int n = 0;
+    gpuopt_status st = nvrtc_fail(nv, GPUOPT_ERR_DRIVER, "nvrtcGetNumSupportedArchs",
+                                  nv->api.nvrtcGetNumSupportedArchs(&n));
+    if (st)
+        return st;
+    if (n < 0 || n > GPO_NVRTC_MAX_ARCHS)
+        return gpo_fail(GPUOPT_ERR_DRIVER,
+                        "cuda: nvrtcGetNumSupportedArchs answered %d (at most %d expected)", n,
+                        GPO_NVRTC_MAX_ARCHS);
+    if (n && (st = nvrtc_fail(nv, GPUOPT_ERR_DRIVER, "nvrtcGetSupportedArchs",
+                              nv->api.nvrtcGetSupportedArchs(nv->archs))))
+        return st;
+    nv->n_archs = n;
+    return GPUOPT_OK;
 }
 
 void gpo_nvrtc_close(gpo_nvrtc *nv)
@@ -124,31 +146,10 @@ gpuopt_status gpo_nvrtc_open(const char *user_path, int driver_version, gpo_nvrt
                       missing);
         goto out;
     }
-    gpo_nvrtc_result r = nv->api.nvrtcVersion(&nv->major, &nv->minor);
-    if (r != GPO_NVRTC_SUCCESS) {
-        st = nvrtc_fail(nv, GPUOPT_ERR_DRIVER, "nvrtcVersion", r);
-        goto out;
-    }
-    if (nv->api.nvrtcGetNumSupportedArchs && nv->api.nvrtcGetSupportedArchs) {
-        int n = 0;
-        r = nv->api.nvrtcGetNumSupportedArchs(&n);
-        if (r != GPO_NVRTC_SUCCESS) {
-            st = nvrtc_fail(nv, GPUOPT_ERR_DRIVER, "nvrtcGetNumSupportedArchs", r);
-            goto out;
-        }
-        if (n < 0 || n > GPO_NVRTC_MAX_ARCHS) {
-            st = gpo_fail(GPUOPT_ERR_DRIVER,
-                          "cuda: nvrtcGetNumSupportedArchs answered %d (at most %d expected)", n,
-                          GPO_NVRTC_MAX_ARCHS);
-            goto out;
-        }
-        r = n ? nv->api.nvrtcGetSupportedArchs(nv->archs) : GPO_NVRTC_SUCCESS;
-        if (r != GPO_NVRTC_SUCCESS) {
-            st = nvrtc_fail(nv, GPUOPT_ERR_DRIVER, "nvrtcGetSupportedArchs", r);
-            goto out;
-        }
-        nv->n_archs = n;
-    }
+    st = nvrtc_fail(nv, GPUOPT_ERR_DRIVER, "nvrtcVersion",
+                    nv->api.nvrtcVersion(&nv->major, &nv->minor));
+    if (!st && nv->api.nvrtcGetNumSupportedArchs && nv->api.nvrtcGetSupportedArchs)
+        st = read_archs(nv);
 out:
     if (st) {
         gpo_nvrtc_close(nv);

@@ -62,19 +62,13 @@ struct gpo_rt_buf {
     size_t size;
 };
 
-typedef struct rt_pinned {
-    gpo_rt_obj h;
-    void *ptr;
-} rt_pinned;
-
 struct gpo_rt_prog {
     gpo_rt_obj h;
     gpo_cu_module module;
 };
 
 struct gpo_rt_kernel {
-    gpo_rt_obj h;
-    gpo_rt_prog *prog;
+    gpo_rt_obj h; /* owned by its program: a CUfunction belongs to the module */
     gpo_cu_function func;
     char name[128];
     int n_params; /* from cuFuncGetParamInfo; -1 when the driver cannot say */
@@ -88,7 +82,6 @@ struct gpo_rt_kernel {
 struct gpo_rt {
     gpo_cuda_state *s;
     const gpo_cuda_api *api;
-    int ordinal;
     gpo_cu_device dev;
     gpo_cu_context ctx; /* the retained primary context */
     int cc_major, cc_minor;
@@ -114,6 +107,13 @@ static gpuopt_status rt_fail(gpo_rt *rt, gpuopt_status status, const char *op, c
     char what[96];
     gpo_snprintf(what, sizeof what, "%s %s", rt->what, op);
     return gpo_cuda_fail_call(rt->s, status, what, call, r);
+}
+
+/* GPUOPT_OK for a driver call that succeeded, else rt_fail's
+ * GPUOPT_ERR_DRIVER. */
+static gpuopt_status rt_call(gpo_rt *rt, const char *op, const char *call, gpo_cu_result r)
+{
+    return r == GPO_CUDA_SUCCESS ? GPUOPT_OK : rt_fail(rt, GPUOPT_ERR_DRIVER, op, call, r);
 }
 
 /* GPUOPT_OK when `handle` is a live object of `kind` of this session. */
@@ -199,9 +199,7 @@ static gpuopt_status launch_fail(gpo_rt *rt, const char *op, const char *call, g
 /* Pushes the session's context; GPUOPT_ERR_DRIVER with the detail set. */
 static gpuopt_status rt_enter(gpo_rt *rt, const char *op)
 {
-    gpo_cu_result r = rt->api->cuCtxPushCurrent(rt->ctx);
-    return r == GPO_CUDA_SUCCESS ? GPUOPT_OK
-                                 : rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuCtxPushCurrent_v2", r);
+    return rt_call(rt, op, "cuCtxPushCurrent_v2", rt->api->cuCtxPushCurrent(rt->ctx));
 }
 
 /* Pops it again. Returns `st`, or a pop failure when `st` was GPUOPT_OK. */
@@ -227,9 +225,7 @@ static gpuopt_status wait_stream(gpo_rt *rt, const char *op)
  * the time between them in ns. */
 static gpuopt_status time_begin(gpo_rt *rt, const char *op)
 {
-    gpo_cu_result r = rt->api->cuEventRecord(rt->ev_start, rt->stream);
-    return r == GPO_CUDA_SUCCESS ? GPUOPT_OK
-                                 : rt_fail(rt, GPUOPT_ERR_DRIVER, op, "cuEventRecord", r);
+    return rt_call(rt, op, "cuEventRecord", rt->api->cuEventRecord(rt->ev_start, rt->stream));
 }
 
 static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
@@ -256,13 +252,11 @@ static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
 static void buf_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->api->cuMemFree(((gpo_rt_buf *)o)->ptr);
-    free(o);
 }
 
 static void pin_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    rt->api->cuMemFreeHost(((rt_pinned *)o)->ptr);
-    free(o);
+    rt->api->cuMemFreeHost(((gpo_rt_pinned *)o)->ptr);
 }
 
 /* A CUfunction belongs to its module: the driver has nothing to release. */
@@ -270,13 +264,11 @@ static void kernel_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     (void)rt;
     gpo_rt_args_free(&((gpo_rt_kernel *)o)->args);
-    free(o);
 }
 
 static void prog_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->api->cuModuleUnload(((gpo_rt_prog *)o)->module);
-    free(o);
 }
 
 static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {
@@ -286,45 +278,38 @@ static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {
     [GPO_RT_PINNED] = pin_destroy,
 };
 
-static int kernel_of(const gpo_rt_obj *o, const void *prog)
-{
-    return ((const gpo_rt_kernel *)o)->prog == prog;
-}
-
 /* ---- session ---------------------------------------------------------------- */
 
-/* The driver calls a session needs: all of them, or it cannot work. */
+/* The driver calls a session needs: all of them, or it cannot work. They
+ * are the runtime's calls of cuda_api.h but cuFuncGetParamInfo, used when
+ * present, and the unversioned elapsed time (checked 0), a fallback. */
 static const char *missing_call(const gpo_cuda_api *a)
 {
-#define NEED_(field, name)                                                                         \
-    if (!a->field)                                                                                 \
-        return name;
-    NEED_(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain")
-    NEED_(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2")
-    NEED_(cuCtxPushCurrent, "cuCtxPushCurrent_v2")
-    NEED_(cuCtxPopCurrent, "cuCtxPopCurrent_v2")
-    NEED_(cuStreamCreate, "cuStreamCreate")
-    NEED_(cuStreamDestroy, "cuStreamDestroy_v2")
-    NEED_(cuStreamSynchronize, "cuStreamSynchronize")
-    NEED_(cuMemAlloc, "cuMemAlloc_v2")
-    NEED_(cuMemFree, "cuMemFree_v2")
-    NEED_(cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")
-    NEED_(cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
-    NEED_(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")
-    NEED_(cuMemAllocHost, "cuMemAllocHost_v2")
-    NEED_(cuMemFreeHost, "cuMemFreeHost")
-    NEED_(cuModuleLoadData, "cuModuleLoadData")
-    NEED_(cuModuleUnload, "cuModuleUnload")
-    NEED_(cuModuleGetFunction, "cuModuleGetFunction")
-    NEED_(cuFuncGetAttribute, "cuFuncGetAttribute")
-    NEED_(cuFuncSetAttribute, "cuFuncSetAttribute")
-    NEED_(cuLaunchKernel, "cuLaunchKernel")
-    NEED_(cuEventCreate, "cuEventCreate")
-    NEED_(cuEventDestroy, "cuEventDestroy_v2")
-    NEED_(cuEventRecord, "cuEventRecord")
-    NEED_(cuEventSynchronize, "cuEventSynchronize")
-    NEED_(cuEventElapsedTime, "cuEventElapsedTime")
-#undef NEED_
+    typedef void (*any_fn)(void);
+    static const struct {
+        size_t offset;
+        const char *name;
+        int checked;
+    } calls[] = {
+#define CALL_(field, symbol, required, checked, params)                                            \
+    {offsetof(gpo_cuda_api, field), #symbol, checked},
+        {offsetof(gpo_cuda_api, cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", 1},
+        {offsetof(gpo_cuda_api, cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease_v2", 1},
+        {offsetof(gpo_cuda_api, cuCtxPushCurrent), "cuCtxPushCurrent_v2", 1},
+        {offsetof(gpo_cuda_api, cuCtxPopCurrent), "cuCtxPopCurrent_v2", 1},
+        GPO_CUDA_RUNTIME_API(CALL_)
+#undef CALL_
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        any_fn f;
+        memcpy(&f, (const char *)a + calls[i].offset, sizeof f);
+        if (!calls[i].checked || f || calls[i].offset == offsetof(gpo_cuda_api, cuFuncGetParamInfo))
+            continue;
+        /* cuda_load.c falls back to the unversioned elapsed time: both are
+         * missing, and the call is named as the driver's headers name it. */
+        return calls[i].offset == offsetof(gpo_cuda_api, cuEventElapsedTime) ? "cuEventElapsedTime"
+                                                                             : calls[i].name;
+    }
     return NULL;
 }
 
@@ -401,18 +386,12 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     gpo_rt_objects_init(&rt->objects);
     rt->s = s;
     rt->api = &s->api;
-    rt->ordinal = route->index;
-    gpo_snprintf(rt->what, sizeof rt->what, "cuda:%d", rt->ordinal);
+    gpo_snprintf(rt->what, sizeof rt->what, "cuda:%d", (int)route->index);
 
-    gpo_cu_result r = s->api.cuDeviceGet(&rt->dev, rt->ordinal);
-    if (r != GPO_CUDA_SUCCESS) {
-        st = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "cuDeviceGet", r);
+    st = rt_call(rt, "open", "cuDeviceGet", s->api.cuDeviceGet(&rt->dev, route->index));
+    if (st || (st = read_limits(rt)))
         goto fail;
-    }
-    st = read_limits(rt);
-    if (st)
-        goto fail;
-    r = s->api.cuDevicePrimaryCtxRetain(&rt->ctx, rt->dev);
+    gpo_cu_result r = s->api.cuDevicePrimaryCtxRetain(&rt->ctx, rt->dev);
     if (r != GPO_CUDA_SUCCESS) {
         rt->ctx = NULL;
         st = rt_fail(rt, GPUOPT_ERR_DRIVER, "open", "cuDevicePrimaryCtxRetain", r);
@@ -508,14 +487,14 @@ static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_ob
 {
     const char *op = kind == GPO_RT_PINNED ? "host_alloc_pinned" : "buffer_alloc";
     gpo_rt_buf *b = NULL;
-    rt_pinned *p = NULL;
+    gpo_rt_pinned *p = NULL;
     if (bytes == 0)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "cuda %s: size 0 (at least 1 byte)", op);
     gpo_rt_obj *o = calloc(1, kind == GPO_RT_PINNED ? sizeof *p : sizeof *b);
     if (!o)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda %s: out of memory", op);
     if (kind == GPO_RT_PINNED)
-        p = (rt_pinned *)o;
+        p = (gpo_rt_pinned *)o;
     else
         b = (gpo_rt_buf *)o;
     gpuopt_status st = rt_enter(rt, op);
@@ -537,8 +516,7 @@ static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_ob
     if (st) {
         if (r == GPO_CUDA_SUCCESS) /* allocated, then the pop failed */
             destroyers[kind](rt, o);
-        else
-            free(o);
+        free(o);
         return st;
     }
     if (b)
@@ -640,11 +618,9 @@ static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src
         *device_ns = 0.0;
         st = time_begin(rt, "buffer_copy");
     }
-    if (!st) {
-        gpo_cu_result r = rt->api->cuMemcpyDtoDAsync(dst->ptr, src->ptr, bytes, rt->stream);
-        if (r != GPO_CUDA_SUCCESS)
-            st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "cuMemcpyDtoDAsync_v2", r);
-    }
+    if (!st)
+        st = rt_call(rt, "buffer_copy", "cuMemcpyDtoDAsync_v2",
+                     rt->api->cuMemcpyDtoDAsync(dst->ptr, src->ptr, bytes, rt->stream));
     if (!st && device_ns)
         st = time_end(rt, "buffer_copy", device_ns);
     return rt_leave(rt, st, "buffer_copy");
@@ -660,23 +636,16 @@ static gpuopt_status rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **ptr)
     gpo_rt_obj *o = NULL;
     assert(rt && ptr);
     gpuopt_status st = alloc(rt, bytes, GPO_RT_PINNED, &o);
-    *ptr = st ? NULL : ((rt_pinned *)o)->ptr;
+    *ptr = st ? NULL : ((gpo_rt_pinned *)o)->ptr;
     return st;
 }
 
-static int pinned_at(const gpo_rt_obj *o, const void *ptr)
-{
-    return ((const rt_pinned *)o)->ptr == ptr;
-}
-
-/* The caller holds the host address, not the block: the block is found by
- * it among the live ones, so a freed or foreign address matches none. */
 static void rt_host_free_pinned(gpo_rt *rt, void *ptr)
 {
     assert(rt);
-    gpo_rt_obj *o = ptr ? gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr) : NULL;
-    if (o)
-        release(rt, o, "host_free_pinned");
+    gpo_rt_pinned *p = gpo_rt_objects_pinned(&rt->objects, ptr);
+    if (p)
+        release(rt, &p->obj, "host_free_pinned");
 }
 
 /* ---- programs --------------------------------------------------------------- */
@@ -745,12 +714,8 @@ out:
 
 static void rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
 {
-    if (!gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
-        return;
-    /* Kernels of this program die with its module. */
-    for (gpo_rt_obj *k; (k = gpo_rt_objects_take(&rt->objects, GPO_RT_KERNEL, kernel_of, p));)
-        kernel_destroy(rt, k);
-    release(rt, &p->h, "program_free");
+    if (gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
+        release(rt, &p->h, "program_free"); /* and its kernels */
 }
 
 /* ---- kernels ------------------------------------------------------------------ */
@@ -790,11 +755,11 @@ static gpuopt_status read_params(gpo_rt *rt, gpo_rt_kernel *k)
 static gpuopt_status read_static_shared(gpo_rt *rt, gpo_rt_kernel *k)
 {
     int v = 0;
-    gpo_cu_result r =
-        rt->api->cuFuncGetAttribute(&v, GPO_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->func);
-    if (r != GPO_CUDA_SUCCESS)
-        return rt_fail(rt, GPUOPT_ERR_DRIVER, "kernel_create",
-                       "cuFuncGetAttribute(SHARED_SIZE_BYTES)", r);
+    gpuopt_status st =
+        rt_call(rt, "kernel_create", "cuFuncGetAttribute(SHARED_SIZE_BYTES)",
+                rt->api->cuFuncGetAttribute(&v, GPO_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->func));
+    if (st)
+        return st;
     k->static_shared = v > 0 ? v : 0;
     k->dynamic_max = rt->shared_per_block > k->static_shared
                          ? (unsigned int)(rt->shared_per_block - k->static_shared)
@@ -817,7 +782,7 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
     if (!k)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "%s kernel_create: out of memory", rt->what);
     gpo_strlcpy(k->name, name, sizeof k->name);
-    k->prog = p;
+    k->h.owner = p;
     if ((st = rt_enter(rt, "kernel_create"))) {
         free(k);
         return st;

@@ -42,11 +42,10 @@ struct gpo_rt_kernel {
     cl_kernel kernel;
 };
 
-/* Pinned host memory: the caller holds `ptr`, the mapping of `mem`. */
+/* Pinned host memory: the caller holds pin.ptr, the mapping of `mem`. */
 typedef struct ocl_pinned {
-    gpo_rt_obj obj;
+    gpo_rt_pinned pin;
     cl_mem mem;
-    void *ptr;
 } ocl_pinned;
 
 struct gpo_rt {
@@ -77,32 +76,28 @@ static gpuopt_status mine(gpo_rt *rt, const void *handle, gpo_rt_kind kind, cons
 static void buf_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->api->ReleaseMemObject(((gpo_rt_buf *)o)->mem);
-    free(o);
 }
 
 static void prog_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->api->ReleaseProgram(((gpo_rt_prog *)o)->prog);
-    free(o);
 }
 
 static void kernel_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->api->ReleaseKernel(((gpo_rt_kernel *)o)->kernel);
-    free(o);
 }
 
 static void pin_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     ocl_pinned *p = (ocl_pinned *)o;
     cl_event ev = NULL;
-    if (rt->api->EnqueueUnmapMemObject(rt->queue, p->mem, p->ptr, 0, NULL, &ev) == CL_SUCCESS &&
+    if (rt->api->EnqueueUnmapMemObject(rt->queue, p->mem, p->pin.ptr, 0, NULL, &ev) == CL_SUCCESS &&
         ev) {
         rt->api->WaitForEvents(1, &ev);
         rt->api->ReleaseEvent(ev);
     }
     rt->api->ReleaseMemObject(p->mem);
-    free(p);
 }
 
 static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {
@@ -148,13 +143,12 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     gpo_snprintf(rt->compiler, sizeof rt->compiler, "%s; %s; driver %s", dp->platform_version,
                  f->version, f->driver);
 
-    gpuopt_status status = GPUOPT_OK;
     cl_int err = CL_SUCCESS;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)f->platform, 0};
     rt->ctx = st->api.CreateContext(props, 1, &f->device, NULL, NULL, &err);
     if (!rt->ctx || err != CL_SUCCESS) {
-        status = rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "clCreateContext");
-        goto out;
+        rt_close(rt);
+        return rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "clCreateContext");
     }
     /* Profiling on, in order (the default). The 2.0 entry point where both
      * the platform and the device are 2.0+; the 1.x one otherwise. */
@@ -169,14 +163,9 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
         rt->queue = st->api.CreateCommandQueue(rt->ctx, f->device, CL_QUEUE_PROFILING_ENABLE, &err);
     }
     if (!rt->queue || err != CL_SUCCESS) {
-        status =
-            rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER, "creating the command queue");
-        goto out;
-    }
-out:
-    if (status != GPUOPT_OK) {
         rt_close(rt);
-        return status;
+        return rt_fail(err ? err : CL_INVALID_VALUE, GPUOPT_ERR_DRIVER,
+                       "creating the command queue");
     }
     *out = rt;
     return GPUOPT_OK;
@@ -331,31 +320,24 @@ static gpuopt_status rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **ptr)
         return rt_fail(err ? err : CL_MEM_OBJECT_ALLOCATION_FAILURE, GPUOPT_ERR_DRIVER,
                        "clCreateBuffer(CL_MEM_ALLOC_HOST_PTR)");
     }
-    p->ptr = rt->api->EnqueueMapBuffer(rt->queue, p->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
-                                       bytes, 0, NULL, NULL, &err);
-    if (!p->ptr || err != CL_SUCCESS) {
+    p->pin.ptr = rt->api->EnqueueMapBuffer(rt->queue, p->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
+                                           0, bytes, 0, NULL, NULL, &err);
+    if (!p->pin.ptr || err != CL_SUCCESS) {
         rt->api->ReleaseMemObject(p->mem);
         free(p);
         return rt_fail(err ? err : CL_MAP_FAILURE, GPUOPT_ERR_DRIVER, "clEnqueueMapBuffer");
     }
-    gpo_rt_objects_add(&rt->objects, &p->obj, GPO_RT_PINNED);
-    *ptr = p->ptr;
+    gpo_rt_objects_add(&rt->objects, &p->pin.obj, GPO_RT_PINNED);
+    *ptr = p->pin.ptr;
     return GPUOPT_OK;
 }
 
-static int pinned_at(const gpo_rt_obj *o, const void *ptr)
-{
-    return ((const ocl_pinned *)o)->ptr == ptr;
-}
-
-/* The caller holds the mapped address, not the object: the block is found
- * among the session's live ones, so a stale address matches nothing. */
 static void rt_host_free_pinned(gpo_rt *rt, void *ptr)
 {
     assert(rt);
-    gpo_rt_obj *o = ptr ? gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr) : NULL;
-    if (o)
-        gpo_rt_objects_release(&rt->objects, rt, o, destroyers);
+    gpo_rt_pinned *p = gpo_rt_objects_pinned(&rt->objects, ptr);
+    if (p)
+        gpo_rt_objects_release(&rt->objects, rt, &p->obj, destroyers);
 }
 
 /* ---- programs and kernels ------------------------------------------------ */

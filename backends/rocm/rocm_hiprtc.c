@@ -110,18 +110,15 @@ gpuopt_status gpo_hiprtc_open(gpo_hiprtc *rtc, const char *path, void *hip_handl
     } else {
         /* The runtime's own major first: its code objects are the ones its
          * loader is sure to accept. */
-        char own[32] = "";
-        const char *names[5];
+        static const char *const sonames[] = {"libhiprtc.so.7", "libhiprtc.so.6",
+                                              "libhiprtc.so.5"}; /* majors 7 to 5 */
+        const char *names[3];
         size_t n = 0;
-        if (hip_major >= 5 && hip_major <= 7) {
-            gpo_snprintf(own, sizeof own, "libhiprtc.so.%d", hip_major);
-            names[n++] = own;
-        }
-        for (int m = 7; m >= 5; m--)
-            if (m != hip_major)
-                names[n++] = m == 7   ? "libhiprtc.so.7"
-                             : m == 6 ? "libhiprtc.so.6"
-                                      : "libhiprtc.so.5";
+        if (hip_major >= 5 && hip_major <= 7)
+            names[n++] = sonames[7 - hip_major];
+        for (int i = 0; i < 3; i++)
+            if (7 - i != hip_major)
+                names[n++] = sonames[i];
         gpo_sbuf_init(&tried);
         for (size_t i = 0; i < n && !rtc->handle; i++) {
             void *h = gpo_dl_open(names[i], err, sizeof err);

@@ -56,21 +56,13 @@ struct gpo_rt_buf {
     size_t size;
 };
 
-/* A pinned block is handed out by its host address; this record is how
- * the session finds it again. */
-typedef struct rt_pinned {
-    gpo_rt_obj obj; /* GPO_RT_PINNED */
-    void *ptr;
-} rt_pinned;
-
 struct gpo_rt_prog {
     gpo_rt_obj obj; /* GPO_RT_PROGRAM */
     gpo_hip_module module;
 };
 
 struct gpo_rt_kernel {
-    gpo_rt_obj obj; /* GPO_RT_KERNEL */
-    gpo_rt_prog *prog;
+    gpo_rt_obj obj; /* GPO_RT_KERNEL, owned by its program (a function of its module) */
     gpo_hip_function func;
     char name[128];
     gpo_rt_args args;
@@ -79,7 +71,6 @@ struct gpo_rt_kernel {
 
 struct gpo_rt {
     gpo_rocm_state *st;
-    const gpo_hip *hip;
     const gpo_hip_rt_fns *fn; /* the state's */
     int ordinal;
     gpo_hip_stream stream; /* the session's own, hipStreamNonBlocking */
@@ -110,7 +101,7 @@ static gpuopt_status rt_fail(const gpo_rt *rt, gpuopt_status status, const char 
                              const char *call, gpo_hip_error e)
 {
     char words[256];
-    gpo_hip_error_text(rt->hip, e, words, sizeof words);
+    gpo_hip_error_text(&rt->st->hip, e, words, sizeof words);
     if (e == GPO_hipErrorOutOfMemory)
         status = GPUOPT_ERR_NO_MEMORY;
     if (gpo_hip_error_sticky(e))
@@ -128,6 +119,13 @@ static gpuopt_status rt_fail(const gpo_rt *rt, gpuopt_status status, const char 
         hint = "; the code object was not built for this GPU's target ID (xnack/sramecc modes "
                "included)";
     return gpo_fail(status, "%s %s: %s returned %s%s", rt->what, op, call, words, hint);
+}
+
+/* GPUOPT_OK for a HIP call that succeeded, else rt_fail's words. */
+static gpuopt_status rt_call(const gpo_rt *rt, gpuopt_status status, const char *op,
+                             const char *call, gpo_hip_error e)
+{
+    return e == GPO_HIP_SUCCESS ? GPUOPT_OK : rt_fail(rt, status, op, call, e);
 }
 
 /* Whether an op may run at all: in the process that opened the session. */
@@ -173,9 +171,8 @@ static gpuopt_status leave(gpo_rt *rt, const rt_scope *sc, gpuopt_status st, con
  * (a kernel's fault) surface here, so they are launch errors. */
 static gpuopt_status wait_stream(gpo_rt *rt, const char *op)
 {
-    gpo_hip_error e = rt->fn->stream_synchronize(rt->stream);
-    return e == GPO_HIP_SUCCESS ? GPUOPT_OK
-                                : rt_fail(rt, GPUOPT_ERR_LAUNCH, op, "hipStreamSynchronize", e);
+    return rt_call(rt, GPUOPT_ERR_LAUNCH, op, "hipStreamSynchronize",
+                   rt->fn->stream_synchronize(rt->stream));
 }
 
 /* Events on the session's stream around what the caller enqueues between
@@ -183,9 +180,8 @@ static gpuopt_status wait_stream(gpo_rt *rt, const char *op)
  * between them in ns. */
 static gpuopt_status time_begin(gpo_rt *rt, const char *op)
 {
-    gpo_hip_error e = rt->fn->event_record(rt->ev_start, rt->stream);
-    return e == GPO_HIP_SUCCESS ? GPUOPT_OK
-                                : rt_fail(rt, GPUOPT_ERR_DRIVER, op, "hipEventRecord", e);
+    return rt_call(rt, GPUOPT_ERR_DRIVER, op, "hipEventRecord",
+                   rt->fn->event_record(rt->ev_start, rt->stream));
 }
 
 static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
@@ -206,32 +202,28 @@ static gpuopt_status time_end(gpo_rt *rt, const char *op, double *device_ns)
 
 /* ---- releasing objects ------------------------------------------------------------ */
 
-/* Each frees one object that is no longer registered (removed or taken):
- * the vendor's side first, then our record. */
+/* Each releases the vendor's side of one object that is no longer
+ * registered (removed or taken); the registry frees the record. */
 static void kernel_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     (void)rt;
     gpo_rt_args_free(&((gpo_rt_kernel *)o)->args);
-    free(o);
 }
 
 /* Its kernels must be gone: a module's functions die with it. */
 static void prog_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->fn->module_unload(((gpo_rt_prog *)o)->module);
-    free(o);
 }
 
 static void buf_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
     rt->fn->free(((gpo_rt_buf *)o)->ptr);
-    free(o);
 }
 
 static void pinned_destroy(gpo_rt *rt, gpo_rt_obj *o)
 {
-    rt->fn->host_free(((rt_pinned *)o)->ptr);
-    free(o);
+    rt->fn->host_free(((gpo_rt_pinned *)o)->ptr);
 }
 
 static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {
@@ -245,12 +237,17 @@ static const gpo_rt_destroy_fn destroyers[GPO_RT_KINDS] = {
  * are freed. */
 static const gpo_rt_destroy_fn forgetters[GPO_RT_KINDS] = {[GPO_RT_KERNEL] = kernel_destroy};
 
-static int kernel_of(const gpo_rt_obj *o, const void *prog)
-{
-    return ((const gpo_rt_kernel *)o)->prog == prog;
-}
-
 /* ---- session ---------------------------------------------------------------------- */
+
+static void destroy_stream_events(gpo_rt *rt)
+{
+    if (rt->ev_start)
+        rt->fn->event_destroy(rt->ev_start);
+    if (rt->ev_stop)
+        rt->fn->event_destroy(rt->ev_stop);
+    if (rt->stream)
+        rt->fn->stream_destroy(rt->stream);
+}
 
 static void rt_close(gpo_rt *rt)
 {
@@ -266,12 +263,7 @@ static void rt_close(gpo_rt *rt)
         if (rt->stream)
             rt->fn->stream_synchronize(rt->stream);
         gpo_rt_objects_clear(&rt->objects, rt, destroyers);
-        if (rt->ev_start)
-            rt->fn->event_destroy(rt->ev_start);
-        if (rt->ev_stop)
-            rt->fn->event_destroy(rt->ev_stop);
-        if (rt->stream)
-            rt->fn->stream_destroy(rt->stream);
+        destroy_stream_events(rt);
         if (entered)
             leave(rt, &sc, GPUOPT_OK, "close");
     } else {
@@ -308,7 +300,6 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     if (!rt)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory opening a HIP session");
     rt->st = st;
-    rt->hip = &st->hip;
     rt->ordinal = route->index;
     gpo_rt_objects_init(&rt->objects);
     gpo_snprintf(rt->what, sizeof rt->what, "rocm:%d", rt->ordinal);
@@ -343,12 +334,7 @@ static gpuopt_status rt_open(void *backend_state, const gpo_route *route, gpo_rt
     rt->lds_per_block = route->info.shared_mem_per_block;
 out:
     if (status != GPUOPT_OK) {
-        if (rt->ev_start)
-            rt->fn->event_destroy(rt->ev_start);
-        if (rt->ev_stop)
-            rt->fn->event_destroy(rt->ev_stop);
-        if (rt->stream)
-            rt->fn->stream_destroy(rt->stream);
+        destroy_stream_events(rt);
         gpo_rt_objects_destroy(&rt->objects);
         free(rt);
         return status;
@@ -394,7 +380,7 @@ static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_ob
     const char *op = kind == GPO_RT_PINNED ? "host_alloc_pinned" : "buffer_alloc";
     const char *call = kind == GPO_RT_PINNED ? "hipHostMalloc" : "hipMalloc";
     gpo_rt_buf *b = NULL;
-    rt_pinned *p = NULL;
+    gpo_rt_pinned *p = NULL;
     rt_scope sc;
     gpuopt_status st;
     if (bytes == 0)
@@ -403,12 +389,12 @@ static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_ob
         return gpo_fail(GPUOPT_ERR_UNSUPPORTED,
                         "%s host_alloc_pinned: the HIP runtime %s lacks hipHostMalloc or "
                         "hipHostFree",
-                        rt->what, rt->hip->library);
+                        rt->what, rt->st->hip.library);
     gpo_rt_obj *o = calloc(1, kind == GPO_RT_PINNED ? sizeof *p : sizeof *b);
     if (!o)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory");
     if (kind == GPO_RT_PINNED)
-        p = (rt_pinned *)o;
+        p = (gpo_rt_pinned *)o;
     else
         b = (gpo_rt_buf *)o;
     if ((st = enter(rt, op, &sc)) != GPUOPT_OK) {
@@ -426,8 +412,7 @@ static gpuopt_status alloc(gpo_rt *rt, size_t bytes, gpo_rt_kind kind, gpo_rt_ob
     if (st != GPUOPT_OK) {
         if (*ptr && e == GPO_HIP_SUCCESS) /* allocated, then giving the device back failed */
             destroyers[kind](rt, o);
-        else
-            free(o);
+        free(o);
         return st;
     }
     if (b)
@@ -446,14 +431,22 @@ static gpuopt_status rt_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **out)
     return st;
 }
 
-static void rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
+/* Unregisters `o`, a live object of this session, and destroys it (a
+ * program after its kernels) on the session's device; left to close() when
+ * the device cannot be made current. */
+static void release(gpo_rt *rt, gpo_rt_obj *o, const char *op)
 {
     rt_scope sc;
-    if (!gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER) ||
-        enter(rt, "buffer_free", &sc) != GPUOPT_OK)
+    if (enter(rt, op, &sc) != GPUOPT_OK)
         return;
-    gpo_rt_objects_release(&rt->objects, rt, &b->obj, destroyers);
-    leave(rt, &sc, GPUOPT_OK, "buffer_free");
+    gpo_rt_objects_release(&rt->objects, rt, o, destroyers);
+    leave(rt, &sc, GPUOPT_OK, op);
+}
+
+static void rt_buffer_free(gpo_rt *rt, gpo_rt_buf *b)
+{
+    if (gpo_rt_objects_owns(&rt->objects, b, GPO_RT_BUFFER))
+        release(rt, &b->obj, "buffer_free");
 }
 
 /* A buffer of this session (checked by address before anything reads it),
@@ -521,11 +514,9 @@ static gpuopt_status rt_buffer_copy(gpo_rt *rt, gpo_rt_buf *dst, gpo_rt_buf *src
         return st;
     if (device_ns)
         st = time_begin(rt, "buffer_copy");
-    if (st == GPUOPT_OK) {
-        gpo_hip_error e = rt->fn->memcpy_dtod(dst->ptr, src->ptr, bytes, rt->stream);
-        if (e != GPO_HIP_SUCCESS)
-            st = rt_fail(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "hipMemcpyDtoDAsync", e);
-    }
+    if (st == GPUOPT_OK)
+        st = rt_call(rt, GPUOPT_ERR_DRIVER, "buffer_copy", "hipMemcpyDtoDAsync",
+                     rt->fn->memcpy_dtod(dst->ptr, src->ptr, bytes, rt->stream));
     if (st == GPUOPT_OK && device_ns)
         st = time_end(rt, "buffer_copy", device_ns);
     return leave(rt, &sc, st, "buffer_copy");
@@ -538,25 +529,15 @@ static gpuopt_status rt_host_alloc_pinned(gpo_rt *rt, size_t bytes, void **out)
     gpo_rt_obj *o = NULL;
     assert(out);
     gpuopt_status st = alloc(rt, bytes, GPO_RT_PINNED, &o);
-    *out = st ? NULL : ((rt_pinned *)o)->ptr;
+    *out = st ? NULL : ((gpo_rt_pinned *)o)->ptr;
     return st;
-}
-
-/* Compares the host address with live records only: a freed block's
- * address is just a number here. */
-static int pinned_at(const gpo_rt_obj *o, const void *ptr)
-{
-    return ((const rt_pinned *)o)->ptr == ptr;
 }
 
 static void rt_host_free_pinned(gpo_rt *rt, void *ptr)
 {
-    rt_scope sc;
-    gpo_rt_obj *o = ptr ? gpo_rt_objects_find(&rt->objects, GPO_RT_PINNED, pinned_at, ptr) : NULL;
-    if (!o || enter(rt, "host_free_pinned", &sc) != GPUOPT_OK)
-        return;
-    gpo_rt_objects_release(&rt->objects, rt, o, destroyers);
-    leave(rt, &sc, GPUOPT_OK, "host_free_pinned");
+    gpo_rt_pinned *p = gpo_rt_objects_pinned(&rt->objects, ptr);
+    if (p)
+        release(rt, &p->obj, "host_free_pinned");
 }
 
 /* ---- programs ------------------------------------------------------------------------- */
@@ -621,14 +602,8 @@ out:
 
 static void rt_program_free(gpo_rt *rt, gpo_rt_prog *p)
 {
-    rt_scope sc;
-    if (!gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM) ||
-        enter(rt, "program_free", &sc) != GPUOPT_OK)
-        return;
-    for (gpo_rt_obj *k; (k = gpo_rt_objects_take(&rt->objects, GPO_RT_KERNEL, kernel_of, p));)
-        kernel_destroy(rt, k);
-    gpo_rt_objects_release(&rt->objects, rt, &p->obj, destroyers);
-    leave(rt, &sc, GPUOPT_OK, "program_free");
+    if (gpo_rt_objects_owns(&rt->objects, p, GPO_RT_PROGRAM))
+        release(rt, &p->obj, "program_free");
 }
 
 /* ---- kernels -------------------------------------------------------------------------- */
@@ -669,7 +644,7 @@ static gpuopt_status rt_kernel_create(gpo_rt *rt, gpo_rt_prog *p, const char *na
         free(k); /* a function belongs to its module: nothing to release */
         return st;
     }
-    k->prog = p;
+    k->obj.owner = p;
     memcpy(k->name, name, len + 1);
     gpo_rt_objects_add(&rt->objects, &k->obj, GPO_RT_KERNEL);
     *out = k;
@@ -818,14 +793,12 @@ static gpuopt_status rt_launch(gpo_rt *rt, gpo_rt_kernel *k, uint32_t dims, cons
         return st;
     if (device_ns)
         st = time_begin(rt, "launch");
-    if (st == GPUOPT_OK) {
-        gpo_hip_error e = rt->fn->module_launch_kernel(
-            k->func, (unsigned)(g[0] / l[0]), (unsigned)(g[1] / l[1]), (unsigned)(g[2] / l[2]),
-            (unsigned)l[0], (unsigned)l[1], (unsigned)l[2], k->shared_bytes, rt->stream,
-            n_args ? params : NULL, NULL);
-        if (e != GPO_HIP_SUCCESS)
-            st = rt_fail(rt, GPUOPT_ERR_LAUNCH, "launch", "hipModuleLaunchKernel", e);
-    }
+    if (st == GPUOPT_OK)
+        st = rt_call(rt, GPUOPT_ERR_LAUNCH, "launch", "hipModuleLaunchKernel",
+                     rt->fn->module_launch_kernel(
+                         k->func, (unsigned)(g[0] / l[0]), (unsigned)(g[1] / l[1]),
+                         (unsigned)(g[2] / l[2]), (unsigned)l[0], (unsigned)l[1], (unsigned)l[2],
+                         k->shared_bytes, rt->stream, n_args ? params : NULL, NULL));
     if (st == GPUOPT_OK && device_ns)
         st = time_end(rt, "launch", device_ns);
     return leave(rt, &sc, st, "launch");

@@ -52,19 +52,35 @@ void gpo_rt_objects_remove(gpo_rt_objects *r, gpo_rt_obj *o)
     pthread_mutex_unlock(&r->lock);
 }
 
-int gpo_rt_objects_owns(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind)
+/* The first live object of `kind` that `match` accepts (any, for NULL),
+ * unlinked when `take`. */
+static gpo_rt_obj *first(gpo_rt_objects *r, gpo_rt_kind kind,
+                         int (*match)(const gpo_rt_obj *o, const void *arg), const void *arg,
+                         int take)
 {
-    int found = 0;
-    if (!r || !handle || kind < 0 || kind >= GPO_RT_KINDS)
-        return 0;
+    gpo_rt_obj *found = NULL;
     pthread_mutex_lock(&r->lock);
-    for (const gpo_rt_obj *o = r->heads[kind].next; o != &r->heads[kind]; o = o->next)
-        if ((const void *)o == handle) {
-            found = 1;
+    for (gpo_rt_obj *o = r->heads[kind].next; o != &r->heads[kind]; o = o->next)
+        if (!match || match(o, arg)) {
+            found = o;
+            if (take)
+                unlink_obj(o);
             break;
         }
     pthread_mutex_unlock(&r->lock);
     return found;
+}
+
+static int is_obj(const gpo_rt_obj *o, const void *handle)
+{
+    return (const void *)o == handle;
+}
+
+int gpo_rt_objects_owns(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind)
+{
+    if (!r || !handle || kind < 0 || kind >= GPO_RT_KINDS)
+        return 0;
+    return first(r, kind, is_obj, handle, 0) != NULL;
 }
 
 gpuopt_status gpo_rt_objects_check(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind,
@@ -81,32 +97,25 @@ gpuopt_status gpo_rt_objects_check(gpo_rt_objects *r, const void *handle, gpo_rt
 gpo_rt_obj *gpo_rt_objects_find(gpo_rt_objects *r, gpo_rt_kind kind,
                                 int (*match)(const gpo_rt_obj *o, const void *arg), const void *arg)
 {
-    gpo_rt_obj *found = NULL;
     assert(kind >= 0 && kind < GPO_RT_KINDS && match);
-    pthread_mutex_lock(&r->lock);
-    for (gpo_rt_obj *o = r->heads[kind].next; o != &r->heads[kind]; o = o->next)
-        if (match(o, arg)) {
-            found = o;
-            break;
-        }
-    pthread_mutex_unlock(&r->lock);
-    return found;
+    return first(r, kind, match, arg, 0);
 }
 
 gpo_rt_obj *gpo_rt_objects_take(gpo_rt_objects *r, gpo_rt_kind kind,
                                 int (*match)(const gpo_rt_obj *o, const void *arg), const void *arg)
 {
-    gpo_rt_obj *found = NULL;
     assert(kind >= 0 && kind < GPO_RT_KINDS);
-    pthread_mutex_lock(&r->lock);
-    for (gpo_rt_obj *o = r->heads[kind].next; o != &r->heads[kind]; o = o->next)
-        if (!match || match(o, arg)) {
-            found = o;
-            unlink_obj(o);
-            break;
-        }
-    pthread_mutex_unlock(&r->lock);
-    return found;
+    return first(r, kind, match, arg, 1);
+}
+
+static int pinned_at(const gpo_rt_obj *o, const void *ptr)
+{
+    return ((const gpo_rt_pinned *)o)->ptr == ptr;
+}
+
+gpo_rt_pinned *gpo_rt_objects_pinned(gpo_rt_objects *r, const void *ptr)
+{
+    return ptr ? (gpo_rt_pinned *)gpo_rt_objects_find(r, GPO_RT_PINNED, pinned_at, ptr) : NULL;
 }
 
 static void destroy_obj(struct gpo_rt *rt, gpo_rt_obj *o, gpo_rt_kind kind,
@@ -114,14 +123,21 @@ static void destroy_obj(struct gpo_rt *rt, gpo_rt_obj *o, gpo_rt_kind kind,
 {
     if (destroy[kind])
         destroy[kind](rt, o);
-    else
-        free(o);
+    free(o);
+}
+
+static int owned_by(const gpo_rt_obj *o, const void *owner)
+{
+    return o->owner == owner;
 }
 
 void gpo_rt_objects_release(gpo_rt_objects *r, struct gpo_rt *rt, gpo_rt_obj *o,
                             const gpo_rt_destroy_fn destroy[GPO_RT_KINDS])
 {
     gpo_rt_kind kind = (gpo_rt_kind)o->kind;
+    for (int k = 0; k < GPO_RT_KINDS; k++)
+        for (gpo_rt_obj *child; (child = gpo_rt_objects_take(r, k, owned_by, o));)
+            destroy_obj(rt, child, k, destroy);
     gpo_rt_objects_remove(r, o);
     destroy_obj(rt, o, kind, destroy);
 }

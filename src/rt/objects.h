@@ -39,6 +39,9 @@ typedef enum gpo_rt_kind {
 typedef struct gpo_rt_obj {
     struct gpo_rt_obj *prev, *next;
     int32_t kind; /* gpo_rt_kind while registered, -1 once removed */
+    /* What this object dies with, set before it is added: a CUDA or HIP
+     * kernel's program, whose module holds its code. NULL: nothing. */
+    const void *owner;
 } gpo_rt_obj;
 
 typedef struct gpo_rt_objects {
@@ -65,33 +68,42 @@ int gpo_rt_objects_owns(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind)
 gpuopt_status gpo_rt_objects_check(gpo_rt_objects *r, const void *handle, gpo_rt_kind kind,
                                    const char *what, const char *op);
 
-/* The first live object of `kind` that `match` accepts, or NULL. For what
- * is not found by its own address: a pinned host block is handed out by
- * the host address the vendor gave, and a program's kernels are found by
- * their program. `match` sees registered objects only, so it may read
+/* The first live object of `kind` that `match` accepts, or NULL: for what
+ * is not found by its own address (a pinned block by its host address, a
+ * program's kernels by their owner). `match` sees registered objects only, so it may read
  * them; it runs under the registry's lock and must not call back into it. */
 gpo_rt_obj *gpo_rt_objects_find(gpo_rt_objects *r, gpo_rt_kind kind,
                                 int (*match)(const gpo_rt_obj *o, const void *arg),
                                 const void *arg);
 
 /* Removes and returns the first live object of `kind` that `match`
- * accepts (any, when `match` is NULL), or NULL: a program's kernels die
- * with it, a pinned block is freed by its address. */
+ * accepts (any, when `match` is NULL), or NULL. */
 gpo_rt_obj *gpo_rt_objects_take(gpo_rt_objects *r, gpo_rt_kind kind,
                                 int (*match)(const gpo_rt_obj *o, const void *arg),
                                 const void *arg);
 
-/* Frees one unregistered object of a session and what the vendor holds
- * for it. */
+/* Pinned host memory: a backend's record of it starts with this. The
+ * caller holds the host address, not the record. */
+typedef struct gpo_rt_pinned {
+    gpo_rt_obj obj;
+    void *ptr; /* the host address handed out */
+} gpo_rt_pinned;
+
+/* The live pinned block at host address `ptr` (NULL: none), or NULL: a
+ * freed or foreign address matches no live block. */
+gpo_rt_pinned *gpo_rt_objects_pinned(gpo_rt_objects *r, const void *ptr);
+
+/* Releases what the vendor holds for one unregistered object of a
+ * session; the registry then frees the object (malloc'd) itself. */
 typedef void (*gpo_rt_destroy_fn)(struct gpo_rt *rt, gpo_rt_obj *o);
 
 /* Unregisters `o`, registered here, and destroys it with destroy[kind]
- * (NULL: free() alone). */
+ * (NULL: nothing to release) and free(), after the objects it owns. */
 void gpo_rt_objects_release(gpo_rt_objects *r, struct gpo_rt *rt, gpo_rt_obj *o,
                             const gpo_rt_destroy_fn destroy[GPO_RT_KINDS]);
 
 /* A session's close(): takes every object the caller left and destroys it
- * with destroy[kind] (NULL: free() alone), kernels before the programs
+ * as gpo_rt_objects_release does, kernels before the programs
  * they come from, then pinned and device memory. */
 void gpo_rt_objects_clear(gpo_rt_objects *r, struct gpo_rt *rt,
                           const gpo_rt_destroy_fn destroy[GPO_RT_KINDS]);

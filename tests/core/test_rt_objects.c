@@ -144,7 +144,6 @@ static void note_kind(struct gpo_rt *rt, gpo_rt_obj *o)
 {
     (void)rt;
     destroyed[n_destroyed++] = ((thing *)o)->payload;
-    free(o);
 }
 
 static void clear_destroys_kernels_before_programs_before_memory(void **state)
@@ -180,6 +179,55 @@ static void clear_destroys_kernels_before_programs_before_memory(void **state)
     gpo_rt_objects_destroy(&r);
 }
 
+static void releasing_an_object_destroys_what_it_owns_first(void **state)
+{
+    (void)state;
+    static const gpo_rt_destroy_fn note[GPO_RT_KINDS] = {note_kind, note_kind, note_kind,
+                                                         note_kind};
+    gpo_rt_objects r;
+    gpo_rt_objects_init(&r);
+    thing *prog = calloc(1, sizeof *prog), *other = calloc(1, sizeof *other);
+    thing *k1 = calloc(1, sizeof *k1), *k2 = calloc(1, sizeof *k2), *k3 = calloc(1, sizeof *k3);
+    assert_true(prog && other && k1 && k2 && k3);
+    prog->payload = GPO_RT_PROGRAM;
+    other->payload = GPO_RT_PROGRAM;
+    gpo_rt_objects_add(&r, &prog->obj, GPO_RT_PROGRAM);
+    gpo_rt_objects_add(&r, &other->obj, GPO_RT_PROGRAM);
+    thing *kernels[] = {k1, k2, k3};
+    for (int i = 0; i < 3; i++) {
+        kernels[i]->payload = GPO_RT_KERNEL;
+        kernels[i]->obj.owner = i < 2 ? (const void *)prog : (const void *)other;
+        gpo_rt_objects_add(&r, &kernels[i]->obj, GPO_RT_KERNEL);
+    }
+    n_destroyed = 0;
+    gpo_rt_objects_release(&r, NULL, &prog->obj, note);
+    assert_int_equal(n_destroyed, 3);
+    assert_int_equal(destroyed[0], GPO_RT_KERNEL);
+    assert_int_equal(destroyed[1], GPO_RT_KERNEL);
+    assert_int_equal(destroyed[2], GPO_RT_PROGRAM);
+    assert_int_equal(gpo_rt_objects_count(&r, GPO_RT_KERNEL), 1);
+    assert_true(gpo_rt_objects_owns(&r, k3, GPO_RT_KERNEL));
+    gpo_rt_objects_clear(&r, NULL, note);
+    gpo_rt_objects_destroy(&r);
+}
+
+static void a_pinned_block_is_found_by_its_live_host_address_only(void **state)
+{
+    (void)state;
+    char host[2];
+    gpo_rt_objects r;
+    gpo_rt_objects_init(&r);
+    gpo_rt_pinned p = {.ptr = &host[0]};
+    assert_null(gpo_rt_objects_pinned(&r, &host[0]));
+    gpo_rt_objects_add(&r, &p.obj, GPO_RT_PINNED);
+    assert_ptr_equal(gpo_rt_objects_pinned(&r, &host[0]), &p);
+    assert_null(gpo_rt_objects_pinned(&r, &host[1]));
+    assert_null(gpo_rt_objects_pinned(&r, NULL));
+    gpo_rt_objects_remove(&r, &p.obj);
+    assert_null(gpo_rt_objects_pinned(&r, &host[0]));
+    gpo_rt_objects_destroy(&r);
+}
+
 static void check_refuses_a_stale_handle_in_words(void **state)
 {
     (void)state;
@@ -206,6 +254,8 @@ int main(void)
         cmocka_unit_test(find_returns_the_live_object_a_predicate_accepts),
         cmocka_unit_test(take_removes_only_what_the_predicate_accepts),
         cmocka_unit_test(clear_destroys_kernels_before_programs_before_memory),
+        cmocka_unit_test(releasing_an_object_destroys_what_it_owns_first),
+        cmocka_unit_test(a_pinned_block_is_found_by_its_live_host_address_only),
         cmocka_unit_test(check_refuses_a_stale_handle_in_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
