@@ -133,7 +133,7 @@ void gpo_run_end(gpo_run *r)
     if (!r)
         return;
     gpo_cache_abandon(r->journal);
-    if (r->set_up)
+    if (r->set_up && r->spec.ops->teardown)
         r->spec.ops->teardown(&r->sc);
     gpo_search_destroy(r->search);
     if (r->space)
@@ -186,7 +186,7 @@ static int32_t run_once(gpo_run *r, gpo_prep *p, double *ns, double *wall, gpo_e
 
 void gpo_run_release(gpo_run *r, gpo_prep *p)
 {
-    if (p)
+    if (p && r->spec.ops->release)
         r->spec.ops->release(&r->sc, p);
 }
 
