@@ -125,8 +125,7 @@ int gpo_pci_normalise(const char *in, char *out, size_t cap)
             return -1;
     if (domain > 0xffff || bus > 0xff || dev > 0x1f || fn > 0x7)
         return -1;
-    gpo_snprintf(out, cap, "%04x:%02x:%02x.%x", domain, bus, dev, fn);
-    return 0;
+    return gpo_say(0, out, cap, "%04x:%02x:%02x.%x", domain, bus, dev, fn);
 }
 
 /* UUIDs are compared on their hex digits only, so "GPU-8c3b…" (NVIDIA's form)

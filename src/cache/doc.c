@@ -259,8 +259,7 @@ static int is_string(const cJSON *o, const char *name)
 
 static int bad(char *why, size_t cap, const char *what)
 {
-    gpo_snprintf(why, cap, "%s", what);
-    return -1;
+    return gpo_say(-1, why, cap, "%s", what);
 }
 
 /* What a record and an unfinished tune share: the hard key (whose hash

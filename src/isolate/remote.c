@@ -78,9 +78,9 @@ static int worker_path(char *out, size_t cap)
     gpo_strlcpy(out, GPO_WORKER_INSTALLED, cap);
     if (access(out, X_OK) == 0)
         return 0;
-    gpo_snprintf(out, cap, "%s beside the library, or %s%s", WORKER_NAME, GPO_WORKER_INSTALLED,
-                 secure_getenv("GPUOPT_WORKER") ? "" : " (GPUOPT_WORKER names another)");
-    return -1;
+    return gpo_say(-1, out, cap, "%s beside the library, or %s%s", WORKER_NAME,
+                   GPO_WORKER_INSTALLED,
+                   secure_getenv("GPUOPT_WORKER") ? "" : " (GPUOPT_WORKER names another)");
 }
 
 /* How the worker ended, once it has (blocking up to the grace when

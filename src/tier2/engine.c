@@ -47,10 +47,8 @@ static int knobs_invalid(const gpo_t2 *t2, const cJSON *list, char *why, size_t 
     static const char *const types[] = {
         [GPUOPT_KNOB_BOOL] = "bool", [GPUOPT_KNOB_INT] = "int", [GPUOPT_KNOB_BYTES] = "bytes"};
     const cJSON *k;
-    if (!cJSON_IsArray(list)) {
-        gpo_snprintf(why, cap, "no knob list");
-        return -1;
-    }
+    if (!cJSON_IsArray(list))
+        return gpo_say(-1, why, cap, "no knob list");
     cJSON_ArrayForEach(k, list)
     {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(k, "name");
@@ -64,21 +62,17 @@ static int knobs_invalid(const gpo_t2 *t2, const cJSON *list, char *why, size_t 
             (size_t)def->type >= sizeof types / sizeof types[0] || !types[def->type] ||
             !cJSON_IsString(type) || strcmp(type->valuestring, types[def->type]) != 0 ||
             !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(k, "reason")) ||
-            !(v >= -9.2e18 && v <= 9.2e18) || v != floor(v)) {
-            gpo_snprintf(why, cap,
-                         "a stored knob %s%s%s without a known name, its type or an "
-                         "integer value",
-                         cJSON_IsString(name) ? "\"" : "",
-                         cJSON_IsString(name) ? name->valuestring : "",
-                         cJSON_IsString(name) ? "\"" : "");
-            return -1;
-        }
+            !(v >= -9.2e18 && v <= 9.2e18) || v != floor(v))
+            return gpo_say(-1, why, cap,
+                           "a stored knob %s%s%s without a known name, its type or an "
+                           "integer value",
+                           cJSON_IsString(name) ? "\"" : "",
+                           cJSON_IsString(name) ? name->valuestring : "",
+                           cJSON_IsString(name) ? "\"" : "");
         char text[32], domain[256];
         gpo_snprintf(text, sizeof text, "%.0f", v);
-        if (gpo_knob_check(def, (int64_t)v, text, domain, sizeof domain)) {
-            gpo_snprintf(why, cap, "knob %s: %s", def->name, domain);
-            return -1;
-        }
+        if (gpo_knob_check(def, (int64_t)v, text, domain, sizeof domain))
+            return gpo_say(-1, why, cap, "knob %s: %s", def->name, domain);
     }
     return 0;
 }

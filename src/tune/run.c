@@ -168,9 +168,8 @@ static int timed_out(const gpo_run *r, double wall_ns, gpo_eval *ev, const char 
     double limit = r->spec.timeout_s;
     if (limit <= 0 || wall_ns <= limit * 1e9)
         return 0;
-    gpo_snprintf(ev->msg, sizeof ev->msg, "%s run took %.3f s, over the timeout of %g s", which,
-                 wall_ns / 1e9, limit);
-    return 1;
+    return gpo_say(1, ev->msg, sizeof ev->msg, "%s run took %.3f s, over the timeout of %g s",
+                   which, wall_ns / 1e9, limit);
 }
 
 /* One run: its measurement in *ns, the wall time of the call in *wall. */

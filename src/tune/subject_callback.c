@@ -31,15 +31,13 @@ static int32_t cb_run(gpo_subject_ctx *sc, gpo_prep *prep, double *ns, gpo_eval 
     uint64_t t0 = gpo_now_ns();
     gpuopt_status st = cb->run(c, cb->user, &measured);
     uint64_t t1 = gpo_now_ns();
-    if (st != GPUOPT_OK) {
-        gpo_snprintf(ev->msg, sizeof ev->msg, "the run callback returned %s%s%s",
-                     gpuopt_status_name(st), *gpo_detail_get() ? ": " : "", gpo_detail_get());
-        return GPO_CAND_LAUNCH_FAILED;
-    }
-    if (isnan(measured) || isinf(measured)) {
-        gpo_snprintf(ev->msg, sizeof ev->msg, "the run callback measured %g ns", measured);
-        return GPO_CAND_LAUNCH_FAILED;
-    }
+    if (st != GPUOPT_OK)
+        return gpo_say(GPO_CAND_LAUNCH_FAILED, ev->msg, sizeof ev->msg,
+                       "the run callback returned %s%s%s", gpuopt_status_name(st),
+                       *gpo_detail_get() ? ": " : "", gpo_detail_get());
+    if (isnan(measured) || isinf(measured))
+        return gpo_say(GPO_CAND_LAUNCH_FAILED, ev->msg, sizeof ev->msg,
+                       "the run callback measured %g ns", measured);
     *ns = measured >= 0 ? measured : (double)(t1 - t0);
     return GPO_CAND_OK;
 }
@@ -49,8 +47,8 @@ static int32_t cb_check(gpo_subject_ctx *sc, gpo_prep *prep, gpo_eval *ev)
     const gpo_callback_def *cb = sc->def;
     if (!cb->validate || cb->validate((const gpuopt_point *)prep, cb->user))
         return GPO_CAND_OK;
-    gpo_snprintf(ev->msg, sizeof ev->msg, "the validate callback rejected the output");
-    return GPO_CAND_WRONG_RESULT;
+    return gpo_say(GPO_CAND_WRONG_RESULT, ev->msg, sizeof ev->msg,
+                   "the validate callback rejected the output");
 }
 
 const gpo_subject_ops gpo_subject_callback = {

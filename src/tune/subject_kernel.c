@@ -8,8 +8,6 @@
  * outputs. */
 #include <assert.h>
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,15 +20,7 @@
 #include "util/strutil.h"
 
 /* A point's failure: its words in ev->msg, its status returned. */
-static int32_t GPO_PRINTF(3, 4) refuse(gpo_eval *ev, int32_t status, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (vsnprintf(ev->msg, sizeof ev->msg, fmt, ap) < 0)
-        ev->msg[0] = '\0';
-    va_end(ap);
-    return status;
-}
+#define refuse(ev, status, ...) gpo_say(status, (ev)->msg, sizeof(ev)->msg, __VA_ARGS__)
 
 /* What the tuner keeps across runs: the device session and its programs. */
 typedef struct gpo_ksession gpo_ksession;

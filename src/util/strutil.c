@@ -31,6 +31,16 @@ void gpo_snprintf(char *dst, size_t cap, const char *fmt, ...)
         dst[0] = '\0';
 }
 
+int gpo_say(int ret, char *dst, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (vsnprintf(dst, cap, fmt, ap) < 0 && cap)
+        dst[0] = '\0';
+    va_end(ap);
+    return ret;
+}
+
 char *gpo_strdup(const char *s)
 {
     if (!s)
@@ -134,11 +144,20 @@ int gpo_parse_bytes(const char *s, uint64_t *out)
         const char *suffix;
         double mult;
     } units[] = {
-        {"", 1.0},          {"b", 1.0},
-        {"k", 1024.0},      {"kib", 1024.0},          {"kb", 1e3},
-        {"m", 1048576.0},   {"mib", 1048576.0},       {"mb", 1e6},
-        {"g", 1073741824.0}, {"gib", 1073741824.0},   {"gb", 1e9},
-        {"t", 1099511627776.0}, {"tib", 1099511627776.0}, {"tb", 1e12},
+        {"", 1.0},
+        {"b", 1.0},
+        {"k", 1024.0},
+        {"kib", 1024.0},
+        {"kb", 1e3},
+        {"m", 1048576.0},
+        {"mib", 1048576.0},
+        {"mb", 1e6},
+        {"g", 1073741824.0},
+        {"gib", 1073741824.0},
+        {"gb", 1e9},
+        {"t", 1099511627776.0},
+        {"tib", 1099511627776.0},
+        {"tb", 1e12},
     };
     if (!s)
         return -1;
@@ -203,7 +222,10 @@ int gpo_grow(void *items, size_t size, size_t n, size_t *cap, size_t first)
     return 0;
 }
 
-void gpo_sbuf_init(gpo_sbuf *b) { memset(b, 0, sizeof *b); }
+void gpo_sbuf_init(gpo_sbuf *b)
+{
+    memset(b, 0, sizeof *b);
+}
 
 static int sbuf_reserve(gpo_sbuf *b, size_t extra)
 {
