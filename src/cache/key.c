@@ -350,8 +350,7 @@ int gpo_cache_params_valid(const cJSON *params, char *why, size_t cap)
 }
 
 static const char *const status_names[] = {
-    "ok",           "invalid", "compile_failed", "launch_failed",
-    "wrong_result", "timeout", "pruned",         "fault"};
+    "ok", "invalid", "compile_failed", "launch_failed", "wrong_result", "timeout", "pruned", "fault"};
 #define N_STATUS ((int32_t)(sizeof status_names / sizeof status_names[0]))
 
 const char *gpo_cache_status_name(int32_t status)

@@ -144,20 +144,11 @@ int gpo_parse_bytes(const char *s, uint64_t *out)
         const char *suffix;
         double mult;
     } units[] = {
-        {"", 1.0},
-        {"b", 1.0},
-        {"k", 1024.0},
-        {"kib", 1024.0},
-        {"kb", 1e3},
-        {"m", 1048576.0},
-        {"mib", 1048576.0},
-        {"mb", 1e6},
-        {"g", 1073741824.0},
-        {"gib", 1073741824.0},
-        {"gb", 1e9},
-        {"t", 1099511627776.0},
-        {"tib", 1099511627776.0},
-        {"tb", 1e12},
+        {"", 1.0},          {"b", 1.0},
+        {"k", 1024.0},      {"kib", 1024.0},          {"kb", 1e3},
+        {"m", 1048576.0},   {"mib", 1048576.0},       {"mb", 1e6},
+        {"g", 1073741824.0}, {"gib", 1073741824.0},   {"gb", 1e9},
+        {"t", 1099511627776.0}, {"tib", 1099511627776.0}, {"tb", 1e12},
     };
     if (!s)
         return -1;
@@ -222,10 +213,7 @@ int gpo_grow(void *items, size_t size, size_t n, size_t *cap, size_t first)
     return 0;
 }
 
-void gpo_sbuf_init(gpo_sbuf *b)
-{
-    memset(b, 0, sizeof *b);
-}
+void gpo_sbuf_init(gpo_sbuf *b) { memset(b, 0, sizeof *b); }
 
 static int sbuf_reserve(gpo_sbuf *b, size_t extra)
 {
