@@ -21,6 +21,8 @@
 
 /* A point's failure: its words in ev->msg, its status returned. */
 #define refuse(ev, status, ...) gpo_say(status, (ev)->msg, sizeof(ev)->msg, __VA_ARGS__)
+/* The run cannot go on: sc->fatal says why. */
+#define end_run(sc, ...) ((sc)->fatal = gpo_fail(__VA_ARGS__), GPO_FATAL)
 
 /* What the tuner keeps across runs: the device session and its programs. */
 typedef struct gpo_ksession gpo_ksession;
@@ -674,13 +676,11 @@ static int32_t replace_worker(gpo_subject_ctx *sc)
     sc->state = NULL;
     krun_unref(old);
     gpuopt_status st = kernel_setup(sc);
-    if (st != GPUOPT_OK) {
-        sc->fatal = gpo_fail(st,
-                             "the tuner cannot replace the measurement worker a fault "
-                             "ended: %s",
-                             gpo_detail_get());
-        return GPO_FATAL;
-    }
+    if (st != GPUOPT_OK)
+        return end_run(sc, st,
+                       "the tuner cannot replace the measurement worker a fault "
+                       "ended: %s",
+                       gpo_detail_get());
     gpo_log_info(sc->log, "tuner: a new measurement worker replaces the one a fault ended");
     return GPO_CAND_OK;
 }
@@ -770,10 +770,8 @@ static int32_t own_buffers(gpo_subject_ctx *sc, const gpo_krun *k, kprep *p, con
         const gpo_targ *a = k->args[i];
         if (a->kind != GPO_ARG_BUFFER || a->fixed)
             continue;
-        if (!p->own && !(p->own = calloc((size_t)k->nargs, sizeof *p->own))) {
-            sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for a candidate's buffers");
-            return GPO_FATAL;
-        }
+        if (!p->own && !(p->own = calloc((size_t)k->nargs, sizeof *p->own)))
+            return end_run(sc, GPUOPT_ERR_NO_MEMORY, "out of memory for a candidate's buffers");
         gpo_kbuf *b = &p->own[i];
         int64_t count = 0;
         if (gpo_space_eval(sc->space, idx, a->expr, &count) != GPO_EXPR_OK || count < 1 ||
@@ -783,11 +781,9 @@ static int32_t own_buffers(gpo_subject_ctx *sc, const gpo_krun *k, kprep *p, con
                           gpo_expr_source(a->expr));
         b->count = (size_t)count;
         b->bytes = b->count * gpo_elem_size(a->type);
-        if (!(b->image = malloc(b->bytes))) {
-            sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for argument %u (%zu bytes)",
-                                 a->index, b->bytes);
-            return GPO_FATAL;
-        }
+        if (!(b->image = malloc(b->bytes)))
+            return end_run(sc, GPUOPT_ERR_NO_MEMORY, "out of memory for argument %u (%zu bytes)",
+                           a->index, b->bytes);
         k_image(sc->def, a, b->image, b->count);
         gpo_detail_clear();
         gpuopt_status st = ks->ops->buffer_alloc(ks->rt, b->bytes, &b->buf);
@@ -836,10 +832,8 @@ static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **
     char *opts = NULL, *log = NULL;
     int32_t s = GPO_CAND_OK;
     kprep *p = calloc(1, sizeof *p);
-    if (!p) {
-        sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory preparing a candidate");
-        return GPO_FATAL;
-    }
+    if (!p)
+        return end_run(sc, GPUOPT_ERR_NO_MEMORY, "out of memory preparing a candidate");
     p->config = c;
     p->k = k;
     k->refs++;
@@ -853,8 +847,7 @@ static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **
     if ((s = own_buffers(sc, k, p, idx, ev)) != GPO_CAND_OK)
         goto out;
     if (!(opts = k_options(t, c))) {
-        sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for build options");
-        s = GPO_FATAL;
+        s = end_run(sc, GPUOPT_ERR_NO_MEMORY, "out of memory for build options");
         goto out;
     }
     gpuopt_status st =
