@@ -23,9 +23,7 @@ static void item_free(gpo_cache_item *it)
     free(it->text[0]);
     free(it->text[1]);
     free(it->canon);
-    cJSON_Delete(it->record);
-    cJSON_Delete(it->cands);
-    free(it->cands_text);
+    gpo_cache_doc_drop_record(it);
     cJSON_Delete(it->open);
 }
 
