@@ -14,6 +14,7 @@
 #include "cache/cache.h"
 #include "plan.h"
 #include "tier2/bench.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 #define RUNTIME_BUDGET_MS 1500.0
@@ -276,7 +277,7 @@ static gpuopt_status measure(gpo_t2 *t2, job_run *j)
     hook("measure", job->kind);
     const gpuopt_result *res = NULL;
     gpuopt_result *done = NULL;
-    cJSON *payload = NULL, *knobs = NULL;
+    cJSON *payload = NULL;
     gpuopt_status st = gpo_run_tune(j->run, &res);
     if (!st && gpo_result_best_index(res) < 0)
         st =
@@ -285,12 +286,10 @@ static gpuopt_status measure(gpo_t2 *t2, job_run *j)
     if (!st)
         st = job->bench->knobs(job, res);
     if (!st) {
+        gpo_json b = {0};
         payload = job->extra ? cJSON_Duplicate(job->extra, 1) : cJSON_CreateObject();
-        knobs = payload ? cJSON_Duplicate(job->knobs, 1) : NULL;
-        if (!knobs || !cJSON_AddItemToObject(payload, "knobs", knobs)) {
-            cJSON_Delete(knobs);
+        if (!gpo_json_add(&b, payload, "knobs", payload ? cJSON_Duplicate(job->knobs, 1) : NULL))
             st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2: out of memory");
-        }
     }
     if (!st)
         st = gpo_run_finish(j->run, payload, &done);
