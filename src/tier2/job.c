@@ -19,8 +19,8 @@ gpuopt_status gpo_t2_knob(gpo_t2_job *job, const char *type, const char *name, d
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
     gpo_json b = {0};
-    if (!job->knobs && !(job->knobs = cJSON_CreateArray()))
-        b.failed = 1;
+    if (!job->knobs)
+        job->knobs = cJSON_CreateArray(); /* NULL fails the add below */
     cJSON *k = gpo_json_object(&b, job->knobs, NULL);
     gpo_json_str(&b, k, "name", name);
     gpo_json_str(&b, k, "type", type);
