@@ -133,8 +133,7 @@ static int not_of_type(const gpo_knob_def *def, const char *text, const char *wh
 {
     char dom[512];
     gpo_knob_domain_text(def, dom, sizeof dom);
-    gpo_snprintf(why, cap, "'%s' is not %s; its domain: %s", text, what, dom);
-    return -1;
+    return gpo_say(-1, why, cap, "'%s' is not %s; its domain: %s", text, what, dom);
 }
 
 int gpo_knob_parse(const gpo_knob_def *def, const char *text, int64_t *ival, char **norm, char *why,
