@@ -111,6 +111,16 @@ const char *cli_nearest(const char *word, size_t len, const char *const *names, 
 int cli_context(const char *cmd, const char *backends, const char *device, int selects,
                 gpuopt_context **ctx);
 
+/* cli_context with no --device, then the JSON document `get` writes of the
+ * context (gpuopt_context_to_json, gpuopt_context_diagnose): the text in
+ * *text and, when `parse` is set, the document in *root. A failure of `get`
+ * is "gpuopt CMD: WHAT: ...", one of the parse "the library returned
+ * malformed JSON". Returns the exit status, or CLI_OK; whatever was made
+ * (*ctx, *text, *root) is the caller's to free, also on failure. */
+int cli_context_json(const char *cmd, const char *backends, int selects,
+                     gpuopt_status (*get)(gpuopt_context *, char **), const char *what, int parse,
+                     gpuopt_context **ctx, char **text, struct cJSON **root);
+
 /* What a selection that fails is said about: the selector as the user wrote
  * it ("--device foo", "GPUOPT_DEVICE=foo"), else "cannot select a device". */
 const char *cli_device_origin(void);

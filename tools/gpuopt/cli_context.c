@@ -1,6 +1,7 @@
 /* The context every command works on, made from its --backend and the
  * device selector, with the library's refusal of either put in the words of
  * the command line. */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,5 +77,22 @@ int cli_context(const char *cmd, const char *backends, const char *device, int s
         return config_error(cmd, backends, opts.device);
     if (st)
         return cli_fail(cmd, "cannot create a context", st);
+    return CLI_OK;
+}
+
+int cli_context_json(const char *cmd, const char *backends, int selects,
+                     gpuopt_status (*get)(gpuopt_context *, char **), const char *what, int parse,
+                     gpuopt_context **ctx, char **text, cJSON **root)
+{
+    int rc = cli_context(cmd, backends, NULL, selects, ctx);
+    if (rc)
+        return rc;
+    gpuopt_status st = get(*ctx, text);
+    if (st)
+        return cli_fail(cmd, what, st);
+    if (parse && !(*root = cJSON_Parse(*text))) {
+        fprintf(stderr, "gpuopt %s: the library returned malformed JSON\n", cmd);
+        return CLI_FAIL;
+    }
     return CLI_OK;
 }

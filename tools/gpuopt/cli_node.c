@@ -13,18 +13,11 @@ int cli_node_read(const char *cmd, const char *backends, cli_node *node)
     memset(node, 0, sizeof *node);
     char *text = NULL;
     /* Every GPU of the node, whichever a selector would pick. */
-    int rc = cli_context(cmd, backends, NULL, 0, &node->ctx);
+    int rc = cli_context_json(cmd, backends, 0, gpuopt_context_to_json, "cannot list devices", 1,
+                              &node->ctx, &text, &node->root);
+    gpuopt_free(text);
     if (rc)
         return rc;
-    gpuopt_status st = gpuopt_context_to_json(node->ctx, &text);
-    if (st)
-        return cli_fail(cmd, "cannot list devices", st);
-    node->root = cJSON_Parse(text);
-    gpuopt_free(text);
-    if (!node->root) {
-        fprintf(stderr, "gpuopt %s: the library returned malformed JSON\n", cmd);
-        return CLI_FAIL;
-    }
     const cJSON *d;
     cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(node->root, "devices"))
     {

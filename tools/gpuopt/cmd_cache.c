@@ -54,15 +54,18 @@ static void fmt_params(const cJSON *params, char *out, size_t cap)
     }
 }
 
-static gpuopt_status get_listing(gpuopt_context *ctx, cJSON **out)
+/* The cache's listing: printed as it is with `json` (*out stays NULL), else
+ * parsed into *out. Returns the exit status, or CLI_OK. */
+static int get_listing(gpuopt_context *ctx, int json, cJSON **out)
 {
     char *text = NULL;
     gpuopt_status st = gpuopt_cache_list(ctx, &text);
-    if (st)
-        return st;
-    *out = cJSON_Parse(text);
+    if (!st && json)
+        printf("%s\n", text);
+    else if (!st && !(*out = cJSON_Parse(text)))
+        st = GPUOPT_ERR_NO_MEMORY;
     gpuopt_free(text);
-    return *out ? GPUOPT_OK : GPUOPT_ERR_NO_MEMORY;
+    return st ? cli_fail("cache", "cannot list the cache", st) : CLI_OK;
 }
 
 static void print_entry_line(const cJSON *e)
@@ -85,19 +88,10 @@ static void print_entry_line(const cJSON *e)
 
 static int cmd_list(gpuopt_context *ctx, int json)
 {
-    char *text = NULL;
-    gpuopt_status st = gpuopt_cache_list(ctx, &text);
-    if (st)
-        return cli_fail("cache", "cannot list the cache", st);
-    if (json) {
-        printf("%s\n", text);
-        gpuopt_free(text);
-        return CLI_OK;
-    }
-    cJSON *o = cJSON_Parse(text);
-    gpuopt_free(text);
-    if (!o)
-        return cli_fail("cache", "cannot list the cache", GPUOPT_ERR_NO_MEMORY);
+    cJSON *o = NULL;
+    int rc = get_listing(ctx, json, &o);
+    if (rc || json)
+        return rc;
     const cJSON *files = cJSON_GetObjectItemCaseSensitive(o, "files");
     printf("Tuning cache: %s\n", or_dash(cli_str(o, "dir")));
     int n = 0;
@@ -187,9 +181,9 @@ static int cmd_show(gpuopt_context *ctx, const char *key, int json)
     for (size_t i = 0; i <= n; i++)
         lower[i] = (char)tolower((unsigned char)key[i]);
     cJSON *o = NULL;
-    gpuopt_status st = get_listing(ctx, &o);
-    if (st)
-        return cli_fail("cache", "cannot list the cache", st);
+    int rc = get_listing(ctx, 0, &o);
+    if (rc)
+        return rc;
     const cJSON *found = NULL, *found_file = NULL, *f;
     int matches = 0;
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(o, "files"))
@@ -206,7 +200,6 @@ static int cmd_show(gpuopt_context *ctx, const char *key, int json)
             }
         }
     }
-    int rc = CLI_OK;
     if (matches != 1) {
         fprintf(stderr, "gpuopt cache: show %s: %s\n", key,
                 matches ? "more than one record starts with it; give more digits"
@@ -295,12 +288,9 @@ static int cmd_verify(gpuopt_context *ctx, int json)
     return ok ? CLI_OK : CLI_FAIL;
 }
 
-static int cmd_clear(gpuopt_context *ctx, const char *device)
+static int cmd_clear(gpuopt_context *ctx, gpuopt_device *dev)
 {
-    gpuopt_device *dev = NULL;
     gpuopt_status st;
-    if (device && (st = gpuopt_device_select(ctx, device, &dev)))
-        return cli_fail("cache", "--device", st);
     if ((st = gpuopt_cache_clear(ctx, dev)))
         return cli_fail("cache", "cannot clear the cache", st);
     char *dir = NULL;
@@ -316,13 +306,10 @@ static int cmd_clear(gpuopt_context *ctx, const char *device)
     return CLI_OK;
 }
 
-static int cmd_export(gpuopt_context *ctx, const char *device)
+static int cmd_export(gpuopt_context *ctx, gpuopt_device *dev)
 {
-    gpuopt_device *dev = NULL;
     char *text = NULL;
     gpuopt_status st;
-    if (device && (st = gpuopt_device_select(ctx, device, &dev)))
-        return cli_fail("cache", "--device", st);
     if ((st = gpuopt_cache_export(ctx, dev, &text)))
         return cli_fail("cache", "cannot export the cache", st);
     int ok = fputs(text, stdout) >= 0 && fflush(stdout) == 0;
@@ -452,9 +439,14 @@ static int run(int argc, char **argv)
     int rc = cli_context("cache", NULL, NULL, 0, &ctx);
     if (rc)
         return rc;
-    if (!strcmp(sub, "path")) {
+    /* Only clear and export take --device (checked above). */
+    gpuopt_device *dev = NULL;
+    gpuopt_status st;
+    if (device && (st = gpuopt_device_select(ctx, device, &dev))) {
+        rc = cli_fail("cache", "--device", st);
+    } else if (!strcmp(sub, "path")) {
         char *dir = NULL;
-        gpuopt_status st = gpuopt_cache_path(ctx, &dir);
+        st = gpuopt_cache_path(ctx, &dir);
         rc = st ? cli_fail("cache", "no cache path", st) : CLI_OK;
         if (!st)
             printf("%s\n", dir);
@@ -466,11 +458,11 @@ static int run(int argc, char **argv)
     } else if (!strcmp(sub, "verify")) {
         rc = cmd_verify(ctx, json);
     } else if (!strcmp(sub, "export")) {
-        rc = cmd_export(ctx, device);
+        rc = cmd_export(ctx, dev);
     } else if (!strcmp(sub, "import")) {
         rc = cmd_import(ctx, key, all, json);
     } else {
-        rc = cmd_clear(ctx, device);
+        rc = cmd_clear(ctx, dev);
     }
     gpuopt_context_destroy(ctx);
     return rc;

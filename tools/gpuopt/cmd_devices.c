@@ -173,29 +173,16 @@ static int run(int argc, char **argv)
     gpuopt_context *ctx = NULL;
     char *text = NULL;
     cJSON *root = NULL;
-    rc = cli_context("devices", backends, NULL, 1, &ctx);
-    if (rc)
-        return rc;
-    gpuopt_status st = gpuopt_context_to_json(ctx, &text);
-    if (st) {
-        rc = cli_fail("devices", "cannot list devices", st);
-        goto out;
+    rc = cli_context_json("devices", backends, 1, gpuopt_context_to_json, "cannot list devices",
+                          !json, &ctx, &text, &root);
+    if (rc == CLI_OK) {
+        if (json)
+            printf("%s\n", text);
+        else if (list)
+            print_list(root);
+        else
+            print_table(root);
     }
-    if (json) {
-        printf("%s\n", text);
-        goto out;
-    }
-    root = cJSON_Parse(text);
-    if (!root) {
-        fprintf(stderr, "gpuopt devices: the library returned malformed JSON\n");
-        rc = CLI_FAIL;
-        goto out;
-    }
-    if (list)
-        print_list(root);
-    else
-        print_table(root);
-out:
     cJSON_Delete(root);
     gpuopt_free(text);
     gpuopt_context_destroy(ctx);

@@ -94,20 +94,10 @@ static int run(int argc, char **argv)
     gpuopt_context *ctx = NULL;
     char *text = NULL;
     cJSON *root = NULL;
-    rc = cli_context("doctor", NULL, NULL, 0, &ctx);
+    rc = cli_context_json("doctor", NULL, 0, gpuopt_context_diagnose, "cannot diagnose", 1, &ctx,
+                          &text, &root);
     if (rc)
-        return rc;
-    rc = CLI_FAIL;
-    gpuopt_status st = gpuopt_context_diagnose(ctx, &text);
-    if (st) {
-        rc = cli_fail("doctor", "cannot diagnose", st);
         goto out;
-    }
-    root = cJSON_Parse(text);
-    if (!root) {
-        fprintf(stderr, "gpuopt doctor: the library returned malformed JSON\n");
-        goto out;
-    }
     if (json)
         printf("%s\n", text);
     else

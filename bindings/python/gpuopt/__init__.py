@@ -44,7 +44,7 @@ import subprocess
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable, ContextManager, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 from . import _constants
 from ._constants import *  # noqa: F401,F403 - the header's numbers, re-exported
@@ -359,57 +359,36 @@ _PROTOTYPES = {
     "gpuopt_strerror": (ctypes.c_char_p, [_c_status]),
     "gpuopt_status_name": (ctypes.c_char_p, [_c_status]),
     "gpuopt_last_error": (ctypes.c_char_p, []),
-    "gpuopt_free": (None, [_p]),
     "gpuopt_context_create": (_c_status, [ctypes.POINTER(_Options), ctypes.POINTER(_p)]),
-    "gpuopt_context_destroy": (None, [_p]),
     "gpuopt_context_set_log": (_c_status, [_p, ctypes.c_int32, _LOG_FN, _p]),
     "gpuopt_context_set_knob": (_c_status, [_p, ctypes.c_char_p, ctypes.c_char_p]),
-    "gpuopt_backend_count": (_c_status, [_p, _i32p]),
     "gpuopt_backend_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_BackendInfo)]),
-    "gpuopt_device_count": (_c_status, [_p, _i32p]),
     "gpuopt_device_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)]),
     "gpuopt_device_get_info": (_c_status, [_p, ctypes.POINTER(_DeviceInfo)]),
     "gpuopt_device_select": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_p)]),
-    "gpuopt_context_to_json": (_c_status, [_p, ctypes.POINTER(_p)]),
-    "gpuopt_context_diagnose": (_c_status, [_p, ctypes.POINTER(_p)]),
     "gpuopt_plan_create": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_p)]),
     "gpuopt_workload_init": (None, [ctypes.POINTER(_Workload)]),
     "gpuopt_plan_create_for": (_c_status, [_p, _p, ctypes.c_int32, ctypes.POINTER(_Workload),
                                           ctypes.POINTER(_p)]),
-    "gpuopt_plan_destroy": (None, [_p]),
     "gpuopt_plan_level": (_c_status, [_p, _i32p, _i32p]),
-    "gpuopt_plan_device": (_c_status, [_p, ctypes.POINTER(_p)]),
-    "gpuopt_plan_knob_count": (_c_status, [_p, _i32p]),
     "gpuopt_plan_knob_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_Knob)]),
     "gpuopt_plan_knob_find": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(_Knob)]),
-    "gpuopt_plan_warning_count": (_c_status, [_p, _i32p]),
     "gpuopt_plan_warning_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p)]),
-    "gpuopt_plan_to_json": (_c_status, [_p, ctypes.POINTER(_p)]),
-    "gpuopt_plan_to_env": (_c_status, [_p, ctypes.POINTER(_p)]),
     "gpuopt_plan_apply": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_p)]),
-    "gpuopt_plan_to_build_options": (_c_status, [_p, ctypes.POINTER(_p)]),
     "gpuopt_device_memory": (_c_status, [_p, ctypes.POINTER(_MemoryInfo)]),
-    "gpuopt_memory_create": (_c_status, [_p, ctypes.POINTER(_p)]),
-    "gpuopt_memory_destroy": (None, [_p]),
     "gpuopt_memory_set_budget": (_c_status, [_p, ctypes.c_uint64]),
     "gpuopt_memory_set_threshold": (_c_status, [_p, ctypes.c_int32]),
     "gpuopt_memory_register": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_uint64]),
     "gpuopt_memory_release": (_c_status, [_p, ctypes.c_char_p]),
     "gpuopt_memory_get_stats": (_c_status, [_p, ctypes.POINTER(_MemoryStats)]),
-    "gpuopt_memory_to_json": (_c_status, [_p, ctypes.POINTER(_p)]),
-    "gpuopt_memory_check": (_c_status, [_p, ctypes.POINTER(_p)]),
     "gpuopt_memory_recommend": (_c_status, [_p, ctypes.c_uint64, ctypes.c_uint64,
                                             ctypes.POINTER(_MemoryAdvice)]),
-    "gpuopt_cache_path": (_c_status, [_p, ctypes.POINTER(_p)]),
-    "gpuopt_cache_list": (_c_status, [_p, ctypes.POINTER(_p)]),
-    "gpuopt_cache_verify": (_c_status, [_p, ctypes.POINTER(_p)]),
     "gpuopt_cache_clear": (_c_status, [_p, _p]),
     "gpuopt_cache_export": (_c_status, [_p, _p, ctypes.POINTER(_p)]),
     "gpuopt_cache_import": (_c_status, [_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32,
                                         ctypes.POINTER(_p)]),
     "gpuopt_profiler_create": (_c_status, [_p, _p, ctypes.POINTER(_ProfilerOptions),
                                           ctypes.POINTER(_p)]),
-    "gpuopt_profiler_destroy": (None, [_p]),
     "gpuopt_profiler_set_enabled": (_c_status, [_p, ctypes.c_int32]),
     "gpuopt_profiler_begin": (_c_status, [_p, ctypes.c_char_p]),
     "gpuopt_profiler_count": (_c_status, [_p, ctypes.c_int32, ctypes.c_uint64]),
@@ -417,7 +396,6 @@ _PROTOTYPES = {
     "gpuopt_profiler_report": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_p)]),
     "gpuopt_profiler_write": (_c_status, [_p, ctypes.c_int32, ctypes.c_char_p]),
     "gpuopt_space_create": (_c_status, [ctypes.POINTER(_p)]),
-    "gpuopt_space_destroy": (None, [_p]),
     "gpuopt_space_add_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64),
                                         ctypes.c_int32]),
     "gpuopt_space_add_enum": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p),
@@ -429,9 +407,7 @@ _PROTOTYPES = {
                                       ctypes.POINTER(ctypes.c_uint64)]),
     "gpuopt_point_get_int": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int64)]),
     "gpuopt_point_get_text": (_c_status, [_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p)]),
-    "gpuopt_point_to_string": (_c_status, [_p, ctypes.POINTER(_p)]),
     "gpuopt_tuner_create": (_c_status, [_p, _p, _p, ctypes.POINTER(_p)]),
-    "gpuopt_tuner_destroy": (None, [_p]),
     "gpuopt_tuner_set_size": (_c_status, [_p, ctypes.c_char_p, ctypes.c_int64]),
     "gpuopt_tuner_set_kernel": (_c_status, [_p, ctypes.POINTER(_KernelDesc)]),
     "gpuopt_tuner_set_buffer": (_c_status, [_p, ctypes.c_uint32, ctypes.POINTER(_BufferDesc)]),
@@ -442,16 +418,24 @@ _PROTOTYPES = {
     "gpuopt_tuner_get_settings": (_c_status, [_p, ctypes.POINTER(_TunerSettings)]),
     "gpuopt_tuner_set_settings": (_c_status, [_p, ctypes.POINTER(_TunerSettings)]),
     "gpuopt_tuner_set_progress": (_c_status, [_p, _PROGRESS_FN, _p]),
-    "gpuopt_tuner_run": (_c_status, [_p, ctypes.POINTER(_p)]),
     "gpuopt_tuner_step": (_c_status, [_p, ctypes.POINTER(_p), _i32p]),
     "gpuopt_result_best": (_c_status, [_p, ctypes.POINTER(_Candidate)]),
-    "gpuopt_result_count": (_c_status, [_p, _i32p]),
     "gpuopt_result_at": (_c_status, [_p, ctypes.c_int32, ctypes.POINTER(_Candidate)]),
-    "gpuopt_result_get_origin": (_c_status, [_p, _i32p]),
-    "gpuopt_result_to_json": (_c_status, [_p, ctypes.POINTER(_p)]),
-    "gpuopt_result_to_csv": (_c_status, [_p, ctypes.POINTER(_p)]),
-    "gpuopt_result_destroy": (None, [_p]),
 }
+
+# The families of one signature: the destructors, the functions that
+# answer through one out-pointer (a handle, or text for gpuopt_free), the
+# counts.
+for _names, _proto in (
+        (("free", "context_destroy", "plan_destroy", "memory_destroy", "profiler_destroy",
+          "space_destroy", "tuner_destroy", "result_destroy"), (None, [_p])),
+        (("context_to_json", "context_diagnose", "plan_device", "plan_to_json", "plan_to_env",
+          "plan_to_build_options", "memory_create", "memory_to_json", "memory_check",
+          "cache_path", "cache_list", "cache_verify", "point_to_string", "tuner_run",
+          "result_to_json", "result_to_csv"), (_c_status, [_p, ctypes.POINTER(_p)])),
+        (("backend_count", "device_count", "plan_knob_count", "plan_warning_count",
+          "result_count", "result_get_origin"), (_c_status, [_p, _i32p]))):
+    _PROTOTYPES.update({f"gpuopt_{name}": _proto for name in _names})
 
 # Every descriptor's size function, size_t gpuopt_<name>_size(void).
 _PROTOTYPES.update({f"gpuopt_{name}_size": (ctypes.c_size_t, []) for name in (
@@ -610,6 +594,21 @@ def _string(fn: Any, *args: Any) -> str:
     return _take_string(out)
 
 
+def _fill(fn: Any, *args: Any, struct: Any) -> Any:
+    """fn(*args, &s) for a function that fills a struct: s, with its
+    struct_size set."""
+    s = _sized(struct)
+    fn(*args, ctypes.byref(s))
+    return s
+
+
+def _each(count_fn: Any, at_fn: Any, handle: int, struct: Any) -> List[Any]:
+    """Every element of a list the library counts (count_fn(handle, &n)),
+    each filled by at_fn(handle, i, &s)."""
+    return [_fill(at_fn, handle, i, struct=struct)
+            for i in range(_out(count_fn, handle, kind=ctypes.c_int32))]
+
+
 # ---------------------------------------------------------------------------
 # Python objects.
 # ---------------------------------------------------------------------------
@@ -761,10 +760,7 @@ class Plan:
 
     def get(self, name: str, default: Any = None) -> Any:
         """The value of the knob called `name`, or `default`."""
-        for k in self.knobs:
-            if k.name == name:
-                return k.value
-        return default
+        return self.knob(name).value if name in self else default
 
     def __contains__(self, name: object) -> bool:
         return any(k.name == name for k in self.knobs)
@@ -818,8 +814,7 @@ def _device_type(v: int) -> DeviceType:
 
 
 def _device_from(handle: int, ctx: "Context") -> Device:
-    info = _sized(_DeviceInfo)
-    _lib.gpuopt_device_get_info(handle, ctypes.byref(info))
+    info = _fill(_lib.gpuopt_device_get_info, handle, struct=_DeviceInfo)
     feats: Dict[str, Optional[bool]] = {}
     for fname, bit in _FEATURES:
         feats[fname] = bool(info.features & bit) if info.features_known & bit else None
@@ -1003,17 +998,13 @@ class Context(_Owned):
     # -- backends and devices ----------------------------------------------
     def backends(self) -> List[Backend]:
         """Every backend of the context, in priority order (probing each)."""
-        out = []
-        for i in range(_out(_lib.gpuopt_backend_count, self._h(), kind=ctypes.c_int32)):
-            b = _sized(_BackendInfo)
-            _lib.gpuopt_backend_at(self._h(), i, ctypes.byref(b))
-            out.append(Backend(name=_text(b.name), status=_BACKEND_STATUS.get(b.status, str(b.status)),
-                               device_count=b.device_count,
-                               init_ms=None if b.init_ms < 0 else b.init_ms,
-                               reason=_text(b.reason), library=_text(b.library),
-                               driver_version=_text(b.driver_version),
-                               runtime_version=_text(b.runtime_version)))
-        return out
+        return [Backend(name=_text(b.name), status=_BACKEND_STATUS.get(b.status, str(b.status)),
+                        device_count=b.device_count, init_ms=None if b.init_ms < 0 else b.init_ms,
+                        reason=_text(b.reason), library=_text(b.library),
+                        driver_version=_text(b.driver_version),
+                        runtime_version=_text(b.runtime_version))
+                for b in _each(_lib.gpuopt_backend_count, _lib.gpuopt_backend_at, self._h(),
+                               _BackendInfo)]
 
     def devices(self) -> List[Device]:
         """Every device, a physical device once even when several backends
@@ -1096,8 +1087,7 @@ class Context(_Owned):
         """The device's memory now (None: the selected device), without
         creating a driver context (gpuopt_device_memory)."""
         dev = device if device is not None else self.select()
-        m = _sized(_MemoryInfo)
-        _lib.gpuopt_device_memory(dev._handle_for(self), ctypes.byref(m))
+        m = _fill(_lib.gpuopt_device_memory, dev._handle_for(self), struct=_MemoryInfo)
         known = m.source != MEMORY_SOURCE_NONE
         return MemoryInfo(total_bytes=_opt_bytes(m.total_bytes),
                           free_bytes=int(m.free_bytes) if known else None,
@@ -1157,11 +1147,8 @@ class Context(_Owned):
         req, app = ctypes.c_int32(), ctypes.c_int32()
         _lib.gpuopt_plan_level(plan, ctypes.byref(req), ctypes.byref(app))
         dev = _out(_lib.gpuopt_plan_device, plan)
-        knobs = []
-        for i in range(_out(_lib.gpuopt_plan_knob_count, plan, kind=ctypes.c_int32)):
-            k = _sized(_Knob)
-            _lib.gpuopt_plan_knob_at(plan, i, ctypes.byref(k))
-            knobs.append(_knob_from(k))
+        knobs = [_knob_from(k) for k in _each(_lib.gpuopt_plan_knob_count,
+                                              _lib.gpuopt_plan_knob_at, plan, _Knob)]
         warnings = [_text(_out(_lib.gpuopt_plan_warning_at, plan, i, kind=ctypes.c_char_p))
                     for i in range(_out(_lib.gpuopt_plan_warning_count, plan,
                                         kind=ctypes.c_int32))]
@@ -1219,19 +1206,14 @@ class Memory(_Owned):
         """Forgets the allocation called `name`."""
         _lib.gpuopt_memory_release(self._h(), name.encode())
 
-    def allocation(self, name: str, nbytes: int,
-                   place: str = "device") -> ContextManager[Any]:
+    @contextlib.contextmanager
+    def allocation(self, name: str, nbytes: int, place: str = "device") -> Iterator[None]:
         """Registers `name` for the length of a with-block."""
-        mem = self
-
-        class _Allocation:
-            def __enter__(self_inner):
-                mem.register(name, nbytes, place)
-                return self_inner
-
-            def __exit__(self_inner, *exc):
-                mem.release(name)
-        return _Allocation()
+        self.register(name, nbytes, place)
+        try:
+            yield
+        finally:
+            self.release(name)
 
     def stats(self) -> Dict[str, Any]:
         """Budget, registered bytes per place, high-water marks, share of the
@@ -1246,8 +1228,8 @@ class Memory(_Owned):
         """The plan's workload rules on the live free memory: whether
         `model_bytes` fits, what to quantise or offload, the largest batch of
         `item_bytes` items."""
-        a = _sized(_MemoryAdvice)
-        _lib.gpuopt_memory_recommend(self._h(), int(model_bytes), int(item_bytes), ctypes.byref(a))
+        a = _fill(_lib.gpuopt_memory_recommend, self._h(), int(model_bytes), int(item_bytes),
+                  struct=_MemoryAdvice)
         return MemoryAdvice(free_bytes=a.free_bytes, usable_bytes=a.usable_bytes,
                             quantize_bits=a.quantize_bits, offload_bytes=a.offload_bytes,
                             max_batch=None if a.max_batch < 0 else int(a.max_batch),
@@ -1412,22 +1394,16 @@ class Profiler(_Owned):
         self.write(path, PROFILE_SVG)
 
 
-class Space:
+class Space(_Owned):
     """A parameter space: integer and enum parameters, problem sizes and
     constraint expressions ("TILE * VEC <= 64"), as gpuopt_space_*."""
+    _destroy = "gpuopt_space_destroy"
+    _what = "space"
 
     def __init__(self):
+        self._lock = threading.Lock()
         self._handle = _out(_lib.gpuopt_space_create)
         self._params = []  # (name, is_enum), in the order added
-
-    def close(self):
-        """Frees the space; closing twice is harmless."""
-        if self._handle:
-            _lib.gpuopt_space_destroy(self._handle)
-            self._handle = None
-
-    def __del__(self):
-        self.close()
 
     def add_int(self, name: str, values) -> "Space":
         """Adds an integer parameter taking `values`, in order."""
@@ -1463,13 +1439,11 @@ class Space:
         out = {}
         for name, is_enum in self._params:
             if is_enum:
-                t = ctypes.c_char_p()
-                _lib.gpuopt_point_get_text(point, name.encode(), ctypes.byref(t))
-                out[name] = _text(t.value)
+                out[name] = _text(_out(_lib.gpuopt_point_get_text, point, name.encode(),
+                                       kind=ctypes.c_char_p))
             else:
-                v = ctypes.c_int64()
-                _lib.gpuopt_point_get_int(point, name.encode(), ctypes.byref(v))
-                out[name] = v.value
+                out[name] = _out(_lib.gpuopt_point_get_int, point, name.encode(),
+                                 kind=ctypes.c_int64)
         return out
 
 
@@ -1564,8 +1538,7 @@ class CallbackTuner(_Owned):
         named keep the library's defaults (timing, timeout_s) or take the
         defaults above; all are checked together, and a refused one changes
         nothing (GpuoptError naming the field)."""
-        s = _sized(_TunerSettings)
-        _lib.gpuopt_tuner_get_settings(self._handle, ctypes.byref(s))
+        s = _fill(_lib.gpuopt_tuner_get_settings, self._handle, struct=_TunerSettings)
         s.strategy = _STRATEGIES[strategy]
         s.max_evaluations = max_evaluations
         s.max_seconds = max_seconds
@@ -1593,15 +1566,10 @@ class CallbackTuner(_Owned):
         self._error = None
         res = _out(_lib.gpuopt_tuner_run, self._handle)
         try:
-            cands = []
-            for i in range(_out(_lib.gpuopt_result_count, res, kind=ctypes.c_int32)):
-                c = _sized(_Candidate)
-                _lib.gpuopt_result_at(res, i, ctypes.byref(c))
-                cands.append(self._candidate(c))
-            c = _sized(_Candidate)
+            cands = [self._candidate(c) for c in _each(_lib.gpuopt_result_count,
+                                                       _lib.gpuopt_result_at, res, _Candidate)]
             try:
-                _lib.gpuopt_result_best(res, ctypes.byref(c))
-                best = self._candidate(c)
+                best = self._candidate(_fill(_lib.gpuopt_result_best, res, struct=_Candidate))
             except GpuoptError as e:
                 if e.status != ERR_NOT_FOUND:
                     raise

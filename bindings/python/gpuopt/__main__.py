@@ -8,11 +8,12 @@ library does not understand is a usage error from either.
 """
 
 import argparse
+import contextlib
 import difflib
 import os
 import re
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from . import (ERR_CONFIG, ERR_INVALID_ARGUMENT, ERR_NO_DEVICE, ERR_OUT_OF_RANGE, Context,
                GpuoptError, Workload)
@@ -208,13 +209,23 @@ def _level(text: str) -> int:
     return int(text)
 
 
+@contextlib.contextmanager
+def _device_variable_hidden() -> Iterator[Optional[str]]:
+    """GPUOPT_DEVICE (yielded) out of the library's sight, as the command keeps it."""
+    env = os.environ.pop("GPUOPT_DEVICE", None)
+    try:
+        yield env
+    finally:
+        if env is not None:
+            os.environ["GPUOPT_DEVICE"] = env
+
+
 def _open(backends: Optional[str], device: Optional[str]) -> Tuple[Context, str]:
     """A context whose device selector is --device, else GPUOPT_DEVICE, read
     here as the command reads it: a value the library does not understand
     is a usage error (_Usage), not the library's warning and "auto". Returns
     the context and where its selector came from, for messages."""
-    env = os.environ.pop("GPUOPT_DEVICE", None)
-    try:
+    with _device_variable_hidden() as env:
         policy = device or env or None  # an empty variable counts as unset
         origin = (f"--device {device}" if device else f"GPUOPT_DEVICE={env}" if policy
                   else "cannot select a device")
@@ -229,9 +240,6 @@ def _open(backends: Optional[str], device: Optional[str]) -> Tuple[Context, str]
             ctx.close()
             ctx = Context(backends=backends, device=policy)
         return ctx, origin
-    finally:
-        if env is not None:
-            os.environ["GPUOPT_DEVICE"] = env
 
 
 def _workload(a: argparse.Namespace) -> Optional[Workload]:
@@ -341,14 +349,8 @@ def _doctor_text(doc: Dict[str, Any], verbose: bool) -> str:
 
 def _run_doctor(a: argparse.Namespace) -> int:
     try:
-        # Doctor selects nothing: GPUOPT_DEVICE is kept out of the library's
-        # sight (no warning about a bad value), as the command does.
-        env = os.environ.pop("GPUOPT_DEVICE", None)
-        try:
+        with _device_variable_hidden():  # doctor selects nothing
             ctx = Context()
-        finally:
-            if env is not None:
-                os.environ["GPUOPT_DEVICE"] = env
         with ctx:
             text = ctx.doctor_json()
     except GpuoptError as e:

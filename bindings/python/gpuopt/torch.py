@@ -328,7 +328,10 @@ def _settings_for(torch: Any, k: Any, backend: str) -> List[Tuple[Any, Any]]:
 
 
 def _apply_one(report: Report, knob: str, setting: Any, value: Any, before: Any,
-               override: bool) -> None:
+               override: bool, user: Optional[str] = None) -> None:
+    """Sets one setting unless the user chose its value. `user` is for the
+    thread counts, whose default torch computes: the variable by which the
+    user chose them ("" for none); a count torch refuses comes too late."""
     if isinstance(setting, _Missing):
         report.not_applicable.append(Setting(setting.what, knob, value,
                                              note=f"not applicable: {setting}"))
@@ -339,16 +342,25 @@ def _apply_one(report: Report, knob: str, setting: Any, value: Any, before: Any,
         report.set.append(entry)
         return
     defaults = setting.default if isinstance(setting.default, tuple) else (setting.default,)
-    if before not in defaults and not override:
-        entry.after = before
-        entry.note = f"kept: you set it (PyTorch's default is {defaults[-1]!r})"
+    kept = ""
+    if user is None and before not in defaults:
+        kept = f"kept: you set it (PyTorch's default is {defaults[-1]!r})"
+    elif user:
+        kept = f"kept: {user}={os.environ[user]} chose torch's threads"
+    if kept and not override:
+        entry.after, entry.note = before, kept
         report.kept.append(entry)
         return
+    refused = RuntimeError if user is not None else (RuntimeError, ValueError, TypeError)
     try:
         setting.put(value)
         entry.after = setting.get()
-    except (RuntimeError, ValueError, TypeError) as e:
-        entry.note = f"not applicable: torch refused it ({e})"
+    except refused as e:
+        if user is None:
+            entry.note = f"not applicable: torch refused it ({e})"
+        else:
+            # The inter-op pool is sized once, before torch runs parallel work.
+            entry.after, entry.note = setting.get(), f"not applicable: too late ({e})"
         report.not_applicable.append(entry)
         return
     entry.note = f"set from {before!r}"
@@ -357,39 +369,18 @@ def _apply_one(report: Report, knob: str, setting: Any, value: Any, before: Any,
 
 def _apply_threads(torch: Any, report: Report, k: Any, user: List[str],
                    override: bool) -> None:
-    n = int(k.value)
-    for what, setter, getter in (("torch.set_num_threads", "set_num_threads", "get_num_threads"),
-                                 ("torch.set_num_interop_threads", "set_num_interop_threads",
-                                  "get_num_interop_threads")):
-        if not callable(getattr(torch, setter, None)) or not callable(getattr(torch, getter, None)):
-            report.not_applicable.append(Setting(what, k.name, n, note=(
-                f"not applicable: torch {getattr(torch, '__version__', '?')} has no "
-                f"torch.{setter}")))
-            continue
-        before = getattr(torch, getter)()
-        entry = Setting(what, k.name, n, before=before)
-        if before == n:
-            entry.after, entry.note = before, "already so"
-            report.set.append(entry)
-            continue
-        if user and not override:
-            entry.after = before
-            entry.note = f"kept: {user[0]}={os.environ[user[0]]} chose torch's threads"
-            report.kept.append(entry)
-            continue
-        try:
-            getattr(torch, setter)(n)
-        except RuntimeError as e:
-            # The inter-op pool is sized once, before torch runs parallel work.
-            entry.after = getattr(torch, getter)()
-            entry.note = f"not applicable: too late ({e})"
-            report.not_applicable.append(entry)
-            continue
-        entry.after = getattr(torch, getter)()
-        # The plan's threads respects the affinity mask and the cgroup CPU
-        # quota; torch's default counts every physical core.
-        entry.note = f"set from {before}"
-        report.set.append(entry)
+    # The plan's threads respects the affinity mask and the cgroup CPU
+    # quota; torch's default counts every physical core.
+    for setter, getter in (("set_num_threads", "get_num_threads"),
+                           ("set_num_interop_threads", "get_num_interop_threads")):
+        if callable(getattr(torch, setter, None)) and callable(getattr(torch, getter, None)):
+            setting: Any = _Knob(f"torch.{setter}", getattr(torch, getter),
+                                 getattr(torch, setter), None)
+        else:
+            setting = _Missing(torch, f"torch.{setter}")
+        _apply_one(report, k.name, setting, int(k.value),
+                   None if isinstance(setting, _Missing) else setting.get(), override,
+                   user[0] if user else "")
 
 
 # When a GPU plan's variables are read, for the ones that cannot wait:
