@@ -80,6 +80,11 @@
  * marks on a caller's stream, and range ops (the profiler's). */
 #define GPO_BACKEND_ABI 6
 
+/* A table member of gpo_backend and its count, from one static array:
+ * GPO_BACKEND_TABLE(knobs, cuda_knobs) sets .knobs and .n_knobs. */
+#define GPO_BACKEND_TABLE(member, array)                                                           \
+    .member = (array), .n_##member = sizeof(array) / sizeof((array)[0])
+
 /* What a backend may read while loading and enumerating: the machine's
  * file-system root (GPUOPT_SYSFS_ROOT), the log, and the paths the user
  * chose for the vendor libraries the backend declared. The core owns the
@@ -322,6 +327,7 @@ typedef struct gpo_backend {
     gpuopt_status (*apply_device)(void *state, const gpo_route *route,
                                   const struct gpuopt_plan *plan, gpo_sbuf *report);
 
+    /* knobs and libraries are set with GPO_BACKEND_TABLE (above). */
     const gpo_knob_def *knobs; /* the knobs this backend's rules set */
     size_t n_knobs;
 

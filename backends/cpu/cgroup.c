@@ -116,6 +116,19 @@ static int in_list(const char *list, size_t n, const char *word)
     return 0;
 }
 
+/* The cgroup path [s, end) of a hierarchy of `version`, into path and
+ * *out; -1 (nothing written) when it does not fit. */
+static int found(const char *s, const char *end, int version, char *path, size_t cap, int *out)
+{
+    size_t n = (size_t)(end - s);
+    if (n >= cap)
+        return -1;
+    memcpy(path, s, n);
+    path[n] = '\0';
+    *out = version;
+    return 0;
+}
+
 int gpo_cgroup_parse_self(const char *text, const char *controller, char *path, size_t cap,
                           int *version)
 {
@@ -135,26 +148,12 @@ int gpo_cgroup_parse_self(const char *text, const char *controller, char *path, 
                 v2 = c2 + 1;
                 v2_end = end;
             } else if (in_list(c1 + 1, (size_t)(c2 - c1 - 1), controller)) {
-                size_t n = (size_t)(end - c2 - 1);
-                if (n >= cap)
-                    return -1;
-                memcpy(path, c2 + 1, n);
-                path[n] = '\0';
-                *version = 1;
-                return 0;
+                return found(c2 + 1, end, 1, path, cap, version);
             }
         }
         line = eol ? eol + 1 : end;
     }
-    if (!v2)
-        return -1;
-    size_t n = (size_t)(v2_end - v2);
-    if (n >= cap)
-        return -1;
-    memcpy(path, v2, n);
-    path[n] = '\0';
-    *version = 2;
-    return 0;
+    return v2 ? found(v2, v2_end, 2, path, cap, version) : -1;
 }
 
 /* Copies a mountinfo field, decoding the octal escapes (\040 for a space)

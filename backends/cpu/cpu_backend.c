@@ -97,8 +97,6 @@ const gpo_backend gpo_backend_cpu = {
     .abi = GPO_BACKEND_ABI,
     .name = "cpu",
     .description = "host CPU",
-    .native_gpu = 0,
-    .fork_sensitive = 0,
     .load = gpo_cpu_state_load,
     .unload = gpo_cpu_state_unload,
     .enumerate = cpu_enumerate,
@@ -106,7 +104,5 @@ const gpo_backend gpo_backend_cpu = {
     .tier1 = gpo_cpu_tier1,
     .tier2 = gpo_cpu_tier2,
     .memory_live = gpo_cpu_state_memory_live,
-    .runtime = NULL,
-    .knobs = cpu_knobs,
-    .n_knobs = sizeof cpu_knobs / sizeof cpu_knobs[0],
+    GPO_BACKEND_TABLE(knobs, cpu_knobs),
 };

@@ -48,6 +48,15 @@ void gpo_cpu_cpuinfo_release(gpo_cpu_facts *f)
     f->cpuinfo_status = 0;
 }
 
+/* [from, to) into out, cut to fit, without surrounding blanks. */
+static void copy_trimmed(char *out, size_t cap, const char *from, const char *to)
+{
+    size_t n = (size_t)(to - from) < cap ? (size_t)(to - from) : cap - 1;
+    memcpy(out, from, n);
+    out[n] = '\0';
+    gpo_trim(out);
+}
+
 int gpo_cpuinfo_next(const char **cursor, char *key, size_t kcap, char *val, size_t vcap)
 {
     assert(cursor && key && val && kcap && vcap);
@@ -58,22 +67,8 @@ int gpo_cpuinfo_next(const char **cursor, char *key, size_t kcap, char *val, siz
     const char *end = eol ? eol : line + strlen(line);
     *cursor = eol ? eol + 1 : end;
     const char *colon = memchr(line, ':', (size_t)(end - line));
-    const char *kend = colon ? colon : end;
-    size_t kn = (size_t)(kend - line);
-    if (kn >= kcap)
-        kn = kcap - 1;
-    memcpy(key, line, kn);
-    key[kn] = '\0';
-    gpo_trim(key);
-    val[0] = '\0';
-    if (colon) {
-        size_t vn = (size_t)(end - colon - 1);
-        if (vn >= vcap)
-            vn = vcap - 1;
-        memcpy(val, colon + 1, vn);
-        val[vn] = '\0';
-        gpo_trim(val);
-    }
+    copy_trimmed(key, kcap, line, colon ? colon : end);
+    copy_trimmed(val, vcap, colon ? colon + 1 : end, end);
     return 1;
 }
 

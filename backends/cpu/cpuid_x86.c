@@ -29,70 +29,15 @@
 #ifdef GPO_HAVE_CPUID
 enum { R_EAX, R_EBX, R_ECX, R_EDX };
 
-/* Feature bits: Intel SDM vol. 2A, CPUID "Feature Information" (leaf 1),
- * "Structured Extended Feature Flags" (leaf 7); AMD APM vol. 3 appendix E
- * (leaves 8000_0001h, 8000_0008h). */
 static const struct {
     uint32_t leaf, sub;
     uint8_t reg, bit;
     uint8_t feature;
 } cpuid_bits[] = {
-    {1, 0, R_EDX, 8, GPO_X86_CX8},
-    {1, 0, R_EDX, 15, GPO_X86_CMOV},
-    {1, 0, R_EDX, 23, GPO_X86_MMX},
-    {1, 0, R_EDX, 24, GPO_X86_FXSR},
-    {1, 0, R_EDX, 25, GPO_X86_SSE},
-    {1, 0, R_EDX, 26, GPO_X86_SSE2},
-    {1, 0, R_ECX, 0, GPO_X86_SSE3},
-    {1, 0, R_ECX, 1, GPO_X86_PCLMUL},
-    {1, 0, R_ECX, 9, GPO_X86_SSSE3},
-    {1, 0, R_ECX, 12, GPO_X86_FMA},
-    {1, 0, R_ECX, 13, GPO_X86_CX16},
-    {1, 0, R_ECX, 19, GPO_X86_SSE4_1},
-    {1, 0, R_ECX, 20, GPO_X86_SSE4_2},
-    {1, 0, R_ECX, 22, GPO_X86_MOVBE},
-    {1, 0, R_ECX, 23, GPO_X86_POPCNT},
-    {1, 0, R_ECX, 25, GPO_X86_AES},
-    {1, 0, R_ECX, 26, GPO_X86_XSAVE},
-    {1, 0, R_ECX, 28, GPO_X86_AVX},
-    {1, 0, R_ECX, 29, GPO_X86_F16C},
-    {1, 0, R_ECX, 31, GPO_X86_HYPERVISOR},
-    {7, 0, R_EBX, 3, GPO_X86_BMI1},
-    {7, 0, R_EBX, 5, GPO_X86_AVX2},
-    {7, 0, R_EBX, 8, GPO_X86_BMI2},
-    {7, 0, R_EBX, 16, GPO_X86_AVX512F},
-    {7, 0, R_EBX, 17, GPO_X86_AVX512DQ},
-    {7, 0, R_EBX, 19, GPO_X86_ADX},
-    {7, 0, R_EBX, 21, GPO_X86_AVX512IFMA},
-    {7, 0, R_EBX, 23, GPO_X86_CLFLUSHOPT},
-    {7, 0, R_EBX, 24, GPO_X86_CLWB},
-    {7, 0, R_EBX, 27, GPO_X86_AVX512ER},
-    {7, 0, R_EBX, 28, GPO_X86_AVX512CD},
-    {7, 0, R_EBX, 29, GPO_X86_SHA},
-    {7, 0, R_EBX, 30, GPO_X86_AVX512BW},
-    {7, 0, R_EBX, 31, GPO_X86_AVX512VL},
-    {7, 0, R_ECX, 1, GPO_X86_AVX512VBMI},
-    {7, 0, R_ECX, 6, GPO_X86_AVX512VBMI2},
-    {7, 0, R_ECX, 8, GPO_X86_GFNI},
-    {7, 0, R_ECX, 9, GPO_X86_VAES},
-    {7, 0, R_ECX, 11, GPO_X86_AVX512VNNI},
-    {7, 0, R_ECX, 12, GPO_X86_AVX512BITALG},
-    {7, 0, R_ECX, 14, GPO_X86_AVX512VPOPCNTDQ},
-    {7, 0, R_EDX, 8, GPO_X86_AVX512VP2INTERSECT},
-    {7, 0, R_EDX, 22, GPO_X86_AMX_BF16},
-    {7, 0, R_EDX, 23, GPO_X86_AVX512FP16},
-    {7, 0, R_EDX, 24, GPO_X86_AMX_TILE},
-    {7, 0, R_EDX, 25, GPO_X86_AMX_INT8},
-    {7, 1, R_EAX, 4, GPO_X86_AVXVNNI},
-    {7, 1, R_EAX, 5, GPO_X86_AVX512BF16},
-    {7, 1, R_EAX, 21, GPO_X86_AMX_FP16},
-    {0x80000001u, 0, R_ECX, 0, GPO_X86_LAHF},
-    {0x80000001u, 0, R_ECX, 5, GPO_X86_LZCNT},
-    {0x80000001u, 0, R_ECX, 6, GPO_X86_SSE4A},
-    {0x80000001u, 0, R_ECX, 11, GPO_X86_XOP},
-    {0x80000001u, 0, R_ECX, 16, GPO_X86_FMA4},
-    {0x80000001u, 0, R_EDX, 29, GPO_X86_LM},
-    {0x80000008u, 0, R_EBX, 0, GPO_X86_CLZERO},
+#define GPO_X86_CPUID_(id, flag, display, leaf, sub, reg, bit)                                     \
+    {leaf, sub, R_##reg, bit, GPO_X86_##id},
+    GPO_X86_FEATURES(GPO_X86_CPUID_)
+#undef GPO_X86_CPUID_
 };
 
 /* XCR0 state components (Intel SDM vol. 1, 13.1 "XSAVE-supported

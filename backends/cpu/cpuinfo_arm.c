@@ -17,56 +17,23 @@
 #include <sys/prctl.h>
 #endif
 
-/* Names: the "Features" words of arch/arm64/kernel/cpuinfo.c; display
- * names where the Arm architecture name differs (asimd is NEON). */
 const gpo_isa_name gpo_arm_isa_names[] = {
-    {GPO_ARM_FP, "fp", ""},
-    {GPO_ARM_ASIMD, "asimd", "neon"},
-    {GPO_ARM_AES, "aes", NULL},
-    {GPO_ARM_CRC32, "crc32", NULL},
-    {GPO_ARM_ATOMICS, "atomics", "lse"},
-    {GPO_ARM_FPHP, "fphp", NULL},
-    {GPO_ARM_ASIMDHP, "asimdhp", NULL},
-    {GPO_ARM_ASIMDRDM, "asimdrdm", NULL},
-    {GPO_ARM_JSCVT, "jscvt", NULL},
-    {GPO_ARM_FCMA, "fcma", NULL},
-    {GPO_ARM_LRCPC, "lrcpc", NULL},
-    {GPO_ARM_DCPOP, "dcpop", NULL},
-    {GPO_ARM_SHA3, "sha3", NULL},
-    {GPO_ARM_ASIMDDP, "asimddp", "dotprod"},
-    {GPO_ARM_SVE, "sve", NULL},
-    {GPO_ARM_ASIMDFHM, "asimdfhm", NULL},
-    {GPO_ARM_DIT, "dit", NULL},
-    {GPO_ARM_USCAT, "uscat", NULL},
-    {GPO_ARM_ILRCPC, "ilrcpc", NULL},
-    {GPO_ARM_FLAGM, "flagm", NULL},
-    {GPO_ARM_PACA, "paca", NULL},
-    {GPO_ARM_SVE2, "sve2", NULL},
-    {GPO_ARM_SVEI8MM, "svei8mm", NULL},
-    {GPO_ARM_SVEBF16, "svebf16", NULL},
-    {GPO_ARM_I8MM, "i8mm", NULL},
-    {GPO_ARM_BF16, "bf16", NULL},
-    {GPO_ARM_SME, "sme", NULL},
+#define GPO_ARM_NAME_(id, name, display, word, bit) {GPO_ARM_##id, name, display},
+    GPO_ARM_FEATURES(GPO_ARM_NAME_)
+#undef GPO_ARM_NAME_
 };
 const size_t gpo_n_arm_isa_names = sizeof gpo_arm_isa_names / sizeof gpo_arm_isa_names[0];
 
 #define A(f) GPO_BIT(GPO_ARM_##f)
 
-/* getauxval bits: Linux arch/arm64/include/uapi/asm/hwcap.h. */
 static const struct {
     int word; /* 1: AT_HWCAP, 2: AT_HWCAP2 */
     uint8_t bit;
     uint8_t feature;
 } hwcap_bits[] = {
-    {1, 0, GPO_ARM_FP},        {1, 1, GPO_ARM_ASIMD},     {1, 3, GPO_ARM_AES},
-    {1, 7, GPO_ARM_CRC32},     {1, 8, GPO_ARM_ATOMICS},   {1, 9, GPO_ARM_FPHP},
-    {1, 10, GPO_ARM_ASIMDHP},  {1, 12, GPO_ARM_ASIMDRDM}, {1, 13, GPO_ARM_JSCVT},
-    {1, 14, GPO_ARM_FCMA},     {1, 15, GPO_ARM_LRCPC},    {1, 16, GPO_ARM_DCPOP},
-    {1, 17, GPO_ARM_SHA3},     {1, 20, GPO_ARM_ASIMDDP},  {1, 22, GPO_ARM_SVE},
-    {1, 23, GPO_ARM_ASIMDFHM}, {1, 24, GPO_ARM_DIT},      {1, 25, GPO_ARM_USCAT},
-    {1, 26, GPO_ARM_ILRCPC},   {1, 27, GPO_ARM_FLAGM},    {1, 30, GPO_ARM_PACA},
-    {2, 1, GPO_ARM_SVE2},      {2, 9, GPO_ARM_SVEI8MM},   {2, 12, GPO_ARM_SVEBF16},
-    {2, 13, GPO_ARM_I8MM},     {2, 14, GPO_ARM_BF16},     {2, 23, GPO_ARM_SME},
+#define GPO_ARM_HWCAP_(id, name, display, word, bit) {word, bit, GPO_ARM_##id},
+    GPO_ARM_FEATURES(GPO_ARM_HWCAP_)
+#undef GPO_ARM_HWCAP_
 };
 
 uint64_t gpo_arm_features_from_hwcap(uint64_t hwcap, uint64_t hwcap2)

@@ -10,37 +10,46 @@
 
 #include "cpu/cpu_procfs.h"
 
-/* arm64 ISA features, bit numbers of gpo_cpu_facts.isa on arm64; names of
- * the "Features" line of /proc/cpuinfo (arch/arm64/kernel/cpuinfo.c). */
+/* arm64 ISA features, bit numbers of gpo_cpu_facts.isa on arm64, one row
+ * each: (feature, /proc/cpuinfo name, display name, getauxval word, bit).
+ * Names: the "Features" words of arch/arm64/kernel/cpuinfo.c; display
+ * names where the Arm architecture name differs (asimd is NEON; NULL
+ * displays the name, "" hides a baseline feature). getauxval bits: word 1
+ * is AT_HWCAP, 2 AT_HWCAP2 (Linux arch/arm64/include/uapi/asm/hwcap.h). */
+#define GPO_ARM_FEATURES(X)                                                                        \
+    X(FP, "fp", "", 1, 0)                                                                          \
+    X(ASIMD, "asimd", "neon", 1, 1)                                                                \
+    X(AES, "aes", NULL, 1, 3)                                                                      \
+    X(CRC32, "crc32", NULL, 1, 7)                                                                  \
+    X(ATOMICS, "atomics", "lse", 1, 8)                                                             \
+    X(FPHP, "fphp", NULL, 1, 9)                                                                    \
+    X(ASIMDHP, "asimdhp", NULL, 1, 10)                                                             \
+    X(ASIMDRDM, "asimdrdm", NULL, 1, 12)                                                           \
+    X(JSCVT, "jscvt", NULL, 1, 13)                                                                 \
+    X(FCMA, "fcma", NULL, 1, 14)                                                                   \
+    X(LRCPC, "lrcpc", NULL, 1, 15)                                                                 \
+    X(DCPOP, "dcpop", NULL, 1, 16)                                                                 \
+    X(SHA3, "sha3", NULL, 1, 17)                                                                   \
+    X(ASIMDDP, "asimddp", "dotprod", 1, 20)                                                        \
+    X(SVE, "sve", NULL, 1, 22)                                                                     \
+    X(ASIMDFHM, "asimdfhm", NULL, 1, 23)                                                           \
+    X(DIT, "dit", NULL, 1, 24)                                                                     \
+    X(USCAT, "uscat", NULL, 1, 25)                                                                 \
+    X(ILRCPC, "ilrcpc", NULL, 1, 26)                                                               \
+    X(FLAGM, "flagm", NULL, 1, 27)                                                                 \
+    X(PACA, "paca", NULL, 1, 30)                                                                   \
+    X(SVE2, "sve2", NULL, 2, 1)                                                                    \
+    X(SVEI8MM, "svei8mm", NULL, 2, 9)                                                              \
+    X(SVEBF16, "svebf16", NULL, 2, 12)                                                             \
+    X(I8MM, "i8mm", NULL, 2, 13)                                                                   \
+    X(BF16, "bf16", NULL, 2, 14)                                                                   \
+    X(SME, "sme", NULL, 2, 23)
+
 typedef enum gpo_arm_feature {
-    GPO_ARM_FP,
-    GPO_ARM_ASIMD,
-    GPO_ARM_AES,
-    GPO_ARM_CRC32,
-    GPO_ARM_ATOMICS,
-    GPO_ARM_FPHP,
-    GPO_ARM_ASIMDHP,
-    GPO_ARM_ASIMDRDM,
-    GPO_ARM_JSCVT,
-    GPO_ARM_FCMA,
-    GPO_ARM_LRCPC,
-    GPO_ARM_DCPOP,
-    GPO_ARM_SHA3,
-    GPO_ARM_ASIMDDP,
-    GPO_ARM_SVE,
-    GPO_ARM_ASIMDFHM,
-    GPO_ARM_DIT,
-    GPO_ARM_USCAT,
-    GPO_ARM_ILRCPC,
-    GPO_ARM_FLAGM,
-    GPO_ARM_PACA,
-    GPO_ARM_SVE2,
-    GPO_ARM_SVEI8MM,
-    GPO_ARM_SVEBF16,
-    GPO_ARM_I8MM,
-    GPO_ARM_BF16,
-    GPO_ARM_SME,
-    GPO_ARM_FEATURE_COUNT
+#define GPO_ARM_ENUM_(id, name, display, word, bit) GPO_ARM_##id,
+    GPO_ARM_FEATURES(GPO_ARM_ENUM_)
+#undef GPO_ARM_ENUM_
+        GPO_ARM_FEATURE_COUNT
 } gpo_arm_feature;
 
 /* Every feature with its /proc/cpuinfo name and display name. */

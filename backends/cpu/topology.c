@@ -33,22 +33,10 @@ int gpo_cpu_parse_cache_size(const char *text, uint64_t *bytes)
     if (*p < '0' || *p > '9')
         return -1;
     unsigned long long v = strtoull(p, &end, 10);
-    uint64_t mult = 1;
-    switch (*end) {
-    case 'K':
-        mult = 1024;
-        end++;
-        break;
-    case 'M':
-        mult = 1024 * 1024;
-        end++;
-        break;
-    case 'G':
-        mult = 1024 * 1024 * 1024;
-        end++;
-        break;
-    default: break;
-    }
+    static const char units[] = "KMG"; /* the kernel's powers of 1024 */
+    const char *unit = *end ? strchr(units, *end) : NULL;
+    uint64_t mult = unit ? (uint64_t)1 << (10 * (unit - units + 1)) : 1;
+    end += unit != NULL;
     while (*end == ' ' || *end == '\n')
         end++;
     if (*end || v > UINT64_MAX / mult)

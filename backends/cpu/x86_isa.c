@@ -6,67 +6,10 @@
 
 #define B(f) GPO_BIT(GPO_X86_##f)
 
-/* Flag spellings: Linux arch/x86/include/asm/cpufeatures.h (the names
- * /proc/cpuinfo prints). Display names follow Intel's spelling where Linux
- * differs (pni is SSE3, sse4_2 is SSE4.2); "" keeps a feature every
- * x86-64 CPU has out of the details list. */
 const gpo_isa_name gpo_x86_isa_names[] = {
-    {GPO_X86_CMOV, "cmov", ""},
-    {GPO_X86_CX8, "cx8", ""},
-    {GPO_X86_FXSR, "fxsr", ""},
-    {GPO_X86_MMX, "mmx", ""},
-    {GPO_X86_SSE, "sse", ""},
-    {GPO_X86_SSE2, "sse2", NULL},
-    {GPO_X86_LM, "lm", ""},
-    {GPO_X86_SSE3, "pni", "sse3"},
-    {GPO_X86_SSSE3, "ssse3", NULL},
-    {GPO_X86_SSE4_1, "sse4_1", "sse4.1"},
-    {GPO_X86_SSE4_2, "sse4_2", "sse4.2"},
-    {GPO_X86_POPCNT, "popcnt", NULL},
-    {GPO_X86_CX16, "cx16", NULL},
-    {GPO_X86_LAHF, "lahf_lm", NULL},
-    {GPO_X86_PCLMUL, "pclmulqdq", NULL},
-    {GPO_X86_AES, "aes", NULL},
-    {GPO_X86_AVX, "avx", NULL},
-    {GPO_X86_F16C, "f16c", NULL},
-    {GPO_X86_FMA, "fma", NULL},
-    {GPO_X86_AVX2, "avx2", NULL},
-    {GPO_X86_BMI1, "bmi1", NULL},
-    {GPO_X86_BMI2, "bmi2", NULL},
-    {GPO_X86_LZCNT, "abm", "lzcnt"},
-    {GPO_X86_MOVBE, "movbe", NULL},
-    {GPO_X86_XSAVE, "xsave", NULL},
-    {GPO_X86_ADX, "adx", NULL},
-    {GPO_X86_SHA, "sha_ni", "sha"},
-    {GPO_X86_CLFLUSHOPT, "clflushopt", NULL},
-    {GPO_X86_CLWB, "clwb", NULL},
-    {GPO_X86_CLZERO, "clzero", NULL},
-    {GPO_X86_GFNI, "gfni", NULL},
-    {GPO_X86_VAES, "vaes", NULL},
-    {GPO_X86_SSE4A, "sse4a", NULL},
-    {GPO_X86_XOP, "xop", NULL},
-    {GPO_X86_FMA4, "fma4", NULL},
-    {GPO_X86_AVX512F, "avx512f", NULL},
-    {GPO_X86_AVX512DQ, "avx512dq", NULL},
-    {GPO_X86_AVX512CD, "avx512cd", NULL},
-    {GPO_X86_AVX512BW, "avx512bw", NULL},
-    {GPO_X86_AVX512VL, "avx512vl", NULL},
-    {GPO_X86_AVX512IFMA, "avx512ifma", NULL},
-    {GPO_X86_AVX512VBMI, "avx512vbmi", NULL},
-    {GPO_X86_AVX512VBMI2, "avx512_vbmi2", NULL},
-    {GPO_X86_AVX512VNNI, "avx512_vnni", NULL},
-    {GPO_X86_AVX512BITALG, "avx512_bitalg", NULL},
-    {GPO_X86_AVX512VPOPCNTDQ, "avx512_vpopcntdq", NULL},
-    {GPO_X86_AVX512BF16, "avx512_bf16", NULL},
-    {GPO_X86_AVX512FP16, "avx512_fp16", NULL},
-    {GPO_X86_AVX512VP2INTERSECT, "avx512_vp2intersect", NULL},
-    {GPO_X86_AVX512ER, "avx512er", NULL},
-    {GPO_X86_AVXVNNI, "avx_vnni", NULL},
-    {GPO_X86_AMX_TILE, "amx_tile", "amx"},
-    {GPO_X86_AMX_INT8, "amx_int8", NULL},
-    {GPO_X86_AMX_BF16, "amx_bf16", NULL},
-    {GPO_X86_AMX_FP16, "amx_fp16", NULL},
-    {GPO_X86_HYPERVISOR, "hypervisor", NULL},
+#define GPO_X86_NAME_(id, flag, display, leaf, sub, reg, bit) {GPO_X86_##id, flag, display},
+    GPO_X86_FEATURES(GPO_X86_NAME_)
+#undef GPO_X86_NAME_
 };
 const size_t gpo_n_x86_isa_names = sizeof gpo_x86_isa_names / sizeof gpo_x86_isa_names[0];
 
@@ -142,10 +85,6 @@ int gpo_x86_vendor(const char *vendor_id, const char **name)
 
 const char *gpo_x86_level_name(int32_t level)
 {
-    switch (level) {
-    case 4: return "x86-64-v4";
-    case 3: return "x86-64-v3";
-    case 2: return "x86-64-v2";
-    default: return "x86-64";
-    }
+    static const char *const names[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
+    return level >= 2 && level <= 4 ? names[level - 2] : "x86-64";
 }

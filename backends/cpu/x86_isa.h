@@ -11,68 +11,78 @@
 
 #include "cpu/cpu_procfs.h"
 
-/* x86-64 ISA features, bit numbers of gpo_cpu_facts.isa on x86-64. The
- * names and meanings are those of Linux /proc/cpuinfo flags
- * (arch/x86/include/asm/cpufeatures.h); x86_isa.c names the flags and
- * cpuid_x86.c maps the cpuid bits onto them. */
+/* x86-64 ISA features, bit numbers of gpo_cpu_facts.isa on x86-64, one
+ * row each: (feature, /proc/cpuinfo flag, display name, cpuid leaf,
+ * subleaf, register, bit). The flags are Linux's spellings
+ * (arch/x86/include/asm/cpufeatures.h). Display names follow Intel's
+ * spelling where Linux differs (pni is SSE3, sse4_2 is SSE4.2); NULL
+ * displays the flag, and "" keeps a feature every x86-64 CPU has out of
+ * the details list. The cpuid bits: Intel SDM vol. 2A, CPUID "Feature
+ * Information" (leaf 1), "Structured Extended Feature Flags" (leaf 7); AMD
+ * APM vol. 3 appendix E (leaves 8000_0001h, 8000_0008h). */
+#define GPO_X86_FEATURES(X)                                                                        \
+    X(CMOV, "cmov", "", 1, 0, EDX, 15)                                                             \
+    X(CX8, "cx8", "", 1, 0, EDX, 8)                                                                \
+    X(FXSR, "fxsr", "", 1, 0, EDX, 24)                                                             \
+    X(MMX, "mmx", "", 1, 0, EDX, 23)                                                               \
+    X(SSE, "sse", "", 1, 0, EDX, 25)                                                               \
+    X(SSE2, "sse2", NULL, 1, 0, EDX, 26)                                                           \
+    X(LM, "lm", "", 0x80000001u, 0, EDX, 29)                                                       \
+    X(SSE3, "pni", "sse3", 1, 0, ECX, 0)                                                           \
+    X(SSSE3, "ssse3", NULL, 1, 0, ECX, 9)                                                          \
+    X(SSE4_1, "sse4_1", "sse4.1", 1, 0, ECX, 19)                                                   \
+    X(SSE4_2, "sse4_2", "sse4.2", 1, 0, ECX, 20)                                                   \
+    X(POPCNT, "popcnt", NULL, 1, 0, ECX, 23)                                                       \
+    X(CX16, "cx16", NULL, 1, 0, ECX, 13)                                                           \
+    X(LAHF, "lahf_lm", NULL, 0x80000001u, 0, ECX, 0)                                               \
+    X(PCLMUL, "pclmulqdq", NULL, 1, 0, ECX, 1)                                                     \
+    X(AES, "aes", NULL, 1, 0, ECX, 25)                                                             \
+    X(AVX, "avx", NULL, 1, 0, ECX, 28)                                                             \
+    X(F16C, "f16c", NULL, 1, 0, ECX, 29)                                                           \
+    X(FMA, "fma", NULL, 1, 0, ECX, 12)                                                             \
+    X(AVX2, "avx2", NULL, 7, 0, EBX, 5)                                                            \
+    X(BMI1, "bmi1", NULL, 7, 0, EBX, 3)                                                            \
+    X(BMI2, "bmi2", NULL, 7, 0, EBX, 8)                                                            \
+    X(LZCNT, "abm", "lzcnt", 0x80000001u, 0, ECX, 5)                                               \
+    X(MOVBE, "movbe", NULL, 1, 0, ECX, 22)                                                         \
+    X(XSAVE, "xsave", NULL, 1, 0, ECX, 26)                                                         \
+    X(ADX, "adx", NULL, 7, 0, EBX, 19)                                                             \
+    X(SHA, "sha_ni", "sha", 7, 0, EBX, 29)                                                         \
+    X(CLFLUSHOPT, "clflushopt", NULL, 7, 0, EBX, 23)                                               \
+    X(CLWB, "clwb", NULL, 7, 0, EBX, 24)                                                           \
+    X(CLZERO, "clzero", NULL, 0x80000008u, 0, EBX, 0)                                              \
+    X(GFNI, "gfni", NULL, 7, 0, ECX, 8)                                                            \
+    X(VAES, "vaes", NULL, 7, 0, ECX, 9)                                                            \
+    X(SSE4A, "sse4a", NULL, 0x80000001u, 0, ECX, 6)                                                \
+    X(XOP, "xop", NULL, 0x80000001u, 0, ECX, 11)                                                   \
+    X(FMA4, "fma4", NULL, 0x80000001u, 0, ECX, 16)                                                 \
+    X(AVX512F, "avx512f", NULL, 7, 0, EBX, 16)                                                     \
+    X(AVX512DQ, "avx512dq", NULL, 7, 0, EBX, 17)                                                   \
+    X(AVX512CD, "avx512cd", NULL, 7, 0, EBX, 28)                                                   \
+    X(AVX512BW, "avx512bw", NULL, 7, 0, EBX, 30)                                                   \
+    X(AVX512VL, "avx512vl", NULL, 7, 0, EBX, 31)                                                   \
+    X(AVX512IFMA, "avx512ifma", NULL, 7, 0, EBX, 21)                                               \
+    X(AVX512VBMI, "avx512vbmi", NULL, 7, 0, ECX, 1)                                                \
+    X(AVX512VBMI2, "avx512_vbmi2", NULL, 7, 0, ECX, 6)                                             \
+    X(AVX512VNNI, "avx512_vnni", NULL, 7, 0, ECX, 11)                                              \
+    X(AVX512BITALG, "avx512_bitalg", NULL, 7, 0, ECX, 12)                                          \
+    X(AVX512VPOPCNTDQ, "avx512_vpopcntdq", NULL, 7, 0, ECX, 14)                                    \
+    X(AVX512BF16, "avx512_bf16", NULL, 7, 1, EAX, 5)                                               \
+    X(AVX512FP16, "avx512_fp16", NULL, 7, 0, EDX, 23)                                              \
+    X(AVX512VP2INTERSECT, "avx512_vp2intersect", NULL, 7, 0, EDX, 8)                               \
+    X(AVX512ER, "avx512er", NULL, 7, 0, EBX, 27)                                                   \
+    X(AVXVNNI, "avx_vnni", NULL, 7, 1, EAX, 4)                                                     \
+    X(AMX_TILE, "amx_tile", "amx", 7, 0, EDX, 24)                                                  \
+    X(AMX_INT8, "amx_int8", NULL, 7, 0, EDX, 25)                                                   \
+    X(AMX_BF16, "amx_bf16", NULL, 7, 0, EDX, 22)                                                   \
+    X(AMX_FP16, "amx_fp16", NULL, 7, 1, EAX, 21)                                                   \
+    X(HYPERVISOR, "hypervisor", NULL, 1, 0, ECX, 31)
+
 typedef enum gpo_x86_feature {
-    GPO_X86_CMOV,
-    GPO_X86_CX8,
-    GPO_X86_FXSR,
-    GPO_X86_MMX,
-    GPO_X86_SSE,
-    GPO_X86_SSE2,
-    GPO_X86_LM,
-    GPO_X86_SSE3,
-    GPO_X86_SSSE3,
-    GPO_X86_SSE4_1,
-    GPO_X86_SSE4_2,
-    GPO_X86_POPCNT,
-    GPO_X86_CX16,
-    GPO_X86_LAHF,
-    GPO_X86_PCLMUL,
-    GPO_X86_AES,
-    GPO_X86_AVX,
-    GPO_X86_F16C,
-    GPO_X86_FMA,
-    GPO_X86_AVX2,
-    GPO_X86_BMI1,
-    GPO_X86_BMI2,
-    GPO_X86_LZCNT,
-    GPO_X86_MOVBE,
-    GPO_X86_XSAVE,
-    GPO_X86_ADX,
-    GPO_X86_SHA,
-    GPO_X86_CLFLUSHOPT,
-    GPO_X86_CLWB,
-    GPO_X86_CLZERO,
-    GPO_X86_GFNI,
-    GPO_X86_VAES,
-    GPO_X86_SSE4A,
-    GPO_X86_XOP,
-    GPO_X86_FMA4,
-    GPO_X86_AVX512F,
-    GPO_X86_AVX512DQ,
-    GPO_X86_AVX512CD,
-    GPO_X86_AVX512BW,
-    GPO_X86_AVX512VL,
-    GPO_X86_AVX512IFMA,
-    GPO_X86_AVX512VBMI,
-    GPO_X86_AVX512VBMI2,
-    GPO_X86_AVX512VNNI,
-    GPO_X86_AVX512BITALG,
-    GPO_X86_AVX512VPOPCNTDQ,
-    GPO_X86_AVX512BF16,
-    GPO_X86_AVX512FP16,
-    GPO_X86_AVX512VP2INTERSECT,
-    GPO_X86_AVX512ER,
-    GPO_X86_AVXVNNI,
-    GPO_X86_AMX_TILE,
-    GPO_X86_AMX_INT8,
-    GPO_X86_AMX_BF16,
-    GPO_X86_AMX_FP16,
-    GPO_X86_HYPERVISOR,
-    GPO_X86_FEATURE_COUNT
+#define GPO_X86_ENUM_(id, flag, display, leaf, sub, reg, bit) GPO_X86_##id,
+    GPO_X86_FEATURES(GPO_X86_ENUM_)
+#undef GPO_X86_ENUM_
+        GPO_X86_FEATURE_COUNT
 } gpo_x86_feature;
 
 /* Every feature with its /proc/cpuinfo flag and display name. */

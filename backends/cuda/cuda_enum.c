@@ -11,6 +11,7 @@
 #include "cuda_backend.h"
 #include "cuda_load.h"
 #include "cuda_procfs.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 /* How an attribute is used. INFO fills gpuopt_device_info (code below);
@@ -146,18 +147,15 @@ static void format_uuid(const gpo_cu_uuid *u, int mig, char *out, size_t cap)
                  b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
-/* Adds a number or bool to the details; 0 on success, -1 when cJSON runs
- * out of memory. */
-static int add_detail(cJSON *d, const struct attr_row *row, int value)
+/* Adds an attribute to the details, in its kind's form. */
+static void add_detail(gpo_json *b, cJSON *d, const struct attr_row *row, int value)
 {
-    cJSON *item;
     switch (row->kind) {
-    case K_BOOL: item = cJSON_AddBoolToObject(d, row->key, value != 0); break;
-    case K_MHZ: item = cJSON_AddNumberToObject(d, row->key, value / 1000); break;
-    case K_MODE: item = cJSON_AddStringToObject(d, row->key, mode_word(value)); break;
-    default: item = cJSON_AddNumberToObject(d, row->key, value); break;
+    case K_BOOL: gpo_json_bool(b, d, row->key, value); break;
+    case K_MHZ: gpo_json_num(b, d, row->key, value / 1000); break;
+    case K_MODE: gpo_json_str(b, d, row->key, mode_word(value)); break;
+    default: gpo_json_num(b, d, row->key, value); break;
     }
-    return item ? 0 : -1;
 }
 
 /* Peak DRAM bandwidth as NVIDIA's "How to Query Device Properties" (CUDA
@@ -168,20 +166,18 @@ static double peak_bandwidth_gbs(int mem_clock_khz, int bus_width_bits)
 }
 
 /* Facts derived from the attributes and the architecture table. */
-static int add_derived(cJSON *d, const int *v, const gpo_arch_nvidia_info *arch,
-                       const gpo_cuda_state *s)
+static void add_derived(gpo_json *b, cJSON *d, const int *v, const gpo_arch_nvidia_info *arch,
+                        const gpo_cuda_state *s)
 {
-    int bad = 0;
     if (v[A_MEM_CLOCK] > 0 && v[A_BUS_WIDTH] > 0) {
         double gbs = peak_bandwidth_gbs(v[A_MEM_CLOCK], v[A_BUS_WIDTH]);
-        bad |= !cJSON_AddNumberToObject(d, "theoretical_bandwidth_gbs", (double)(long)(gbs + 0.5));
+        gpo_json_num(b, d, "theoretical_bandwidth_gbs", (double)(long)(gbs + 0.5));
     }
-    bad |= !cJSON_AddNumberToObject(d, "fp32_lanes_per_multiprocessor", arch->fp32_lanes_per_sm);
-    bad |= !cJSON_AddStringToObject(d, "fp64_rate", arch->fp64_full_rate ? "full" : "reduced");
-    bad |= !cJSON_AddStringToObject(d, "source", "driver");
+    gpo_json_num(b, d, "fp32_lanes_per_multiprocessor", arch->fp32_lanes_per_sm);
+    gpo_json_str(b, d, "fp64_rate", arch->fp64_full_rate ? "full" : "reduced");
+    gpo_json_str(b, d, "source", "driver");
     if (s->kernel_version[0])
-        bad |= !cJSON_AddStringToObject(d, "kernel_driver_version", s->kernel_version);
-    return bad ? -1 : 0;
+        gpo_json_str(b, d, "kernel_driver_version", s->kernel_version);
 }
 
 /* The device's UUID, and whether it is a MIG instance: _v2 answers a MIG
@@ -317,15 +313,14 @@ static gpuopt_status one_device(gpo_cuda_state *s, int index, gpo_device_list *o
         dev->est_bandwidth_gbs = peak_bandwidth_gbs(v[A_MEM_CLOCK], v[A_BUS_WIDTH]);
 
     cJSON *d = gpo_device_details(dev, "cuda");
-    int bad = !d;
-    for (int i = 0; d && i < N_ATTRS; i++)
+    gpo_json b = {!d};
+    for (int i = 0; i < N_ATTRS; i++)
         if (attr_rows[i].key && v[i] >= 0)
-            bad |= add_detail(d, &attr_rows[i], v[i]);
-    if (d)
-        bad |= add_derived(d, v, &arch, s);
-    if (d && mig >= 0)
-        bad |= !cJSON_AddBoolToObject(d, "mig_instance", mig);
-    if (bad) {
+            add_detail(&b, d, &attr_rows[i], v[i]);
+    add_derived(&b, d, v, &arch, s);
+    if (mig >= 0)
+        gpo_json_bool(&b, d, "mig_instance", mig);
+    if (b.failed) {
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "%s: out of memory for its details", what);
         goto out;
     }
@@ -368,11 +363,11 @@ static gpuopt_status enumerate_driver(gpo_cuda_state *s, const gpo_backend_env *
 
 /* ---- the kernel module's view ------------------------------------------------ */
 
-static int add_str(cJSON *d, const char *key, const char *value)
+/* Text from the kernel module's files; an empty one is left out. */
+static void add_str(gpo_json *b, cJSON *d, const char *key, const char *value)
 {
-    if (!value[0])
-        return 0;
-    return cJSON_AddStringToObject(d, key, value) ? 0 : -1;
+    if (value[0])
+        gpo_json_str(b, d, key, value);
 }
 
 static gpuopt_status kernel_device(gpo_cuda_state *s, const gpo_fs *fs, size_t i,
@@ -401,21 +396,19 @@ static gpuopt_status kernel_device(gpo_cuda_state *s, const gpo_fs *fs, size_t i
         gpo_fs_readf(fs, pci_id, sizeof pci_id, "/sys/bus/pci/devices/%s/device", in->pci_bus_id);
 
     cJSON *d = gpo_device_details(dev, "cuda");
-    int bad = !d;
-    if (d) {
-        bad |= !cJSON_AddStringToObject(d, "source", "kernel");
-        bad |= !cJSON_AddBoolToObject(d, "usable", 0);
-        bad |= !cJSON_AddStringToObject(d, "unusable_because", s->why_unusable);
-        bad |= add_str(d, "kernel_driver_version", s->kernel_version);
-        bad |= add_str(d, "video_bios", gi.vbios);
-        bad |= add_str(d, "bus_type", gi.bus_type);
-        bad |= add_str(d, "device_minor", gi.minor);
-        bad |= add_str(d, "gpu_firmware", gi.firmware);
-        bad |= add_str(d, "pci_device_id", pci_id);
-        if (gi.excluded[0])
-            bad |= !cJSON_AddBoolToObject(d, "excluded", strcmp(gi.excluded, "Yes") == 0);
-    }
-    if (bad) {
+    gpo_json b = {!d};
+    gpo_json_str(&b, d, "source", "kernel");
+    gpo_json_bool(&b, d, "usable", 0);
+    gpo_json_str(&b, d, "unusable_because", s->why_unusable);
+    add_str(&b, d, "kernel_driver_version", s->kernel_version);
+    add_str(&b, d, "video_bios", gi.vbios);
+    add_str(&b, d, "bus_type", gi.bus_type);
+    add_str(&b, d, "device_minor", gi.minor);
+    add_str(&b, d, "gpu_firmware", gi.firmware);
+    add_str(&b, d, "pci_device_id", pci_id);
+    if (gi.excluded[0])
+        gpo_json_bool(&b, d, "excluded", strcmp(gi.excluded, "Yes") == 0);
+    if (b.failed) {
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "cuda: out of memory describing GPU %s", busdir);
         goto out;
     }

@@ -15,6 +15,7 @@
 #include "arch/nvidia.h"
 #include "arch/amd.h"
 #include "cl_device.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 /* PCI-SIG vendor ids (the PCI ID Repository, pci-ids.ucw.cz) and how each
@@ -95,28 +96,26 @@ void gpo_ocl_priv_free(void *priv)
     free(p);
 }
 
-static int32_t device_type(cl_device_type t)
-{
-    if (t & CL_DEVICE_TYPE_GPU)
-        return GPUOPT_DEVICE_TYPE_GPU;
-    if (t & CL_DEVICE_TYPE_CPU)
-        return GPUOPT_DEVICE_TYPE_CPU;
-    if (t & CL_DEVICE_TYPE_ACCELERATOR)
-        return GPUOPT_DEVICE_TYPE_ACCELERATOR;
-    return GPUOPT_DEVICE_TYPE_OTHER;
-}
+/* A device's CL_DEVICE_TYPE, by its first bit in this order: gpuopt's type
+ * and the word in details; the last row takes every other device. */
+static const struct {
+    cl_device_type bit;
+    int32_t type;
+    const char *word;
+} types[] = {
+    {CL_DEVICE_TYPE_GPU, GPUOPT_DEVICE_TYPE_GPU, "gpu"},
+    {CL_DEVICE_TYPE_CPU, GPUOPT_DEVICE_TYPE_CPU, "cpu"},
+    {CL_DEVICE_TYPE_ACCELERATOR, GPUOPT_DEVICE_TYPE_ACCELERATOR, "accelerator"},
+    {CL_DEVICE_TYPE_CUSTOM, GPUOPT_DEVICE_TYPE_OTHER, "custom"},
+    {0, GPUOPT_DEVICE_TYPE_OTHER, "other"},
+};
 
-static const char *type_word(cl_device_type t)
+static size_t type_row(cl_device_type t)
 {
-    if (t & CL_DEVICE_TYPE_GPU)
-        return "gpu";
-    if (t & CL_DEVICE_TYPE_CPU)
-        return "cpu";
-    if (t & CL_DEVICE_TYPE_ACCELERATOR)
-        return "accelerator";
-    if (t & CL_DEVICE_TYPE_CUSTOM)
-        return "custom";
-    return "other";
+    size_t i = 0;
+    while (types[i].bit && !(t & types[i].bit))
+        i++;
+    return i;
 }
 
 /* LLVM triple architecture to the family names the CPU backend uses. */
@@ -211,7 +210,7 @@ static void fill_info(const ocl_facts *f, int32_t index, gpuopt_device *dev)
     gpo_snprintf(info->id, sizeof info->id, "opencl:%d", index);
     gpo_strlcpy(info->backend, "opencl", sizeof info->backend);
     info->index = index;
-    info->type = device_type(f->type);
+    info->type = types[type_row(f->type)].type;
     const char *vs = gpo_ocl_vendor_short(f->vendor_id);
     /* CPUs keep the vendor string they report (GenuineIntel, AuthenticAMD),
      * as the CPU backend does; other devices get the vendor's short name. */
@@ -247,22 +246,22 @@ static void fill_info(const ocl_facts *f, int32_t index, gpuopt_device *dev)
     fill_arch(f, dev);
 }
 
-/* cJSON adders that latch the first failure. */
+/* Adders into one object through the checked builder (util/json.h), which
+ * latches the first failure. */
 typedef struct jw {
+    gpo_json b;
     cJSON *obj;
-    int failed;
 } jw;
 
 static void j_str(jw *w, const char *k, const char *v)
 {
-    if (v && v[0] && !cJSON_AddStringToObject(w->obj, k, v))
-        w->failed = 1;
+    if (v && v[0])
+        gpo_json_str(&w->b, w->obj, k, v);
 }
 
 static void j_num(jw *w, const char *k, double v)
 {
-    if (!cJSON_AddNumberToObject(w->obj, k, v))
-        w->failed = 1;
+    gpo_json_num(&w->b, w->obj, k, v);
 }
 
 /* An integer fact; -1 (unknown) is left out. */
@@ -274,47 +273,30 @@ static void j_int(jw *w, const char *k, int64_t v)
 
 static void j_bool(jw *w, const char *k, int v)
 {
-    if (v >= 0 && !cJSON_AddBoolToObject(w->obj, k, v))
-        w->failed = 1;
+    if (v >= 0)
+        gpo_json_bool(&w->b, w->obj, k, v);
 }
 
 /* n sizes as a JSON array of numbers; none: no member. */
 static void j_sizes(jw *w, const char *k, const size_t *v, size_t n)
 {
-    cJSON *a = n ? cJSON_AddArrayToObject(w->obj, k) : NULL;
-    for (size_t i = 0; a && i < n; i++) {
-        cJSON *num = cJSON_CreateNumber((double)v[i]);
-        if (!num || !cJSON_AddItemToArray(a, num)) {
-            cJSON_Delete(num);
-            w->failed = 1;
-        }
-    }
-    w->failed |= n && !a;
+    cJSON *a = n ? gpo_json_array(&w->b, w->obj, k) : NULL;
+    for (size_t i = 0; a && i < n; i++)
+        gpo_json_num(&w->b, a, NULL, (double)v[i]);
 }
 
 /* A space-separated list as a JSON array of strings. */
 static void j_words(jw *w, const char *k, const char *list)
 {
-    if (!list)
-        return;
-    cJSON *a = cJSON_AddArrayToObject(w->obj, k);
-    if (!a) {
-        w->failed = 1;
-        return;
-    }
-    for (const char *p = list; *p;) {
+    cJSON *a = list ? gpo_json_array(&w->b, w->obj, k) : NULL;
+    for (const char *p = list; a && !w->b.failed && *p;) {
         p += strspn(p, " ");
         size_t n = strcspn(p, " ");
         if (!n)
             break;
         char word[128];
         gpo_snprintf(word, sizeof word, "%.*s", (int)n, p);
-        cJSON *s = cJSON_CreateString(word);
-        if (!s || !cJSON_AddItemToArray(a, s)) {
-            cJSON_Delete(s);
-            w->failed = 1;
-            return;
-        }
+        gpo_json_str(&w->b, a, NULL, word);
         p += n;
     }
 }
@@ -322,7 +304,7 @@ static void j_words(jw *w, const char *k, const char *list)
 static gpuopt_status fill_details(gpuopt_device *dev, const ocl_dev_priv *p)
 {
     const ocl_facts *f = &p->facts;
-    jw w = {gpo_device_details(dev, "opencl"), 0};
+    jw w = {{0}, gpo_device_details(dev, "opencl")};
     if (!w.obj)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl: out of memory for device details");
     j_str(&w, "platform_name", p->platform_name);
@@ -341,7 +323,7 @@ static gpuopt_status fill_details(gpuopt_device *dev, const ocl_dev_priv *p)
     j_str(&w, "driver_version", f->driver);
     j_str(&w, "profile", f->profile);
     j_num(&w, "vendor_id", f->vendor_id);
-    j_str(&w, "type", type_word(f->type));
+    j_str(&w, "type", types[type_row(f->type)].word);
     j_int(&w, "max_compute_units", f->compute_units);
     j_int(&w, "max_clock_mhz", f->clock_mhz);
     j_num(&w, "global_mem_bytes", (double)f->global_mem);
@@ -387,7 +369,7 @@ static gpuopt_status fill_details(gpuopt_device *dev, const ocl_dev_priv *p)
     j_str(&w, "cpu_target", f->cpu_arch);
     j_words(&w, "opencl_c_features", f->c_features);
     j_words(&w, "extensions", f->extensions);
-    if (w.failed)
+    if (w.b.failed)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "opencl: out of memory for device details");
     return GPUOPT_OK;
 }

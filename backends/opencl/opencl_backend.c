@@ -63,7 +63,6 @@ const gpo_backend gpo_backend_opencl = {
     .abi = GPO_BACKEND_ABI,
     .name = "opencl",
     .description = "OpenCL (ICD loader)",
-    .native_gpu = 0,
     /* ICD drivers hold threads and device handles that a fork()ed child
      * does not inherit in a usable state. */
     .fork_sensitive = 1,
@@ -72,12 +71,9 @@ const gpo_backend gpo_backend_opencl = {
     .enumerate = gpo_ocl_enumerate,
     .tier0 = gpo_ocl_tier0,
     .tier1 = gpo_ocl_tier1,
-    .tier2 = NULL,
     .memory_live = ocl_memory_live,
     .runtime = &gpo_ocl_runtime_ops,
-    .knobs = ocl_knobs,
-    .n_knobs = sizeof ocl_knobs / sizeof ocl_knobs[0],
-    .libraries = ocl_libraries,
-    .n_libraries = sizeof ocl_libraries / sizeof ocl_libraries[0],
+    GPO_BACKEND_TABLE(knobs, ocl_knobs),
+    GPO_BACKEND_TABLE(libraries, ocl_libraries),
     .diagnose = gpo_ocl_diagnose,
 };

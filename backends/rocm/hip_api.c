@@ -11,20 +11,24 @@ const gpo_dl_sym gpo_hip_syms[] = {
 };
 const size_t gpo_hip_n_syms = sizeof gpo_hip_syms / sizeof gpo_hip_syms[0];
 
+/* The header names do not change between majors. */
+static const char *const attr_names[GPO_HIP_ATTR_COUNT] = {
+#define GPO_HIP_NAME(id, name, v5, v6, v7) #name,
+    GPO_HIP_ATTRS(GPO_HIP_NAME)
+#undef GPO_HIP_NAME
+};
+
+/* One column of GPO_HIP_ATTRS per major. */
+#define GPO_HIP_V5(id, name, v5, v6, v7) v5,
+#define GPO_HIP_V6(id, name, v5, v6, v7) v6,
+#define GPO_HIP_V7(id, name, v5, v6, v7) v7,
+
 static const gpo_hip_abi abis[] = {
     {5,
      "ROCm 5.x include/hip/hip_runtime_api.h (Debian libamdhip64-dev 5.2.3; ROCm/HIP rocm-5.0.0, "
      "rocm-5.7.1)",
-     {
-#define GPO_HIP_V5(id, name, v5, v6, v7) v5,
-         GPO_HIP_ATTRS(GPO_HIP_V5)
-#undef GPO_HIP_V5
-     },
-     {
-#define GPO_HIP_NAME(id, name, v5, v6, v7) #name,
-         GPO_HIP_ATTRS(GPO_HIP_NAME)
-#undef GPO_HIP_NAME
-     },
+     {GPO_HIP_ATTRS(GPO_HIP_V5)},
+     attr_names,
      /* ROCm 5 exports only the unversioned symbol, filling the 792-byte
       * layout. */
      "hipGetDeviceProperties",
@@ -32,31 +36,15 @@ static const gpo_hip_abi abis[] = {
      396},
     {6,
      "ROCm 6.x include/hip/hip_runtime_api.h (ROCm/HIP rocm-6.0.0, rocm-6.2.0)",
-     {
-#define GPO_HIP_V6(id, name, v5, v6, v7) v6,
-         GPO_HIP_ATTRS(GPO_HIP_V6)
-#undef GPO_HIP_V6
-     },
-     {
-#define GPO_HIP_NAME(id, name, v5, v6, v7) #name,
-         GPO_HIP_ATTRS(GPO_HIP_NAME)
-#undef GPO_HIP_NAME
-     },
+     {GPO_HIP_ATTRS(GPO_HIP_V6)},
+     attr_names,
      "hipGetDevicePropertiesR0600",
      1472,
      1160},
     {7,
      "ROCm 7.x projects/hip/include/hip/hip_runtime_api.h (ROCm/rocm-systems develop)",
-     {
-#define GPO_HIP_V7(id, name, v5, v6, v7) v7,
-         GPO_HIP_ATTRS(GPO_HIP_V7)
-#undef GPO_HIP_V7
-     },
-     {
-#define GPO_HIP_NAME(id, name, v5, v6, v7) #name,
-         GPO_HIP_ATTRS(GPO_HIP_NAME)
-#undef GPO_HIP_NAME
-     },
+     {GPO_HIP_ATTRS(GPO_HIP_V7)},
+     attr_names,
      "hipGetDevicePropertiesR0600",
      1472,
      1160},

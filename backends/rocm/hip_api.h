@@ -130,10 +130,11 @@ typedef const char *(*gpo_hip_error_text_fn)(gpo_hip_error error);
     X(get_error_name, "hipGetErrorName", GPO_DL_OPTIONAL, gpo_hip_error_text_fn)                   \
     X(get_error_string, "hipGetErrorString", GPO_DL_OPTIONAL, gpo_hip_error_text_fn)
 
-typedef struct gpo_hip_fns {
+/* A row's member in a function table (this slice's and hip_rt_api.h's). */
 #define GPO_HIP_FIELD(field, sym, req, type) type field;
+
+typedef struct gpo_hip_fns {
     GPO_HIP_SYMBOLS(GPO_HIP_FIELD)
-#undef GPO_HIP_FIELD
 } gpo_hip_fns;
 
 extern const gpo_dl_sym gpo_hip_syms[];
@@ -179,10 +180,10 @@ typedef struct gpo_hip_abi {
     int major;                    /* 5, 6, 7 */
     const char *source;           /* the header the numbers were read from */
     int attr[GPO_HIP_ATTR_COUNT]; /* hipDeviceAttribute_t values, -1 absent */
-    const char *attr_name[GPO_HIP_ATTR_COUNT];
-    const char *props_symbol;   /* the versioned hipGetDeviceProperties */
-    size_t props_size;          /* sizeof that major's hipDeviceProp_t */
-    size_t props_gcn_arch_name; /* offsetof gcnArchName (char[256]) */
+    const char *const *attr_name; /* header names, GPO_HIP_ATTR_COUNT of them */
+    const char *props_symbol;     /* the versioned hipGetDeviceProperties */
+    size_t props_size;            /* sizeof that major's hipDeviceProp_t */
+    size_t props_gcn_arch_name;   /* offsetof gcnArchName (char[256]) */
 } gpo_hip_abi;
 
 /* Over-allocation for the props struct: at least 2 KiB and larger than any

@@ -104,9 +104,7 @@ typedef gpo_hip_error (*gpo_hip_event_elapsed_fn)(float *ms, gpo_hip_event start
     X(event_destroy, "hipEventDestroy", GPO_DL_REQUIRED, gpo_hip_event_fn)
 
 typedef struct gpo_hip_rt_fns {
-#define GPO_HIP_RT_FIELD(field, sym, req, type) type field;
-    GPO_HIP_RT_SYMBOLS(GPO_HIP_RT_FIELD)
-#undef GPO_HIP_RT_FIELD
+    GPO_HIP_RT_SYMBOLS(GPO_HIP_FIELD)
 } gpo_hip_rt_fns;
 
 extern const gpo_dl_sym gpo_hip_rt_syms[];
@@ -156,9 +154,7 @@ typedef const char *(*gpo_hiprtc_error_string_fn)(gpo_hiprtc_result result);
     X(get_error_string, "hiprtcGetErrorString", GPO_DL_OPTIONAL, gpo_hiprtc_error_string_fn)
 
 typedef struct gpo_hiprtc_fns {
-#define GPO_HIPRTC_FIELD(field, sym, req, type) type field;
-    GPO_HIPRTC_SYMBOLS(GPO_HIPRTC_FIELD)
-#undef GPO_HIPRTC_FIELD
+    GPO_HIPRTC_SYMBOLS(GPO_HIP_FIELD)
 } gpo_hiprtc_fns;
 
 extern const gpo_dl_sym gpo_hiprtc_syms[];

@@ -477,10 +477,8 @@ const gpo_backend gpo_backend_rocm = {
     .memory_live = rocm_memory_live,
     .runtime = &gpo_rocm_runtime,
     .apply_device = NULL, /* no device setting is the library's to own on ROCm */
-    .knobs = rocm_knobs,
-    .n_knobs = sizeof rocm_knobs / sizeof rocm_knobs[0],
-    .libraries = rocm_libraries,
-    .n_libraries = sizeof rocm_libraries / sizeof rocm_libraries[0],
+    GPO_BACKEND_TABLE(knobs, rocm_knobs),
+    GPO_BACKEND_TABLE(libraries, rocm_libraries),
     .diagnose = gpo_dr_check_rocm,
     .toolchain_dropped = gpo_rocm_toolchain_dropped,
     .ranges = &gpo_rocm_roctx_ranges,

@@ -66,6 +66,24 @@ static void call_failed(const gpo_hip *hip, const char *call, gpo_hip_error e, c
     gpo_snprintf(out, cap, "%s returned %s", call, words);
 }
 
+/* hipInit or hipGetDeviceCount failed (HIP `vt`): the reason, and which
+ * failure it is. */
+static gpo_hip_failure start_failed(const gpo_hip *hip, const char *call, gpo_hip_error e,
+                                    const char *vt, char *reason, size_t cap)
+{
+    char what[320];
+    call_failed(hip, call, e, what, sizeof what);
+    /* Without a usable GPU the runtime answers hipErrorInvalidDevice from
+     * hipInit (observed: Debian libamdhip64 5.2 without /dev/kfd) or
+     * hipErrorNoDevice. */
+    if (e == GPO_hipErrorNoDevice || e == GPO_hipErrorInvalidDevice) {
+        gpo_snprintf(reason, cap, "HIP %s (%s) sees no usable AMD GPU: %s", vt, hip->library, what);
+        return GPO_HIP_NO_DEVICE;
+    }
+    gpo_snprintf(reason, cap, "HIP %s (%s): %s", vt, hip->library, what);
+    return e == GPO_hipErrorInsufficientDriver ? GPO_HIP_OLD_DRIVER : GPO_HIP_BROKEN;
+}
+
 gpo_hip_failure gpo_hip_open(gpo_hip *hip, const char *path, char *reason, size_t cap)
 {
     char err[1024];
@@ -123,36 +141,13 @@ gpo_hip_failure gpo_hip_open(gpo_hip *hip, const char *path, char *reason, size_
 
     if (hip->fn.init) {
         e = hip->fn.init(0);
-        if (e != GPO_HIP_SUCCESS) {
-            call_failed(hip, "hipInit", e, what, sizeof what);
-            /* Without a usable GPU the runtime answers hipErrorInvalidDevice
-             * from hipInit (observed: Debian libamdhip64 5.2 without
-             * /dev/kfd) or hipErrorNoDevice. */
-            if (e == GPO_hipErrorNoDevice || e == GPO_hipErrorInvalidDevice) {
-                gpo_snprintf(reason, cap, "HIP %s (%s) sees no usable AMD GPU: %s", vt,
-                             hip->library, what);
-                return GPO_HIP_NO_DEVICE;
-            }
-            gpo_snprintf(reason, cap, "HIP %s (%s): %s", vt, hip->library, what);
-            if (e == GPO_hipErrorInsufficientDriver)
-                return GPO_HIP_OLD_DRIVER;
-            return GPO_HIP_BROKEN;
-        }
+        if (e != GPO_HIP_SUCCESS)
+            return start_failed(hip, "hipInit", e, vt, reason, cap);
     }
     int count = 0;
     e = hip->fn.get_device_count(&count);
-    if (e != GPO_HIP_SUCCESS || count < 0) {
-        call_failed(hip, "hipGetDeviceCount", e, what, sizeof what);
-        if (e == GPO_hipErrorNoDevice || e == GPO_hipErrorInvalidDevice) {
-            gpo_snprintf(reason, cap, "HIP %s (%s) sees no usable AMD GPU: %s", vt, hip->library,
-                         what);
-            return GPO_HIP_NO_DEVICE;
-        }
-        gpo_snprintf(reason, cap, "HIP %s (%s): %s", vt, hip->library, what);
-        if (e == GPO_hipErrorInsufficientDriver)
-            return GPO_HIP_OLD_DRIVER;
-        return GPO_HIP_BROKEN;
-    }
+    if (e != GPO_HIP_SUCCESS || count < 0)
+        return start_failed(hip, "hipGetDeviceCount", e, vt, reason, cap);
     hip->device_count = count;
     atomic_store(&hip_init_pid, (int)getpid());
     return GPO_HIP_OK;

@@ -48,18 +48,24 @@ static char *vformat(gpo_dr_report *r, const char *fmt, va_list ap)
     return s;
 }
 
+/* Takes s into *slot in place of what was there; NULL (out of memory, the
+ * report already failed) keeps the old text. */
+static void replace(char **slot, char *s)
+{
+    if (!s)
+        return;
+    free(*slot);
+    *slot = s;
+}
+
 void gpo_dr_say(gpo_dr_report *r, gpo_dr_finding *f, const char *fmt, ...)
 {
     if (!f)
         return;
     va_list ap;
     va_start(ap, fmt);
-    char *s = vformat(r, fmt, ap);
+    replace(&f->summary, vformat(r, fmt, ap));
     va_end(ap);
-    if (!s)
-        return;
-    free(f->summary);
-    f->summary = s;
 }
 
 void gpo_dr_evidence(gpo_dr_report *r, gpo_dr_finding *f, const char *fmt, ...)
@@ -88,12 +94,8 @@ void gpo_dr_fix(gpo_dr_report *r, gpo_dr_finding *f, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    char *s = vformat(r, fmt, ap);
+    replace(&f->fix, vformat(r, fmt, ap));
     va_end(ap);
-    if (!s)
-        return;
-    free(f->fix);
-    f->fix = s;
 }
 
 void gpo_dr_path(gpo_dr_report *r, gpo_dr_finding *f, const char *path)
@@ -101,12 +103,9 @@ void gpo_dr_path(gpo_dr_report *r, gpo_dr_finding *f, const char *path)
     if (!f || !path)
         return;
     char *s = gpo_strdup(path);
-    if (!s) {
+    if (!s)
         r->failed = 1;
-        return;
-    }
-    free(f->path);
-    f->path = s;
+    replace(&f->path, s);
 }
 
 void gpo_dr_report_free(gpo_dr_report *r)

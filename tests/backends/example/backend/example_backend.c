@@ -139,9 +139,7 @@ const gpo_backend gpo_backend_example = {
     .enumerate = example_enumerate,
     .tier0 = example_tier0,
     .tier1 = example_tier1,
-    .knobs = example_knobs,
-    .n_knobs = sizeof example_knobs / sizeof example_knobs[0],
-    .libraries = example_libraries,
-    .n_libraries = sizeof example_libraries / sizeof example_libraries[0],
+    GPO_BACKEND_TABLE(knobs, example_knobs),
+    GPO_BACKEND_TABLE(libraries, example_libraries),
     .diagnose = gpo_example_diagnose,
 };
