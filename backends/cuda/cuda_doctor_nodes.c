@@ -180,6 +180,14 @@ int gpo_cuda_doctor_any_node(const gpo_fs *fs)
     return gpo_fs_exists(fs, "/dev/nvidiactl") || gpu_nodes(fs, probe, 1);
 }
 
+/* The NVIDIA module makes its nodes itself, with the mode and group of its
+ * NVreg_DeviceFileMode/NVreg_DeviceFileGID options: no udev rule applies. */
+#define NODE_MODE_FIX                                                                              \
+    "the mode gives no group read-write access: set the NVIDIA module options "                    \
+    "NVreg_DeviceFileMode=0660 and NVreg_DeviceFileGID=<gid of video> in "                         \
+    "/etc/modprobe.d (or 0666 for everyone), reload the module, and add %s to that "               \
+    "group"
+
 static int check_nodes(gpo_dr_run *run, const gpo_cuda_kernel_view *k, int wanted)
 {
     gpo_dr_report *r = run->rep;
@@ -261,7 +269,7 @@ static int check_nodes(gpo_dr_run *run, const gpo_cuda_kernel_view *k, int wante
     const char *paths[NV_MAX + 2];
     for (size_t i = 0; i < n; i++)
         paths[i] = nodes[i];
-    denied = gpo_dr_nodes_denied(r, fs, &run->user, "cuda", paths, st, n);
+    denied = gpo_dr_nodes_denied(r, fs, &run->user, "cuda", NODE_MODE_FIX, paths, st, n);
     if (present && !denied) {
         f = gpo_dr_add(r, "cuda", "device_permissions", GPO_DR_OK);
         gpo_dr_say(r, f, "%s may read and write every NVIDIA device node", run->user.name);

@@ -248,6 +248,13 @@ static void check_loader(gpo_dr_run *run, size_t n_icds)
                "ocl-icd (Fedora/RHEL), or point GPUOPT_OPENCL_LIBRARY at it");
 }
 
+/* udev makes the render nodes, with the group and mode of its rules (the
+ * kfd rule of ROCm's fix does not apply to other vendors' GPUs). */
+#define NODE_MODE_FIX                                                                              \
+    "the mode gives no group read-write access: a udev rule such as SUBSYSTEM==\"drm\", "          \
+    "KERNEL==\"renderD*\", GROUP=\"render\", MODE=\"0660\" in /etc/udev/rules.d, then "            \
+    "`sudo usermod -aG render %s` and log in again"
+
 /* DRM render nodes of GPUs other than AMD's and NVIDIA's (Intel's compute
  * runtime and Mesa's Rusticl work through them). */
 static void check_render_nodes(gpo_dr_run *run)
@@ -273,7 +280,8 @@ static void check_render_nodes(gpo_dr_run *run)
         seen++;
     }
     gpo_fs_list_free(names, n);
-    if (seen && !gpo_dr_nodes_denied(run->rep, run->fs, &run->user, "opencl", ptrs, nodes, seen)) {
+    if (seen && !gpo_dr_nodes_denied(run->rep, run->fs, &run->user, "opencl", NODE_MODE_FIX, ptrs,
+                                     nodes, seen)) {
         gpo_dr_finding *f = gpo_dr_add(run->rep, "opencl", "device_permissions", GPO_DR_OK);
         gpo_dr_say(run->rep, f, "%s may read and write the GPU render nodes", run->user.name);
     }

@@ -149,6 +149,13 @@ static void check_kernel(gpo_dr_run *run, const amd_kernel *k, int on_pci)
                    "newer; `sudo dmesg | grep kfd` says why");
 }
 
+/* udev makes /dev/kfd and the render nodes, with the group and mode of
+ * its rules. */
+#define NODE_MODE_FIX                                                                              \
+    "the mode gives no group read-write access: a udev rule such as "                              \
+    "SUBSYSTEM==\"kfd\", GROUP=\"render\", MODE=\"0660\" (and the same for drm render "            \
+    "nodes) in /etc/udev/rules.d, then `sudo usermod -aG render %s` and log in again"
+
 static int check_nodes(gpo_dr_run *run, const amd_kernel *k, int hardware)
 {
     gpo_dr_report *r = run->rep;
@@ -208,7 +215,7 @@ static int check_nodes(gpo_dr_run *run, const amd_kernel *k, int hardware)
     const char *paths[AMD_MAX + 1];
     for (size_t i = 0; i < n; i++)
         paths[i] = nodes[i];
-    denied = gpo_dr_nodes_denied(r, fs, &run->user, "rocm", paths, st, n);
+    denied = gpo_dr_nodes_denied(r, fs, &run->user, "rocm", NODE_MODE_FIX, paths, st, n);
     if (present && !denied) {
         f = gpo_dr_add(r, "rocm", "device_permissions", GPO_DR_OK);
         gpo_dr_say(r, f, "%s may read and write /dev/kfd and the render nodes", run->user.name);

@@ -124,10 +124,13 @@ void gpo_dr_node_stat(const gpo_fs *fs, const gpo_dr_user *u, const char *path, 
  * are not accessible, one per set sharing owner, group and mode: the
  * nodes' owner, group and mode, the user's groups, and the fix (usermod
  * -aG, or a new login when the group database already lists the user).
- * Returns the number of inaccessible nodes (at most 64 are looked at). */
+ * `mode_fix` is the backend's fix for nodes whose mode lets no group read
+ * and write them (how its driver sets the mode): a printf format whose one
+ * %s is the user. Returns the number of inaccessible nodes (at most 64 are
+ * looked at). */
 int gpo_dr_nodes_denied(gpo_dr_report *r, const gpo_fs *fs, const gpo_dr_user *u,
-                        const char *backend, const char *const *paths, const gpo_dr_node *n,
-                        size_t count);
+                        const char *backend, const char *mode_fix, const char *const *paths,
+                        const gpo_dr_node *n, size_t count);
 
 /* ---- Machine facts shared by the vendor checks ---------------------------- */
 

@@ -95,8 +95,8 @@ void gpo_dr_node_stat(const gpo_fs *fs, const gpo_dr_user *u, const char *path, 
 /* One finding for the denied nodes that share owner, group and mode (the
  * same fix applies to all of them). */
 static void denied_group(gpo_dr_report *r, const gpo_fs *fs, const gpo_dr_user *u,
-                         const char *backend, const char *const *paths, const gpo_dr_node *n,
-                         const size_t *members, size_t count)
+                         const char *backend, const char *mode_fix, const char *const *paths,
+                         const gpo_dr_node *n, const size_t *members, size_t count)
 {
     char group[64], owner_groups[1024];
     const char *who = strncmp(u->name, "uid ", 4) == 0 ? "$USER" : u->name;
@@ -151,26 +151,14 @@ static void denied_group(gpo_dr_report *r, const gpo_fs *fs, const gpo_dr_user *
                    "ACLs (`getfacl %s`), security modules, and in a container that the "
                    "device was passed in with read-write access",
                    u->name, group, path);
-    } else if (strcmp(backend, "cuda") == 0) {
-        gpo_dr_fix(r, f,
-                   "the mode gives no group read-write access: set the NVIDIA module "
-                   "options NVreg_DeviceFileMode=0660 and NVreg_DeviceFileGID=<gid of "
-                   "video> in /etc/modprobe.d (or 0666 for everyone), reload the module, "
-                   "and add %s to that group",
-                   who);
     } else {
-        gpo_dr_fix(r, f,
-                   "the mode gives no group read-write access: a udev rule such as "
-                   "SUBSYSTEM==\"kfd\", GROUP=\"render\", MODE=\"0660\" (and the same "
-                   "for drm render nodes) in /etc/udev/rules.d, then `sudo usermod -aG "
-                   "render %s` and log in again",
-                   who);
+        gpo_dr_fix(r, f, mode_fix, who);
     }
 }
 
 int gpo_dr_nodes_denied(gpo_dr_report *r, const gpo_fs *fs, const gpo_dr_user *u,
-                        const char *backend, const char *const *paths, const gpo_dr_node *n,
-                        size_t count)
+                        const char *backend, const char *mode_fix, const char *const *paths,
+                        const gpo_dr_node *n, size_t count)
 {
     size_t members[64];
     int done[64] = {0}, denied = 0;
@@ -188,7 +176,7 @@ int gpo_dr_nodes_denied(gpo_dr_report *r, const gpo_fs *fs, const gpo_dr_user *u
             members[m++] = k;
         }
         denied += (int)m;
-        denied_group(r, fs, u, backend, paths, n, members, m);
+        denied_group(r, fs, u, backend, mode_fix, paths, n, members, m);
     }
     return denied;
 }

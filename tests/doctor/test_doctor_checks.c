@@ -117,6 +117,31 @@ static void malformed_stat_lines_and_unknown_user_fall_back_safely(void **state)
     assert_false(n.accessible);
 }
 
+/* When the mode lets no group read and write a node, the fix is the
+ * backend's own (module options for NVIDIA, udev rules for the others):
+ * the core names no vendor. */
+static void a_mode_without_group_access_gets_the_backends_fix(void **state)
+{
+    (void)state;
+    write_file("/dev/nvidia0", "");
+    write_file("/dev/.gpuopt-stat", "/dev/nvidia0 600 0 0\n");
+    gpo_fs fs;
+    gpo_dr_user u;
+    gpo_dr_node n;
+    gpo_dr_report r;
+    memset(&r, 0, sizeof r);
+    gpo_fs_init(&fs, scratch);
+    gpo_dr_user_read(&fs, &u);
+    gpo_dr_node_stat(&fs, &u, "/dev/nvidia0", &n);
+    const char *paths[] = {"/dev/nvidia0"};
+    assert_int_equal(gpo_dr_nodes_denied(&r, &fs, &u, "example", "give %s the node", paths, &n, 1),
+                     1);
+    assert_int_equal(r.n, 1);
+    assert_string_equal(r.items[0].backend, "example");
+    assert_string_equal(r.items[0].fix, "give this user the node");
+    gpo_dr_report_free(&r);
+}
+
 static void denied_nodes_sharing_owner_and_mode_make_one_finding(void **state)
 {
     (void)state;
@@ -130,7 +155,8 @@ static void denied_nodes_sharing_owner_and_mode_make_one_finding(void **state)
     gpo_dr_node n[3];
     for (int i = 0; i < 3; i++)
         gpo_dr_node_stat(&fs, &u, paths[i], &n[i]);
-    assert_int_equal(gpo_dr_nodes_denied(&r, &fs, &u, "cuda", paths, n, 3), 2);
+    assert_int_equal(gpo_dr_nodes_denied(&r, &fs, &u, "cuda", "reset the mode for %s", paths, n, 3),
+                     2);
     assert_int_equal(r.n, 1);
     assert_int_equal(r.items[0].status, GPO_DR_PROBLEM);
     assert_non_null(strstr(r.items[0].fix, "usermod -aG video alice"));
@@ -139,7 +165,8 @@ static void denied_nodes_sharing_owner_and_mode_make_one_finding(void **state)
     u.uid = 0;
     for (int i = 0; i < 3; i++)
         gpo_dr_node_stat(&fs, &u, paths[i], &n[i]);
-    assert_int_equal(gpo_dr_nodes_denied(&r, &fs, &u, "cuda", paths, n, 3), 0);
+    assert_int_equal(gpo_dr_nodes_denied(&r, &fs, &u, "cuda", "reset the mode for %s", paths, n, 3),
+                     0);
     assert_int_equal(r.n, 1);
     gpo_dr_report_free(&r);
 }
@@ -338,6 +365,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(recorded_node_mode_and_groups_decide_access),
         cmocka_unit_test(malformed_stat_lines_and_unknown_user_fall_back_safely),
+        cmocka_unit_test(a_mode_without_group_access_gets_the_backends_fix),
         cmocka_unit_test(denied_nodes_sharing_owner_and_mode_make_one_finding),
         cmocka_unit_test(recorded_user_and_groups_come_from_the_tree),
         cmocka_unit_test(malformed_databases_are_skipped_line_by_line),
