@@ -126,8 +126,7 @@ static int parse_log_level(const char *s, int32_t *out, char *why, size_t cap)
             }
         }
     }
-    gpo_snprintf(why, cap, "accepted: off, error, warn, info, debug");
-    return -1;
+    return gpo_say(-1, why, cap, "accepted: off, error, warn, info, debug");
 }
 
 static void accepted_backends(const struct gpo_backend *const *list, size_t n, char *why,
@@ -203,55 +202,45 @@ static int set_field(gpo_config *cfg, field f, const char *v, gpo_origin origin,
     }
     case F_LEVEL: {
         int64_t level;
-        if (gpo_parse_i64(v, 0, GPUOPT_LEVEL_MAX, &level)) {
-            gpo_snprintf(why, cap,
-                         "accepted: 0 (safe defaults), 1 (from detected hardware), "
-                         "2 (measured on the device)");
-            return -1;
-        }
+        if (gpo_parse_i64(v, 0, GPUOPT_LEVEL_MAX, &level))
+            return gpo_say(-1, why, cap,
+                           "accepted: 0 (safe defaults), 1 (from detected hardware), "
+                           "2 (measured on the device)");
         cfg->level = (int32_t)level;
         cfg->level_origin = origin;
         return 0;
     }
     case F_LOG: return parse_log_level(v, &cfg->log_level, why, cap);
     case F_SYSFS_ROOT:
-        if (strlen(v) >= sizeof cfg->fs.root) {
-            gpo_snprintf(why, cap, "accepted: a directory path shorter than %zu bytes",
-                         sizeof cfg->fs.root);
-            return -1;
-        }
+        if (strlen(v) >= sizeof cfg->fs.root)
+            return gpo_say(-1, why, cap, "accepted: a directory path shorter than %zu bytes",
+                           sizeof cfg->fs.root);
         gpo_fs_init(&cfg->fs, v);
         return 0;
     case F_CACHE_DIR:
-        if (!*v || strlen(v) >= sizeof cfg->cache_dir) {
-            gpo_snprintf(why, cap, "accepted: a non-empty directory path shorter than %zu bytes",
-                         sizeof cfg->cache_dir);
-            return -1;
-        }
+        if (!*v || strlen(v) >= sizeof cfg->cache_dir)
+            return gpo_say(-1, why, cap,
+                           "accepted: a non-empty directory path shorter than %zu bytes",
+                           sizeof cfg->cache_dir);
         gpo_strlcpy(cfg->cache_dir, v, sizeof cfg->cache_dir);
         return 0;
     case F_CACHE_SHARED: /* "" turns a config file's layer off */
-        if (strlen(v) >= sizeof cfg->cache_shared) {
-            gpo_snprintf(why, cap, "accepted: a directory path shorter than %zu bytes",
-                         sizeof cfg->cache_shared);
-            return -1;
-        }
+        if (strlen(v) >= sizeof cfg->cache_shared)
+            return gpo_say(-1, why, cap, "accepted: a directory path shorter than %zu bytes",
+                           sizeof cfg->cache_shared);
         gpo_strlcpy(cfg->cache_shared, v, sizeof cfg->cache_shared);
         return 0;
     case F_REDUCED_PRECISION: {
         int b;
-        if (gpo_parse_bool(v, &b)) {
-            gpo_snprintf(why, cap, "accepted: true or false");
-            return -1;
-        }
+        if (gpo_parse_bool(v, &b))
+            return gpo_say(-1, why, cap, "accepted: true or false");
         cfg->reduced_precision = b;
         cfg->reduced_precision_origin = origin;
         return 0;
     }
     case F_COUNT: break;
     }
-    gpo_snprintf(why, cap, "no such setting");
-    return -1;
+    return gpo_say(-1, why, cap, "no such setting");
 }
 
 /* ---- knob overrides -------------------------------------------------------- */
@@ -310,18 +299,14 @@ static int check_knob(const struct gpo_backend *const *list, size_t nlist, const
                       const char *value, char *why, size_t cap)
 {
     const gpo_knob_def *def = gpo_knob_find(list, nlist, name);
-    if (!def) {
-        gpo_snprintf(why, cap, "no knob is called '%s' (docs/knobs.md lists them)", name);
-        return -1;
-    }
+    if (!def)
+        return gpo_say(-1, why, cap, "no knob is called '%s' (docs/knobs.md lists them)", name);
     int64_t ival;
     char *norm = NULL;
     char inner[768];
     int rc = gpo_knob_parse(def, value, &ival, &norm, inner, sizeof inner);
-    if (rc) {
-        gpo_snprintf(why, cap, "knob '%s': %s", name, inner);
-        return rc;
-    }
+    if (rc)
+        return gpo_say(rc, why, cap, "knob '%s': %s", name, inner);
     free(norm);
     return 0;
 }
@@ -396,14 +381,10 @@ static void offset_to_line(const char *text, size_t off, int *line, int *col)
 /* A JSON scalar as the text a setting takes. */
 static int json_scalar_text(const cJSON *item, char *out, size_t cap)
 {
-    if (cJSON_IsString(item)) {
-        gpo_snprintf(out, cap, "%s", item->valuestring);
-        return 0;
-    }
-    if (cJSON_IsBool(item)) {
-        gpo_snprintf(out, cap, "%s", cJSON_IsTrue(item) ? "true" : "false");
-        return 0;
-    }
+    if (cJSON_IsString(item))
+        return gpo_say(0, out, cap, "%s", item->valuestring);
+    if (cJSON_IsBool(item))
+        return gpo_say(0, out, cap, "%s", cJSON_IsTrue(item) ? "true" : "false");
     if (cJSON_IsNumber(item)) {
         int64_t i;
         if (gpo_json_int64(item, &i) == 0)

@@ -274,9 +274,8 @@ static gpuopt_status probe_one(struct gpuopt_context *ctx, size_t i)
                              ? "the config file's \"backend\""
                              : "GPUOPT_BACKEND";
         slot->status = GPUOPT_BACKEND_DISABLED;
-        gpo_snprintf(slot->report.reason, sizeof slot->report.reason, "excluded by %s=%s", by,
-                     allowed);
-        return GPUOPT_OK;
+        return gpo_say(GPUOPT_OK, slot->report.reason, sizeof slot->report.reason,
+                       "excluded by %s=%s", by, allowed);
     }
     uint64_t t0 = gpo_now_ns();
     void *state = NULL;

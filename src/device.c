@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 gpuopt_device *gpo_device_new(void)
@@ -51,22 +52,11 @@ cJSON *gpo_device_details(gpuopt_device *dev, const char *backend)
 {
     if (!dev || !backend)
         return NULL;
-    if (!dev->details) {
-        dev->details = cJSON_CreateObject();
-        if (!dev->details)
-            return NULL;
-    }
+    if (!dev->details)
+        dev->details = cJSON_CreateObject(); /* NULL: no object is added below */
     cJSON *obj = cJSON_GetObjectItemCaseSensitive(dev->details, backend);
-    if (cJSON_IsObject(obj))
-        return obj;
-    obj = cJSON_CreateObject();
-    if (!obj)
-        return NULL;
-    if (!cJSON_AddItemToObject(dev->details, backend, obj)) {
-        cJSON_Delete(obj);
-        return NULL;
-    }
-    return obj;
+    gpo_json b = {0};
+    return cJSON_IsObject(obj) ? obj : gpo_json_object(&b, dev->details, backend);
 }
 
 gpuopt_status gpo_device_list_reserve(gpo_device_list *list, size_t more)
@@ -125,8 +115,7 @@ int gpo_pci_normalise(const char *in, char *out, size_t cap)
             return -1;
     if (domain > 0xffff || bus > 0xff || dev > 0x1f || fn > 0x7)
         return -1;
-    gpo_snprintf(out, cap, "%04x:%02x:%02x.%x", domain, bus, dev, fn);
-    return 0;
+    return gpo_say(0, out, cap, "%04x:%02x:%02x.%x", domain, bus, dev, fn);
 }
 
 /* UUIDs are compared on their hex digits only, so "GPU-8c3b…" (NVIDIA's form)

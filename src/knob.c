@@ -93,8 +93,7 @@ static int outside(const gpo_knob_def *def, const char *shown, char *why, size_t
 {
     char dom[512];
     gpo_knob_domain_text(def, dom, sizeof dom);
-    gpo_snprintf(why, cap, "'%s' is outside its domain: %s", shown, dom);
-    return -1;
+    return gpo_say(-1, why, cap, "'%s' is outside its domain: %s", shown, dom);
 }
 
 /* The catalogue's spelling of `text`, or NULL when it is not one of the words. */
@@ -125,8 +124,7 @@ int gpo_knob_check(const gpo_knob_def *def, int64_t ival, const char *text, char
     default: break;
     }
     assert(!"a catalogue entry has an unknown knob type");
-    gpo_snprintf(why, cap, "unknown knob type %d", (int)def->type);
-    return -1;
+    return gpo_say(-1, why, cap, "unknown knob type %d", (int)def->type);
 }
 
 /* The domain in words after a type error, so every refusal names it. */
@@ -135,8 +133,7 @@ static int not_of_type(const gpo_knob_def *def, const char *text, const char *wh
 {
     char dom[512];
     gpo_knob_domain_text(def, dom, sizeof dom);
-    gpo_snprintf(why, cap, "'%s' is not %s; its domain: %s", text, what, dom);
-    return -1;
+    return gpo_say(-1, why, cap, "'%s' is not %s; its domain: %s", text, what, dom);
 }
 
 int gpo_knob_parse(const gpo_knob_def *def, const char *text, int64_t *ival, char **norm, char *why,
@@ -183,12 +180,9 @@ int gpo_knob_parse(const gpo_knob_def *def, const char *text, int64_t *ival, cha
     default:
         /* Catalogues are static tables of the four types. */
         assert(!"a catalogue entry has an unknown knob type");
-        gpo_snprintf(why, cap, "unknown knob type %d", (int)def->type);
-        return -1;
+        return gpo_say(-1, why, cap, "unknown knob type %d", (int)def->type);
     }
-    if (!*norm) {
-        gpo_snprintf(why, cap, "out of memory");
-        return GPO_KNOB_PARSE_NO_MEMORY;
-    }
+    if (!*norm)
+        return gpo_say(GPO_KNOB_PARSE_NO_MEMORY, why, cap, "out of memory");
     return 0;
 }

@@ -16,6 +16,13 @@
 
 #define PER_SECOND_MAX (INT64_C(1) << 50)
 
+/* A measured (tier-2) value: a positive integer up to `max`. */
+#define MEASURED(name_, max_, units_, summary_)                                                    \
+    {                                                                                              \
+        .name = name_, .type = GPUOPT_KNOB_INT, .summary = summary_, .min = 1, .max = max_,        \
+        .units = units_                                                                            \
+    }
+
 const gpo_knob_def gpo_core_knobs[] = {
     {.name = "launch.block_size",
      .type = GPUOPT_KNOB_INT,
@@ -67,43 +74,18 @@ const gpo_knob_def gpo_core_knobs[] = {
      .type = GPUOPT_KNOB_BOOL,
      .summary = "stage host-device copies through pinned (page-locked) host memory",
      .maps_to = "DataLoader(pin_memory=True), cudaHostAlloc/hipHostMalloc staging"},
-    {.name = "measured.memory_bandwidth",
-     .type = GPUOPT_KNOB_INT,
-     .summary = "device (or host) memory bandwidth of a copy, in bytes per second (read + written)",
-     .min = 1,
-     .max = PER_SECOND_MAX,
-     .units = "bytes/s"},
-    {.name = "measured.memory_bandwidth_1thread",
-     .type = GPUOPT_KNOB_INT,
-     .summary =
-         "host memory bandwidth of a copy by one thread, in bytes per second (read + written)",
-     .min = 1,
-     .max = PER_SECOND_MAX,
-     .units = "bytes/s"},
-    {.name = "measured.h2d_pageable",
-     .type = GPUOPT_KNOB_INT,
-     .summary = "host-to-device copy rate from malloc'd memory, in bytes per second",
-     .min = 1,
-     .max = PER_SECOND_MAX,
-     .units = "bytes/s"},
-    {.name = "measured.h2d_pinned",
-     .type = GPUOPT_KNOB_INT,
-     .summary = "host-to-device copy rate from pinned memory, in bytes per second",
-     .min = 1,
-     .max = PER_SECOND_MAX,
-     .units = "bytes/s"},
-    {.name = "measured.d2h_pageable",
-     .type = GPUOPT_KNOB_INT,
-     .summary = "device-to-host copy rate into malloc'd memory, in bytes per second",
-     .min = 1,
-     .max = PER_SECOND_MAX,
-     .units = "bytes/s"},
-    {.name = "measured.d2h_pinned",
-     .type = GPUOPT_KNOB_INT,
-     .summary = "device-to-host copy rate into pinned memory, in bytes per second",
-     .min = 1,
-     .max = PER_SECOND_MAX,
-     .units = "bytes/s"},
+    MEASURED("measured.memory_bandwidth", PER_SECOND_MAX, "bytes/s",
+             "device (or host) memory bandwidth of a copy, in bytes per second (read + written)"),
+    MEASURED("measured.memory_bandwidth_1thread", PER_SECOND_MAX, "bytes/s",
+             "host memory bandwidth of a copy by one thread, in bytes per second (read + written)"),
+    MEASURED("measured.h2d_pageable", PER_SECOND_MAX, "bytes/s",
+             "host-to-device copy rate from malloc'd memory, in bytes per second"),
+    MEASURED("measured.h2d_pinned", PER_SECOND_MAX, "bytes/s",
+             "host-to-device copy rate from pinned memory, in bytes per second"),
+    MEASURED("measured.d2h_pageable", PER_SECOND_MAX, "bytes/s",
+             "device-to-host copy rate into malloc'd memory, in bytes per second"),
+    MEASURED("measured.d2h_pinned", PER_SECOND_MAX, "bytes/s",
+             "device-to-host copy rate into pinned memory, in bytes per second"),
     /* The memory manager's settings (src/memory/manager.c): no rule sets
      * them; a user does (config file "knobs", GPUOPT_KNOBS, the API), and
      * gpuopt_memory_create reads them from the plan. */
@@ -130,26 +112,14 @@ const gpo_knob_def gpo_core_knobs[] = {
      .max = 100,
      .units = "percent",
      .maps_to = "gpuopt_memory_check"},
-    {.name = "measured.launch_latency_ns",
-     .type = GPUOPT_KNOB_INT,
-     .summary = "an empty kernel's launch-to-completion time on the host clock, in nanoseconds",
-     .min = 1,
-     .max = INT64_C(60000000000),
-     .units = "ns"},
-    {.name = "measured.h2d_latency_ns",
-     .type = GPUOPT_KNOB_INT,
-     .summary = "a 4 KiB blocking host-to-device copy on the host clock: what every transfer pays "
-                "once, in nanoseconds",
-     .min = 1,
-     .max = INT64_C(60000000000),
-     .units = "ns"},
-    {.name = "measured.d2h_latency_ns",
-     .type = GPUOPT_KNOB_INT,
-     .summary = "a 4 KiB blocking device-to-host copy on the host clock: what every transfer pays "
-                "once, in nanoseconds",
-     .min = 1,
-     .max = INT64_C(60000000000),
-     .units = "ns"},
+    MEASURED("measured.launch_latency_ns", INT64_C(60000000000), "ns",
+             "an empty kernel's launch-to-completion time on the host clock, in nanoseconds"),
+    MEASURED("measured.h2d_latency_ns", INT64_C(60000000000), "ns",
+             "a 4 KiB blocking host-to-device copy on the host clock: what every transfer pays "
+             "once, in nanoseconds"),
+    MEASURED("measured.d2h_latency_ns", INT64_C(60000000000), "ns",
+             "a 4 KiB blocking device-to-host copy on the host clock: what every transfer pays "
+             "once, in nanoseconds"),
     /* Latency advice (src/latency.c, docs/latency.md): derived from the
      * measurements above and the workload's step, so an override of a
      * measured value (or of the advice itself) always reaches them. */

@@ -38,11 +38,9 @@ gpuopt_status gpo_derive_launch_graph(const gpo_knob_input *in, const gpo_derive
     const gpuopt_workload *w = latency_workload(env, out);
     if (!w)
         return GPUOPT_OK;
-    if (w->launches_per_step <= 0 || !w->step_time_ns) {
-        gpo_snprintf(out->how, sizeof out->how,
-                     "the workload gives no launches per step or step time target");
-        return GPUOPT_OK;
-    }
+    if (w->launches_per_step <= 0 || !w->step_time_ns)
+        return gpo_say(GPUOPT_OK, out->how, sizeof out->how,
+                       "the workload gives no launches per step or step time target");
     if (!in[0].present) {
         gpo_snprintf(out->how, sizeof out->how, "the launch latency was not measured");
         gpo_snprintf(out->warning, sizeof out->warning,
@@ -122,15 +120,11 @@ gpuopt_status gpo_derive_prealloc_bytes(const gpo_knob_input *in, const gpo_deri
     const gpuopt_workload *w = latency_workload(env, out);
     if (!w)
         return GPUOPT_OK;
-    if (!w->item_bytes) {
-        gpo_snprintf(out->how, sizeof out->how, "no item size was described");
-        return GPUOPT_OK;
-    }
+    if (!w->item_bytes)
+        return gpo_say(GPUOPT_OK, out->how, sizeof out->how, "no item size was described");
     int items = w->items_per_step > 0 ? w->items_per_step : 1;
-    if ((uint64_t)items > UINT64_MAX / 2 / w->item_bytes) {
-        gpo_snprintf(out->how, sizeof out->how, "a step's peak overflows");
-        return GPUOPT_OK;
-    }
+    if ((uint64_t)items > UINT64_MAX / 2 / w->item_bytes)
+        return gpo_say(GPUOPT_OK, out->how, sizeof out->how, "a step's peak overflows");
     /* The scratch is the plan's own headroom share: what libraries'
      * workspaces and fragmentation take beside the tensors (workload_fit). */
     gpo_fit_budget b;
@@ -141,10 +135,8 @@ gpuopt_status gpo_derive_prealloc_bytes(const gpo_knob_input *in, const gpo_deri
     int held = capped ? (int)in[0].ival : items;
     uint64_t peak = (uint64_t)held * w->item_bytes;
     uint64_t pool = peak + peak / 100 * (uint64_t)b.keep_pct;
-    if (pool > (UINT64_C(1) << 50)) {
-        gpo_snprintf(out->how, sizeof out->how, "a step's peak is above 1 PiB");
-        return GPUOPT_OK;
-    }
+    if (pool > (UINT64_C(1) << 50))
+        return gpo_say(GPUOPT_OK, out->how, sizeof out->how, "a step's peak is above 1 PiB");
     char it[32], pk[32], pl[32], cap_note[160] = "";
     gpo_format_bytes(w->item_bytes, it, sizeof it);
     gpo_format_bytes(peak, pk, sizeof pk);
@@ -218,11 +210,9 @@ gpuopt_status gpo_derive_transfer_streams(const gpo_knob_input *in, const gpo_de
     const gpuopt_workload *w = latency_workload(env, out);
     if (!w)
         return GPUOPT_OK;
-    if (!w->step_time_ns || (!w->h2d_bytes_per_step && !w->d2h_bytes_per_step)) {
-        gpo_snprintf(out->how, sizeof out->how,
-                     "the workload gives no bytes copied per step or no step time target");
-        return GPUOPT_OK;
-    }
+    if (!w->step_time_ns || (!w->h2d_bytes_per_step && !w->d2h_bytes_per_step))
+        return gpo_say(GPUOPT_OK, out->how, sizeof out->how,
+                       "the workload gives no bytes copied per step or no step time target");
     char up[240], down[240], sep[256], s[32], t[32];
     int ka, kb;
     double a = direction("host-to-device", w->h2d_bytes_per_step, &in[0], &in[2], &in[4], &ka, up,

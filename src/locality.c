@@ -128,9 +128,8 @@ static int cpu_device(const gpo_derive_env *env, gpo_derivation *out)
     if (!env->dev || env->dev->info.type != GPUOPT_DEVICE_TYPE_CPU)
         return 0;
     out->present = 0;
-    gpo_snprintf(out->how, sizeof out->how,
-                 "a CPU device's threads are its backend's threads and omp.* knobs");
-    return 1;
+    return gpo_say(1, out->how, sizeof out->how,
+                   "a CPU device's threads are its backend's threads and omp.* knobs");
 }
 
 gpuopt_status gpo_derive_affinity_threads(const gpo_knob_input *in, const gpo_derive_env *env,
@@ -141,14 +140,11 @@ gpuopt_status gpo_derive_affinity_threads(const gpo_knob_input *in, const gpo_de
         return GPUOPT_OK;
     int n = in[0].present ? gpo_parse_cpulist(in[0].text, set, GPO_CPUSET_BITS) : 0;
     out->present = n > 0;
-    if (!out->present) {
-        gpo_snprintf(out->how, sizeof out->how, "cpu.affinity is not set");
-        return GPUOPT_OK;
-    }
+    if (!out->present)
+        return gpo_say(GPUOPT_OK, out->how, sizeof out->how, "cpu.affinity is not set");
     gpo_snprintf(out->value, sizeof out->value, "%d", n);
-    gpo_snprintf(out->how, sizeof out->how, "one host thread per CPU of cpu.affinity (%s)",
-                 in[0].text);
-    return GPUOPT_OK;
+    return gpo_say(GPUOPT_OK, out->how, sizeof out->how,
+                   "one host thread per CPU of cpu.affinity (%s)", in[0].text);
 }
 
 gpuopt_status gpo_derive_affinity_places(const gpo_knob_input *in, const gpo_derive_env *env,
@@ -158,10 +154,8 @@ gpuopt_status gpo_derive_affinity_places(const gpo_knob_input *in, const gpo_der
     if (cpu_device(env, out))
         return GPUOPT_OK;
     out->present = 0;
-    if (!in[0].present || gpo_parse_cpulist(in[0].text, set, GPO_CPUSET_BITS) < 1) {
-        gpo_snprintf(out->how, sizeof out->how, "cpu.affinity is not set");
-        return GPUOPT_OK;
-    }
+    if (!in[0].present || gpo_parse_cpulist(in[0].text, set, GPO_CPUSET_BITS) < 1)
+        return gpo_say(GPUOPT_OK, out->how, sizeof out->how, "cpu.affinity is not set");
     /* OpenMP 5.2 section 6.5 (OMP_PLACES): "{lower}:length" is `length`
      * places of one CPU each, starting at `lower`. libgomp and LLVM's
      * libomp bind threads when OMP_PLACES is set and OMP_PROC_BIND is not
@@ -177,17 +171,15 @@ gpuopt_status gpo_derive_affinity_places(const gpo_knob_input *in, const gpo_der
                          used ? "," : "", c, hi - c + 1);
         if (w < 0 || (size_t)w >= sizeof out->value - used) {
             out->value[0] = '\0';
-            gpo_snprintf(out->how, sizeof out->how,
-                         "cpu.affinity has too many ranges to write as OpenMP places in %zu "
-                         "characters",
-                         sizeof out->value - 1);
-            return GPUOPT_OK;
+            return gpo_say(GPUOPT_OK, out->how, sizeof out->how,
+                           "cpu.affinity has too many ranges to write as OpenMP places in %zu "
+                           "characters",
+                           sizeof out->value - 1);
         }
         used += (size_t)w;
         c = hi;
     }
     out->present = 1;
-    gpo_snprintf(out->how, sizeof out->how, "one OpenMP place per CPU of cpu.affinity (%s)",
-                 in[0].text);
-    return GPUOPT_OK;
+    return gpo_say(GPUOPT_OK, out->how, sizeof out->how,
+                   "one OpenMP place per CPU of cpu.affinity (%s)", in[0].text);
 }

@@ -285,21 +285,16 @@ const gpuopt_workload *gpo_plan_workload(const struct gpuopt_plan *p)
 int gpo_plan_reduced_precision(const struct gpuopt_plan *p, char *why, size_t cap)
 {
     const gpuopt_workload *w = gpo_plan_workload(p);
-    if (w && w->reduced_precision == 0) {
-        gpo_snprintf(why, cap, "the workload is precision-sensitive");
-        return 0;
-    }
-    if (w && w->reduced_precision == 1) {
-        gpo_snprintf(why, cap, "the workload accepts reduced precision");
-        return 1;
-    }
+    if (w && w->reduced_precision == 0)
+        return gpo_say(0, why, cap, "the workload is precision-sensitive");
+    if (w && w->reduced_precision == 1)
+        return gpo_say(1, why, cap, "the workload accepts reduced precision");
     int on = p->cfg->reduced_precision;
-    gpo_snprintf(why, cap,
-                 on ? "reduced precision is allowed by the configuration "
-                      "(reduced_precision=true)"
-                    : "reduced precision is not enabled (set reduced_precision=true "
-                      "in the config, or describe a workload that accepts it)");
-    return on;
+    return gpo_say(on, why, cap,
+                   on ? "reduced precision is allowed by the configuration "
+                        "(reduced_precision=true)"
+                      : "reduced precision is not enabled (set reduced_precision=true "
+                        "in the config, or describe a workload that accepts it)");
 }
 
 uint64_t gpo_plan_device_memory(const struct gpuopt_plan *p, const char **what)

@@ -119,14 +119,12 @@ void gpo_fit_advise(const gpo_fit_case *c, gpo_fit_advice *out)
  * the bus; it means nothing where the device's memory is the host's. */
 int gpo_fit_memory_is_separate(const gpuopt_device *dev, char *why, size_t cap)
 {
-    if (dev->info.type == GPUOPT_DEVICE_TYPE_CPU) {
-        gpo_snprintf(why, cap, "%s is a CPU device, whose memory is host memory", dev->info.id);
-        return 0;
-    }
-    if (dev->info.integrated == 1) {
-        gpo_snprintf(why, cap, "%s is an integrated GPU, which shares host memory", dev->info.id);
-        return 0;
-    }
+    if (dev->info.type == GPUOPT_DEVICE_TYPE_CPU)
+        return gpo_say(0, why, cap, "%s is a CPU device, whose memory is host memory",
+                       dev->info.id);
+    if (dev->info.integrated == 1)
+        return gpo_say(0, why, cap, "%s is an integrated GPU, which shares host memory",
+                       dev->info.id);
     return 1;
 }
 
@@ -144,15 +142,11 @@ static int derive_budget(const gpo_derive_env *env, uint64_t size, const char *m
                          gpo_fit_budget *b, gpo_derivation *out)
 {
     out->present = 0;
-    if (!size) {
-        gpo_snprintf(out->how, sizeof out->how, "%s", missing);
-        return 0;
-    }
+    if (!size)
+        return gpo_say(0, out->how, sizeof out->how, "%s", missing);
     env_budget(env, b);
-    if (!b->memory) {
-        gpo_snprintf(out->how, sizeof out->how, "the device's memory size is unknown");
-        return 0;
-    }
+    if (!b->memory)
+        return gpo_say(0, out->how, sizeof out->how, "the device's memory size is unknown");
     return 1;
 }
 
@@ -180,10 +174,9 @@ gpuopt_status gpo_derive_offload_bytes(const gpo_knob_input *in, const gpo_deriv
     uint64_t offload = fit_offload(w->model_bytes, bits, w->item_bytes, b.usable);
     char mt[96], item[32], needs[32], usable[32], off[32], sep[256], tail[300] = "";
     model_text(w->model_bytes, bits, mt, sizeof mt);
-    if (!offload) {
-        gpo_snprintf(out->how, sizeof out->how, "%s and one item fit in %s", mt, b.text);
-        return GPUOPT_OK;
-    }
+    if (!offload)
+        return gpo_say(GPUOPT_OK, out->how, sizeof out->how, "%s and one item fit in %s", mt,
+                       b.text);
     gpo_format_bytes(w->item_bytes, item, sizeof item);
     gpo_format_bytes(need, needs, sizeof needs);
     if (!gpo_fit_memory_is_separate(env->dev, sep, sizeof sep)) {
@@ -191,8 +184,8 @@ gpuopt_status gpo_derive_offload_bytes(const gpo_knob_input *in, const gpo_deriv
                      "%s + one item %s = %s does not fit in %s, and offloading to host memory "
                      "does not apply: %s",
                      mt, item, needs, b.text, sep);
-        gpo_snprintf(out->warning, sizeof out->warning, "the workload does not fit: %s", out->how);
-        return GPUOPT_OK;
+        return gpo_say(GPUOPT_OK, out->warning, sizeof out->warning,
+                       "the workload does not fit: %s", out->how);
     }
     gpo_format_bytes(b.usable, usable, sizeof usable);
     gpo_format_bytes(offload, off, sizeof off);
@@ -202,11 +195,10 @@ gpuopt_status gpo_derive_offload_bytes(const gpo_knob_input *in, const gpo_deriv
                                                   : env->reduced_why);
     out->present = 1;
     gpo_snprintf(out->value, sizeof out->value, "%" PRIu64, offload);
-    gpo_snprintf(out->how, sizeof out->how,
-                 "%s + one item %s = %s does not fit in %s: keep %s - %s = %s of it in host "
-                 "memory%s",
-                 mt, item, needs, b.text, needs, usable, off, tail);
-    return GPUOPT_OK;
+    return gpo_say(GPUOPT_OK, out->how, sizeof out->how,
+                   "%s + one item %s = %s does not fit in %s: keep %s - %s = %s of it in host "
+                   "memory%s",
+                   mt, item, needs, b.text, needs, usable, off, tail);
 }
 
 gpuopt_status gpo_derive_batch_max_size(const gpo_knob_input *in, const gpo_derive_env *env,
@@ -230,12 +222,10 @@ gpuopt_status gpo_derive_batch_max_size(const gpo_knob_input *in, const gpo_deri
         gpo_snprintf(offs, sizeof offs, " - %s kept in host memory", o);
     }
     uint64_t batch = fit_batch(w->model_bytes, bits, off, w->item_bytes, b.usable);
-    if (!batch) {
-        gpo_snprintf(out->how, sizeof out->how,
-                     "%s%s and one item of %s do not fit in %s: no batch to size", mt, offs, item,
-                     b.text);
-        return GPUOPT_OK;
-    }
+    if (!batch)
+        return gpo_say(GPUOPT_OK, out->how, sizeof out->how,
+                       "%s%s and one item of %s do not fit in %s: no batch to size", mt, offs, item,
+                       b.text);
     out->present = 1;
     gpo_snprintf(out->value, sizeof out->value, "%" PRIu64, batch);
     gpo_snprintf(out->how, sizeof out->how,

@@ -29,6 +29,7 @@
 #include "util/fs.h"
 #include "cache/shared.h"
 #include "util/hash.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 #define DEFAULT_ENTRIES 2000u
@@ -672,18 +673,6 @@ struct gpo_cache_tune {
     cJSON *cands;      /* every candidate so far */
 };
 
-/* "hard" and "soft" objects of a record. */
-static int add_key_soft(cJSON *o, const gpo_cache_key *key, const gpo_cache_soft *soft)
-{
-    cJSON *hard = gpo_cache_key_to_json(key), *s = gpo_cache_soft_to_json(soft);
-    if (!hard || !s || !cJSON_AddItemToObject(o, "hard", hard)) {
-        cJSON_Delete(hard);
-        cJSON_Delete(s);
-        return -1;
-    }
-    return cJSON_AddItemToObject(o, "soft", s) ? 0 : (cJSON_Delete(s), -1);
-}
-
 static void tune_free(gpo_cache_tune *t)
 {
     free(t->canon);
@@ -724,18 +713,22 @@ gpuopt_status gpo_cache_begin(gpo_cache *c, const gpo_cache_key *key, const gpo_
     gpo_cache_hex16(gpo_hash64(seed, (size_t)n), t->id);
     char seedtext[24];
     gpo_snprintf(seedtext, sizeof seedtext, "%llu", (unsigned long long)search->seed);
-    cJSON *o = t->begin = cJSON_CreateObject(), *b = NULL;
+    cJSON *o = t->begin = cJSON_CreateObject();
+    gpo_json b = {.failed = !o || !(t->cands = cJSON_CreateArray())};
     /* "key" and "used" first: a file's lines are found by them (doc.h). */
-    if (!o || !(t->cands = cJSON_CreateArray()) || !cJSON_AddStringToObject(o, "key", t->key) ||
-        !cJSON_AddNumberToObject(o, "used", (double)now) ||
-        !cJSON_AddNumberToObject(o, "time", (double)now) ||
-        !cJSON_AddStringToObject(o, "tune", t->id) || add_key_soft(o, key, soft) ||
-        !cJSON_AddStringToObject(o, "strategy", search->strategy) ||
-        !cJSON_AddStringToObject(o, "seed", seedtext) ||
-        !(b = cJSON_AddObjectToObject(o, "budget")) ||
-        !cJSON_AddNumberToObject(b, "max_evaluations", search->max_evaluations) ||
-        !cJSON_AddNumberToObject(b, "max_seconds", search->max_seconds) ||
-        !cJSON_AddNumberToObject(b, "max_failures", search->max_failures)) {
+    gpo_json_str(&b, o, "key", t->key);
+    gpo_json_num(&b, o, "used", (double)now);
+    gpo_json_num(&b, o, "time", (double)now);
+    gpo_json_str(&b, o, "tune", t->id);
+    gpo_json_add(&b, o, "hard", b.failed ? NULL : gpo_cache_key_to_json(key));
+    gpo_json_add(&b, o, "soft", b.failed ? NULL : gpo_cache_soft_to_json(soft));
+    gpo_json_str(&b, o, "strategy", search->strategy);
+    gpo_json_str(&b, o, "seed", seedtext);
+    cJSON *budget = gpo_json_object(&b, o, "budget");
+    gpo_json_num(&b, budget, "max_evaluations", search->max_evaluations);
+    gpo_json_num(&b, budget, "max_seconds", search->max_seconds);
+    gpo_json_num(&b, budget, "max_failures", search->max_failures);
+    if (b.failed) {
         tune_free(t);
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a tune record");
     }
@@ -848,17 +841,6 @@ void gpo_cache_abandon(gpo_cache_tune *t)
     tune_free(t);
 }
 
-static int add_optional(cJSON *o, const char *name, cJSON *v, int had)
-{
-    if (!had)
-        return cJSON_AddNullToObject(o, name) ? 0 : -1;
-    if (!v || !cJSON_AddItemToObject(o, name, v)) {
-        cJSON_Delete(v);
-        return -1;
-    }
-    return 0;
-}
-
 typedef struct finished {
     const gpo_cache_tune *t;
     cJSON *record, *cands; /* taken by put_record */
@@ -905,17 +887,20 @@ gpuopt_status gpo_cache_finish(gpo_cache_tune *t, const cJSON *best_params,
     int64_t now = now_s(c);
     pthread_mutex_unlock(&c->lock);
     cJSON *o = f.record = cJSON_Duplicate(t->begin, 1);
+    gpo_json b = {.failed = !o};
     if (o) {
         cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "time"), (double)now);
         cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(o, "used"), (double)now);
     }
-    if (!o || add_optional(o, "best", best ? candidate_json(best_params, best) : NULL, !!best) ||
-        add_optional(o, "runner_up", runner ? candidate_json(runner_params, runner) : NULL,
-                     !!runner) ||
-        !cJSON_AddBoolToObject(o, "complete", complete != 0) ||
-        !cJSON_AddNumberToObject(o, "evaluated", t->evaluated) ||
-        !cJSON_AddNumberToObject(o, "wall_s", wall_s) ||
-        add_optional(o, "payload", payload ? cJSON_Duplicate(payload, 1) : NULL, !!payload)) {
+    /* What the run did not have is null. */
+    gpo_json_add(&b, o, "best", best ? candidate_json(best_params, best) : cJSON_CreateNull());
+    gpo_json_add(&b, o, "runner_up",
+                 runner ? candidate_json(runner_params, runner) : cJSON_CreateNull());
+    gpo_json_bool(&b, o, "complete", complete);
+    gpo_json_num(&b, o, "evaluated", t->evaluated);
+    gpo_json_num(&b, o, "wall_s", wall_s);
+    gpo_json_add(&b, o, "payload", payload ? cJSON_Duplicate(payload, 1) : cJSON_CreateNull());
+    if (b.failed) {
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for a cache record");
         goto out;
     }

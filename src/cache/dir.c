@@ -11,6 +11,7 @@
 #include "cache/dir.h"
 #include "cache/doc.h"
 #include "cache/file.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 typedef enum file_kind { K_NONE, K_FILE, K_LOCK, K_ASIDE, K_TEMP } file_kind;
@@ -154,27 +155,22 @@ static cJSON *file_object(const char *name, const scanned *s)
  * its candidates; 0, or -1 without memory. */
 static int add_entries(cJSON *f, gpo_cache_doc *d)
 {
-    cJSON *entries = cJSON_AddArrayToObject(f, "entries");
-    cJSON *unfinished = cJSON_AddArrayToObject(f, "unfinished");
-    if (!entries || !unfinished || (d->device && !cJSON_AddItemToObject(f, "device", d->device)))
-        return -1;
-    d->device = NULL;
-    for (size_t i = 0; i < d->n; i++) {
+    gpo_json b = {0};
+    cJSON *entries = gpo_json_array(&b, f, "entries");
+    cJSON *unfinished = gpo_json_array(&b, f, "unfinished");
+    if (d->device)
+        gpo_json_add(&b, f, "device", d->device);
+    d->device = NULL; /* f's now, or freed */
+    for (size_t i = 0; !b.failed && i < d->n; i++) {
         const gpo_cache_item *it = &d->items[i];
-        cJSON *r = it->record ? cJSON_Duplicate(it->record, 1) : NULL;
-        if (it->record && (!r || !cJSON_AddItemToArray(entries, r))) {
-            cJSON_Delete(r);
-            return -1;
-        }
-        cJSON *u = it->open ? cJSON_Duplicate(it->open, 1) : NULL;
-        if (it->open && (!u || !cJSON_AddItemToArray(unfinished, u))) {
-            cJSON_Delete(u);
-            return -1;
-        }
+        if (it->record)
+            gpo_json_add(&b, entries, NULL, cJSON_Duplicate(it->record, 1));
+        cJSON *u =
+            it->open ? gpo_json_add(&b, unfinished, NULL, cJSON_Duplicate(it->open, 1)) : NULL;
         if (u)
             cJSON_DeleteItemFromObjectCaseSensitive(u, "candidates");
     }
-    return 0;
+    return b.failed ? -1 : 0;
 }
 
 typedef gpuopt_status (*report_fn)(int dirfd, const char *name, file_kind kind, cJSON *out,

@@ -23,9 +23,7 @@ static void item_free(gpo_cache_item *it)
     free(it->text[0]);
     free(it->text[1]);
     free(it->canon);
-    cJSON_Delete(it->record);
-    cJSON_Delete(it->cands);
-    free(it->cands_text);
+    gpo_cache_doc_drop_record(it);
     cJSON_Delete(it->open);
 }
 
@@ -259,8 +257,7 @@ static int is_string(const cJSON *o, const char *name)
 
 static int bad(char *why, size_t cap, const char *what)
 {
-    gpo_snprintf(why, cap, "%s", what);
-    return -1;
+    return gpo_say(-1, why, cap, "%s", what);
 }
 
 /* What a record and an unfinished tune share: the hard key (whose hash

@@ -107,10 +107,8 @@ int gpo_cache_dir_open(const char *path, int flags, char *why, size_t cap)
         int err = errno;
         close(fd);
         if (sub < 0) {
-            if (err == ENOENT && !create) {
-                gpo_snprintf(why, cap, "%s does not exist", shown);
-                return GPO_FILE_MISSING;
-            }
+            if (err == ENOENT && !create)
+                return gpo_say(GPO_FILE_MISSING, why, cap, "%s does not exist", shown);
             if (err == ELOOP && !next)
                 gpo_snprintf(why, cap, "the cache directory %s is a symbolic link", shown);
             else if (err == EPERM)
@@ -148,8 +146,8 @@ int gpo_cache_file_read(int dirfd, const char *name, char **buf, size_t *len, ch
     if (fd < 0) {
         if (errno == ENOENT)
             return GPO_FILE_MISSING;
-        gpo_snprintf(why, cap, "%s", errno == ELOOP ? "it is a symbolic link" : strerror(errno));
-        return GPO_FILE_REFUSED;
+        return gpo_say(GPO_FILE_REFUSED, why, cap, "%s",
+                       errno == ELOOP ? "it is a symbolic link" : strerror(errno));
     }
     struct stat st;
     int rc = GPO_FILE_REFUSED;

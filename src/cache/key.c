@@ -331,30 +331,20 @@ uint32_t gpo_cache_soft_diff(const cJSON *stored, const gpo_cache_soft *soft)
 
 int gpo_cache_params_valid(const cJSON *params, char *why, size_t cap)
 {
-    if (!cJSON_IsObject(params)) {
-        gpo_snprintf(why, cap, "parameters must be a JSON object of names to values");
-        return -1;
-    }
+    if (!cJSON_IsObject(params))
+        return gpo_say(-1, why, cap, "parameters must be a JSON object of names to values");
     int n = 0;
     for (const cJSON *p = params->child; p; p = p->next, n++) {
-        if (n == GPO_CACHE_PARAMS_MAX) {
-            gpo_snprintf(why, cap, "more than %d parameters", GPO_CACHE_PARAMS_MAX);
-            return -1;
-        }
-        if (!p->string || !p->string[0]) {
-            gpo_snprintf(why, cap, "parameter %d has no name", n);
-            return -1;
-        }
-        if (!(cJSON_IsString(p) || (cJSON_IsNumber(p) && isfinite(p->valuedouble)))) {
-            gpo_snprintf(why, cap, "parameter '%s' is neither a finite number nor a string",
-                         p->string);
-            return -1;
-        }
+        if (n == GPO_CACHE_PARAMS_MAX)
+            return gpo_say(-1, why, cap, "more than %d parameters", GPO_CACHE_PARAMS_MAX);
+        if (!p->string || !p->string[0])
+            return gpo_say(-1, why, cap, "parameter %d has no name", n);
+        if (!(cJSON_IsString(p) || (cJSON_IsNumber(p) && isfinite(p->valuedouble))))
+            return gpo_say(-1, why, cap, "parameter '%s' is neither a finite number nor a string",
+                           p->string);
         for (const cJSON *q = params->child; q != p; q = q->next)
-            if (strcmp(q->string, p->string) == 0) {
-                gpo_snprintf(why, cap, "parameter '%s' appears twice", p->string);
-                return -1;
-            }
+            if (strcmp(q->string, p->string) == 0)
+                return gpo_say(-1, why, cap, "parameter '%s' appears twice", p->string);
     }
     return 0;
 }
@@ -389,23 +379,18 @@ static void stat_values(const gpo_cache_stats *s, double v[5])
 
 int gpo_cache_stats_valid(const gpo_cache_stats *s, char *why, size_t cap)
 {
-    if (!gpo_cache_status_name(s->status)) {
-        gpo_snprintf(why, cap, "candidate status %d: accepted 0 (ok) to %d (pruned)",
-                     (int)s->status, (int)N_STATUS - 1);
-        return -1;
-    }
-    if (s->runs < 0) {
-        gpo_snprintf(why, cap, "runs %d is negative", (int)s->runs);
-        return -1;
-    }
+    if (!gpo_cache_status_name(s->status))
+        return gpo_say(-1, why, cap, "candidate status %d: accepted 0 (ok) to %d (pruned)",
+                       (int)s->status, (int)N_STATUS - 1);
+    if (s->runs < 0)
+        return gpo_say(-1, why, cap, "runs %d is negative", (int)s->runs);
     double v[5];
     stat_values(s, v);
     for (int i = 0; i < 5; i++)
-        if (!isfinite(v[i]) || (v[i] < 0 && v[i] != -1)) {
-            gpo_snprintf(why, cap, "%s %g: accepted a finite value >= 0, or -1 (not measured)",
-                         stat_names[i], v[i]);
-            return -1;
-        }
+        if (!isfinite(v[i]) || (v[i] < 0 && v[i] != -1))
+            return gpo_say(-1, why, cap,
+                           "%s %g: accepted a finite value >= 0, or -1 (not measured)",
+                           stat_names[i], v[i]);
     return 0;
 }
 
@@ -427,30 +412,22 @@ int gpo_cache_candidate_valid(const cJSON *cand, gpo_cache_stats *out, char *why
     gpo_cache_stats s;
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(cand, "status");
     const cJSON *runs = cJSON_GetObjectItemCaseSensitive(cand, "runs");
-    if (!cJSON_IsObject(cand)) {
-        gpo_snprintf(why, cap, "a candidate that is not an object");
-        return -1;
-    }
+    if (!cJSON_IsObject(cand))
+        return gpo_say(-1, why, cap, "a candidate that is not an object");
     if (gpo_cache_params_valid(cJSON_GetObjectItemCaseSensitive(cand, "params"), why, cap))
         return -1;
-    if (!cJSON_IsString(status) || (s.status = gpo_cache_status_parse(status->valuestring)) < 0) {
-        gpo_snprintf(why, cap, "a candidate with an unknown status");
-        return -1;
-    }
+    if (!cJSON_IsString(status) || (s.status = gpo_cache_status_parse(status->valuestring)) < 0)
+        return gpo_say(-1, why, cap, "a candidate with an unknown status");
     /* Range first: a double outside int32_t must never be converted. */
     if (!cJSON_IsNumber(runs) || !(runs->valuedouble >= 0 && runs->valuedouble <= INT32_MAX) ||
-        runs->valuedouble != (double)(int32_t)runs->valuedouble) {
-        gpo_snprintf(why, cap, "a candidate whose runs are not a count");
-        return -1;
-    }
+        runs->valuedouble != (double)(int32_t)runs->valuedouble)
+        return gpo_say(-1, why, cap, "a candidate whose runs are not a count");
     s.runs = (int32_t)runs->valuedouble;
     double *v[5] = {&s.median_ns, &s.min_ns, &s.p20_ns, &s.p80_ns, &s.compile_ms};
     for (int i = 0; i < 5; i++) {
         const cJSON *f = cJSON_GetObjectItemCaseSensitive(cand, stat_names[i]);
-        if (!cJSON_IsNumber(f)) {
-            gpo_snprintf(why, cap, "a candidate without %s", stat_names[i]);
-            return -1;
-        }
+        if (!cJSON_IsNumber(f))
+            return gpo_say(-1, why, cap, "a candidate without %s", stat_names[i]);
         *v[i] = f->valuedouble;
     }
     if (gpo_cache_stats_valid(&s, why, cap))

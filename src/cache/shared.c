@@ -56,8 +56,7 @@ gpuopt_status gpo_cache_shared_find(const char *dir, const gpo_cache_device *dev
         if (lfd >= 0)
             close(lfd);
         close(dirfd);
-        gpo_snprintf(why, cap, "cannot list %s", dir);
-        return GPUOPT_ERR_IO;
+        return gpo_say(GPUOPT_ERR_IO, why, cap, "cannot list %s", dir);
     }
     char **names = NULL;
     size_t n = 0;

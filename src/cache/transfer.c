@@ -7,6 +7,7 @@
 #include "cache/dir.h"
 #include "cache/doc.h"
 #include "cache/transfer.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 /* ---- export --------------------------------------------------------------------- */
@@ -195,10 +196,10 @@ gpuopt_status gpo_cache_import(const char *dir, const char *text, size_t len,
     section *v = NULL;
     size_t n = 0, imported = 0, kept_newer = 0;
     gpuopt_status st = read_sections(text, len, &v, &n);
-    cJSON *o = st ? NULL : cJSON_CreateObject(), *files = NULL;
-    if (!st && (!o || !(files = cJSON_AddArrayToObject(o, "files"))))
-        st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for the import report");
-    for (size_t i = 0; !st && i < n; i++) {
+    cJSON *o = st ? NULL : cJSON_CreateObject();
+    gpo_json b = {0};
+    cJSON *files = gpo_json_array(&b, o, "files");
+    for (size_t i = 0; !st && !b.failed && i < n; i++) {
         const gpo_cache_device *to = match(&v[i].dev, here, n_here);
         to = to ? to : all ? &v[i].dev : NULL;
         size_t added = 0, kept = 0;
@@ -209,26 +210,21 @@ gpuopt_status gpo_cache_import(const char *dir, const char *text, size_t len,
             gpo_strlcpy(name, strrchr(gpo_cache_file(c), '/') + 1, sizeof name);
             gpo_cache_close(c);
         }
-        cJSON *f = st ? NULL : cJSON_CreateObject();
-        if (!st && (!f || !cJSON_AddItemToArray(files, f))) {
-            cJSON_Delete(f);
-            f = NULL;
-        }
-        if (!st &&
-            (!f || !cJSON_AddStringToObject(f, "device", v[i].dev.name) ||
-             !(to ? cJSON_AddStringToObject(f, "file", name) : cJSON_AddNullToObject(f, "file")) ||
-             !cJSON_AddNumberToObject(f, "records", (double)v[i].records) ||
-             !cJSON_AddNumberToObject(f, "imported", (double)added) ||
-             !cJSON_AddNumberToObject(f, "kept_newer", (double)kept) ||
-             (!to && !cJSON_AddStringToObject(f, "skipped",
-                                              "no device here has its backend, "
-                                              "architecture and compute units"))))
-            st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for the import report");
+        cJSON *f = st ? NULL : gpo_json_object(&b, files, NULL);
+        gpo_json_str(&b, f, "device", v[i].dev.name);
+        gpo_json_str(&b, f, "file", to ? name : NULL);
+        gpo_json_num(&b, f, "records", (double)v[i].records);
+        gpo_json_num(&b, f, "imported", (double)added);
+        gpo_json_num(&b, f, "kept_newer", (double)kept);
+        if (!to)
+            gpo_json_str(&b, f, "skipped",
+                         "no device here has its backend, architecture and compute units");
         imported += added;
         kept_newer += kept;
     }
-    if (!st && (!cJSON_AddNumberToObject(o, "imported", (double)imported) ||
-                !cJSON_AddNumberToObject(o, "kept_newer", (double)kept_newer)))
+    gpo_json_num(&b, o, "imported", (double)imported);
+    gpo_json_num(&b, o, "kept_newer", (double)kept_newer);
+    if (!st && b.failed)
         st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "no memory for the import report");
     free_sections(v, n);
     if (st) {

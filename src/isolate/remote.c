@@ -78,9 +78,9 @@ static int worker_path(char *out, size_t cap)
     gpo_strlcpy(out, GPO_WORKER_INSTALLED, cap);
     if (access(out, X_OK) == 0)
         return 0;
-    gpo_snprintf(out, cap, "%s beside the library, or %s%s", WORKER_NAME, GPO_WORKER_INSTALLED,
-                 secure_getenv("GPUOPT_WORKER") ? "" : " (GPUOPT_WORKER names another)");
-    return -1;
+    return gpo_say(-1, out, cap, "%s beside the library, or %s%s", WORKER_NAME,
+                   GPO_WORKER_INSTALLED,
+                   secure_getenv("GPUOPT_WORKER") ? "" : " (GPUOPT_WORKER names another)");
 }
 
 /* How the worker ended, once it has (blocking up to the grace when
@@ -355,14 +355,21 @@ static void w_close(gpo_rt *rt)
     free(rt);
 }
 
+/* A request of `op` with its first n fields, u64 each. */
+static void request(gpo_wire_msg *m, uint16_t op, const uint64_t *v, int n)
+{
+    gpo_wire_init(m, op, 0);
+    for (int i = 0; i < n; i++)
+        gpo_wire_put_u64(m, v[i]);
+}
+
 /* A request that is not answered: a handle let go. */
 static void drop(gpo_rt *rt, uint16_t op, uint64_t id)
 {
     if (rt->dead)
         return;
     gpo_wire_msg m;
-    gpo_wire_init(&m, op, 0);
-    gpo_wire_put_u64(&m, id);
+    request(&m, op, &id, 1);
     /* A worker that died shows at the next answered request. */
     (void)gpo_wire_send(rt->fd, &m);
     gpo_wire_free(&m);
@@ -374,6 +381,14 @@ static gpuopt_status call(gpo_rt *rt, gpo_wire_msg *req)
     gpuopt_status st = rpc(rt, req, NULL);
     gpo_wire_free(req);
     return st;
+}
+
+/* A request of u64 fields only, answered without results. */
+static gpuopt_status ask(gpo_rt *rt, uint16_t op, const uint64_t *v, int n)
+{
+    gpo_wire_msg req;
+    request(&req, op, v, n);
+    return call(rt, &req);
 }
 
 /* A request answered by a new handle (or another number). */
@@ -394,8 +409,7 @@ static gpuopt_status w_buffer_alloc(gpo_rt *rt, size_t bytes, gpo_rt_buf **buf)
     if (!b)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for a buffer handle");
     gpo_wire_msg req;
-    gpo_wire_init(&req, GPO_WIRE_BUF_ALLOC, 0);
-    gpo_wire_put_u64(&req, bytes);
+    request(&req, GPO_WIRE_BUF_ALLOC, (uint64_t[]){bytes}, 1);
     gpuopt_status st = make(rt, &req, &b->id);
     if (st != GPUOPT_OK)
         free(b);
@@ -415,9 +429,7 @@ static gpuopt_status w_buffer_write(gpo_rt *rt, gpo_rt_buf *buf, size_t offset, 
                                     size_t bytes)
 {
     gpo_wire_msg req;
-    gpo_wire_init(&req, GPO_WIRE_BUF_WRITE, 0);
-    gpo_wire_put_u64(&req, buf->id);
-    gpo_wire_put_u64(&req, offset);
+    request(&req, GPO_WIRE_BUF_WRITE, (uint64_t[]){buf->id, offset}, 2);
     gpo_wire_put_bytes(&req, src, bytes);
     return call(rt, &req);
 }
@@ -426,10 +438,7 @@ static gpuopt_status w_buffer_read(gpo_rt *rt, gpo_rt_buf *buf, size_t offset, v
                                    size_t bytes)
 {
     gpo_wire_msg req, res;
-    gpo_wire_init(&req, GPO_WIRE_BUF_READ, 0);
-    gpo_wire_put_u64(&req, buf->id);
-    gpo_wire_put_u64(&req, offset);
-    gpo_wire_put_u64(&req, bytes);
+    request(&req, GPO_WIRE_BUF_READ, (uint64_t[]){buf->id, offset, bytes}, 3);
     gpuopt_status st = rpc(rt, &req, &res);
     gpo_wire_free(&req);
     size_t n = 0;
@@ -488,8 +497,7 @@ static gpuopt_status w_kernel_create(gpo_rt *rt, gpo_rt_prog *prog, const char *
     if (!k)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for a kernel handle");
     gpo_wire_msg req;
-    gpo_wire_init(&req, GPO_WIRE_KERN_CREATE, 0);
-    gpo_wire_put_u64(&req, prog->id);
+    request(&req, GPO_WIRE_KERN_CREATE, &prog->id, 1);
     gpo_wire_put_text(&req, name);
     gpuopt_status st = make(rt, &req, &k->id);
     if (st != GPUOPT_OK)
@@ -509,21 +517,14 @@ static void w_kernel_free(gpo_rt *rt, gpo_rt_kernel *kernel)
 static gpuopt_status w_kernel_set_buffer(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t index,
                                          gpo_rt_buf *buf)
 {
-    gpo_wire_msg req;
-    gpo_wire_init(&req, GPO_WIRE_KERN_BUF, 0);
-    gpo_wire_put_u64(&req, kernel->id);
-    gpo_wire_put_u64(&req, index);
-    gpo_wire_put_u64(&req, buf->id);
-    return call(rt, &req);
+    return ask(rt, GPO_WIRE_KERN_BUF, (uint64_t[]){kernel->id, index, buf->id}, 3);
 }
 
 static gpuopt_status w_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t index,
                                          const void *value, size_t size)
 {
     gpo_wire_msg req;
-    gpo_wire_init(&req, GPO_WIRE_KERN_SCALAR, 0);
-    gpo_wire_put_u64(&req, kernel->id);
-    gpo_wire_put_u64(&req, index);
+    request(&req, GPO_WIRE_KERN_SCALAR, (uint64_t[]){kernel->id, index}, 2);
     gpo_wire_put_bytes(&req, value, size);
     return call(rt, &req);
 }
@@ -531,19 +532,13 @@ static gpuopt_status w_kernel_set_scalar(gpo_rt *rt, gpo_rt_kernel *kernel, uint
 static gpuopt_status w_kernel_set_local(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t index,
                                         size_t bytes)
 {
-    gpo_wire_msg req;
-    gpo_wire_init(&req, GPO_WIRE_KERN_LOCAL, 0);
-    gpo_wire_put_u64(&req, kernel->id);
-    gpo_wire_put_u64(&req, index);
-    gpo_wire_put_u64(&req, bytes);
-    return call(rt, &req);
+    return ask(rt, GPO_WIRE_KERN_LOCAL, (uint64_t[]){kernel->id, index, bytes}, 3);
 }
 
 static gpuopt_status w_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *kernel, size_t *max_items)
 {
     gpo_wire_msg req;
-    gpo_wire_init(&req, GPO_WIRE_KERN_GROUP, 0);
-    gpo_wire_put_u64(&req, kernel->id);
+    request(&req, GPO_WIRE_KERN_GROUP, &kernel->id, 1);
     uint64_t n;
     gpuopt_status st = make(rt, &req, &n);
     *max_items = (size_t)n;
@@ -553,16 +548,12 @@ static gpuopt_status w_kernel_max_group(gpo_rt *rt, gpo_rt_kernel *kernel, size_
 static gpuopt_status w_launch(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t dims,
                               const size_t global[3], const size_t *local, double *device_ns)
 {
+    const size_t one[3] = {1, 1, 1}, *l = local ? local : one;
     gpo_wire_msg req, res;
-    gpo_wire_init(&req, GPO_WIRE_LAUNCH, 0);
-    gpo_wire_put_u64(&req, kernel->id);
-    gpo_wire_put_u64(&req, dims);
-    for (int i = 0; i < 3; i++)
-        gpo_wire_put_u64(&req, global[i]);
-    gpo_wire_put_u64(&req, local != NULL);
-    for (int i = 0; i < 3; i++)
-        gpo_wire_put_u64(&req, local ? local[i] : 1);
-    gpo_wire_put_u64(&req, 1);
+    request(&req, GPO_WIRE_LAUNCH,
+            (uint64_t[]){kernel->id, dims, global[0], global[1], global[2], local != NULL, l[0],
+                         l[1], l[2], 1},
+            10);
     gpuopt_status st = rpc(rt, &req, &res);
     gpo_wire_free(&req);
     double dev = gpo_wire_get_f64(&res), host = gpo_wire_get_f64(&res);
@@ -576,9 +567,7 @@ static gpuopt_status w_launch(gpo_rt *rt, gpo_rt_kernel *kernel, uint32_t dims,
 
 static gpuopt_status w_finish(gpo_rt *rt)
 {
-    gpo_wire_msg req;
-    gpo_wire_init(&req, GPO_WIRE_FINISH, 0);
-    return call(rt, &req);
+    return ask(rt, GPO_WIRE_FINISH, NULL, 0);
 }
 
 static const char *w_compiler_version(gpo_rt *rt)

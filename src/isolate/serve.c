@@ -19,17 +19,33 @@ typedef struct handles {
     size_t n, cap;
 } handles;
 
+enum { BUFS, PROGS, KERNS, KINDS };
+
 typedef struct worker {
     gpuopt_context *ctx;
     const gpo_runtime_ops *ops;
     gpo_rt *rt;
-    handles bufs, progs, kerns;
+    handles h[KINDS];
 } worker;
 
-static uint64_t keep(handles *h, void *p)
+static void let_go(worker *w, int kind, void *p)
 {
-    if (gpo_grow(&h->slot, sizeof *h->slot, h->n, &h->cap, 64))
+    if (kind == BUFS)
+        w->ops->buffer_free(w->rt, p);
+    else if (kind == PROGS)
+        w->ops->program_free(w->rt, p);
+    else
+        w->ops->kernel_free(w->rt, p);
+}
+
+/* p's number; 0 (p let go) when out of memory. */
+static uint64_t keep(worker *w, int kind, void *p)
+{
+    handles *h = &w->h[kind];
+    if (gpo_grow(&h->slot, sizeof *h->slot, h->n, &h->cap, 64)) {
+        let_go(w, kind, p);
         return 0;
+    }
     h->slot[h->n++] = p;
     return h->n;
 }
@@ -128,11 +144,9 @@ static gpuopt_status call(worker *w, gpo_wire_msg *in, gpo_wire_msg *out)
         gpuopt_status st = ops->buffer_alloc(rt, (size_t)gpo_wire_get_u64(in), &b);
         if (st != GPUOPT_OK)
             return st;
-        uint64_t id = keep(&w->bufs, b);
-        if (!id) {
-            ops->buffer_free(rt, b);
+        uint64_t id = keep(w, BUFS, b);
+        if (!id)
             return gpo_fail(GPUOPT_ERR_NO_MEMORY, "measurement worker: out of memory");
-        }
         gpo_wire_put_u64(out, id);
         return GPUOPT_OK;
     }
@@ -140,12 +154,12 @@ static gpuopt_status call(worker *w, gpo_wire_msg *in, gpo_wire_msg *out)
         uint64_t id = gpo_wire_get_u64(in), off = gpo_wire_get_u64(in);
         size_t n = 0;
         const void *p = gpo_wire_get_bytes(in, &n);
-        gpo_rt_buf *b = find(&w->bufs, id);
+        gpo_rt_buf *b = find(&w->h[BUFS], id);
         return b ? ops->buffer_write(rt, b, (size_t)off, p, n) : bad_handle("buffer", id);
     }
     case GPO_WIRE_BUF_READ: {
         uint64_t id = gpo_wire_get_u64(in), off = gpo_wire_get_u64(in), n = gpo_wire_get_u64(in);
-        gpo_rt_buf *b = find(&w->bufs, id);
+        gpo_rt_buf *b = find(&w->h[BUFS], id);
         if (!b)
             return bad_handle("buffer", id);
         void *p = malloc(n ? (size_t)n : 1);
@@ -164,10 +178,8 @@ static gpuopt_status call(worker *w, gpo_wire_msg *in, gpo_wire_msg *out)
                                                                     "of memory")
                                    : ops->program_build(rt, src, opts, &p, &log);
         uint64_t id = 0;
-        if (st == GPUOPT_OK && !(id = keep(&w->progs, p))) {
-            ops->program_free(rt, p);
+        if (st == GPUOPT_OK && !(id = keep(w, PROGS, p)))
             st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "measurement worker: out of memory");
-        }
         gpo_wire_put_u64(out, id);
         gpo_wire_put_u64(out, log != NULL);
         gpo_wire_put_text(out, log);
@@ -179,7 +191,7 @@ static gpuopt_status call(worker *w, gpo_wire_msg *in, gpo_wire_msg *out)
     case GPO_WIRE_KERN_CREATE: {
         uint64_t pid = gpo_wire_get_u64(in);
         char *name = gpo_wire_get_text(in);
-        gpo_rt_prog *p = find(&w->progs, pid);
+        gpo_rt_prog *p = find(&w->h[PROGS], pid);
         gpo_rt_kernel *k = NULL;
         gpuopt_status st = !name ? gpo_fail(GPUOPT_ERR_NO_MEMORY, "measurement worker: out of "
                                                                   "memory")
@@ -187,23 +199,21 @@ static gpuopt_status call(worker *w, gpo_wire_msg *in, gpo_wire_msg *out)
                                  : bad_handle("program", pid);
         free(name);
         uint64_t id = 0;
-        if (st == GPUOPT_OK && !(id = keep(&w->kerns, k))) {
-            ops->kernel_free(rt, k);
+        if (st == GPUOPT_OK && !(id = keep(w, KERNS, k)))
             st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "measurement worker: out of memory");
-        }
         gpo_wire_put_u64(out, id);
         return st;
     }
     default: break;
     }
     uint64_t kid = gpo_wire_get_u64(in);
-    gpo_rt_kernel *k = find(&w->kerns, kid);
+    gpo_rt_kernel *k = find(&w->h[KERNS], kid);
     if (in->op != GPO_WIRE_FINISH && !k)
         return bad_handle("kernel", kid);
     switch (in->op) {
     case GPO_WIRE_KERN_BUF: {
         uint64_t index = gpo_wire_get_u64(in), bid = gpo_wire_get_u64(in);
-        gpo_rt_buf *b = find(&w->bufs, bid);
+        gpo_rt_buf *b = find(&w->h[BUFS], bid);
         return b ? ops->kernel_set_buffer(rt, k, (uint32_t)index, b) : bad_handle("buffer", bid);
     }
     case GPO_WIRE_KERN_SCALAR: {
@@ -252,43 +262,29 @@ static gpuopt_status call(worker *w, gpo_wire_msg *in, gpo_wire_msg *out)
 /* The *_FREE requests: not answered. */
 static int release(worker *w, gpo_wire_msg *in)
 {
-    if (in->op != GPO_WIRE_BUF_FREE && in->op != GPO_WIRE_PROG_FREE && in->op != GPO_WIRE_KERN_FREE)
+    int kind = in->op == GPO_WIRE_BUF_FREE    ? BUFS
+               : in->op == GPO_WIRE_PROG_FREE ? PROGS
+               : in->op == GPO_WIRE_KERN_FREE ? KERNS
+                                              : -1;
+    if (kind < 0)
         return 0;
-    uint64_t id = gpo_wire_get_u64(in);
-    void *p;
-    switch (in->op) {
-    case GPO_WIRE_BUF_FREE:
-        if ((p = take(&w->bufs, id)))
-            w->ops->buffer_free(w->rt, p);
-        return 1;
-    case GPO_WIRE_PROG_FREE:
-        if ((p = take(&w->progs, id)))
-            w->ops->program_free(w->rt, p);
-        return 1;
-    case GPO_WIRE_KERN_FREE:
-        if ((p = take(&w->kerns, id)))
-            w->ops->kernel_free(w->rt, p);
-        return 1;
-    default: return 0;
-    }
+    void *p = take(&w->h[kind], gpo_wire_get_u64(in));
+    if (p)
+        let_go(w, kind, p);
+    return 1;
 }
 
 static void worker_close(worker *w)
 {
-    for (size_t i = 0; w->rt && i < w->kerns.n; i++)
-        if (w->kerns.slot[i])
-            w->ops->kernel_free(w->rt, w->kerns.slot[i]);
-    for (size_t i = 0; w->rt && i < w->progs.n; i++)
-        if (w->progs.slot[i])
-            w->ops->program_free(w->rt, w->progs.slot[i]);
-    for (size_t i = 0; w->rt && i < w->bufs.n; i++)
-        if (w->bufs.slot[i])
-            w->ops->buffer_free(w->rt, w->bufs.slot[i]);
+    /* Kernels before their programs, before the buffers. */
+    for (int kind = KINDS - 1; kind >= 0; kind--) {
+        for (size_t i = 0; w->rt && i < w->h[kind].n; i++)
+            if (w->h[kind].slot[i])
+                let_go(w, kind, w->h[kind].slot[i]);
+        free(w->h[kind].slot);
+    }
     if (w->rt)
         w->ops->close(w->rt);
-    free(w->kerns.slot);
-    free(w->progs.slot);
-    free(w->bufs.slot);
     gpuopt_context_destroy(w->ctx);
 }
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -104,13 +105,9 @@ double gpo_wire_get_f64(gpo_wire_msg *m)
 const void *gpo_wire_get_bytes(gpo_wire_msg *m, size_t *n)
 {
     uint64_t len = gpo_wire_get_u64(m);
-    *n = 0;
-    if (m->bad || len > m->len - m->pos) {
-        m->bad = 1;
-        return NULL;
-    }
-    *n = (size_t)len;
-    return get(m, (size_t)len);
+    const void *p = get(m, len < SIZE_MAX ? (size_t)len : SIZE_MAX);
+    *n = p ? (size_t)len : 0;
+    return p;
 }
 
 char *gpo_wire_get_text(gpo_wire_msg *m)
@@ -127,36 +124,13 @@ char *gpo_wire_get_text(gpo_wire_msg *m)
     return s;
 }
 
-static int send_all(int fd, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    while (n > 0) {
-        ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-int gpo_wire_send(int fd, const gpo_wire_msg *m)
-{
-    if (m->bad) {
-        errno = ENOMEM;
-        return -1;
-    }
-    wire_header h = {GPO_WIRE_MAGIC, GPO_WIRE_VERSION, m->op, m->status, 0, m->len};
-    return send_all(fd, &h, sizeof h) == 0 && send_all(fd, m->data, m->len) == 0 ? 0 : -1;
-}
-
-static int recv_all(int fd, void *p, size_t n)
+/* Sends (`out`) or receives all n bytes: 0, or -1 with errno (0 at the
+ * end of the stream). */
+static int move_all(int fd, void *p, size_t n, int out)
 {
     unsigned char *b = p;
     while (n > 0) {
-        ssize_t r = recv(fd, b, n, 0);
+        ssize_t r = out ? send(fd, b, n, MSG_NOSIGNAL) : recv(fd, b, n, 0);
         if (r < 0 && errno == EINTR)
             continue;
         if (r == 0)
@@ -169,11 +143,21 @@ static int recv_all(int fd, void *p, size_t n)
     return 0;
 }
 
+int gpo_wire_send(int fd, const gpo_wire_msg *m)
+{
+    if (m->bad) {
+        errno = ENOMEM;
+        return -1;
+    }
+    wire_header h = {GPO_WIRE_MAGIC, GPO_WIRE_VERSION, m->op, m->status, 0, m->len};
+    return move_all(fd, &h, sizeof h, 1) == 0 && move_all(fd, m->data, m->len, 1) == 0 ? 0 : -1;
+}
+
 int gpo_wire_recv(int fd, gpo_wire_msg *m)
 {
     wire_header h;
     gpo_wire_init(m, 0, 0);
-    if (recv_all(fd, &h, sizeof h) != 0)
+    if (move_all(fd, &h, sizeof h, 0) != 0)
         return -1;
     if (h.magic != GPO_WIRE_MAGIC || h.version != GPO_WIRE_VERSION || h.len > GPO_WIRE_MAX_PAYLOAD)
         return -2;
@@ -184,7 +168,7 @@ int gpo_wire_recv(int fd, gpo_wire_msg *m)
         return -1;
     }
     m->len = m->cap = (size_t)h.len;
-    if (recv_all(fd, m->data, m->len) != 0) {
+    if (move_all(fd, m->data, m->len, 0) != 0) {
         gpo_wire_free(m);
         return -1;
     }

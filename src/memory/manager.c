@@ -70,19 +70,17 @@ static gpuopt_status plan_budget(const struct gpuopt_plan *p, gpuopt_memory *m)
     if (k) {
         m->plan_budget = (uint64_t)k->ival;
         gpo_format_bytes(m->plan_budget, a, sizeof a);
-        gpo_snprintf(m->plan_budget_text, sizeof m->plan_budget_text,
-                     "memory.budget_bytes = %s (%s)", a, k->reason);
-        return GPUOPT_OK;
+        return gpo_say(GPUOPT_OK, m->plan_budget_text, sizeof m->plan_budget_text,
+                       "memory.budget_bytes = %s (%s)", a, k->reason);
     }
     k = gpo_plan_find(p, "memory.budget_percent");
     if (k && total) {
         m->plan_budget = total / 100 * (uint64_t)k->ival;
         gpo_format_bytes(m->plan_budget, a, sizeof a);
         gpo_format_bytes(total, t, sizeof t);
-        gpo_snprintf(m->plan_budget_text, sizeof m->plan_budget_text,
-                     "memory.budget_percent = %d%% of %s total = %s (%s)", (int)k->ival, t, a,
-                     k->reason);
-        return GPUOPT_OK;
+        return gpo_say(GPUOPT_OK, m->plan_budget_text, sizeof m->plan_budget_text,
+                       "memory.budget_percent = %d%% of %s total = %s (%s)", (int)k->ival, t, a,
+                       k->reason);
     }
     gpo_fit_budget b;
     gpo_fit_budget_make(m->plan_memory, m->plan_memory_what, total, m->level >= 1 ? 1 : 0, &b);
@@ -92,9 +90,8 @@ static gpuopt_status plan_budget(const struct gpuopt_plan *p, gpuopt_memory *m)
                         "set memory.budget_bytes",
                         p->device->info.id);
     m->plan_budget = b.usable;
-    gpo_snprintf(m->plan_budget_text, sizeof m->plan_budget_text, "the plan's headroom rule: %s",
-                 b.text);
-    return GPUOPT_OK;
+    return gpo_say(GPUOPT_OK, m->plan_budget_text, sizeof m->plan_budget_text,
+                   "the plan's headroom rule: %s", b.text);
 }
 
 GPUOPT_API gpuopt_status gpuopt_memory_create(const gpuopt_plan *plan, gpuopt_memory **out)

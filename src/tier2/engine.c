@@ -14,6 +14,7 @@
 #include "cache/cache.h"
 #include "plan.h"
 #include "tier2/bench.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 #define RUNTIME_BUDGET_MS 1500.0
@@ -47,10 +48,8 @@ static int knobs_invalid(const gpo_t2 *t2, const cJSON *list, char *why, size_t 
     static const char *const types[] = {
         [GPUOPT_KNOB_BOOL] = "bool", [GPUOPT_KNOB_INT] = "int", [GPUOPT_KNOB_BYTES] = "bytes"};
     const cJSON *k;
-    if (!cJSON_IsArray(list)) {
-        gpo_snprintf(why, cap, "no knob list");
-        return -1;
-    }
+    if (!cJSON_IsArray(list))
+        return gpo_say(-1, why, cap, "no knob list");
     cJSON_ArrayForEach(k, list)
     {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(k, "name");
@@ -64,21 +63,17 @@ static int knobs_invalid(const gpo_t2 *t2, const cJSON *list, char *why, size_t 
             (size_t)def->type >= sizeof types / sizeof types[0] || !types[def->type] ||
             !cJSON_IsString(type) || strcmp(type->valuestring, types[def->type]) != 0 ||
             !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(k, "reason")) ||
-            !(v >= -9.2e18 && v <= 9.2e18) || v != floor(v)) {
-            gpo_snprintf(why, cap,
-                         "a stored knob %s%s%s without a known name, its type or an "
-                         "integer value",
-                         cJSON_IsString(name) ? "\"" : "",
-                         cJSON_IsString(name) ? name->valuestring : "",
-                         cJSON_IsString(name) ? "\"" : "");
-            return -1;
-        }
+            !(v >= -9.2e18 && v <= 9.2e18) || v != floor(v))
+            return gpo_say(-1, why, cap,
+                           "a stored knob %s%s%s without a known name, its type or an "
+                           "integer value",
+                           cJSON_IsString(name) ? "\"" : "",
+                           cJSON_IsString(name) ? name->valuestring : "",
+                           cJSON_IsString(name) ? "\"" : "");
         char text[32], domain[256];
         gpo_snprintf(text, sizeof text, "%.0f", v);
-        if (gpo_knob_check(def, (int64_t)v, text, domain, sizeof domain)) {
-            gpo_snprintf(why, cap, "knob %s: %s", def->name, domain);
-            return -1;
-        }
+        if (gpo_knob_check(def, (int64_t)v, text, domain, sizeof domain))
+            return gpo_say(-1, why, cap, "knob %s: %s", def->name, domain);
     }
     return 0;
 }
@@ -282,7 +277,7 @@ static gpuopt_status measure(gpo_t2 *t2, job_run *j)
     hook("measure", job->kind);
     const gpuopt_result *res = NULL;
     gpuopt_result *done = NULL;
-    cJSON *payload = NULL, *knobs = NULL;
+    cJSON *payload = NULL;
     gpuopt_status st = gpo_run_tune(j->run, &res);
     if (!st && gpo_result_best_index(res) < 0)
         st =
@@ -291,12 +286,10 @@ static gpuopt_status measure(gpo_t2 *t2, job_run *j)
     if (!st)
         st = job->bench->knobs(job, res);
     if (!st) {
+        gpo_json b = {0};
         payload = job->extra ? cJSON_Duplicate(job->extra, 1) : cJSON_CreateObject();
-        knobs = payload ? cJSON_Duplicate(job->knobs, 1) : NULL;
-        if (!knobs || !cJSON_AddItemToObject(payload, "knobs", knobs)) {
-            cJSON_Delete(knobs);
+        if (!gpo_json_add(&b, payload, "knobs", payload ? cJSON_Duplicate(job->knobs, 1) : NULL))
             st = gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2: out of memory");
-        }
     }
     if (!st)
         st = gpo_run_finish(j->run, payload, &done);

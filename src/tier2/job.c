@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tier2/bench.h"
+#include "util/json.h"
 #include "util/strutil.h"
 
 gpuopt_status gpo_t2_knob(gpo_t2_job *job, const char *type, const char *name, double value,
@@ -17,18 +18,15 @@ gpuopt_status gpo_t2_knob(gpo_t2_job *job, const char *type, const char *name, d
     va_start(ap, fmt);
     vsnprintf(reason, sizeof reason, fmt, ap);
     va_end(ap);
-    if (!job->knobs && !(job->knobs = cJSON_CreateArray()))
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2: out of memory");
-    cJSON *k = cJSON_CreateObject();
-    if (!k || !cJSON_AddItemToArray(job->knobs, k)) {
-        cJSON_Delete(k);
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2: out of memory");
-    }
-    if (!cJSON_AddStringToObject(k, "name", name) || !cJSON_AddStringToObject(k, "type", type) ||
-        !cJSON_AddNumberToObject(k, "value", value) ||
-        !cJSON_AddStringToObject(k, "reason", reason))
-        return gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2: out of memory");
-    return GPUOPT_OK;
+    gpo_json b = {0};
+    if (!job->knobs)
+        job->knobs = cJSON_CreateArray(); /* NULL fails the add below */
+    cJSON *k = gpo_json_object(&b, job->knobs, NULL);
+    gpo_json_str(&b, k, "name", name);
+    gpo_json_str(&b, k, "type", type);
+    gpo_json_num(&b, k, "value", value);
+    gpo_json_str(&b, k, "reason", reason);
+    return b.failed ? gpo_fail(GPUOPT_ERR_NO_MEMORY, "tier 2: out of memory") : GPUOPT_OK;
 }
 
 gpuopt_status gpo_t2_note(gpo_t2_job *job, const char *field, double value)

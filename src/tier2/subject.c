@@ -39,10 +39,8 @@ static int32_t bench_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_pre
     gpo_t2_job *job = sc->def;
     gpo_detail_clear();
     gpuopt_status st = job->bench->prepare ? job->bench->prepare(job, c) : GPUOPT_OK;
-    if (st == GPUOPT_ERR_UNSUPPORTED) {
-        gpo_snprintf(ev->msg, sizeof ev->msg, "%s", gpo_detail_get());
-        return GPO_CAND_INVALID;
-    }
+    if (st == GPUOPT_ERR_UNSUPPORTED)
+        return gpo_say(GPO_CAND_INVALID, ev->msg, sizeof ev->msg, "%s", gpo_detail_get());
     if (st)
         return fatal(sc, st);
     /* The point is its own handle: the job holds what one point needs, and

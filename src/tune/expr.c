@@ -103,7 +103,7 @@ typedef struct parser {
     int failed;
     expr_instr *code;
     int32_t ncode;
-    size_t cap;
+    size_t cap, capvars;
     int depth, max_depth;
     expr_var *vars;
     int32_t nvars;
@@ -301,11 +301,9 @@ static int32_t variable(parser *p, const char *name, size_t len)
     for (int32_t i = 0; i < p->nvars; i++)
         if (strlen(p->vars[i].name) == len && memcmp(p->vars[i].name, name, len) == 0)
             return i;
-    expr_var *v = realloc(p->vars, (size_t)(p->nvars + 1) * sizeof *v);
+    int full = gpo_grow(&p->vars, sizeof *p->vars, (size_t)p->nvars, &p->capvars, 4);
     char *copy = malloc(len + 1);
-    if (v)
-        p->vars = v;
-    if (!v || !copy) {
+    if (full || !copy) {
         free(copy);
         p->failed = 2;
         gpo_detail_set("out of memory compiling an expression");

@@ -43,7 +43,7 @@ struct gpo_progcache {
     int worker_started, stop, building;
     pc_entry **entries;
     int32_t n;
-    size_t cap;
+    size_t cap, capsrc;
     pc_source **sources; /* each allocated alone: entries point at them */
     int32_t nsrc;
     pc_entry *qhead;
@@ -204,10 +204,8 @@ static const pc_source *intern(gpo_progcache *pc, const char *source, uint64_t h
     for (int32_t i = 0; i < pc->nsrc; i++)
         if (pc->sources[i]->hash == h && strcmp(pc->sources[i]->text, source) == 0)
             return pc->sources[i];
-    pc_source **arr = realloc(pc->sources, (size_t)(pc->nsrc + 1) * sizeof *arr);
-    if (!arr)
+    if (gpo_grow(&pc->sources, sizeof *pc->sources, (size_t)pc->nsrc, &pc->capsrc, 4))
         return NULL;
-    pc->sources = arr;
     pc_source *s = calloc(1, sizeof *s);
     if (!s || !(s->text = gpo_strdup(source))) {
         free(s);

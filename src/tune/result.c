@@ -29,7 +29,7 @@ struct gpuopt_result {
     const gpuopt_space *space;
     gpo_rcand *c;
     int32_t n;
-    size_t cap;
+    size_t cap, capfinal;
     int32_t best, runner;
     int32_t origin;   /* gpuopt_result_origin */
     int64_t time;     /* from the cache: when measured */
@@ -187,13 +187,9 @@ void gpo_result_set_record(gpuopt_result *res, const cJSON *record, const char *
 
 int gpo_result_add_final(gpuopt_result *res, int32_t index, const gpo_stats *stats)
 {
-    gpo_rfinal *f = realloc(res->final, (size_t)(res->nfinal + 1) * sizeof *f);
-    if (!f)
+    if (gpo_grow(&res->final, sizeof *res->final, (size_t)res->nfinal, &res->capfinal, 4))
         return -1;
-    res->final = f;
-    f[res->nfinal].index = index;
-    f[res->nfinal].stats = *stats;
-    res->nfinal++;
+    res->final[res->nfinal++] = (gpo_rfinal){index, *stats};
     return 0;
 }
 

@@ -133,7 +133,7 @@ void gpo_run_end(gpo_run *r)
     if (!r)
         return;
     gpo_cache_abandon(r->journal);
-    if (r->set_up)
+    if (r->set_up && r->spec.ops->teardown)
         r->spec.ops->teardown(&r->sc);
     gpo_search_destroy(r->search);
     if (r->space)
@@ -168,9 +168,8 @@ static int timed_out(const gpo_run *r, double wall_ns, gpo_eval *ev, const char 
     double limit = r->spec.timeout_s;
     if (limit <= 0 || wall_ns <= limit * 1e9)
         return 0;
-    gpo_snprintf(ev->msg, sizeof ev->msg, "%s run took %.3f s, over the timeout of %g s", which,
-                 wall_ns / 1e9, limit);
-    return 1;
+    return gpo_say(1, ev->msg, sizeof ev->msg, "%s run took %.3f s, over the timeout of %g s",
+                   which, wall_ns / 1e9, limit);
 }
 
 /* One run: its measurement in *ns, the wall time of the call in *wall. */
@@ -186,7 +185,7 @@ static int32_t run_once(gpo_run *r, gpo_prep *p, double *ns, double *wall, gpo_e
 
 void gpo_run_release(gpo_run *r, gpo_prep *p)
 {
-    if (p)
+    if (p && r->spec.ops->release)
         r->spec.ops->release(&r->sc, p);
 }
 

@@ -36,8 +36,8 @@ struct gpuopt_space {
     atomic_int refs;
     gpo_param *params;
     int32_t nparams;
-    char **size_names;
-    int64_t *size_values;
+    char *size_names[GPO_SPACE_MAX_SIZES]; /* few, and bounded: held in place */
+    int64_t size_values[GPO_SPACE_MAX_SIZES];
     int32_t nsizes;
     gpo_constraint *cons;
     int32_t ncons;
@@ -163,8 +163,6 @@ void gpo_space_unref(const gpuopt_space *space)
     free(s->params);
     for (int32_t i = 0; i < s->nsizes; i++)
         free(s->size_names[i]);
-    free(s->size_names);
-    free(s->size_values);
     for (int32_t i = 0; i < s->ncons; i++)
         constraint_free(&s->cons[i]);
     free(s->cons);
@@ -286,17 +284,9 @@ GPUOPT_API gpuopt_status gpuopt_space_set_size(gpuopt_space *space, const char *
     if (space->nsizes >= GPO_SPACE_MAX_SIZES)
         return gpo_fail(GPUOPT_ERR_OUT_OF_RANGE, "size %s: a space holds at most %d sizes", name,
                         GPO_SPACE_MAX_SIZES);
-    char **names = realloc(space->size_names, (size_t)(space->nsizes + 1) * sizeof *names);
-    if (names)
-        space->size_names = names;
-    int64_t *values = realloc(space->size_values, (size_t)(space->nsizes + 1) * sizeof *values);
-    if (values)
-        space->size_values = values;
     char *copy = gpo_strdup(name);
-    if (!names || !values || !copy) {
-        free(copy);
+    if (!copy)
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory adding size %s", name);
-    }
     space->size_names[space->nsizes] = copy;
     space->size_values[space->nsizes++] = value;
     return GPUOPT_OK;

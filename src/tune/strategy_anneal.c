@@ -40,6 +40,14 @@ typedef struct astate {
     uint32_t *nb; /* one candidate */
 } astate;
 
+static void destroy(void *state)
+{
+    astate *a = state;
+    free(a->nb);
+    free(a->cur);
+    free(a);
+}
+
 static gpuopt_status create(gpo_history *s, void **state)
 {
     const gpuopt_space *space = gpo_history_space(s);
@@ -54,9 +62,7 @@ static gpuopt_status create(gpo_history *s, void **state)
     a->nb = calloc((size_t)a->np + 1, sizeof *a->nb);
     a->cur = calloc((size_t)a->np + 1, sizeof *a->cur);
     if (!a->nb || !a->cur) {
-        free(a->nb);
-        free(a->cur);
-        free(a);
+        destroy(a);
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory starting a search");
     }
     *state = a;
@@ -179,14 +185,6 @@ static void observe(void *state, gpo_history *s, const uint32_t *idx, double val
     }
     if (accept(a, s, value))
         move_to(a, idx, value);
-}
-
-static void destroy(void *state)
-{
-    astate *a = state;
-    free(a->nb);
-    free(a->cur);
-    free(a);
 }
 
 const gpo_strategy_ops gpo_strategy_anneal = {"annealing", create, propose, observe, destroy};

@@ -78,6 +78,16 @@ static uint32_t bin_of(int32_t p, uint32_t k, const gpuopt_space *space)
     return count > MAX_BINS ? (uint32_t)((uint64_t)k * MAX_BINS / count) : k;
 }
 
+static void destroy(void *state)
+{
+    mstate *m = state;
+    for (int t = 0; t < TREES; t++)
+        free(m->trees[t].nodes);
+    free(m->bins), free(m->feats), free(m->hsum), free(m->hcnt), free(m->cand), free(m->nb);
+    free(m->X), free(m->y), free(m->work);
+    free(m);
+}
+
 static gpuopt_status create(gpo_history *s, void **state)
 {
     const gpuopt_space *space = gpo_history_space(s);
@@ -95,8 +105,7 @@ static gpuopt_status create(gpo_history *s, void **state)
     m->cand = calloc((size_t)m->np + 1, sizeof *m->cand);
     m->nb = calloc((size_t)(m->nb_max + 1) * (size_t)(m->np + 1), sizeof *m->nb);
     if (!m->bins || !m->feats || !m->hsum || !m->hcnt || !m->cand || !m->nb) {
-        free(m->bins), free(m->feats), free(m->hsum), free(m->hcnt), free(m->cand), free(m->nb);
-        free(m);
+        destroy(m);
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory starting a search");
     }
     for (int32_t p = 0; p < m->np; p++) {
@@ -314,16 +323,6 @@ static int propose(void *state, gpo_history *s, uint32_t *idx)
 static void observe(void *state, gpo_history *s, const uint32_t *idx, double value)
 {
     (void)state, (void)s, (void)idx, (void)value;
-}
-
-static void destroy(void *state)
-{
-    mstate *m = state;
-    for (int t = 0; t < TREES; t++)
-        free(m->trees[t].nodes);
-    free(m->bins), free(m->feats), free(m->hsum), free(m->hcnt), free(m->cand), free(m->nb);
-    free(m->X), free(m->y), free(m->work);
-    free(m);
 }
 
 const gpo_strategy_ops gpo_strategy_model = {"model", create, propose, observe, destroy};

@@ -41,6 +41,15 @@ typedef struct rstate {
     size_t capdone;
 } rstate;
 
+static void destroy(void *state)
+{
+    rstate *r = state;
+    free(r->nb);
+    free(r->centre);
+    free(r->done);
+    free(r);
+}
+
 static gpuopt_status create(gpo_history *s, void **state)
 {
     const gpuopt_space *space = gpo_history_space(s);
@@ -56,9 +65,7 @@ static gpuopt_status create(gpo_history *s, void **state)
     r->nb = calloc((size_t)(r->nb_max + 1) * (size_t)(r->np + 1), sizeof *r->nb);
     r->centre = calloc((size_t)r->np + 1, sizeof *r->centre);
     if (!r->nb || !r->centre) {
-        free(r->nb);
-        free(r->centre);
-        free(r);
+        destroy(r);
         return gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory starting a search");
     }
     *state = r;
@@ -127,15 +134,6 @@ static int propose(void *state, gpo_history *s, uint32_t *idx)
 static void observe(void *state, gpo_history *s, const uint32_t *idx, double value)
 {
     (void)state, (void)s, (void)idx, (void)value;
-}
-
-static void destroy(void *state)
-{
-    rstate *r = state;
-    free(r->nb);
-    free(r->centre);
-    free(r->done);
-    free(r);
 }
 
 const gpo_strategy_ops gpo_strategy_random = {"random", create, propose, observe, destroy};

@@ -58,7 +58,7 @@ typedef struct gpo_subject_ops {
      * sets sc->state, sc->validated, sc->ahead. Runs only when something
      * is measured: a cache hit never sets a subject up. */
     gpuopt_status (*setup)(gpo_subject_ctx *sc);
-    /* Frees what setup made. */
+    /* Frees what setup made (may be NULL). */
     void (*teardown)(gpo_subject_ctx *sc);
     /* Starts preparing c ahead of need (may be NULL). */
     void (*prefetch)(gpo_subject_ctx *sc, const gpuopt_point *c);
@@ -66,6 +66,7 @@ typedef struct gpo_subject_ops {
     int32_t (*prepare)(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **p, gpo_eval *ev);
     int32_t (*run)(gpo_subject_ctx *sc, gpo_prep *p, double *ns, gpo_eval *ev);
     int32_t (*check)(gpo_subject_ctx *sc, gpo_prep *p, gpo_eval *ev);
+    /* Lets go of what prepare made (may be NULL). */
     void (*release)(gpo_subject_ctx *sc, gpo_prep *p);
 } gpo_subject_ops;
 

@@ -19,6 +19,11 @@
 #include "tune/entries.h"
 #include "util/strutil.h"
 
+/* A point's failure: its words in ev->msg, its status returned. */
+#define refuse(ev, status, ...) gpo_say(status, (ev)->msg, sizeof(ev)->msg, __VA_ARGS__)
+/* The run cannot go on: sc->fatal says why. */
+#define end_run(sc, ...) ((sc)->fatal = gpo_fail(__VA_ARGS__), GPO_FATAL)
+
 /* What the tuner keeps across runs: the device session and its programs. */
 typedef struct gpo_ksession gpo_ksession;
 
@@ -329,17 +334,13 @@ static int k_geometry(gpo_subject_ctx *sc, const gpo_geometry *g, const uint32_t
     for (int i = 0; i < g->dims; i++) {
         int64_t gv = 0, lv = 1;
         if (gpo_space_eval(sc->space, idx, g->global[i], &gv) != GPO_EXPR_OK ||
-            (g->has_local && gpo_space_eval(sc->space, idx, g->local[i], &lv) != GPO_EXPR_OK)) {
-            gpo_snprintf(ev->msg, sizeof ev->msg, "the geometry of dimension %d is undefined", i);
-            return -1;
-        }
-        if (gv < 1 || lv < 1 || (uint64_t)gv > SIZE_MAX / 2 || (uint64_t)lv > SIZE_MAX / 2) {
-            gpo_snprintf(ev->msg, sizeof ev->msg,
-                         "dimension %d has global size %lld and local size %lld (positive "
-                         "values needed)",
-                         i, (long long)gv, (long long)lv);
-            return -1;
-        }
+            (g->has_local && gpo_space_eval(sc->space, idx, g->local[i], &lv) != GPO_EXPR_OK))
+            return refuse(ev, -1, "the geometry of dimension %d is undefined", i);
+        if (gv < 1 || lv < 1 || (uint64_t)gv > SIZE_MAX / 2 || (uint64_t)lv > SIZE_MAX / 2)
+            return refuse(ev, -1,
+                          "dimension %d has global size %lld and local size %lld (positive "
+                          "values needed)",
+                          i, (long long)gv, (long long)lv);
         global[i] = (size_t)((gv + lv - 1) / lv * lv);
         local[i] = (size_t)lv;
     }
@@ -367,11 +368,9 @@ static int32_t k_bind_scalar(gpo_subject_ctx *sc, gpo_rt_kernel *k, const gpo_ta
     int64_t v = 0;
     double d = a->value;
     if (a->kind == GPO_ARG_SCALAR) {
-        if (gpo_space_eval(sc->space, idx, a->expr, &v) != GPO_EXPR_OK) {
-            gpo_snprintf(ev->msg, sizeof ev->msg, "scalar argument %u ('%s') is undefined",
-                         a->index, gpo_expr_source(a->expr));
-            return GPO_CAND_INVALID;
-        }
+        if (gpo_space_eval(sc->space, idx, a->expr, &v) != GPO_EXPR_OK)
+            return refuse(ev, GPO_CAND_INVALID, "scalar argument %u ('%s') is undefined", a->index,
+                          gpo_expr_source(a->expr));
         d = (double)v;
     }
     union {
@@ -396,17 +395,13 @@ static int32_t k_bind_scalar(gpo_subject_ctx *sc, gpo_rt_kernel *k, const gpo_ta
         break;
     default: u.i64 = a->kind == GPO_ARG_SCALAR ? v : (int64_t)d; break;
     }
-    if (!range_ok) {
-        gpo_snprintf(ev->msg, sizeof ev->msg, "scalar argument %u ('%s') is %lld, outside %s",
-                     a->index, gpo_expr_source(a->expr), (long long)v, gpo_elem_name(a->type));
-        return GPO_CAND_INVALID;
-    }
+    if (!range_ok)
+        return refuse(ev, GPO_CAND_INVALID, "scalar argument %u ('%s') is %lld, outside %s",
+                      a->index, gpo_expr_source(a->expr), (long long)v, gpo_elem_name(a->type));
     gpo_detail_clear();
-    if (ks->ops->kernel_set_scalar(ks->rt, k, a->index, &u, size) != GPUOPT_OK) {
-        gpo_snprintf(ev->msg, sizeof ev->msg, "setting scalar argument %u: %s", a->index,
-                     gpo_detail_get());
-        return GPO_CAND_LAUNCH_FAILED;
-    }
+    if (ks->ops->kernel_set_scalar(ks->rt, k, a->index, &u, size) != GPUOPT_OK)
+        return refuse(ev, GPO_CAND_LAUNCH_FAILED, "setting scalar argument %u: %s", a->index,
+                      gpo_detail_get());
     return GPO_CAND_OK;
 }
 
@@ -681,13 +676,11 @@ static int32_t replace_worker(gpo_subject_ctx *sc)
     sc->state = NULL;
     krun_unref(old);
     gpuopt_status st = kernel_setup(sc);
-    if (st != GPUOPT_OK) {
-        sc->fatal = gpo_fail(st,
-                             "the tuner cannot replace the measurement worker a fault "
-                             "ended: %s",
-                             gpo_detail_get());
-        return GPO_FATAL;
-    }
+    if (st != GPUOPT_OK)
+        return end_run(sc, st,
+                       "the tuner cannot replace the measurement worker a fault "
+                       "ended: %s",
+                       gpo_detail_get());
     gpo_log_info(sc->log, "tuner: a new measurement worker replaces the one a fault ended");
     return GPO_CAND_OK;
 }
@@ -746,10 +739,8 @@ static void k_release(gpo_subject_ctx *sc, gpo_prep *prep)
 static int32_t fault_ends_run(gpo_subject_ctx *sc, const gpo_krun *k, const gpuopt_point *c,
                               const char *when, gpo_eval *ev)
 {
-    if (k->ks->isolated) {
-        gpo_snprintf(ev->msg, sizeof ev->msg, "device fault while %s: %s", when, gpo_detail_get());
-        return GPO_CAND_FAULT;
-    }
+    if (k->ks->isolated)
+        return refuse(ev, GPO_CAND_FAULT, "device fault while %s: %s", when, gpo_detail_get());
     const gpuopt_device_info *d = &T(sc)->dev->info;
     char why[1024], *config = NULL;
     gpo_strlcpy(why, gpo_detail_get(), sizeof why);
@@ -779,26 +770,20 @@ static int32_t own_buffers(gpo_subject_ctx *sc, const gpo_krun *k, kprep *p, con
         const gpo_targ *a = k->args[i];
         if (a->kind != GPO_ARG_BUFFER || a->fixed)
             continue;
-        if (!p->own && !(p->own = calloc((size_t)k->nargs, sizeof *p->own))) {
-            sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for a candidate's buffers");
-            return GPO_FATAL;
-        }
+        if (!p->own && !(p->own = calloc((size_t)k->nargs, sizeof *p->own)))
+            return end_run(sc, GPUOPT_ERR_NO_MEMORY, "out of memory for a candidate's buffers");
         gpo_kbuf *b = &p->own[i];
         int64_t count = 0;
         if (gpo_space_eval(sc->space, idx, a->expr, &count) != GPO_EXPR_OK || count < 1 ||
-            (uint64_t)count > (SIZE_MAX >> 4) / gpo_elem_size(a->type)) {
-            gpo_snprintf(ev->msg, sizeof ev->msg,
-                         "buffer argument %u: count '%s' is undefined or not positive", a->index,
-                         gpo_expr_source(a->expr));
-            return GPO_CAND_INVALID;
-        }
+            (uint64_t)count > (SIZE_MAX >> 4) / gpo_elem_size(a->type))
+            return refuse(ev, GPO_CAND_INVALID,
+                          "buffer argument %u: count '%s' is undefined or not positive", a->index,
+                          gpo_expr_source(a->expr));
         b->count = (size_t)count;
         b->bytes = b->count * gpo_elem_size(a->type);
-        if (!(b->image = malloc(b->bytes))) {
-            sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for argument %u (%zu bytes)",
-                                 a->index, b->bytes);
-            return GPO_FATAL;
-        }
+        if (!(b->image = malloc(b->bytes)))
+            return end_run(sc, GPUOPT_ERR_NO_MEMORY, "out of memory for argument %u (%zu bytes)",
+                           a->index, b->bytes);
         k_image(sc->def, a, b->image, b->count);
         gpo_detail_clear();
         gpuopt_status st = ks->ops->buffer_alloc(ks->rt, b->bytes, &b->buf);
@@ -806,11 +791,9 @@ static int32_t own_buffers(gpo_subject_ctx *sc, const gpo_krun *k, kprep *p, con
             st = ks->ops->buffer_write(ks->rt, b->buf, 0, b->image, b->bytes);
         if (st == GPUOPT_ERR_FAULT)
             return fault_ends_run(sc, k, p->config, "making its buffers", ev);
-        if (st != GPUOPT_OK) {
-            gpo_snprintf(ev->msg, sizeof ev->msg, "buffer argument %u (%zu bytes): %s", a->index,
-                         b->bytes, gpo_detail_get());
-            return GPO_CAND_INVALID;
-        }
+        if (st != GPUOPT_OK)
+            return refuse(ev, GPO_CAND_INVALID, "buffer argument %u (%zu bytes): %s", a->index,
+                          b->bytes, gpo_detail_get());
     }
     return GPO_CAND_OK;
 }
@@ -829,11 +812,9 @@ static int32_t bind(gpo_subject_ctx *sc, const gpo_krun *k, kprep *p, const uint
         }
         gpo_rt_buf *b = a->fixed ? k->fixed[i].buf : p->own[i].buf;
         gpo_detail_clear();
-        if (ks->ops->kernel_set_buffer(ks->rt, p->kernel, a->index, b) != GPUOPT_OK) {
-            gpo_snprintf(ev->msg, sizeof ev->msg, "setting buffer argument %u: %s", a->index,
-                         gpo_detail_get());
-            return GPO_CAND_LAUNCH_FAILED;
-        }
+        if (ks->ops->kernel_set_buffer(ks->rt, p->kernel, a->index, b) != GPUOPT_OK)
+            return refuse(ev, GPO_CAND_LAUNCH_FAILED, "setting buffer argument %u: %s", a->index,
+                          gpo_detail_get());
     }
     return GPO_CAND_OK;
 }
@@ -851,10 +832,8 @@ static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **
     char *opts = NULL, *log = NULL;
     int32_t s = GPO_CAND_OK;
     kprep *p = calloc(1, sizeof *p);
-    if (!p) {
-        sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory preparing a candidate");
-        return GPO_FATAL;
-    }
+    if (!p)
+        return end_run(sc, GPUOPT_ERR_NO_MEMORY, "out of memory preparing a candidate");
     p->config = c;
     p->k = k;
     k->refs++;
@@ -868,8 +847,7 @@ static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **
     if ((s = own_buffers(sc, k, p, idx, ev)) != GPO_CAND_OK)
         goto out;
     if (!(opts = k_options(t, c))) {
-        sc->fatal = gpo_fail(GPUOPT_ERR_NO_MEMORY, "out of memory for build options");
-        s = GPO_FATAL;
+        s = end_run(sc, GPUOPT_ERR_NO_MEMORY, "out of memory for build options");
         goto out;
     }
     gpuopt_status st =
@@ -903,8 +881,7 @@ static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **
         goto out;
     }
     if (st != GPUOPT_OK) {
-        gpo_snprintf(ev->msg, sizeof ev->msg, "kernel %s: %s", t->k.entry, gpo_detail_get());
-        s = GPO_CAND_COMPILE_FAILED;
+        s = refuse(ev, GPO_CAND_COMPILE_FAILED, "kernel %s: %s", t->k.entry, gpo_detail_get());
         goto out;
     }
     k->entry_found = 1;
@@ -912,10 +889,9 @@ static int32_t k_prepare(gpo_subject_ctx *sc, const gpuopt_point *c, gpo_prep **
     if (p->has_local && ks->ops->kernel_max_group &&
         ks->ops->kernel_max_group(ks->rt, p->kernel, &max) == GPUOPT_OK && max > 0 &&
         p->local[0] * p->local[1] * p->local[2] > max) {
-        gpo_snprintf(ev->msg, sizeof ev->msg,
-                     "work-group of %zu items is over this kernel's limit of %zu on the device",
-                     p->local[0] * p->local[1] * p->local[2], max);
-        s = GPO_CAND_INVALID;
+        s = refuse(ev, GPO_CAND_INVALID,
+                   "work-group of %zu items is over this kernel's limit of %zu on the device",
+                   p->local[0] * p->local[1] * p->local[2], max);
         goto out;
     }
     s = bind(sc, k, p, idx, ev);
@@ -950,11 +926,9 @@ static int32_t k_run(gpo_subject_ctx *sc, gpo_prep *prep, double *ns, gpo_eval *
         gpuopt_status wst = ks->ops->buffer_write(ks->rt, b->buf, 0, b->image, b->bytes);
         if (wst == GPUOPT_ERR_FAULT)
             return fault_ends_run(sc, k, p->config, "resetting its outputs", ev);
-        if (wst != GPUOPT_OK) {
-            gpo_snprintf(ev->msg, sizeof ev->msg, "resetting output %d: %s", (int)i,
-                         gpo_detail_get());
-            return GPO_CAND_LAUNCH_FAILED;
-        }
+        if (wst != GPUOPT_OK)
+            return refuse(ev, GPO_CAND_LAUNCH_FAILED, "resetting output %d: %s", (int)i,
+                          gpo_detail_get());
     }
     gpuopt_status st =
         k_launch(ks, p->kernel, p->dims, p->global, p->has_local ? p->local : NULL, ns);
@@ -974,10 +948,8 @@ static int32_t k_run(gpo_subject_ctx *sc, gpo_prep *prep, double *ns, gpo_eval *
         gpo_strlcpy(ev->msg, gpo_detail_get(), sizeof ev->msg);
         return GPO_CAND_TIMEOUT;
     }
-    if (st != GPUOPT_OK) {
-        gpo_snprintf(ev->msg, sizeof ev->msg, "launch failed: %s", gpo_detail_get());
-        return GPO_CAND_LAUNCH_FAILED;
-    }
+    if (st != GPUOPT_OK)
+        return refuse(ev, GPO_CAND_LAUNCH_FAILED, "launch failed: %s", gpo_detail_get());
     return GPO_CAND_OK;
 }
 
@@ -994,11 +966,9 @@ static int32_t k_check(gpo_subject_ctx *sc, gpo_prep *prep, gpo_eval *ev)
         gpuopt_status rst = ks->ops->buffer_read(ks->rt, b->buf, 0, k->scratch, b->bytes);
         if (rst == GPUOPT_ERR_FAULT)
             return fault_ends_run(sc, k, p->config, "reading its outputs", ev);
-        if (rst != GPUOPT_OK) {
-            gpo_snprintf(ev->msg, sizeof ev->msg, "reading output %d: %s", (int)i,
-                         gpo_detail_get());
-            return GPO_CAND_LAUNCH_FAILED;
-        }
+        if (rst != GPUOPT_OK)
+            return refuse(ev, GPO_CAND_LAUNCH_FAILED, "reading output %d: %s", (int)i,
+                          gpo_detail_get());
         gpo_mismatch m;
         if (!gpo_validate(k->scratch, k->expect[i], k->expect_count[i], k->args[i]->type,
                           T(sc)->abs_tol, T(sc)->rel_tol, &m)) {

@@ -31,6 +31,16 @@ void gpo_snprintf(char *dst, size_t cap, const char *fmt, ...)
         dst[0] = '\0';
 }
 
+int gpo_say(int ret, char *dst, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (vsnprintf(dst, cap, fmt, ap) < 0 && cap)
+        dst[0] = '\0';
+    va_end(ap);
+    return ret;
+}
+
 char *gpo_strdup(const char *s)
 {
     if (!s)

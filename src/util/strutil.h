@@ -15,6 +15,10 @@ size_t gpo_strlcpy(char *dst, const char *src, size_t cap);
 /* snprintf that always terminates and never fails: truncates silently. */
 void gpo_snprintf(char *dst, size_t cap, const char *fmt, ...) GPO_PRINTF(3, 4);
 
+/* gpo_snprintf, then `ret`: a check that refuses writes its words and
+ * returns its verdict in one statement. */
+int gpo_say(int ret, char *dst, size_t cap, const char *fmt, ...) GPO_PRINTF(4, 5);
+
 /* malloc'd copy, NULL on allocation failure (or when s is NULL). */
 char *gpo_strdup(const char *s);
 
